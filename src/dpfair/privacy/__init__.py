@@ -1,0 +1,71 @@
+"""The privacy layer: every DP noise draw in dpfair goes through this package.
+
+Modules
+-------
+budget      :class:`PrivacyBudget` with a ledger; refuses overspending.
+accounting  Conversions (zCDP <-> approximate DP), composition, noise calibration.
+noise       Secure (OpenDP) and seeded (numpy) noise sources behind one interface.
+mechanisms  Laplace, Gaussian, exponential and exact top-m exponential mechanisms.
+continual   Binary-tree continual release of running sums.
+audit       Empirical lower bounds on epsilon for testing mechanisms.
+"""
+
+from dpfair.privacy.accounting import (
+    advanced_composition,
+    approx_dp_to_zcdp,
+    basic_composition,
+    exponential_mechanism_to_zcdp,
+    gaussian_delta,
+    gaussian_sigma_approx_dp,
+    gaussian_sigma_zcdp,
+    laplace_scale,
+    pure_dp_to_zcdp,
+    zcdp_composition,
+    zcdp_delta,
+    zcdp_to_approx_dp,
+)
+from dpfair.privacy.audit import AuditResult, audit_epsilon
+from dpfair.privacy.budget import LedgerEntry, PrivacyBudget, PrivacyBudgetExceededError
+from dpfair.privacy.continual import BinaryTreeMechanism
+from dpfair.privacy.mechanisms import (
+    TopMExponentialMechanism,
+    exponential_mechanism,
+    exponential_probabilities,
+    gaussian_mechanism,
+    laplace_mechanism,
+    top_m_exponential_mechanism,
+    top_m_inclusion_probabilities,
+)
+from dpfair.privacy.noise import NoiseSource, SecureNoise, SeededNoise, get_noise_source
+
+__all__ = [
+    "AuditResult",
+    "BinaryTreeMechanism",
+    "LedgerEntry",
+    "NoiseSource",
+    "PrivacyBudget",
+    "PrivacyBudgetExceededError",
+    "SecureNoise",
+    "SeededNoise",
+    "TopMExponentialMechanism",
+    "advanced_composition",
+    "approx_dp_to_zcdp",
+    "audit_epsilon",
+    "basic_composition",
+    "exponential_mechanism",
+    "exponential_mechanism_to_zcdp",
+    "exponential_probabilities",
+    "gaussian_delta",
+    "gaussian_mechanism",
+    "gaussian_sigma_approx_dp",
+    "gaussian_sigma_zcdp",
+    "get_noise_source",
+    "laplace_mechanism",
+    "laplace_scale",
+    "pure_dp_to_zcdp",
+    "top_m_exponential_mechanism",
+    "top_m_inclusion_probabilities",
+    "zcdp_composition",
+    "zcdp_delta",
+    "zcdp_to_approx_dp",
+]

@@ -1,0 +1,209 @@
+"""Continual release of running sums with the binary-tree mechanism.
+
+Dwork, Naor, Pitassi & Rothblum (2010) and Chan, Shi & Song (2011).  The stream
+``x_1, ..., x_T`` (vectors or matrices) is covered by dyadic blocks; block ``[t - 2^i + 1, t]``
+is a *node* of the tree.  Each node is noised exactly once, when it is completed, and the
+running sum ``S_t = x_1 + ... + x_t`` is released as the sum of the noisy nodes of the
+binary decomposition of ``t``: ``popcount(t) <= floor(log2 T) + 1 <= ceil(log2 T) + 1``
+nodes.  Each ``x_s`` lies in at most ``n_levels = floor(log2 T) + 1`` nodes (one per
+level), so with per-node noise calibrated to ``cost / n_levels`` the whole stream of
+releases costs ``cost``:
+
+* Gaussian: per-node ``sigma = sensitivity_L2 * sqrt(n_levels / (2 * rho))``, total ``rho``-zCDP;
+* Laplace: per-node ``b = n_levels * sensitivity_L1 / epsilon``, total ``epsilon``-DP.
+
+Only ``O(log T)`` partial sums are kept: memory ``O(log T * d^2)`` for ``d x d`` matrices.
+
+Gram matrices (``symmetric=True``): the noise is a symmetric matrix whose entries on and
+above the diagonal are independent; privacy is accounted on the upper triangle, whose
+sensitivity is at most the declared Frobenius sensitivity.
+
+The shifted release
+-------------------
+Private ridge regression (Shariff & Sheffet 2018; the Private-Fair-Greedy paper) needs
+the noisy Gram matrix to be positive definite.  ``release(shift=c)`` returns
+``S_t + noise + c * I`` (identity on the last two axes).  With
+``c = noise_operator_norm_bound(beta)`` the noisy matrix dominates ``S_t`` minus nothing,
+i.e. ``S_t + noise + c I >= S_t`` in the PSD order, with probability at least
+``1 - beta`` for that release; the regularizer ``lambda`` of ridge regression is then
+``c`` (plus any non-private ``lambda`` the caller adds).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from dpfair._validation import as_finite_array, check_epsilon, check_int, check_rho, check_sensitivity
+from dpfair.privacy.budget import PrivacyBudget
+from dpfair.privacy.noise import get_noise_source
+
+__all__ = ["BinaryTreeMechanism"]
+
+
+class BinaryTreeMechanism:
+    """Private running sums of vectors or matrices over a horizon ``T``.
+
+    Parameters
+    ----------
+    horizon : int
+        Number of stream elements ``T``.
+    shape : tuple of int
+        Shape of one element (for example ``(d,)`` or ``(d, d)``; a leading batch axis
+        such as ``(n_seeds, d, d)`` is allowed, each batch row being its own stream).
+    sensitivity : float
+        Declared sensitivity of one element: L2 (Frobenius) for Gaussian noise, L1 for
+        Laplace noise.  Replacing one element changes each node containing it by at
+        most this much.
+    rho : float, optional
+        Total zCDP budget of the whole stream of releases (Gaussian noise).
+    epsilon : float, optional
+        Total pure-DP budget (Laplace noise).  Give exactly one of ``rho``/``epsilon``;
+        ``inf`` disables noise (exact running sums).
+    symmetric : bool, default False
+        Symmetric noise on the last two axes (for Gram matrices).
+    random_state : None, int, Generator or NoiseSource
+        ``None`` for secure noise (slow: ~50 us per entry), a seed for experiments.
+    budget : PrivacyBudget, optional
+        Charged once, at construction, for the whole horizon.
+
+    Attributes
+    ----------
+    n_levels : int
+        ``floor(log2 T) + 1``: nodes per element, and the most nodes in any release.
+    node_scale : float
+        Per-node noise scale: Gaussian ``sigma`` or Laplace ``b``.
+    privacy_spent_ : dict
+        ``{"rho": ...}`` or ``{"epsilon": ...}`` for the whole horizon.
+    """
+
+    def __init__(
+        self,
+        horizon: int,
+        shape: tuple[int, ...],
+        *,
+        sensitivity: float,
+        rho: float | None = None,
+        epsilon: float | None = None,
+        symmetric: bool = False,
+        random_state: Any = None,
+        budget: PrivacyBudget | None = None,
+        label: str = "binary_tree",
+    ) -> None:
+        self.horizon = check_int(horizon, "horizon", minimum=1)
+        self.shape = tuple(check_int(s, "shape", minimum=1) for s in np.atleast_1d(shape).tolist())
+        self.sensitivity = check_sensitivity(sensitivity)
+        if (rho is None) == (epsilon is None):
+            raise ValueError("give exactly one of rho (Gaussian noise) or epsilon (Laplace noise).")
+        self.symmetric = bool(symmetric)
+        if self.symmetric and (len(self.shape) < 2 or self.shape[-1] != self.shape[-2]):
+            raise ValueError(f"symmetric=True needs square matrices on the last two axes, got shape {self.shape}.")
+        self.n_levels = self.horizon.bit_length()
+        if rho is not None:
+            self.noise_kind = "gaussian"
+            rho = check_rho(rho)
+            self.node_scale = 0.0 if math.isinf(rho) else self.sensitivity * math.sqrt(self.n_levels / (2.0 * rho))
+            self.privacy_spent_ = {"rho": rho}
+            if budget is not None:
+                budget.spend_zcdp(rho, label=label)
+        else:
+            self.noise_kind = "laplace"
+            epsilon = check_epsilon(epsilon)
+            self.node_scale = 0.0 if math.isinf(epsilon) else self.n_levels * self.sensitivity / epsilon
+            self.privacy_spent_ = {"epsilon": epsilon}
+            if budget is not None:
+                budget.spend(epsilon, 0.0, label=label)
+        self._noise = get_noise_source(random_state)
+        self._exact = np.zeros((self.n_levels, *self.shape))
+        self._noisy = np.zeros((self.n_levels, *self.shape))
+        self.t = 0
+        if self.symmetric:
+            d = self.shape[-1]
+            self._iu = np.triu_indices(d)
+
+    @property
+    def node_variance(self) -> float:
+        """Variance of each noise entry of one node."""
+        s = self.node_scale
+        return s * s if self.noise_kind == "gaussian" else 2.0 * s * s
+
+    def release_variance(self, t: int | None = None) -> float:
+        """Variance of each entry of the release at time ``t`` (default: now)."""
+        t = self.t if t is None else check_int(t, "t", minimum=1)
+        return self.nodes_used(t) * self.node_variance
+
+    @staticmethod
+    def nodes_used(t: int) -> int:
+        """Number of noisy nodes summed by the release at time ``t``: ``popcount(t)``."""
+        return int(t).bit_count()
+
+    def _noised(self, value: np.ndarray) -> np.ndarray:
+        if self.node_scale == 0:
+            return value.copy()
+        draw = self._noise.gaussian if self.noise_kind == "gaussian" else self._noise.laplace
+        if not self.symmetric:
+            return draw(value, self.node_scale)
+        iu = self._iu
+        upper = draw(value[..., iu[0], iu[1]], self.node_scale)
+        out = np.empty_like(value)
+        out[..., iu[0], iu[1]] = upper
+        out[..., iu[1], iu[0]] = upper
+        return out
+
+    def update(self, element: Any) -> None:
+        """Add the next stream element ``x_t`` (shape ``self.shape``)."""
+        x = as_finite_array(element, "element")
+        if x.shape != self.shape:
+            raise ValueError(f"element must have shape {self.shape}, got {x.shape}.")
+        if self.t >= self.horizon:
+            raise ValueError(f"the horizon T={self.horizon} is used up; create a new mechanism.")
+        t = self.t + 1
+        level = (t & -t).bit_length() - 1  # lowest set bit of t: the node completed at time t
+        self._exact[level] = self._exact[:level].sum(axis=0) + x
+        self._exact[:level] = 0.0
+        self._noisy[:level] = 0.0
+        self._noisy[level] = self._noised(self._exact[level])  # each node is noised once
+        self.t = t
+
+    def release(self, shift: float = 0.0) -> np.ndarray:
+        """Noisy running sum ``S_t + noise`` (plus ``shift * I`` on the last two axes).
+
+        Uses the ``popcount(t)`` nodes of the binary decomposition of ``t``.
+        """
+        if self.t == 0:
+            raise ValueError("nothing to release yet: call update() first.")
+        levels = [i for i in range(self.n_levels) if (self.t >> i) & 1]
+        out = self._noisy[levels].sum(axis=0)
+        if shift:
+            if len(self.shape) < 2 or self.shape[-1] != self.shape[-2]:
+                raise ValueError("shift needs square matrices on the last two axes.")
+            d = self.shape[-1]
+            out[..., np.arange(d), np.arange(d)] += shift
+        return out
+
+    def step(self, element: Any, shift: float = 0.0) -> np.ndarray:
+        """``update(element)`` then ``release(shift)``."""
+        self.update(element)
+        return self.release(shift)
+
+    def noise_operator_norm_bound(self, beta: float, t: int | None = None) -> float:
+        """A bound on the operator norm of one release's noise, holding w.p. ``>= 1 - beta``.
+
+        Gaussian, symmetric ``d x d`` noise only.  The noise is a symmetric matrix ``W``
+        whose independent entries on and above the diagonal have variance
+        ``s**2 = release_variance(t)``.  ``||W||_op <= ||W||_F``, ``E||W||_F <= s*d``
+        (Jensen), and ``||W||_F`` is ``sqrt(2)*s``-Lipschitz in the standard Gaussian
+        entries, so Gaussian concentration gives
+        ``||W||_op <= s * (d + 2*sqrt(ln(1/beta)))`` with probability ``>= 1 - beta``.
+        Conservative (by about ``sqrt(d)/2``) but rigorous; use it as the ``shift``.
+        """
+        if not (self.noise_kind == "gaussian" and self.symmetric):
+            raise ValueError("noise_operator_norm_bound applies to Gaussian symmetric noise only.")
+        if not (0.0 < beta < 1.0):
+            raise ValueError(f"beta must be in (0, 1), got {beta!r}.")
+        t = self.t if t is None else t
+        s = math.sqrt(self.release_variance(max(int(t), 1)))
+        d = self.shape[-1]
+        return s * (d + 2.0 * math.sqrt(math.log(1.0 / beta)))
