@@ -15,14 +15,14 @@ from typing import Any
 import numpy as np
 
 __all__ = [
-    "check_epsilon",
-    "check_delta",
-    "check_rho",
-    "check_positive_finite",
-    "check_nonnegative_finite",
-    "check_sensitivity",
     "as_finite_array",
+    "check_delta",
+    "check_epsilon",
     "check_int",
+    "check_nonnegative_finite",
+    "check_positive_finite",
+    "check_rho",
+    "check_sensitivity",
 ]
 
 

@@ -15,17 +15,17 @@ import pandas as pd
 from dpfair._validation import as_finite_array
 
 __all__ = [
-    "group_rates",
-    "equalized_odds_difference",
-    "equal_opportunity_difference",
     "demographic_parity_difference",
+    "equal_opportunity_difference",
+    "equalized_odds_difference",
+    "fairness_regret",
+    "group_rates",
     "ks_distance",
     "ks_distance_histograms",
+    "merit_proportional_policy",
+    "relative_rank",
     "statistical_parity_ks",
     "statistical_parity_ks_histograms",
-    "relative_rank",
-    "merit_proportional_policy",
-    "fairness_regret",
 ]
 
 
@@ -179,7 +179,8 @@ def statistical_parity_ks_histograms(pmfs: Any) -> float:
 def relative_rank(values: Any, groups: Any, reference_values: Any, reference_groups: Any) -> np.ndarray:
     """Group-meritocratic relative rank: the empirical CDF of each value within its group.
 
-    ``rank_i = #{j : reference_groups[j] == groups[i], reference_values[j] <= values[i]} / #{j : reference_groups[j] == groups[i]}``.
+    ``rank_i = #{j in G_i : reference_values[j] <= values[i]} / #G_i`` where ``G_i`` is the set of
+    reference rows with ``reference_groups[j] == groups[i]``.
     A group with no reference values raises.
     """
     v = as_finite_array(values, "values", ndim=1)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
-import numpy as np
 from scipy import optimize, special
 
 from dpfair._validation import (
@@ -23,18 +22,18 @@ from dpfair._validation import (
 )
 
 __all__ = [
-    "zcdp_to_approx_dp",
-    "zcdp_delta",
-    "approx_dp_to_zcdp",
-    "pure_dp_to_zcdp",
-    "exponential_mechanism_to_zcdp",
-    "basic_composition",
     "advanced_composition",
-    "zcdp_composition",
-    "gaussian_sigma_zcdp",
-    "gaussian_sigma_approx_dp",
+    "approx_dp_to_zcdp",
+    "basic_composition",
+    "exponential_mechanism_to_zcdp",
     "gaussian_delta",
+    "gaussian_sigma_approx_dp",
+    "gaussian_sigma_zcdp",
     "laplace_scale",
+    "pure_dp_to_zcdp",
+    "zcdp_composition",
+    "zcdp_delta",
+    "zcdp_to_approx_dp",
 ]
 
 
@@ -98,7 +97,8 @@ def zcdp_to_approx_dp(rho: float, delta: float, *, method: str = "tight") -> flo
     # epsilon(delta) is the inverse of the decreasing function zcdp_delta(rho, .)
     if zcdp_delta(rho, 0.0) <= delta:
         return 0.0
-    return float(optimize.brentq(lambda e: math.log(zcdp_delta(rho, e)) - math.log(delta), 0.0, standard + 1.0, xtol=1e-14, rtol=1e-13))
+    log_delta = math.log(delta)
+    return float(optimize.brentq(lambda e: math.log(zcdp_delta(rho, e)) - log_delta, 0.0, standard + 1.0, xtol=1e-14, rtol=1e-13))
 
 
 def approx_dp_to_zcdp(epsilon: float, delta: float) -> float:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from dpfair._validation import check_delta, check_epsilon, check_rho
 from dpfair.privacy.accounting import zcdp_to_approx_dp
 
-__all__ = ["PrivacyBudget", "PrivacyBudgetExceededError", "LedgerEntry"]
+__all__ = ["LedgerEntry", "PrivacyBudget", "PrivacyBudgetExceededError"]
 
 _TOL = 1e-12
 

@@ -23,10 +23,10 @@ The shifted release
 Private ridge regression (Shariff & Sheffet 2018; the Private-Fair-Greedy paper) needs
 the noisy Gram matrix to be positive definite.  ``release(shift=c)`` returns
 ``S_t + noise + c * I`` (identity on the last two axes).  With
-``c = noise_operator_norm_bound(beta)`` the noisy matrix dominates ``S_t`` minus nothing,
-i.e. ``S_t + noise + c I >= S_t`` in the PSD order, with probability at least
-``1 - beta`` for that release; the regularizer ``lambda`` of ridge regression is then
-``c`` (plus any non-private ``lambda`` the caller adds).
+``c = noise_operator_norm_bound(beta)``, ``S_t + noise + c I >= S_t`` in the PSD order
+(so the shifted matrix is positive semi-definite and at least as regular as ``S_t``)
+with probability at least ``1 - beta`` for that release; ridge regression then uses
+``c`` plus any non-private regularizer ``lambda`` the caller adds.
 """
 
 from __future__ import annotations

@@ -25,11 +25,11 @@ from dpfair.privacy.budget import PrivacyBudget
 from dpfair.privacy.noise import NoiseSource, get_noise_source
 
 __all__ = [
-    "laplace_mechanism",
-    "gaussian_mechanism",
+    "TopMExponentialMechanism",
     "exponential_mechanism",
     "exponential_probabilities",
-    "TopMExponentialMechanism",
+    "gaussian_mechanism",
+    "laplace_mechanism",
     "top_m_exponential_mechanism",
     "top_m_inclusion_probabilities",
 ]

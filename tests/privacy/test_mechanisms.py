@@ -1,0 +1,67 @@
+"""Laplace, Gaussian and exponential mechanisms: calibration, budgets, limits, bad input."""
+
+import math
+
+import numpy as np
+import pytest
+
+from dpfair.privacy import (
+    PrivacyBudget,
+    PrivacyBudgetExceededError,
+    exponential_mechanism,
+    exponential_probabilities,
+    gaussian_mechanism,
+    laplace_mechanism,
+)
+
+
+def test_laplace_scale_and_budget_charge():
+    budget = PrivacyBudget(1.0)
+    out = laplace_mechanism(np.zeros(200_000), sensitivity=2.0, epsilon=0.5, random_state=0, budget=budget, label="x")
+    assert out.var() == pytest.approx(2 * 4.0**2, rel=0.02)
+    assert budget.spent()[0] == pytest.approx(0.5)
+    with pytest.raises(PrivacyBudgetExceededError):
+        laplace_mechanism([1.0], sensitivity=1.0, epsilon=0.6, random_state=0, budget=budget)
+
+
+def test_infinite_epsilon_is_exact():
+    x = np.array([1.5, -2.0])
+    np.testing.assert_array_equal(laplace_mechanism(x, sensitivity=1.0, epsilon=math.inf), x)
+    np.testing.assert_array_equal(gaussian_mechanism(x, sensitivity=1.0, rho=math.inf), x)
+
+
+def test_gaussian_zcdp_sigma():
+    out = gaussian_mechanism(np.zeros(200_000), sensitivity=3.0, rho=0.5, random_state=1)
+    assert out.std() == pytest.approx(3.0, rel=0.01)
+    with pytest.raises(ValueError, match="rho"):
+        gaussian_mechanism([0.0], sensitivity=1.0, rho=1.0, epsilon=1.0, delta=1e-5)
+    with pytest.raises(ValueError, match="epsilon"):
+        gaussian_mechanism([0.0], sensitivity=1.0, epsilon=1.0)
+
+
+def test_exponential_probabilities_and_sampling():
+    u = np.array([0.0, 0.5, 1.0])
+    p = exponential_probabilities(u, sensitivity=1.0, epsilon=2.0)
+    np.testing.assert_allclose(p, np.exp(u) / np.exp(u).sum())
+    draws = np.array([exponential_mechanism(u, sensitivity=1.0, epsilon=2.0, random_state=i) for i in range(20_000)])
+    np.testing.assert_allclose(np.bincount(draws, minlength=3) / 20_000, p, atol=0.012)
+    np.testing.assert_allclose(exponential_probabilities([1, 3, 3], sensitivity=1.0, epsilon=math.inf), [0, 0.5, 0.5])
+    assert exponential_mechanism([1, 3, 2], sensitivity=1.0, epsilon=math.inf, random_state=0) == 1
+
+
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (lambda: laplace_mechanism([np.nan], sensitivity=1.0, epsilon=1.0), "values"),
+        (lambda: laplace_mechanism([1.0], sensitivity=-1.0, epsilon=1.0), "sensitivity"),
+        (lambda: laplace_mechanism([1.0], sensitivity=1.0, epsilon=0.0), "epsilon"),
+        (lambda: gaussian_mechanism([1.0], sensitivity=1.0, epsilon=1.0, delta=1.0), "delta"),
+        (lambda: gaussian_mechanism([np.inf], sensitivity=1.0, rho=1.0), "values"),
+        (lambda: exponential_mechanism([], sensitivity=1.0, epsilon=1.0), "utilities"),
+        (lambda: exponential_mechanism([1.0, np.nan], sensitivity=1.0, epsilon=1.0), "utilities"),
+        (lambda: exponential_probabilities([1.0], sensitivity=0.0, epsilon=1.0), "sensitivity"),
+    ],
+)
+def test_bad_input(call, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        call()
