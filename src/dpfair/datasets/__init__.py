@@ -1,0 +1,48 @@
+"""Datasets: verified loaders for the real data the papers use, and seeded synthetic generators.
+
+The data home is ``$DPFAIR_DATA_HOME`` if set, else a per-user cache folder; missing files
+are downloaded from the official upstream and verified by sha256.
+"""
+
+from dpfair.datasets._download import (
+    DATASETS,
+    REMOTE_FILES,
+    DataIntegrityError,
+    DataUnavailableError,
+    RemoteFile,
+    dataset_paths,
+    fetch_file,
+    get_data_home,
+)
+from dpfair.datasets.loaders import (
+    Dataset,
+    FicoData,
+    load_acs_excerpt,
+    load_adult,
+    load_communities,
+    load_fico,
+    load_law_school,
+)
+from dpfair.datasets.synthetic import make_bandit_contexts, make_classification, make_regression, make_selection_pmf
+
+__all__ = [
+    "DATASETS",
+    "REMOTE_FILES",
+    "DataIntegrityError",
+    "DataUnavailableError",
+    "Dataset",
+    "FicoData",
+    "RemoteFile",
+    "dataset_paths",
+    "fetch_file",
+    "get_data_home",
+    "load_acs_excerpt",
+    "load_adult",
+    "load_communities",
+    "load_fico",
+    "load_law_school",
+    "make_bandit_contexts",
+    "make_classification",
+    "make_regression",
+    "make_selection_pmf",
+]

@@ -1,0 +1,268 @@
+"""The data home and verified downloads.
+
+Every real dataset file has an entry in :data:`REMOTE_FILES`: its path inside the data
+home, its official upstream URL and the sha256 digests we accept.  A file is used only
+after its digest matches.  Downloads go to a temporary file in the same folder and are
+renamed into place only once complete and verified, so an interrupted or corrupted
+download never leaves a file that looks valid.
+
+The data home is ``$DPFAIR_DATA_HOME`` if set, else ``~/.cache/dpfair`` (or
+``$XDG_CACHE_HOME/dpfair``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = [
+    "DATASETS",
+    "REMOTE_FILES",
+    "DataIntegrityError",
+    "DataUnavailableError",
+    "RemoteFile",
+    "dataset_paths",
+    "fetch_file",
+    "get_data_home",
+    "sha256_of",
+]
+
+
+class DataUnavailableError(RuntimeError):
+    """A dataset file is missing and could not be downloaded."""
+
+
+class DataIntegrityError(RuntimeError):
+    """A dataset file's sha256 does not match any accepted digest."""
+
+
+@dataclass(frozen=True)
+class RemoteFile:
+    """One file of a dataset: where it lives in the data home and where it comes from.
+
+    Attributes
+    ----------
+    path : str
+        Relative path inside the data home (for example ``"fico/totals.csv"``).
+    url : str
+        Official upstream URL.
+    sha256 : tuple of str
+        Accepted digests (some upstreams serve the same content with different line endings).
+    """
+
+    path: str
+    url: str
+    sha256: tuple[str, ...]
+
+
+_FICO = "https://raw.githubusercontent.com/fairmlbook/fairmlbook.github.io/eb8a58b0a5b39c73803565e32ab4695ebed33702/code/creditscore/data/"
+_GERRYFAIR = "https://raw.githubusercontent.com/algowatchpenn/GerryFair/e007abe5e9409b87de6189a92ce71d6b2fb21bb6/dataset/"
+_UCI = "https://archive.ics.uci.edu/ml/machine-learning-databases/"
+_SDNIST = (
+    "https://raw.githubusercontent.com/usnistgov/SDNist/76b74a1ed2725f35980b786b8f00764117cd9bdb/BenchmarkData/ACSDataExcerpts/"
+)
+
+REMOTE_FILES: dict[str, RemoteFile] = {
+    f.path: f
+    for f in [
+        RemoteFile(
+            "communities_crime/uci/communities.data",
+            _UCI + "communities/communities.data",
+            (
+                "09e0b5c07eae24c1efab19b2edee05e160e7f5743b6f31e31eec3d73624da2ea",  # CRLF copy
+                "d90d85bd66bad9a00fa0ed6c15ac017b5966d528e55ba2940ad028d071353f95",  # LF (as UCI serves it)
+            ),
+        ),
+        RemoteFile(
+            "communities_crime/uci/communities.names",
+            _UCI + "communities/communities.names",
+            ("80914f24ab37261fb0fbda7e417cad8001335dadda4a8d702c265601ef8434fc",),
+        ),
+        RemoteFile(
+            "communities_crime/gerryfair/communities.csv",
+            _GERRYFAIR + "communities.csv",
+            ("babba5f97ea1e25f88b5b244af3a855f23fe04a474d826b3159b5f321bf31c62",),
+        ),
+        RemoteFile(
+            "law_school/bar_pass_prediction.csv",
+            "https://storage.googleapis.com/lawschool_dataset/bar_pass_prediction.csv",
+            ("76ebfdb0427ce8db038d53fa5943180ac77096bffb8264f000ed21e9f0ec82f2",),
+        ),
+        RemoteFile(
+            "fico/transrisk_cdf_by_race_ssa.csv",
+            _FICO + "transrisk_cdf_by_race_ssa.csv",
+            ("04c9691aa4b9fad43cc9722bc35a7d3f3f02ae1d724d49ae9d3bbe153f5b4f67",),
+        ),
+        RemoteFile(
+            "fico/transrisk_performance_by_race_ssa.csv",
+            _FICO + "transrisk_performance_by_race_ssa.csv",
+            ("77af654ac4173978c3cdb3a9186becb12ec35666d9e34e5b666a6a3972692ff9",),
+        ),
+        RemoteFile(
+            "fico/totals.csv",
+            _FICO + "totals.csv",
+            ("60ba4af53f9e61dedad3a5c4246390e666760e7552c98b08084dd3abf6b73f13",),
+        ),
+        RemoteFile(
+            "adult/adult.data",
+            _UCI + "adult/adult.data",
+            ("5b00264637dbfec36bdeaab5676b0b309ff9eb788d63554ca0a249491c86603d",),
+        ),
+        RemoteFile(
+            "adult/adult.test",
+            _UCI + "adult/adult.test",
+            ("a2a9044bc167a35b2361efbabec64e89d69ce82d9790d2980119aac5fd7e9c05",),
+        ),
+        RemoteFile(
+            "acs_nist_excerpts/ma2019.csv",
+            _SDNIST + "massachusetts/ma2019.csv",
+            ("5489f7d45bccad8ae591dfe9011638def521b3f8641edf169bb45fea2c62fb44",),
+        ),
+        RemoteFile(
+            "acs_nist_excerpts/tx2019.csv",
+            _SDNIST + "texas/tx2019.csv",
+            ("0dab7a8b745232c622d7d3bc0b7fdeaf7f8ecdb3a5653a73fd2867f5f116ed96",),
+        ),
+        RemoteFile(
+            "acs_nist_excerpts/national2019.csv",
+            _SDNIST + "national/national2019.csv",
+            ("9e039c8e47c9e998d60f66fd50ec620fc2d0703decdc21f3069c9844fbef979b",),
+        ),
+    ]
+}
+
+#: Files each named dataset needs (the names used by ``dpfair data fetch NAME``).
+DATASETS: dict[str, tuple[str, ...]] = {
+    "communities": (
+        "communities_crime/uci/communities.data",
+        "communities_crime/uci/communities.names",
+        "communities_crime/gerryfair/communities.csv",
+    ),
+    "law_school": ("law_school/bar_pass_prediction.csv",),
+    "fico": ("fico/transrisk_cdf_by_race_ssa.csv", "fico/transrisk_performance_by_race_ssa.csv", "fico/totals.csv"),
+    "adult": ("adult/adult.data", "adult/adult.test"),
+    "acs": ("acs_nist_excerpts/ma2019.csv", "acs_nist_excerpts/tx2019.csv", "acs_nist_excerpts/national2019.csv"),
+}
+
+
+def get_data_home(data_home: str | os.PathLike[str] | None = None) -> Path:
+    """Folder holding the datasets: the argument, else ``$DPFAIR_DATA_HOME``, else a user cache."""
+    if data_home is not None:
+        return Path(data_home).expanduser()
+    env = os.environ.get("DPFAIR_DATA_HOME")
+    if env:
+        return Path(env).expanduser()
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(cache) / "dpfair"
+
+
+def sha256_of(path: Path) -> str:
+    """Hex sha256 digest of a file."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _help(remote: RemoteFile, home: Path) -> str:
+    return (
+        f"expected file {home / remote.path} (from {remote.url}); the data home is {home} "
+        "(set DPFAIR_DATA_HOME to a folder that holds it, or run `dpfair data fetch`)."
+    )
+
+
+def fetch_file(
+    remote: RemoteFile,
+    data_home: str | os.PathLike[str] | None = None,
+    *,
+    download: bool = True,
+    retries: int = 3,
+    backoff: float = 1.0,
+    timeout: float = 60.0,
+) -> Path:
+    """Return the verified local path of ``remote``, downloading it if it is missing.
+
+    Parameters
+    ----------
+    remote : RemoteFile
+        The file to get.
+    data_home : path, optional
+        Overrides :func:`get_data_home`.
+    download : bool, default True
+        If False, a missing file raises instead of being downloaded.
+    retries : int, default 3
+        Attempts after the first failure; the wait doubles each time, from ``backoff`` seconds.
+    timeout : float
+        Socket timeout per attempt, in seconds.
+
+    Raises
+    ------
+    DataUnavailableError
+        The file is missing and could not be downloaded.
+    DataIntegrityError
+        The local or downloaded file does not have an accepted sha256 digest.
+    """
+    home = get_data_home(data_home)
+    target = home / remote.path
+    if target.exists():
+        digest = sha256_of(target)
+        if digest not in remote.sha256:
+            raise DataIntegrityError(
+                f"{target} has sha256 {digest}, which is not an accepted digest of {remote.url}; "
+                f"delete it and fetch again. {_help(remote, home)}"
+            )
+        return target
+    if not download:
+        raise DataUnavailableError(f"dataset file missing: {_help(remote, home)}")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    last_error: Exception | None = None
+    for attempt in range(retries + 1):
+        if attempt:
+            time.sleep(backoff * 2 ** (attempt - 1))
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
+        tmp = Path(tmp_name)
+        try:
+            h = hashlib.sha256()
+            with os.fdopen(fd, "wb") as out, urllib.request.urlopen(remote.url, timeout=timeout) as resp:
+                expected_len = resp.headers.get("Content-Length")
+                received = 0
+                for block in iter(lambda: resp.read(1 << 16), b""):
+                    out.write(block)
+                    h.update(block)
+                    received += len(block)
+                out.flush()
+                os.fsync(out.fileno())
+            if expected_len is not None and received != int(expected_len):
+                raise OSError(f"truncated download: {received} of {expected_len} bytes")
+            digest = h.hexdigest()
+            if digest not in remote.sha256:
+                tmp.unlink(missing_ok=True)
+                raise DataIntegrityError(
+                    f"downloaded {remote.url} has sha256 {digest}, expected one of {list(remote.sha256)}; "
+                    f"nothing was written. {_help(remote, home)}"
+                )
+            os.replace(tmp, target)  # atomic: the file appears only complete and verified
+            return target
+        except DataIntegrityError:
+            raise
+        except (OSError, urllib.error.URLError) as exc:  # includes HTTP errors, timeouts, truncation
+            last_error = exc
+        finally:
+            tmp.unlink(missing_ok=True)
+    raise DataUnavailableError(
+        f"could not download after {retries + 1} attempts ({last_error}); {_help(remote, home)}"
+    )
+
+
+def dataset_paths(name: str, data_home: str | os.PathLike[str] | None = None, *, download: bool = True) -> dict[str, Path]:
+    """Verified local paths of every file of dataset ``name`` (see :data:`DATASETS`)."""
+    if name not in DATASETS:
+        raise ValueError(f"unknown dataset {name!r}; choose one of {sorted(DATASETS)}.")
+    return {p: fetch_file(REMOTE_FILES[p], data_home, download=download) for p in DATASETS[name]}
