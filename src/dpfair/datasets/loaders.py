@@ -220,7 +220,11 @@ def load_adult(*, drop_missing: bool = True, data_home: PathLike = None, downloa
     )
 
 
-_ACS_REGIONS = {"ma": "acs_nist_excerpts/ma2019.csv", "tx": "acs_nist_excerpts/tx2019.csv", "national": "acs_nist_excerpts/national2019.csv"}
+_ACS_REGIONS = {
+    "ma": "acs_nist_excerpts/ma2019.csv",
+    "tx": "acs_nist_excerpts/tx2019.csv",
+    "national": "acs_nist_excerpts/national2019.csv",
+}
 _RACE_GROUPS = {1: "white", 2: "black", 6: "asian"}
 
 

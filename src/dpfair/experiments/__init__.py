@@ -1,0 +1,24 @@
+"""Experiments: declarative specs, a resumable runner (local processes or Dask), results store and report."""
+
+from dpfair.experiments.registry import all_specs, get_spec, register
+from dpfair.experiments.report import build_report
+from dpfair.experiments.runner import RunSummary, execute_task, missing_data, run_experiment
+from dpfair.experiments.spec import ExperimentSpec, FigureInfo, TableInfo, cell_key, task_rng
+from dpfair.experiments.store import ResultsStore
+
+__all__ = [
+    "ExperimentSpec",
+    "FigureInfo",
+    "ResultsStore",
+    "RunSummary",
+    "TableInfo",
+    "all_specs",
+    "build_report",
+    "cell_key",
+    "execute_task",
+    "get_spec",
+    "missing_data",
+    "register",
+    "run_experiment",
+    "task_rng",
+]

@@ -1,0 +1,188 @@
+"""Run experiments: one task per (cell, seed), locally or on a Dask cluster, resumable.
+
+Tasks run in a local process pool (``workers``) or on a Dask cluster (``scheduler``
+address).  Only this client process writes to the results store, one transaction per
+finished task, so Ctrl-C or a crashed worker loses no finished task; a later run skips
+every task already in the store.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dpfair.datasets import DATASETS, REMOTE_FILES, DataUnavailableError, fetch_file
+from dpfair.experiments.registry import get_spec
+from dpfair.experiments.spec import ExperimentSpec, cell_key
+from dpfair.experiments.store import ResultsStore
+
+__all__ = ["RunSummary", "execute_task", "missing_data", "run_experiment"]
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """What one call of :func:`run_experiment` did."""
+
+    experiment: str
+    n_tasks: int
+    n_skipped: int
+    n_run: int
+    seconds: float
+
+
+def execute_task(experiment_id: str, cell: dict[str, Any], seed: int) -> tuple[dict[str, float], float]:
+    """Run one task (in a worker process); returns its metrics and runtime in seconds."""
+    spec = get_spec(experiment_id)
+    start = time.perf_counter()
+    metrics = spec.task(dict(cell), int(seed))
+    missing = set(spec.metrics) - set(metrics)
+    if missing:
+        raise RuntimeError(f"experiment {experiment_id!r} task returned no value for {sorted(missing)}.")
+    return {k: float(v) for k, v in metrics.items()}, time.perf_counter() - start
+
+
+def missing_data(spec: ExperimentSpec, data_home: str | Path | None = None, *, download: bool = False) -> list[str]:
+    """Messages for the data files of ``spec`` that are not available."""
+    problems = []
+    for name in spec.requires_data:
+        for path in DATASETS[name]:
+            try:
+                fetch_file(REMOTE_FILES[path], data_home, download=download)
+            except DataUnavailableError as exc:
+                problems.append(str(exc))
+    return problems
+
+
+def _exit_with_parent(parent_pid: int) -> None:
+    """Worker initializer: end this worker when the client dies (a killed client leaves no orphans)."""
+
+    def watch() -> None:
+        while os.getppid() == parent_pid:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
+def _local_futures(workers: int, calls: list[tuple[str, dict[str, Any], int]]) -> Iterator[tuple[int, Callable[[], Any]]]:
+    """Yield (index, result getter) as local tasks finish."""
+    if workers <= 1:
+        for i, call in enumerate(calls):
+            result = execute_task(*call)
+            yield i, (lambda r=result: r)
+        return
+    with ProcessPoolExecutor(max_workers=workers, initializer=_exit_with_parent, initargs=(os.getpid(),)) as pool:
+        pending: dict[Future[Any], int] = {pool.submit(execute_task, *call): i for i, call in enumerate(calls)}
+        try:
+            while pending:
+                done, _ = wait(list(pending), return_when=FIRST_COMPLETED)
+                for fut in done:
+                    yield pending.pop(fut), fut.result
+        finally:
+            for fut in pending:
+                fut.cancel()
+
+
+def _dask_futures(address: str, calls: list[tuple[str, dict[str, Any], int]]) -> Iterator[tuple[int, Callable[[], Any]]]:
+    from distributed import Client, as_completed
+
+    with Client(address, timeout="30s") as client:
+        futures = [client.submit(execute_task, *call, pure=False) for call in calls]
+        index = {f.key: i for i, f in enumerate(futures)}
+        try:
+            for fut in as_completed(futures):
+                yield index[fut.key], fut.result
+        finally:
+            client.cancel(futures)
+
+
+def run_experiment(
+    spec: ExperimentSpec,
+    out: str | Path,
+    *,
+    quick: bool = False,
+    n_seeds: int | None = None,
+    workers: int = 1,
+    scheduler: str | None = None,
+    progress: bool = True,
+) -> RunSummary:
+    """Run every missing task of ``spec`` and store the results in ``out``.
+
+    Parameters
+    ----------
+    spec : ExperimentSpec
+    out : path
+        Output folder (holds ``results.sqlite`` and ``results.csv``).
+    quick : bool
+        Run the quick variant.
+    n_seeds : int, optional
+        Number of seeds (default: the variant's).
+    workers : int
+        Local worker processes (1 runs in this process).
+    scheduler : str, optional
+        Dask scheduler address (``tcp://host:port``); overrides ``workers``.
+    progress : bool
+        Show a progress bar with an ETA.
+    """
+    started = time.perf_counter()
+    cells = spec.cells(quick)
+    seeds = spec.seed_list(quick, n_seeds)
+    with ResultsStore(out) as store:
+        done = store.done_tasks(spec.id)
+        todo = [(c, s) for c in cells for s in seeds if (cell_key(c), s) not in done]
+        n_total = len(cells) * len(seeds)
+        run_id = store.start_run(spec.id, "quick" if quick else "full", n_total, n_total - len(todo), workers, scheduler)
+        calls = [(spec.id, c, s) for c, s in todo]
+        stream = _dask_futures(scheduler, calls) if scheduler else _local_futures(workers, calls)
+        status = "interrupted"
+        try:
+            with _Progress(spec.id, len(calls), enabled=progress) as bar:
+                for i, get in stream:
+                    metrics, runtime = get()
+                    cell, seed = todo[i]
+                    store.add_task(spec.id, cell_key(cell), seed, metrics, {**cell, "seed": seed, "experiment": spec.id}, runtime)
+                    bar.advance()
+            status = "finished"
+        finally:
+            store.finish_run(run_id, status)
+            store.export_csv()
+    return RunSummary(spec.id, n_total, n_total - len(todo), len(todo), time.perf_counter() - started)
+
+
+class _Progress:
+    """A rich progress bar with an ETA, or nothing."""
+
+    def __init__(self, name: str, total: int, *, enabled: bool) -> None:
+        self.enabled = enabled and total > 0
+        self.total = total
+        self.name = name
+
+    def __enter__(self) -> _Progress:
+        if self.enabled:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+            self._progress = Progress(
+                TextColumn("[bold]{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                TextColumn("ETA"),
+                TimeRemainingColumn(),
+            )
+            self._progress.__enter__()
+            self._task = self._progress.add_task(self.name, total=self.total)
+        return self
+
+    def advance(self) -> None:
+        if self.enabled:
+            self._progress.advance(self._task)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.enabled:
+            self._progress.__exit__(None, None, None)

@@ -1,0 +1,81 @@
+"""Loaders against the staged copies in DPFAIR_DATA_HOME (row and group counts from PROVENANCE.md)."""
+
+import numpy as np
+import pytest
+
+from dpfair import datasets as ds
+from dpfair.datasets import DataUnavailableError
+
+
+def _available(name):
+    try:
+        ds.dataset_paths(name, download=False)
+        return True
+    except DataUnavailableError:
+        return False
+
+
+def needs(name):
+    return pytest.mark.skipif(not _available(name), reason=f"{name} is not in DPFAIR_DATA_HOME (run `dpfair data fetch {name}`)")
+
+
+@needs("law_school")
+def test_law_school():
+    d = ds.load_law_school()
+    assert len(d.y) == 21_983
+    assert d.sensitive.value_counts().to_dict() == {"white": 18_716, "black": 1_343, "hisp": 1_027, "asian": 897}
+    assert 1.0 <= d.y.min() and d.y.max() <= 4.0
+
+
+@needs("communities")
+def test_communities_both_variants():
+    reg = ds.load_communities("uci")
+    assert reg.X.shape == (1994, 99) and not reg.X.isna().any().any()
+    assert sorted(reg.sensitive.value_counts().tolist()) == [970, 1024]
+    assert reg.y.between(0, 1).all()
+    clf = ds.load_communities("kearns")
+    assert int(clf.y.sum()) == 583 and len(clf.y) == 1994
+    assert sorted(clf.sensitive.value_counts().tolist()) == [970, 1024]
+    assert "racepctblack" not in clf.X.columns
+    with pytest.raises(ValueError, match="variant"):
+        ds.load_communities("other")
+
+
+@needs("fico")
+def test_fico():
+    f = ds.load_fico()
+    assert f.scores.shape == (198,) and f.scores.min() == 0.0 and f.scores.max() == 1.0
+    np.testing.assert_allclose(f.pmf.sum().to_numpy(), 1.0)
+    assert f.totals.to_dict() == {"white": 133_165, "black": 18_274, "hispanic": 14_702, "asian": 7_906}
+    assert f.non_default["white"].iloc[0] == pytest.approx(1 - 0.9854)
+    assert (f.non_default.diff().iloc[1:] >= -0.05).all().all()  # non-default rises with the score
+
+
+@needs("adult")
+def test_adult():
+    d = ds.load_adult()
+    assert len(d.y) == 45_222
+    assert (d.extra["split"] == "train").sum() == 30_162
+
+
+@needs("acs")
+def test_acs():
+    d = ds.load_acs_excerpt("ma")
+    assert set(d.sensitive.unique()) <= {"white", "black", "asian", "other"}
+    assert d.y.isin([0, 1]).all() and len(d.y) > 1000
+    with pytest.raises(ValueError, match="region"):
+        ds.load_acs_excerpt("ca")
+
+
+def test_synthetic_generators_are_seeded():
+    a = ds.make_bandit_contexts(50, 4, 3, random_state=1)
+    b = ds.make_bandit_contexts(50, 4, 3, random_state=1)
+    np.testing.assert_array_equal(a["contexts"], b["contexts"])
+    assert np.linalg.norm(a["contexts"], axis=-1).max() <= 1 + 1e-12
+    pmf = ds.make_selection_pmf(np.linspace(0, 1, 11), group_probabilities=(0.1, 0.9), qualified_rates=(0.3, 0.4))
+    assert pmf.shape == (2, 2, 11) and pmf.sum() == pytest.approx(1.0)
+    assert pmf[0].sum() == pytest.approx(0.1) and pmf[0, 1].sum() == pytest.approx(0.03)
+    X, y, g = ds.make_regression(100, disparity=2.0, random_state=0)
+    assert X.shape == (100, 5) and ((0 < y) & (y < 1)).all()
+    X, y, _ = ds.make_classification(100, random_state=0)
+    assert set(np.unique(y)) <= {0, 1}

@@ -1,0 +1,108 @@
+"""Runner: local pool vs Dask cluster, resume after a kill, CLI errors, report in a browser."""
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from dpfair.experiments import ResultsStore, get_spec, run_experiment
+
+HERE = Path(__file__).parent
+ENV = {
+    **os.environ,
+    "PYTHONPATH": f"{HERE}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
+    "DPFAIR_EXPERIMENT_MODULES": "sleepy_experiment",
+}
+DPFAIR = [sys.executable, "-m", "dpfair.cli"]
+
+
+def values(folder):
+    with ResultsStore(folder) as store:
+        frame = store.results()
+    return frame.set_index(["experiment", "cell", "seed", "metric"])["value"].sort_index()
+
+
+def test_local_pool_and_dask_cluster_give_identical_results(tmp_path):
+    distributed = pytest.importorskip("distributed")
+    spec = get_spec("privacy-audit")
+    run_experiment(spec, tmp_path / "serial", quick=True, workers=1, progress=False)
+    run_experiment(spec, tmp_path / "pool", quick=True, workers=2, progress=False)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        run_experiment(spec, tmp_path / "dask", quick=True, scheduler=cluster.scheduler_address, progress=False)
+    serial = values(tmp_path / "serial")
+    assert len(serial) == len(spec.cells(True)) * len(spec.quick_seeds) * len(spec.metrics)
+    pd.testing.assert_series_equal(serial, values(tmp_path / "pool"))
+    pd.testing.assert_series_equal(serial, values(tmp_path / "dask"))
+    assert (tmp_path / "dask" / "results.csv").exists()
+
+
+def _count(db):
+    with sqlite3.connect(db) as conn:
+        total = conn.execute("SELECT COUNT(*) FROM results").fetchone()[0]
+        query = "SELECT COUNT(*) FROM (SELECT DISTINCT experiment, cell, seed, metric FROM results)"
+        distinct = conn.execute(query).fetchone()[0]
+        tasks = conn.execute("SELECT COUNT(*) FROM tasks").fetchone()[0]
+    return total, distinct, tasks
+
+
+@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGINT], ids=["crash", "ctrl-c"])
+def test_resume_after_kill_loses_and_duplicates_nothing(tmp_path, how):
+    out = tmp_path / "out"
+    cmd = [*DPFAIR, "run", "sleepy", "--out", str(out), "--workers", "2", "--quiet"]
+    log = open(tmp_path / "stderr.txt", "wb")  # a file, not a pipe: a pipe would wait for orphans
+    proc = subprocess.Popen(cmd, env=ENV, stdout=subprocess.DEVNULL, stderr=log)
+    db = out / "results.sqlite"
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        time.sleep(0.1)
+        if db.exists():
+            try:
+                if _count(db)[2] >= 3:
+                    break
+            except sqlite3.OperationalError:
+                pass
+    proc.send_signal(how)
+    proc.wait(timeout=30)
+    log.close()
+    stderr = (tmp_path / "stderr.txt").read_bytes()
+    total, distinct, tasks = _count(db)
+    assert 3 <= tasks < 24, "the kill should land mid-run"
+    assert total == distinct == 2 * tasks  # whole tasks only: both metrics of every finished task
+    if how == signal.SIGINT:
+        assert proc.returncode == 130 and b"Traceback" not in stderr
+    done = subprocess.run(cmd, env=ENV, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert f"{24 - tasks} task(s) run, {tasks} already done" in done.stdout
+    assert _count(db) == (48, 48, 24)
+    # the killed run's worker processes did not outlive it
+    time.sleep(1.5)
+    leftover = subprocess.run(["pgrep", "-f", f"{out}"], capture_output=True, text=True).stdout.split()
+    assert not leftover
+    # identical to an uninterrupted run
+    clean = tmp_path / "clean"
+    subprocess.run([*DPFAIR, "run", "sleepy", "--out", str(clean), "--workers", "2", "--quiet"], env=ENV, check=True, timeout=120)
+    pd.testing.assert_series_equal(values(out), values(clean))
+
+
+def test_cli_user_errors_print_one_line_and_a_hint(tmp_path):
+    for args, expected in [
+        (["run", "no-such-experiment"], "unknown experiment"),
+        (["run", "sleepy", "--workers", "0"], "--workers"),
+        (["report", "--out", str(tmp_path / "empty")], "no results"),
+        (["data", "fetch", "nope"], "unknown dataset"),
+    ]:
+        res = subprocess.run([*DPFAIR, *args], env=ENV, capture_output=True, text=True, timeout=60)
+        assert res.returncode == 2, (args, res.stderr)
+        assert expected in res.stderr and "hint:" in res.stderr and "Traceback" not in res.stderr
+
+
+def test_missing_data_is_skipped_with_instructions(tmp_path):
+    env = {**ENV, "DPFAIR_DATA_HOME": str(tmp_path / "nothing")}
+    res = subprocess.run([*DPFAIR, "data", "info"], env=env, capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0 and "missing" in res.stdout and str(tmp_path / "nothing") in res.stdout
