@@ -75,7 +75,7 @@ def test_synthetic_generators_are_seeded():
     pmf = ds.make_selection_pmf(np.linspace(0, 1, 11), group_probabilities=(0.1, 0.9), qualified_rates=(0.3, 0.4))
     assert pmf.shape == (2, 2, 11) and pmf.sum() == pytest.approx(1.0)
     assert pmf[0].sum() == pytest.approx(0.1) and pmf[0, 1].sum() == pytest.approx(0.03)
-    X, y, g = ds.make_regression(100, disparity=2.0, random_state=0)
+    X, y, _ = ds.make_regression(100, disparity=2.0, random_state=0)
     assert X.shape == (100, 5) and ((0 < y) & (y < 1)).all()
     X, y, _ = ds.make_classification(100, random_state=0)
     assert set(np.unique(y)) <= {0, 1}
