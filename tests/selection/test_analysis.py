@@ -1,0 +1,190 @@
+"""SelectionProblem: exact analysis against enumeration and against simulation of the selector."""
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+from dpfair.datasets import DataUnavailableError, dataset_paths
+from dpfair.selection import ExponentialSelector, SelectionProblem
+from dpfair.selection.synthetic_case import CASE_STUDY_TARGETS, case_study_problem
+
+GRID = np.array([0.0, 0.3, 0.5, 1.0])
+
+
+def small_problem(n=4, seed=0):
+    rng = np.random.default_rng(seed)
+    joint = rng.random((2, 2, GRID.size))
+    return SelectionProblem(GRID, joint / joint.sum(), n)
+
+
+def brute_pi(problem, eps, m):
+    """P(selected | own score) by enumerating every score vector of the others and every subset."""
+    n, grid, f_r = problem.n_applicants, problem.score_values, problem.f_r
+    out = np.zeros(grid.size)
+    subsets = list(itertools.combinations(range(n), m))
+    for k in range(grid.size):
+        for others in itertools.product(range(grid.size), repeat=n - 1):
+            scores = np.concatenate([[grid[k]], grid[list(others)]])
+            totals = np.array([scores[list(g)].sum() for g in subsets])
+            if math.isinf(eps):
+                w = np.isclose(totals, totals.max()).astype(float)
+            else:
+                w = np.exp(eps * (totals - totals.max()) / 2)
+            out[k] += np.prod(f_r[list(others)]) * sum(wi for g, wi in zip(subsets, w, strict=True) if 0 in g) / w.sum()
+    return out
+
+
+@pytest.mark.parametrize("m", [1, 2, 3])
+@pytest.mark.parametrize("eps", [0.0, 0.7, 6.0, 90.0, math.inf])
+def test_selection_probability_matches_enumeration(m, eps):
+    problem = small_problem()
+    est = problem.selection_probability_given_score(eps, m)
+    np.testing.assert_allclose(est.value, brute_pi(problem, eps, m), atol=1e-12)
+    # every applicant is selected with probability m/n on average
+    assert problem.f_r @ est.value == pytest.approx(m / problem.n_applicants, abs=1e-12)
+
+
+def test_limits_and_identities():
+    problem = small_problem(n=5)
+    for m in (1, 2):
+        assert float(problem.fairness_gap(0.0, m)) == pytest.approx(0.0, abs=1e-12)
+        assert float(problem.accuracy(0.0, m)) == pytest.approx(problem.joint_pmf[:, 1].sum(), abs=1e-12)
+        # gamma(eps) tends to gamma(inf)
+        assert float(problem.fairness_gap(400.0, m)) == pytest.approx(float(problem.fairness_gap(math.inf, m)), abs=1e-6)
+
+
+def test_monte_carlo_path_agrees_with_enumeration():
+    exact = small_problem(n=6, seed=3)
+    mc = SelectionProblem(exact.score_values, exact.joint_pmf, 6, max_configurations=1, n_mc_samples=20_000, random_state=1)
+    for m, eps in [(2, 3.0), (3, 12.0)]:
+        e = exact.fairness_gap(eps, m)
+        s = mc.fairness_gap(eps, m)
+        assert e.method == "enumeration" and s.method == "monte-carlo" and s.standard_error > 0
+        assert abs(float(s) - float(e)) <= 3 * s.standard_error
+        a, b = exact.accuracy(eps, m), mc.accuracy(eps, m)
+        assert abs(float(a) - float(b)) <= 3 * b.standard_error
+
+
+def simulate(problem, eps, m, pools, seed):
+    """Run the selector itself on simulated applicant pools; unbiased estimates of gamma and theta with SEs."""
+    rng = np.random.default_rng(seed)
+    flat = problem.joint_pmf.reshape(-1)
+    n = problem.n_applicants
+    draws = rng.choice(flat.size, size=(pools, n), p=flat)
+    a, y, r = np.unravel_index(draws, problem.joint_pmf.shape)
+    scores = problem.score_values[r]
+    sel = ExponentialSelector(eps, m)
+    chosen = np.zeros((pools, n))
+    for p in range(pools):
+        chosen[p, sel.select(scores[p], random_state=rng)] = 1.0
+    p0, p1 = problem.joint_pmf[0, 1].sum(), problem.joint_pmf[1, 1].sum()
+    gam = ((chosen * ((a == 0) & (y == 1))).sum(1) / p0 - (chosen * ((a == 1) & (y == 1))).sum(1) / p1) / n
+    acc = (chosen * (y == 1)).sum(1) / m
+    return (gam.mean(), gam.std(ddof=1) / math.sqrt(pools)), (acc.mean(), acc.std(ddof=1) / math.sqrt(pools))
+
+
+@pytest.mark.parametrize(("m", "eps"), [(1, 2.0), (1, math.inf), (2, 8.0), (3, 20.0)])
+def test_analysis_matches_simulation_of_the_selector(m, eps):
+    problem = case_study_problem()
+    (g, g_se), (t, t_se) = simulate(problem, eps, m, pools=6000, seed=m)
+    assert abs(g - float(problem.fairness_gap(eps, m))) <= 3 * g_se
+    assert abs(t - float(problem.accuracy(eps, m))) <= 3 * t_se
+
+
+def test_perfectly_fair_epsilon_is_fair_in_simulation():
+    problem = case_study_problem()
+    roots = problem.perfectly_fair_epsilons(1, 60.0)
+    assert len(roots) == 1 and 1.0 < roots[0] < 5.0
+    assert abs(float(problem.fairness_gap(roots[0], 1))) < 1e-9
+    (g, g_se), _ = simulate(problem, roots[0], 1, pools=6000, seed=11)
+    assert abs(g) <= 3 * g_se
+    assert problem.theorem_conditions(1)["theorem_1_5"]["holds"]
+    assert not problem.theorem_conditions(4)["theorem_1_5"]["holds"]
+
+
+def test_best_epsilon_corollary_1():
+    rng = np.random.default_rng(4)
+    # a monotone-likelihood-ratio law: Y=1 puts more mass on high scores
+    grid = np.linspace(0, 1, 6)
+    up = np.exp(2 * grid)
+    joint = np.stack(
+        [np.stack([0.4 * (up[::-1] / up[::-1].sum()), 0.6 * up / up.sum()]) * 0.3,
+         np.stack([0.5 * (up[::-1] / up[::-1].sum()), 0.5 * (grid + 0.2) / (grid + 0.2).sum()]) * 0.7]
+    )  # fmt: skip
+    joint += rng.random(joint.shape) * 0  # exact law, no noise
+    problem = SelectionProblem(grid, joint / joint.sum(), 8)
+    assert problem.monotone_likelihood_ratio()
+    gamma_inf = abs(float(problem.fairness_gap(math.inf, 1)))
+    target = gamma_inf / 3
+    eps_star = problem.best_epsilon(50.0, target)
+    assert abs(float(problem.fairness_gap(eps_star, 1))) == pytest.approx(target, abs=1e-8)
+    assert abs(float(problem.fairness_gap(min(eps_star * 1.05, 50.0), 1))) > target
+    assert problem.best_epsilon(50.0, 1.0) == 50.0
+
+
+def test_case_study_pmf_honours_the_stated_numbers():
+    problem = case_study_problem()
+    t = CASE_STUDY_TARGETS
+    joint = problem.joint_pmf
+    assert joint[0].sum() == pytest.approx(0.1) and joint[0, 0].sum() / joint[0].sum() == pytest.approx(0.7)
+    assert joint[1, 0].sum() / joint[1].sum() == pytest.approx(0.6)
+    for a in range(2):
+        assert problem.score_values @ problem.f_qualified[a] == pytest.approx(t["mean_R_qualified"][a], abs=2e-3)
+    p_y1 = joint[:, 1].sum(0) / joint[:, 1].sum()
+    p_y0 = joint[:, 0].sum(0) / joint[:, 0].sum()
+    assert p_y1[0] == pytest.approx(0.01, abs=2e-3) and p_y1[2] == pytest.approx(0.01, abs=2e-3)
+    assert p_y0[0] == pytest.approx(0.11, abs=2e-3) and p_y0[2] == pytest.approx(0.30, abs=2e-3)
+    pi = problem.selection_probability_given_score(math.inf, 1).value
+    assert pi @ problem.f_qualified[0] == pytest.approx(0.3426, abs=0.01)
+    assert float(problem.accuracy(math.inf, 1)) == pytest.approx(0.96, abs=0.01)
+
+
+def test_from_samples_recovers_the_law():
+    problem = small_problem(n=5, seed=8)
+    rng = np.random.default_rng(0)
+    flat = problem.joint_pmf.reshape(-1)
+    idx = rng.choice(flat.size, size=200_000, p=flat)
+    a, y, r = np.unravel_index(idx, problem.joint_pmf.shape)
+    est = SelectionProblem.from_samples(GRID[r], np.where(a == 0, "g0", "g1"), y, n_applicants=5)
+    np.testing.assert_allclose(est.joint_pmf, problem.joint_pmf, atol=4e-3)
+
+
+def _fico_available():
+    try:
+        dataset_paths("fico", download=False)
+        return True
+    except DataUnavailableError:
+        return False
+
+
+@pytest.mark.skipif(not _fico_available(), reason="FICO data not in DPFAIR_DATA_HOME")
+def test_fico_conditions_and_paper_tables():
+    wb = SelectionProblem.from_fico(("white", "black"), (0.88, 0.12), 10)
+    cond = wb.theorem_conditions(1)["theorem_1_5"]
+    assert not cond["holds"]
+    assert cond["E[R | A=a, Y=1]"] == pytest.approx([0.6445, 0.4694], abs=1e-4)  # Table 5
+    assert cond["gamma_inf"] == pytest.approx(0.0939, abs=0.005)  # Table 4 (paper: 10,000-sample Monte Carlo)
+    wh = SelectionProblem.from_fico(({"white": 0.64, "hispanic": 0.36}, "asian"), (0.9634, 0.0366), 10)
+    assert wh.theorem_conditions(1)["theorem_1_5"]["holds"] and wh.theorem_conditions(2)["theorem_1_5"]["holds"]
+    assert not wh.theorem_conditions(3)["theorem_1_5"]["holds"]
+    roots = wh.perfectly_fair_epsilons(1, 100.0)
+    assert len(roots) == 1 and 5 < roots[0] < 15  # paper: 10.35
+
+
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (lambda: SelectionProblem(GRID, np.ones((2, 2, 3)) / 12, 4), "joint_pmf"),
+        (lambda: SelectionProblem(GRID, np.ones((2, 2, 4)), 4), "sum to 1"),
+        (lambda: SelectionProblem(GRID * 2, np.ones((2, 2, 4)) / 16, 4), "score_bounds"),
+        (lambda: SelectionProblem(GRID, np.ones((2, 2, 4)) / 16, 1), "n_applicants"),
+        (lambda: small_problem().fairness_gap(1.0, 4), "n_select"),
+        (lambda: small_problem().fairness_gap(float("nan")), "epsilon"),
+        (lambda: small_problem().fairness_gap(1.0, notion="parity"), "notion"),
+    ],
+)
+def test_bad_input(call, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        call()
