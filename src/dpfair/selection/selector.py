@@ -140,7 +140,8 @@ class ExponentialSelector:
         n, m = s.size, self.n_select
         if self.utility == "mean":
             lo = self.score_bounds[0]
-            return TopMExponentialMechanism((s - lo) / m, m, sensitivity=self.sensitivity, epsilon=self.epsilon).inclusion_probabilities()
+            mech = TopMExponentialMechanism((s - lo) / m, m, sensitivity=self.sensitivity, epsilon=self.epsilon)
+            return mech.inclusion_probabilities()
         if self.utility == "rms":
             subsets, probs = self._enumerate_rms(s)
             out = np.zeros(n)
@@ -183,7 +184,7 @@ class ExponentialSelector:
             subsets, probs = self._enumerate_rms(s)
             k = min(int(np.searchsorted(np.cumsum(probs), noise.uniform(1)[0] * probs.sum(), side="right")), probs.size - 1)
             return np.sort(subsets[k])
-        order, log_class, free = self._order_statistic_classes(s)
+        order, log_class, _ = self._order_statistic_classes(s)
         cdf = np.cumsum(np.exp(log_class))
         u = noise.uniform(m)
         p = min(int(np.searchsorted(cdf, u[0] * cdf[-1], side="right")), n - 1)
