@@ -36,7 +36,8 @@ def build_report(out: str | Path) -> Path:
     fig_dir = report_dir / "figures"
     fig_dir.mkdir(parents=True, exist_ok=True)
     with ResultsStore(out) as store:
-        results = store.results()
+        # parameters become columns per experiment, so each keeps its own dtypes
+        results = {spec.id: store.results([spec.id]) for spec in all_specs()}
         tasks = store.task_table()
         runs = store.run_table()
     parts = [
@@ -47,7 +48,7 @@ def build_report(out: str | Path) -> Path:
     ]
     for spec in all_specs():
         parts.append(f"<h2 id='{spec.id}'>{html.escape(spec.id)}: {html.escape(spec.title)}</h2>")
-        sub = results[results["experiment"] == spec.id] if not results.empty else results
+        sub = results[spec.id]
         parts.append(
             f"<p class='meta'>Reproduces: {html.escape(spec.reproduces)}. Dataset: {html.escape(spec.dataset)}. "
             f"Algorithms: {html.escape(', '.join(spec.algorithms))}. Privacy: {html.escape(spec.privacy or 'n/a')}.</p>"

@@ -103,7 +103,7 @@ class ResultsStore:
         """All result rows (optionally of some experiments), with the cell parameters as columns."""
         frame = pd.read_sql_query("SELECT * FROM results", self._conn)
         if experiments is not None:
-            frame = frame[frame["experiment"].isin(list(experiments))]
+            frame = frame[frame["experiment"].isin(list(experiments))].reset_index(drop=True)
         if frame.empty:
             return frame
         params = pd.DataFrame([json.loads(c) for c in frame["cell"]], index=frame.index)
