@@ -17,7 +17,7 @@ from scipy.special import gammaln, logsumexp
 
 from dpfair._validation import as_finite_array, check_epsilon, check_int
 from dpfair.privacy.budget import PrivacyBudget
-from dpfair.privacy.mechanisms import TopMExponentialMechanism
+from dpfair.privacy.mechanisms import TopMExponentialMechanism, exponential_mechanism
 from dpfair.privacy.noise import get_noise_source
 
 __all__ = ["ExponentialSelector"]
@@ -176,6 +176,9 @@ class ExponentialSelector:
             budget.spend(self.epsilon, 0.0, label=f"ExponentialSelector({self.utility}, m={self.n_select})")
         noise = get_noise_source(random_state)
         n, m = s.size, self.n_select
+        if self.utility == "mean" and m == 1:
+            # one applicant: the plain exponential mechanism (Gumbel-max; OpenDP's sampler when secure)
+            return np.array([exponential_mechanism(s, sensitivity=self.sensitivity, epsilon=self.epsilon, random_state=noise)])
         if self.utility == "mean":
             lo = self.score_bounds[0]
             mech = TopMExponentialMechanism((s - lo) / m, m, sensitivity=self.sensitivity, epsilon=self.epsilon)
