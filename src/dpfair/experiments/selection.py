@@ -52,7 +52,7 @@ PAPER_LIMITS = {
 }
 PAPER_MEAN_R = {"synthetic": (0.68, 0.72), "fico-white-black": (0.6445, 0.4694), "fico-whitehisp-asian": (0.6088, 0.6213)}
 
-FULL_EPSILONS = tuple(float(e) for e in np.round(np.geomspace(0.05, 100.0, 40), 4)) + (math.inf,)
+FULL_EPSILONS = (*(float(e) for e in np.round(np.geomspace(0.05, 100.0, 40), 4)), math.inf)
 QUICK_EPSILONS = (0.1, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, math.inf)
 
 
@@ -148,7 +148,8 @@ def curve_figures(results: pd.DataFrame, folder: Path) -> list[FigureInfo]:
 def curve_tables(results: pd.DataFrame) -> list[TableInfo]:
     wide = _curves(results)
     table = wide.pivot_table(index="epsilon", columns="m", values=["gamma", "theta"])
-    return [TableInfo("gamma(epsilon) and theta(epsilon)", table.round(4), "Exact unless a standard error is shown in the figure.")]
+    note = "Exact unless a standard error is shown in the figure."
+    return [TableInfo("gamma(epsilon) and theta(epsilon)", table.round(4), note)]
 
 
 def _pmf_figure(case: str, folder: Path) -> FigureInfo:
