@@ -82,6 +82,9 @@ def simulate(problem, eps, m, pools, seed):
     p0, p1 = problem.joint_pmf[0, 1].sum(), problem.joint_pmf[1, 1].sum()
     gam = ((chosen * ((a == 0) & (y == 1))).sum(1) / p0 - (chosen * ((a == 1) & (y == 1))).sum(1) / p1) / n
     acc = (chosen * (y == 1)).sum(1) / m
+    q0, q1 = problem.joint_pmf[0].sum(), problem.joint_pmf[1].sum()
+    dem = ((chosen * (a == 0)).sum(1) / q0 - (chosen * (a == 1)).sum(1) / q1) / n
+    simulate.demographic_parity = (dem.mean(), dem.std(ddof=1) / math.sqrt(pools))
     return (gam.mean(), gam.std(ddof=1) / math.sqrt(pools)), (acc.mean(), acc.std(ddof=1) / math.sqrt(pools))
 
 
@@ -91,6 +94,8 @@ def test_analysis_matches_simulation_of_the_selector(m, eps):
     (g, g_se), (t, t_se) = simulate(problem, eps, m, pools=6000, seed=m)
     assert abs(g - float(problem.fairness_gap(eps, m))) <= 3 * g_se
     assert abs(t - float(problem.accuracy(eps, m))) <= 3 * t_se
+    d, d_se = simulate.demographic_parity
+    assert abs(d - float(problem.fairness_gap(eps, m, notion="demographic_parity"))) <= 3 * d_se
 
 
 def test_perfectly_fair_epsilon_is_fair_in_simulation():
