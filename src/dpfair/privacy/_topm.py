@@ -48,9 +48,10 @@ def _solve_tilt(log_weights: np.ndarray, m: int) -> float:
     base = np.log(m) - np.log(n - m)  # logit(m / n)
     lo = base - float(log_weights.max())
     hi = base - float(log_weights.min())
-    # start between the m-th and (m+1)-th largest weights
-    kth = np.partition(log_weights, (n - m - 1, n - m))
-    c = -0.5 * float(kth[n - m - 1] + kth[n - m])
+    # start so that the m-th largest weight has success probability m/n: exact for equal
+    # weights, and a few Newton steps away otherwise
+    kth = np.partition(log_weights, n - m)[n - m]
+    c = base - float(kth)
     for _ in range(200):
         p = expit(log_weights + c)
         f = float(p.sum()) - m
@@ -69,19 +70,30 @@ def _solve_tilt(log_weights: np.ndarray, m: int) -> float:
 
 
 def _conv_truncated(left: np.ndarray, right: np.ndarray, width: int) -> np.ndarray:
-    """Row-wise convolution of two batches of count distributions, truncated to ``width`` columns."""
-    a = left.shape[1]
-    b = right.shape[1]
+    """Convolution of two batches of count distributions (one per column), truncated to ``width`` rows.
+
+    Arrays have shape (n_counts, n_blocks): each column is a distribution, and the row
+    operations below run over long contiguous rows.
+    """
+    a = left.shape[0]
+    b = right.shape[0]
+    n_blocks = left.shape[1]
     width = min(width, a + b - 1)
-    out = np.zeros((left.shape[0], width))
+    if n_blocks * width * a <= 600_000 and a > 8:
+        # few wide blocks: one batched product with the Toeplitz matrices of ``right``
+        lag = np.arange(width)[:, None] - np.arange(a)[None, :]  # out[k] uses right[k - i]
+        valid = (lag >= 0) & (lag < b)
+        toeplitz = np.where(valid, right.T[:, np.clip(lag, 0, b - 1)], 0.0)
+        return np.matmul(toeplitz, left.T[:, :, None])[:, :, 0].T
+    out = np.zeros((width, n_blocks))
     if a <= b:
         for i in range(min(a, width)):
             k = min(b, width - i)
-            out[:, i : i + k] += left[:, i : i + 1] * right[:, :k]
+            out[i : i + k] += left[i] * right[:k]
     else:
         for i in range(min(b, width)):
             k = min(a, width - i)
-            out[:, i : i + k] += right[:, i : i + 1] * left[:, :k]
+            out[i : i + k] += right[i] * left[:k]
     return out
 
 
@@ -107,20 +119,19 @@ class ConditionalPoissonTree:
         c = _solve_tilt(w, m)
         self.p = expit(w + c)
         q = expit(-(w + c))
-        leaves = np.empty((n, 2))
-        leaves[:, 0] = q
-        leaves[:, 1] = self.p
-        self.levels: list[np.ndarray] = []
-        cur = leaves
-        while cur.shape[0] > 1:
-            if cur.shape[0] % 2:
+        cur = np.vstack([q, self.p])  # (counts, blocks): column j is leaf j's law [1 - p_j, p_j]
+        levels: list[np.ndarray] = []
+        while cur.shape[1] > 1:
+            if cur.shape[1] % 2:
                 # pad with an empty block (count 0 with probability 1); it is never selected
-                pad = np.zeros((1, cur.shape[1]))
+                pad = np.zeros((cur.shape[0], 1))
                 pad[0, 0] = 1.0
-                cur = np.vstack([cur, pad])
-            self.levels.append(cur)
-            cur = _conv_truncated(cur[0::2], cur[1::2], m + 1)
-        self.levels.append(cur)
+                cur = np.hstack([cur, pad])
+            levels.append(cur)
+            cur = _conv_truncated(cur[:, 0::2], cur[:, 1::2], m + 1)
+        levels.append(cur)
+        # stored as (blocks, counts) views: row b is block b's truncated count distribution
+        self.levels: list[np.ndarray] = [lev.T for lev in levels]
         self.normaliser = float(self.levels[-1][0, m])
         if not self.normaliser > 0:  # pragma: no cover - guarded by the tilt
             raise FloatingPointError("top-m normaliser underflowed; report this as a bug.")
