@@ -1,0 +1,210 @@
+"""The linear program of Section 3.3 (Xian et al. 2024): fixed-support barycenter with a KS relaxation.
+
+    minimize    sum_a w_a sum_{j,l} (v_j - v_l)^2 pi_a(j, l)
+    subject to  sum_l pi_a(j, l) = p_a(j)                  (pi_a is a coupling of p_a ...)
+                sum_j pi_a(j, l) = q_a(l)                  (... and of the target q_a)
+                |sum_{j<=l} (q_a(j) - q(j))| <= alpha / 2  (q_a in the KS ball around q)
+                pi_a >= 0, q >= 0, sum_j q(j) = 1.
+
+We write the targets through their CDFs ``G_a(l) = sum_{j<=l} q_a(j)`` and ``G(l)`` so that
+every constraint is sparse: column sums become ``sum_j pi_a(j, l) = G_a(l) - G_a(l-1)``, the
+KS constraint ``|G_a(l) - G(l)| <= alpha/2`` and ``q >= 0`` becomes ``G`` non-decreasing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import optimize, sparse
+
+__all__ = ["BarycenterSolution", "solve_barycenter_lp_reference"]
+
+
+@dataclass(frozen=True)
+class BarycenterSolution:
+    """Optimal couplings, barycenter and targets of the LP.
+
+    Attributes
+    ----------
+    couplings : ndarray of shape (n_groups, k, k)
+        ``couplings[a, j, l]`` = mass moved from bin j to bin l in group a.
+    barycenter : ndarray of shape (k,)
+        The centre ``q`` of the KS ball.
+    targets : ndarray of shape (n_groups, k)
+        The target PMFs ``q_a`` (column sums of the couplings).
+    objective : float
+        Optimal value (weighted squared transport cost).
+    """
+
+    couplings: np.ndarray
+    barycenter: np.ndarray
+    targets: np.ndarray
+    objective: float
+
+
+def _check_status(res: optimize.OptimizeResult) -> None:
+    if res.status != 0:
+        raise RuntimeError(f"HiGHS did not solve the barycenter LP: status {res.status} ({res.message}).")
+
+
+def _solve_restricted(
+    pmfs: np.ndarray, weights: np.ndarray, grid: np.ndarray, alpha: float, mask: np.ndarray
+) -> tuple[BarycenterSolution, np.ndarray, np.ndarray]:
+    """Solve the LP with coupling variables only where ``mask[a, j, l]``; returns the solution and the
+    duals of the row-sum and column-sum constraints (shape (n_groups, k) each)."""
+    n_groups, k = pmfs.shape
+    ga, gj, gl = np.nonzero(mask)
+    n_pi = ga.size
+    n_var = n_pi + n_groups * k + k  # pi (masked), G_a, G
+    cost = (grid[gj] - grid[gl]) ** 2 * weights[ga]
+    c = np.concatenate([cost, np.zeros(n_groups * k + k)])
+    r = np.arange(k)
+    g_a = n_pi + np.arange(n_groups * k).reshape(n_groups, k)
+    g = n_pi + n_groups * k + r
+    # equality rows: [row sums (a, j)] [column sums (a, l)] [G(k) = 1]
+    rows = [ga * k + gj, n_groups * k + ga * k + gl,
+            n_groups * k + (np.arange(n_groups)[:, None] * k + r).ravel(),
+            n_groups * k + (np.arange(n_groups)[:, None] * k + r[1:]).ravel(),
+            np.array([2 * n_groups * k])]
+    cols = [np.arange(n_pi), np.arange(n_pi), g_a.ravel(), g_a[:, :-1].ravel(), g[-1:]]
+    vals = [np.ones(n_pi), np.ones(n_pi), -np.ones(n_groups * k), np.ones(n_groups * (k - 1)), np.ones(1)]
+    a_eq = sparse.csr_array((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(2 * n_groups * k + 1, n_var))
+    b_eq = np.concatenate([pmfs.ravel(), np.zeros(n_groups * k), [1.0]])
+    # inequality rows: G_a - G <= alpha/2, G - G_a <= alpha/2, G(l-1) - G(l) <= 0
+    ks = np.arange(n_groups * k)
+    g_rep = np.tile(g, n_groups)
+    mono = 2 * n_groups * k + np.arange(k - 1)
+    rows_ub = [ks, ks, n_groups * k + ks, n_groups * k + ks, mono, mono]
+    cols_ub = [g_a.ravel(), g_rep, g_a.ravel(), g_rep, g[:-1], g[1:]]
+    vals_ub = [np.ones(n_groups * k), -np.ones(n_groups * k), -np.ones(n_groups * k), np.ones(n_groups * k),
+               np.ones(k - 1), -np.ones(k - 1)]
+    a_ub = sparse.csr_array(
+        (np.concatenate(vals_ub), (np.concatenate(rows_ub), np.concatenate(cols_ub))), shape=(2 * n_groups * k + k - 1, n_var)
+    )
+    b_ub = np.concatenate([np.full(2 * n_groups * k, alpha / 2.0), np.zeros(k - 1)])
+    bounds = np.zeros((n_var, 2))
+    bounds[:, 1] = np.inf
+    bounds[n_pi:, 1] = 1.0  # CDF values
+    res = optimize.linprog(
+        c, A_ub=a_ub, b_ub=b_ub, A_eq=a_eq, b_eq=b_eq, bounds=bounds, method="highs-ds",
+        options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10},
+    )
+    _check_status(res)
+    couplings = np.zeros((n_groups, k, k))
+    couplings[ga, gj, gl] = np.clip(res.x[:n_pi], 0.0, None)
+    cdf = res.x[n_pi + n_groups * k :]
+    duals = res.eqlin.marginals
+    solution = BarycenterSolution(
+        couplings=couplings,
+        barycenter=np.clip(np.diff(cdf, prepend=0.0), 0.0, None),
+        targets=couplings.sum(axis=1),
+        objective=float(res.fun),
+    )
+    return solution, duals[: n_groups * k].reshape(n_groups, k), duals[n_groups * k : 2 * n_groups * k].reshape(n_groups, k)
+
+
+def solve_barycenter_lp_reference(pmfs: np.ndarray, weights: np.ndarray, grid: np.ndarray, alpha: float) -> BarycenterSolution:
+    """Solve the full LP with HiGHS (all k*k coupling variables per group): the reference.
+
+    Parameters
+    ----------
+    pmfs : ndarray of shape (n_groups, k)
+        Group PMFs on ``grid`` (each sums to 1).
+    weights : ndarray of shape (n_groups,)
+        Group weights ``w_a >= 0``.
+    grid : ndarray of shape (k,)
+        Bin midpoints.
+    alpha : float
+        Fairness tolerance (KS), ``>= 0``.
+    """
+    n_groups, k = pmfs.shape
+    return _solve_restricted(pmfs, weights, grid, alpha, np.ones((n_groups, k, k), dtype=bool))[0]
+
+
+def _monotone_support(p: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Cells (j, l) of the monotone (north-west corner) coupling of p and q on a common grid."""
+    cp = np.cumsum(p)
+    cq = np.cumsum(q)
+    cuts = np.unique(np.concatenate([cp, cq]))
+    cuts = cuts[cuts > 1e-15]
+    mids = cuts - np.diff(np.concatenate([[0.0], cuts])) / 2  # a point inside each piece of [0, 1]
+    j = np.minimum(np.searchsorted(cp, mids), p.size - 1)
+    l = np.minimum(np.searchsorted(cq, mids), q.size - 1)
+    return j, l
+
+
+def solve_barycenter_alpha0(pmfs: np.ndarray, weights: np.ndarray, grid: np.ndarray) -> BarycenterSolution:
+    """Exact solution for ``alpha = 0`` in O(n_groups * k) via the comonotone multi-marginal coupling.
+
+    The fixed-support barycenter LP equals the multi-marginal transport problem with cost
+    ``c(x) = min_{y in grid} sum_a w_a (x_a - y)^2`` (glue the couplings along q).  That cost is
+    ``sum_a w_a x_a^2 + f(sum_a w_a x_a)`` with ``f`` concave and piecewise linear, hence
+    submodular, so the comonotone (quantile) coupling is optimal (Carlier 2003).  Walking the
+    quantile levels, each piece sends every group's bin at that level to the grid point nearest
+    the weighted mean of those bins.
+    """
+    n_groups, k = pmfs.shape
+    cdfs = np.cumsum(pmfs, axis=1)
+    cuts = np.unique(np.concatenate([c[c > 1e-15] for c in cdfs] + [np.array([1.0])]))
+    cuts = cuts[cuts <= 1.0 + 1e-12]
+    lengths = np.diff(np.concatenate([[0.0], cuts]))
+    mids = cuts - lengths / 2
+    bins = np.stack([np.minimum(np.searchsorted(cdfs[a], mids), k - 1) for a in range(n_groups)])  # (groups, pieces)
+    total = weights.sum()
+    if total > 0:
+        mean = (weights[:, None] * grid[bins]).sum(axis=0) / total
+    else:  # no weight at all: any common target is optimal; use the first group's bins
+        mean = grid[bins[0]]
+    right = np.clip(np.searchsorted(grid, mean), 1, k - 1)
+    target = np.where(np.abs(grid[right - 1] - mean) <= np.abs(grid[right] - mean), right - 1, right)
+    if k == 1:
+        target = np.zeros_like(mean, dtype=int)
+    couplings = np.zeros((n_groups, k, k))
+    for a in range(n_groups):
+        np.add.at(couplings[a], (bins[a], target), lengths)
+    barycenter = np.bincount(target, weights=lengths, minlength=k)
+    objective = float(sum(weights[a] * np.sum(lengths * (grid[bins[a]] - grid[target]) ** 2) for a in range(n_groups)))
+    return BarycenterSolution(couplings, barycenter, couplings.sum(axis=1), objective)
+
+
+def solve_barycenter_lp(
+    pmfs: np.ndarray, weights: np.ndarray, grid: np.ndarray, alpha: float, *, margin: int = 2, tol: float = 1e-10
+) -> BarycenterSolution:
+    """Solve the LP exactly: closed form for alpha = 0, column generation on a band otherwise.
+
+    For ``alpha = 0`` see :func:`solve_barycenter_alpha0`.  Otherwise: optimal one-dimensional couplings are monotone, so each group's coupling lives near the
+    monotone map from ``p_a`` to its target.  We start with, for each bin j, the cells between
+    j itself and the image of j under the monotone map to the alpha = 0 barycenter
+    (plus ``margin`` cells), solve that restricted LP with HiGHS, and price every excluded cell
+    with the duals: a cell with negative reduced cost ``w_a c(j, l) - u_a(j) - v_a(l)`` is added
+    and the LP re-solved.  When no cell prices out, the restricted optimum is optimal for the
+    full LP (LP duality), so the answer is exact, not approximate.
+    """
+    n_groups, k = pmfs.shape
+    exact0 = solve_barycenter_alpha0(pmfs, weights, grid)
+    if alpha == 0:
+        return exact0
+    # the alpha = 0 barycenter is the initial guess: each target lies between p_a and it
+    guess = exact0.barycenter
+    mask = np.zeros((n_groups, k, k), dtype=bool)
+    rows = np.arange(k)
+    for a in range(n_groups):
+        j, l = _monotone_support(pmfs[a], guess)
+        lo = rows.copy()
+        hi = rows.copy()
+        np.minimum.at(lo, j, l)
+        np.maximum.at(hi, j, l)
+        lo = np.maximum(lo - margin, 0)
+        hi = np.minimum(hi + margin, k - 1)
+        mask[a] = (rows[None, :] >= lo[:, None]) & (rows[None, :] <= hi[:, None])
+    cost = (grid[:, None] - grid[None, :]) ** 2
+    for _ in range(50):
+        solution, u, v = _solve_restricted(pmfs, weights, grid, alpha, mask)
+        reduced = weights[:, None, None] * cost[None] - u[:, :, None] - v[:, None, :]
+        scale = max(1.0, float(np.abs(weights).max() * cost.max()))
+        entering = (reduced < -tol * scale) & ~mask
+        if not entering.any():
+            return solution
+        mask |= entering
+    raise RuntimeError("column generation did not converge in 50 rounds; use solve_barycenter_lp_reference.")
