@@ -129,9 +129,9 @@ def _monotone_support(p: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndar
     cuts = np.unique(np.concatenate([cp, cq]))
     cuts = cuts[cuts > 1e-15]
     mids = cuts - np.diff(np.concatenate([[0.0], cuts])) / 2  # a point inside each piece of [0, 1]
-    j = np.minimum(np.searchsorted(cp, mids), p.size - 1)
-    l = np.minimum(np.searchsorted(cq, mids), q.size - 1)
-    return j, l
+    src = np.minimum(np.searchsorted(cp, mids), p.size - 1)
+    dst = np.minimum(np.searchsorted(cq, mids), q.size - 1)
+    return src, dst
 
 
 def solve_barycenter_alpha0(pmfs: np.ndarray, weights: np.ndarray, grid: np.ndarray) -> BarycenterSolution:
@@ -173,8 +173,8 @@ def solve_barycenter_lp(
 ) -> BarycenterSolution:
     """Solve the LP exactly: closed form for alpha = 0, column generation on a band otherwise.
 
-    For ``alpha = 0`` see :func:`solve_barycenter_alpha0`.  Otherwise: optimal one-dimensional couplings are monotone, so each group's coupling lives near the
-    monotone map from ``p_a`` to its target.  We start with, for each bin j, the cells between
+    For ``alpha = 0`` see :func:`solve_barycenter_alpha0`.  Otherwise: optimal one-dimensional
+    couplings are monotone, so each group's coupling lives near the monotone map from ``p_a`` to its target.  We start with, for each bin j, the cells between
     j itself and the image of j under the monotone map to the alpha = 0 barycenter
     (plus ``margin`` cells), solve that restricted LP with HiGHS, and price every excluded cell
     with the duals: a cell with negative reduced cost ``w_a c(j, l) - u_a(j) - v_a(l)`` is added
@@ -190,11 +190,11 @@ def solve_barycenter_lp(
     mask = np.zeros((n_groups, k, k), dtype=bool)
     rows = np.arange(k)
     for a in range(n_groups):
-        j, l = _monotone_support(pmfs[a], guess)
+        src, dst = _monotone_support(pmfs[a], guess)
         lo = rows.copy()
         hi = rows.copy()
-        np.minimum.at(lo, j, l)
-        np.maximum.at(hi, j, l)
+        np.minimum.at(lo, src, dst)
+        np.maximum.at(hi, src, dst)
         lo = np.maximum(lo - margin, 0)
         hi = np.minimum(hi + margin, k - 1)
         mask[a] = (rows[None, :] >= lo[:, None]) & (rows[None, :] <= hi[:, None])

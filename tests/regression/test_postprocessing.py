@@ -1,0 +1,116 @@
+"""FairRegressionPostProcessor (Algorithm 1) and the Chzhen et al. reference post-processor."""
+
+import math
+
+import numpy as np
+import pytest
+
+import dpfair.regression.postprocessing as pp_module
+from dpfair.datasets import make_regression
+from dpfair.fairness import statistical_parity_ks, statistical_parity_ks_histograms
+from dpfair.privacy import audit_epsilon
+from dpfair.regression import FairRegressionPostProcessor, WassersteinBarycenterPostProcessor, l_inf_isotonic_cdf
+
+
+def test_l_inf_isotonic_repair():
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        s = np.cumsum(rng.normal(0.1, 0.2, size=12))
+        f = l_inf_isotonic_cdf(s)
+        assert (np.diff(f) >= -1e-15).all() and f[-1] == 1.0 and (f >= 0).all() and (f <= 1).all()
+        # before clipping the fit is L-inf optimal: its error is half the largest violation (Stout 2017)
+        unclipped = (np.maximum.accumulate(s) + np.minimum.accumulate(s[::-1])[::-1]) / 2
+        worst_violation = max(max(s[i] - s[j] for i in range(12) for j in range(i, 12)), 0.0)
+        assert np.abs(unclipped - s).max() == pytest.approx(worst_violation / 2)
+    valid = np.array([0.1, 0.3, 0.3, 0.9, 1.0])
+    np.testing.assert_allclose(l_inf_isotonic_cdf(valid), valid)
+
+
+def test_non_private_alpha_zero_equalizes_the_groups():
+    _, y, groups = make_regression(6000, n_groups=3, disparity=2.0, random_state=0)
+    pp = FairRegressionPostProcessor(epsilon=math.inf, n_bins=20, alpha=0.0, bounds=(0.0, 1.0)).fit(y, groups)
+    np.testing.assert_allclose(pp.targets_, np.broadcast_to(pp.barycenter_, pp.targets_.shape), atol=1e-9)
+    np.testing.assert_allclose(pp.transport_.sum(axis=2), 1.0, atol=1e-12)
+    pred = pp.predict(y, groups, random_state=1)
+    assert set(np.unique(pred)) <= set(pp.grid_)
+    assert statistical_parity_ks(pred, groups) < 0.05 < statistical_parity_ks(y, groups)
+    # the histogram is the exact empirical one at epsilon = inf
+    counts = np.array([np.bincount(pp._bins(y[groups == g]), minlength=20) / (groups == g).sum() for g in pp.groups_])
+    np.testing.assert_allclose(pp.pmfs_, counts, atol=1e-12)
+
+
+@pytest.mark.parametrize("alpha", [0.05, 0.2])
+def test_alpha_bounds_the_ks_distance_of_the_targets(alpha):
+    _, y, groups = make_regression(4000, n_groups=2, disparity=2.0, random_state=1)
+    pp = FairRegressionPostProcessor(epsilon=5.0, n_bins=16, alpha=alpha, bounds=(0.0, 1.0), random_state=3).fit(y, groups)
+    assert statistical_parity_ks_histograms(pp.targets_) <= alpha + 1e-8
+    assert pp.privacy_spent_ == {"epsilon": 5.0, "delta": 0.0}
+    # sweeping alpha re-solves on the same private PMFs
+    pmfs = pp.pmfs_.copy()
+    pp.refit_alpha(0.0)
+    np.testing.assert_array_equal(pp.pmfs_, pmfs)
+    assert statistical_parity_ks_histograms(pp.targets_) <= 1e-8
+
+
+def test_private_fit_is_close_to_the_chzhen_reference_with_many_samples():
+    _, y, groups = make_regression(20000, n_groups=2, disparity=1.5, random_state=2)
+    dp = FairRegressionPostProcessor(epsilon=10.0, n_bins=50, bounds=(0.0, 1.0), random_state=0).fit(y, groups)
+    ref = WassersteinBarycenterPostProcessor(random_state=0).fit(y, groups)
+    mse_dp = np.mean((dp.predict(y, groups, random_state=0) - y) ** 2)
+    p_ref = ref.predict(y, groups, random_state=0)
+    mse_ref = np.mean((p_ref - y) ** 2)
+    assert statistical_parity_ks(p_ref, groups) < 0.03
+    assert abs(mse_dp - mse_ref) < 0.1 * mse_ref + 1e-3
+
+
+@pytest.mark.filterwarnings("ignore:the private weight")
+def test_fit_is_audited_epsilon_dp(monkeypatch):
+    """One row changes group (0 -> 1): the released group weight moves by 1/n; Laplace scale 2/(n eps)."""
+    n, eps = 10, 1.0
+    base_groups = np.array([0] * 5 + [1] * 5)
+    neighbour = base_groups.copy()
+    neighbour[0] = 1
+    y = np.full(n, 0.5)
+
+    def mech(groups, size, rng):
+        seeds = rng.integers(0, 2**32, size=size)
+        return np.array(
+            [FairRegressionPostProcessor(epsilon=eps, n_bins=1, bounds=(0.0, 1.0), random_state=int(s)).fit(y, groups)
+             .group_weights_[0] for s in seeds]
+        )
+
+    honest = audit_epsilon(mech, base_groups, neighbour, n_samples=4000)
+    assert honest.epsilon_lower_bound <= eps
+    real = pp_module.laplace_mechanism
+    monkeypatch.setattr(pp_module, "laplace_mechanism", lambda v, sensitivity, **kw: real(v, sensitivity=sensitivity / 8, **kw))
+    broken = audit_epsilon(mech, base_groups, neighbour, n_samples=4000)
+    assert broken.epsilon_lower_bound > eps
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "fit_args", "match"),
+    [
+        ({"bounds": None}, None, "bounds"),
+        ({"n_bins": 0}, None, "n_bins"),
+        ({"epsilon": 0.0}, None, "epsilon"),
+        ({"alpha": -0.1}, None, "alpha"),
+        ({}, ([0.1, np.nan], [0, 1]), "X"),
+        ({}, ([0.1, 0.2], [0, None]), "sensitive_features"),
+        ({}, ([0.1, 0.2], [0]), "sensitive_features"),
+    ],
+)
+def test_bad_input(kwargs, fit_args, match):
+    args = {"epsilon": 1.0, "n_bins": 4, "bounds": (0.0, 1.0), "random_state": 0, **kwargs}
+    X, g = fit_args or ([0.1, 0.2, 0.7], [0, 1, 1])
+    with pytest.raises((ValueError, TypeError), match=match):
+        FairRegressionPostProcessor(**args).fit(X, g)
+
+
+@pytest.mark.filterwarnings("ignore:the private weight")
+def test_unknown_group_at_predict_and_no_bounds_at_infinity():
+    pp = FairRegressionPostProcessor(epsilon=1.0, n_bins=4, bounds=(0.0, 1.0), random_state=0)
+    pp.fit([0.1, 0.2, 0.7], ["a", "b", "b"])
+    with pytest.raises(ValueError, match="not seen in fit"):
+        pp.predict([0.3], ["c"], random_state=0)
+    free = FairRegressionPostProcessor(epsilon=math.inf, n_bins=4).fit([0.1, 0.2, 0.7], ["a", "b", "b"])
+    assert free.bounds_ == (0.1, 0.7)
