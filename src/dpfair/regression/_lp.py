@@ -69,7 +69,9 @@ def _solve_restricted(
             np.array([2 * n_groups * k])]
     cols = [np.arange(n_pi), np.arange(n_pi), g_a.ravel(), g_a[:, :-1].ravel(), g[-1:]]
     vals = [np.ones(n_pi), np.ones(n_pi), -np.ones(n_groups * k), np.ones(n_groups * (k - 1)), np.ones(1)]
-    a_eq = sparse.csr_array((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(2 * n_groups * k + 1, n_var))
+    a_eq = sparse.csr_array(
+        (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(2 * n_groups * k + 1, n_var)
+    )
     b_eq = np.concatenate([pmfs.ravel(), np.zeros(n_groups * k), [1.0]])
     # inequality rows: G_a - G <= alpha/2, G - G_a <= alpha/2, G(l-1) - G(l) <= 0
     ks = np.arange(n_groups * k)
@@ -174,8 +176,8 @@ def solve_barycenter_lp(
     """Solve the LP exactly: closed form for alpha = 0, column generation on a band otherwise.
 
     For ``alpha = 0`` see :func:`solve_barycenter_alpha0`.  Otherwise: optimal one-dimensional
-    couplings are monotone, so each group's coupling lives near the monotone map from ``p_a`` to its target.  We start with, for each bin j, the cells between
-    j itself and the image of j under the monotone map to the alpha = 0 barycenter
+    couplings are monotone, so each group's coupling lives near the monotone map from ``p_a``
+    to its target.  We start with, for each bin j, the cells between j itself and the image of j under the monotone map to the alpha = 0 barycenter
     (plus ``margin`` cells), solve that restricted LP with HiGHS, and price every excluded cell
     with the duals: a cell with negative reduced cost ``w_a c(j, l) - u_a(j) - v_a(l)`` is added
     and the LP re-solved.  When no cell prices out, the restricted optimum is optimal for the
