@@ -178,7 +178,8 @@ def solve_barycenter_lp(
     For ``alpha = 0`` see :func:`solve_barycenter_alpha0`.  Otherwise: optimal one-dimensional
     couplings are monotone, so each group's coupling lives near the monotone map from ``p_a``
     to its target.  We start with, for each bin j, the cells between j itself and the image of
-    j under the monotone map to the alpha = 0 barycenter (plus ``margin`` cells), solve that restricted LP with HiGHS, and price every excluded cell
+    j under the monotone map to the alpha = 0 barycenter (plus ``margin`` cells), solve that
+    restricted LP with HiGHS, and price every excluded cell
     with the duals: a cell with negative reduced cost ``w_a c(j, l) - u_a(j) - v_a(l)`` is added
     and the LP re-solved.  When no cell prices out, the restricted optimum is optimal for the
     full LP (LP duality), so the answer is exact, not approximate.
