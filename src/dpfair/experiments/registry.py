@@ -11,7 +11,7 @@ __all__ = ["all_specs", "get_spec", "register"]
 
 _SPECS: dict[str, ExperimentSpec] = {}
 # Modules that define experiments; each calls register() at import time.
-_MODULES = ("dpfair.experiments.privacy_core", "dpfair.experiments.selection")
+_MODULES = ("dpfair.experiments.privacy_core", "dpfair.experiments.selection", "dpfair.experiments.regression")
 _loaded = False
 
 

@@ -1,0 +1,275 @@
+"""Experiments of Xian, Li, Kamath & Zhao (2024): DP fair post-processing for regression.
+
+Protocol of the paper's code: post-process the true targets (identity regressor), 70/30
+train/test split with ``random_state`` = seed (seeds 33..82), fairness = max pairwise
+two-sample KS distance of the test predictions, MSE on the test split.  One task is one
+(dataset, k, epsilon, seed): the private histogram is released once and every alpha of
+the sweep re-solves the LP on it (:meth:`FairRegressionPostProcessor.refit_alpha`; the sweep
+costs epsilon once).
+
+* ``regression-figure2``: Communities & Crime (k = 12, 60) and Law School (k = 36, 180).
+* ``regression-law-envelopes``: Law School, sweeping k and alpha for each epsilon
+  (Figure 3 at epsilon = 0.1 with its lower envelope; Figure 4 the envelopes per epsilon).
+* ``regression-ridge-pipeline``: a real ridge regressor on Law School features, post-processed.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from dpfair.experiments.registry import register
+from dpfair.experiments.spec import ExperimentSpec, FigureInfo, TableInfo
+
+ALPHAS = (0.0, 0.005, 0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 1.0)
+EPSILONS = (math.inf, 10.0, 5.0, 1.0, 0.5, 0.1)
+SEEDS = tuple(range(33, 83))
+DATASETS = {"communities": {"bounds": (0.0, 1.0), "bins": (12, 60)}, "law_school": {"bounds": (1.0, 4.0), "bins": (36, 180)}}
+ENVELOPE_BINS = (1, 7, 8, 11, 24, 36, 48, 60)
+
+
+def _metric(name: str, alpha: float) -> str:
+    return f"{name}@alpha={alpha:g}"
+
+
+@functools.lru_cache(maxsize=4)
+def _data(dataset: str) -> tuple[np.ndarray, np.ndarray, pd.DataFrame]:
+    from dpfair.datasets import load_communities, load_law_school
+
+    d = load_communities("uci") if dataset == "communities" else load_law_school()
+    return d.y.to_numpy(float), d.sensitive.to_numpy(), d.X
+
+
+def _sweep(pp: Any, test_outputs: np.ndarray, test_groups: np.ndarray, y_test: np.ndarray, alphas: tuple, seed: int):
+    from dpfair.fairness import statistical_parity_ks
+
+    out = {}
+    for alpha in alphas:
+        pp.refit_alpha(alpha)
+        pred = pp.predict(test_outputs, test_groups, random_state=seed)
+        out[_metric("mse", alpha)] = float(np.mean((pred - y_test) ** 2))
+        out[_metric("ks", alpha)] = float(statistical_parity_ks(pred, test_groups))
+    return out
+
+
+def sweep_task(cell: dict[str, Any], seed: int) -> dict[str, float]:
+    """Identity regressor on the true target; one private fit, all alphas."""
+    from sklearn.model_selection import train_test_split
+
+    from dpfair.regression import FairRegressionPostProcessor
+
+    y, groups, _ = _data(cell["dataset"])
+    y_train, y_test, g_train, g_test = train_test_split(y, groups, test_size=0.3, random_state=seed)
+    pp = FairRegressionPostProcessor(
+        epsilon=float(cell["epsilon"]), n_bins=int(cell["k"]), bounds=DATASETS[cell["dataset"]]["bounds"],
+        random_state=seed,
+    ).fit(y_train, g_train)
+    out = _sweep(pp, y_test, g_test, y_test, ALPHAS, seed)
+    from dpfair.fairness import statistical_parity_ks
+
+    out["ks_unprocessed"] = float(statistical_parity_ks(y_test, g_test))
+    return out
+
+
+def ridge_task(cell: dict[str, Any], seed: int) -> dict[str, float]:
+    """Ridge on Law School features (35%), private post-processing (35%), test (30%)."""
+    from sklearn.linear_model import Ridge
+    from sklearn.model_selection import train_test_split
+
+    from dpfair.fairness import statistical_parity_ks
+    from dpfair.regression import FairRegressionPostProcessor
+
+    y, groups, X = _data("law_school")
+    features = X[["lsat", "male", "pass_bar"]].fillna({"male": 0.5}).to_numpy(float)
+    idx = np.arange(y.size)
+    rest, test = train_test_split(idx, test_size=0.3, random_state=seed)
+    fit_reg, post = train_test_split(rest, test_size=0.5, random_state=seed)
+    reg = Ridge(alpha=1.0).fit(features[fit_reg], y[fit_reg])
+    pp = FairRegressionPostProcessor(
+        reg, epsilon=float(cell["epsilon"]), n_bins=int(cell["k"]), bounds=(1.0, 4.0), random_state=seed
+    ).fit(features[post], groups[post])
+    out = _sweep(pp, features[test], groups[test], y[test], ALPHAS, seed)
+    raw = reg.predict(features[test])
+    out["mse_regressor"] = float(np.mean((raw - y[test]) ** 2))
+    out["ks_regressor"] = float(statistical_parity_ks(raw, groups[test]))
+    return out
+
+
+# ---------------------------------------------------------------------- figures
+def _tradeoff(results: pd.DataFrame) -> pd.DataFrame:
+    """Mean MSE and KS per (dataset, k, epsilon, alpha) over seeds."""
+    rows = results[results["metric"].str.contains("@alpha=")].copy()
+    rows["what"] = rows["metric"].str.split("@").str[0]
+    rows["alpha"] = rows["metric"].str.split("=").str[1].astype(float)
+    keys = [c for c in ("dataset", "k", "epsilon") if c in rows.columns]
+    return rows.pivot_table(index=[*keys, "alpha"], columns="what", values="value", aggfunc="mean").reset_index()
+
+
+def _eps_label(eps: float) -> str:
+    return "inf" if math.isinf(eps) else f"{eps:g}"
+
+
+def _lower_envelope(points: pd.DataFrame) -> pd.DataFrame:
+    """Pareto front (min MSE for a given KS) of (ks, mse) points."""
+    pts = points.sort_values(["ks", "mse"])
+    front, best = [], math.inf
+    for ks, mse in zip(pts["ks"], pts["mse"], strict=True):
+        if mse < best:
+            front.append((ks, mse))
+            best = mse
+    return pd.DataFrame(front, columns=["ks", "mse"])
+
+
+def figure2(results: pd.DataFrame, folder: Path) -> list[FigureInfo]:
+    import matplotlib.pyplot as plt
+
+    table = _tradeoff(results)
+    dataset_name = results["dataset"].iloc[0]
+    panels = [(dataset_name, k) for k in sorted(table["k"].unique())]
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.6), squeeze=False)
+    for ax, (dataset, k) in zip(axes[0], panels, strict=True):
+        sub = table[(table["dataset"] == dataset) & (table["k"] == k)]
+        for eps, curve in sub.groupby("epsilon"):
+            curve = curve.sort_values("alpha", ascending=False)
+            ax.plot(curve["mse"], curve["ks"], marker="o", ms=3, label=f"eps={_eps_label(eps)}")
+        ax.set_title(f"{'Communities & Crime' if dataset == 'communities' else 'Law School'} (k = {k})")
+        ax.set_xlabel("mean squared error")
+        ax.set_ylabel("fairness violation (KS)")
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    name = f"regression_figure2_{dataset_name}.png"
+    fig.savefig(folder / name, dpi=110)
+    plt.close(fig)
+    return [FigureInfo(name, f"Paper Figure 2 ({dataset_name} panels): MSE vs statistical-parity violation, sweeping alpha "
+                             "(the end with the smallest KS is alpha = 0); mean over seeds.")]
+
+
+def figure2_tables(results: pd.DataFrame) -> list[TableInfo]:
+    table = _tradeoff(results)
+    at0 = table[table["alpha"] == 0.0].pivot_table(index=["dataset", "k"], columns="epsilon", values=["mse", "ks"])
+    unprocessed = results[results["metric"] == "ks_unprocessed"].groupby("dataset")["value"].mean().rename("KS unprocessed")
+    return [TableInfo("alpha = 0: test MSE and KS by epsilon (mean over seeds)", at0.round(5),
+                      "The paper shows these as the right ends of the Figure 2 curves; it prints no numbers."),
+            TableInfo("Unprocessed fairness violation", unprocessed.to_frame().round(4))]
+
+
+def envelope_figures(results: pd.DataFrame, folder: Path) -> list[FigureInfo]:
+    import matplotlib.pyplot as plt
+
+    table = _tradeoff(results)
+    infos = []
+    lowest = table["epsilon"].min()
+    sub = table[table["epsilon"] == lowest]
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    for k, curve in sub.groupby("k"):
+        curve = curve.sort_values("alpha", ascending=False)
+        ax.plot(curve["mse"], curve["ks"], marker="o", ms=2, lw=1, label=f"k={k}")
+    env = _lower_envelope(sub)
+    ax.plot(env["mse"], env["ks"], color="black", lw=2, label="lower envelope")
+    ax.set_xlim(0, max(0.035, float(env["mse"].min()) * 3))
+    ax.set_xlabel("mean squared error")
+    ax.set_ylabel("fairness violation (KS)")
+    ax.set_title(f"Figure 3: Law School, eps = {_eps_label(lowest)} (k=1 ends near MSE 0.68, off the axis)")
+    ax.legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    fig.savefig(folder / "regression_figure3.png", dpi=110)
+    plt.close(fig)
+    infos.append(FigureInfo("regression_figure3.png", "Paper Figure 3: sweeping k and alpha at the smallest epsilon; "
+                                                     "black: lower envelope."))
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    for eps, part in table.groupby("epsilon"):
+        env = _lower_envelope(part)
+        ax.plot(env["mse"], env["ks"], lw=1.5, label=f"eps={_eps_label(eps)}")
+    ax.set_xlim(0, 0.035)
+    ax.set_xlabel("mean squared error")
+    ax.set_ylabel("fairness violation (KS)")
+    ax.set_title("Figure 4: Law School lower envelopes per epsilon")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(folder / "regression_figure4.png", dpi=110)
+    plt.close(fig)
+    infos.append(FigureInfo("regression_figure4.png", "Paper Figure 4: lower envelopes of the (MSE, KS) trade-off over k "
+                                                     "and alpha, for each epsilon."))
+    return infos
+
+
+def envelope_tables(results: pd.DataFrame) -> list[TableInfo]:
+    table = _tradeoff(results)
+    k1 = table[(table["k"] == 1)]
+    rows = k1.groupby("epsilon")[["mse", "ks"]].mean()
+    return [TableInfo("k = 1 (constant predictor): right end of Figures 3 and 4", rows.round(4),
+                      "The paper: all lines end at (MSE 0.6772, KS 0).")]
+
+
+def ridge_figures(results: pd.DataFrame, folder: Path) -> list[FigureInfo]:
+    import matplotlib.pyplot as plt
+
+    table = _tradeoff(results)
+    fig, ax = plt.subplots(figsize=(6.4, 4.0))
+    for eps, curve in table.groupby("epsilon"):
+        curve = curve.sort_values("alpha", ascending=False)
+        ax.plot(curve["mse"], curve["ks"], marker="o", ms=3, label=f"eps={_eps_label(eps)}")
+    raw_mse = results[results["metric"] == "mse_regressor"]["value"].mean()
+    raw_ks = results[results["metric"] == "ks_regressor"]["value"].mean()
+    ax.scatter([raw_mse], [raw_ks], color="black", marker="x", s=60, label="ridge, not post-processed")
+    ax.set_xlabel("test MSE against the true ugpa")
+    ax.set_ylabel("fairness violation (KS)")
+    ax.set_title("Law School: ridge regressor + DP fair post-processing (k = 36)")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(folder / "regression_ridge_pipeline.png", dpi=110)
+    plt.close(fig)
+    return [FigureInfo("regression_ridge_pipeline.png", "Whole pipeline: ridge on (lsat, gender, pass_bar) trained on 35%, "
+                                                        "post-processed privately on another 35%, evaluated on 30%.")]
+
+
+_PRIVACY = "epsilon-DP (Laplace on the joint (group, bin) histogram of the post-processing split); alpha sweep is free"
+_SWEEP_METRICS = tuple(_metric(m, a) for a in ALPHAS for m in ("mse", "ks"))
+
+for _dataset in DATASETS:
+    register(ExperimentSpec(
+        id=f"regression-figure2-{_dataset.replace('_', '-')}",
+        title=f"DP fair regression post-processing, {_dataset}: error-privacy-fairness trade-offs",
+        reproduces="Xian et al. 2024, Figure 2 (" + ("left panels" if _dataset == "communities" else "right panels") + ")",
+        dataset=_dataset,
+        algorithms=("Algorithm 1 (identity regressor)",),
+        grid={"dataset": (_dataset,), "k": DATASETS[_dataset]["bins"], "epsilon": EPSILONS},
+        seeds=SEEDS,
+        quick_grid={"dataset": (_dataset,), "k": DATASETS[_dataset]["bins"][:1], "epsilon": (math.inf, 1.0, 0.1)},
+        quick_seeds=(33, 34),
+        metrics=(*_SWEEP_METRICS, "ks_unprocessed"),
+        task=sweep_task, figures=figure2, tables=figure2_tables, privacy=_PRIVACY, requires_data=(_dataset,),
+    ))
+
+register(ExperimentSpec(
+    id="regression-law-envelopes",
+    title="DP fair regression post-processing, Law School: sweeping k and alpha (lower envelopes)",
+    reproduces="Xian et al. 2024, Figures 3 and 4",
+    dataset="law_school",
+    algorithms=("Algorithm 1 (identity regressor)",),
+    grid={"dataset": ("law_school",), "k": ENVELOPE_BINS, "epsilon": (10.0, 5.0, 1.0, 0.5, 0.1)},
+    seeds=SEEDS,
+    quick_grid={"dataset": ("law_school",), "k": (1, 8, 24), "epsilon": (1.0, 0.1)},
+    quick_seeds=(33,),
+    metrics=(*_SWEEP_METRICS, "ks_unprocessed"),
+    task=sweep_task, figures=envelope_figures, tables=envelope_tables, privacy=_PRIVACY, requires_data=("law_school",),
+))
+
+register(ExperimentSpec(
+    id="regression-ridge-pipeline",
+    title="Ridge regressor on Law School features, then DP fair post-processing",
+    reproduces="dpfair pipeline example (not a paper figure)",
+    dataset="law_school",
+    algorithms=("ridge + Algorithm 1",),
+    grid={"k": (36,), "epsilon": (math.inf, 1.0, 0.1)},
+    seeds=SEEDS[:20],
+    quick_grid={"k": (36,), "epsilon": (math.inf, 1.0)},
+    quick_seeds=(33,),
+    metrics=(*_SWEEP_METRICS, "mse_regressor", "ks_regressor"),
+    task=ridge_task, figures=ridge_figures, privacy=_PRIVACY, requires_data=("law_school",),
+))
