@@ -31,6 +31,7 @@ test: lint
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_privacy.py
+	$(BIN)/python benchmarks/bench_regression.py
 
 privacy-demo: $(STAMP)
 	$(BIN)/python examples/privacy_core_demo.py
