@@ -63,7 +63,14 @@ def build_report(out: str | Path) -> Path:
         parts.append(
             f"<p class='meta'>{len(cells)} cells x seeds {seeds}; {len(spec_tasks)} tasks, total task time "
             f"{spec_tasks['runtime'].sum():.1f} s; runs: "
-            + html.escape(", ".join(f"{r.variant} ({r.status})" for r in spec_runs.itertuples()))
+            + html.escape(
+                ", ".join(
+                    f"{r.variant} ({r.status}, {r.n_tasks - r.n_done_before} task(s) in "
+                    f"{(r.finished - r.started) if r.finished == r.finished else float('nan'):.1f} s wall, "
+                    f"workers={r.workers}{', ' + r.scheduler if r.scheduler else ''})"
+                    for r in spec_runs.itertuples()
+                )
+            )
             + "</p>"
         )
         parts.append(
