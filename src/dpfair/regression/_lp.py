@@ -50,9 +50,8 @@ def _check_status(res: optimize.OptimizeResult) -> None:
 
 def _solve_restricted(
     pmfs: np.ndarray, weights: np.ndarray, grid: np.ndarray, alpha: float, mask: np.ndarray
-) -> tuple[BarycenterSolution, np.ndarray, np.ndarray]:
-    """Solve the LP with coupling variables only where ``mask[a, j, l]``; returns the solution and the
-    duals of the row-sum and column-sum constraints (shape (n_groups, k) each)."""
+) -> BarycenterSolution:
+    """Solve the LP with scipy's HiGHS, with coupling variables only where ``mask[a, j, l]``."""
     n_groups, k = pmfs.shape
     ga, gj, gl = np.nonzero(mask)
     n_pi = ga.size
@@ -96,14 +95,12 @@ def _solve_restricted(
     couplings = np.zeros((n_groups, k, k))
     couplings[ga, gj, gl] = np.clip(res.x[:n_pi], 0.0, None)
     cdf = res.x[n_pi + n_groups * k :]
-    duals = res.eqlin.marginals
-    solution = BarycenterSolution(
+    return BarycenterSolution(
         couplings=couplings,
         barycenter=np.clip(np.diff(cdf, prepend=0.0), 0.0, None),
         targets=couplings.sum(axis=1),
         objective=float(res.fun),
     )
-    return solution, duals[: n_groups * k].reshape(n_groups, k), duals[n_groups * k : 2 * n_groups * k].reshape(n_groups, k)
 
 
 def solve_barycenter_lp_reference(pmfs: np.ndarray, weights: np.ndarray, grid: np.ndarray, alpha: float) -> BarycenterSolution:
@@ -121,7 +118,7 @@ def solve_barycenter_lp_reference(pmfs: np.ndarray, weights: np.ndarray, grid: n
         Fairness tolerance (KS), ``>= 0``.
     """
     n_groups, k = pmfs.shape
-    return _solve_restricted(pmfs, weights, grid, alpha, np.ones((n_groups, k, k), dtype=bool))[0]
+    return _solve_restricted(pmfs, weights, grid, alpha, np.ones((n_groups, k, k), dtype=bool))
 
 
 def _monotone_support(p: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
