@@ -326,8 +326,8 @@ class SelectionProblem:
         k = int((self.f_r > 0).sum())
         return math.comb(self.n_applicants - 1 + k - 1, k - 1)
 
-    def _pi_enumeration(self, epsilon: float, n_select: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Exact sum over the multisets of the others' scores: returns (probabilities, pi matrix, support)."""
+    def _pi_enumeration(self, epsilon: float, n_select: int) -> tuple[np.ndarray, np.ndarray]:
+        """Exact sum over the multisets of the others' scores: returns (probabilities, pi matrix)."""
         support = np.flatnonzero(self.f_r > 0)
         if self._configurations is None:
             counts = _compositions(self.n_applicants - 1, support.size)
@@ -337,7 +337,7 @@ class SelectionProblem:
         log_x = self._log_weights(epsilon, n_select)
         poly = _log_esp_binomial_factors(log_x[support], counts, n_select)
         pis = self._pi_from_log_esp(log_x, poly[:, n_select - 1], poly[:, n_select])
-        return probs, pis, support
+        return probs, pis
 
     def _mc_scores(self) -> np.ndarray:
         key = self.n_applicants
@@ -372,7 +372,7 @@ class SelectionProblem:
                 values[i] = self._pi_laplace(eps) @ coefficients
                 method = "laplace-integral"
             elif self._n_configurations() <= self.max_configurations:
-                probs, pis, _ = self._pi_enumeration(eps, m)
+                probs, pis = self._pi_enumeration(eps, m)
                 values[i] = probs @ (pis @ coefficients)
                 method = "enumeration"
             else:
@@ -392,7 +392,7 @@ class SelectionProblem:
         if m == 1:
             return Estimate(self._pi_laplace(epsilon), 0.0, "laplace-integral")
         if self._n_configurations() <= self.max_configurations:
-            probs, pis, _ = self._pi_enumeration(epsilon, m)
+            probs, pis = self._pi_enumeration(epsilon, m)
             return Estimate(probs @ pis, 0.0, "enumeration")
         per = self._pi_monte_carlo(epsilon, m)
         return Estimate(per.mean(axis=0), per.std(axis=0, ddof=1) / math.sqrt(per.shape[0]), "monte-carlo")
