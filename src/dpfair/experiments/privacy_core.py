@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from dpfair.experiments.registry import register
-from dpfair.experiments.spec import ExperimentSpec, FigureInfo, TableInfo, task_rng
+from dpfair.experiments.spec import ExperimentSpec, FigureInfo, TableInfo, save_figure, task_rng
 from dpfair.privacy import (
     TopMExponentialMechanism,
     audit_epsilon,
@@ -83,11 +83,8 @@ def audit_figures(results: pd.DataFrame, folder: Path) -> list[FigureInfo]:
     ax.set_ylabel("audit lower bound on epsilon")
     ax.set_title("Empirical privacy audit (95% Clopper-Pearson, Bonferroni)")
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    name = "privacy_audit.png"
-    fig.savefig(folder / name, dpi=120)
-    plt.close(fig)
-    return [FigureInfo(name, "Audit lower bounds: honest mechanisms stay under their claim; broken ones are caught.")]
+    return [save_figure(fig, folder, "privacy_audit.png",
+                        "Audit lower bounds: honest mechanisms stay under their claim; broken ones are caught.")]
 
 
 def audit_tables(results: pd.DataFrame) -> list[TableInfo]:

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from dpfair.experiments.registry import register
-from dpfair.experiments.spec import ExperimentSpec, FigureInfo, TableInfo
+from dpfair.experiments.spec import ExperimentSpec, FigureInfo, TableInfo, save_figure
 
 ALPHAS = (0.0, 0.005, 0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 1.0)
 EPSILONS = (math.inf, 10.0, 5.0, 1.0, 0.5, 0.1)
@@ -141,12 +141,9 @@ def figure2(results: pd.DataFrame, folder: Path) -> list[FigureInfo]:
         ax.set_xlabel("mean squared error")
         ax.set_ylabel("fairness violation (KS)")
         ax.legend(fontsize=7)
-    fig.tight_layout()
-    name = f"regression_figure2_{dataset_name}.png"
-    fig.savefig(folder / name, dpi=110)
-    plt.close(fig)
-    return [FigureInfo(name, f"Paper Figure 2 ({dataset_name} panels): MSE vs statistical-parity violation, sweeping alpha "
-                             "(the end with the smallest KS is alpha = 0); mean over seeds.")]
+    return [save_figure(fig, folder, f"regression_figure2_{dataset_name}.png",
+                        f"Paper Figure 2 ({dataset_name} panels): MSE vs statistical-parity violation, sweeping alpha "
+                        "(the end with the smallest KS is alpha = 0); mean over seeds.")]
 
 
 def figure2_tables(results: pd.DataFrame) -> list[TableInfo]:
@@ -176,11 +173,8 @@ def envelope_figures(results: pd.DataFrame, folder: Path) -> list[FigureInfo]:
     ax.set_ylabel("fairness violation (KS)")
     ax.set_title(f"Figure 3: Law School, eps = {_eps_label(lowest)} (k=1 ends near MSE 0.68, off the axis)")
     ax.legend(fontsize=7, ncol=2)
-    fig.tight_layout()
-    fig.savefig(folder / "regression_figure3.png", dpi=110)
-    plt.close(fig)
-    infos.append(FigureInfo("regression_figure3.png", "Paper Figure 3: sweeping k and alpha at the smallest epsilon; "
-                                                     "black: lower envelope."))
+    infos.append(save_figure(fig, folder, "regression_figure3.png",
+                             "Paper Figure 3: sweeping k and alpha at the smallest epsilon; black: lower envelope."))
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     for eps, part in table.groupby("epsilon"):
         env = _lower_envelope(part)
@@ -190,11 +184,8 @@ def envelope_figures(results: pd.DataFrame, folder: Path) -> list[FigureInfo]:
     ax.set_ylabel("fairness violation (KS)")
     ax.set_title("Figure 4: Law School lower envelopes per epsilon")
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(folder / "regression_figure4.png", dpi=110)
-    plt.close(fig)
-    infos.append(FigureInfo("regression_figure4.png", "Paper Figure 4: lower envelopes of the (MSE, KS) trade-off over k "
-                                                     "and alpha, for each epsilon."))
+    infos.append(save_figure(fig, folder, "regression_figure4.png",
+                             "Paper Figure 4: lower envelopes of the (MSE, KS) trade-off over k and alpha, for each epsilon."))
     return infos
 
 
@@ -221,11 +212,9 @@ def ridge_figures(results: pd.DataFrame, folder: Path) -> list[FigureInfo]:
     ax.set_ylabel("fairness violation (KS)")
     ax.set_title("Law School: ridge regressor + DP fair post-processing (k = 36)")
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(folder / "regression_ridge_pipeline.png", dpi=110)
-    plt.close(fig)
-    return [FigureInfo("regression_ridge_pipeline.png", "Whole pipeline: ridge on (lsat, gender, pass_bar) trained on 35%, "
-                                                        "post-processed privately on another 35%, evaluated on 30%.")]
+    return [save_figure(fig, folder, "regression_ridge_pipeline.png",
+                        "Whole pipeline: ridge on (lsat, gender, pass_bar) trained on 35%, post-processed privately on "
+                        "another 35%, evaluated on 30%.")]
 
 
 _PRIVACY = "epsilon-DP (Laplace on the joint (group, bin) histogram of the post-processing split); alpha sweep is free"

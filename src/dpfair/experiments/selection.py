@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from dpfair.experiments.registry import register
-from dpfair.experiments.spec import ExperimentSpec, FigureInfo, TableInfo
+from dpfair.experiments.spec import ExperimentSpec, FigureInfo, TableInfo, save_figure
 from dpfair.selection import SelectionProblem
 from dpfair.selection.synthetic_case import CASE_STUDY_TARGETS, case_study_problem
 
@@ -136,12 +136,9 @@ def curve_figures(results: pd.DataFrame, folder: Path) -> list[FigureInfo]:
         ax.set_ylabel(label)
         ax.set_title(f"Figure {number}: {CASES[case]['title']}, n = 10")
         ax.legend(fontsize=8)
-        fig.tight_layout()
-        name = f"selection_{case}_figure{number}_{metric}.png"
-        fig.savefig(folder / name, dpi=120)
-        plt.close(fig)
-        infos.append(FigureInfo(name, f"Paper Figure {number}: {label} of the exponential mechanism selecting m of 10 "
-                                      f"({CASES[case]['title']}); error bars are 2 standard errors where Monte Carlo is used."))
+        infos.append(save_figure(fig, folder, f"selection_{case}_figure{number}_{metric}.png",
+                                 f"Paper Figure {number}: {label} of the exponential mechanism selecting m of 10 "
+                                 f"({CASES[case]['title']}); error bars are 2 standard errors where Monte Carlo is used."))
     return infos
 
 
@@ -174,11 +171,8 @@ def _pmf_figure(case: str, folder: Path) -> FigureInfo:
     ax.set_xlabel("score R")
     ax.set_ylabel("probability")
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    name = f"selection_{case}_figure{number}_pmf.png"
-    fig.savefig(folder / name, dpi=120)
-    plt.close(fig)
-    return FigureInfo(name, f"Paper Figure {number}: score distributions ({CASES[case]['title']}).")
+    return save_figure(fig, folder, f"selection_{case}_figure{number}_pmf.png",
+                       f"Paper Figure {number}: score distributions ({CASES[case]['title']}).")
 
 
 def table_figures(results: pd.DataFrame, folder: Path) -> list[FigureInfo]:

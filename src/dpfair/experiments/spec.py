@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["ExperimentSpec", "FigureInfo", "TableInfo", "cell_key", "task_rng"]
+__all__ = ["ExperimentSpec", "FigureInfo", "TableInfo", "cell_key", "save_figure", "task_rng"]
 
 
 @dataclass(frozen=True)
@@ -28,6 +28,16 @@ class FigureInfo:
 
     filename: str
     caption: str
+
+
+def save_figure(fig: Any, folder: Path, filename: str, caption: str, dpi: int = 115) -> FigureInfo:
+    """Lay out, save as PNG in ``folder``, close, and describe a matplotlib figure."""
+    import matplotlib.pyplot as plt
+
+    fig.tight_layout()
+    fig.savefig(Path(folder) / filename, dpi=dpi)
+    plt.close(fig)
+    return FigureInfo(filename, caption)
 
 
 @dataclass(frozen=True)
