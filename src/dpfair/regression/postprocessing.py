@@ -191,17 +191,15 @@ class FairRegressionPostProcessor:
         noisy = laplace_mechanism(joint, sensitivity=2.0 / n, epsilon=epsilon, random_state=self.random_state)
         # line 6: private group weights
         weights = np.maximum(noisy.sum(axis=1), 0.0)
-        pmfs = np.empty((n_groups, k))
-        for a in range(n_groups):
-            if weights[a] <= 0:
-                warnings.warn(
-                    f"the private weight of group {self.groups_[a]!r} is 0 after noise; its PMF is set to uniform.",
-                    stacklevel=2,
-                )
-                pmfs[a] = 1.0 / k
-                continue
-            partial = np.cumsum(noisy[a]) / weights[a]  # line 7
-            pmfs[a] = np.diff(l_inf_isotonic_cdf(partial), prepend=0.0)  # lines 8-9
+        empty = weights <= 0
+        if empty.any():
+            warnings.warn(
+                f"the private weight of group(s) {self.groups_[empty].tolist()} is 0 after noise; their PMF is set to uniform.",
+                stacklevel=2,
+            )
+        partial = np.cumsum(noisy, axis=1) / np.where(empty, 1.0, weights)[:, None]  # line 7
+        pmfs = np.diff(l_inf_isotonic_cdf(partial), axis=1, prepend=0.0)  # lines 8-9
+        pmfs[empty] = 1.0 / k
         self.group_weights_ = weights
         self.pmfs_ = pmfs
         self._solve(alpha)
