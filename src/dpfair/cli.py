@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -38,7 +39,9 @@ def run(
     experiment: Annotated[str, typer.Argument(help="Experiment id, or 'all'.")],
     quick: Annotated[bool, typer.Option("--quick", help="Small horizon, few seeds.")] = False,
     seeds: Annotated[int | None, typer.Option("--seeds", help="Number of seeds (default: the variant's).")] = None,
-    workers: Annotated[int, typer.Option("--workers", help="Local worker processes.")] = 1,
+    workers: Annotated[
+        int | None, typer.Option("--workers", help="Local worker processes (default: one per CPU; 1 runs in this process).")
+    ] = None,
     scheduler: Annotated[str | None, typer.Option("--scheduler", help="Dask scheduler address, tcp://host:port.")] = None,
     out: OutOption = Path("results"),
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar (for CI logs).")] = False,
@@ -47,6 +50,8 @@ def run(
     """Run one experiment (or all); finished tasks already in OUT are skipped."""
     from dpfair.experiments import all_specs, get_spec, missing_data, run_experiment
 
+    if workers is None:
+        workers = os.cpu_count() or 1
     if workers < 1:
         _fail(f"--workers must be >= 1, got {workers}.", "use --workers 1 to run in this process.")
     if seeds is not None and seeds < 1:

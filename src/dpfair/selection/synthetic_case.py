@@ -49,7 +49,8 @@ def _joint(conditionals: np.ndarray) -> np.ndarray:
     return conditionals * p_ay[:, :, None]
 
 
-def _residuals(conditionals: np.ndarray, with_epsilon_o: bool) -> np.ndarray:
+def _residuals(conditionals: np.ndarray, stage: int) -> np.ndarray:
+    """Weighted misfit to the stated numbers; stage 2 adds Table 1's m = 1 row, stage 3 its m = 2, 3 rows."""
     joint = _joint(conditionals)
     problem = SelectionProblem(SCORE_GRID, joint, N_APPLICANTS)
     t = CASE_STUDY_TARGETS
@@ -60,13 +61,16 @@ def _residuals(conditionals: np.ndarray, with_epsilon_o: bool) -> np.ndarray:
     res += [10 * (p_y0[0] - t["P(R=0|Y=0)"]), 10 * (p_y0[2] - t["P(R=0.2|Y=0)"])]
     for m in range(1, 5):
         pi = problem._pi_infinity(m)
+        limits = [pi @ problem.f_qualified[a] for a in range(2)]
         for a in range(2):
-            res.append(pi @ problem.f_qualified[a] - t["limit_selected_qualified"][m][a])
+            res.append(limits[a] - t["limit_selected_qualified"][m][a])
+        target_gap = t["limit_selected_qualified"][m][0] - t["limit_selected_qualified"][m][1]
+        res.append(3 * (limits[0] - limits[1] - target_gap))  # gamma(inf), whose sign decides Theorem 5
         res.append(float(problem.accuracy(np.inf, m).value) - t["theta_inf"][m])
-    if with_epsilon_o:
-        eps_o = t["epsilon_o"][1]
-        res.append(3 * float(problem.fairness_gap(eps_o, 1).value))
-        res.append(float(problem.accuracy(eps_o, 1).value) - t["theta_epsilon_o"][1])
+    for m in (1, 2, 3)[: {1: 0, 2: 1, 3: 3}[stage]]:
+        eps_o = t["epsilon_o"][m]
+        res.append(3 * float(problem.fairness_gap(eps_o, m).value))
+        res.append(float(problem.accuracy(eps_o, m).value) - t["theta_epsilon_o"][m])
     return np.asarray(res)
 
 
@@ -80,9 +84,10 @@ def fit_case_study_pmf(seed: int = 0) -> np.ndarray:
     """Fit ``P(R | A, Y)`` (shape (2, 2, 11)) to every number the paper states (see module docstring)."""
     rng = np.random.default_rng(seed)
     start = rng.normal(scale=0.1, size=2 * 2 * SCORE_GRID.size)
-    stage1 = optimize.least_squares(lambda p: _residuals(_unpack(p), False), start, method="trf", max_nfev=4000)
-    stage2 = optimize.least_squares(lambda p: _residuals(_unpack(p), True), stage1.x, method="trf", max_nfev=4000)
-    return _unpack(stage2.x)
+    stage1 = optimize.least_squares(lambda p: _residuals(_unpack(p), 1), start, method="trf", max_nfev=4000)
+    stage2 = optimize.least_squares(lambda p: _residuals(_unpack(p), 2), stage1.x, method="trf", max_nfev=4000)
+    stage3 = optimize.least_squares(lambda p: _residuals(_unpack(p), 3), stage2.x, method="trf", max_nfev=60)
+    return _unpack(stage3.x)
 
 
 # fit_case_study_pmf(seed=0), rounded to 6 decimals (rows: (A, Y) = (0,0), (0,1), (1,0), (1,1); columns: R = 0, 0.1, ..., 1)
