@@ -5,13 +5,14 @@ The paper does not print Figure 1's PMF.  It states: ``n = 10``, ``P(A=0) = 0.1`
 ``E[R | Y=1, A=1] = 0.72`` on the grid {0, 0.1, ..., 1}; the appendix gives
 ``P(R=0 | Y=1) = P(R=0.2 | Y=1) = 0.01``, ``P(R=0 | Y=0) = 0.11``, ``P(R=0.2 | Y=0) = 0.3``;
 Table 2 gives the epsilon = inf limits ``E[selected | Y=1, A=a]`` for m = 1..4; Table 1
-gives ``theta(inf)`` for m = 1..4 and, for m = 1, ``epsilon_o = 2.76`` with
-``theta(epsilon_o) = 0.50``.
+gives ``theta(inf)`` for m = 1..4 and ``epsilon_o`` with ``theta(epsilon_o)`` for m = 1..3
+(2.76/0.50, 7.78/0.64, 21.11/0.73).
 
 :func:`fit_case_study_pmf` finds conditional PMFs ``P(R | A=a, Y=y)`` matching all of
-these by weighted least squares (the stated probabilities exactly, the rest as closely as
-possible); :data:`CASE_STUDY_PMF` holds the result of ``fit_case_study_pmf(seed=0)``
-rounded to 6 decimals and renormalized, so that experiments need not refit.  The report
+these by weighted least squares in three stages (stated probabilities, means and eps = inf
+limits; then Table 1's m = 1 row; then its m = 2, 3 rows, with exact gamma/theta by
+enumeration; about 23 minutes on one core); :data:`CASE_STUDY_PMF` holds the result of
+``fit_case_study_pmf(seed=0)`` rounded to 6 decimals and renormalized, so that experiments need not refit.  The report
 shows how close the resulting Table 1 rows come to the paper's.
 """
 
@@ -92,10 +93,10 @@ def fit_case_study_pmf(seed: int = 0) -> np.ndarray:
 
 # fit_case_study_pmf(seed=0), rounded to 6 decimals (rows: (A, Y) = (0,0), (0,1), (1,0), (1,1); columns: R = 0, 0.1, ..., 1)
 CASE_STUDY_PMF = (
-    ((0.000447, 3e-06, 0.000243, 3e-06, 0.854514, 0.000153, 0.144636, 1e-06, 0.0, 0.0, 0.0),
-     (1e-06, 0.132574, 0.13006, 0.138062, 0.0, 0.0, 0.0, 0.0, 0.0, 1e-06, 0.599301)),
-    ((0.124198, 0.0, 0.338855, 1e-06, 3e-06, 0.301703, 0.23524, 0.0, 0.0, 0.0, 0.0),
-     (0.010833, 1e-06, 0.0, 1e-06, 0.299033, 2e-06, 0.0, 0.260049, 0.000296, 0.11664, 0.313145)),
+    ((3.5e-05, 0.0, 2e-05, 5e-06, 0.000586, 4.8e-05, 0.999307, 0.0, 0.0, 0.0, 0.0),
+     (1e-06, 0.219915, 0.130651, 0.025201, 0.0, 0.0, 0.0, 0.0, 0.0, 1e-06, 0.62423)),
+    ((0.124264, 2e-06, 0.338894, 3.2e-05, 7.5e-05, 0.229011, 0.307721, 0.0, 0.0, 0.0, 0.0),
+     (0.010837, 0.064326, 0.0, 0.239539, 9e-06, 1e-06, 0.0, 0.050902, 9.3e-05, 0.282298, 0.351994)),
 )  # fmt: skip
 
 
