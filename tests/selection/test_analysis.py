@@ -67,6 +67,15 @@ def test_monte_carlo_path_agrees_with_enumeration():
         assert abs(float(a) - float(b)) <= 3 * b.standard_error
 
 
+def test_monte_carlo_samples_follow_random_state():
+    problem = SelectionProblem(GRID, small_problem().joint_pmf, 6, max_configurations=1, n_mc_samples=500)
+    first = float(problem.fairness_gap(3.0, 2))
+    problem.random_state = 1
+    assert float(problem.fairness_gap(3.0, 2)) != first
+    problem.random_state = 0
+    assert float(problem.fairness_gap(3.0, 2)) == first
+
+
 def simulate(problem, eps, m, pools, seed):
     """Run the selector itself on simulated applicant pools; unbiased estimates of gamma and theta with SEs."""
     rng = np.random.default_rng(seed)

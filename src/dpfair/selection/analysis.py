@@ -205,7 +205,7 @@ class SelectionProblem:
         self.p_qualified_score = self.joint_pmf[:, 1].sum(axis=0)  # P(R, Y = 1)
         self.f_qualified = self.joint_pmf[:, 1] / self.joint_pmf[:, 1].sum(axis=1, keepdims=True)  # P(R | A, Y=1)
         self.f_group = self.joint_pmf.sum(axis=1) / self.joint_pmf.sum(axis=(1, 2))[:, None]  # P(R | A)
-        self._mc_cache: dict[int, np.ndarray] = {}
+        self._mc_cache: dict[tuple[Any, int], np.ndarray] = {}
         self._configurations: tuple[np.ndarray, np.ndarray] | None = None
 
     # ------------------------------------------------------------------ constructors
@@ -340,7 +340,8 @@ class SelectionProblem:
         return probs, pis
 
     def _mc_scores(self) -> np.ndarray:
-        key = self.n_applicants
+        # keyed by seed and size: changing random_state (as the experiments do per seed) draws new samples
+        key = (self.random_state, self.n_mc_samples)
         if key not in self._mc_cache:
             rng = np.random.default_rng(self.random_state)
             self._mc_cache[key] = rng.choice(self.score_values.size, size=(self.n_mc_samples, self.n_applicants - 1), p=self.f_r)
