@@ -7,13 +7,12 @@ privacy
     The only place in dpfair that draws privacy noise.
 fairness
     Fairness metrics shared by every experiment.
+selection
+    Exponential-mechanism selection of m of n applicants and its exact analysis.
+regression
+    Differentially private fair post-processing of regressors.
 """
 
-from importlib.metadata import PackageNotFoundError, version
-
-try:
-    __version__ = version("dpfair")
-except PackageNotFoundError:  # pragma: no cover - running from a source tree
-    __version__ = "0.0.0+unknown"
+from dpfair._version import __version__
 
 __all__ = ["__version__"]

@@ -8,6 +8,7 @@ noise       Secure (OpenDP) and seeded (numpy) noise sources behind one interfac
 mechanisms  Laplace, Gaussian, exponential and exact top-m exponential mechanisms.
 continual   Binary-tree continual release of running sums.
 audit       Empirical lower bounds on epsilon for testing mechanisms.
+leaks       :class:`PrivacyLeakWarning` for outputs that are exact functions of private data.
 """
 
 from dpfair.privacy.accounting import (
@@ -27,6 +28,7 @@ from dpfair.privacy.accounting import (
 from dpfair.privacy.audit import AuditResult, audit_epsilon
 from dpfair.privacy.budget import LedgerEntry, PrivacyBudget, PrivacyBudgetExceededError
 from dpfair.privacy.continual import BinaryTreeMechanism
+from dpfair.privacy.leaks import PrivacyLeakWarning, warn_privacy_leak
 from dpfair.privacy.mechanisms import (
     TopMExponentialMechanism,
     exponential_mechanism,
@@ -45,6 +47,7 @@ __all__ = [
     "NoiseSource",
     "PrivacyBudget",
     "PrivacyBudgetExceededError",
+    "PrivacyLeakWarning",
     "SecureNoise",
     "SeededNoise",
     "TopMExponentialMechanism",
@@ -65,6 +68,7 @@ __all__ = [
     "pure_dp_to_zcdp",
     "top_m_exponential_mechanism",
     "top_m_inclusion_probabilities",
+    "warn_privacy_leak",
     "zcdp_composition",
     "zcdp_delta",
     "zcdp_to_approx_dp",

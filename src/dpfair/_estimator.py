@@ -1,0 +1,199 @@
+"""Shared pieces of the estimator contract (see ``CONTRIBUTING.md``, "The estimator contract").
+
+Every private estimator in dpfair uses these helpers so that the same situation gives the same
+message and the same privacy accounting everywhere:
+
+* :func:`privacy_spent` builds the one shape of ``privacy_spent_``;
+* :func:`check_budget` and :func:`charge_budget` handle ``budget=`` (validate first, charge just
+  before the first noise draw);
+* :func:`as_sensitive_features` turns ``sensitive_features`` into a clean 1-d array;
+* :func:`resolve_groups` and :func:`group_index` map rows to *declared* groups (``groups=``): the
+  set of groups is public knowledge the caller declares, never read off private data;
+* :func:`warn_non_private` raises :class:`~dpfair.privacy.PrivacyLeakWarning` for ``epsilon = inf``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from dpfair.privacy.budget import PrivacyBudget
+from dpfair.privacy.leaks import warn_privacy_leak
+
+__all__ = [
+    "as_sensitive_features",
+    "charge_budget",
+    "check_budget",
+    "group_index",
+    "privacy_spent",
+    "resolve_groups",
+    "warn_non_private",
+]
+
+
+def privacy_spent(epsilon: float, delta: float, *, protects: str, neighbouring: str) -> dict[str, Any]:
+    """The one shape of every ``privacy_spent_`` attribute.
+
+    Parameters
+    ----------
+    epsilon, delta : float
+        The guarantee the fitted object gives about ``protects`` (``inf`` when it gives none).
+    protects : str
+        What is protected, in words (e.g. "the group and regressor output of every post-processing row").
+    neighbouring : str
+        The neighbouring relation (e.g. "replace one row").
+
+    Returns
+    -------
+    dict
+        ``{"epsilon": float, "delta": float, "protects": str, "neighbouring": str}``.
+    """
+    return {"epsilon": float(epsilon), "delta": float(delta), "protects": str(protects), "neighbouring": str(neighbouring)}
+
+
+def check_budget(budget: Any, name: str = "budget") -> PrivacyBudget | None:
+    """Return ``budget`` if it is ``None`` or a :class:`~dpfair.privacy.PrivacyBudget`; raise ``TypeError`` otherwise."""
+    if budget is None or isinstance(budget, PrivacyBudget):
+        return budget
+    raise TypeError(
+        f"{name} must be a dpfair.privacy.PrivacyBudget or None, got {type(budget).__name__}; "
+        "create one with PrivacyBudget(epsilon, delta) and pass the same object to every step it governs."
+    )
+
+
+def charge_budget(budget: PrivacyBudget | None, epsilon: float, delta: float = 0.0, *, label: str) -> None:
+    """Charge ``(epsilon, delta)`` to ``budget`` (no-op for ``None``).
+
+    Call it after every argument has been validated and just before the first noise draw, and
+    assign fitted attributes only after it: a refused charge
+    (:class:`~dpfair.privacy.PrivacyBudgetExceededError`) then leaves the budget and any earlier
+    fitted state unchanged.
+    """
+    if budget is not None:
+        budget.spend(epsilon, delta, label=label)
+
+
+def warn_non_private(epsilon: float, what: str) -> None:
+    """Raise :class:`~dpfair.privacy.PrivacyLeakWarning` when ``epsilon`` is infinite (exact, non-private output)."""
+    if math.isinf(epsilon):
+        warn_privacy_leak(
+            f"epsilon=inf: {what} is an exact function of the data and carries no privacy guarantee; "
+            "use a finite epsilon on real people's data.",
+            stacklevel=4,
+        )
+
+
+def as_sensitive_features(sensitive_features: Any, n_rows: int, name: str = "sensitive_features") -> np.ndarray:
+    """Return ``sensitive_features`` as a 1-d object array with one non-missing label per row.
+
+    Accepts lists, numpy arrays, pandas Series and one-column DataFrames (any index: it is ignored).
+
+    Raises
+    ------
+    ValueError
+        If it is missing, not one label per row (``n_rows``), or holds missing values.
+    TypeError
+        If a label is not hashable.
+    """
+    if sensitive_features is None:
+        raise ValueError(
+            f"{name} is required: pass the group of every row (a 1-d array, list or pandas Series), "
+            "for example fit(X, y, sensitive_features=groups)."
+        )
+    if isinstance(sensitive_features, pd.DataFrame):
+        if sensitive_features.shape[1] != 1:
+            raise ValueError(
+                f"{name} must be one column, got a DataFrame with {sensitive_features.shape[1]} columns; "
+                "combine them into one label per row first."
+            )
+        sensitive_features = sensitive_features.iloc[:, 0]
+    values = sensitive_features.to_numpy() if hasattr(sensitive_features, "to_numpy") else sensitive_features
+    if isinstance(values, str | bytes) or np.isscalar(values):
+        raise ValueError(f"{name} must hold one label per row, got the scalar {type(values).__name__}.")
+    arr = np.asarray(values, dtype=object)
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr[:, 0]
+    if arr.ndim != 1 or arr.shape[0] != n_rows:
+        raise ValueError(f"{name} must be 1-dimensional with one label per row ({n_rows} rows), got shape {arr.shape}.")
+    if pd.isna(pd.Series(arr, dtype=object)).any():
+        raise ValueError(f"{name} contains missing values (None or NaN); every row needs a group label.")
+    try:
+        {hash(v) for v in arr[:1]}
+    except TypeError:
+        raise TypeError(f"{name} must hold hashable labels (str, int, ...), got {type(arr[0]).__name__}.") from None
+    return arr
+
+
+def _declared(groups: Any, name: str) -> np.ndarray:
+    if isinstance(groups, str | bytes) or np.isscalar(groups):
+        raise TypeError(f"{name} must be a list of group labels, e.g. groups=['a', 'b'], got {groups!r}.")
+    try:
+        declared = np.asarray(list(groups), dtype=object)
+    except TypeError:
+        raise TypeError(f"{name} must be a list of group labels, got {type(groups).__name__}.") from None
+    if declared.ndim != 1 or declared.size == 0:
+        raise ValueError(f"{name} must be a non-empty 1-d list of group labels, got {groups!r}.")
+    if pd.isna(pd.Series(declared, dtype=object)).any():
+        raise ValueError(f"{name} must not contain missing values (None or NaN).")
+    try:
+        if len(set(declared.tolist())) != declared.size:
+            raise ValueError(f"{name} lists a group more than once: {groups!r}; list each group once.")
+    except TypeError:
+        raise TypeError(f"{name} must hold hashable labels (str, int, ...).") from None
+    return declared
+
+
+def group_index(declared: np.ndarray, values: np.ndarray, name: str = "sensitive_features") -> np.ndarray:
+    """Index of each row's label in ``declared`` (int64); ``ValueError`` if any label was not declared.
+
+    The message names the declared groups, never the offending (private) values.
+    """
+    index = pd.Index(declared, dtype=object).get_indexer(pd.Index(values, dtype=object))
+    if (index < 0).any():
+        raise ValueError(
+            f"{name} holds label(s) outside the declared groups {declared.tolist()}; "
+            "declare every group in groups= (the set of groups is public knowledge) or drop those rows."
+        )
+    return index.astype(np.int64)
+
+
+def resolve_groups(
+    groups: Any, values: np.ndarray, epsilon: float, *, name: str = "groups"
+) -> tuple[np.ndarray, np.ndarray]:
+    """Return ``(declared_groups, row_index)`` for the rows' labels ``values``.
+
+    ``groups`` is the caller's declaration (its order is kept: group 0 is the first declared group).
+    With finite ``epsilon`` it is required: reading the set of groups off the data would release,
+    without noise, whether a rare group is present, which breaks differential privacy.  With
+    ``epsilon = inf`` it may be omitted and is then read off the data (sorted when the labels are
+    comparable, else in order of appearance).
+
+    A declared group absent from the data is not an error: the mechanism handles it (its private
+    weight is noise around 0).
+
+    Raises
+    ------
+    ValueError
+        If ``groups`` is missing with finite ``epsilon``, is empty or has duplicates, or a row's label
+        is not declared.
+    TypeError
+        If ``groups`` is not a list of hashable labels.
+    """
+    if groups is None:
+        if not math.isinf(epsilon):
+            raise ValueError(
+                f"{name} is required with a finite epsilon: declare the list of possible group labels "
+                f"(e.g. {name}=['a', 'b']). Reading them off the data would reveal, without noise, whether a rare "
+                "group is present, which breaks differential privacy (allowed only with epsilon=inf)."
+            )
+        uniques = pd.unique(pd.Series(values, dtype=object))
+        try:
+            declared = np.asarray(sorted(uniques.tolist()), dtype=object)
+        except TypeError:
+            declared = np.asarray(uniques.tolist(), dtype=object)
+    else:
+        declared = _declared(groups, name)
+    return declared, group_index(declared, values)
