@@ -26,11 +26,18 @@ __all__ = [
 ]
 
 
+_TINY = float(np.finfo(float).tiny)  # smallest positive normal float64
+
+
 def _as_float(value: Any, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        # numpy scalars are numbers.Real; anything else (str, None, arrays) is a type error.
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__} ({value!r}).")
-    out = float(value)
+    """``value`` as a Python float: real numbers only (no bool, complex, str or array), never NaN."""
+    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
+        # numpy scalars are numbers.Real; anything else (str, None, complex, arrays) is a type error.
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__} ({value!r:.80}).")
+    try:
+        out = float(value)
+    except (OverflowError, TypeError, ValueError):  # e.g. an int with more than 308 digits
+        raise ValueError(f"{name} is out of the float64 range; pass a real number below 1.8e308.") from None
     if math.isnan(out):
         raise ValueError(f"{name} is NaN; pass a real number.")
     return out
@@ -39,8 +46,26 @@ def _as_float(value: Any, name: str) -> float:
 def check_epsilon(epsilon: Any, name: str = "epsilon", *, allow_inf: bool = True) -> float:
     """Return ``epsilon`` as a float after checking ``epsilon > 0``.
 
-    ``float('inf')`` means *no privacy* (the exact non-private algorithm) and is
-    accepted unless ``allow_inf`` is False.
+    Parameters
+    ----------
+    epsilon : float
+        The privacy parameter; ``float('inf')`` means *no privacy* (the exact
+        non-private algorithm) and is accepted unless ``allow_inf`` is False.
+    name : str, default "epsilon"
+        Argument name used in error messages.
+    allow_inf : bool, default True
+        Whether ``inf`` is accepted.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    TypeError
+        If ``epsilon`` is not a real number (bool, str, complex, array, None).
+    ValueError
+        If it is NaN, ``<= 0``, or infinite while ``allow_inf`` is False.
     """
     eps = _as_float(epsilon, name)
     if eps <= 0:
@@ -53,7 +78,26 @@ def check_epsilon(epsilon: Any, name: str = "epsilon", *, allow_inf: bool = True
 
 
 def check_delta(delta: Any, name: str = "delta") -> float:
-    """Return ``delta`` as a float after checking ``0 <= delta < 1``."""
+    """Return ``delta`` as a float after checking ``0 <= delta < 1``.
+
+    Parameters
+    ----------
+    delta : float
+        The approximate-DP failure probability.
+    name : str, default "delta"
+        Argument name used in error messages.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    TypeError
+        If ``delta`` is not a real number.
+    ValueError
+        If it is NaN or outside ``[0, 1)``.
+    """
     d = _as_float(delta, name)
     if not (0.0 <= d < 1.0):
         raise ValueError(f"{name} must satisfy 0 <= {name} < 1 (got {d!r}).")
@@ -61,12 +105,52 @@ def check_delta(delta: Any, name: str = "delta") -> float:
 
 
 def check_rho(rho: Any, name: str = "rho", *, allow_inf: bool = True) -> float:
-    """Return a zCDP parameter ``rho > 0`` (``inf`` means no privacy)."""
+    """Return a zCDP parameter ``rho > 0`` (``inf`` means no privacy).
+
+    Parameters
+    ----------
+    rho : float
+        The zero-concentrated DP parameter.
+    name : str, default "rho"
+        Argument name used in error messages.
+    allow_inf : bool, default True
+        Whether ``inf`` is accepted.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    TypeError
+        If ``rho`` is not a real number.
+    ValueError
+        If it is NaN, ``<= 0``, or infinite while ``allow_inf`` is False.
+    """
     return check_epsilon(rho, name, allow_inf=allow_inf)
 
 
 def check_positive_finite(value: Any, name: str) -> float:
-    """Return ``value`` as a float after checking it is finite and > 0."""
+    """Return ``value`` as a float after checking it is finite and > 0.
+
+    Parameters
+    ----------
+    value : float
+        The number to check.
+    name : str
+        Argument name used in error messages.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    TypeError
+        If ``value`` is not a real number.
+    ValueError
+        If it is NaN, infinite or ``<= 0``.
+    """
     v = _as_float(value, name)
     if not math.isfinite(v) or v <= 0:
         raise ValueError(f"{name} must be a finite number > 0 (got {v!r}).")
@@ -74,7 +158,26 @@ def check_positive_finite(value: Any, name: str) -> float:
 
 
 def check_nonnegative_finite(value: Any, name: str) -> float:
-    """Return ``value`` as a float after checking it is finite and >= 0."""
+    """Return ``value`` as a float after checking it is finite and >= 0.
+
+    Parameters
+    ----------
+    value : float
+        The number to check.
+    name : str
+        Argument name used in error messages.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    TypeError
+        If ``value`` is not a real number.
+    ValueError
+        If it is NaN, infinite or negative.
+    """
     v = _as_float(value, name)
     if not math.isfinite(v) or v < 0:
         raise ValueError(f"{name} must be a finite number >= 0 (got {v!r}).")
@@ -82,27 +185,88 @@ def check_nonnegative_finite(value: Any, name: str) -> float:
 
 
 def check_sensitivity(value: Any, name: str = "sensitivity") -> float:
-    """Return a declared sensitivity: finite and > 0.
+    """Return a declared sensitivity: finite, > 0 and a normal float64.
 
     Sensitivities are declared by the caller from known bounds on the data, never
-    read off the data.
+    read off the data.  Subnormal values (below about ``2.2e-308``) are refused: every
+    noise scale and log-weight divides by the sensitivity, and a subnormal divisor
+    overflows or loses all precision.  Rescale the statistic instead.
+
+    Parameters
+    ----------
+    value : float
+        The declared sensitivity.
+    name : str, default "sensitivity"
+        Argument name used in error messages.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    TypeError
+        If ``value`` is not a real number.
+    ValueError
+        If it is NaN, negative, zero, subnormal or infinite.
     """
     v = _as_float(value, name)
     if v < 0:
         raise ValueError(f"{name} must be >= 0 (got {v!r}); declare the bound on one record's influence.")
     if not math.isfinite(v) or v == 0:
         raise ValueError(f"{name} must be finite and > 0 (got {v!r}).")
+    if v < _TINY:
+        raise ValueError(
+            f"{name}={v!r} is subnormal (below {_TINY:.3g}); rescale the statistic so the sensitivity is a normal float."
+        )
     return v
 
 
 def check_int(value: Any, name: str, *, minimum: int | None = None) -> int:
-    """Return ``value`` as an int, checking its type and an optional lower bound."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer, got {type(value).__name__} ({value!r}).")
+    """Return ``value`` as an int, checking its type and an optional lower bound.
+
+    Parameters
+    ----------
+    value : int
+        A Python or numpy integer (``bool`` and integral floats such as ``2.0`` are refused).
+    name : str
+        Argument name used in error messages.
+    minimum : int, optional
+        Smallest accepted value.
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    TypeError
+        If ``value`` is not an integer.
+    ValueError
+        If it is below ``minimum``.
+    """
+    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, got {type(value).__name__} ({value!r:.80}).")
     out = int(value)
     if minimum is not None and out < minimum:
         raise ValueError(f"{name} must be >= {minimum} (got {out}).")
     return out
+
+
+def _object_to_float(raw: np.ndarray, name: str, allow_bool: bool) -> np.ndarray:
+    """Convert an object array element by element, refusing anything but real numbers."""
+    flat = raw.ravel()
+    for item in flat:
+        if isinstance(item, bool | np.bool_):
+            if allow_bool:
+                continue
+            raise TypeError(f"{name} holds a bool; pass numbers (convert a mask with .astype(float) if 0/1 is meant).")
+        if not isinstance(item, numbers.Real):
+            raise TypeError(f"{name} must hold real numbers only, found {type(item).__name__}.")
+    try:
+        return np.array([float(item) for item in flat], dtype=float).reshape(raw.shape)
+    except OverflowError:
+        raise ValueError(f"{name} holds a number outside the float64 range.") from None
 
 
 def as_finite_array(
@@ -112,28 +276,94 @@ def as_finite_array(
     ndim: int | None = None,
     allow_empty: bool = False,
     dtype: Any = float,
+    allow_bool: bool = False,
 ) -> np.ndarray:
-    """Convert ``values`` (array-like or pandas object) to a finite float array.
+    """Convert ``values`` (array-like or pandas object) to a finite numeric array.
+
+    Only real numbers are accepted.  Strings (also numeric strings such as ``"1.5"``),
+    complex numbers (their imaginary part would be dropped), datetimes, ``None`` and
+    other objects raise :class:`TypeError`.  Booleans raise :class:`TypeError` too
+    unless ``allow_bool`` is True: a mask passed where numbers are meant is almost
+    always a mistake (the scikit-learn parameter-validation convention); convert it
+    explicitly with ``.astype(float)``.
+
+    Parameters
+    ----------
+    values : array-like, scalar or pandas object
+        The values; a scalar gives a 0-d array.
+    name : str
+        Argument name used in error messages.
+    ndim : int, optional
+        Required number of dimensions.
+    allow_empty : bool, default False
+        Whether an array with no elements is accepted.
+    dtype : numpy dtype, default float
+        Output dtype.  For an integer dtype, values must be integral (``1.7`` is
+        refused, never truncated) and inside the dtype's range.
+    allow_bool : bool, default False
+        Accept booleans as 0/1.
+
+    Returns
+    -------
+    ndarray
+        The values as an array of ``dtype``.
 
     Raises
     ------
     TypeError
-        If the values are not numeric.
+        If the values are not real numbers.
     ValueError
-        If the array is empty (unless ``allow_empty``), has the wrong number of
-        dimensions, or holds NaN or infinite values.
+        If the array is ragged, empty (unless ``allow_empty``), has the wrong number of
+        dimensions, holds NaN or infinite values, or (integer ``dtype``) non-integral
+        or out-of-range values.
     """
     if hasattr(values, "to_numpy"):
         values = values.to_numpy()
+    if isinstance(values, str | bytes):
+        raise TypeError(f"{name} must be numeric array-like, got a {type(values).__name__}.")
     try:
-        arr = np.asarray(values, dtype=dtype)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"{name} must be numeric array-like: {exc}") from None
-    if ndim is not None and arr.ndim != ndim:
-        raise ValueError(f"{name} must be {ndim}-dimensional, got shape {arr.shape}.")
-    if arr.size == 0 and not allow_empty:
+        raw = np.asarray(values)
+    except (TypeError, ValueError) as exc:  # ragged nested sequences
+        raise ValueError(f"{name} must be a rectangular numeric array-like: {exc}") from None
+    kind = raw.dtype.kind
+    target = np.dtype(dtype)
+    if kind == "b" and not allow_bool:
+        raise TypeError(f"{name} is boolean; pass numbers (convert a mask with .astype(float) if 0/1 is meant).")
+    if kind == "c":
+        raise TypeError(f"{name} is complex; pass real numbers (take .real explicitly if that is meant).")
+    if kind == "O":
+        raw = _object_to_float(raw, name, allow_bool)
+        kind = "f"
+    elif kind not in "biuf":
+        raise TypeError(f"{name} must hold real numbers, got dtype {raw.dtype} (strings, datetimes and records are refused).")
+    if ndim is not None and raw.ndim != ndim:
+        raise ValueError(f"{name} must be {ndim}-dimensional, got shape {raw.shape}.")
+    if raw.size == 0 and not allow_empty:
         raise ValueError(f"{name} is empty; pass at least one value.")
-    if not np.all(np.isfinite(arr)):
+    if target.kind in "iu":
+        return _to_integer(raw, name, target)
+    with np.errstate(over="ignore"):
+        arr = raw.astype(target, copy=False)
+    if not np.isfinite(arr).all():
         bad = int(np.size(arr) - np.count_nonzero(np.isfinite(arr)))
         raise ValueError(f"{name} contains {bad} NaN or infinite value(s); remove or impute them first.")
     return arr
+
+
+def _to_integer(raw: np.ndarray, name: str, target: np.dtype) -> np.ndarray:
+    """Exact conversion to an integer dtype: integral values inside its range only."""
+    info = np.iinfo(target)
+    if raw.dtype.kind in "biu":
+        if raw.size and (int(raw.min()) < info.min or int(raw.max()) > info.max):
+            raise ValueError(f"{name} holds integers outside the range of {target}.")
+        return raw.astype(target, copy=False)
+    arr = raw.astype(float, copy=False)
+    if not np.isfinite(arr).all():
+        bad = int(np.size(arr) - np.count_nonzero(np.isfinite(arr)))
+        raise ValueError(f"{name} contains {bad} NaN or infinite value(s); remove or impute them first.")
+    if not (arr == np.trunc(arr)).all():
+        raise ValueError(f"{name} must hold integers; it holds non-integral values (round them explicitly if that is meant).")
+    # 2**63 is exactly representable; every float below it in magnitude converts exactly
+    if arr.size and (arr.min() < -(2.0**63) or arr.max() >= 2.0**63 or arr.min() < info.min or arr.max() > info.max):
+        raise ValueError(f"{name} holds integers outside the range of {target}.")
+    return arr.astype(target)

@@ -13,6 +13,10 @@ from dpfair.privacy import (
 )
 from dpfair.privacy.noise import SeededNoise
 
+# exact analyses and epsilon=inf runs are deliberate here (tests/privacy/test_refusals.py checks the warning)
+pytestmark = pytest.mark.filterwarnings("ignore::dpfair.privacy.PrivacyLeakWarning")
+
+
 N = 200_000
 
 

@@ -65,3 +65,15 @@ def test_bad_budget_arguments(args, match):
     with pytest.raises((ValueError, TypeError), match=match):
         b.spend(*args)
     assert b.ledger == ()
+
+
+def test_sklearn_clone_keeps_the_same_budget_object():
+    from sklearn.base import clone
+
+    from dpfair.regression import FairRegressionPostProcessor
+    from dpfair.selection import ExponentialSelector
+
+    budget = PrivacyBudget(1.0)
+    assert clone(budget) is budget
+    for est in (ExponentialSelector(1.0, budget=budget), FairRegressionPostProcessor(epsilon=1.0, budget=budget)):
+        assert clone(est).budget is budget

@@ -7,6 +7,9 @@ import pytest
 
 from dpfair.privacy import BinaryTreeMechanism, PrivacyBudget
 
+# exact analyses and epsilon=inf runs are deliberate here (tests/privacy/test_refusals.py checks the warning)
+pytestmark = pytest.mark.filterwarnings("ignore::dpfair.privacy.PrivacyLeakWarning")
+
 
 def test_noise_off_releases_exact_running_sums():
     rng = np.random.default_rng(0)

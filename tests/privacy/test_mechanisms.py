@@ -14,6 +14,9 @@ from dpfair.privacy import (
     laplace_mechanism,
 )
 
+# exact analyses and epsilon=inf runs are deliberate here (tests/privacy/test_refusals.py checks the warning)
+pytestmark = pytest.mark.filterwarnings("ignore::dpfair.privacy.PrivacyLeakWarning")
+
 
 def test_laplace_scale_and_budget_charge():
     budget = PrivacyBudget(1.0)

@@ -9,6 +9,9 @@ from scipy import stats
 
 from dpfair.privacy import TopMExponentialMechanism, top_m_exponential_mechanism, top_m_inclusion_probabilities
 
+# exact analyses and epsilon=inf runs are deliberate here (tests/privacy/test_refusals.py checks the warning)
+pytestmark = pytest.mark.filterwarnings("ignore::dpfair.privacy.PrivacyLeakWarning")
+
 
 def brute_force(utilities, m, sensitivity, epsilon):
     subsets = list(itertools.combinations(range(len(utilities)), m))

@@ -3,6 +3,16 @@
 Notation: pure ``epsilon``-DP, approximate ``(epsilon, delta)``-DP and ``rho``-zCDP
 (zero-concentrated DP, Bun & Steinke 2016).  ``inf`` means "no privacy" everywhere.
 Every function validates its arguments (NaN is always refused).
+
+Float range
+-----------
+Conversions that return a privacy *loss* (an epsilon, a delta or a rho that a release
+costs) round towards more loss, never less: a value beyond the float64 range is
+returned as ``inf`` (a vacuous but true bound) and one that underflows is returned as
+the smallest positive float.  Calibrations that return a noise scale refuse, with a
+:class:`ValueError` naming the argument, any input whose scale is not representable
+(it would overflow to ``inf`` or underflow to 0, which would add no noise at a finite
+epsilon).
 """
 
 from __future__ import annotations
@@ -10,6 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
+import numpy as np
 from scipy import optimize, special
 
 from dpfair._validation import (
@@ -37,6 +48,10 @@ __all__ = [
 ]
 
 
+_SMALLEST = math.ulp(0.0)  # smallest positive float (subnormal)
+_MAX_FLOAT = float(np.finfo(float).max)
+
+
 def _check_delta_open(delta: float, name: str = "delta") -> float:
     d = check_delta(delta, name)
     if d == 0.0:
@@ -44,10 +59,37 @@ def _check_delta_open(delta: float, name: str = "delta") -> float:
     return d
 
 
-def _cks_log_delta(rho: float, epsilon: float, alpha: float) -> float:
+def _round_up_loss(value: float) -> float:
+    """A privacy loss that underflowed to 0 is reported as the smallest positive float (never 0)."""
+    return value if value > 0 else _SMALLEST
+
+
+def _cks_log_delta(rho: float, epsilon: float, log_am1: float) -> float:
     # Canonne, Kamath & Steinke (2020), Prop. 12: for every alpha > 1,
     # delta <= exp((alpha-1)(alpha*rho - eps)) / (alpha - 1) * (1 - 1/alpha)^alpha.
-    return (alpha - 1.0) * (alpha * rho - epsilon) - math.log(alpha - 1.0) + alpha * math.log1p(-1.0 / alpha)
+    # With a = alpha - 1 = exp(log_am1) the log of the bound is
+    # a*(a*rho + rho - eps) + a*log(a) - (1 + a)*log1p(a)
+    # = a*(a*rho + rho - eps) - a*log1p(1/a) - log1p(a), written without cancellation.
+    a = math.exp(log_am1)
+    value = a * (a * rho + (rho - epsilon)) - a * math.log1p(math.exp(-log_am1)) - math.log1p(a)
+    # clipped so the minimizer's arithmetic cannot overflow; exp(-1e300) is 0 and exp(1e300) capped at 1 anyway
+    return min(max(value, -1e300), 1e300)
+
+
+def _zcdp_log_delta(rho: float, epsilon: float) -> float:
+    """``log`` of :func:`zcdp_delta` (finite rho > 0), without over- or underflow."""
+    # the optimal alpha - 1 is about sqrt(log(1/delta) / rho) for large rho: search low enough
+    lower = max(-700.0, min(-30.0, -0.5 * math.log(rho) - 10.0))
+    upper = min(700.0, max(30.0, -0.5 * math.log(rho) + 10.0))
+    res = optimize.minimize_scalar(
+        lambda la: _cks_log_delta(rho, epsilon, la),
+        bounds=(lower, upper),
+        method="bounded",
+        options={"xatol": 1e-12},
+    )
+    # every alpha gives a valid bound: take the best of the optimum and the search's ends
+    best = min(float(res.fun), _cks_log_delta(rho, epsilon, lower), _cks_log_delta(rho, epsilon, upper))
+    return min(0.0, best)
 
 
 def zcdp_delta(rho: float, epsilon: float) -> float:
@@ -55,20 +97,29 @@ def zcdp_delta(rho: float, epsilon: float) -> float:
 
     Uses the optimal conversion of Canonne, Kamath & Steinke (2020, Prop. 12),
     minimized over the Renyi order ``alpha > 1``.
+
+    Parameters
+    ----------
+    rho : float
+        zCDP parameter (> 0; ``inf`` gives 1).
+    epsilon : float
+        Finite ``epsilon >= 0``.
+
+    Returns
+    -------
+    float
+        ``delta`` in ``[0, 1]`` (0 when it underflows).
+
+    Raises
+    ------
+    TypeError, ValueError
+        If an argument is not a real number in its range.
     """
     rho = check_rho(rho)
     epsilon = check_nonnegative_finite(epsilon, "epsilon")
     if math.isinf(rho):
         return 1.0
-    if rho == 0:
-        return 0.0
-    res = optimize.minimize_scalar(
-        lambda la: _cks_log_delta(rho, epsilon, 1.0 + math.exp(la)),
-        bounds=(-30.0, 30.0),
-        method="bounded",
-        options={"xatol": 1e-12},
-    )
-    return float(min(1.0, math.exp(res.fun)))
+    return math.exp(_zcdp_log_delta(rho, epsilon))
 
 
 def zcdp_to_approx_dp(rho: float, delta: float, *, method: str = "tight") -> float:
@@ -83,22 +134,42 @@ def zcdp_to_approx_dp(rho: float, delta: float, *, method: str = "tight") -> flo
     method : {"tight", "standard"}
         ``"standard"``: ``rho + 2*sqrt(rho*ln(1/delta))`` (Bun & Steinke 2016, Prop. 1.3).
         ``"tight"``: the optimal conversion of Canonne, Kamath & Steinke (2020), the one
-        OpenDP's ``make_zCDP_to_approxDP`` uses; never larger than ``"standard"``.
+        OpenDP's ``make_zCDP_to_approxDP`` uses; never larger than ``"standard"`` (where
+        float64 cannot resolve the difference, for huge ``rho``, it returns ``"standard"``).
+
+    Returns
+    -------
+    float
+        ``epsilon >= 0``; ``inf`` for ``rho = inf`` or beyond the float64 range.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If an argument is not a real number in its range, or ``method`` is unknown.
     """
     rho = check_rho(rho)
     delta = _check_delta_open(delta)
+    if method not in ("tight", "standard"):
+        raise ValueError(f"method must be 'tight' or 'standard', got {method!r}.")
     if math.isinf(rho):
         return math.inf
-    standard = rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))
-    if method == "standard":
+    standard = rho + 2.0 * math.sqrt(rho) * math.sqrt(math.log(1.0 / delta))
+    if method == "standard" or math.isinf(standard):
         return standard
-    if method != "tight":
-        raise ValueError(f"method must be 'tight' or 'standard', got {method!r}.")
     # epsilon(delta) is the inverse of the decreasing function zcdp_delta(rho, .)
-    if zcdp_delta(rho, 0.0) <= delta:
-        return 0.0
     log_delta = math.log(delta)
-    return float(optimize.brentq(lambda e: math.log(zcdp_delta(rho, e)) - log_delta, 0.0, standard + 1.0, xtol=1e-14, rtol=1e-13))
+    if _zcdp_log_delta(rho, 0.0) <= log_delta:
+        return 0.0
+    hi = min(standard * (1.0 + 1e-9) + 1.0, _MAX_FLOAT)
+    if _zcdp_log_delta(rho, hi) - log_delta > 0:
+        return standard  # the tight bound is not resolvable in float64 here; the standard one is valid
+    tight = float(optimize.brentq(lambda e: _zcdp_log_delta(rho, e) - log_delta, 0.0, hi, xtol=1e-14, rtol=1e-13))
+    # brentq may stop just below the root: return only an epsilon whose delta is verified
+    for step in (0.0, 1e-13, 1e-11, 1e-9):
+        candidate = tight * (1.0 + step) + step
+        if candidate < standard and _zcdp_log_delta(rho, candidate) <= log_delta:
+            return candidate
+    return standard
 
 
 def approx_dp_to_zcdp(epsilon: float, delta: float) -> float:
@@ -107,19 +178,58 @@ def approx_dp_to_zcdp(epsilon: float, delta: float) -> float:
     ``rho = (sqrt(ln(1/delta) + epsilon) - sqrt(ln(1/delta)))**2``, the rule the
     Private-Fair-Greedy paper uses to split an ``(epsilon, delta)`` budget across
     zCDP releases (it inverts ``epsilon = rho + 2*sqrt(rho*ln(1/delta))``).
+
+    Parameters
+    ----------
+    epsilon : float
+        Target ``epsilon > 0`` (``inf`` gives ``inf``).
+    delta : float
+        Target ``delta`` in (0, 1).
+
+    Returns
+    -------
+    float
+        ``rho > 0``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If an argument is not a real number in its range, or ``epsilon`` is so small that
+        ``rho`` underflows float64 (a rho of 0 cannot be spent).
     """
     epsilon = check_epsilon(epsilon)
     delta = _check_delta_open(delta)
     if math.isinf(epsilon):
         return math.inf
     log_inv = math.log(1.0 / delta)
-    return (math.sqrt(log_inv + epsilon) - math.sqrt(log_inv)) ** 2
+    # (sqrt(L + eps) - sqrt(L))**2 written without cancellation
+    root = epsilon / (math.sqrt(log_inv + epsilon) + math.sqrt(log_inv))
+    rho = root * root
+    if rho == 0:
+        raise ValueError(f"epsilon={epsilon!r} is so small that rho underflows float64; use a larger epsilon.")
+    return rho
 
 
 def pure_dp_to_zcdp(epsilon: float) -> float:
-    """``epsilon``-DP implies ``epsilon**2 / 2``-zCDP (Bun & Steinke 2016, Prop. 1.4)."""
+    """``epsilon``-DP implies ``epsilon**2 / 2``-zCDP (Bun & Steinke 2016, Prop. 1.4).
+
+    Parameters
+    ----------
+    epsilon : float
+        ``epsilon > 0`` (``inf`` gives ``inf``).
+
+    Returns
+    -------
+    float
+        ``rho``, rounded up (``inf`` past the float range, never 0).
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``epsilon`` is not a real number > 0.
+    """
     epsilon = check_epsilon(epsilon)
-    return epsilon**2 / 2.0
+    return _round_up_loss(epsilon * epsilon / 2.0)
 
 
 def exponential_mechanism_to_zcdp(epsilon: float) -> float:
@@ -127,20 +237,63 @@ def exponential_mechanism_to_zcdp(epsilon: float) -> float:
 
     Bounded-range argument of Cesar & Rogers (2021); applies to the exponential
     mechanism only, not to arbitrary pure-DP mechanisms.
+
+    Parameters
+    ----------
+    epsilon : float
+        ``epsilon > 0`` (``inf`` gives ``inf``).
+
+    Returns
+    -------
+    float
+        ``rho``, rounded up (``inf`` past the float range, never 0).
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``epsilon`` is not a real number > 0.
     """
     epsilon = check_epsilon(epsilon)
-    return epsilon**2 / 8.0
+    return _round_up_loss(epsilon * epsilon / 8.0)
+
+
+def _iterate(values: Iterable, name: str) -> Iterable:
+    if isinstance(values, str | bytes):
+        raise TypeError(f"{name} must be an iterable of numbers or pairs, got a {type(values).__name__}.")
+    try:
+        return iter(values)
+    except TypeError:
+        raise TypeError(f"{name} must be an iterable, got {type(values).__name__}.") from None
 
 
 def basic_composition(costs: Iterable[tuple[float, float]]) -> tuple[float, float]:
-    """Sum of ``(epsilon_i, delta_i)``: the basic composition theorem."""
+    """Sum of ``(epsilon_i, delta_i)``: the basic composition theorem.
+
+    Parameters
+    ----------
+    costs : iterable of (epsilon, delta) pairs
+        Each ``epsilon_i > 0`` (``inf`` allowed) and ``0 <= delta_i < 1``.
+
+    Returns
+    -------
+    (epsilon_total, delta_total) : tuple of float
+        ``epsilon_total`` is ``inf`` if a cost is infinite or the sum exceeds the float
+        range; ``delta_total`` is capped at 1.  An empty ``costs`` gives ``(0.0, 0.0)``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``costs`` is not an iterable of valid pairs (the message names ``costs[i]``).
+    """
     total_eps = 0.0
     total_delta = 0.0
-    for i, pair in enumerate(costs):
+    for i, pair in enumerate(_iterate(costs, "costs")):
+        if isinstance(pair, str | bytes):
+            raise TypeError(f"costs[{i}] must be an (epsilon, delta) pair, got a string.")
         try:
             eps, delta = pair
         except (TypeError, ValueError):
-            raise TypeError(f"costs[{i}] must be an (epsilon, delta) pair, got {pair!r}.") from None
+            raise TypeError(f"costs[{i}] must be an (epsilon, delta) pair, got {type(pair).__name__}.") from None
         total_eps += check_epsilon(eps, f"costs[{i}].epsilon")
         total_delta += check_delta(delta, f"costs[{i}].delta")
     return total_eps, min(total_delta, 1.0)
@@ -152,37 +305,133 @@ def advanced_composition(epsilon: float, delta: float, k: int, delta_slack: floa
     Dwork, Rothblum & Vadhan (2010), Theorem III.3: the composition is
     ``(sqrt(2k ln(1/delta_slack)) * epsilon + k * epsilon * (exp(epsilon) - 1), k*delta + delta_slack)``-DP.
 
+    Parameters
+    ----------
+    epsilon : float
+        Per-mechanism ``epsilon > 0`` (``inf`` allowed).
+    delta : float
+        Per-mechanism ``delta`` in [0, 1).
+    k : int
+        Number of mechanisms, ``>= 1``.
+    delta_slack : float
+        The extra ``delta'`` in (0, 1).
+
     Returns
     -------
-    (epsilon_total, delta_total)
+    (epsilon_total, delta_total) : tuple of float
+        ``epsilon_total`` is ``inf`` when it exceeds the float64 range (for example
+        ``epsilon > 709``, where ``exp(epsilon)`` overflows); ``delta_total`` is capped at 1.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If an argument is not valid (the message names it).
     """
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
     k = check_int(k, "k", minimum=1)
     delta_slack = _check_delta_open(delta_slack, "delta_slack")
+    if k > 2**1000:
+        raise ValueError(f"k={k} is beyond the float64 range; compose fewer mechanisms.")
+    k_float = float(k)
+    delta_total = min(1.0, k_float * delta + delta_slack)
     if math.isinf(epsilon):
-        return math.inf, min(1.0, k * delta + delta_slack)
-    eps_total = math.sqrt(2.0 * k * math.log(1.0 / delta_slack)) * epsilon + k * epsilon * math.expm1(epsilon)
-    return eps_total, min(1.0, k * delta + delta_slack)
+        return math.inf, delta_total
+    try:
+        growth = math.expm1(epsilon)
+    except OverflowError:
+        return math.inf, delta_total
+    eps_total = math.sqrt(2.0 * k_float) * math.sqrt(math.log(1.0 / delta_slack)) * epsilon + k_float * epsilon * growth
+    return eps_total, delta_total
 
 
 def zcdp_composition(rhos: Iterable[float]) -> float:
-    """zCDP composes additively: the sum of the ``rho_i``."""
-    return float(sum(check_rho(r, f"rhos[{i}]") for i, r in enumerate(rhos)))
+    """zCDP composes additively: the sum of the ``rho_i``.
+
+    Parameters
+    ----------
+    rhos : iterable of float
+        Each ``rho_i > 0`` (``inf`` allowed).
+
+    Returns
+    -------
+    float
+        The sum (``inf`` past the float range; 0.0 for an empty iterable).
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``rhos`` is not an iterable of valid values (the message names ``rhos[i]``).
+    """
+    return float(sum(check_rho(r, f"rhos[{i}]") for i, r in enumerate(_iterate(rhos, "rhos"))))
 
 
 def laplace_scale(sensitivity: float, epsilon: float) -> float:
-    """Laplace scale ``b = sensitivity_L1 / epsilon`` for ``epsilon``-DP (0 when epsilon is inf)."""
+    """Laplace scale ``b = sensitivity_L1 / epsilon`` for ``epsilon``-DP (0 when epsilon is inf).
+
+    Parameters
+    ----------
+    sensitivity : float
+        Declared L1 sensitivity (finite, > 0).
+    epsilon : float
+        ``epsilon > 0``; ``inf`` gives 0 (no noise).
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    TypeError, ValueError
+        If an argument is invalid, or the scale is not representable: ``inf`` (epsilon
+        too small for this sensitivity) or 0 at a finite epsilon (epsilon too large).
+    """
     sensitivity = check_sensitivity(sensitivity, "sensitivity")
     epsilon = check_epsilon(epsilon)
-    return 0.0 if math.isinf(epsilon) else sensitivity / epsilon
+    if math.isinf(epsilon):
+        return 0.0
+    return _representable_scale(sensitivity / epsilon, "epsilon")
+
+
+def _representable_scale(scale: float, name: str) -> float:
+    if math.isinf(scale):
+        raise ValueError(
+            f"{name} is too small for this sensitivity: the noise scale overflows float64; "
+            f"use a larger {name} or rescale the statistic."
+        )
+    if scale == 0:
+        raise ValueError(
+            f"{name} is so large that the noise scale underflows to 0 (no noise); "
+            f"pass {name}=float('inf') for the exact, non-private release."
+        )
+    return scale
 
 
 def gaussian_sigma_zcdp(sensitivity: float, rho: float) -> float:
-    """Gaussian standard deviation ``sensitivity_L2 / sqrt(2*rho)`` for ``rho``-zCDP."""
+    """Gaussian standard deviation ``sensitivity_L2 / sqrt(2*rho)`` for ``rho``-zCDP.
+
+    Parameters
+    ----------
+    sensitivity : float
+        Declared L2 sensitivity (finite, > 0).
+    rho : float
+        ``rho > 0``; ``inf`` gives 0 (no noise).
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    TypeError, ValueError
+        If an argument is invalid or ``sigma`` is not representable (overflow, or
+        underflow to 0 at a finite ``rho``).
+    """
     sensitivity = check_sensitivity(sensitivity, "sensitivity")
     rho = check_rho(rho)
-    return 0.0 if math.isinf(rho) else sensitivity / math.sqrt(2.0 * rho)
+    if math.isinf(rho):
+        return 0.0
+    return _representable_scale(sensitivity / (math.sqrt(2.0) * math.sqrt(rho)), "rho")
 
 
 def gaussian_delta(sigma: float, epsilon: float, sensitivity: float = 1.0) -> float:
@@ -190,17 +439,70 @@ def gaussian_delta(sigma: float, epsilon: float, sensitivity: float = 1.0) -> fl
 
     ``delta = Phi(D/(2s) - eps*s/D) - exp(eps) * Phi(-D/(2s) - eps*s/D)`` with ``D`` the
     L2 sensitivity and ``s`` the noise standard deviation.
+
+    Parameters
+    ----------
+    sigma : float
+        Noise standard deviation (finite, >= 0; 0 gives 1).
+    epsilon : float
+        Finite ``epsilon >= 0``.
+    sensitivity : float, default 1.0
+        Declared L2 sensitivity.
+
+    Returns
+    -------
+    float
+        ``delta`` in [0, 1].
+
+    Raises
+    ------
+    TypeError, ValueError
+        If an argument is not a real number in its range.
     """
     sigma = check_nonnegative_finite(sigma, "sigma")
     epsilon = check_nonnegative_finite(epsilon, "epsilon")
     sensitivity = check_sensitivity(sensitivity)
     if sigma == 0:
         return 1.0
-    a = sensitivity / (2.0 * sigma)
-    b = epsilon * sigma / sensitivity
-    # second term computed in log space: exp(eps) * Phi(-a-b) can overflow otherwise
-    second = math.exp(epsilon + special.log_ndtr(-a - b))
-    return float(max(0.0, special.ndtr(a - b) - second))
+    return _gaussian_delta(sigma, epsilon, sensitivity)
+
+
+def _log_gaussian_delta_narrow(a: float, b: float, epsilon: float) -> float:
+    """``delta`` for a narrow window ``a <= 1e-4`` (huge sigma), where Phi(a-b) - Phi(-a-b) cancels.
+
+    ``Phi(a-b) - Phi(-a-b) = phi(b) * int_{-a}^{a} exp(b t - t**2/2) dt <= phi(b) * 2 sinh(a b) / b``
+    (relative slack below ``a**2/2 <= 5e-9``, towards a larger delta, i.e. more noise).
+    """
+    if a == 0:
+        return 0.0
+    z = a * b
+    if z < 1e-8:  # sinh(z) / z = 1 to float64 precision (and z may be subnormal, with few digits)
+        log_window = math.log(2.0) + math.log(a)
+    elif z < 1.0:
+        log_window = math.log(2.0 * math.sinh(z)) - math.log(b)
+    else:
+        log_window = z + math.log1p(-math.exp(-2.0 * z)) - math.log(b)
+    log_first = -0.5 * b * b - 0.5 * math.log(2.0 * math.pi) + log_window
+    log_second = math.log(math.expm1(epsilon)) + float(special.log_ndtr(-a - b)) if epsilon > 0 else -math.inf
+    if log_second >= log_first:
+        return 0.0
+    return math.exp(log_first) * -math.expm1(log_second - log_first)
+
+
+def _gaussian_delta(sigma: float, epsilon: float, sensitivity: float) -> float:
+    with np.errstate(over="ignore"):
+        a = (sensitivity / sigma) / 2.0
+        b = epsilon * (sigma / sensitivity)
+    if a <= 1e-4 and epsilon < 700 and math.isfinite(b):
+        # the two Phi terms nearly coincide; the direct difference would lose every digit below ~1e-16
+        return min(1.0, _log_gaussian_delta_narrow(a, b, epsilon))
+    # second term in log space: exp(eps) * Phi(-a-b) overflows otherwise.  Mathematically it
+    # never exceeds Phi(a - b) <= 1, so its log is <= 0; clamping only removes rounding overflow.
+    second = math.exp(min(0.0, epsilon + float(special.log_ndtr(-a - b))))
+    return float(min(1.0, max(0.0, special.ndtr(a - b) - second)))
+
+
+_LARGE_EPSILON = 1e6
 
 
 def gaussian_sigma_approx_dp(sensitivity: float, epsilon: float, delta: float) -> float:
@@ -208,16 +510,64 @@ def gaussian_sigma_approx_dp(sensitivity: float, epsilon: float, delta: float) -
 
     Balle & Wang (2018): bisection on the exact ``delta`` of :func:`gaussian_delta`.
     Valid for every ``epsilon > 0`` (the classical ``sqrt(2 ln(1.25/delta))/epsilon`` rule
-    only holds for ``epsilon < 1`` and is looser).
+    only holds for ``epsilon < 1`` and is looser).  For ``epsilon > 1e6`` float64 cannot
+    resolve the bisection; the closed-form root of ``Phi(D/(2s) - eps*s/D) = delta`` is used
+    instead (it drops the subtracted term of the exact ``delta``, so it is slightly larger,
+    hence still valid).
+
+    Parameters
+    ----------
+    sensitivity : float
+        Declared L2 sensitivity.
+    epsilon : float
+        ``epsilon > 0``; ``inf`` gives 0 (no noise).
+    delta : float
+        ``delta`` in (0, 1).
+
+    Returns
+    -------
+    float
+        ``sigma > 0`` (0 for ``epsilon = inf``).
+
+    Raises
+    ------
+    TypeError, ValueError
+        If an argument is invalid or ``sigma`` is not representable in float64.
     """
     sensitivity = check_sensitivity(sensitivity)
     epsilon = check_epsilon(epsilon)
     delta = _check_delta_open(delta)
     if math.isinf(epsilon):
         return 0.0
+    if epsilon > _LARGE_EPSILON:
+        # a - b = z with a = D/(2s), b = eps*s/D:  s = D * (sqrt(z**2 + 2 eps) - z) / (2 eps)
+        # = D / (sqrt(2) * sqrt(eps + z**2 / 2) + z), written without overflow or cancellation
+        z = float(special.ndtri(delta))
+        sigma = sensitivity / (math.sqrt(2.0) * math.sqrt(epsilon + 0.5 * z * z) + z)
+        return _representable_scale(sigma, "epsilon")
     lo, hi = 1e-12 * sensitivity, sensitivity
-    while gaussian_delta(hi, epsilon, sensitivity) > delta:
+    while _gaussian_delta(hi, epsilon, sensitivity) > delta:
         hi *= 2.0
-    return float(
-        optimize.brentq(lambda s: gaussian_delta(s, epsilon, sensitivity) - delta, lo, hi, xtol=1e-15 * sensitivity, rtol=1e-14)
-    )
+        if math.isinf(hi):
+            raise ValueError(
+                "epsilon and delta are so small that sigma overflows float64; use a larger epsilon or delta, "
+                "or rescale the statistic."
+            )
+    if lo == 0 or _gaussian_delta(lo, epsilon, sensitivity) <= delta:
+        return _representable_scale(lo, "epsilon")
+    # bisection on log(sigma): the bracket may span hundreds of orders of magnitude
+    def excess(log_sigma: float) -> float:
+        return _gaussian_delta(math.exp(log_sigma), epsilon, sensitivity) - delta
+
+    ls_lo, ls_hi = math.log(lo), math.log(hi)
+    if excess(ls_lo) <= 0:
+        return _representable_scale(lo, "epsilon")
+    if excess(ls_hi) > 0:  # exp(log(hi)) rounded past the verified hi
+        return _representable_scale(hi, "epsilon")
+    log_sigma = optimize.brentq(excess, ls_lo, ls_hi, xtol=1e-15, rtol=1e-15, maxiter=500)
+    sigma = math.exp(log_sigma)
+    # never return a sigma whose delta exceeds the target (brentq may stop just below the root)
+    for step in (0.0, 1e-14, 1e-12, 1e-10):
+        if _gaussian_delta(sigma * (1.0 + step), epsilon, sensitivity) <= delta:
+            return _representable_scale(sigma * (1.0 + step), "epsilon")
+    return _representable_scale(hi, "epsilon")

@@ -25,14 +25,41 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from dpfair._validation import check_delta, check_int
+from dpfair._validation import _as_float, as_finite_array, check_delta, check_int
+from dpfair.privacy.noise import NoiseSource, check_random_state
 
 __all__ = ["AuditResult", "audit_epsilon", "clopper_pearson"]
 
 
 def clopper_pearson(successes: np.ndarray, trials: int, alpha: float) -> tuple[np.ndarray, np.ndarray]:
-    """Exact two-sided ``1 - alpha`` Clopper-Pearson interval for binomial proportions."""
-    k = np.asarray(successes, dtype=float)
+    """Exact two-sided ``1 - alpha`` Clopper-Pearson interval for binomial proportions.
+
+    Parameters
+    ----------
+    successes : array-like of int
+        Success counts, each in ``[0, trials]``.
+    trials : int
+        Number of trials, ``>= 1``.
+    alpha : float
+        Miscoverage in (0, 1).
+
+    Returns
+    -------
+    (lower, upper) : tuple of ndarray
+        Interval ends, shaped like ``successes``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For invalid arguments.
+    """
+    trials = check_int(trials, "trials", minimum=1)
+    alpha = _as_float(alpha, "alpha")
+    if not (0.0 < alpha < 1.0):
+        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}.")
+    k = as_finite_array(successes, "successes", allow_empty=True, dtype=np.int64).astype(float)
+    if k.size and (k.min() < 0 or k.max() > trials):
+        raise ValueError(f"successes must lie in [0, trials={trials}].")
     lo = np.where(k > 0, stats.beta.ppf(alpha / 2, k, trials - k + 1), 0.0)
     hi = np.where(k < trials, stats.beta.ppf(1 - alpha / 2, k + 1, trials - k), 1.0)
     return np.nan_to_num(lo, nan=0.0), np.nan_to_num(hi, nan=1.0)
@@ -42,7 +69,7 @@ def clopper_pearson(successes: np.ndarray, trials: int, alpha: float) -> tuple[n
 class AuditResult:
     """Outcome of :func:`audit_epsilon`.
 
-    Attributes
+    Parameters
     ----------
     epsilon_lower_bound : float
         With probability at least ``confidence``, the mechanism's true epsilon (at the
@@ -87,6 +114,18 @@ def _events(a: np.ndarray, b: np.ndarray, discrete: bool, edges: np.ndarray | No
     return names, np.concatenate([bins_a, left_a, right_a]), np.concatenate([bins_b, left_b, right_b])
 
 
+def _outputs(mechanism: Callable, data: Any, size: int, rng: np.random.Generator) -> np.ndarray:
+    """Run the mechanism and check it returned ``size`` finite real numbers."""
+    raw = mechanism(data, size, rng)
+    shape = np.shape(raw)
+    if shape != (size,):
+        raise ValueError(f"mechanism must return a 1-d array of {size} outputs; got shape {shape}.")
+    raw = np.asarray(raw)
+    if raw.dtype.kind in "iu":
+        return raw  # integer codes (e.g. subset bitmasks) stay exact
+    return as_finite_array(raw, "the mechanism's outputs", ndim=1)
+
+
 def audit_epsilon(
     mechanism: Callable[[Any, int, np.random.Generator], np.ndarray],
     input_a: Any,
@@ -115,35 +154,50 @@ def audit_epsilon(
     discrete : bool, default False
         Treat outputs as discrete labels (events are single outcomes); otherwise bin them.
     n_bins : int, default 20
-        Bins for continuous outputs (edges from quantiles of a pilot run).
+        Bins for continuous outputs (edges from quantiles of a pilot run), ``>= 2``: one
+        bin holds every output and can refute nothing.  At most the pilot size,
+        ``max(n_samples // 10, 100)``.
     confidence : float, default 0.95
-        Confidence level of the returned bound.
-    random_state : int or Generator, default 0
+        Confidence level of the returned bound, in (0, 1).
+    random_state : int, Generator or SeedSequence, default 0
         Seed for the runs: audits are deterministic.
 
     Returns
     -------
     AuditResult
+
+    Raises
+    ------
+    TypeError, ValueError
+        For invalid arguments, or when ``mechanism`` returns anything but ``size``
+        finite real numbers in a 1-d array (NaN or inf outputs cannot be binned and would
+        hide a leak).
     """
+    if not callable(mechanism):
+        raise TypeError(f"mechanism must be callable as mechanism(data, size, rng), got {type(mechanism).__name__}.")
     n_samples = check_int(n_samples, "n_samples", minimum=10)
     delta = check_delta(delta)
+    if not isinstance(discrete, bool | np.bool_):
+        raise TypeError(f"discrete must be True or False, got {type(discrete).__name__}.")
+    pilot_size = max(n_samples // 10, 100)
+    n_bins = check_int(n_bins, "n_bins", minimum=2)
+    if n_bins > pilot_size:
+        raise ValueError(f"n_bins must be <= the pilot size max(n_samples // 10, 100) = {pilot_size}, got {n_bins}.")
+    confidence = _as_float(confidence, "confidence")
     if not (0.0 < confidence < 1.0):
         raise ValueError(f"confidence must be in (0, 1), got {confidence!r}.")
+    if isinstance(random_state, NoiseSource):
+        raise TypeError("random_state must be an int seed, a numpy Generator or a SeedSequence, not a NoiseSource.")
+    check_random_state(random_state)
     rng = np.random.default_rng(random_state)
     edges = None
     if not discrete:
-        pilot_size = max(n_samples // 10, 100)
         pilot = np.concatenate(
-            [np.asarray(mechanism(input_a, pilot_size, rng), float), np.asarray(mechanism(input_b, pilot_size, rng), float)]
+            [_outputs(mechanism, input_a, pilot_size, rng), _outputs(mechanism, input_b, pilot_size, rng)]
         )
         edges = np.unique(np.quantile(pilot, np.linspace(0, 1, n_bins + 1)[1:-1]))
-    out_a = np.asarray(mechanism(input_a, n_samples, rng))
-    out_b = np.asarray(mechanism(input_b, n_samples, rng))
-    if out_a.shape != (n_samples,) or out_b.shape != (n_samples,):
-        raise ValueError(f"mechanism must return a 1-d array of {n_samples} outputs; got {out_a.shape} and {out_b.shape}.")
-    if not discrete:
-        out_a = out_a.astype(float)
-        out_b = out_b.astype(float)
+    out_a = _outputs(mechanism, input_a, n_samples, rng)
+    out_b = _outputs(mechanism, input_b, n_samples, rng)
     names, ca, cb = _events(out_a, out_b, discrete, edges)
     n_events = len(names)
     alpha = (1.0 - confidence) / (2 * n_events)  # Bonferroni over events and both directions

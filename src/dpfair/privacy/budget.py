@@ -26,18 +26,22 @@ from dpfair.privacy.accounting import zcdp_to_approx_dp
 
 __all__ = ["LedgerEntry", "PrivacyBudget", "PrivacyBudgetExceededError"]
 
-_TOL = 1e-12
+_TOL = 1e-12  # relative: absorbs rounding in sums such as 0.1 + 0.2, never an absolute allowance
 
 
 class PrivacyBudgetExceededError(RuntimeError):
-    """Raised when a charge would exceed a :class:`PrivacyBudget`; the budget is unchanged."""
+    """Raised when a charge would exceed a :class:`PrivacyBudget`; the budget is unchanged.
+
+    Also raised by :meth:`PrivacyBudget.spend_zcdp` when the budget has no ``delta`` to
+    convert a zCDP charge with.
+    """
 
 
 @dataclass(frozen=True)
 class LedgerEntry:
     """One charge against a budget.
 
-    Attributes
+    Parameters
     ----------
     label : str
         What was released (free text given by the caller).
@@ -64,7 +68,12 @@ class PrivacyBudget:
     epsilon : float
         Total epsilon (> 0; ``inf`` means no privacy constraint).
     delta : float, default 0.0
-        Total delta in [0, 1).
+        Total delta in [0, 1).  zCDP charges (:meth:`spend_zcdp`) need ``delta > 0``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``epsilon`` or ``delta`` is invalid.
 
     Examples
     --------
@@ -94,21 +103,43 @@ class PrivacyBudget:
         return eps, delta
 
     def spent(self) -> tuple[float, float]:
-        """Total ``(epsilon, delta)`` spent so far (see the module docstring for the rule)."""
+        """Total ``(epsilon, delta)`` spent so far (see the module docstring for the rule).
+
+        Returns
+        -------
+        (epsilon, delta) : tuple of float
+        """
         return self._total(self._ledger, self.delta)
 
     def remaining(self) -> tuple[float, float]:
-        """``(epsilon, delta)`` still available: the budget minus :meth:`spent`."""
+        """``(epsilon, delta)`` still available: the budget minus :meth:`spent`.
+
+        Returns
+        -------
+        (epsilon, delta) : tuple of float
+            Never negative; ``inf`` epsilon for an infinite budget with finite spending.
+        """
         eps, delta = self.spent()
         return max(0.0, self.epsilon - eps), max(0.0, self.delta - delta)
 
     @property
     def ledger(self) -> tuple[LedgerEntry, ...]:
-        """Every charge, in order (read-only)."""
+        """Every charge, in order (read-only).
+
+        Returns
+        -------
+        tuple of LedgerEntry
+        """
         return tuple(self._ledger)
 
     def spent_by_label(self) -> dict[str, dict[str, float]]:
-        """Sum of ``epsilon``, ``delta`` and ``rho`` charged under each label."""
+        """Sum of ``epsilon``, ``delta`` and ``rho`` charged under each label.
+
+        Returns
+        -------
+        dict
+            ``{label: {"epsilon": float, "delta": float, "rho": float}}``.
+        """
         out: dict[str, dict[str, float]] = {}
         for e in self._ledger:
             row = out.setdefault(e.label, {"epsilon": 0.0, "delta": 0.0, "rho": 0.0})
@@ -121,8 +152,8 @@ class PrivacyBudget:
     def _charge(self, entry: LedgerEntry) -> None:
         candidate = [*self._ledger, entry]
         eps, delta = self._total(candidate, self.delta)
-        over_eps = eps > self.epsilon * (1 + _TOL) + _TOL if math.isfinite(self.epsilon) else False
-        over_delta = delta > self.delta * (1 + _TOL) + _TOL * 1e-3
+        over_eps = eps > self.epsilon * (1 + _TOL) if math.isfinite(self.epsilon) else False
+        over_delta = delta > self.delta * (1 + _TOL)
         if over_eps or over_delta:
             spent_eps, spent_delta = self.spent()
             raise PrivacyBudgetExceededError(
@@ -136,8 +167,19 @@ class PrivacyBudget:
     def spend(self, epsilon: float, delta: float = 0.0, *, label: str = "") -> None:
         """Charge an ``(epsilon, delta)``-DP release.
 
+        Parameters
+        ----------
+        epsilon : float
+            ``epsilon > 0`` of the release (``inf`` is accepted only by an infinite budget).
+        delta : float, default 0.0
+            ``delta`` in [0, 1) of the release.
+        label : str, default ""
+            What was released, for the ledger.
+
         Raises
         ------
+        TypeError, ValueError
+            If ``epsilon`` or ``delta`` is invalid (nothing is charged).
         PrivacyBudgetExceededError
             If the total would exceed the budget; the ledger is left unchanged.
         """
@@ -148,13 +190,52 @@ class PrivacyBudget:
     def spend_zcdp(self, rho: float, *, label: str = "") -> None:
         """Charge a ``rho``-zCDP release (needs ``delta > 0`` in the budget).
 
+        Parameters
+        ----------
+        rho : float
+            ``rho > 0`` of the release.
+        label : str, default ""
+            What was released, for the ledger.
+
         Raises
         ------
+        TypeError, ValueError
+            If ``rho`` is invalid (nothing is charged).
         PrivacyBudgetExceededError
-            If the total would exceed the budget; the ledger is left unchanged.
+            If the total would exceed the budget, or the budget has no ``delta`` left to
+            convert zCDP to ``(epsilon, delta)``-DP; the ledger is left unchanged.
         """
         r = check_rho(rho)
+        if math.isfinite(self.epsilon):
+            used_delta = sum(e.delta for e in self._ledger if e.kind == "approx_dp")
+            if self.delta == 0:
+                raise PrivacyBudgetExceededError(
+                    f"charge {label!r}: a zCDP charge needs a budget with delta > 0 (zCDP implies only "
+                    "(epsilon, delta)-DP with delta > 0), and this budget has delta=0; "
+                    "create the budget as PrivacyBudget(epsilon, delta) with delta > 0."
+                )
+            if used_delta >= self.delta:
+                raise PrivacyBudgetExceededError(
+                    f"charge {label!r}: a zCDP charge needs some of the budget's delta, and the earlier "
+                    f"(epsilon, delta) charges have used all of it (delta={self.delta:.3g}); "
+                    "create a budget with a larger delta."
+                )
         self._charge(LedgerEntry(label=str(label), kind="zcdp", rho=r))
+
+    def __sklearn_clone__(self) -> PrivacyBudget:
+        """Return ``self``: a budget is a shared accountant, never copied by :func:`sklearn.base.clone`.
+
+        ``clone`` deep-copies every parameter that is not an estimator, so without this each fit of
+        ``GridSearchCV`` or ``cross_validate`` would charge a private copy and the caller's budget would
+        never see it.  (With ``n_jobs > 1`` the workers still receive pickled copies: share a budget
+        only within one process.)
+
+        Returns
+        -------
+        PrivacyBudget
+            This same object.
+        """
+        return self
 
     def __repr__(self) -> str:
         eps, delta = self.spent()
@@ -162,3 +243,27 @@ class PrivacyBudget:
             f"PrivacyBudget(epsilon={self.epsilon!r}, delta={self.delta!r}; "
             f"spent epsilon={eps:.6g}, delta={delta:.3g} in {len(self._ledger)} charge(s))"
         )
+
+
+def check_budget(budget: object, name: str = "budget") -> PrivacyBudget | None:
+    """Return ``budget`` if it is ``None`` or a :class:`PrivacyBudget`; raise ``TypeError`` otherwise.
+
+    Parameters
+    ----------
+    budget : object
+        The candidate.
+    name : str, default "budget"
+        Argument name used in the error message.
+
+    Returns
+    -------
+    PrivacyBudget or None
+
+    Raises
+    ------
+    TypeError
+        If ``budget`` is anything else.
+    """
+    if budget is None or isinstance(budget, PrivacyBudget):
+        return budget
+    raise TypeError(f"{name} must be a dpfair.privacy.PrivacyBudget or None, got {type(budget).__name__}.")

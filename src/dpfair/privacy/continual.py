@@ -36,9 +36,17 @@ from typing import Any
 
 import numpy as np
 
-from dpfair._validation import as_finite_array, check_epsilon, check_int, check_rho, check_sensitivity
-from dpfair.privacy.budget import PrivacyBudget
-from dpfair.privacy.noise import get_noise_source
+from dpfair._validation import (
+    _as_float,
+    as_finite_array,
+    check_epsilon,
+    check_int,
+    check_rho,
+    check_sensitivity,
+)
+from dpfair.privacy.budget import PrivacyBudget, check_budget
+from dpfair.privacy.leaks import warn_privacy_leak
+from dpfair.privacy.noise import SeededNoise, check_noise_room, get_noise_source
 
 __all__ = ["BinaryTreeMechanism"]
 
@@ -67,7 +75,10 @@ class BinaryTreeMechanism:
     random_state : None, int, Generator or NoiseSource
         ``None`` for secure noise (slow: ~50 us per entry), a seed for experiments.
     budget : PrivacyBudget, optional
-        Charged once, at construction, for the whole horizon.
+        Charged once, at construction, for the whole horizon, after every argument is
+        validated (a refused construction spends nothing).
+    label : str, default "binary_tree"
+        Ledger label for the charge.
 
     Attributes
     ----------
@@ -77,6 +88,18 @@ class BinaryTreeMechanism:
         Per-node noise scale: Gaussian ``sigma`` or Laplace ``b``.
     privacy_spent_ : dict
         ``{"rho": ...}`` or ``{"epsilon": ...}`` for the whole horizon.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For invalid arguments, or a noise scale that is not representable in float64.
+    PrivacyBudgetExceededError
+        If ``budget`` refuses the charge.
+
+    Warns
+    -----
+    PrivacyLeakWarning
+        With ``rho=inf`` or ``epsilon=inf``: the releases are exact running sums.
     """
 
     def __init__(
@@ -97,27 +120,53 @@ class BinaryTreeMechanism:
         self.sensitivity = check_sensitivity(sensitivity)
         if (rho is None) == (epsilon is None):
             raise ValueError("give exactly one of rho (Gaussian noise) or epsilon (Laplace noise).")
+        if not isinstance(symmetric, bool | np.bool_):
+            raise TypeError(f"symmetric must be True or False, got {type(symmetric).__name__}.")
         self.symmetric = bool(symmetric)
         if self.symmetric and (len(self.shape) < 2 or self.shape[-1] != self.shape[-2]):
             raise ValueError(f"symmetric=True needs square matrices on the last two axes, got shape {self.shape}.")
         self.n_levels = self.horizon.bit_length()
+        # validate everything, then charge the budget (Contract 7): a refused call spends nothing
         if rho is not None:
             self.noise_kind = "gaussian"
-            rho = check_rho(rho)
-            self.node_scale = 0.0 if math.isinf(rho) else self.sensitivity * math.sqrt(self.n_levels / (2.0 * rho))
-            self.privacy_spent_ = {"rho": rho}
-            if budget is not None:
-                budget.spend_zcdp(rho, label=label)
+            cost_name, cost = "rho", check_rho(rho)
+            scale = 0.0 if math.isinf(cost) else self.sensitivity * math.sqrt(self.n_levels / 2.0) / math.sqrt(cost)
         else:
             self.noise_kind = "laplace"
-            epsilon = check_epsilon(epsilon)
-            self.node_scale = 0.0 if math.isinf(epsilon) else self.n_levels * self.sensitivity / epsilon
-            self.privacy_spent_ = {"epsilon": epsilon}
-            if budget is not None:
-                budget.spend(epsilon, 0.0, label=label)
-        self._noise = get_noise_source(random_state)
-        self._exact = np.zeros((self.n_levels, *self.shape))
-        self._noisy = np.zeros((self.n_levels, *self.shape))
+            cost_name, cost = "epsilon", check_epsilon(epsilon)
+            scale = 0.0 if math.isinf(cost) else self.n_levels * self.sensitivity / cost
+        if not math.isinf(cost) and not (0.0 < scale < math.inf):
+            raise ValueError(
+                f"{cost_name}={cost!r} with sensitivity={self.sensitivity!r} gives a per-node noise scale that "
+                f"{'overflows' if scale else 'underflows to 0'} float64; choose a {cost_name} closer to 1 "
+                f"or rescale the stream ({cost_name}=inf gives exact sums)."
+            )
+        if scale:
+            # the largest release sums n_levels nodes of noise; keep headroom for it
+            check_noise_room(np.zeros(1), scale * self.n_levels, cost_name)
+        noise = get_noise_source(random_state)
+        check_budget(budget)
+        try:
+            exact = np.zeros((self.n_levels, *self.shape))
+            noisy = np.zeros((self.n_levels, *self.shape))
+        except (MemoryError, ValueError):
+            raise ValueError(f"shape={self.shape} is too large to hold {self.n_levels} partial sums in memory.") from None
+        if budget is not None:
+            if self.noise_kind == "gaussian":
+                budget.spend_zcdp(cost, label=label)
+            else:
+                budget.spend(cost, 0.0, label=label)
+        if math.isinf(cost):
+            warn_privacy_leak(
+                f"{cost_name}=inf: BinaryTreeMechanism releases the exact running sums, which carry no privacy "
+                "guarantee; use a finite value on real people's data.",
+                stacklevel=3,
+            )
+        self.node_scale = scale
+        self.privacy_spent_ = {cost_name: cost}
+        self._noise = noise
+        self._exact = exact
+        self._noisy = noisy
         self.t = 0
         if self.symmetric:
             d = self.shape[-1]
@@ -125,35 +174,86 @@ class BinaryTreeMechanism:
 
     @property
     def node_variance(self) -> float:
-        """Variance of each noise entry of one node."""
+        """Variance of each noise entry of one node (``sigma**2``, or ``2 b**2`` for Laplace)."""
         s = self.node_scale
         return s * s if self.noise_kind == "gaussian" else 2.0 * s * s
 
     def release_variance(self, t: int | None = None) -> float:
-        """Variance of each entry of the release at time ``t`` (default: now)."""
-        t = self.t if t is None else check_int(t, "t", minimum=1)
+        """Variance of each entry of the release at time ``t`` (default: now).
+
+        Parameters
+        ----------
+        t : int, optional
+            Time step ``1 <= t <= horizon``; default the current one.
+
+        Returns
+        -------
+        float
+            ``inf`` when the variance exceeds the float64 range (a per-node scale above ~1e154).
+        """
+        t = self.t if t is None else self._check_t(t)
         return self.nodes_used(t) * self.node_variance
+
+    def _check_t(self, t: Any) -> int:
+        t = check_int(t, "t", minimum=1)
+        if t > self.horizon:
+            raise ValueError(f"t must be <= the horizon ({self.horizon}), got {t}.")
+        return t
 
     @staticmethod
     def nodes_used(t: int) -> int:
-        """Number of noisy nodes summed by the release at time ``t``: ``popcount(t)``."""
-        return int(t).bit_count()
+        """Number of noisy nodes summed by the release at time ``t``: ``popcount(t)``.
+
+        Parameters
+        ----------
+        t : int
+            Time step ``>= 0``.
+
+        Returns
+        -------
+        int
+        """
+        return check_int(t, "t", minimum=0).bit_count()
+
+    def _draw(self, value: np.ndarray) -> np.ndarray:
+        noise = self._noise
+        if type(noise) is SeededNoise:
+            # hot path: value is finite and node_scale validated at construction; same stream as
+            # SeededNoise.gaussian / .laplace, without re-validating per node
+            sample = noise.rng.normal if self.noise_kind == "gaussian" else noise.rng.laplace
+            return value + sample(0.0, self.node_scale, size=value.shape)
+        draw = noise.gaussian if self.noise_kind == "gaussian" else noise.laplace
+        return draw(value, self.node_scale)
 
     def _noised(self, value: np.ndarray) -> np.ndarray:
         if self.node_scale == 0:
-            return value.copy()
-        draw = self._noise.gaussian if self.noise_kind == "gaussian" else self._noise.laplace
-        if not self.symmetric:
-            return draw(value, self.node_scale)
-        iu = self._iu
-        upper = draw(value[..., iu[0], iu[1]], self.node_scale)
-        out = np.empty_like(value)
-        out[..., iu[0], iu[1]] = upper
-        out[..., iu[1], iu[0]] = upper
+            out = value.copy()
+        elif not self.symmetric:
+            out = self._draw(value)
+        else:
+            iu = self._iu
+            upper = self._draw(value[..., iu[0], iu[1]])
+            out = np.empty_like(value)
+            out[..., iu[0], iu[1]] = upper
+            out[..., iu[1], iu[0]] = upper
+        if not np.isfinite(out).all():
+            raise ValueError("element and the noise make the running sum overflow float64; rescale the stream.")
         return out
 
     def update(self, element: Any) -> None:
-        """Add the next stream element ``x_t`` (shape ``self.shape``)."""
+        """Add the next stream element ``x_t`` (shape ``self.shape``).
+
+        Parameters
+        ----------
+        element : array-like of real numbers
+            The element, of shape ``self.shape``.
+
+        Raises
+        ------
+        TypeError, ValueError
+            If ``element`` is not finite real numbers of the right shape (or would overflow
+            the running sum), or the horizon is used up; the state is unchanged.
+        """
         x = as_finite_array(element, "element")
         if x.shape != self.shape:
             raise ValueError(f"element must have shape {self.shape}, got {x.shape}.")
@@ -161,30 +261,71 @@ class BinaryTreeMechanism:
             raise ValueError(f"the horizon T={self.horizon} is used up; create a new mechanism.")
         t = self.t + 1
         level = (t & -t).bit_length() - 1  # lowest set bit of t: the node completed at time t
-        self._exact[level] = self._exact[:level].sum(axis=0) + x
+        block = self._exact[:level].sum(axis=0) + x  # an overflow here is caught on the noisy node
+        noisy = self._noised(block)  # each node is noised once; may refuse, so before any state change
+        self._exact[level] = block
         self._exact[:level] = 0.0
         self._noisy[:level] = 0.0
-        self._noisy[level] = self._noised(self._exact[level])  # each node is noised once
+        self._noisy[level] = noisy
         self.t = t
 
     def release(self, shift: float = 0.0) -> np.ndarray:
         """Noisy running sum ``S_t + noise`` (plus ``shift * I`` on the last two axes).
 
         Uses the ``popcount(t)`` nodes of the binary decomposition of ``t``.
+
+        Parameters
+        ----------
+        shift : float, default 0.0
+            Finite real number added to the diagonal of the last two (square) axes.
+
+        Returns
+        -------
+        ndarray of shape ``self.shape``
+
+        Raises
+        ------
+        TypeError, ValueError
+            If ``shift`` is not a finite real number (or is non-zero for non-square
+            elements), or nothing has been added yet.
         """
+        shift = self._check_shift(shift)
         if self.t == 0:
             raise ValueError("nothing to release yet: call update() first.")
         levels = [i for i in range(self.n_levels) if (self.t >> i) & 1]
         out = self._noisy[levels].sum(axis=0)
         if shift:
-            if len(self.shape) < 2 or self.shape[-1] != self.shape[-2]:
-                raise ValueError("shift needs square matrices on the last two axes.")
             d = self.shape[-1]
             out[..., np.arange(d), np.arange(d)] += shift
+        if not np.isfinite(out).all():
+            raise ValueError("the running sum (plus shift) overflows float64; rescale the stream or the shift.")
         return out
 
+    def _check_shift(self, shift: Any) -> float:
+        if type(shift) is float and shift == 0.0:  # the common case, on the hot path
+            return shift
+        shift = _as_float(shift, "shift")
+        if not math.isfinite(shift):
+            raise ValueError(f"shift must be finite, got {shift!r}.")
+        if shift and (len(self.shape) < 2 or self.shape[-1] != self.shape[-2]):
+            raise ValueError("shift needs square matrices on the last two axes.")
+        return shift
+
     def step(self, element: Any, shift: float = 0.0) -> np.ndarray:
-        """``update(element)`` then ``release(shift)``."""
+        """``update(element)`` then ``release(shift)``.
+
+        Parameters
+        ----------
+        element : array-like of real numbers
+            The next element, of shape ``self.shape``.
+        shift : float, default 0.0
+            As in :meth:`release` (checked before the element is added).
+
+        Returns
+        -------
+        ndarray of shape ``self.shape``
+        """
+        self._check_shift(shift)
         self.update(element)
         return self.release(shift)
 
@@ -198,12 +339,29 @@ class BinaryTreeMechanism:
         entries, so Gaussian concentration gives
         ``||W||_op <= s * (d + 2*sqrt(ln(1/beta)))`` with probability ``>= 1 - beta``.
         Conservative (by about ``sqrt(d)/2``) but rigorous; use it as the ``shift``.
+
+        Parameters
+        ----------
+        beta : float
+            Failure probability in (0, 1).
+        t : int, optional
+            Time step ``1 <= t <= horizon``; default the current one (1 before any update).
+
+        Returns
+        -------
+        float
+
+        Raises
+        ------
+        TypeError, ValueError
+            For invalid arguments, or noise that is not Gaussian and symmetric.
         """
         if not (self.noise_kind == "gaussian" and self.symmetric):
             raise ValueError("noise_operator_norm_bound applies to Gaussian symmetric noise only.")
+        beta = _as_float(beta, "beta")
         if not (0.0 < beta < 1.0):
             raise ValueError(f"beta must be in (0, 1), got {beta!r}.")
-        t = self.t if t is None else t
-        s = math.sqrt(self.release_variance(max(int(t), 1)))
+        t = max(self.t, 1) if t is None else self._check_t(t)
+        s = math.sqrt(self.release_variance(t))
         d = self.shape[-1]
         return s * (d + 2.0 * math.sqrt(math.log(1.0 / beta)))

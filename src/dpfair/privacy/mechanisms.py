@@ -7,7 +7,16 @@ Every mechanism
   ``random_state`` is given),
 * optionally charges a :class:`~dpfair.privacy.budget.PrivacyBudget` *before* drawing,
   so a refused charge releases nothing,
-* treats ``epsilon = inf`` (or ``rho = inf``) as the exact non-private computation.
+* validates every argument (values, sensitivity, privacy parameters, ``random_state``,
+  ``budget``) *before* it charges the budget, and charges just before the first noise
+  draw: a refused call spends nothing,
+* treats ``epsilon = inf`` (or ``rho = inf``) as the exact non-private computation and
+  then raises :class:`~dpfair.privacy.PrivacyLeakWarning`.
+
+The exact probability analyses (:func:`exponential_probabilities`,
+:func:`top_m_inclusion_probabilities`, :meth:`TopMExponentialMechanism.inclusion_probabilities`)
+are noise-free functions of their input: they are analysis tools for public or synthetic
+scores and always raise :class:`~dpfair.privacy.PrivacyLeakWarning`.
 """
 
 from __future__ import annotations
@@ -21,8 +30,9 @@ from scipy.special import softmax
 from dpfair._validation import as_finite_array, check_epsilon, check_int, check_sensitivity
 from dpfair.privacy._topm import ConditionalPoissonTree
 from dpfair.privacy.accounting import gaussian_sigma_approx_dp, gaussian_sigma_zcdp, laplace_scale
-from dpfair.privacy.budget import PrivacyBudget
-from dpfair.privacy.noise import NoiseSource, get_noise_source
+from dpfair.privacy.budget import PrivacyBudget, check_budget
+from dpfair.privacy.leaks import warn_privacy_leak
+from dpfair.privacy.noise import NoiseSource, check_noise_room, get_noise_source
 
 __all__ = [
     "TopMExponentialMechanism",
@@ -33,6 +43,27 @@ __all__ = [
     "top_m_exponential_mechanism",
     "top_m_inclusion_probabilities",
 ]
+
+
+_MAX_FLOAT = float(np.finfo(float).max)
+_FLOOR = -1e300  # log-weight floor: exp(-1e300) is exactly 0 next to the best item's exp(0)
+
+
+def _warn_exact_release(what: str) -> None:
+    """PrivacyLeakWarning for a mechanism run at epsilon (or rho) = inf; stacklevel reaches the caller."""
+    warn_privacy_leak(
+        f"epsilon=inf: {what} is an exact function of the data and carries no privacy guarantee; "
+        "use a finite epsilon on real people's data.",
+        stacklevel=4,
+    )
+
+
+def _warn_exact_analysis(what: str) -> None:
+    warn_privacy_leak(
+        f"{what} are exact, noise-free functions of the utilities: an analysis tool for public or synthetic "
+        "scores, with no privacy guarantee; release selections with the sampling mechanisms instead.",
+        stacklevel=4,
+    )
 
 
 def laplace_mechanism(
@@ -48,24 +79,45 @@ def laplace_mechanism(
 
     Parameters
     ----------
-    values : array-like
-        The exact statistic (any shape).
+    values : array-like of real numbers
+        The exact statistic (any shape, empty and 0-d included).
     sensitivity : float
         Declared L1 sensitivity of ``values`` to one individual's data.
     epsilon : float
-        Privacy parameter (> 0; ``inf`` returns ``values`` unchanged).
+        Privacy parameter (> 0; ``inf`` returns ``values`` unchanged and raises
+        :class:`~dpfair.privacy.PrivacyLeakWarning`).
     random_state : None, int, Generator or NoiseSource
         ``None``: secure noise (OpenDP). Otherwise seeded, reproducible noise.
     budget : PrivacyBudget, optional
-        Charged ``(epsilon, 0)`` before any noise is drawn.
+        Charged ``(epsilon, 0)`` after every argument is validated and before any noise
+        is drawn.
     label : str
         Ledger label for the charge.
+
+    Returns
+    -------
+    ndarray of float
+        Same shape as ``values``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For invalid arguments (nothing is charged), including ``values`` and noise scale
+        so large that the release could overflow.
+    PrivacyBudgetExceededError
+        If ``budget`` refuses the charge (nothing is released).
     """
     arr = as_finite_array(values, "values", allow_empty=True)
     scale = laplace_scale(sensitivity, epsilon)
+    noise = get_noise_source(random_state)
+    check_budget(budget)
+    if scale:
+        check_noise_room(arr, scale)
     if budget is not None:
         budget.spend(epsilon, 0.0, label=label)
-    return get_noise_source(random_state).laplace(arr, scale)
+    if scale == 0:
+        _warn_exact_release("laplace_mechanism's output")
+    return noise.laplace(arr, scale)
 
 
 def gaussian_mechanism(
@@ -86,34 +138,81 @@ def gaussian_mechanism(
 
     Parameters
     ----------
-    values : array-like
-        The exact statistic.
+    values : array-like of real numbers
+        The exact statistic (any shape).
     sensitivity : float
         Declared L2 sensitivity.
-    rho, epsilon, delta : float
-        Privacy target (see above).
-    random_state, budget, label
-        As in :func:`laplace_mechanism`; the budget is charged ``rho`` (zCDP) or
-        ``(epsilon, delta)``.
+    rho : float, optional
+        zCDP target (> 0; ``inf`` releases ``values`` unchanged with a
+        :class:`~dpfair.privacy.PrivacyLeakWarning`).
+    epsilon, delta : float, optional
+        Approximate-DP target (``epsilon > 0`` or ``inf``; ``0 < delta < 1``).
+    random_state : None, int, Generator or NoiseSource
+        As in :func:`laplace_mechanism`.
+    budget : PrivacyBudget, optional
+        Charged ``rho`` (zCDP) or ``(epsilon, delta)`` after validation, before any draw.
+    label : str
+        Ledger label for the charge.
+
+    Returns
+    -------
+    ndarray of float
+        Same shape as ``values``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For invalid arguments (nothing is charged).
+    PrivacyBudgetExceededError
+        If ``budget`` refuses the charge (nothing is released).
     """
     arr = as_finite_array(values, "values", allow_empty=True)
     if (rho is None) == (epsilon is None and delta is None):
         raise ValueError("give either rho (zCDP) or both epsilon and delta, not both and not neither.")
     if rho is not None:
         sigma = gaussian_sigma_zcdp(sensitivity, rho)
-        if budget is not None:
-            budget.spend_zcdp(rho, label=label)
     else:
         if epsilon is None or delta is None:
             raise ValueError("the (epsilon, delta) calibration needs both epsilon and delta.")
         sigma = gaussian_sigma_approx_dp(sensitivity, epsilon, delta)
-        if budget is not None:
+    noise = get_noise_source(random_state)
+    check_budget(budget)
+    if sigma:
+        check_noise_room(arr, sigma)
+    if budget is not None:
+        if rho is not None:
+            budget.spend_zcdp(rho, label=label)
+        else:
             budget.spend(epsilon, delta, label=label)
-    return get_noise_source(random_state).gaussian(arr, sigma)
+    if sigma == 0:
+        _warn_exact_release("gaussian_mechanism's output")
+    return noise.gaussian(arr, sigma)
 
 
 def _utilities(utilities: Any) -> np.ndarray:
     return as_finite_array(utilities, "utilities", ndim=1)
+
+
+def _log_weights(u: np.ndarray, epsilon: float, sensitivity: float) -> np.ndarray:
+    """``epsilon * u / (2 * sensitivity)`` shifted so its maximum is 0, exact where float64 allows.
+
+    Terms that overflow are ``-inf``: such an item's weight is below ``exp(-1e308)`` times the
+    best item's, i.e. exactly 0 in float64.  ``epsilon = inf`` gives 0 for the maximizers and
+    ``-inf`` elsewhere.
+    """
+    diff = u - u.max()  # <= 0; -inf only if the utilities span more than the float range
+    factor = epsilon / (2.0 * sensitivity)
+    with np.errstate(over="ignore", invalid="ignore"):
+        w = diff * factor
+    w[diff == 0] = 0.0  # inf * 0
+    return np.nan_to_num(w, nan=-np.inf, neginf=-np.inf)
+
+
+def _exponential_probabilities(u: np.ndarray, sensitivity: float, epsilon: float) -> np.ndarray:
+    if math.isinf(epsilon):
+        best = (u == u.max()).astype(float)
+        return best / best.sum()
+    return softmax(_log_weights(u, epsilon, sensitivity))
 
 
 def exponential_probabilities(utilities: Any, *, sensitivity: float, epsilon: float) -> np.ndarray:
@@ -121,14 +220,34 @@ def exponential_probabilities(utilities: Any, *, sensitivity: float, epsilon: fl
 
     ``P(i) = exp(epsilon * u_i / (2 * sensitivity)) / Z`` (McSherry & Talwar 2007); at
     ``epsilon = inf`` it is uniform over the maximizers.
+
+    This is an analysis tool for public or synthetic scores: the probabilities are an exact
+    function of ``utilities`` and always raise :class:`~dpfair.privacy.PrivacyLeakWarning`.
+
+    Parameters
+    ----------
+    utilities : array-like of shape (n,)
+        Finite utilities, ``n >= 1``.
+    sensitivity : float
+        Declared sensitivity of the utility.
+    epsilon : float
+        ``epsilon > 0`` or ``inf``.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+        Probabilities summing to 1 (an item whose weight underflows gets exactly 0).
+
+    Raises
+    ------
+    TypeError, ValueError
+        For invalid arguments.
     """
     u = _utilities(utilities)
     sensitivity = check_sensitivity(sensitivity)
     epsilon = check_epsilon(epsilon)
-    if math.isinf(epsilon):
-        best = (u == u.max()).astype(float)
-        return best / best.sum()
-    return softmax(epsilon * u / (2.0 * sensitivity))
+    _warn_exact_analysis("exponential_probabilities")
+    return _exponential_probabilities(u, sensitivity, epsilon)
 
 
 def exponential_mechanism(
@@ -144,22 +263,50 @@ def exponential_mechanism(
 
     Sampled by Gumbel-max (exact).  The secure source uses OpenDP's Gumbel noisy-max.
 
+    Parameters
+    ----------
+    utilities : array-like of shape (n,)
+        Finite utilities, ``n >= 1``.
+    sensitivity : float
+        Declared sensitivity of the utility.
+    epsilon : float
+        ``epsilon > 0``; ``inf`` picks uniformly among the maximizers and raises
+        :class:`~dpfair.privacy.PrivacyLeakWarning`.
+    random_state : None, int, Generator or NoiseSource
+        As in :func:`laplace_mechanism`.
+    budget : PrivacyBudget, optional
+        Charged ``(epsilon, 0)`` after validation, before any draw.
+    label : str
+        Ledger label for the charge.
+
     Returns
     -------
     int
         The selected index.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For invalid arguments (nothing is charged).
+    PrivacyBudgetExceededError
+        If ``budget`` refuses the charge.
     """
     u = _utilities(utilities)
     sensitivity = check_sensitivity(sensitivity)
     epsilon = check_epsilon(epsilon)
+    noise = get_noise_source(random_state)
+    check_budget(budget)
     if budget is not None:
         budget.spend(epsilon, 0.0, label=label)
-    noise = get_noise_source(random_state)
-    scale = 0.0 if math.isinf(epsilon) else 2.0 * sensitivity / epsilon
-    if scale == 0.0:
+    if math.isinf(epsilon):
+        _warn_exact_release("exponential_mechanism's choice")
         best = np.flatnonzero(u == u.max())
         return int(best[min(int(noise.uniform(1)[0] * best.size), best.size - 1)])
-    return noise.noisy_argmax_gumbel(u, scale)
+    scale = 2.0 * sensitivity / epsilon
+    if 0.0 < scale <= 1e300 and float(np.max(np.abs(u))) <= 1e300:
+        return noise.noisy_argmax_gumbel(u, scale)
+    # scale under- or overflows: Gumbel-max on the centred log-weights (the same law, exactly)
+    return noise.noisy_argmax_gumbel(np.maximum(_log_weights(u, epsilon, sensitivity), _FLOOR), 1.0)
 
 
 class TopMExponentialMechanism:
@@ -176,18 +323,30 @@ class TopMExponentialMechanism:
     draw, so many draws from the same utilities are cheap.
 
     At ``epsilon = inf`` the mechanism returns the m largest utilities with ties broken
-    uniformly at random.
+    uniformly at random (and :meth:`sample` raises :class:`~dpfair.privacy.PrivacyLeakWarning`).
 
     Parameters
     ----------
     utilities : array-like of shape (n,)
-        Per-item utilities.
+        Per-item utilities (finite real numbers).
     n_select : int
         Subset size m, ``1 <= m <= n``.
     sensitivity : float
         Declared sensitivity of the subset utility.
     epsilon : float
         Privacy parameter (> 0, or ``inf``).
+
+    Raises
+    ------
+    TypeError, ValueError
+        For invalid arguments, or when ``epsilon * utilities / (2 * sensitivity)`` spans
+        more than float64 can hold and fewer than ``n_select`` items remain resolvable
+        (rescale the utilities, or pass ``epsilon=inf`` for the exact top m).
+
+    Notes
+    -----
+    Constructing the mechanism releases nothing and charges no budget; use
+    :func:`top_m_exponential_mechanism` to charge a budget per draw.
     """
 
     def __init__(self, utilities: Any, n_select: int, *, sensitivity: float, epsilon: float) -> None:
@@ -200,11 +359,52 @@ class TopMExponentialMechanism:
         self.epsilon = check_epsilon(epsilon)
         self._tree: ConditionalPoissonTree | None = None
         if not math.isinf(self.epsilon) and 0 < self.n_select < n:
-            log_weights = self.epsilon * self.utilities / (2.0 * self.sensitivity)
-            self._tree = ConditionalPoissonTree(log_weights, self.n_select)
+            with np.errstate(over="ignore", invalid="ignore"):
+                log_weights = self.epsilon * self.utilities / (2.0 * self.sensitivity)
+            if np.isfinite(log_weights).all():
+                self._tree = self._build_tree(log_weights)
+            elif not self._concentrated_on_top_m():
+                self._tree = self._build_tree(self._resolvable_log_weights())
+            # else: the law is the exact top m with ties shared uniformly, as at epsilon = inf
 
-    def inclusion_probabilities(self) -> np.ndarray:
-        """Exact ``P(j in G)`` for every item; they sum to ``n_select``."""
+    def _build_tree(self, log_weights: np.ndarray) -> ConditionalPoissonTree:
+        try:
+            return ConditionalPoissonTree(log_weights, self.n_select)
+        except FloatingPointError:
+            raise ValueError(self._span_message()) from None
+
+    def _concentrated_on_top_m(self) -> bool:
+        """True when every subset but the best ones has probability below exp(-800) (0 in float64).
+
+        A subset that is not among the best differs from one by swapping an item for another
+        whose utility is lower by at least the smallest gap between distinct utilities, so its
+        log-weight is lower by ``gap * epsilon / (2 * sensitivity)``; there are at most
+        ``C(n, m) <= n**m`` subsets.
+        """
+        distinct = np.unique(self.utilities)
+        if distinct.size < 2:
+            return True
+        gap = float(np.min(np.diff(distinct)))
+        with np.errstate(over="ignore"):
+            margin = gap * (self.epsilon / (2.0 * self.sensitivity))
+        return margin >= 800.0 + self.n_select * math.log(self.utilities.size)
+
+    def _span_message(self) -> str:
+        return (
+            "epsilon * utilities / (2 * sensitivity) spans more than float64 can resolve for this n_select; "
+            "rescale the utilities and sensitivity, or pass epsilon=float('inf') for the exact top m."
+        )
+
+    def _resolvable_log_weights(self) -> np.ndarray:
+        # centred log-weights; an item at -inf is at least exp(1e292) times less likely than any
+        # finite one, so with n_select finite items it is never chosen (exact in float64)
+        w = _log_weights(self.utilities, self.epsilon, self.sensitivity)
+        finite = np.isfinite(w)
+        if finite.sum() < self.n_select:
+            raise ValueError(self._span_message())
+        return np.where(finite, w, -_MAX_FLOAT)
+
+    def _inclusion_probabilities(self) -> np.ndarray:
         n, m = self.utilities.size, self.n_select
         if m == n:
             return np.ones(n)
@@ -219,13 +419,41 @@ class TopMExponentialMechanism:
         probs[tied] = (m - above.sum()) / tied.sum()
         return probs
 
+    def inclusion_probabilities(self) -> np.ndarray:
+        """Exact ``P(j in G)`` for every item; they sum to ``n_select``.
+
+        An analysis tool for public or synthetic scores: the result is an exact function
+        of the utilities and raises :class:`~dpfair.privacy.PrivacyLeakWarning`.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+            Probabilities in [0, 1].
+        """
+        _warn_exact_analysis("TopMExponentialMechanism.inclusion_probabilities")
+        return self._inclusion_probabilities()
+
+    def _sample(self, n_draws: int, noise: NoiseSource) -> np.ndarray:
+        n, m = self.utilities.size, self.n_select
+        try:
+            if m == n:
+                return np.tile(np.arange(n), (n_draws, 1))
+            if self._tree is not None:
+                uniforms = noise.uniform((n_draws, len(self._tree.levels) - 1, m))
+                return self._tree.sample(uniforms)
+            keys = noise.uniform((n_draws, n))
+            order = np.lexsort((keys, np.broadcast_to(-self.utilities, (n_draws, n))), axis=-1)
+            return np.sort(order[:, :m], axis=1)
+        except MemoryError:
+            raise ValueError(f"size={n_draws} draws of {m} items need too much memory; draw in batches.") from None
+
     def sample(self, size: int | None = None, random_state: Any = None) -> np.ndarray:
         """Draw subsets.
 
         Parameters
         ----------
         size : int, optional
-            Number of independent draws; ``None`` gives one draw.
+            Number of independent draws (``>= 1``); ``None`` gives one draw.
         random_state : None, int, Generator or NoiseSource
             ``None``: uniforms from the OS CSPRNG. Otherwise seeded.
 
@@ -233,19 +461,17 @@ class TopMExponentialMechanism:
         -------
         ndarray of int
             Sorted selected indices: shape ``(n_select,)``, or ``(size, n_select)``.
+
+        Raises
+        ------
+        TypeError, ValueError
+            For an invalid ``size`` or ``random_state``.
         """
         n_draws = 1 if size is None else check_int(size, "size", minimum=1)
         noise: NoiseSource = get_noise_source(random_state)
-        n, m = self.utilities.size, self.n_select
-        if m == n:
-            out = np.tile(np.arange(n), (n_draws, 1))
-        elif self._tree is not None:
-            uniforms = noise.uniform((n_draws, len(self._tree.levels) - 1, m))
-            out = self._tree.sample(uniforms)
-        else:
-            keys = noise.uniform((n_draws, n))
-            order = np.lexsort((keys, np.broadcast_to(-self.utilities, (n_draws, n))), axis=-1)
-            out = np.sort(order[:, :m], axis=1)
+        if math.isinf(self.epsilon):
+            _warn_exact_release("TopMExponentialMechanism.sample's subset")
+        out = self._sample(n_draws, noise)
         return out[0] if size is None else out
 
 
@@ -262,18 +488,79 @@ def top_m_exponential_mechanism(
 ) -> np.ndarray:
     """Draw from the exact top-m exponential mechanism (see :class:`TopMExponentialMechanism`).
 
-    ``budget`` (optional) is charged ``epsilon`` per draw before anything is drawn.
+    Parameters
+    ----------
+    utilities : array-like of shape (n,)
+        Per-item utilities.
+    n_select : int
+        Subset size m, ``1 <= m <= n``.
+    sensitivity : float
+        Declared sensitivity of the subset utility.
+    epsilon : float
+        ``epsilon > 0`` per draw; ``inf`` gives the exact top m (with a
+        :class:`~dpfair.privacy.PrivacyLeakWarning`).
+    random_state : None, int, Generator or NoiseSource
+        As in :func:`laplace_mechanism`.
+    size : int, optional
+        Number of independent draws; ``None`` gives one.
+    budget : PrivacyBudget, optional
+        Charged ``epsilon`` per draw, after validation and before anything is drawn.
+    label : str
+        Ledger label for the charge.
+
+    Returns
+    -------
+    ndarray of int
+        Sorted indices: shape ``(n_select,)``, or ``(size, n_select)``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For invalid arguments (nothing is charged).
+    PrivacyBudgetExceededError
+        If ``budget`` refuses the charge.
     """
     mech = TopMExponentialMechanism(utilities, n_select, sensitivity=sensitivity, epsilon=epsilon)
+    n_draws = 1 if size is None else check_int(size, "size", minimum=1)
+    noise = get_noise_source(random_state)
+    check_budget(budget)
     if budget is not None:
-        n_draws = 1 if size is None else check_int(size, "size", minimum=1)
-        budget.spend(epsilon * n_draws, 0.0, label=label)
-    return mech.sample(size=size, random_state=random_state)
+        budget.spend(mech.epsilon * n_draws, 0.0, label=label)
+    if math.isinf(mech.epsilon):
+        _warn_exact_release("top_m_exponential_mechanism's subset")
+    out = mech._sample(n_draws, noise)
+    return out[0] if size is None else out
 
 
 def top_m_inclusion_probabilities(
     utilities: Any, n_select: int, *, sensitivity: float, epsilon: float
 ) -> np.ndarray:
-    """Exact inclusion probabilities of the top-m exponential mechanism."""
-    return TopMExponentialMechanism(utilities, n_select, sensitivity=sensitivity, epsilon=epsilon).inclusion_probabilities()
+    """Exact inclusion probabilities of the top-m exponential mechanism.
 
+    An analysis tool for public or synthetic scores: the result is an exact function of
+    ``utilities`` and raises :class:`~dpfair.privacy.PrivacyLeakWarning`.
+
+    Parameters
+    ----------
+    utilities : array-like of shape (n,)
+        Per-item utilities.
+    n_select : int
+        Subset size m, ``1 <= m <= n``.
+    sensitivity : float
+        Declared sensitivity of the subset utility.
+    epsilon : float
+        ``epsilon > 0`` or ``inf``.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+        ``P(j in G)``, summing to ``n_select``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For invalid arguments.
+    """
+    mech = TopMExponentialMechanism(utilities, n_select, sensitivity=sensitivity, epsilon=epsilon)
+    _warn_exact_analysis("top_m_inclusion_probabilities")
+    return mech._inclusion_probabilities()

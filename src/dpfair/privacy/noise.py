@@ -22,15 +22,22 @@ in Python.
 from __future__ import annotations
 
 import math
+import numbers
 import os
 from abc import ABC, abstractmethod
 from typing import Any
 
 import numpy as np
 
-from dpfair._validation import as_finite_array, check_nonnegative_finite
+from dpfair._validation import as_finite_array, check_int, check_nonnegative_finite
 
 __all__ = ["NoiseSource", "SecureNoise", "SeededNoise", "get_noise_source"]
+
+# Noise is bounded, in practice, by ~40 scales (Laplace from 53-bit uniforms: ln(2**53) ~ 37;
+# Gaussian and Gumbel far less often).  ``values + _NOISE_REACH * scale`` must stay finite,
+# so a release can never overflow to inf.
+_NOISE_REACH = 1000.0
+_MAX_FLOAT = float(np.finfo(float).max)
 
 
 class NoiseSource(ABC):
@@ -41,33 +48,188 @@ class NoiseSource(ABC):
 
     @abstractmethod
     def laplace(self, values: Any, scale: float) -> np.ndarray:
-        """Return ``values + Laplace(0, scale)`` noise, elementwise."""
+        """Return ``values + Laplace(0, scale)`` noise, elementwise.
+
+        Parameters
+        ----------
+        values : array-like of real numbers
+            Any shape (empty and 0-d included).
+        scale : float
+            Laplace scale ``b >= 0`` (finite); 0 returns a copy of ``values``.
+
+        Returns
+        -------
+        ndarray of float
+            Same shape as ``values``.
+        """
 
     @abstractmethod
     def gaussian(self, values: Any, scale: float) -> np.ndarray:
-        """Return ``values + N(0, scale**2)`` noise, elementwise."""
+        """Return ``values + N(0, scale**2)`` noise, elementwise.
+
+        Parameters
+        ----------
+        values : array-like of real numbers
+            Any shape.
+        scale : float
+            Standard deviation ``>= 0`` (finite).
+
+        Returns
+        -------
+        ndarray of float
+            Same shape as ``values``.
+        """
 
     @abstractmethod
     def discrete_laplace(self, values: Any, scale: float) -> np.ndarray:
-        """Return integer ``values`` plus discrete-Laplace noise ``P(k) ~ exp(-|k|/scale)``."""
+        """Return integer ``values`` plus discrete-Laplace noise ``P(k) ~ exp(-|k|/scale)``.
+
+        Parameters
+        ----------
+        values : array-like of integers
+            Integral values (``1.7`` is refused, never truncated).
+        scale : float
+            Scale ``>= 0`` (finite).
+
+        Returns
+        -------
+        ndarray of int64
+            Same shape as ``values``.
+        """
 
     @abstractmethod
     def uniform(self, shape: int | tuple[int, ...]) -> np.ndarray:
-        """Independent U[0, 1) variates of the given shape."""
+        """Independent U[0, 1) variates of the given shape.
+
+        Parameters
+        ----------
+        shape : int or tuple of int
+            Non-negative sizes.
+
+        Returns
+        -------
+        ndarray of float
+        """
 
     @abstractmethod
     def noisy_argmax_gumbel(self, scores: Any, scale: float) -> int:
-        """Index of ``max(scores + Gumbel(scale))``: ``P(i) ~ exp(scores_i / scale)``."""
+        """Index of ``max(scores + Gumbel(scale))``: ``P(i) ~ exp(scores_i / scale)``.
+
+        Parameters
+        ----------
+        scores : array-like of shape (n,)
+            Non-empty, finite.
+        scale : float
+            Gumbel scale ``>= 0``; 0 picks uniformly among the maximizers.
+
+        Returns
+        -------
+        int
+        """
 
     def standard_normal(self, shape: int | tuple[int, ...]) -> np.ndarray:
-        """Standard normal variates of the given shape."""
-        return self.gaussian(np.zeros(shape), 1.0)
+        """Standard normal variates of the given shape.
+
+        Parameters
+        ----------
+        shape : int or tuple of int
+            Non-negative sizes.
+
+        Returns
+        -------
+        ndarray of float
+        """
+        return self.gaussian(np.zeros(_check_shape(shape)), 1.0)
+
+
+def _check_shape(shape: Any) -> tuple[int, ...]:
+    """A shape: a non-negative int or a tuple of them."""
+    if isinstance(shape, tuple | list):
+        return tuple(check_int(s, "shape", minimum=0) for s in shape)
+    return (check_int(shape, "shape", minimum=0),)
+
+
+def check_noise_room(arr: np.ndarray, scale: float, name: str = "values") -> None:
+    """Refuse ``values`` and ``scale`` so large that ``values + noise`` could overflow to inf.
+
+    Parameters
+    ----------
+    arr : ndarray
+        The finite values the noise is added to.
+    scale : float
+        The finite noise scale.
+    name : str, default "values"
+        Argument name used in the error message.
+
+    Raises
+    ------
+    ValueError
+        If ``max|values| + 1000 * scale`` exceeds the float64 range.
+    """
+    top = float(np.max(np.abs(arr))) if arr.size else 0.0
+    if top > _MAX_FLOAT - _NOISE_REACH * scale or _NOISE_REACH * scale > _MAX_FLOAT:
+        raise ValueError(
+            f"{name} and the noise scale ({scale:.3g}) are too large: values + noise could overflow float64; "
+            "rescale the statistic (and its sensitivity) or use a larger epsilon."
+        )
 
 
 def _prepare(values: Any, scale: float, dtype: Any = float) -> tuple[np.ndarray, float]:
     arr = as_finite_array(values, "values", allow_empty=True, dtype=dtype)
     scale = check_nonnegative_finite(scale, "scale")
+    if scale and arr.dtype.kind == "f":
+        check_noise_room(arr, scale)
     return arr, scale
+
+
+def _prepare_integers(values: Any, scale: float) -> tuple[np.ndarray, float]:
+    arr = as_finite_array(values, "values", allow_empty=True, dtype=np.int64)
+    scale = check_nonnegative_finite(scale, "scale")
+    top = max(-int(arr.min()), int(arr.max())) if arr.size else 0
+    if scale and top + _NOISE_REACH * scale >= 2.0**62:
+        raise ValueError(
+            f"values and the noise scale ({scale:.3g}) are too large: values + noise could overflow int64; "
+            "rescale the statistic or use a larger epsilon."
+        )
+    return arr, scale
+
+
+def _prepare_scores(scores: Any, scale: float) -> tuple[np.ndarray, float]:
+    arr = as_finite_array(scores, "scores", ndim=1)
+    scale = check_nonnegative_finite(scale, "scale")
+    if scale:
+        check_noise_room(arr, scale, "scores")
+    return arr, scale
+
+
+def check_random_state(random_state: Any) -> None:
+    """Check that ``random_state`` is something :func:`get_noise_source` accepts.
+
+    Parameters
+    ----------
+    random_state : object
+        The candidate.
+
+    Raises
+    ------
+    TypeError
+        If it is not None, an int, a numpy Generator / BitGenerator / SeedSequence or a
+        :class:`NoiseSource` (floats such as ``0.5``, bools and strings included).
+    ValueError
+        If it is a negative int.
+    """
+    if random_state is None or isinstance(random_state, NoiseSource | np.random.Generator):
+        return
+    if isinstance(random_state, np.random.BitGenerator | np.random.SeedSequence):
+        return
+    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool | np.bool_):
+        if random_state < 0:
+            raise ValueError(f"random_state must be a non-negative int seed, got {int(random_state)}.")
+        return
+    raise TypeError(
+        "random_state must be None (secure noise), a non-negative int seed, a numpy Generator or a NoiseSource, "
+        f"got {type(random_state).__name__}."
+    )
 
 
 class SeededNoise(NoiseSource):
@@ -85,8 +247,9 @@ class SeededNoise(NoiseSource):
     secure = False
 
     def __init__(self, random_state: Any) -> None:
-        if isinstance(random_state, bool):
-            raise TypeError("random_state must be an int, a numpy Generator or a SeedSequence, not a bool.")
+        if random_state is None or isinstance(random_state, NoiseSource):
+            raise TypeError("random_state must be an int, a numpy Generator or a SeedSequence for SeededNoise.")
+        check_random_state(random_state)
         self.rng = np.random.default_rng(random_state)
 
     def laplace(self, values: Any, scale: float) -> np.ndarray:
@@ -102,7 +265,7 @@ class SeededNoise(NoiseSource):
         return arr + self.rng.normal(0.0, scale, size=arr.shape)
 
     def discrete_laplace(self, values: Any, scale: float) -> np.ndarray:
-        arr, scale = _prepare(values, scale, dtype=np.int64)
+        arr, scale = _prepare_integers(values, scale)
         if scale == 0:
             return arr.copy()
         # difference of two i.i.d. geometric variables on {0, 1, ...} is discrete Laplace
@@ -112,10 +275,13 @@ class SeededNoise(NoiseSource):
         return arr + g1 - g2
 
     def uniform(self, shape: int | tuple[int, ...]) -> np.ndarray:
-        return self.rng.random(shape)
+        return self.rng.random(_check_shape(shape))
 
     def noisy_argmax_gumbel(self, scores: Any, scale: float) -> int:
-        arr, scale = _prepare(scores, scale)
+        arr, scale = _prepare_scores(scores, scale)
+        if scale == 0:
+            best = np.flatnonzero(arr == arr.max())
+            return int(best[min(int(self.uniform(1)[0] * best.size), best.size - 1)])
         return int(np.argmax(arr + self.rng.gumbel(0.0, scale, size=arr.shape)))
 
     def __repr__(self) -> str:
@@ -157,26 +323,26 @@ class SecureNoise(NoiseSource):
         return np.asarray(meas(arr.ravel().tolist()), dtype=float).reshape(arr.shape)
 
     def discrete_laplace(self, values: Any, scale: float) -> np.ndarray:
-        arr, scale = _prepare(values, scale, dtype=np.int64)
+        arr, scale = _prepare_integers(values, scale)
         if scale == 0 or arr.size == 0:
             return arr.copy()
         dp = self._dp
-        meas = dp.m.make_laplace(dp.vector_domain(dp.atom_domain(T=int)), dp.l1_distance(T=int), scale=scale)
-        return np.asarray(meas([int(v) for v in arr.ravel()]), dtype=np.int64).reshape(arr.shape)
+        # 64-bit integers: OpenDP's default ``int`` is 32-bit and refuses counts beyond 2**31
+        meas = dp.m.make_laplace(dp.vector_domain(dp.atom_domain(T="i64")), dp.l1_distance(T="i64"), scale=scale)
+        return np.asarray(meas(arr.ravel().tolist()), dtype=np.int64).reshape(arr.shape)
 
     def uniform(self, shape: int | tuple[int, ...]) -> np.ndarray:
-        n = int(np.prod(shape))
+        shape = _check_shape(shape)
+        n = math.prod(shape)
         bits = np.frombuffer(os.urandom(8 * n), dtype=np.uint64)
         # 53 random bits -> a uniform double on the grid k * 2**-53 in [0, 1)
         return ((bits >> np.uint64(11)).astype(np.float64) * 2.0**-53).reshape(shape)
 
     def noisy_argmax_gumbel(self, scores: Any, scale: float) -> int:
-        arr, scale = _prepare(scores, scale)
-        if arr.ndim != 1 or arr.size == 0:
-            raise ValueError("scores must be a non-empty 1-d array.")
+        arr, scale = _prepare_scores(scores, scale)
         if scale == 0:
             best = np.flatnonzero(arr == arr.max())
-            return int(best[int(self.uniform(1)[0] * best.size)])
+            return int(best[min(int(self.uniform(1)[0] * best.size), best.size - 1)])
         dp = self._dp
         # OpenDP adds Gumbel noise when the output measure is zCDP (the exponential
         # mechanism); with MaxDivergence it adds exponential noise instead, which is
@@ -202,14 +368,21 @@ def get_noise_source(random_state: Any = None) -> NoiseSource:
         ``None`` gives :class:`SecureNoise`; a seed or generator gives
         :class:`SeededNoise` (reproducible, not hardened); a :class:`NoiseSource` is
         returned unchanged.
+
+    Returns
+    -------
+    NoiseSource
+
+    Raises
+    ------
+    TypeError
+        For anything else (a float such as ``0.5``, a bool, a string, ``np.random.RandomState``).
+    ValueError
+        For a negative int seed.
     """
+    check_random_state(random_state)
     if random_state is None:
         return SecureNoise()
     if isinstance(random_state, NoiseSource):
         return random_state
-    if isinstance(random_state, (bool, float, str)):
-        raise TypeError(
-            f"random_state must be None (secure noise), an int seed, a numpy Generator or a NoiseSource, "
-            f"got {type(random_state).__name__}."
-        )
     return SeededNoise(random_state)
