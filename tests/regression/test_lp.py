@@ -15,6 +15,8 @@ def random_instance(rng):
     pmfs[:, rng.integers(k)] += 1e-3
     pmfs /= pmfs.sum(axis=1, keepdims=True)
     weights = rng.random(n_groups) * (rng.random(n_groups) < 0.9)
+    if weights.sum() == 0:  # all-zero weights are refused (no group to weight); keep the rng stream unchanged
+        weights[0] = 1.0
     return pmfs, weights, grid
 
 

@@ -8,7 +8,7 @@ import pytest
 import dpfair.regression.postprocessing as pp_module
 from dpfair.datasets import make_regression
 from dpfair.fairness import statistical_parity_ks, statistical_parity_ks_histograms
-from dpfair.privacy import audit_epsilon
+from dpfair.privacy import PrivacyLeakWarning, audit_epsilon
 from dpfair.regression import FairRegressionPostProcessor, WassersteinBarycenterPostProcessor, l_inf_isotonic_cdf
 
 
@@ -28,23 +28,27 @@ def test_l_inf_isotonic_repair():
 
 def test_non_private_alpha_zero_equalizes_the_groups():
     _, y, groups = make_regression(6000, n_groups=3, disparity=2.0, random_state=0)
-    pp = FairRegressionPostProcessor(epsilon=math.inf, n_bins=20, alpha=0.0, bounds=(0.0, 1.0)).fit(y, groups)
+    pp = FairRegressionPostProcessor(epsilon=math.inf, n_bins=20, alpha=0.0, bounds=(0.0, 1.0))
+    with pytest.warns(PrivacyLeakWarning, match="epsilon=inf"):
+        pp.fit(y, sensitive_features=groups)
     np.testing.assert_allclose(pp.targets_, np.broadcast_to(pp.barycenter_, pp.targets_.shape), atol=1e-9)
     np.testing.assert_allclose(pp.transport_.sum(axis=2), 1.0, atol=1e-12)
-    pred = pp.predict(y, groups, random_state=1)
+    pred = pp.predict(y, sensitive_features=groups, random_state=1)
     assert set(np.unique(pred)) <= set(pp.grid_)
     assert statistical_parity_ks(pred, groups) < 0.05 < statistical_parity_ks(y, groups)
     # the histogram is the exact empirical one at epsilon = inf
-    counts = np.array([np.bincount(pp._bins(y[groups == g]), minlength=20) / (groups == g).sum() for g in pp.groups_])
+    bins = np.clip(np.floor(y * 20), 0, 19).astype(int)
+    counts = np.array([np.bincount(bins[groups == g], minlength=20) / (groups == g).sum() for g in pp.groups_])
     np.testing.assert_allclose(pp.pmfs_, counts, atol=1e-12)
 
 
 @pytest.mark.parametrize("alpha", [0.05, 0.2])
 def test_alpha_bounds_the_ks_distance_of_the_targets(alpha):
     _, y, groups = make_regression(4000, n_groups=2, disparity=2.0, random_state=1)
-    pp = FairRegressionPostProcessor(epsilon=5.0, n_bins=16, alpha=alpha, bounds=(0.0, 1.0), random_state=3).fit(y, groups)
+    pp = FairRegressionPostProcessor(epsilon=5.0, n_bins=16, alpha=alpha, bounds=(0.0, 1.0), groups=[0, 1], random_state=3)
+    pp.fit(y, sensitive_features=groups)
     assert statistical_parity_ks_histograms(pp.targets_) <= alpha + 1e-8
-    assert pp.privacy_spent_ == {"epsilon": 5.0, "delta": 0.0}
+    assert pp.privacy_spent_["epsilon"] == 5.0 and pp.privacy_spent_["delta"] == 0.0
     # sweeping alpha re-solves on the same private PMFs
     pmfs = pp.pmfs_.copy()
     pp.refit_alpha(0.0)
@@ -54,10 +58,12 @@ def test_alpha_bounds_the_ks_distance_of_the_targets(alpha):
 
 def test_private_fit_is_close_to_the_chzhen_reference_with_many_samples():
     _, y, groups = make_regression(20000, n_groups=2, disparity=1.5, random_state=2)
-    dp = FairRegressionPostProcessor(epsilon=10.0, n_bins=50, bounds=(0.0, 1.0), random_state=0).fit(y, groups)
-    ref = WassersteinBarycenterPostProcessor(random_state=0).fit(y, groups)
-    mse_dp = np.mean((dp.predict(y, groups, random_state=0) - y) ** 2)
-    p_ref = ref.predict(y, groups, random_state=0)
+    dp = FairRegressionPostProcessor(epsilon=10.0, n_bins=50, bounds=(0.0, 1.0), groups=[0, 1], random_state=0)
+    dp.fit(y, sensitive_features=groups)
+    with pytest.warns(PrivacyLeakWarning, match="not differentially private"):
+        ref = WassersteinBarycenterPostProcessor(random_state=0).fit(y, sensitive_features=groups)
+    mse_dp = np.mean((dp.predict(y, sensitive_features=groups, random_state=0) - y) ** 2)
+    p_ref = ref.predict(y, sensitive_features=groups, random_state=0)
     mse_ref = np.mean((p_ref - y) ** 2)
     assert statistical_parity_ks(p_ref, groups) < 0.03
     assert abs(mse_dp - mse_ref) < 0.1 * mse_ref + 1e-3
@@ -75,8 +81,8 @@ def test_fit_is_audited_epsilon_dp(monkeypatch):
     def mech(groups, size, rng):
         seeds = rng.integers(0, 2**32, size=size)
         return np.array(
-            [FairRegressionPostProcessor(epsilon=eps, n_bins=1, bounds=(0.0, 1.0), random_state=int(s)).fit(y, groups)
-             .group_weights_[0] for s in seeds]
+            [FairRegressionPostProcessor(epsilon=eps, n_bins=1, bounds=(0.0, 1.0), groups=[0, 1], random_state=int(s))
+             .fit(y, sensitive_features=groups).group_weights_[0] for s in seeds]
         )
 
     honest = audit_epsilon(mech, base_groups, neighbour, n_samples=4000)
@@ -100,17 +106,20 @@ def test_fit_is_audited_epsilon_dp(monkeypatch):
     ],
 )
 def test_bad_input(kwargs, fit_args, match):
-    args = {"epsilon": 1.0, "n_bins": 4, "bounds": (0.0, 1.0), "random_state": 0, **kwargs}
+    args = {"epsilon": 1.0, "n_bins": 4, "bounds": (0.0, 1.0), "groups": [0, 1], "random_state": 0, **kwargs}
     X, g = fit_args or ([0.1, 0.2, 0.7], [0, 1, 1])
     with pytest.raises((ValueError, TypeError), match=match):
-        FairRegressionPostProcessor(**args).fit(X, g)
+        FairRegressionPostProcessor(**args).fit(X, sensitive_features=g)
 
 
 @pytest.mark.filterwarnings("ignore:the private weight")
 def test_unknown_group_at_predict_and_no_bounds_at_infinity():
-    pp = FairRegressionPostProcessor(epsilon=1.0, n_bins=4, bounds=(0.0, 1.0), random_state=0)
-    pp.fit([0.1, 0.2, 0.7], ["a", "b", "b"])
-    with pytest.raises(ValueError, match="not seen in fit"):
-        pp.predict([0.3], ["c"], random_state=0)
-    free = FairRegressionPostProcessor(epsilon=math.inf, n_bins=4).fit([0.1, 0.2, 0.7], ["a", "b", "b"])
+    pp = FairRegressionPostProcessor(epsilon=1.0, n_bins=4, bounds=(0.0, 1.0), groups=["a", "b"], random_state=0)
+    pp.fit([0.1, 0.2, 0.7], sensitive_features=["a", "b", "b"])
+    with pytest.raises(ValueError, match="outside the declared groups") as info:
+        pp.predict([0.3], sensitive_features=["c"], random_state=0)
+    assert "'c'" not in str(info.value)  # the unseen (private) label is not printed
+    free = FairRegressionPostProcessor(epsilon=math.inf, n_bins=4)
+    with pytest.warns(PrivacyLeakWarning, match="bounds read off the data"):
+        free.fit([0.1, 0.2, 0.7], sensitive_features=["a", "b", "b"])
     assert free.bounds_ == (0.1, 0.7)

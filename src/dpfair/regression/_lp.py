@@ -13,12 +13,96 @@ KS constraint ``|G_a(l) - G(l)| <= alpha/2`` and ``q >= 0`` becomes ``G`` non-de
 
 from __future__ import annotations
 
+import math
+import numbers
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy import optimize, sparse
 
-__all__ = ["BarycenterSolution", "solve_barycenter_lp_reference"]
+__all__ = [
+    "MAX_COUPLING_CELLS",
+    "BarycenterSolution",
+    "solve_barycenter_alpha0",
+    "solve_barycenter_lp",
+    "solve_barycenter_lp_reference",
+]
+
+#: Largest ``n_groups * n_bins**2`` accepted.  The couplings (and the solver's reduced costs) are
+#: arrays of that many float64 values: 2**25 cells is 256 MiB per array, and the solver holds a few.
+#: Larger problems are refused with a ``ValueError`` instead of dying with ``MemoryError``.
+MAX_COUPLING_CELLS = 2**25
+
+_PMF_TOL = 1e-6
+
+
+def real_array(values: Any, name: str) -> np.ndarray:
+    """``values`` as a float64 array; refuse non-real dtypes (``TypeError``) and NaN or inf (``ValueError``).
+
+    Booleans and integers are real numbers and are converted; strings (even numeric ones), objects and
+    complex numbers are refused rather than silently coerced.  Messages never count or print the values.
+    """
+    if hasattr(values, "to_numpy") and not isinstance(values, np.ndarray):
+        values = values.to_numpy()
+    try:
+        arr = np.asarray(values)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a numeric array (int or float), got {type(values).__name__}.") from None
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(
+            f"{name} must hold real numbers (int or float), got dtype {arr.dtype}; "
+            "convert strings or objects to floats yourself, complex numbers are not accepted."
+        )
+    arr = arr.astype(np.float64, copy=False)
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name} contains NaN or infinite values; remove or impute them first.")
+    return arr
+
+
+def check_alpha(alpha: Any, name: str = "alpha") -> float:
+    """``alpha`` as a float in ``[0, 1]`` (a Kolmogorov-Smirnov distance is at most 1)."""
+    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real):
+        raise TypeError(f"{name} must be a real number in [0, 1], got {type(alpha).__name__}.")
+    value = float(alpha)
+    if not (0.0 <= value <= 1.0):  # also refuses NaN
+        raise ValueError(f"{name} must be in [0, 1] (a KS distance is at most 1), got {value!r}.")
+    return value
+
+
+def check_coupling_size(n_groups: int, k: int, name: str = "n_bins") -> None:
+    """Refuse problems whose couplings ``n_groups * k**2`` exceed :data:`MAX_COUPLING_CELLS`."""
+    cells = n_groups * k * k
+    if cells > MAX_COUPLING_CELLS:
+        raise ValueError(
+            f"{name}={k} with {n_groups} group(s) needs n_groups * n_bins**2 = {cells:,} coupling cells "
+            f"({cells * 8 / 2**30:.1f} GiB per float64 array), above the memory limit of {MAX_COUPLING_CELLS:,} "
+            f"cells (dpfair.regression.MAX_COUPLING_CELLS); use fewer bins."
+        )
+
+
+def _check_lp_inputs(pmfs: Any, weights: Any, grid: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Validate the LP's inputs: PMFs (rows on the simplex), weights (>= 0, not all 0), grid (increasing)."""
+    pmfs = real_array(pmfs, "pmfs")
+    if pmfs.ndim != 2 or pmfs.shape[0] == 0 or pmfs.shape[1] == 0:
+        raise ValueError(f"pmfs must be a non-empty 2-d array of shape (n_groups, k), got shape {pmfs.shape}.")
+    n_groups, k = pmfs.shape
+    check_coupling_size(n_groups, k, "k")
+    if (pmfs < 0).any():
+        raise ValueError("pmfs must be >= 0: each row is a probability mass function.")
+    if not np.allclose(pmfs.sum(axis=1), 1.0, rtol=0.0, atol=_PMF_TOL):
+        raise ValueError(f"each row of pmfs must sum to 1 (within {_PMF_TOL:g}); normalize them first.")
+    weights = real_array(weights, "weights")
+    if weights.shape != (n_groups,):
+        raise ValueError(f"weights must have shape (n_groups,) = ({n_groups},), got {weights.shape}.")
+    if (weights < 0).any() or weights.sum() <= 0:
+        raise ValueError("weights must be >= 0 and not all 0 (they weight each group's transport cost).")
+    grid = real_array(grid, "grid")
+    if grid.shape != (k,):
+        raise ValueError(f"grid must have shape (k,) = ({k},), one point per column of pmfs, got {grid.shape}.")
+    if k > 1 and not (np.diff(grid) > 0).all():
+        raise ValueError("grid must be strictly increasing.")
+    return pmfs, weights, grid
 
 
 @dataclass(frozen=True)
@@ -108,15 +192,30 @@ def solve_barycenter_lp_reference(pmfs: np.ndarray, weights: np.ndarray, grid: n
 
     Parameters
     ----------
-    pmfs : ndarray of shape (n_groups, k)
-        Group PMFs on ``grid`` (each sums to 1).
-    weights : ndarray of shape (n_groups,)
-        Group weights ``w_a >= 0``.
-    grid : ndarray of shape (k,)
-        Bin midpoints.
+    pmfs : array-like of shape (n_groups, k)
+        Group PMFs on ``grid``: finite, ``>= 0``, each row summing to 1 (within 1e-6).
+    weights : array-like of shape (n_groups,)
+        Group weights ``w_a``: finite, ``>= 0``, not all 0.
+    grid : array-like of shape (k,)
+        Bin midpoints, finite and strictly increasing.
     alpha : float
-        Fairness tolerance (KS), ``>= 0``.
+        Fairness tolerance (KS distance), in ``[0, 1]``.
+
+    Returns
+    -------
+    BarycenterSolution
+
+    Raises
+    ------
+    ValueError
+        If a PMF is negative or does not sum to 1, the weights are negative or all 0, the grid is not
+        strictly increasing, ``alpha`` is outside ``[0, 1]``, shapes disagree, or the problem exceeds
+        :data:`MAX_COUPLING_CELLS`.
+    TypeError
+        If an argument is not real-valued.
     """
+    pmfs, weights, grid = _check_lp_inputs(pmfs, weights, grid)
+    alpha = check_alpha(alpha)
     n_groups, k = pmfs.shape
     return _solve_restricted(pmfs, weights, grid, alpha, np.ones((n_groups, k, k), dtype=bool))
 
@@ -142,7 +241,33 @@ def solve_barycenter_alpha0(pmfs: np.ndarray, weights: np.ndarray, grid: np.ndar
     submodular, so the comonotone (quantile) coupling is optimal (Carlier 2003).  Walking the
     quantile levels, each piece sends every group's bin at that level to the grid point nearest
     the weighted mean of those bins.
+
+    Parameters
+    ----------
+    pmfs : array-like of shape (n_groups, k)
+        Group PMFs on ``grid``: finite, ``>= 0``, each row summing to 1 (within 1e-6).
+    weights : array-like of shape (n_groups,)
+        Group weights ``w_a``: finite, ``>= 0``, not all 0.
+    grid : array-like of shape (k,)
+        Bin midpoints, finite and strictly increasing.
+
+    Returns
+    -------
+    BarycenterSolution
+
+    Raises
+    ------
+    ValueError
+        If an input is outside the domain above, shapes disagree, or ``n_groups * k**2`` exceeds
+        :data:`MAX_COUPLING_CELLS`.
+    TypeError
+        If an input is not real-valued.
     """
+    return _alpha0(*_check_lp_inputs(pmfs, weights, grid))
+
+
+def _alpha0(pmfs: np.ndarray, weights: np.ndarray, grid: np.ndarray) -> BarycenterSolution:
+    """:func:`solve_barycenter_alpha0` on validated inputs."""
     n_groups, k = pmfs.shape
     cdfs = np.cumsum(pmfs, axis=1)
     cuts = np.unique(np.concatenate([c[c > 1e-15] for c in cdfs] + [np.array([1.0])]))
@@ -181,9 +306,44 @@ def solve_barycenter_lp(
     and the LP re-solved.  We stop when the weak-duality bound on the distance to the full
     optimum, ``sum_{a,j} p_a(j) max(0, -min_l reduced_cost[a, j, l])``, is below ``tol``
     (1e-11): the objective is then optimal to ``tol``, a certificate, not a heuristic.
+
+    Parameters
+    ----------
+    pmfs : array-like of shape (n_groups, k)
+        Group PMFs on ``grid``: finite, ``>= 0``, each row summing to 1 (within 1e-6).
+    weights : array-like of shape (n_groups,)
+        Group weights ``w_a``: finite, ``>= 0``, not all 0.
+    grid : array-like of shape (k,)
+        Bin midpoints, finite and strictly increasing.
+    alpha : float
+        Fairness tolerance (KS distance between the targets), in ``[0, 1]``.
+    margin : int, default 4
+        Extra cells on each side of the initial band (``>= 0``).
+    tol : float, default 1e-11
+        Stopping tolerance on the duality-gap bound (finite, ``> 0``).
+
+    Returns
+    -------
+    BarycenterSolution
+
+    Raises
+    ------
+    ValueError
+        If an input is outside the domain above, shapes disagree, or ``n_groups * k**2`` exceeds
+        :data:`MAX_COUPLING_CELLS`.
+    TypeError
+        If an input is not real-valued.
+    RuntimeError
+        If HiGHS fails on a valid problem (numerical trouble); not expected.
     """
+    pmfs, weights, grid = _check_lp_inputs(pmfs, weights, grid)
+    alpha = check_alpha(alpha)
+    if isinstance(margin, bool) or not isinstance(margin, numbers.Integral) or margin < 0:
+        raise ValueError(f"margin must be an integer >= 0, got {margin!r}.")
+    if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not (math.isfinite(tol) and tol > 0):
+        raise ValueError(f"tol must be a finite number > 0, got {tol!r}.")
     n_groups, k = pmfs.shape
-    exact0 = solve_barycenter_alpha0(pmfs, weights, grid)
+    exact0 = _alpha0(pmfs, weights, grid)
     if alpha == 0:
         return exact0
     # the alpha = 0 barycenter is the initial guess: each target lies between p_a and it

@@ -1,49 +1,211 @@
 """Fair post-processing of regressors under statistical parity.
 
 * :class:`FairRegressionPostProcessor`: Algorithm 1 of Xian, Li, Kamath & Zhao (ICML 2024),
-  epsilon-DP with respect to the unlabeled post-processing data (features and group of
+  epsilon-DP with respect to the unlabeled post-processing data (regressor output and group of
   every row).
 * :class:`WassersteinBarycenterPostProcessor`: the non-private, non-discretized post-processor
   of Chzhen et al. (NeurIPS 2020) that the paper builds on.
+
+Both follow the dpfair estimator contract (``CONTRIBUTING.md``): scikit-learn estimators whose
+``sensitive_features`` travel by metadata routing, whose set of groups is declared (``groups=``),
+and whose ``random_state`` policy is:
+
+* ``random_state=None`` (construction): noise and randomized predictions come from secure
+  randomness (OpenDP for the Laplace noise, the OS CSPRNG for uniforms);
+* ``random_state=<seed>`` (construction): ``fit`` is reproducible, and ``predict`` called without
+  its own ``random_state`` uses a generator derived from that seed at ``fit`` (fresh for every
+  ``fit``, the same for every ``predict`` call of one fit), so a seeded estimator gives
+  reproducible predictions.  Seeded randomness is *not hardened*: experiments and tests only;
+* ``predict(..., random_state=<seed>)`` always wins.
 """
 
 from __future__ import annotations
 
 import math
+import numbers
 import warnings
 from typing import Any
 
 import numpy as np
+from sklearn.base import BaseEstimator, MetaEstimatorMixin, RegressorMixin, clone
+from sklearn.exceptions import NotFittedError
+from sklearn.metrics import r2_score
+from sklearn.utils import get_tags
+from sklearn.utils.validation import _num_samples, check_is_fitted, column_or_1d
 
-from dpfair._validation import as_finite_array, check_epsilon, check_int, check_nonnegative_finite
+from dpfair._estimator import (
+    as_sensitive_features,
+    charge_budget,
+    check_budget,
+    group_index,
+    privacy_spent,
+    resolve_groups,
+    warn_non_private,
+)
+from dpfair._validation import check_epsilon, check_int, check_nonnegative_finite
+from dpfair.privacy.leaks import warn_privacy_leak
 from dpfair.privacy.mechanisms import laplace_mechanism
-from dpfair.privacy.noise import get_noise_source
-from dpfair.regression._lp import solve_barycenter_lp
+from dpfair.privacy.noise import NoiseSource, get_noise_source
+from dpfair.regression._lp import check_alpha, check_coupling_size, real_array, solve_barycenter_lp
 
-__all__ = ["FairRegressionPostProcessor", "WassersteinBarycenterPostProcessor"]
+__all__ = ["FairRegressionPostProcessor", "WassersteinBarycenterPostProcessor", "l_inf_isotonic_cdf"]
+
+#: Largest Laplace scale ``2 / (n epsilon)`` accepted: beyond it the release carries no information
+#: and sums of the noisy histogram overflow floating point.
+_MAX_NOISE_SCALE = 1e100
+
+#: Widest ``bounds`` accepted: the objective is in squared output units.
+_MAX_WIDTH = 1e150
+
+_NEIGHBOURING = "replace one row of the post-processing data (the number of rows n is public)"
 
 
-def _groups_array(sensitive_features: Any, n: int) -> np.ndarray:
-    groups = np.asarray(sensitive_features.to_numpy() if hasattr(sensitive_features, "to_numpy") else sensitive_features)
-    if groups.ndim != 1 or groups.size != n:
-        raise ValueError(f"sensitive_features must be 1-dimensional with one entry per row ({n}), got shape {groups.shape}.")
-    if any(g is None or (isinstance(g, float) and math.isnan(g)) for g in groups.tolist()):
-        raise ValueError("sensitive_features contains missing values; every row needs a group.")
-    return groups
+# ---------------------------------------------------------------------------- helpers
+def _check_bool(value: Any, name: str) -> bool:
+    if not isinstance(value, bool | np.bool_):
+        raise TypeError(f"{name} must be True or False, got {type(value).__name__} ({value!r}).")
+    return bool(value)
 
 
-def _outputs(estimator: Any, X: Any, name: str = "X") -> np.ndarray:
+def _check_bounds(bounds: Any) -> tuple[float, float] | None:
+    if bounds is None:
+        return None
+    try:
+        pair = tuple(bounds)
+    except TypeError:
+        raise TypeError(f"bounds must be a pair (s, t) of real numbers, got {bounds!r}.") from None
+    if len(pair) != 2 or any(isinstance(b, bool | str | bytes) or not isinstance(b, numbers.Real) for b in pair):
+        raise TypeError(f"bounds must be a pair (s, t) of real numbers, got {bounds!r}.")
+    lo, hi = float(pair[0]), float(pair[1])
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+        raise ValueError(f"bounds must be finite with s < t, got {bounds!r}.")
+    if not hi - lo <= _MAX_WIDTH:
+        raise ValueError(
+            f"bounds must be at most {_MAX_WIDTH:g} wide (squared transport costs overflow beyond), got {bounds!r}; "
+            "rescale the target."
+        )
+    return lo, hi
+
+
+def _as_outputs(values: Any, name: str) -> np.ndarray:
+    """Regressor outputs as a finite 1-d float array (a single column is accepted)."""
+    arr = real_array(values, name)
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr[:, 0]
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must hold one regressor output per row (1-d), got shape {arr.shape}.")
+    if arr.size == 0:
+        raise ValueError(f"{name} is empty; pass at least one row.")
+    return arr
+
+
+def _predict_outputs(estimator: Any, X: Any) -> np.ndarray:
+    """The wrapped regressor's outputs on ``X`` (``X`` itself when there is no regressor)."""
     if estimator is None:
-        values = as_finite_array(X, name)
-        if values.ndim == 2 and values.shape[1] == 1:
-            values = values[:, 0]
-        if values.ndim != 1:
-            raise ValueError(f"with estimator=None, {name} must hold the regressor's outputs (1-d), got shape {values.shape}.")
-        return values
-    pred = np.asarray(estimator.predict(X), dtype=float)
-    if pred.ndim != 1 or not np.isfinite(pred).all():
-        raise ValueError("the estimator's predictions must be a finite 1-d array (NaN or inf found, or wrong shape).")
-    return pred
+        return _as_outputs(X, "X")
+    pred = estimator.predict(X)
+    try:
+        return _as_outputs(pred, "the estimator's predictions")
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{exc} Wrap a single-output regressor that predicts finite numbers.") from None
+
+
+def _fit_wrapped(estimator: Any, prefit: bool, X: Any, y: Any, owner: str) -> Any:
+    """Return the regressor to post-process: as is (``prefit``) or ``clone(estimator).fit(X, y)``."""
+    if estimator is None:
+        return None
+    if not hasattr(estimator, "predict"):
+        raise TypeError(f"estimator must be a regressor with a predict method (or None), got {type(estimator).__name__}.")
+    if prefit:
+        try:
+            check_is_fitted(estimator)
+        except NotFittedError:
+            raise NotFittedError(
+                f"estimator is not fitted but prefit=True: fit it first (on other data than the post-processing "
+                f"rows), or pass prefit=False to let {owner} fit a clone of it on (X, y)."
+            ) from None
+        except TypeError:
+            pass  # not a scikit-learn estimator: trust prefit=True, its predict is called below
+        return estimator
+    if y is None:
+        raise ValueError(
+            f"{owner} requires y to be passed, but the target y is None: prefit=False fits a clone of estimator "
+            "on (X, y); pass y, or pass a fitted estimator with prefit=True."
+        )
+    y = column_or_1d(y, warn=True)  # its values are the wrapped estimator's to validate
+    n_rows = _num_samples(X)
+    if y.shape[0] != n_rows:
+        raise ValueError(f"y must have one value per row of X ({n_rows} rows), got {y.shape[0]}.")
+    fitted = clone(estimator).fit(X, y)
+    warn_privacy_leak(
+        f"prefit=False: {owner} trains a clone of estimator non-privately on the same rows it post-processes; "
+        "the fitted object as a whole carries no differential-privacy guarantee (privacy_spent_['epsilon'] is inf). "
+        "Fit the regressor on other data (or privately) and pass prefit=True for an end-to-end guarantee.",
+        stacklevel=4,
+    )
+    return fitted
+
+
+def _labels(sensitive_features: Any, n_rows: int) -> np.ndarray:
+    """``as_sensitive_features``, plus a hashability check of *every* label (the helper checks the first)."""
+    values = as_sensitive_features(sensitive_features, n_rows)
+    try:
+        for value in values:
+            hash(value)
+    except TypeError:
+        raise TypeError("sensitive_features must hold hashable labels (str, int, ...), found an unhashable one.") from None
+    return values
+
+
+def _single_group_rows(groups: Any, n_rows: int, epsilon: float, owner: str) -> tuple[np.ndarray, np.ndarray]:
+    """``sensitive_features=None``: every row belongs to the one declared group, else ``ValueError``."""
+    if groups is not None:
+        declared, _ = resolve_groups(groups, np.empty(0, dtype=object), epsilon)
+        if declared.size == 1:
+            return declared, np.zeros(n_rows, dtype=np.int64)
+    raise ValueError(
+        f"sensitive_features is required: pass the group of every row, e.g. {owner}.fit(X, y, sensitive_features=g) "
+        "(with metadata routing, set_fit_request(sensitive_features=True)). It may be omitted only when groups= "
+        "declares exactly one group, which then holds every row."
+    )
+
+
+def _rows_of_fitted_groups(declared: np.ndarray, sensitive_features: Any, n_rows: int) -> np.ndarray:
+    """Index into the fitted ``groups_`` of every row at predict time."""
+    if sensitive_features is None:
+        if declared.size == 1:
+            return np.zeros(n_rows, dtype=np.int64)
+        raise ValueError(
+            "sensitive_features is required: pass the group of every row, e.g. predict(X, sensitive_features=g) "
+            "(with metadata routing, set_predict_request(sensitive_features=True)). It may be omitted only when "
+            "a single group was declared."
+        )
+    return group_index(declared, _labels(sensitive_features, n_rows))
+
+
+def _predict_seed(noise: NoiseSource) -> list[int] | None:
+    """Entropy for the randomized predictions of a seeded estimator (``None``: secure randomness)."""
+    if noise.secure:
+        return None
+    return [int(u * 2**32) for u in noise.uniform(4)]
+
+
+def _prediction_noise(random_state: Any, predict_seed: list[int] | None) -> NoiseSource:
+    if random_state is not None:
+        return get_noise_source(random_state)
+    if predict_seed is None:
+        return get_noise_source(None)
+    return get_noise_source(np.random.default_rng(predict_seed))
+
+
+def _wrapped_tags(self: Any, tags: Any) -> Any:
+    tags.target_tags.required = self.estimator is not None and self.prefit is False
+    if self.estimator is not None:
+        try:
+            tags.input_tags.sparse = get_tags(self.estimator).input_tags.sparse
+        except Exception:  # not a scikit-learn estimator: keep the defaults
+            pass
+    return tags
 
 
 def l_inf_isotonic_cdf(partial_sums: np.ndarray) -> np.ndarray:
@@ -52,7 +214,27 @@ def l_inf_isotonic_cdf(partial_sums: np.ndarray) -> np.ndarray:
     ``F(j) = proj_[0,1]((max_{l <= j} S(l) + min_{r >= j} S(r)) / 2)`` for ``j < k`` and ``F(k) = 1``;
     the midpoint of the running max and the reverse running min is an optimal L-infinity
     isotonic fit (Stout 2017).  Works on the last axis.
+
+    Parameters
+    ----------
+    partial_sums : array-like of shape (..., k)
+        Noisy partial sums ``S(1), ..., S(k)`` (finite real numbers, ``k >= 1``).
+
+    Returns
+    -------
+    ndarray of the same shape
+        A valid CDF on the last axis: non-decreasing, in ``[0, 1]``, ending at 1.
+
+    Raises
+    ------
+    TypeError
+        If ``partial_sums`` is not real-valued (strings, objects and complex numbers are refused).
+    ValueError
+        If it holds NaN or inf, is a scalar, or its last axis is empty.
     """
+    partial_sums = real_array(partial_sums, "partial_sums")
+    if partial_sums.ndim == 0 or partial_sums.shape[-1] == 0 or partial_sums.size == 0:
+        raise ValueError(f"partial_sums must have a non-empty last axis, got shape {partial_sums.shape}.")
     prefix_max = np.maximum.accumulate(partial_sums, axis=-1)
     suffix_min = np.minimum.accumulate(partial_sums[..., ::-1], axis=-1)[..., ::-1]
     cdf = np.clip((prefix_max + suffix_min) / 2.0, 0.0, 1.0)
@@ -60,7 +242,14 @@ def l_inf_isotonic_cdf(partial_sums: np.ndarray) -> np.ndarray:
     return cdf
 
 
-class FairRegressionPostProcessor:
+def _bin_index(outputs: np.ndarray, lo: float, hi: float, k: int) -> np.ndarray:
+    """Line 2: index of the nearest bin midpoint (outputs outside ``[lo, hi]`` go to the end bins)."""
+    position = (outputs - lo) / (hi - lo) * k
+    return np.clip(np.floor(np.clip(position, -1.0, k + 1.0)), 0, k - 1).astype(np.int64)
+
+
+# ---------------------------------------------------------------------------- Algorithm 1
+class FairRegressionPostProcessor(MetaEstimatorMixin, RegressorMixin, BaseEstimator):
     """Differentially private fair post-processing of a regressor (Algorithm 1, Xian et al. 2024).
 
     Learns, from unlabeled data, randomized maps ``g_a`` that transport each group's
@@ -69,44 +258,72 @@ class FairRegressionPostProcessor:
     regressor satisfies ``alpha``-approximate statistical parity (up to estimation error)
     with minimal squared deviation.
 
-    Privacy: ``fit`` is ``epsilon``-DP with respect to the post-processing rows (each row's
-    regressor output and group; replace-one neighbours).  Only the joint histogram of
-    (group, bin) is released, through the Laplace mechanism with scale ``2 / (n epsilon)``
-    (its L1 sensitivity is 2/n); everything after is post-processing.  The estimator itself
-    must be trained privately (or on other data) for end-to-end privacy.
+    **What it protects.** ``fit`` is ``(epsilon, 0)``-DP with respect to the post-processing rows:
+    the object protected is each row's regressor output and group (its features enter only
+    through the regressor's output; labels are not used), under the replace-one-row neighbouring
+    relation (``n`` is public).  Only the joint histogram of (group, bin) is released, through the
+    Laplace mechanism with scale ``2 / (n epsilon)`` (its L1 sensitivity is 2/n); everything
+    after is post-processing.  The guarantee needs every input of the mechanism to be declared:
+    ``bounds`` and ``groups`` are required with finite ``epsilon``.  The wrapped regressor must be
+    trained privately or on other data (``prefit=True``) for end-to-end privacy; with
+    ``prefit=False`` it is trained non-privately on the same rows and the fitted object as a whole
+    has ``epsilon = inf`` (a :class:`~dpfair.privacy.PrivacyLeakWarning` says so).
 
     Parameters
     ----------
-    estimator : fitted regressor or None
-        ``None`` means ``X`` already holds the regressor's outputs (the paper's experiments
-        post-process the true targets this way).
-    epsilon : float
-        Privacy budget (> 0; ``inf`` gives the non-private algorithm).
-    n_bins : int
-        Number of histogram bins ``k``.
-    alpha : float, default 0
-        Statistical-parity tolerance (KS distance between groups).
-    bounds : (float, float)
-        Declared interval ``[s, t]`` containing the regressor's outputs.  Required: reading it
-        off the data would break DP, so ``None`` is refused unless ``epsilon = inf``.
-        Outputs outside it are sent to the nearest end bin (the discretizer of line 2).
+    estimator : regressor or None, default None
+        The regressor to post-process.  ``None`` means ``X`` already holds the regressor's outputs
+        (the paper's experiments post-process the true targets this way).
+    epsilon : float, default 1.0
+        Privacy parameter (> 0; ``inf`` gives the non-private algorithm and a
+        :class:`~dpfair.privacy.PrivacyLeakWarning`).
+    n_bins : int, default 16
+        Number of histogram bins ``k``.  ``n_groups * n_bins**2`` must not exceed
+        :data:`dpfair.regression.MAX_COUPLING_CELLS` (2**25, the size of the couplings).
+    alpha : float, default 0.0
+        Statistical-parity tolerance: KS distance between the groups' targets, in ``[0, 1]``.
+    bounds : (float, float) or None, default None
+        Declared interval ``[s, t]`` containing the regressor's outputs.  Required with finite
+        ``epsilon``: reading it off the data would break DP.  With ``epsilon = inf`` it may be
+        omitted and is then read off the data.  Outputs outside it are sent to the nearest end
+        bin (the discretizer of line 2) with a warning that says only that clipping happened.
+    groups : list or None, default None
+        The declared set of groups, in order (group 0 first).  Required with finite ``epsilon``
+        (reading it off the data reveals whether a rare group is present).  A declared group with
+        no rows is handled by the mechanism (its private weight is noise around 0).  When it
+        declares exactly one group, ``sensitive_features`` may be omitted and every row belongs to
+        that group.
     prefit : bool, default True
-        The estimator is already fitted.  With ``prefit=False`` it is fitted on ``(X, y)``
-        inside ``fit`` (that training is *not* made private by this class).
-    random_state : None, int or Generator
-        Noise for ``fit``: ``None`` is secure (OpenDP), a seed is reproducible.
+        ``True``: ``estimator`` is already fitted and is used as is.  ``False``: a clone is fitted on
+        ``(X, y)`` inside ``fit`` (stored as ``estimator_``), *not* privately.
+    budget : PrivacyBudget or None, default None
+        Charged ``(epsilon, 0)`` once per ``fit``, after every argument is validated and just before
+        the noise draw; a refused charge leaves the budget and any earlier fitted state unchanged.
+        :func:`sklearn.base.clone` (hence ``GridSearchCV``, ``cross_validate``) keeps the *same*
+        budget object, so every fit of a search is charged to it (use ``n_jobs=1``: a budget sent to
+        another process is a copy).
+    random_state : None, int, numpy Generator or NoiseSource, default None
+        ``None``: secure noise (OpenDP) and secure randomized predictions.  A seed: reproducible,
+        *not hardened* noise and predictions (experiments and tests only); see the module docstring.
 
     Attributes
     ----------
-    groups_ : ndarray
-        Group labels, sorted.
+    estimator_ : regressor or None
+        The regressor whose outputs are post-processed.
+    groups_ : ndarray of shape (n_groups,)
+        The declared groups, in declared order (read off the data only with ``epsilon = inf`` and
+        ``groups=None``).
+    bounds_ : tuple of float
+        The interval ``[s, t]`` used.
     grid_ : ndarray of shape (n_bins,)
         Bin midpoints ``v_j = s + (j - 1/2)(t - s)/k`` (line 1).
-    group_weights_ : ndarray
-        Private group weights ``w_a`` (line 6).
+    group_weights_ : ndarray of shape (n_groups,)
+        Private group weights ``w_a`` (line 6), clipped at 0.
     pmfs_ : ndarray of shape (n_groups, n_bins)
         Private group PMFs (lines 7-9).
-    barycenter_ : ndarray
+    alpha_ : float
+        The ``alpha`` the maps were solved for.
+    barycenter_ : ndarray of shape (n_bins,)
         Barycenter ``q`` (line 10).
     targets_ : ndarray of shape (n_groups, n_bins)
         Per-group targets ``q_a``.
@@ -115,20 +332,32 @@ class FairRegressionPostProcessor:
     transport_ : ndarray of shape (n_groups, n_bins, n_bins)
         Row-stochastic maps: ``transport_[a, j, l] = P(g_a(v_j) = v_l)`` (line 12).
     objective_ : float
-        LP optimum.
+        LP optimum (weighted squared transport cost, weights ``group_weights_``).
+    n_features_in_ : int
+        Number of features of ``X`` (when known).
     privacy_spent_ : dict
-        ``{"epsilon": epsilon, "delta": 0.0}``.
+        ``{"epsilon", "delta", "protects", "neighbouring"}`` for the whole fitted object.
+
+    Examples
+    --------
+    >>> from dpfair.datasets import make_regression
+    >>> _, y, g = make_regression(500, random_state=0)
+    >>> pp = FairRegressionPostProcessor(epsilon=1.0, n_bins=8, bounds=(0, 1), groups=[0, 1], random_state=0)
+    >>> pp.fit(y, sensitive_features=g).predict(y[:3], sensitive_features=g[:3]).shape
+    (3,)
     """
 
     def __init__(
         self,
         estimator: Any = None,
         *,
-        epsilon: float,
-        n_bins: int,
+        epsilon: float = 1.0,
+        n_bins: int = 16,
         alpha: float = 0.0,
         bounds: tuple[float, float] | None = None,
+        groups: Any = None,
         prefit: bool = True,
+        budget: Any = None,
         random_state: Any = None,
     ) -> None:
         self.estimator = estimator
@@ -136,128 +365,292 @@ class FairRegressionPostProcessor:
         self.n_bins = n_bins
         self.alpha = alpha
         self.bounds = bounds
+        self.groups = groups
         self.prefit = prefit
+        self.budget = budget
         self.random_state = random_state
 
-    def _check_params(self, outputs: np.ndarray) -> tuple[float, int, float, float, float]:
+    def __sklearn_tags__(self):  # scikit-learn's tags, with the wrapped estimator's input support
+        return _wrapped_tags(self, super().__sklearn_tags__())
+
+    def fit(self, X: Any, y: Any = None, *, sensitive_features: Any = None) -> FairRegressionPostProcessor:
+        """Learn the private fair post-processing maps from unlabeled data (Algorithm 1, lines 1-12).
+
+        Parameters
+        ----------
+        X : array-like
+            Features for ``estimator`` (or, with ``estimator=None``, the regressor's outputs, 1-d
+            or one column).
+        y : array-like of shape (n_samples,) or None, default None
+            Labels, used only to fit the clone of ``estimator`` when ``prefit=False``; ignored
+            otherwise (the post-processing itself is unsupervised).
+        sensitive_features : array-like of shape (n_samples,) or None, default None
+            Group of every row, each one of ``groups``.  May be omitted only when ``groups``
+            declares exactly one group (every row is then in it).  Routed by metadata routing
+            (``set_fit_request(sensitive_features=True)``).
+
+        Returns
+        -------
+        self : FairRegressionPostProcessor
+
+        Raises
+        ------
+        ValueError
+            If an argument is invalid (the message names it), ``bounds``/``groups`` are missing
+            with finite epsilon, a row's group is not declared, or ``sensitive_features`` is
+            missing with several groups.
+        TypeError
+            If an argument has the wrong type (e.g. string or complex outputs).
+        NotFittedError
+            If ``prefit=True`` and ``estimator`` is not fitted.
+        PrivacyBudgetExceededError
+            If ``budget`` refuses the charge; nothing is changed.
+
+        Warns
+        -----
+        PrivacyLeakWarning
+            With ``epsilon = inf`` or ``prefit=False``.
+        UserWarning
+            If some outputs fall outside ``bounds`` (clipped to the end bins), or a group's private
+            weight is 0 after noise (its PMF is then uniform).
+        """
+        owner = type(self).__name__
         epsilon = check_epsilon(self.epsilon)
         k = check_int(self.n_bins, "n_bins", minimum=1)
-        alpha = check_nonnegative_finite(self.alpha, "alpha")
-        if self.bounds is None:
-            if not math.isinf(epsilon):
-                raise ValueError(
-                    "bounds is required: declare the interval [s, t] that contains the regressor's outputs. "
-                    "Reading it off the data would break differential privacy (allowed only with epsilon=inf)."
-                )
-            lo, hi = float(outputs.min()), float(outputs.max())
-            if hi <= lo:
-                hi = lo + 1.0
-        else:
-            try:
-                lo, hi = (float(b) for b in self.bounds)
-            except (TypeError, ValueError):
-                raise TypeError(f"bounds must be a pair (s, t), got {self.bounds!r}.") from None
-            if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
-                raise ValueError(f"bounds must be finite with s < t, got {self.bounds!r}.")
-        return epsilon, k, alpha, lo, hi
-
-    def _bins(self, outputs: np.ndarray) -> np.ndarray:
-        """Line 2: index of the nearest bin midpoint."""
-        k = self.grid_.size
-        lo, hi = self.bounds_
-        return np.clip(np.floor((outputs - lo) / (hi - lo) * k), 0, k - 1).astype(np.int64)
-
-    def fit(self, X: Any, sensitive_features: Any, y: Any = None) -> FairRegressionPostProcessor:
-        """Learn the private fair post-processing maps from unlabeled data (labels unused when prefit)."""
-        if self.estimator is not None and not self.prefit:
-            if y is None:
-                raise ValueError("prefit=False needs y to fit the estimator.")
-            self.estimator.fit(X, y)
-        outputs = _outputs(self.estimator, X)
-        groups = _groups_array(sensitive_features, outputs.size)
-        epsilon, k, alpha, lo, hi = self._check_params(outputs)
-        outside = int(((outputs < lo) | (outputs > hi)).sum())
-        if outside:
-            warnings.warn(f"{outside} output(s) lie outside bounds=({lo}, {hi}); they go to the nearest end bin.", stacklevel=2)
-        self.bounds_ = (lo, hi)
-        self.grid_ = lo + (np.arange(k) + 0.5) * (hi - lo) / k  # line 1
-        self.groups_, group_index = np.unique(groups, return_inverse=True)
-        n_groups = self.groups_.size
+        alpha = check_alpha(self.alpha)
+        declared_bounds = _check_bounds(self.bounds)
+        prefit = _check_bool(self.prefit, "prefit")
+        budget = check_budget(self.budget)
+        noise = get_noise_source(self.random_state)
+        if declared_bounds is None and not math.isinf(epsilon):
+            raise ValueError(
+                "bounds is required: declare the interval [s, t] that contains the regressor's outputs. "
+                "Reading it off the data would break differential privacy (allowed only with epsilon=inf)."
+            )
+        if self.groups is None and not math.isinf(epsilon):
+            resolve_groups(None, np.empty(0, dtype=object), epsilon)  # raises: groups is required
+        declared = None
+        if self.groups is not None:
+            declared, _ = resolve_groups(self.groups, np.empty(0, dtype=object), epsilon)
+            check_coupling_size(declared.size, k)
+        estimator = _fit_wrapped(self.estimator, prefit, X, y, owner)
+        outputs = _predict_outputs(estimator, X)
         n = outputs.size
-        # line 3: empirical joint distribution of (group, bin)
+        if sensitive_features is None:
+            declared, index = _single_group_rows(self.groups, n, epsilon, owner)
+        elif declared is None:  # epsilon = inf only: read off the data
+            declared, index = resolve_groups(None, _labels(sensitive_features, n), epsilon)
+        else:
+            index = group_index(declared, _labels(sensitive_features, n))
+        n_groups = declared.size
+        check_coupling_size(n_groups, k)
+        scale = 2.0 / (n * epsilon)
+        if scale > _MAX_NOISE_SCALE:
+            raise ValueError(
+                f"epsilon={epsilon!r} is too small for {n} rows: the Laplace scale 2/(n*epsilon) exceeds "
+                f"{_MAX_NOISE_SCALE:g}, the release would carry no information and overflow; use a larger epsilon."
+            )
+        if declared_bounds is None:  # epsilon = inf only
+            lo, hi = float(outputs.min()), float(outputs.max())
+            if not hi > lo:
+                hi = lo + max(1.0, abs(lo) * 1e-9)
+            if not hi - lo <= _MAX_WIDTH:
+                raise ValueError(
+                    f"the outputs span more than {_MAX_WIDTH:g}, too wide for the transport costs in float arithmetic; "
+                    "declare bounds=(s, t) or rescale the target."
+                )
+        else:
+            lo, hi = declared_bounds
+        if math.isinf(epsilon):
+            read_off = ", and bounds read off the data)" if declared_bounds is None else ")"
+            warn_non_private(epsilon, "the fitted post-processor (histogram" + read_off)
+        if ((outputs < lo) | (outputs > hi)).any():
+            warnings.warn(
+                f"some outputs lie outside bounds=({lo:g}, {hi:g}); they were clipped to the end bins. "
+                "Declare wider bounds if that is not intended.",
+                stacklevel=2,
+            )
+        grid = lo + (np.arange(k) + 0.5) * (hi - lo) / k  # line 1
+        # line 3: empirical joint distribution of (group, bin) over the declared groups
         joint = np.zeros((n_groups, k))
-        np.add.at(joint, (group_index, self._bins(outputs)), 1.0 / n)
+        np.add.at(joint, (index, _bin_index(outputs, lo, hi, k)), 1.0 / n)
+        charge_budget(budget, epsilon, 0.0, label=f"{owner}.fit (Laplace histogram)")
         # line 4: Laplace mechanism, L1 sensitivity 2/n (one row moves 1/n of mass between two cells)
-        noisy = laplace_mechanism(joint, sensitivity=2.0 / n, epsilon=epsilon, random_state=self.random_state)
+        if math.isinf(epsilon):  # scale 0: the exact histogram (already warned above)
+            noisy = joint.copy()
+        else:
+            noisy = laplace_mechanism(joint, sensitivity=2.0 / n, epsilon=epsilon, random_state=noise)
+        predict_seed = _predict_seed(noise)
         # line 6: private group weights
         weights = np.maximum(noisy.sum(axis=1), 0.0)
         empty = weights <= 0
         if empty.any():
             warnings.warn(
-                f"the private weight of group(s) {self.groups_[empty].tolist()} is 0 after noise; their PMF is set to uniform.",
+                f"the private weight of group(s) {declared[empty].tolist()} is 0 after noise; their PMF is set to uniform.",
                 stacklevel=2,
             )
         partial = np.cumsum(noisy, axis=1) / np.where(empty, 1.0, weights)[:, None]  # line 7
         pmfs = np.diff(l_inf_isotonic_cdf(partial), axis=1, prepend=0.0)  # lines 8-9
         pmfs[empty] = 1.0 / k
+        solution = self._solve(pmfs, weights, k, hi - lo, alpha)
+        # every fitted attribute is assigned only now: a refused charge or a failure leaves the old state
+        self.estimator_ = estimator
+        self.groups_ = declared
+        self.bounds_ = (lo, hi)
+        self.grid_ = grid
         self.group_weights_ = weights
         self.pmfs_ = pmfs
-        self._solve(alpha)
-        self.privacy_spent_ = {"epsilon": epsilon, "delta": 0.0}
+        self._assign_solution(solution)
+        self._predict_seed_ = predict_seed
+        if estimator is None:
+            self.n_features_in_ = 1
+        elif hasattr(estimator, "n_features_in_"):
+            self.n_features_in_ = estimator.n_features_in_
+        if hasattr(estimator, "feature_names_in_"):
+            self.feature_names_in_ = estimator.feature_names_in_
+        self.privacy_spent_ = self._privacy_spent(epsilon, non_private_estimator=estimator is not None and not prefit)
         return self
 
-    def _solve(self, alpha: float) -> None:
-        """Lines 10-12 on the stored private PMFs and weights."""
-        k = self.grid_.size
-        solution = solve_barycenter_lp(self.pmfs_, self.group_weights_, self.grid_, alpha)  # line 10
-        self.alpha_ = alpha
-        self.barycenter_ = solution.barycenter
-        self.targets_ = solution.targets
-        self.couplings_ = solution.couplings
-        self.objective_ = solution.objective
+    @staticmethod
+    def _privacy_spent(epsilon: float, *, non_private_estimator: bool) -> dict[str, Any]:
+        step = "the regressor output and group of every post-processing row (labels are not used)"
+        if non_private_estimator:
+            return privacy_spent(
+                math.inf, 0.0, neighbouring=_NEIGHBOURING,
+                protects=(
+                    "nothing, as a whole: with prefit=False the wrapped estimator was trained non-privately on the "
+                    f"same rows. The post-processing step alone is ({epsilon:g}, 0)-DP for {step}."
+                ),
+            )
+        if math.isinf(epsilon):
+            return privacy_spent(math.inf, 0.0, neighbouring=_NEIGHBOURING,
+                                 protects="nothing: epsilon=inf releases the exact histogram")
+        return privacy_spent(
+            epsilon, 0.0, neighbouring=_NEIGHBOURING,
+            protects=f"{step}; the wrapped estimator (prefit) must be trained privately or on other data",
+        )
+
+    @staticmethod
+    def _solve(
+        pmfs: np.ndarray, weights: np.ndarray, k: int, width: float, alpha: float
+    ) -> tuple[Any, float, np.ndarray]:
+        """Lines 10-12 on private PMFs and weights; returns (solution, objective, transport)."""
+        total = float(weights.sum())
+        # The LP's solution is invariant to scaling the weights and to affine maps of the grid:
+        # solve with normalized weights (equal ones if every private weight is 0) on the unit grid
+        # (j - 1/2)/k, for numerical stability whatever the bounds and the noise, and report the
+        # objective in the original units.
+        lp_weights = weights / total if total > 0 else np.full(weights.size, 1.0 / weights.size)
+        unit_grid = (np.arange(k) + 0.5) / k
+        solution = solve_barycenter_lp(pmfs, lp_weights, unit_grid, alpha)  # line 10
+        objective = solution.objective * total * width**2 if total > 0 else 0.0
         # line 12: g_a(v_j) = v_l with probability pi_a(j, l) / p_a(j), or v_j when p_a(j) = 0
         mass = solution.couplings.sum(axis=2, keepdims=True)
         identity = np.broadcast_to(np.eye(k), solution.couplings.shape)
         with np.errstate(invalid="ignore", divide="ignore"):
-            self.transport_ = np.where(mass > 1e-15, solution.couplings / np.maximum(mass, 1e-300), identity)
+            transport = np.where(mass > 1e-15, solution.couplings / np.maximum(mass, 1e-300), identity)
+        return solution, objective, transport
+
+    def _assign_solution(self, solved: tuple[Any, float, np.ndarray], alpha: float | None = None) -> None:
+        solution, objective, transport = solved
+        self.alpha_ = float(self.alpha) if alpha is None else alpha
+        self.barycenter_ = solution.barycenter
+        self.targets_ = solution.targets
+        self.couplings_ = solution.couplings
+        self.objective_ = objective
+        self.transport_ = transport
 
     def refit_alpha(self, alpha: float) -> FairRegressionPostProcessor:
-        """Re-solve for another ``alpha`` from the same private statistics (no extra privacy cost).
+        """Re-solve for another ``alpha`` from the same private statistics (no privacy cost).
 
-        Steps 2-3 of Algorithm 1 only post-process the private PMFs, so sweeping ``alpha`` this
-        way spends ``epsilon`` once in total.  Changes the fitted maps in place; returns ``self``.
+        Steps 2-3 of Algorithm 1 only post-process the private PMFs and weights, so sweeping
+        ``alpha`` this way spends ``epsilon`` once in total; ``budget`` is not charged.  Changes
+        the fitted maps and the ``alpha`` parameter in place.
+
+        Parameters
+        ----------
+        alpha : float
+            New statistical-parity tolerance, in ``[0, 1]``.
+
+        Returns
+        -------
+        self : FairRegressionPostProcessor
+
+        Raises
+        ------
+        NotFittedError
+            Before ``fit``.
+        ValueError, TypeError
+            If ``alpha`` is not a number in ``[0, 1]``.
         """
-        if not hasattr(self, "pmfs_"):
-            raise RuntimeError("call fit before refit_alpha.")
+        check_is_fitted(self, "pmfs_")
+        value = check_alpha(alpha)
+        lo, hi = self.bounds_
+        solved = self._solve(self.pmfs_, self.group_weights_, self.grid_.size, hi - lo, value)
         self.alpha = alpha
-        self._solve(check_nonnegative_finite(alpha, "alpha"))
+        self._assign_solution(solved, value)
         return self
 
-    def predict(self, X: Any, sensitive_features: Any, random_state: Any = None) -> np.ndarray:
-        """Randomized fair predictions ``g_a(h(f(x)))`` (line 13).
+    def predict(self, X: Any, *, sensitive_features: Any = None, random_state: Any = None) -> np.ndarray:
+        """Randomized fair predictions ``g_a(h(f(x)))`` (Algorithm 1, line 13).
 
-        ``random_state=None`` draws from the OS CSPRNG; a seed makes predictions reproducible.
+        Parameters
+        ----------
+        X : array-like
+            Features for the regressor (or its outputs when ``estimator=None``).
+        sensitive_features : array-like of shape (n_samples,) or None, default None
+            Group of every row (one of ``groups_``); may be omitted when one group was declared.
+        random_state : None, int, numpy Generator or NoiseSource, default None
+            Randomness of the maps.  ``None``: the estimator's policy (secure randomness, or a
+            generator derived from the constructor's seed at ``fit``: reproducible predictions).
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            Post-processed predictions, each a point of ``grid_``.
+
+        Raises
+        ------
+        NotFittedError
+            Before ``fit``.
+        ValueError, TypeError
+            On invalid input or a group outside ``groups_`` (the message names the argument).
         """
-        if not hasattr(self, "transport_"):
-            raise RuntimeError("call fit before predict.")
-        outputs = _outputs(self.estimator, X)
-        groups = _groups_array(sensitive_features, outputs.size)
-        index = np.searchsorted(self.groups_, groups)
-        index = np.minimum(index, self.groups_.size - 1)
-        unknown = self.groups_[index] != groups
-        if unknown.any():
-            raise ValueError(
-                f"sensitive_features contains group(s) not seen in fit: {sorted(set(groups[unknown].tolist()))[:5]}; "
-                f"known groups are {self.groups_.tolist()}."
-            )
-        bins = self._bins(outputs)
+        check_is_fitted(self, "transport_")
+        outputs = _predict_outputs(self.estimator_, X)
+        index = _rows_of_fitted_groups(self.groups_, sensitive_features, outputs.size)
+        noise = _prediction_noise(random_state, self._predict_seed_)
+        lo, hi = self.bounds_
+        bins = _bin_index(outputs, lo, hi, self.grid_.size)
         cdf = np.cumsum(self.transport_[index, bins], axis=1)
-        u = get_noise_source(random_state).uniform(outputs.size) * cdf[:, -1]
+        u = noise.uniform(outputs.size) * cdf[:, -1]
         target = np.minimum((cdf <= u[:, None]).sum(axis=1), self.grid_.size - 1)
         return self.grid_[target]
 
+    def score(self, X: Any, y: Any, sample_weight: Any = None, *, sensitive_features: Any = None) -> float:
+        """Coefficient of determination R^2 of :meth:`predict` on ``(X, y)``.
 
-class WassersteinBarycenterPostProcessor:
+        Parameters
+        ----------
+        X : array-like
+            As in :meth:`predict`.
+        y : array-like of shape (n_samples,)
+            True targets.
+        sample_weight : array-like of shape (n_samples,) or None, default None
+            Sample weights.
+        sensitive_features : array-like of shape (n_samples,) or None, default None
+            Group of every row; routed by ``set_score_request(sensitive_features=True)``.
+
+        Returns
+        -------
+        float
+            R^2 of the (randomized) predictions.
+        """
+        return float(r2_score(y, self.predict(X, sensitive_features=sensitive_features), sample_weight=sample_weight))
+
+
+# ---------------------------------------------------------------------------- Chzhen et al.
+class WassersteinBarycenterPostProcessor(MetaEstimatorMixin, RegressorMixin, BaseEstimator):
     """Non-private, non-discretized fair post-processing of Chzhen et al. (2020) (exact parity).
 
     ``f_fair(x, a) = sum_b w_b Q_b(F_a(f(x) + jitter))``: each group's output is mapped through
@@ -265,49 +658,189 @@ class WassersteinBarycenterPostProcessor:
     empirical quantile functions, the Wasserstein-2 barycenter on the line.  The uniform
     jitter on ``[-sigma, sigma]`` breaks ties so the CDFs are continuous, as in the original.
 
+    **What it protects: nothing.**  The fitted object stores every group's exact (jittered)
+    outputs and sizes; ``fit`` always raises :class:`~dpfair.privacy.PrivacyLeakWarning` and
+    ``privacy_spent_`` reports ``epsilon = inf``.  It is the non-private reference point of
+    :class:`FairRegressionPostProcessor`; use it on public or synthetic data.
+
     Parameters
     ----------
-    estimator : fitted regressor or None
-        ``None`` means ``X`` holds the outputs.
+    estimator : regressor or None, default None
+        The regressor to post-process; ``None`` means ``X`` holds its outputs.
     sigma : float, default 1e-5
-        Jitter half-width.
-    random_state : int, Generator or None
-        Jitter randomness.
+        Jitter half-width (finite, ``>= 0``).
+    groups : list or None, default None
+        The declared groups (group 0 first).  Optional (the estimator is not private): ``None``
+        reads them off the data.  A declared group with no rows gets weight 0, and predicting for
+        it raises ``ValueError``.  When it declares exactly one group, ``sensitive_features`` may
+        be omitted.
+    prefit : bool, default True
+        ``True``: ``estimator`` is fitted and used as is; ``False``: a clone is fitted on ``(X, y)``.
+    random_state : None, int or numpy Generator, default None
+        Jitter randomness (``None``: OS CSPRNG); a seed also makes ``predict`` reproducible.
+
+    Attributes
+    ----------
+    estimator_ : regressor or None
+        The regressor whose outputs are post-processed.
+    groups_ : ndarray of shape (n_groups,)
+        The groups (declared order, or read off the data).
+    sorted_outputs_ : list of ndarray
+        Each group's sorted jittered outputs (exact, non-private).
+    group_weights_ : ndarray of shape (n_groups,)
+        Each group's share of the rows.
+    sigma_ : float
+        The jitter half-width used.
+    n_features_in_ : int
+        Number of features of ``X`` (when known).
+    privacy_spent_ : dict
+        ``epsilon = inf``: no guarantee.
     """
 
-    def __init__(self, estimator: Any = None, *, sigma: float = 1e-5, random_state: Any = None) -> None:
+    def __init__(
+        self, estimator: Any = None, *, sigma: float = 1e-5, groups: Any = None, prefit: bool = True,
+        random_state: Any = None,
+    ) -> None:
         self.estimator = estimator
         self.sigma = sigma
+        self.groups = groups
+        self.prefit = prefit
         self.random_state = random_state
 
-    def fit(self, X: Any, sensitive_features: Any, y: Any = None) -> WassersteinBarycenterPostProcessor:
-        """Store each group's sorted (jittered) outputs and its weight."""
-        outputs = _outputs(self.estimator, X)
-        groups = _groups_array(sensitive_features, outputs.size)
+    def __sklearn_tags__(self):  # scikit-learn's tags, with the wrapped estimator's input support
+        return _wrapped_tags(self, super().__sklearn_tags__())
+
+    def fit(self, X: Any, y: Any = None, *, sensitive_features: Any = None) -> WassersteinBarycenterPostProcessor:
+        """Store each group's sorted (jittered) outputs and its weight.
+
+        Parameters
+        ----------
+        X : array-like
+            Features for ``estimator`` (or the outputs when ``estimator=None``).
+        y : array-like or None, default None
+            Labels, used only to fit the clone of ``estimator`` when ``prefit=False``.
+        sensitive_features : array-like of shape (n_samples,) or None, default None
+            Group of every row; may be omitted when ``groups`` declares exactly one group.
+
+        Returns
+        -------
+        self : WassersteinBarycenterPostProcessor
+
+        Raises
+        ------
+        ValueError, TypeError
+            On invalid input (the message names the argument).
+        NotFittedError
+            If ``prefit=True`` and ``estimator`` is not fitted.
+
+        Warns
+        -----
+        PrivacyLeakWarning
+            Always: the fitted object releases exact quantiles of the data.
+        """
+        owner = type(self).__name__
         sigma = check_nonnegative_finite(self.sigma, "sigma")
-        rng = np.random.default_rng(self.random_state)
-        self.groups_, index = np.unique(groups, return_inverse=True)
-        jittered = outputs + rng.uniform(-sigma, sigma, size=outputs.size)
-        self.sorted_outputs_ = [np.sort(jittered[index == a]) for a in range(self.groups_.size)]
-        self.group_weights_ = np.bincount(index) / outputs.size
+        prefit = _check_bool(self.prefit, "prefit")
+        noise = get_noise_source(self.random_state)
+        if self.groups is not None:
+            resolve_groups(self.groups, np.empty(0, dtype=object), math.inf)
+        estimator = _fit_wrapped(self.estimator, prefit, X, y, owner)
+        outputs = _predict_outputs(estimator, X)
+        n = outputs.size
+        if sensitive_features is None:
+            declared, index = _single_group_rows(self.groups, n, math.inf, owner)
+        else:
+            declared, index = resolve_groups(self.groups, _labels(sensitive_features, n), math.inf)
+        warn_privacy_leak(
+            f"{owner} is not differentially private (Chzhen et al. 2020): it stores and releases exact empirical "
+            "quantiles of every group's outputs. Use FairRegressionPostProcessor with a finite epsilon on real "
+            "people's data.",
+            stacklevel=3,
+        )
+        jittered = outputs + (2.0 * noise.uniform(n) - 1.0) * sigma
+        predict_seed = _predict_seed(noise)
+        self.estimator_ = estimator
+        self.groups_ = declared
+        self.sorted_outputs_ = [np.sort(jittered[index == a]) for a in range(declared.size)]
+        self.group_weights_ = np.bincount(index, minlength=declared.size) / n
+        self.sigma_ = sigma
+        self._predict_seed_ = predict_seed
+        if estimator is None:
+            self.n_features_in_ = 1
+        elif hasattr(estimator, "n_features_in_"):
+            self.n_features_in_ = estimator.n_features_in_
+        if hasattr(estimator, "feature_names_in_"):
+            self.feature_names_in_ = estimator.feature_names_in_
+        self.privacy_spent_ = privacy_spent(
+            math.inf, 0.0, neighbouring=_NEIGHBOURING,
+            protects="nothing: the fitted object holds exact (jittered) quantiles of every group's outputs",
+        )
         return self
 
-    def predict(self, X: Any, sensitive_features: Any, random_state: Any = None) -> np.ndarray:
-        """Fair predictions (randomized only through the jitter)."""
-        outputs = _outputs(self.estimator, X)
-        groups = _groups_array(sensitive_features, outputs.size)
-        index = np.searchsorted(self.groups_, groups)
-        index = np.minimum(index, self.groups_.size - 1)
-        if (self.groups_[index] != groups).any():
-            raise ValueError(f"sensitive_features contains groups not seen in fit; known groups are {self.groups_.tolist()}.")
-        rng = np.random.default_rng(random_state)
-        jittered = outputs + rng.uniform(-self.sigma, self.sigma, size=outputs.size)
+    def predict(self, X: Any, *, sensitive_features: Any = None, random_state: Any = None) -> np.ndarray:
+        """Fair predictions (randomized only through the jitter).
+
+        Parameters
+        ----------
+        X : array-like
+            Features for the regressor (or its outputs when ``estimator=None``).
+        sensitive_features : array-like of shape (n_samples,) or None, default None
+            Group of every row (one of ``groups_``); may be omitted when there is one group.
+        random_state : None, int or numpy Generator, default None
+            Jitter randomness; ``None`` follows the estimator's policy (see the module docstring).
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+
+        Raises
+        ------
+        NotFittedError
+            Before ``fit``.
+        ValueError, TypeError
+            On invalid input, a group outside ``groups_``, or a group that had no rows in ``fit``.
+        """
+        check_is_fitted(self, "sorted_outputs_")
+        outputs = _predict_outputs(self.estimator_, X)
+        index = _rows_of_fitted_groups(self.groups_, sensitive_features, outputs.size)
+        sizes = np.array([s.size for s in self.sorted_outputs_])
+        unseen = sizes[index] == 0
+        if unseen.any():
+            raise ValueError(
+                f"sensitive_features holds group(s) {self.groups_[np.unique(index[unseen])].tolist()} that had no rows "
+                "in fit: their quantile function is unknown; refit with rows of every group you predict for."
+            )
+        noise = _prediction_noise(random_state, self._predict_seed_)
+        jittered = outputs + (2.0 * noise.uniform(outputs.size) - 1.0) * self.sigma_
         levels = np.empty(outputs.size)
         for a, sorted_a in enumerate(self.sorted_outputs_):
             mask = index == a
-            levels[mask] = np.searchsorted(sorted_a, jittered[mask], side="right") / sorted_a.size
+            if mask.any():
+                levels[mask] = np.searchsorted(sorted_a, jittered[mask], side="right") / sorted_a.size
         out = np.zeros(outputs.size)
         for b, sorted_b in enumerate(self.sorted_outputs_):
+            if sorted_b.size == 0:
+                continue
             pos = np.clip(np.ceil(levels * sorted_b.size).astype(int) - 1, 0, sorted_b.size - 1)
             out += self.group_weights_[b] * sorted_b[pos]
         return out
+
+    def score(self, X: Any, y: Any, sample_weight: Any = None, *, sensitive_features: Any = None) -> float:
+        """Coefficient of determination R^2 of :meth:`predict` on ``(X, y)``.
+
+        Parameters
+        ----------
+        X : array-like
+            As in :meth:`predict`.
+        y : array-like of shape (n_samples,)
+            True targets.
+        sample_weight : array-like of shape (n_samples,) or None, default None
+            Sample weights.
+        sensitive_features : array-like of shape (n_samples,) or None, default None
+            Group of every row; routed by ``set_score_request(sensitive_features=True)``.
+
+        Returns
+        -------
+        float
+        """
+        return float(r2_score(y, self.predict(X, sensitive_features=sensitive_features), sample_weight=sample_weight))

@@ -1,0 +1,137 @@
+"""Issue 16, section 4: each bad input ends in a ValueError/TypeError naming the argument (all failed before)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from sklearn.exceptions import NotFittedError
+
+from dpfair.regression import (
+    MAX_COUPLING_CELLS,
+    FairRegressionPostProcessor,
+    WassersteinBarycenterPostProcessor,
+    l_inf_isotonic_cdf,
+    solve_barycenter_alpha0,
+    solve_barycenter_lp,
+    solve_barycenter_lp_reference,
+)
+
+pytestmark = pytest.mark.filterwarnings("ignore:the private weight")
+
+Y = np.array([0.1, 0.3, 0.6, 0.9])
+G = np.array(["a", "b", "a", "b"])
+
+
+def _pp(**kwargs):
+    args = {"epsilon": 1.0, "n_bins": 4, "bounds": (0.0, 1.0), "groups": ["a", "b"], "random_state": 0, **kwargs}
+    return FairRegressionPostProcessor(**args)
+
+
+def test_alpha_above_one_is_refused():  # a KS distance is at most 1
+    with pytest.raises(ValueError, match=r"alpha must be in \[0, 1\]"):
+        _pp(alpha=1.5).fit(Y, sensitive_features=G)
+    pp = _pp().fit(Y, sensitive_features=G)
+    with pytest.raises(ValueError, match="alpha"):
+        pp.refit_alpha(2.0)
+    assert pp.alpha == 0.0 and pp.alpha_ == 0.0  # the refused refit changed nothing
+
+
+@pytest.mark.parametrize("outputs", [["0.1", "0.3", "0.6", "0.9"], np.array([0.1, 0.3, 0.6, 0.9], dtype=object)])
+def test_string_or_object_outputs_are_not_coerced(outputs):
+    with pytest.raises(TypeError, match="X must hold real numbers"):
+        _pp().fit(outputs, sensitive_features=G)
+    with pytest.raises(TypeError, match="X must hold real numbers"):
+        WassersteinBarycenterPostProcessor(groups=["a", "b"]).fit(outputs, sensitive_features=G)
+
+
+def test_complex_outputs_are_refused_not_truncated():
+    with pytest.raises(TypeError, match="X must hold real numbers"):
+        _pp().fit(Y + 1j, sensitive_features=G)
+    pp = _pp().fit(Y, sensitive_features=G)
+    with pytest.raises(TypeError, match="X must hold real numbers"):
+        pp.predict(Y + 0.5j, sensitive_features=G)
+
+
+def test_isotonic_cdf_refuses_nan():
+    with pytest.raises(ValueError, match="partial_sums contains NaN"):
+        l_inf_isotonic_cdf([np.nan, 0.5, 1.0])
+    with pytest.raises(TypeError, match="partial_sums"):
+        l_inf_isotonic_cdf(["0.1", "1"])
+
+
+@pytest.mark.parametrize("solver", [solve_barycenter_lp, solve_barycenter_lp_reference])
+@pytest.mark.parametrize(
+    ("pmfs", "weights", "grid", "alpha", "match"),
+    [
+        ([[1.0, 1.0, 1.0]], [1.0], [0.0, 0.5, 1.0], 0.1, "sum to 1"),  # sums to 3
+        ([[0.5, 0.5], [0.5, 0.5]], [1.0, -1.0], [0.0, 1.0], 0.1, "weights must be >= 0"),
+        ([[0.5, 0.5]], [0.0], [0.0, 1.0], 0.1, "not all 0"),
+        ([[0.5, 0.5]], [1.0], [1.0, 0.0], 0.1, "grid must be strictly increasing"),
+        ([[0.5, 0.5]], [1.0], [0.0, np.inf], 0.1, "grid contains NaN"),
+        ([[1.5, -0.5]], [1.0], [0.0, 1.0], 0.1, "pmfs must be >= 0"),
+        ([[0.5, 0.5]], [1.0], [0.0, 1.0], -0.1, r"alpha must be in \[0, 1\]"),  # was RuntimeError "Infeasible"
+        ([[0.5, 0.5]], [1.0], [0.0, 1.0], 1.5, r"alpha must be in \[0, 1\]"),
+        ([[0.5, 0.5]], [1.0, 1.0], [0.0, 1.0], 0.1, "weights must have shape"),
+    ],
+)
+def test_lp_inputs_are_validated(solver, pmfs, weights, grid, alpha, match):
+    with pytest.raises(ValueError, match=match):
+        solver(pmfs, weights, grid, alpha)
+
+
+def test_alpha0_inputs_are_validated():
+    with pytest.raises(ValueError, match="sum to 1"):
+        solve_barycenter_alpha0([[1.0, 1.0]], [1.0], [0.0, 1.0])
+
+
+def test_huge_n_bins_is_refused_before_allocating():
+    with pytest.raises(ValueError, match="memory limit") as info:
+        _pp(n_bins=10**5).fit(Y, sensitive_features=G)
+    assert "n_bins" in str(info.value)
+    k = math.isqrt(MAX_COUPLING_CELLS) + 1
+    with pytest.raises(ValueError, match="memory limit"):
+        solve_barycenter_lp(np.full((1, k), 1.0 / k), [1.0], np.arange(k, dtype=float), 0.0)
+
+
+def test_unfitted_wasserstein_predict_raises_not_fitted():
+    with pytest.raises(NotFittedError):
+        WassersteinBarycenterPostProcessor().predict(Y, sensitive_features=G)
+
+
+def test_mixed_type_groups_with_declared_groups():
+    groups = np.array(["a", 1, "a", 1], dtype=object)
+    pp = _pp(groups=["a", 1]).fit(Y, sensitive_features=groups)
+    assert pp.groups_.tolist() == ["a", 1]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match", "exc"),
+    [
+        ({"bounds": ("0", "1")}, "bounds", TypeError),
+        ({"bounds": (0.0, 1e200)}, "bounds", ValueError),
+        ({"prefit": "no"}, "prefit", TypeError),
+        ({"epsilon": 1e-300}, "epsilon", ValueError),
+        ({"n_bins": 2.5}, "n_bins", TypeError),
+        ({"random_state": 1.5}, "random_state", TypeError),
+    ],
+)
+def test_more_bad_parameters(kwargs, match, exc):
+    with pytest.raises(exc, match=match):
+        _pp(**kwargs).fit(Y, sensitive_features=G)
+
+
+def test_mismatched_lengths_name_the_argument():
+    from sklearn.linear_model import Ridge
+
+    with pytest.raises(ValueError, match="sensitive_features"):
+        _pp().fit(Y, sensitive_features=G[:3])
+    with pytest.raises(ValueError, match="y must have one value per row"):
+        _pp(estimator=Ridge(), prefit=False).fit(np.ones((4, 2)), Y[:3], sensitive_features=G)
+
+
+@pytest.mark.parametrize("labels", [["a", ["b"], "a", "b"], ["a", "b", {"x": 1}, "b"]])
+def test_unhashable_labels_name_the_argument(labels):
+    with pytest.raises(TypeError, match="sensitive_features must hold hashable labels"):
+        _pp().fit(Y, sensitive_features=np.array(labels, dtype=object))
