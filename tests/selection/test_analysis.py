@@ -7,10 +7,13 @@ import numpy as np
 import pytest
 
 from dpfair.datasets import DataUnavailableError, dataset_paths
+from dpfair.privacy import PrivacyLeakWarning
 from dpfair.selection import ExponentialSelector, SelectionProblem
 from dpfair.selection.synthetic_case import CASE_STUDY_TARGETS, case_study_problem
 
 GRID = np.array([0.0, 0.3, 0.5, 1.0])
+# simulate() runs the selector at epsilon = inf, which warns by design
+pytestmark = pytest.mark.filterwarnings("ignore::dpfair.privacy.PrivacyLeakWarning")
 
 
 def small_problem(n=4, seed=0):
@@ -161,7 +164,8 @@ def test_from_samples_recovers_the_law():
     flat = problem.joint_pmf.reshape(-1)
     idx = rng.choice(flat.size, size=200_000, p=flat)
     a, y, r = np.unravel_index(idx, problem.joint_pmf.shape)
-    est = SelectionProblem.from_samples(GRID[r], np.where(a == 0, "g0", "g1"), y, n_applicants=5)
+    with pytest.warns(PrivacyLeakWarning):
+        est = SelectionProblem.from_samples(GRID[r], np.where(a == 0, "g0", "g1"), y, n_applicants=5)
     np.testing.assert_allclose(est.joint_pmf, problem.joint_pmf, atol=4e-3)
 
 
@@ -202,3 +206,119 @@ def test_fico_conditions_and_paper_tables():
 def test_bad_input(call, match):
     with pytest.raises((ValueError, TypeError), match=match):
         call()
+
+
+# ---------------------------------------------------------------------- issue 16: exact analysis stays exact
+LARGE_EPSILONS = (1e3, 1e4, 1e6, 1e12, 1e300)
+
+
+@pytest.mark.parametrize("m", [1, 2, 3])
+def test_continuity_into_infinite_epsilon(m):
+    """Before: theta(1e4) = 0.9414 and theta(1e6) = 0.7923 for m = 1 (limit 0.9543); m = 2 at 1e300 gave 0.9575 (0.8721)."""
+    problem = case_study_problem()
+    for quantity in (problem.accuracy, problem.fairness_gap):
+        limit = float(quantity(math.inf, m))
+        values = np.asarray(quantity(np.array(LARGE_EPSILONS), m).value)
+        errors = np.abs(values - limit)
+        assert errors[0] < 1e-9 and np.all(errors[1:] < 1e-12)
+        assert np.all(np.diff(errors) <= 1e-12)  # no drift away from the limit
+    pi = [problem.selection_probability_given_score(e, m).value for e in (*LARGE_EPSILONS, math.inf)]
+    for p in pi[1:-1]:
+        np.testing.assert_allclose(p, pi[-1], atol=1e-12)
+
+
+def test_case_study_values_from_the_issue():
+    problem = case_study_problem()
+    for eps in (1e4, 1e6):
+        assert float(problem.accuracy(eps, 1)) == pytest.approx(0.9543, abs=5e-5)
+    assert float(problem.fairness_gap(1e6, 1)) == pytest.approx(0.1033, abs=5e-5)
+    assert float(problem.accuracy(1e300, 2)) == pytest.approx(0.8721, abs=5e-5)
+
+
+def test_laplace_integral_matches_enumeration_at_large_epsilon():
+    problem = small_problem()
+    for eps in (300.0, 3e3, 3e5):
+        np.testing.assert_allclose(problem.selection_probability_given_score(eps, 1).value, brute_pi(problem, eps, 1),
+                                   atol=1e-12)
+
+
+def test_monte_carlo_path_is_continuous_into_the_limit():
+    exact = small_problem(n=6, seed=3)
+    mc = SelectionProblem(exact.score_values, exact.joint_pmf, 6, max_configurations=1, n_mc_samples=5_000)
+    for m in (2, 3):
+        limit = float(exact.fairness_gap(math.inf, m))
+        est = [mc.fairness_gap(e, m) for e in (1e4, 1e12, 1e300)]
+        assert all(e.method == "monte-carlo" for e in est)
+        assert est[0].value == pytest.approx(est[1].value, abs=1e-12) == pytest.approx(est[2].value, abs=1e-12)
+        assert abs(est[0].value - limit) <= 4 * est[0].standard_error + 1e-12
+
+
+def test_non_finite_score_bounds_are_refused():
+    """Before: score_bounds=(0, inf) was accepted and silently changed every result."""
+    joint = np.ones((2, 2, 4)) / 16
+    for bounds in ((0.0, math.inf), (-math.inf, 1.0), (0.0, math.nan)):
+        with pytest.raises(ValueError, match="score_bounds"):
+            SelectionProblem(GRID, joint, 4, score_bounds=bounds)
+    with pytest.raises(TypeError, match="score_bounds"):
+        SelectionProblem(GRID, joint, 4, score_bounds=(0.0, 1.0, 2.0))
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "match"),
+    [
+        # before: NaN out for m >= n and epsilon = -5 accepted
+        (lambda p: p.selection_probability_given_score(1.0, 4), ValueError, "n_select"),
+        (lambda p: p.selection_probability_given_score(-5.0, 1), ValueError, "epsilon"),
+        (lambda p: p.selection_probability_given_score(-5.0, 2), ValueError, "epsilon"),
+        (lambda p: p.selection_probability_given_score(float("nan"), 2), ValueError, "epsilon"),
+        (lambda p: p.selection_probability_given_score("1.0", 2), TypeError, "epsilon"),
+        (lambda p: p.selection_probability_given_score([1.0, 2.0], 1), ValueError, "epsilon"),
+        (lambda p: p.theorem_conditions(4), ValueError, "n_select"),
+        (lambda p: p.theorem_conditions(0), ValueError, "n_select"),
+        (lambda p: p.theorem_conditions(1.5), TypeError, "n_select"),
+        (lambda p: p.fairness_gap("1.0"), TypeError, "epsilon"),
+        (lambda p: p.fairness_gap([]), ValueError, "epsilon"),
+        (lambda p: p.fairness_gap([[1.0]]), ValueError, "epsilon"),
+        (lambda p: p.accuracy(-1.0), ValueError, "epsilon"),
+        (lambda p: p.accuracy(1.0, 4), ValueError, "n_select"),
+        (lambda p: p.accuracy(1.0, True), TypeError, "n_select"),
+        (lambda p: p.perfectly_fair_epsilons(1, float("inf")), ValueError, "epsilon_max"),
+        (lambda p: p.perfectly_fair_epsilons(1, 1e-4), ValueError, "epsilon_max"),
+        (lambda p: p.perfectly_fair_epsilons(1, 10.0, n_grid=1), ValueError, "n_grid"),
+        (lambda p: p.best_epsilon(10.0, float("nan")), ValueError, "gamma_max"),
+        (lambda p: p.best_epsilon("10", 0.1), TypeError, "epsilon_max"),
+        (lambda p: p.best_epsilon(10.0, 0.1, 4), ValueError, "n_select"),
+    ],
+)
+def test_analysis_methods_validate(call, error, match):
+    with pytest.raises(error, match=match):
+        call(small_problem())
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"score_values": ["0", "0.3", "0.5", "1"]}, TypeError, "score_values"),  # before: coerced to floats
+        ({"score_values": [0, 0.3, 0.5, 1 + 0j]}, ValueError, "score_values"),
+        ({"score_values": [False, True, 0.5, 1.0]}, TypeError, "score_values"),
+        ({"joint_pmf": np.full((2, 2, 4), "0.0625")}, TypeError, "joint_pmf"),
+        ({"n_applicants": 10**6}, ValueError, "n_applicants"),
+        ({"n_applicants": 4.0}, TypeError, "n_applicants"),
+        ({"random_state": -1}, ValueError, "random_state"),
+    ],
+)
+def test_constructor_refuses_bad_input(kwargs, error, match):
+    args = {"score_values": GRID, "joint_pmf": np.ones((2, 2, 4)) / 16, "n_applicants": 4, **kwargs}
+    with pytest.raises(error, match=match):
+        SelectionProblem(**args)
+
+
+def test_from_samples_warns_and_refuses_strings():
+    with pytest.warns(PrivacyLeakWarning, match="from_samples"):
+        SelectionProblem.from_samples([0.1, 0.5, 0.9, 0.5], ["a", "b", "a", "b"], [1, 0, 1, 1], 3)
+    with pytest.raises(TypeError, match="scores"):
+        SelectionProblem.from_samples(["0.1", "0.5"], ["a", "b"], [1, 1], 3)
+    with pytest.raises(ValueError, match="length"):
+        SelectionProblem.from_samples([0.1, 0.5], ["a", "b"], [1, 1, 0], 3)
+    with pytest.raises(ValueError, match="groups"):
+        SelectionProblem.from_samples([0.1, 0.5], ["a", None], [1, 1], 3)
