@@ -79,3 +79,38 @@ def test_synthetic_generators_are_seeded():
     assert X.shape == (100, 5) and ((0 < y) & (y < 1)).all()
     X, y, _ = ds.make_classification(100, random_state=0)
     assert set(np.unique(y)) <= {0, 1}
+
+
+def test_regressions_found_by_hypothesis(tmp_path):
+    # arguments are checked before the files are looked up (and before any download)
+    with pytest.raises(ValueError, match="variant"):
+        ds.load_communities("other", data_home=tmp_path, download=False)
+    with pytest.raises(TypeError, match="region"):
+        ds.load_acs_excerpt(["ma"], data_home=tmp_path)
+    with pytest.raises(TypeError, match="download"):
+        ds.load_adult(data_home=tmp_path, download="no")
+    with pytest.raises(TypeError, match="data_home"):
+        ds.load_fico(data_home=3, download=False)
+    with pytest.raises(TypeError, match="name"):
+        ds.dataset_paths(["adult"], tmp_path, download=False)
+    with pytest.raises(TypeError, match="remote"):
+        ds.fetch_file("fico/totals.csv", tmp_path, download=False)
+    # a folder where a file should be is an integrity error, not IsADirectoryError
+    (tmp_path / "law_school" / "bar_pass_prediction.csv").mkdir(parents=True)
+    with pytest.raises(ds.DataIntegrityError, match="move it aside"):
+        ds.load_law_school(data_home=tmp_path, download=False)
+    # generators: overflow and bad sizes raise or stay finite, never NaN or an unnamed numpy error
+    contexts = ds.make_bandit_contexts(3, 2, 2, group_shift=1e200, random_state=0)["contexts"]
+    np.testing.assert_allclose(np.linalg.norm(contexts, axis=-1), 1.0)
+    with pytest.raises(ValueError, match="noise_sd"):
+        ds.make_bandit_contexts(3, 2, 2, noise_sd=float("nan"))
+    with pytest.raises(ValueError, match="n_groups"):
+        ds.make_regression(5, n_groups=0)
+    with pytest.raises(ValueError, match="disparity"):
+        ds.make_classification(5, disparity=float("inf"))
+    with pytest.raises(TypeError, match="random_state"):
+        ds.make_regression(5, random_state="seed")
+    with pytest.raises(ValueError, match="score_values"):
+        ds.make_selection_pmf([0.5, 0.5])
+    with pytest.raises(ValueError, match="qualified_rates"):
+        ds.make_selection_pmf(np.linspace(0, 1, 5), qualified_rates=(0.5,))

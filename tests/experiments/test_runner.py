@@ -100,6 +100,7 @@ def test_cli_user_errors_print_one_line_and_a_hint(tmp_path):
         res = subprocess.run([*DPFAIR, *args], env=ENV, capture_output=True, text=True, timeout=60)
         assert res.returncode == 2, (args, res.stderr)
         assert expected in res.stderr and "hint:" in res.stderr and "Traceback" not in res.stderr
+        assert len(res.stderr.splitlines()) == 1, res.stderr
 
 
 def test_missing_data_is_skipped_with_instructions(tmp_path):

@@ -92,3 +92,31 @@ def test_bad_input():
         fm.group_rates([0, 1], [0, 1], ["a", None])
     with pytest.raises(ValueError, match="predictions"):
         fm.statistical_parity_ks([0.1, np.nan], [0, 1])
+
+
+def test_regressions_found_by_hypothesis():
+    # list labels of mixed types stay distinct (numpy used to turn 1 into "1" and merge them)
+    rates = fm.group_rates([1, 0, 1], [1, 0, 0], ["1", 1, "a"])
+    assert rates["count"].tolist() == [1, 1, 1]
+    # labels that do not compare ("<" not supported) still work
+    groups = np.array([("t", 1), "a", 0, ("t", 1)], dtype=object)
+    assert fm.statistical_parity_ks([0.0, 1.0, 2.0, 3.0], groups) == 1.0
+    assert fm.equalized_odds_difference([1, 1, 0, 0], [1, 0, 0, 1], groups) == 1.0
+    # a boolean reference group among boolean labels (pandas used to raise KeyError)
+    assert fm.demographic_parity_difference([1, 0], [True, False], reference_group=False) == 1.0
+    # undefined gaps raise instead of returning NaN
+    with pytest.raises(ValueError, match="undefined"):
+        fm.equal_opportunity_difference([0, 1], [0, 1], ["a", "b"])
+    # no overflow to a non-distribution or to inf
+    np.testing.assert_allclose(fm.merit_proportional_policy([1e308, 1e308]), [0.5, 0.5])
+    with pytest.raises(ValueError, match="merits"):
+        fm.merit_proportional_policy(2.0)
+    with pytest.raises(ValueError, match="policies"):
+        fm.fairness_regret([[1e308, 0.0]], [[0.0, 1.0]])
+    # unhashable labels and ragged input name the argument
+    with pytest.raises(TypeError, match="sensitive_features"):
+        fm.group_rates([0, 1], [0, 1], [[1], [2, 3]])
+    with pytest.raises(TypeError, match="sample_a"):
+        fm.ks_distance([[1.0], [1.0, 2.0]], [1.0])
+    with pytest.raises(TypeError, match="predictions"):
+        fm.statistical_parity_ks([1 + 1j, 2.0], [0, 1])

@@ -21,6 +21,10 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
+from dpfair._validation import check_int, check_nonnegative_finite, check_positive_finite
+
 __all__ = [
     "DATASETS",
     "REMOTE_FILES",
@@ -35,18 +39,24 @@ __all__ = [
 
 
 class DataUnavailableError(RuntimeError):
-    """A dataset file is missing and could not be downloaded."""
+    """A dataset file is missing and could not be downloaded (or ``download=False``).
+
+    The message names the expected file, the data home and how to get the file.
+    """
 
 
 class DataIntegrityError(RuntimeError):
-    """A dataset file's sha256 does not match any accepted digest."""
+    """A dataset file's sha256 does not match any accepted digest, or a folder stands in its place.
+
+    The file is never used, repaired or overwritten; the message says to move it aside.
+    """
 
 
 @dataclass(frozen=True)
 class RemoteFile:
     """One file of a dataset: where it lives in the data home and where it comes from.
 
-    Attributes
+    Parameters
     ----------
     path : str
         Relative path inside the data home (for example ``"fico/totals.csv"``).
@@ -68,6 +78,7 @@ _SDNIST = (
     "https://raw.githubusercontent.com/usnistgov/SDNist/76b74a1ed2725f35980b786b8f00764117cd9bdb/BenchmarkData/ACSDataExcerpts/"
 )
 
+#: Every real dataset file, keyed by its path inside the data home.
 REMOTE_FILES: dict[str, RemoteFile] = {
     f.path: f
     for f in [
@@ -152,9 +163,35 @@ DATASETS: dict[str, tuple[str, ...]] = {
 
 
 def get_data_home(data_home: str | os.PathLike[str] | None = None) -> Path:
-    """Folder holding the datasets: the argument, else ``$DPFAIR_DATA_HOME``, else a user cache."""
+    """Folder holding the datasets: the argument, else ``$DPFAIR_DATA_HOME``, else a user cache.
+
+    Parameters
+    ----------
+    data_home : str or path-like, optional
+        Explicit data home; ``~`` is expanded.
+
+    Returns
+    -------
+    pathlib.Path
+        ``data_home``, else ``$DPFAIR_DATA_HOME``, else ``$XDG_CACHE_HOME/dpfair`` or
+        ``~/.cache/dpfair``.  The folder need not exist.
+
+    Raises
+    ------
+    TypeError
+        If ``data_home`` is not None, a string or a path-like object.
+    ValueError
+        If ``data_home`` contains a NUL character.
+    """
     if data_home is not None:
-        return Path(data_home).expanduser()
+        if not isinstance(data_home, str | os.PathLike):
+            raise TypeError(f"data_home must be a folder path (str or path-like) or None, got {type(data_home).__name__}.")
+        text = os.fspath(data_home)
+        if isinstance(text, bytes):
+            raise TypeError("data_home must be a str path, not bytes; decode it first.")
+        if "\x00" in text:
+            raise ValueError("data_home contains a NUL character; pass a valid folder path.")
+        return Path(text).expanduser()
     env = os.environ.get("DPFAIR_DATA_HOME")
     if env:
         return Path(env).expanduser()
@@ -163,7 +200,18 @@ def get_data_home(data_home: str | os.PathLike[str] | None = None) -> Path:
 
 
 def sha256_of(path: Path) -> str:
-    """Hex sha256 digest of a file."""
+    """Hex sha256 digest of a file.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        The file.
+
+    Returns
+    -------
+    str
+        64 hexadecimal digits.
+    """
     h = hashlib.sha256()
     with open(path, "rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
@@ -199,20 +247,46 @@ def fetch_file(
         If False, a missing file raises instead of being downloaded.
     retries : int, default 3
         Attempts after the first failure; the wait doubles each time, from ``backoff`` seconds.
-    timeout : float
-        Socket timeout per attempt, in seconds.
+    backoff : float, default 1.0
+        Seconds to wait before the first retry (finite, >= 0).
+    timeout : float, default 60.0
+        Socket timeout per attempt, in seconds (finite, > 0).
+
+    Returns
+    -------
+    pathlib.Path
+        The local path of the verified file.
 
     Raises
     ------
+    TypeError
+        If ``remote`` is not a :class:`RemoteFile`, or another argument has the wrong type.
+    ValueError
+        If ``retries``, ``backoff`` or ``timeout`` is out of range.
     DataUnavailableError
         The file is missing and could not be downloaded.
     DataIntegrityError
-        The local or downloaded file does not have an accepted sha256 digest.
+        The local or downloaded file does not have an accepted sha256 digest, or a folder
+        stands where the file should be.
     """
+    if not isinstance(remote, RemoteFile):
+        raise TypeError(f"remote must be a RemoteFile (see REMOTE_FILES), got {type(remote).__name__}.")
+    if not isinstance(download, bool | np.bool_):
+        raise TypeError(f"download must be True or False, got {type(download).__name__}.")
+    retries = check_int(retries, "retries", minimum=0)
+    backoff = check_nonnegative_finite(backoff, "backoff")
+    timeout = check_positive_finite(timeout, "timeout")
     home = get_data_home(data_home)
     target = home / remote.path
+    if target.exists() and not target.is_file():
+        raise DataIntegrityError(
+            f"{target} is a folder (or another non-file), not the dataset file; move it aside. {_help(remote, home)}"
+        )
     if target.exists():
-        digest = sha256_of(target)
+        try:
+            digest = sha256_of(target)
+        except OSError as exc:
+            raise DataUnavailableError(f"cannot read {target} ({exc.strerror or exc}). {_help(remote, home)}") from None
         if digest not in remote.sha256:
             raise DataIntegrityError(
                 f"{target} has sha256 {digest}, which is not an accepted digest of {remote.url}; "
@@ -221,7 +295,12 @@ def fetch_file(
         return target
     if not download:
         raise DataUnavailableError(f"dataset file missing: {_help(remote, home)}")
-    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise DataUnavailableError(
+            f"cannot create the folder {target.parent} for the download ({exc.strerror or exc}). {_help(remote, home)}"
+        ) from None
     last_error: Exception | None = None
     for attempt in range(retries + 1):
         if attempt:
@@ -256,13 +335,40 @@ def fetch_file(
             last_error = exc
         finally:
             tmp.unlink(missing_ok=True)
-    raise DataUnavailableError(
-        f"could not download after {retries + 1} attempts ({last_error}); {_help(remote, home)}"
-    )
+    raise DataUnavailableError(f"could not download after {retries + 1} attempts ({last_error}); {_help(remote, home)}")
 
 
 def dataset_paths(name: str, data_home: str | os.PathLike[str] | None = None, *, download: bool = True) -> dict[str, Path]:
-    """Verified local paths of every file of dataset ``name`` (see :data:`DATASETS`)."""
+    """Verified local paths of every file of dataset ``name``.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`DATASETS`.
+    data_home : str or path-like, optional
+        Overrides :func:`get_data_home`.
+    download : bool, default True
+        If False, a missing file raises instead of being downloaded.
+
+    Returns
+    -------
+    dict of str to pathlib.Path
+        Each file's path inside the data home (as in :data:`DATASETS`) mapped to its
+        verified local path.
+
+    Raises
+    ------
+    TypeError
+        If ``name`` is not a string, or ``data_home`` or ``download`` has the wrong type.
+    ValueError
+        If ``name`` is not a known dataset.
+    DataUnavailableError
+        A file is missing and could not be downloaded.
+    DataIntegrityError
+        A file does not have an accepted sha256 digest.
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a dataset name (str), got {type(name).__name__}; choose one of {sorted(DATASETS)}.")
     if name not in DATASETS:
-        raise ValueError(f"unknown dataset {name!r}; choose one of {sorted(DATASETS)}.")
+        raise ValueError(f"unknown dataset name {name!r}; choose one of {sorted(DATASETS)}.")
     return {p: fetch_file(REMOTE_FILES[p], data_home, download=download) for p in DATASETS[name]}

@@ -25,7 +25,7 @@ PathLike = str | os.PathLike[str] | None
 class Dataset:
     """A tabular dataset with a target and a sensitive attribute.
 
-    Attributes
+    Parameters
     ----------
     X : pandas.DataFrame
         Features (the sensitive attribute is not among them unless stated).
@@ -37,7 +37,7 @@ class Dataset:
         Dataset and variant.
     description : str
         How the rows, target and groups were derived.
-    extra : dict
+    extra : dict, optional
         Further columns or facts (for example the train/test split of Adult).
     """
 
@@ -50,8 +50,23 @@ class Dataset:
 
 
 def _attribute_names(names_path: Any) -> list[str]:
-    text = open(names_path, encoding="latin-1").read()
+    with open(names_path, encoding="latin-1") as fh:
+        text = fh.read()
     return re.findall(r"^@attribute\s+(\S+)", text, flags=re.MULTILINE)
+
+
+def _check_bool(value: Any, name: str) -> bool:
+    if not isinstance(value, bool | np.bool_):
+        raise TypeError(f"{name} must be True or False, got {type(value).__name__}.")
+    return bool(value)
+
+
+def _check_choice(value: Any, name: str, choices: tuple[str, ...]) -> str:
+    if not isinstance(value, str) or value not in choices:
+        shown = repr(value) if isinstance(value, str) else f"a {type(value).__name__}"
+        error = ValueError if isinstance(value, str) else TypeError
+        raise error(f"{name} must be one of {list(choices)}, got {shown}.")
+    return value
 
 
 def load_communities(variant: str = "uci", *, data_home: PathLike = None, download: bool = True) -> Dataset:
@@ -69,7 +84,30 @@ def load_communities(variant: str = "uci", *, data_home: PathLike = None, downlo
         ``ViolentCrimesPerPop`` is above its 70th percentile (583 positives); sensitive
         attribute 1 when ``racepctblack`` is above its median (0.06), which is removed from
         the 121 remaining features.
+    data_home : str or path-like, optional
+        Folder holding the files (default: :func:`~dpfair.datasets.get_data_home`).
+    download : bool, default True
+        Download missing files from the official upstream (needs the network); with
+        False a missing file raises :class:`~dpfair.datasets.DataUnavailableError`.
+
+    Returns
+    -------
+    Dataset
+        1,994 communities.
+
+    Raises
+    ------
+    ValueError
+        If ``variant`` is not ``"uci"`` or ``"kearns"``.
+    TypeError
+        If an argument has the wrong type.
+    DataUnavailableError
+        A file is missing (and could not be downloaded).
+    DataIntegrityError
+        A file in the data home is not the published one (sha256 mismatch, or a folder).
     """
+    _check_choice(variant, "variant", ("uci", "kearns"))
+    _check_bool(download, "download")
     files = dataset_paths("communities", data_home, download=download)
     if variant == "uci":
         names = _attribute_names(files["communities_crime/uci/communities.names"])
@@ -101,7 +139,7 @@ def load_communities(variant: str = "uci", *, data_home: PathLike = None, downlo
             "its 70th percentile; sensitive racepctblack above its median (removed from X).",
             extra={"racepctblack": black},
         )
-    raise ValueError(f"variant must be 'uci' or 'kearns', got {variant!r}.")
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 LAW_GROUPS = ("asian", "black", "hisp", "white")
@@ -113,7 +151,30 @@ def load_law_school(*, data_home: PathLike = None, download: bool = True) -> Dat
     Rows whose ``race1`` is asian, black, hisp or white: 21,983 rows (897, 1,343, 1,027 and
     18,716).  Target ``ugpa`` with declared bounds [1, 4].  ``X`` holds ``lsat``, ``male``
     (NaN for the 5 rows without gender), ``pass_bar`` and ``dnn_bar_pass_prediction``.
+
+    Parameters
+    ----------
+    data_home : str or path-like, optional
+        Folder holding the files (default: :func:`~dpfair.datasets.get_data_home`).
+    download : bool, default True
+        Download missing files from the official upstream (needs the network); with
+        False a missing file raises :class:`~dpfair.datasets.DataUnavailableError`.
+
+    Returns
+    -------
+    Dataset
+        ``extra["target_bounds"]`` holds the declared bounds (1.0, 4.0).
+
+    Raises
+    ------
+    TypeError
+        If an argument has the wrong type.
+    DataUnavailableError
+        A file is missing (and could not be downloaded).
+    DataIntegrityError
+        A file in the data home is not the published one (sha256 mismatch, or a folder).
     """
+    _check_bool(download, "download")
     path = dataset_paths("law_school", data_home, download=download)["law_school/bar_pass_prediction.csv"]
     raw = pd.read_csv(path, index_col=0, na_values="?")
     frame = raw[raw["race1"].isin(LAW_GROUPS)].reset_index(drop=True)
@@ -139,7 +200,7 @@ def load_law_school(*, data_home: PathLike = None, download: bool = True) -> Dat
 class FicoData:
     """FICO TransRisk aggregates (Hardt, Price & Srebro 2016).
 
-    Attributes
+    Parameters
     ----------
     scores : ndarray
         Score grid divided by 100 (198 points in [0, 1]).
@@ -164,7 +225,31 @@ _FICO_COLUMNS = {"Non- Hispanic white": "white", "Black": "black", "Hispanic": "
 
 
 def load_fico(*, data_home: PathLike = None, download: bool = True) -> FicoData:
-    """FICO scores by race: score PMFs, non-default rates and group totals."""
+    """FICO scores by race: score PMFs, non-default rates and group totals.
+
+    Parameters
+    ----------
+    data_home : str or path-like, optional
+        Folder holding the files (default: :func:`~dpfair.datasets.get_data_home`).
+    download : bool, default True
+        Download missing files from the official upstream (needs the network); with
+        False a missing file raises :class:`~dpfair.datasets.DataUnavailableError`.
+
+    Returns
+    -------
+    FicoData
+        Score grid, per-group PMFs, non-default rates and totals.
+
+    Raises
+    ------
+    TypeError
+        If an argument has the wrong type.
+    DataUnavailableError
+        A file is missing (and could not be downloaded).
+    DataIntegrityError
+        A file in the data home is not the published one (sha256 mismatch, or a folder).
+    """
+    _check_bool(download, "download")
     files = dataset_paths("fico", data_home, download=download)
     cdf = pd.read_csv(files["fico/transrisk_cdf_by_race_ssa.csv"]).rename(columns=_FICO_COLUMNS)
     perf = pd.read_csv(files["fico/transrisk_performance_by_race_ssa.csv"]).rename(columns=_FICO_COLUMNS)
@@ -197,7 +282,33 @@ def load_adult(*, drop_missing: bool = True, data_home: PathLike = None, downloa
     Label: income > 50K.  Sensitive attribute: ``sex``.  With ``drop_missing`` the rows
     with a ``?`` are dropped (45,222 rows remain).  ``fnlwgt`` and ``education`` (encoded by
     ``education-num``) are removed from ``X``.
+
+    Parameters
+    ----------
+    drop_missing : bool, default True
+        Drop the rows with a missing value.
+    data_home : str or path-like, optional
+        Folder holding the files (default: :func:`~dpfair.datasets.get_data_home`).
+    download : bool, default True
+        Download missing files from the official upstream (needs the network); with
+        False a missing file raises :class:`~dpfair.datasets.DataUnavailableError`.
+
+    Returns
+    -------
+    Dataset
+        Label ``income>50K`` in {0, 1}; ``extra["split"]`` is ``"train"`` or ``"test"``.
+
+    Raises
+    ------
+    TypeError
+        If an argument has the wrong type.
+    DataUnavailableError
+        A file is missing (and could not be downloaded).
+    DataIntegrityError
+        A file in the data home is not the published one (sha256 mismatch, or a folder).
     """
+    _check_bool(drop_missing, "drop_missing")
+    _check_bool(download, "download")
     files = dataset_paths("adult", data_home, download=download)
     parts = []
     for split, key, skip in (("train", "adult/adult.data", 0), ("test", "adult/adult.test", 1)):
@@ -239,10 +350,32 @@ def load_acs_excerpt(region: str = "national", *, data_home: PathLike = None, do
 
     Parameters
     ----------
-    region : {"ma", "tx", "national"}
+    region : {"ma", "tx", "national"}, default "national"
+        Which excerpt: Massachusetts, Texas or the national sample.
+    data_home : str or path-like, optional
+        Folder holding the files (default: :func:`~dpfair.datasets.get_data_home`).
+    download : bool, default True
+        Download missing files from the official upstream (needs the network); with
+        False a missing file raises :class:`~dpfair.datasets.DataUnavailableError`.
+
+    Returns
+    -------
+    Dataset
+        Label ``PINCP>50000`` in {0, 1}; ``extra`` holds ``PINCP`` and ``RAC1P``.
+
+    Raises
+    ------
+    ValueError
+        If ``region`` is not one of the three excerpts.
+    TypeError
+        If an argument has the wrong type.
+    DataUnavailableError
+        A file is missing (and could not be downloaded).
+    DataIntegrityError
+        A file in the data home is not the published one (sha256 mismatch, or a folder).
     """
-    if region not in _ACS_REGIONS:
-        raise ValueError(f"region must be one of {sorted(_ACS_REGIONS)}, got {region!r}.")
+    _check_choice(region, "region", tuple(sorted(_ACS_REGIONS)))
+    _check_bool(download, "download")
     path = dataset_paths("acs", data_home, download=download)[_ACS_REGIONS[region]]
     raw = pd.read_csv(path, na_values="N", dtype={"PUMA": str})
     keep = (raw["AGEP"] > 16) & (raw["PINCP"] > 100) & (raw["PWGTP"] >= 1)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import html
 import json
 import time
@@ -13,7 +14,7 @@ matplotlib.use("Agg")
 
 from dpfair import __version__
 from dpfair.experiments.registry import all_specs
-from dpfair.experiments.store import ResultsStore
+from dpfair.experiments.store import ResultsStore, ResultsStoreError
 
 __all__ = ["build_report"]
 
@@ -29,24 +30,50 @@ table{border-collapse:collapse;font-size:.85em;margin:.5em 0}td,th{border:1px so
 def build_report(out: str | Path) -> Path:
     """Write every experiment's figures and ``report/index.html`` under ``out``.
 
-    Returns the path of ``index.html``.  Experiments without results are listed as not run.
+    Experiments without results are listed as not run.
+
+    Parameters
+    ----------
+    out : str or path-like
+        Output folder of :func:`~dpfair.experiments.run_experiment` (holds ``results.sqlite``).
+
+    Returns
+    -------
+    pathlib.Path
+        The path of ``out/report/index.html``.
+
+    Raises
+    ------
+    ResultsStoreError
+        ``out`` or its ``report`` folder cannot be written, or ``results.sqlite`` is not a
+        readable results database.
+    ExperimentModuleError
+        A module named in ``$DPFAIR_EXPERIMENT_MODULES`` cannot be imported.
     """
     out = Path(out)
     report_dir = out / "report"
     fig_dir = report_dir / "figures"
-    fig_dir.mkdir(parents=True, exist_ok=True)
+    specs = all_specs()
     with ResultsStore(out) as store:
         # parameters become columns per experiment, so each keeps its own dtypes
-        results = {spec.id: store.results([spec.id]) for spec in all_specs()}
+        results = {spec.id: store.results([spec.id]) for spec in specs}
         tasks = store.task_table()
         runs = store.run_table()
+    try:
+        fig_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ResultsStoreError(
+            f"cannot create the report folder {fig_dir} ({exc.strerror or exc}).",
+            "Move aside the file in its way, or choose another output folder.",
+            fig_dir,
+        ) from None
     parts = [
         "<!doctype html><html><head><meta charset='utf-8'><title>dpfair report</title>",
         f"<style>{_CSS}</style></head><body><h1>dpfair: reproduction report</h1>",
         f"<p class='meta'>dpfair {html.escape(__version__)}, generated {time.strftime('%Y-%m-%d %H:%M:%S')}; "
         f"results in <code>{html.escape(str(out / 'results.sqlite'))}</code>.</p>",
     ]
-    for spec in all_specs():
+    for spec in specs:
         parts.append(f"<h2 id='{spec.id}'>{html.escape(spec.id)}: {html.escape(spec.title)}</h2>")
         sub = results[spec.id]
         parts.append(
@@ -93,6 +120,12 @@ def build_report(out: str | Path) -> Path:
     parts.append("</body></html>")
     index = report_dir / "index.html"
     tmp = index.with_suffix(".html.tmp")
-    tmp.write_text("\n".join(parts), encoding="utf-8")
-    tmp.replace(index)
+    try:
+        tmp.write_text("\n".join(parts), encoding="utf-8")
+        tmp.replace(index)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        fix = "Move aside what is in its way, or choose another output folder."
+        raise ResultsStoreError(f"cannot write {index} ({exc.strerror or exc}).", fix, index) from None
     return index

@@ -9,6 +9,7 @@ every task already in the store.
 from __future__ import annotations
 
 import os
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -22,12 +23,26 @@ from dpfair.experiments.registry import get_spec
 from dpfair.experiments.spec import ExperimentSpec, cell_key
 from dpfair.experiments.store import ResultsStore
 
-__all__ = ["RunSummary", "execute_task", "missing_data", "run_experiment"]
+__all__ = ["RunSummary", "check_scheduler_address", "execute_task", "missing_data", "run_experiment"]
 
 
 @dataclass(frozen=True)
 class RunSummary:
-    """What one call of :func:`run_experiment` did."""
+    """What one call of :func:`run_experiment` did.
+
+    Parameters
+    ----------
+    experiment : str
+        The experiment's id.
+    n_tasks : int
+        Tasks of the variant ((cell, seed) pairs).
+    n_skipped : int
+        Tasks already in the results store, not run again.
+    n_run : int
+        Tasks run by this call.
+    seconds : float
+        Wall-clock time of the call.
+    """
 
     experiment: str
     n_tasks: int
@@ -37,7 +52,29 @@ class RunSummary:
 
 
 def execute_task(experiment_id: str, cell: dict[str, Any], seed: int) -> tuple[dict[str, float], float]:
-    """Run one task (in a worker process); returns its metrics and runtime in seconds."""
+    """Run one task (in a worker process).
+
+    Parameters
+    ----------
+    experiment_id : str
+        The experiment's id (looked up in the registry of the worker).
+    cell : dict
+        The cell's parameters.
+    seed : int
+        The seed.
+
+    Returns
+    -------
+    metrics : dict of str to float
+        Every metric of the experiment.
+    runtime : float
+        Seconds the task took.
+
+    Raises
+    ------
+    RuntimeError
+        If the task returned no value for a declared metric.
+    """
     spec = get_spec(experiment_id)
     start = time.perf_counter()
     metrics = spec.task(dict(cell), int(seed))
@@ -47,8 +84,64 @@ def execute_task(experiment_id: str, cell: dict[str, Any], seed: int) -> tuple[d
     return {k: float(v) for k, v in metrics.items()}, time.perf_counter() - start
 
 
+_ADDRESS = re.compile(r"^(?:(?P<scheme>[a-z]+)://)?(?P<host>\[[0-9A-Fa-f:.]+\]|[^\s:/\[\]]+):(?P<port>[0-9]{1,5})/?$")
+_SCHEMES = ("tcp", "tls", "ucx", "ws", "wss")
+
+
+def check_scheduler_address(scheduler: str) -> str:
+    """Check that ``scheduler`` looks like a Dask scheduler address, before connecting to it.
+
+    Parameters
+    ----------
+    scheduler : str
+        ``tcp://host:port`` (also ``tls``, ``ucx``, ``ws`` or ``wss``; a bare ``host:port``
+        means ``tcp``), or ``inproc://...`` for a scheduler in this process.
+
+    Returns
+    -------
+    str
+        ``scheduler``, unchanged.
+
+    Raises
+    ------
+    TypeError
+        If ``scheduler`` is not a string.
+    ValueError
+        If it has no port, an unknown scheme or a port outside 1..65535.
+    """
+    if not isinstance(scheduler, str):
+        raise TypeError(f"scheduler must be an address string such as 'tcp://127.0.0.1:8786', got {type(scheduler).__name__}.")
+    if scheduler.startswith("inproc://") and len(scheduler) > len("inproc://"):
+        return scheduler
+    match = _ADDRESS.match(scheduler.strip())
+    example = "give the address the scheduler prints, such as tcp://127.0.0.1:8786"
+    if match is None:
+        raise ValueError(f"scheduler {scheduler!r} is not an address of the form tcp://host:port; {example}.")
+    if match["scheme"] is not None and match["scheme"] not in _SCHEMES:
+        schemes = ", ".join(_SCHEMES)
+        raise ValueError(f"scheduler {scheduler!r} has the unknown scheme {match['scheme']!r} (use one of {schemes}).")
+    if not 1 <= int(match["port"]) <= 65535:
+        raise ValueError(f"scheduler {scheduler!r} has port {match['port']}, outside 1..65535; {example}.")
+    return scheduler
+
+
 def missing_data(spec: ExperimentSpec, data_home: str | Path | None = None, *, download: bool = False) -> list[str]:
-    """Messages for the data files of ``spec`` that are not available."""
+    """Messages for the data files of ``spec`` that are not available.
+
+    Parameters
+    ----------
+    spec : ExperimentSpec
+        The experiment.
+    data_home : str or path-like, optional
+        Overrides :func:`dpfair.datasets.get_data_home`.
+    download : bool, default False
+        Download missing files first (needs the network).
+
+    Returns
+    -------
+    list of str
+        One message per missing file (empty when everything is there).
+    """
     problems = []
     for name in spec.requires_data:
         for path in DATASETS[name]:
@@ -114,22 +207,42 @@ def run_experiment(
 ) -> RunSummary:
     """Run every missing task of ``spec`` and store the results in ``out``.
 
+    Tasks already in the store are skipped, so an interrupted run resumes.
+
     Parameters
     ----------
     spec : ExperimentSpec
-    out : path
-        Output folder (holds ``results.sqlite`` and ``results.csv``).
-    quick : bool
+        The experiment.
+    out : str or path-like
+        Output folder (holds ``results.sqlite`` and ``results.csv``; created if missing).
+    quick : bool, default False
         Run the quick variant.
     n_seeds : int, optional
         Number of seeds (default: the variant's).
-    workers : int
+    workers : int, default 1
         Local worker processes (1 runs in this process).
     scheduler : str, optional
         Dask scheduler address (``tcp://host:port``); overrides ``workers``.
-    progress : bool
+    progress : bool, default True
         Show a progress bar with an ETA.
+
+    Returns
+    -------
+    RunSummary
+        Counts of tasks run and skipped, and the wall-clock time.
+
+    Raises
+    ------
+    ValueError
+        If ``scheduler`` is not a scheduler address, or ``n_seeds < 1``.
+    ResultsStoreError
+        If ``out`` cannot be used (a file, not writable) or its ``results.sqlite`` is not a
+        readable results database; raised before any task runs.
+    OSError
+        If the Dask scheduler cannot be reached.
     """
+    if scheduler is not None:
+        check_scheduler_address(scheduler)
     started = time.perf_counter()
     cells = spec.cells(quick)
     seeds = spec.seed_list(quick, n_seeds)

@@ -24,14 +24,41 @@ __all__ = ["ExperimentSpec", "FigureInfo", "TableInfo", "cell_key", "save_figure
 
 @dataclass(frozen=True)
 class FigureInfo:
-    """A figure written by an experiment: file name (inside the figure folder) and caption."""
+    """A figure written by an experiment.
+
+    Parameters
+    ----------
+    filename : str
+        File name inside the report's figure folder.
+    caption : str
+        Caption shown under the figure.
+    """
 
     filename: str
     caption: str
 
 
 def save_figure(fig: Any, folder: Path, filename: str, caption: str, dpi: int = 115) -> FigureInfo:
-    """Lay out, save as PNG in ``folder``, close, and describe a matplotlib figure."""
+    """Lay out, save as PNG in ``folder``, close, and describe a matplotlib figure.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        The figure; it is closed afterwards.
+    folder : pathlib.Path
+        Folder to write into.
+    filename : str
+        File name of the PNG.
+    caption : str
+        Caption for the report.
+    dpi : int, default 115
+        Resolution.
+
+    Returns
+    -------
+    FigureInfo
+        ``filename`` and ``caption``.
+    """
     import matplotlib.pyplot as plt
 
     fig.tight_layout()
@@ -42,7 +69,17 @@ def save_figure(fig: Any, folder: Path, filename: str, caption: str, dpi: int = 
 
 @dataclass(frozen=True)
 class TableInfo:
-    """A table for the report: title, the table itself and a note (for example on paper numbers)."""
+    """A table for the report.
+
+    Parameters
+    ----------
+    title : str
+        Heading above the table.
+    table : pandas.DataFrame
+        The table itself.
+    note : str, default ""
+        A note under the table (for example on the paper's numbers).
+    """
 
     title: str
     table: pd.DataFrame
@@ -53,7 +90,7 @@ class TableInfo:
 class ExperimentSpec:
     """One reproducible experiment.
 
-    Attributes
+    Parameters
     ----------
     id : str
         Short unique name used on the command line.
@@ -69,21 +106,21 @@ class ExperimentSpec:
         The full parameter grid (cells are its Cartesian product).
     seeds : sequence of int
         Seeds of the full variant.
-    quick_grid : mapping, optional
-        Grid of the quick variant (defaults to ``grid``).
-    quick_seeds : sequence of int
-        Seeds of the quick variant.
     metrics : tuple of str
         Metric names every task returns.
     task : callable
-        ``task(cell: dict, seed: int) -> dict[str, float]``.
+        ``task(cell: dict, seed: int) -> dict[str, float]``; a module-level function.
+    quick_grid : mapping, optional
+        Grid of the quick variant (defaults to ``grid``).
+    quick_seeds : sequence of int, default (0,)
+        Seeds of the quick variant.
     figures : callable, optional
         ``figures(results: DataFrame, folder: Path) -> list[FigureInfo]``.
     tables : callable, optional
         ``tables(results: DataFrame) -> list[TableInfo]``.
-    privacy : str
+    privacy : str, default ""
         Privacy parameters, in words, for the report.
-    requires_data : tuple of str
+    requires_data : tuple of str, default ()
         Dataset names whose files must be in the data home.
     """
 
@@ -104,13 +141,42 @@ class ExperimentSpec:
     requires_data: tuple[str, ...] = field(default_factory=tuple)
 
     def cells(self, quick: bool) -> list[dict[str, Any]]:
-        """Every parameter combination of the chosen variant."""
+        """Every parameter combination of the chosen variant.
+
+        Parameters
+        ----------
+        quick : bool
+            Use the quick grid (when there is one).
+
+        Returns
+        -------
+        list of dict
+            One dict per cell of the Cartesian product of the grid, in grid order.
+        """
         grid = self.quick_grid if (quick and self.quick_grid is not None) else self.grid
         keys = list(grid)
         return [dict(zip(keys, values, strict=True)) for values in itertools.product(*(grid[k] for k in keys))]
 
     def seed_list(self, quick: bool, n_seeds: int | None = None) -> list[int]:
-        """Seeds of the chosen variant; ``n_seeds`` keeps the first ones (or extends the sequence)."""
+        """Seeds of the chosen variant.
+
+        Parameters
+        ----------
+        quick : bool
+            Use the quick variant's seeds.
+        n_seeds : int, optional
+            Keep the first ``n_seeds`` seeds, or extend the sequence with the next integers.
+
+        Returns
+        -------
+        list of int
+            The seeds.
+
+        Raises
+        ------
+        ValueError
+            If ``n_seeds < 1``.
+        """
         base = list(self.quick_seeds if quick else self.seeds)
         if n_seeds is None:
             return base
@@ -123,11 +189,37 @@ class ExperimentSpec:
 
 
 def cell_key(cell: Mapping[str, Any]) -> str:
-    """Canonical JSON text of a cell (the key of its rows in the results store)."""
+    """Canonical JSON text of a cell (the key of its rows in the results store).
+
+    Parameters
+    ----------
+    cell : mapping of str to value
+        Parameter values of one cell.
+
+    Returns
+    -------
+    str
+        JSON with sorted keys.
+    """
     return json.dumps(dict(cell), sort_keys=True, default=float)
 
 
 def task_rng(experiment_id: str, cell: Mapping[str, Any], seed: int) -> np.random.Generator:
-    """A generator determined by (experiment, cell, seed) only: identical on every worker."""
+    """A generator determined by (experiment, cell, seed) only: identical on every worker.
+
+    Parameters
+    ----------
+    experiment_id : str
+        The experiment's id.
+    cell : mapping of str to value
+        The cell's parameters.
+    seed : int
+        The seed.
+
+    Returns
+    -------
+    numpy.random.Generator
+        Seeded from a SHA-256 digest of the three.
+    """
     digest = hashlib.sha256(f"{experiment_id}|{cell_key(cell)}|{seed}".encode()).digest()
     return np.random.default_rng(np.frombuffer(digest, dtype=np.uint32))

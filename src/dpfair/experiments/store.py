@@ -9,7 +9,9 @@ finished task and never leaves half a task.  WAL mode keeps readers and the writ
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
+import tempfile
 import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -18,7 +20,7 @@ import pandas as pd
 
 from dpfair import __version__
 
-__all__ = ["ResultsStore"]
+__all__ = ["ResultsStore", "ResultsStoreError"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS results (
@@ -38,24 +40,126 @@ CREATE TABLE IF NOT EXISTS runs (
 """
 
 
+class ResultsStoreError(OSError):
+    """The results folder or its ``results.sqlite`` cannot be used.
+
+    Raised before anything is written, so the folder and a damaged database are left
+    exactly as they were.  ``str(error)`` names the path and the fix; the two parts are
+    also available separately (the command line prints them on one line).
+
+    Parameters
+    ----------
+    problem : str
+        What is wrong, naming the path.
+    fix : str
+        What to do about it.
+    path : path
+        The folder or file concerned.
+    """
+
+    def __init__(self, problem: str, fix: str, path: str | Path) -> None:
+        super().__init__(f"{problem} {fix}")
+        self.problem = problem
+        self.fix = fix
+        self.path = Path(path)
+
+    def __reduce__(self) -> tuple[type, tuple[str, str, Path]]:
+        return (type(self), (self.problem, self.fix, self.path))
+
+
+def _reason(exc: OSError) -> str:
+    return exc.strerror or str(exc)
+
+
+def _prepare_folder(folder: Path) -> None:
+    """Create ``folder`` if needed and check that it is a writable folder (raises ResultsStoreError)."""
+    if folder.exists() and not folder.is_dir():
+        raise ResultsStoreError(
+            f"the output folder {folder} is a file, not a folder.",
+            "Pass a folder path (it is created if missing), or move the file aside.",
+            folder,
+        )
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        blocker = next((p for p in folder.parents if p.exists() and not p.is_dir()), folder)
+        raise ResultsStoreError(
+            f"cannot create the output folder {folder}: {blocker} is a file, not a folder.",
+            "Choose an output folder whose parents are folders.",
+            folder,
+        ) from None
+    except OSError as exc:
+        raise ResultsStoreError(
+            f"cannot create the output folder {folder} ({_reason(exc)}).",
+            "Choose an output folder you can write to.",
+            folder,
+        ) from None
+    try:  # an explicit probe: permission bits alone do not say it (root, read-only mounts)
+        fd, probe = tempfile.mkstemp(prefix=".dpfair-write-test-", dir=folder)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise ResultsStoreError(
+            f"the output folder {folder} is not writable ({_reason(exc)}).",
+            "Make it writable, or choose another output folder (copy the results there to resume or report).",
+            folder,
+        ) from None
+
+
 class ResultsStore:
     """SQLite results store in ``folder/results.sqlite``.
 
     Parameters
     ----------
-    folder : path
+    folder : str or path-like
         Output folder (created if missing).
+
+    Attributes
+    ----------
+    folder : pathlib.Path
+        The output folder.
+    path : pathlib.Path
+        The database, ``folder / "results.sqlite"``.
+
+    Raises
+    ------
+    ResultsStoreError
+        ``folder`` is a file or not writable, ``results.sqlite`` is a folder, or it is not
+        a complete SQLite database (corrupt or truncated; it is never overwritten).
     """
 
     def __init__(self, folder: str | Path) -> None:
         self.folder = Path(folder)
-        self.folder.mkdir(parents=True, exist_ok=True)
         self.path = self.folder / "results.sqlite"
-        self._conn = sqlite3.connect(self.path, timeout=30.0)
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute("PRAGMA synchronous=NORMAL")
-        self._conn.executescript(_SCHEMA)
-        self._conn.commit()
+        _prepare_folder(self.folder)
+        if self.path.exists() and not self.path.is_file():
+            raise ResultsStoreError(
+                f"{self.path} is a folder (or another non-file), not a results database.",
+                "Move it aside, or choose a new output folder.",
+                self.path,
+            )
+        try:
+            self._conn = sqlite3.connect(self.path, timeout=30.0)
+        except sqlite3.Error as exc:
+            raise ResultsStoreError(
+                f"cannot open {self.path} ({exc}).", "Move it aside, or choose a new output folder.", self.path
+            ) from None
+        try:
+            # check before any write: a damaged file is reported, never repaired or overwritten
+            check = self._conn.execute("PRAGMA quick_check").fetchone()
+            if check is None or check[0] != "ok":
+                raise sqlite3.DatabaseError("database disk image is malformed")
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("PRAGMA synchronous=NORMAL")
+            self._conn.executescript(_SCHEMA)
+            self._conn.commit()
+        except sqlite3.Error as exc:
+            self._conn.close()
+            raise ResultsStoreError(
+                f"{self.path} is not a readable dpfair results database ({exc}): it may be corrupt or truncated.",
+                "Move it aside (dpfair never overwrites it), or choose a new output folder.",
+                self.path,
+            ) from None
 
     def close(self) -> None:
         """Close the connection."""
@@ -68,14 +172,41 @@ class ResultsStore:
         self.close()
 
     def done_tasks(self, experiment: str) -> set[tuple[str, int]]:
-        """(cell, seed) pairs already finished for ``experiment``."""
+        """The tasks already finished for ``experiment``.
+
+        Parameters
+        ----------
+        experiment : str
+            The experiment's id.
+
+        Returns
+        -------
+        set of (str, int)
+            ``(cell key, seed)`` pairs.
+        """
         rows = self._conn.execute("SELECT cell, seed FROM tasks WHERE experiment = ?", (experiment,))
         return {(c, int(s)) for c, s in rows}
 
     def add_task(
         self, experiment: str, cell: str, seed: int, metrics: Mapping[str, float], config: Mapping[str, object], runtime: float
     ) -> None:
-        """Write one finished task atomically (all its metric rows and its task entry)."""
+        """Write one finished task atomically (all its metric rows and its task entry).
+
+        Parameters
+        ----------
+        experiment : str
+            The experiment's id.
+        cell : str
+            The cell key (:func:`~dpfair.experiments.cell_key`).
+        seed : int
+            The seed.
+        metrics : mapping of str to float
+            The task's metrics.
+        config : mapping of str to value
+            The full configuration, stored as JSON beside every metric row.
+        runtime : float
+            Seconds the task took.
+        """
         now = time.time()
         config_text = json.dumps(dict(config), sort_keys=True, default=str)
         with self._conn:  # one transaction
@@ -86,7 +217,28 @@ class ResultsStore:
             self._conn.execute("INSERT OR IGNORE INTO tasks VALUES (?, ?, ?, ?, ?)", (experiment, cell, int(seed), runtime, now))
 
     def start_run(self, experiment: str, variant: str, n_tasks: int, n_done: int, workers: int, scheduler: str | None) -> int:
-        """Record the start of a run; returns its row id."""
+        """Record the start of a run.
+
+        Parameters
+        ----------
+        experiment : str
+            The experiment's id.
+        variant : str
+            ``"quick"`` or ``"full"``.
+        n_tasks : int
+            Tasks of the variant.
+        n_done : int
+            Tasks already finished before this run.
+        workers : int
+            Local worker processes.
+        scheduler : str or None
+            Dask scheduler address, if any.
+
+        Returns
+        -------
+        int
+            The run's row id, for :meth:`finish_run`.
+        """
         with self._conn:
             cur = self._conn.execute(
                 "INSERT INTO runs VALUES (?, ?, ?, NULL, ?, ?, ?, ?, ?, 'running')",
@@ -95,12 +247,31 @@ class ResultsStore:
         return int(cur.lastrowid)
 
     def finish_run(self, run_id: int, status: str) -> None:
-        """Record the end (``"finished"`` or ``"interrupted"``) of a run."""
+        """Record the end of a run.
+
+        Parameters
+        ----------
+        run_id : int
+            Row id returned by :meth:`start_run`.
+        status : str
+            ``"finished"`` or ``"interrupted"``.
+        """
         with self._conn:
             self._conn.execute("UPDATE runs SET finished = ?, status = ? WHERE rowid = ?", (time.time(), status, run_id))
 
     def results(self, experiments: Iterable[str] | None = None) -> pd.DataFrame:
-        """All result rows (optionally of some experiments), with the cell parameters as columns."""
+        """All result rows, with the cell parameters as columns.
+
+        Parameters
+        ----------
+        experiments : iterable of str, optional
+            Keep only these experiments' rows.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per (experiment, cell, seed, metric).
+        """
         frame = pd.read_sql_query("SELECT * FROM results", self._conn)
         if experiments is not None:
             frame = frame[frame["experiment"].isin(list(experiments))].reset_index(drop=True)
@@ -111,15 +282,33 @@ class ResultsStore:
         return pd.concat([frame, params], axis=1)
 
     def task_table(self) -> pd.DataFrame:
-        """Finished tasks with their runtimes."""
+        """Finished tasks with their runtimes.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``experiment``, ``cell``, ``seed``, ``runtime`` and ``finished``.
+        """
         return pd.read_sql_query("SELECT * FROM tasks", self._conn)
 
     def run_table(self) -> pd.DataFrame:
-        """Every recorded run."""
+        """Every recorded run.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per run, with its variant, times, task counts, workers and status.
+        """
         return pd.read_sql_query("SELECT * FROM runs", self._conn)
 
     def export_csv(self) -> Path:
-        """Write ``results.csv`` beside the database (atomically) and return its path."""
+        """Write ``results.csv`` beside the database, atomically.
+
+        Returns
+        -------
+        pathlib.Path
+            The path of ``results.csv``.
+        """
         target = self.folder / "results.csv"
         tmp = target.with_suffix(".csv.tmp")
         pd.read_sql_query("SELECT * FROM results ORDER BY experiment, cell, seed, metric", self._conn).to_csv(tmp, index=False)

@@ -1,0 +1,193 @@
+"""Wrong usages of the ``dpfair`` command: one line on stderr naming the path and the fix, exit 2, no traceback.
+
+Issue 16 section 5 (tracebacks) and issue 12 (newcomers).  Each case runs the real command in a
+subprocess, except the read-only folder, which needs the operating system's help: a folder that
+really refuses writes (``/sys/fs`` on Linux, or ``chmod`` when not root), else a monkeypatched
+``os.open`` in this process (root ignores permission bits).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from dpfair.cli import app
+from dpfair.experiments import ResultsStore
+
+DPFAIR = [sys.executable, "-m", "dpfair.cli"]
+RUN = ["run", "privacy-audit", "--quick", "--workers", "1", "--quiet"]
+
+
+def dpfair(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    environ = {k: v for k, v in os.environ.items() if k != "DPFAIR_EXPERIMENT_MODULES"}
+    return subprocess.run([*DPFAIR, *args], env={**environ, **(env or {})}, cwd=cwd, capture_output=True, text=True, timeout=120)
+
+
+def assert_one_line_error(res: subprocess.CompletedProcess[str] | object, *expected: str) -> str:
+    """Exit 2, exactly one line on stderr, no traceback, and every expected fragment in that line."""
+    stderr = res.stderr
+    assert res.returncode == 2, (res.returncode, stderr)
+    assert "Traceback" not in stderr and "[Errno" not in stderr, stderr
+    lines = stderr.splitlines()
+    assert len(lines) == 1, stderr
+    for fragment in expected:
+        assert fragment in lines[0], (fragment, lines[0])
+    assert "hint:" in lines[0]
+    return lines[0]
+
+
+@pytest.fixture(scope="module")
+def results_db(tmp_path_factory) -> Path:
+    """A genuine results database (a quick run of a tiny experiment)."""
+    folder = tmp_path_factory.mktemp("good")
+    res = dpfair(*RUN, "--out", str(folder))
+    assert res.returncode == 0, res.stderr
+    return folder / "results.sqlite"
+
+
+# --- DPFAIR_EXPERIMENT_MODULES -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", [["list"], RUN, ["report"]], ids=["list", "run", "report"])
+def test_unknown_experiment_module(tmp_path, command, results_db):
+    out = ["--out", str(results_db.parent)] if command[0] != "list" else []
+    res = dpfair(*command, *out, env={"DPFAIR_EXPERIMENT_MODULES": "no.such.module"}, cwd=tmp_path)
+    assert_one_line_error(res, "no.such.module", "DPFAIR_EXPERIMENT_MODULES")
+
+
+def test_experiment_module_that_raises_on_import(tmp_path):
+    (tmp_path / "broken_experiments.py").write_text("raise RuntimeError('boom\\nin two lines')\n")
+    env = {"DPFAIR_EXPERIMENT_MODULES": "broken_experiments", "PYTHONPATH": str(tmp_path)}
+    line = assert_one_line_error(dpfair("list", env=env, cwd=tmp_path), "broken_experiments", "boom", "DPFAIR_EXPERIMENT_MODULES")
+    assert str(tmp_path / "broken_experiments.py") in line
+
+
+# --- results.sqlite that is not a usable database ------------------------------------------------
+
+
+@pytest.mark.parametrize("command", ["run", "report"])
+def test_results_sqlite_is_a_directory(tmp_path, command):
+    (tmp_path / "results.sqlite").mkdir()
+    args = RUN if command == "run" else ["report"]
+    assert_one_line_error(dpfair(*args, "--out", str(tmp_path)), str(tmp_path / "results.sqlite"), "folder", "--out")
+
+
+@pytest.mark.parametrize("damage", ["not-a-database", "truncated"])
+@pytest.mark.parametrize("command", ["run", "report"])
+def test_damaged_results_sqlite_is_reported_and_left_alone(tmp_path, results_db, command, damage):
+    db = tmp_path / "results.sqlite"
+    data = b"these are my notes, not a database\n" * 40 if damage == "not-a-database" else results_db.read_bytes()[:20_000]
+    db.write_bytes(data)
+    args = RUN if command == "run" else ["report"]
+    line = assert_one_line_error(dpfair(*args, "--out", str(tmp_path)), str(db), "move it aside", "--out")
+    assert "corrupt or truncated" in line
+    assert db.read_bytes() == data  # never overwritten
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["results.sqlite"]
+
+
+# --- --out that cannot be used -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", ["run", "report"])
+def test_out_is_an_existing_file(tmp_path, command):
+    target = tmp_path / "notes.txt"
+    target.write_text("hello")
+    args = RUN if command == "run" else ["report"]
+    assert_one_line_error(dpfair(*args, "--out", str(target)), str(target), "is a file", "not a folder")
+    assert target.read_text() == "hello"
+
+
+def test_out_below_a_file(tmp_path):
+    target = tmp_path / "notes.txt"
+    target.write_text("hello")
+    assert_one_line_error(dpfair(*RUN, "--out", str(target / "results")), str(target), "is a file")
+
+
+def _writes_blocked(folder: Path) -> bool:
+    probe = folder / ".probe"
+    try:
+        os.close(os.open(probe, os.O_CREAT | os.O_WRONLY | os.O_EXCL))
+    except OSError:
+        return True
+    probe.unlink()
+    return False
+
+
+@pytest.mark.skipif(not Path("/sys/fs").is_dir(), reason="needs Linux sysfs (a folder that refuses writes, even to root)")
+def test_run_into_a_system_read_only_folder():
+    if not _writes_blocked(Path("/sys/fs")):
+        pytest.skip("/sys/fs is writable here")
+    assert_one_line_error(dpfair(*RUN, "--out", "/sys/fs"), "/sys/fs", "not writable")
+    assert_one_line_error(dpfair(*RUN, "--out", "/sys/fs/dpfair-results"), "/sys/fs/dpfair-results", "cannot create")
+
+
+@pytest.fixture
+def read_only_results(tmp_path, results_db, monkeypatch):
+    """A folder holding results that refuses every write: chmod, and (as root) a patched ``os.open``/``os.mkdir``."""
+    folder = tmp_path / "read-only"
+    folder.mkdir()
+    (folder / "results.sqlite").write_bytes(results_db.read_bytes())
+    folder.chmod(0o555)
+    if not _writes_blocked(folder):  # root: permission bits are not enforced; refuse writes the way the OS would
+        real_open, real_mkdir = os.open, os.mkdir
+
+        def inside(path) -> bool:
+            return Path(os.fsdecode(path)).absolute().is_relative_to(folder)
+
+        def guarded_open(path, flags, *args, **kwargs):
+            if inside(path) and flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT):
+                raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), os.fsdecode(path))
+            return real_open(path, flags, *args, **kwargs)
+
+        def guarded_mkdir(path, *args, **kwargs):
+            if inside(path):
+                raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), os.fsdecode(path))
+            return real_mkdir(path, *args, **kwargs)
+
+        monkeypatch.setattr(os, "open", guarded_open)
+        monkeypatch.setattr(os, "mkdir", guarded_mkdir)
+        assert _writes_blocked(folder)
+    yield folder
+    folder.chmod(0o755)
+
+
+@pytest.mark.parametrize("command", [RUN, ["report"]], ids=["run", "report"])
+def test_read_only_out_folder(read_only_results, command):
+    before = (read_only_results / "results.sqlite").read_bytes()
+    res = CliRunner().invoke(app, [*command, "--out", str(read_only_results)])
+    assert res.exception is None or isinstance(res.exception, SystemExit), repr(res.exception)
+    assert_one_line_error(_Result(res), str(read_only_results), "not writable", "--out")
+    assert (read_only_results / "results.sqlite").read_bytes() == before
+
+
+class _Result:
+    """A CliRunner result seen like a finished subprocess."""
+
+    def __init__(self, res) -> None:
+        self.returncode = res.exit_code
+        self.stderr = res.stderr
+
+
+# --- --scheduler -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("address", ["bogus", "tcp://127.0.0.1", "http://127.0.0.1:8786", "tcp://127.0.0.1:99999"])
+def test_bad_scheduler_address_fails_before_connecting(tmp_path, address):
+    res = dpfair(*RUN, "--out", str(tmp_path / "out"), "--scheduler", address)
+    assert_one_line_error(res, "--scheduler", address, "tcp://")
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_results_store_refuses_a_damaged_database_in_python_too(tmp_path):
+    from dpfair.experiments import ResultsStoreError
+
+    (tmp_path / "results.sqlite").write_bytes(b"not sqlite" * 100)
+    with pytest.raises(ResultsStoreError, match="corrupt or truncated") as info:
+        ResultsStore(tmp_path)
+    assert isinstance(info.value, OSError) and info.value.path == tmp_path / "results.sqlite"
