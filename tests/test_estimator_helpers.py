@@ -31,7 +31,7 @@ def test_budget_checks_and_refusal_leaves_ledger_unchanged():
     assert check_budget(None) is None
     b = PrivacyBudget(1.0)
     assert check_budget(b) is b
-    with pytest.raises(TypeError, match="budget must be a dpfair.privacy.PrivacyBudget"):
+    with pytest.raises(TypeError, match=r"budget must be a dpfair\.privacy\.PrivacyBudget"):
         check_budget(1.0)
     charge_budget(b, 0.6, label="first")
     with pytest.raises(PrivacyBudgetExceededError):
@@ -119,3 +119,8 @@ def test_warn_non_private_only_at_infinity():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         warn_non_private(1.0, "the fit")
+
+
+def test_an_unhashable_label_anywhere_is_a_type_error_naming_the_argument():
+    with pytest.raises(TypeError, match="sensitive_features must hold hashable labels"):
+        as_sensitive_features(np.array(["a", ["b"]], dtype=object), 2)

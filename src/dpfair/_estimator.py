@@ -121,9 +121,9 @@ def as_sensitive_features(sensitive_features: Any, n_rows: int, name: str = "sen
     if pd.isna(pd.Series(arr, dtype=object)).any():
         raise ValueError(f"{name} contains missing values (None or NaN); every row needs a group label.")
     try:
-        {hash(v) for v in arr[:1]}
+        pd.unique(pd.Series(arr, dtype=object))  # hashes every label once
     except TypeError:
-        raise TypeError(f"{name} must hold hashable labels (str, int, ...), got {type(arr[0]).__name__}.") from None
+        raise TypeError(f"{name} must hold hashable labels (str, int, ...), not lists, dicts or arrays.") from None
     return arr
 
 
