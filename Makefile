@@ -4,13 +4,14 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.dpfair-installed
+DOCS_STAMP := $(VENV)/.dpfair-docs-installed
 OUT ?= results
 # Real datasets: DPFAIR_DATA_HOME if set; else the staged copies beside the checkout, when present.
 # Experiments whose data is missing are skipped with instructions; synthetic ones always run.
 export DPFAIR_DATA_HOME ?= $(if $(wildcard ../shared/data),$(abspath ../shared/data),)
 export MPLBACKEND ?= Agg
 
-.PHONY: demo test lint bench privacy-demo clean
+.PHONY: demo test lint bench privacy-demo docs docs-clean package-check clean
 
 $(STAMP): pyproject.toml requirements/constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -18,13 +19,18 @@ $(STAMP): pyproject.toml requirements/constraints.txt
 	$(BIN)/python -m pip install --quiet -c requirements/constraints.txt -e ".[test]"
 	@touch $(STAMP)
 
+# The documentation tools (the `docs` extra), on top of the install above.
+$(DOCS_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -c requirements/constraints.txt -e ".[test,docs]"
+	@touch $(DOCS_STAMP)
+
 demo: $(STAMP)
 	$(BIN)/dpfair run all --quick --out $(OUT)
 	$(BIN)/dpfair report --out $(OUT)
 	@echo "open $(OUT)/report/index.html"
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks examples
+	$(BIN)/ruff check src tests benchmarks examples docs scripts
 
 test: lint
 	$(BIN)/python -m pytest -q -p no:cacheprovider
@@ -36,5 +42,19 @@ bench: $(STAMP)
 privacy-demo: $(STAMP)
 	$(BIN)/python examples/privacy_core_demo.py
 
-clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache
+# The documentation site: docs/_build/html/index.html. Every warning is an error; the gallery runs
+# every examples/plot_*.py (DPFAIR_DOCS_GALLERY_PATTERN=plot_name builds only the matching ones).
+docs: $(DOCS_STAMP)
+	$(BIN)/sphinx-build -W --keep-going -q -b html -d docs/_build/doctrees docs docs/_build/html
+	@echo "open docs/_build/html/index.html"
+
+docs-clean:
+	rm -rf docs/_build docs/_generated docs/api/generated docs/auto_examples docs/sg_execution_times.rst
+
+# Build the wheel and sdist, install the wheel into a fresh virtual environment (no test extras)
+# and run the `dpfair` command and a gallery example there (tests/test_packaging.py; about a minute).
+package-check: $(STAMP)
+	DPFAIR_PACKAGE_CHECK=1 $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_packaging.py
+
+clean: docs-clean
+	rm -rf $(VENV) .pytest_cache .ruff_cache dist
