@@ -107,3 +107,23 @@ def test_missing_data_is_skipped_with_instructions(tmp_path):
     env = {**ENV, "DPFAIR_DATA_HOME": str(tmp_path / "nothing")}
     res = subprocess.run([*DPFAIR, "data", "info"], env=env, capture_output=True, text=True, timeout=60)
     assert res.returncode == 0 and "missing" in res.stdout and str(tmp_path / "nothing") in res.stdout
+
+
+def test_tasks_run_their_non_private_baselines_without_leak_warnings(monkeypatch):
+    import types
+    import warnings
+
+    from dpfair.experiments import runner
+    from dpfair.privacy import warn_privacy_leak
+
+    def task(cell, seed):
+        warn_privacy_leak("epsilon=inf baseline")
+        return {"m": 1.0}
+
+    monkeypatch.setattr(runner, "get_spec", lambda _id: types.SimpleNamespace(task=task, metrics=("m",)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        metrics, _ = runner.execute_task("baseline", {}, 0)
+        assert metrics == {"m": 1.0}
+        with pytest.raises(UserWarning):  # other warnings still surface
+            warnings.warn("other", UserWarning, stacklevel=1)

@@ -70,7 +70,7 @@ def _check_choice(value: Any, name: str, choices: tuple[str, ...]) -> str:
 
 
 def load_communities(variant: str = "uci", *, data_home: PathLike = None, download: bool = True) -> Dataset:
-    """Communities and Crime (UCI; Redmond 2009).
+    """Load the Communities and Crime data set (UCI; Redmond 2009).
 
     Parameters
     ----------

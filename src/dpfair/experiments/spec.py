@@ -158,7 +158,7 @@ class ExperimentSpec:
         return [dict(zip(keys, values, strict=True)) for values in itertools.product(*(grid[k] for k in keys))]
 
     def seed_list(self, quick: bool, n_seeds: int | None = None) -> list[int]:
-        """Seeds of the chosen variant.
+        """Return the seeds of the chosen variant.
 
         Parameters
         ----------

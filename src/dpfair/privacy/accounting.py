@@ -101,7 +101,7 @@ def zcdp_delta(rho: float, epsilon: float) -> float:
     Parameters
     ----------
     rho : float
-        zCDP parameter (> 0; ``inf`` gives 1).
+        The zCDP parameter (> 0; ``inf`` gives 1).
     epsilon : float
         Finite ``epsilon >= 0``.
 
@@ -128,7 +128,7 @@ def zcdp_to_approx_dp(rho: float, delta: float, *, method: str = "tight") -> flo
     Parameters
     ----------
     rho : float
-        zCDP parameter (> 0; ``inf`` gives ``inf``).
+        The zCDP parameter (> 0; ``inf`` gives ``inf``).
     delta : float
         Target ``delta`` in (0, 1).
     method : {"tight", "standard"}
@@ -276,9 +276,11 @@ def basic_composition(costs: Iterable[tuple[float, float]]) -> tuple[float, floa
 
     Returns
     -------
-    (epsilon_total, delta_total) : tuple of float
-        ``epsilon_total`` is ``inf`` if a cost is infinite or the sum exceeds the float
-        range; ``delta_total`` is capped at 1.  An empty ``costs`` gives ``(0.0, 0.0)``.
+    epsilon_total : float
+        The sum of the ``epsilon_i``; ``inf`` if a cost is infinite or the sum exceeds the
+        float range (0.0 for an empty ``costs``).
+    delta_total : float
+        The sum of the ``delta_i``, capped at 1 (0.0 for an empty ``costs``).
 
     Raises
     ------
@@ -300,7 +302,7 @@ def basic_composition(costs: Iterable[tuple[float, float]]) -> tuple[float, floa
 
 
 def advanced_composition(epsilon: float, delta: float, k: int, delta_slack: float) -> tuple[float, float]:
-    """k-fold adaptive composition of ``(epsilon, delta)``-DP mechanisms.
+    """Compose ``k`` adaptively chosen ``(epsilon, delta)``-DP mechanisms (advanced composition).
 
     Dwork, Rothblum & Vadhan (2010), Theorem III.3: the composition is
     ``(sqrt(2k ln(1/delta_slack)) * epsilon + k * epsilon * (exp(epsilon) - 1), k*delta + delta_slack)``-DP.
@@ -318,9 +320,12 @@ def advanced_composition(epsilon: float, delta: float, k: int, delta_slack: floa
 
     Returns
     -------
-    (epsilon_total, delta_total) : tuple of float
-        ``epsilon_total`` is ``inf`` when it exceeds the float64 range (for example
-        ``epsilon > 709``, where ``exp(epsilon)`` overflows); ``delta_total`` is capped at 1.
+    epsilon_total : float
+        ``sqrt(2k ln(1/delta_slack)) * epsilon + k * epsilon * (exp(epsilon) - 1)``; ``inf``
+        when it exceeds the float64 range (for example ``epsilon > 709``, where
+        ``exp(epsilon)`` overflows).
+    delta_total : float
+        ``k * delta + delta_slack``, capped at 1.
 
     Raises
     ------
@@ -346,7 +351,7 @@ def advanced_composition(epsilon: float, delta: float, k: int, delta_slack: floa
 
 
 def zcdp_composition(rhos: Iterable[float]) -> float:
-    """zCDP composes additively: the sum of the ``rho_i``.
+    """Compose zCDP guarantees: the sum of the ``rho_i`` (zCDP composes additively).
 
     Parameters
     ----------
@@ -379,6 +384,7 @@ def laplace_scale(sensitivity: float, epsilon: float) -> float:
     Returns
     -------
     float
+        The Laplace scale ``b = sensitivity / epsilon`` (0.0 when ``epsilon`` is ``inf``).
 
     Raises
     ------
@@ -420,6 +426,8 @@ def gaussian_sigma_zcdp(sensitivity: float, rho: float) -> float:
     Returns
     -------
     float
+        The standard deviation ``sigma = sensitivity / sqrt(2*rho)`` (0.0 when ``rho`` is
+        ``inf``).
 
     Raises
     ------

@@ -165,6 +165,8 @@ def audit_epsilon(
     Returns
     -------
     AuditResult
+        The lower bound ``epsilon_lower_bound`` (0 when no event refutes ``epsilon = 0``),
+        the event that gave it, and the sample size, number of events and confidence used.
 
     Raises
     ------

@@ -107,7 +107,13 @@ class PrivacyBudget:
 
         Returns
         -------
-        (epsilon, delta) : tuple of float
+        epsilon : float
+            Epsilon spent: the sum of the approximate-DP ``epsilon_i`` plus the zCDP charges
+            converted with the ``delta`` they leave (``inf`` when that ``delta`` is used up or
+            a charge is infinite).
+        delta : float
+            Delta spent: the sum of the approximate-DP ``delta_i``, or the whole budget
+            ``delta`` once there is a zCDP charge.
         """
         return self._total(self._ledger, self.delta)
 
@@ -116,8 +122,11 @@ class PrivacyBudget:
 
         Returns
         -------
-        (epsilon, delta) : tuple of float
-            Never negative; ``inf`` epsilon for an infinite budget with finite spending.
+        epsilon : float
+            Budget ``epsilon`` minus the epsilon spent, never negative; ``inf`` for an
+            infinite budget with finite spending.
+        delta : float
+            Budget ``delta`` minus the delta spent, never negative.
         """
         eps, delta = self.spent()
         return max(0.0, self.epsilon - eps), max(0.0, self.delta - delta)

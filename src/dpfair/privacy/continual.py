@@ -212,6 +212,7 @@ class BinaryTreeMechanism:
         Returns
         -------
         int
+            The number of set bits of ``t`` (0 for ``t = 0``).
         """
         return check_int(t, "t", minimum=0).bit_count()
 
@@ -282,6 +283,8 @@ class BinaryTreeMechanism:
         Returns
         -------
         ndarray of shape ``self.shape``
+            A new array: the sum of the noisy nodes for the current ``t``, with ``shift``
+            added to the diagonal of the last two axes.
 
         Raises
         ------
@@ -324,6 +327,7 @@ class BinaryTreeMechanism:
         Returns
         -------
         ndarray of shape ``self.shape``
+            The release after adding ``element``, as returned by :meth:`release`.
         """
         self._check_shift(shift)
         self.update(element)
@@ -350,6 +354,8 @@ class BinaryTreeMechanism:
         Returns
         -------
         float
+            ``s * (d + 2*sqrt(ln(1/beta)))`` with ``s**2 = release_variance(t)`` and ``d`` the
+            size of the last axis.
 
         Raises
         ------

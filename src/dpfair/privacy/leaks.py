@@ -25,5 +25,14 @@ class PrivacyLeakWarning(UserWarning):
 
 
 def warn_privacy_leak(message: str, *, stacklevel: int = 3) -> None:
-    """Emit :class:`PrivacyLeakWarning` with ``message`` (``stacklevel`` counted from the caller of the caller)."""
+    """Emit a :class:`PrivacyLeakWarning` with ``message``.
+
+    Parameters
+    ----------
+    message : str
+        The warning message.
+    stacklevel : int, default 3
+        Passed to :func:`warnings.warn`, counted from this function: the default 3 points the
+        warning at the caller of the function that calls ``warn_privacy_leak``.
+    """
     warnings.warn(message, PrivacyLeakWarning, stacklevel=stacklevel)

@@ -143,7 +143,7 @@ def gaussian_mechanism(
     sensitivity : float
         Declared L2 sensitivity.
     rho : float, optional
-        zCDP target (> 0; ``inf`` releases ``values`` unchanged with a
+        The zCDP target (> 0; ``inf`` releases ``values`` unchanged with a
         :class:`~dpfair.privacy.PrivacyLeakWarning`).
     epsilon, delta : float, optional
         Approximate-DP target (``epsilon > 0`` or ``inf``; ``0 < delta < 1``).

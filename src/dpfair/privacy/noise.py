@@ -99,7 +99,7 @@ class NoiseSource(ABC):
 
     @abstractmethod
     def uniform(self, shape: int | tuple[int, ...]) -> np.ndarray:
-        """Independent U[0, 1) variates of the given shape.
+        """Draw independent U[0, 1) variates of the given shape.
 
         Parameters
         ----------
@@ -109,11 +109,12 @@ class NoiseSource(ABC):
         Returns
         -------
         ndarray of float
+            Independent U[0, 1) variates of shape ``shape``.
         """
 
     @abstractmethod
     def noisy_argmax_gumbel(self, scores: Any, scale: float) -> int:
-        """Index of ``max(scores + Gumbel(scale))``: ``P(i) ~ exp(scores_i / scale)``.
+        """Return the index of ``max(scores + Gumbel(scale))``: ``P(i) ~ exp(scores_i / scale)``.
 
         Parameters
         ----------
@@ -125,10 +126,11 @@ class NoiseSource(ABC):
         Returns
         -------
         int
+            The selected index, in ``[0, n)``.
         """
 
     def standard_normal(self, shape: int | tuple[int, ...]) -> np.ndarray:
-        """Standard normal variates of the given shape.
+        """Draw standard normal variates of the given shape (via :meth:`gaussian` on zeros).
 
         Parameters
         ----------
@@ -138,6 +140,7 @@ class NoiseSource(ABC):
         Returns
         -------
         ndarray of float
+            Independent ``N(0, 1)`` variates of shape ``shape``.
         """
         return self.gaussian(np.zeros(_check_shape(shape)), 1.0)
 
@@ -253,18 +256,63 @@ class SeededNoise(NoiseSource):
         self.rng = np.random.default_rng(random_state)
 
     def laplace(self, values: Any, scale: float) -> np.ndarray:
+        """Return ``values + Laplace(0, scale)`` noise drawn from the numpy generator, elementwise.
+
+        Parameters
+        ----------
+        values : array-like of real numbers
+            Any shape (empty and 0-d included).
+        scale : float
+            Laplace scale ``b >= 0`` (finite); 0 returns a copy of ``values``.
+
+        Returns
+        -------
+        ndarray of float
+            ``values`` plus the noise, same shape as ``values``.
+        """
         arr, scale = _prepare(values, scale)
         if scale == 0:
             return arr.copy()
         return arr + self.rng.laplace(0.0, scale, size=arr.shape)
 
     def gaussian(self, values: Any, scale: float) -> np.ndarray:
+        """Return ``values + N(0, scale**2)`` noise drawn from the numpy generator, elementwise.
+
+        Parameters
+        ----------
+        values : array-like of real numbers
+            Any shape (empty and 0-d included).
+        scale : float
+            Standard deviation ``>= 0`` (finite); 0 returns a copy of ``values``.
+
+        Returns
+        -------
+        ndarray of float
+            ``values`` plus the noise, same shape as ``values``.
+        """
         arr, scale = _prepare(values, scale)
         if scale == 0:
             return arr.copy()
         return arr + self.rng.normal(0.0, scale, size=arr.shape)
 
     def discrete_laplace(self, values: Any, scale: float) -> np.ndarray:
+        """Return integer ``values`` plus discrete-Laplace noise ``P(k) ~ exp(-|k|/scale)``.
+
+        The noise is the difference of two i.i.d. geometric variables drawn from the numpy
+        generator.
+
+        Parameters
+        ----------
+        values : array-like of integers
+            Integral values (``1.7`` is refused, never truncated).
+        scale : float
+            Scale ``>= 0`` (finite); 0 returns a copy of ``values``.
+
+        Returns
+        -------
+        ndarray of int64
+            ``values`` plus the noise, same shape as ``values``.
+        """
         arr, scale = _prepare_integers(values, scale)
         if scale == 0:
             return arr.copy()
@@ -275,9 +323,38 @@ class SeededNoise(NoiseSource):
         return arr + g1 - g2
 
     def uniform(self, shape: int | tuple[int, ...]) -> np.ndarray:
+        """Draw independent U[0, 1) variates from the numpy generator.
+
+        Parameters
+        ----------
+        shape : int or tuple of int
+            Non-negative sizes.
+
+        Returns
+        -------
+        ndarray of float
+            Independent U[0, 1) variates of shape ``shape``.
+        """
         return self.rng.random(_check_shape(shape))
 
     def noisy_argmax_gumbel(self, scores: Any, scale: float) -> int:
+        """Return the index of ``max(scores + Gumbel(scale))``: ``P(i) ~ exp(scores_i / scale)``.
+
+        The Gumbel noise comes from the numpy generator; with ``scale = 0`` the tie among
+        the maximizers is broken with :meth:`uniform`.
+
+        Parameters
+        ----------
+        scores : array-like of shape (n,)
+            Non-empty, finite.
+        scale : float
+            Gumbel scale ``>= 0``; 0 picks uniformly among the maximizers.
+
+        Returns
+        -------
+        int
+            The selected index, in ``[0, n)``.
+        """
         arr, scale = _prepare_scores(scores, scale)
         if scale == 0:
             best = np.flatnonzero(arr == arr.max())
@@ -309,6 +386,20 @@ class SecureNoise(NoiseSource):
         return domain, dist
 
     def laplace(self, values: Any, scale: float) -> np.ndarray:
+        """Return ``values + Laplace(0, scale)`` noise from OpenDP's ``make_laplace``, elementwise.
+
+        Parameters
+        ----------
+        values : array-like of real numbers
+            Any shape (empty and 0-d included).
+        scale : float
+            Laplace scale ``b >= 0`` (finite); 0 returns a copy of ``values``.
+
+        Returns
+        -------
+        ndarray of float
+            ``values`` plus the noise, same shape as ``values``.
+        """
         arr, scale = _prepare(values, scale)
         if scale == 0 or arr.size == 0:
             return arr.copy()
@@ -316,6 +407,20 @@ class SecureNoise(NoiseSource):
         return np.asarray(meas(arr.ravel().tolist()), dtype=float).reshape(arr.shape)
 
     def gaussian(self, values: Any, scale: float) -> np.ndarray:
+        """Return ``values + N(0, scale**2)`` noise from OpenDP's ``make_gaussian``, elementwise.
+
+        Parameters
+        ----------
+        values : array-like of real numbers
+            Any shape (empty and 0-d included).
+        scale : float
+            Standard deviation ``>= 0`` (finite); 0 returns a copy of ``values``.
+
+        Returns
+        -------
+        ndarray of float
+            ``values`` plus the noise, same shape as ``values``.
+        """
         arr, scale = _prepare(values, scale)
         if scale == 0 or arr.size == 0:
             return arr.copy()
@@ -323,6 +428,22 @@ class SecureNoise(NoiseSource):
         return np.asarray(meas(arr.ravel().tolist()), dtype=float).reshape(arr.shape)
 
     def discrete_laplace(self, values: Any, scale: float) -> np.ndarray:
+        """Return integer ``values`` plus discrete-Laplace noise ``P(k) ~ exp(-|k|/scale)``.
+
+        The noise comes from OpenDP's discrete Laplace sampler on 64-bit integers.
+
+        Parameters
+        ----------
+        values : array-like of integers
+            Integral values (``1.7`` is refused, never truncated).
+        scale : float
+            Scale ``>= 0`` (finite); 0 returns a copy of ``values``.
+
+        Returns
+        -------
+        ndarray of int64
+            ``values`` plus the noise, same shape as ``values``.
+        """
         arr, scale = _prepare_integers(values, scale)
         if scale == 0 or arr.size == 0:
             return arr.copy()
@@ -332,6 +453,20 @@ class SecureNoise(NoiseSource):
         return np.asarray(meas(arr.ravel().tolist()), dtype=np.int64).reshape(arr.shape)
 
     def uniform(self, shape: int | tuple[int, ...]) -> np.ndarray:
+        """Draw independent U[0, 1) variates from the OS CSPRNG (``os.urandom``).
+
+        Each variate is ``k * 2**-53`` with ``k`` made of 53 random bits.
+
+        Parameters
+        ----------
+        shape : int or tuple of int
+            Non-negative sizes.
+
+        Returns
+        -------
+        ndarray of float
+            Independent U[0, 1) variates of shape ``shape``.
+        """
         shape = _check_shape(shape)
         n = math.prod(shape)
         bits = np.frombuffer(os.urandom(8 * n), dtype=np.uint64)
@@ -339,6 +474,24 @@ class SecureNoise(NoiseSource):
         return ((bits >> np.uint64(11)).astype(np.float64) * 2.0**-53).reshape(shape)
 
     def noisy_argmax_gumbel(self, scores: Any, scale: float) -> int:
+        """Return the index of ``max(scores + Gumbel(scale))``: ``P(i) ~ exp(scores_i / scale)``.
+
+        The selection is OpenDP's ``make_noisy_max`` with Gumbel noise (the exponential
+        mechanism); with ``scale = 0`` the tie among the maximizers is broken with
+        :meth:`uniform`.
+
+        Parameters
+        ----------
+        scores : array-like of shape (n,)
+            Non-empty, finite.
+        scale : float
+            Gumbel scale ``>= 0``; 0 picks uniformly among the maximizers.
+
+        Returns
+        -------
+        int
+            The selected index, in ``[0, n)``.
+        """
         arr, scale = _prepare_scores(scores, scale)
         if scale == 0:
             best = np.flatnonzero(arr == arr.max())
@@ -372,6 +525,8 @@ def get_noise_source(random_state: Any = None) -> NoiseSource:
     Returns
     -------
     NoiseSource
+        A new :class:`SecureNoise` or :class:`SeededNoise`, or ``random_state`` itself when
+        it is already a :class:`NoiseSource`.
 
     Raises
     ------

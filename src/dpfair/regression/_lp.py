@@ -109,7 +109,7 @@ def _check_lp_inputs(pmfs: Any, weights: Any, grid: Any) -> tuple[np.ndarray, np
 class BarycenterSolution:
     """Optimal couplings, barycenter and targets of the LP.
 
-    Attributes
+    Parameters
     ----------
     couplings : ndarray of shape (n_groups, k, k)
         ``couplings[a, j, l]`` = mass moved from bin j to bin l in group a.
@@ -204,6 +204,8 @@ def solve_barycenter_lp_reference(pmfs: np.ndarray, weights: np.ndarray, grid: n
     Returns
     -------
     BarycenterSolution
+        The optimal couplings, the barycenter (the centre of the KS ball), the group targets
+        and the optimal objective.
 
     Raises
     ------
@@ -254,6 +256,8 @@ def solve_barycenter_alpha0(pmfs: np.ndarray, weights: np.ndarray, grid: np.ndar
     Returns
     -------
     BarycenterSolution
+        The comonotone couplings, the ``alpha = 0`` barycenter (every target equals it) and the
+        optimal objective.
 
     Raises
     ------
@@ -325,6 +329,8 @@ def solve_barycenter_lp(
     Returns
     -------
     BarycenterSolution
+        The optimal couplings, the barycenter (the centre of the KS ball), the group targets
+        and the objective, optimal to within ``tol``.
 
     Raises
     ------

@@ -391,7 +391,8 @@ class FairRegressionPostProcessor(MetaEstimatorMixin, RegressorMixin, BaseEstima
 
         Returns
         -------
-        self : FairRegressionPostProcessor
+        FairRegressionPostProcessor
+            The fitted post-processor (``self``).
 
         Raises
         ------
@@ -574,7 +575,8 @@ class FairRegressionPostProcessor(MetaEstimatorMixin, RegressorMixin, BaseEstima
 
         Returns
         -------
-        self : FairRegressionPostProcessor
+        FairRegressionPostProcessor
+            The post-processor (``self``), with its maps re-solved for ``alpha``.
 
         Raises
         ------
@@ -724,7 +726,8 @@ class WassersteinBarycenterPostProcessor(MetaEstimatorMixin, RegressorMixin, Bas
 
         Returns
         -------
-        self : WassersteinBarycenterPostProcessor
+        WassersteinBarycenterPostProcessor
+            The fitted post-processor (``self``).
 
         Raises
         ------
@@ -792,6 +795,9 @@ class WassersteinBarycenterPostProcessor(MetaEstimatorMixin, RegressorMixin, Bas
         Returns
         -------
         ndarray of shape (n_samples,)
+            Fair predictions: each row's (jittered) output is mapped to its level in its group's
+            fitted quantiles, and the prediction is the ``group_weights_``-weighted mean of every
+            group's quantile at that level.
 
         Raises
         ------
@@ -842,5 +848,6 @@ class WassersteinBarycenterPostProcessor(MetaEstimatorMixin, RegressorMixin, Bas
         Returns
         -------
         float
+            R^2 of the (jittered) predictions.
         """
         return float(r2_score(y, self.predict(X, sensitive_features=sensitive_features), sample_weight=sample_weight))

@@ -78,7 +78,7 @@ _LIMIT_TOLERANCE = 1e-20
 class Estimate:
     """A computed quantity with its standard error (0 when exact).
 
-    Attributes
+    Parameters
     ----------
     value : float or ndarray
         The quantity (an array when several epsilons were asked for).
@@ -591,7 +591,7 @@ class SelectionProblem:
         return Estimate(weights @ matrix, 0.0, method)
 
     def fairness_gap(self, epsilon: Any, n_select: int = 1, notion: str = "equal_opportunity") -> Estimate:
-        """gamma(epsilon): P(selected | A=0, Y=1) - P(selected | A=1, Y=1) (Definition 4, eq. 1).
+        """Compute the fairness gap gamma(epsilon): P(selected | A=0, Y=1) - P(selected | A=1, Y=1) (Definition 4, eq. 1).
 
         Parameters
         ----------
@@ -624,7 +624,7 @@ class SelectionProblem:
         return self._functional(epsilon, n_select, coef)
 
     def accuracy(self, epsilon: Any, n_select: int = 1) -> Estimate:
-        """theta(epsilon): expected fraction of the m selected who are qualified (Definition 5, eq. 8).
+        """Compute the accuracy theta(epsilon): expected fraction of the m selected who are qualified (Definition 5, eq. 8).
 
         Parameters
         ----------
