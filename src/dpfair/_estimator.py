@@ -19,18 +19,26 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from sklearn.utils import get_tags
 
 from dpfair.privacy.budget import PrivacyBudget
 from dpfair.privacy.leaks import warn_privacy_leak
+from dpfair.privacy.noise import NoiseSource, get_noise_source
 
 __all__ = [
     "as_sensitive_features",
     "charge_budget",
+    "check_bool",
     "check_budget",
     "group_index",
+    "predict_seed",
+    "prediction_noise",
     "privacy_spent",
     "resolve_groups",
+    "rows_of_fitted_groups",
+    "single_group_rows",
     "warn_non_private",
+    "wrapped_tags",
 ]
 
 
@@ -197,3 +205,63 @@ def resolve_groups(
     else:
         declared = _declared(groups, name)
     return declared, group_index(declared, values)
+
+
+def check_bool(value: Any, name: str) -> bool:
+    """Return ``value`` if it is a bool (``TypeError`` naming ``name`` otherwise)."""
+    if not isinstance(value, bool | np.bool_):
+        raise TypeError(f"{name} must be True or False, got {type(value).__name__} ({value!r}).")
+    return bool(value)
+
+
+def single_group_rows(groups: Any, n_rows: int, epsilon: float, owner: str) -> tuple[np.ndarray, np.ndarray]:
+    """``sensitive_features=None``: every row belongs to the one declared group, else ``ValueError``."""
+    if groups is not None:
+        declared, _ = resolve_groups(groups, np.empty(0, dtype=object), epsilon)
+        if declared.size == 1:
+            return declared, np.zeros(n_rows, dtype=np.int64)
+    raise ValueError(
+        f"sensitive_features is required: pass the group of every row, e.g. {owner}.fit(X, y, sensitive_features=g) "
+        "(with metadata routing, set_fit_request(sensitive_features=True)). It may be omitted only when groups= "
+        "declares exactly one group, which then holds every row."
+    )
+
+
+def rows_of_fitted_groups(declared: np.ndarray, sensitive_features: Any, n_rows: int) -> np.ndarray:
+    """Index into the fitted ``groups_`` of every row at predict time."""
+    if sensitive_features is None:
+        if declared.size == 1:
+            return np.zeros(n_rows, dtype=np.int64)
+        raise ValueError(
+            "sensitive_features is required: pass the group of every row, e.g. predict(X, sensitive_features=g) "
+            "(with metadata routing, set_predict_request(sensitive_features=True)). It may be omitted only when "
+            "a single group was declared."
+        )
+    return group_index(declared, as_sensitive_features(sensitive_features, n_rows))
+
+
+def predict_seed(noise: NoiseSource) -> list[int] | None:
+    """Entropy for the randomized predictions of a seeded estimator (``None``: secure randomness)."""
+    if noise.secure:
+        return None
+    return [int(u * 2**32) for u in noise.uniform(4)]
+
+
+def prediction_noise(random_state: Any, predict_seed: list[int] | None) -> NoiseSource:
+    """Noise for randomized predictions: ``random_state`` if given, else the fit's ``predict_seed``, else secure."""
+    if random_state is not None:
+        return get_noise_source(random_state)
+    if predict_seed is None:
+        return get_noise_source(None)
+    return get_noise_source(np.random.default_rng(predict_seed))
+
+
+def wrapped_tags(self: Any, tags: Any) -> Any:
+    """scikit-learn tags of an estimator that wraps ``self.estimator`` (y required only when it fits the wrapped one)."""
+    tags.target_tags.required = self.estimator is not None and self.prefit is False
+    if self.estimator is not None:
+        try:
+            tags.input_tags.sparse = get_tags(self.estimator).input_tags.sparse
+        except Exception:  # not a scikit-learn estimator: keep the defaults
+            pass
+    return tags

@@ -30,11 +30,10 @@ import numpy as np
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, RegressorMixin, clone
 from sklearn.exceptions import NotFittedError
 from sklearn.metrics import r2_score
-from sklearn.utils import get_tags
 from sklearn.utils.validation import _num_samples, check_is_fitted, column_or_1d
 
+from dpfair._estimator import as_sensitive_features as _labels  # every label is checked for hashability
 from dpfair._estimator import (
-    as_sensitive_features,
     charge_budget,
     check_budget,
     group_index,
@@ -42,10 +41,28 @@ from dpfair._estimator import (
     resolve_groups,
     warn_non_private,
 )
+from dpfair._estimator import (
+    check_bool as _check_bool,
+)
+from dpfair._estimator import (
+    predict_seed as _predict_seed,
+)
+from dpfair._estimator import (
+    prediction_noise as _prediction_noise,
+)
+from dpfair._estimator import (
+    rows_of_fitted_groups as _rows_of_fitted_groups,
+)
+from dpfair._estimator import (
+    single_group_rows as _single_group_rows,
+)
+from dpfair._estimator import (
+    wrapped_tags as _wrapped_tags,
+)
 from dpfair._validation import check_epsilon, check_int, check_nonnegative_finite
 from dpfair.privacy.leaks import warn_privacy_leak
 from dpfair.privacy.mechanisms import laplace_mechanism
-from dpfair.privacy.noise import NoiseSource, get_noise_source
+from dpfair.privacy.noise import get_noise_source
 from dpfair.regression._lp import check_alpha, check_coupling_size, real_array, solve_barycenter_lp
 
 __all__ = ["FairRegressionPostProcessor", "WassersteinBarycenterPostProcessor", "l_inf_isotonic_cdf"]
@@ -61,12 +78,6 @@ _NEIGHBOURING = "replace one row of the post-processing data (the number of rows
 
 
 # ---------------------------------------------------------------------------- helpers
-def _check_bool(value: Any, name: str) -> bool:
-    if not isinstance(value, bool | np.bool_):
-        raise TypeError(f"{name} must be True or False, got {type(value).__name__} ({value!r}).")
-    return bool(value)
-
-
 def _check_bounds(bounds: Any) -> tuple[float, float] | None:
     if bounds is None:
         return None
@@ -144,68 +155,6 @@ def _fit_wrapped(estimator: Any, prefit: bool, X: Any, y: Any, owner: str) -> An
         stacklevel=4,
     )
     return fitted
-
-
-def _labels(sensitive_features: Any, n_rows: int) -> np.ndarray:
-    """``as_sensitive_features``, plus a hashability check of *every* label (the helper checks the first)."""
-    values = as_sensitive_features(sensitive_features, n_rows)
-    try:
-        for value in values:
-            hash(value)
-    except TypeError:
-        raise TypeError("sensitive_features must hold hashable labels (str, int, ...), found an unhashable one.") from None
-    return values
-
-
-def _single_group_rows(groups: Any, n_rows: int, epsilon: float, owner: str) -> tuple[np.ndarray, np.ndarray]:
-    """``sensitive_features=None``: every row belongs to the one declared group, else ``ValueError``."""
-    if groups is not None:
-        declared, _ = resolve_groups(groups, np.empty(0, dtype=object), epsilon)
-        if declared.size == 1:
-            return declared, np.zeros(n_rows, dtype=np.int64)
-    raise ValueError(
-        f"sensitive_features is required: pass the group of every row, e.g. {owner}.fit(X, y, sensitive_features=g) "
-        "(with metadata routing, set_fit_request(sensitive_features=True)). It may be omitted only when groups= "
-        "declares exactly one group, which then holds every row."
-    )
-
-
-def _rows_of_fitted_groups(declared: np.ndarray, sensitive_features: Any, n_rows: int) -> np.ndarray:
-    """Index into the fitted ``groups_`` of every row at predict time."""
-    if sensitive_features is None:
-        if declared.size == 1:
-            return np.zeros(n_rows, dtype=np.int64)
-        raise ValueError(
-            "sensitive_features is required: pass the group of every row, e.g. predict(X, sensitive_features=g) "
-            "(with metadata routing, set_predict_request(sensitive_features=True)). It may be omitted only when "
-            "a single group was declared."
-        )
-    return group_index(declared, _labels(sensitive_features, n_rows))
-
-
-def _predict_seed(noise: NoiseSource) -> list[int] | None:
-    """Entropy for the randomized predictions of a seeded estimator (``None``: secure randomness)."""
-    if noise.secure:
-        return None
-    return [int(u * 2**32) for u in noise.uniform(4)]
-
-
-def _prediction_noise(random_state: Any, predict_seed: list[int] | None) -> NoiseSource:
-    if random_state is not None:
-        return get_noise_source(random_state)
-    if predict_seed is None:
-        return get_noise_source(None)
-    return get_noise_source(np.random.default_rng(predict_seed))
-
-
-def _wrapped_tags(self: Any, tags: Any) -> Any:
-    tags.target_tags.required = self.estimator is not None and self.prefit is False
-    if self.estimator is not None:
-        try:
-            tags.input_tags.sparse = get_tags(self.estimator).input_tags.sparse
-        except Exception:  # not a scikit-learn estimator: keep the defaults
-            pass
-    return tags
 
 
 def l_inf_isotonic_cdf(partial_sums: np.ndarray) -> np.ndarray:
