@@ -33,6 +33,7 @@ API_PACKAGES = (
     "dpfair.fairness",
     "dpfair.selection",
     "dpfair.regression",
+    "dpfair.classification",
     "dpfair.datasets",
     "dpfair.experiments",
 )

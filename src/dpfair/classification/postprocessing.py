@@ -1,0 +1,587 @@
+"""Differentially private equalized-odds post-processing (Jagielski et al. 2019, Algorithm 1).
+
+:class:`DPEqualizedOddsPostProcessor` is the *DP-postprocessing* algorithm of Section 3 of
+Jagielski, Kearns, Mao, Oprea, Roth, Sharifi-Malvajerdi and Ullman, "Differentially Private Fair
+Learning" (ICML 2019): the post-processing of Hardt, Price and Srebro (2016) run on a Laplace-noised
+table of joint frequencies ``q~(y_hat, a, y)`` and the slack-widened linear program LP~ (1).
+
+Privacy model (the paper's, Section 2.3): the sensitive attribute ``A`` of every training row is
+protected; the features ``X`` and labels ``y`` are public.  Neighbouring datasets differ in one
+row's ``A``.  The randomness policy is the regression post-processors' (see
+:mod:`dpfair.regression.postprocessing`): ``random_state=None`` draws secure noise and secure
+prediction randomness, a seed gives reproducible, *not hardened* randomness.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any
+
+import numpy as np
+from scipy.optimize import linprog
+from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
+from sklearn.exceptions import NotFittedError
+from sklearn.metrics import accuracy_score
+from sklearn.utils.validation import _num_samples, check_is_fitted, column_or_1d
+
+from dpfair._estimator import as_sensitive_features as _labels
+from dpfair._estimator import (
+    charge_budget,
+    check_budget,
+    group_index,
+    privacy_spent,
+    resolve_groups,
+    warn_non_private,
+)
+from dpfair._estimator import check_bool as _check_bool
+from dpfair._estimator import predict_seed as _predict_seed
+from dpfair._estimator import prediction_noise as _prediction_noise
+from dpfair._estimator import rows_of_fitted_groups as _rows_of_fitted_groups
+from dpfair._estimator import single_group_rows as _single_group_rows
+from dpfair._estimator import wrapped_tags as _wrapped_tags
+from dpfair._validation import check_epsilon, check_nonnegative_finite
+from dpfair.privacy.mechanisms import laplace_mechanism
+from dpfair.privacy.noise import get_noise_source
+
+__all__ = ["DPEqualizedOddsPostProcessor"]
+
+CONSTRAINTS = ("equalized_odds", "true_positive_rate_parity", "false_positive_rate_parity")
+
+#: Largest Laplace scale ``2 / (m epsilon)`` accepted: beyond it the table carries no information.
+_MAX_NOISE_SCALE = 1e100
+
+#: HiGHS treats bounds at or beyond 1e20 as infinite: a larger slack is a vacuous constraint.
+_HIGHS_INF = 1e20
+
+_PROTECTS = (
+    "the sensitive attribute A (group) of every training row; X and y are public, so a base classifier "
+    "trained on (X, y) only does not weaken the guarantee"
+)
+_NEIGHBOURING = "change one row's sensitive attribute A (X, y and the number of rows m are public)"
+
+
+# ---------------------------------------------------------------------------- helpers
+def _check_beta(beta: Any) -> float:
+    if isinstance(beta, bool | np.bool_) or not isinstance(beta, numbers.Real):
+        raise TypeError(f"beta must be a real number in (0, 1), got {type(beta).__name__} ({beta!r}).")
+    value = float(beta)
+    if not 0.0 < value < 1.0:
+        raise ValueError(f"beta must be in (0, 1) (the failure probability of the slack), got {beta!r}.")
+    return value
+
+
+def _check_constraints(constraints: Any) -> str:
+    if not isinstance(constraints, str) or constraints not in CONSTRAINTS:
+        raise ValueError(f"constraints must be one of {list(CONSTRAINTS)}, got {constraints!r}.")
+    return constraints
+
+
+def _binary(values: Any, name: str, fix: str) -> np.ndarray:
+    """``values`` as a 1-d int64 array of 0/1; ``ValueError``/``TypeError`` naming ``name`` otherwise."""
+    try:
+        arr = np.asarray(values)
+    except Exception:
+        raise TypeError(f"{name} must be an array of 0/1 labels. {fix}") from None
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr[:, 0]
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-dimensional (one 0/1 label per row), got shape {arr.shape}. {fix}")
+    if arr.dtype.kind == "b":
+        return arr.astype(np.int64)
+    if arr.dtype.kind == "c":
+        raise ValueError(f"Complex data not supported: {name} must hold the binary labels 0 and 1. {fix}")
+    if arr.dtype.kind not in "iuf":
+        raise ValueError(
+            f"Unknown label type: {name} must hold the binary labels 0 and 1 (numbers), got dtype {arr.dtype}. {fix}"
+        )
+    ok = (arr == 0) | (arr == 1)
+    if not ok.all():
+        if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
+            kind = "it holds NaN or inf"
+        elif arr.dtype.kind == "f" and not np.all(arr == np.round(arr)):
+            kind = "Unknown label type: continuous"
+        else:
+            kind = "Only binary classification is supported. Unknown label type: other classes than 0 and 1"
+        raise ValueError(f"{name} must hold only the binary labels 0 and 1 ({kind}). {fix}")
+    return arr.astype(np.int64)
+
+
+def _fit_base(estimator: Any, prefit: bool, X: Any, y: np.ndarray, owner: str) -> Any:
+    """The base classifier ``Y_hat``: as is (``prefit``) or ``clone(estimator).fit(X, y)`` (never on A)."""
+    if estimator is None or not hasattr(estimator, "predict"):
+        raise TypeError(f"estimator must be a classifier with a predict method, got {type(estimator).__name__}.")
+    if prefit:
+        try:
+            check_is_fitted(estimator)
+        except NotFittedError:
+            raise NotFittedError(
+                f"estimator is not fitted but prefit=True: fit it first, or pass prefit=False to let {owner} fit a "
+                "clone of it on (X, y)."
+            ) from None
+        except TypeError:
+            pass  # not a scikit-learn estimator: trust prefit=True
+        return estimator
+    # Algorithm 1, line 1: train the base classifier on {(X_i, Y_i)} only -- A is never passed.
+    try:
+        return clone(estimator).fit(X, y)
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(f"X, y: fitting clone(estimator) on (X, y) failed ({exc}); pass valid features and labels.") from None
+
+
+def _base_predictions(estimator: Any, X: Any) -> np.ndarray:
+    try:
+        raw = estimator.predict(X)
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(f"X was refused by the estimator's predict ({exc}); pass the features it was fitted on.") from None
+    return _binary(
+        raw, "the estimator's predictions",
+        "Wrap a binary classifier whose predict returns 0 and 1.",
+    )
+
+
+def joint_frequencies(y_pred: np.ndarray, group: np.ndarray, y: np.ndarray, n_groups: int) -> np.ndarray:
+    """Empirical joint frequencies ``q_hat[y_hat, a, y]`` (Algorithm 1, line 2).
+
+    Parameters
+    ----------
+    y_pred : ndarray of shape (m,)
+        Base predictions in {0, 1}.
+    group : ndarray of shape (m,)
+        Index of every row's group in ``range(n_groups)``.
+    y : ndarray of shape (m,)
+        Labels in {0, 1}.
+    n_groups : int
+        Number of declared groups.
+
+    Returns
+    -------
+    ndarray of shape (2, n_groups, 2)
+        The fraction of rows with ``Y_hat = y_hat``, ``A = a`` and ``Y = y``; it sums to 1.
+    """
+    m = y.shape[0]
+    flat = (y_pred * n_groups + group) * 2 + y
+    return np.bincount(flat, minlength=4 * n_groups).reshape(2, n_groups, 2) / m
+
+
+def noisy_frequencies(q_hat: np.ndarray, m: int, epsilon: float, random_state: Any) -> np.ndarray:
+    """Algorithm 1, lines 3-4: ``q~ = q_hat + W`` with ``W`` i.i.d. ``Lap(2 / (m epsilon))``.
+
+    Claim B.1: changing one row's ``A`` moves ``1/m`` of mass between two cells, so the L1
+    sensitivity of ``q_hat`` is ``2/m``; :func:`~dpfair.privacy.laplace_mechanism` with that
+    sensitivity adds noise of scale ``2 / (m epsilon)``.
+
+    Parameters
+    ----------
+    q_hat : ndarray
+        Exact frequencies (any shape; a stack of tables is noised cell by cell).
+    m : int
+        Number of training rows (public).
+    epsilon : float
+        Privacy parameter (finite, > 0).
+    random_state : None, int, numpy Generator or NoiseSource
+        Noise source (``None``: secure).
+
+    Returns
+    -------
+    ndarray
+        ``q_hat`` plus Laplace noise, same shape.
+    """
+    return laplace_mechanism(q_hat, sensitivity=2.0 / m, epsilon=epsilon, random_state=random_state)
+
+
+def lp_slack(q_tilde: np.ndarray, m: int, epsilon: float, beta: float) -> tuple[np.ndarray, np.ndarray]:
+    """Slack of LP~ (1) for the false- and true-positive constraints of every group ``a != 0``.
+
+    ``4 ln(4|A|/beta) / (min{q~_a0, q~_00} m epsilon)`` (FP) and the same with ``y = 1`` (TP), where
+    ``q~_ay = q~_0ay + q~_1ay``; group 0 gets 0.  0 when ``epsilon`` is infinite.
+
+    Parameters
+    ----------
+    q_tilde : ndarray of shape (2, n_groups, 2)
+        Noisy frequencies; every ``q~_ay`` used must be > 0.
+    m : int
+        Number of rows.
+    epsilon : float
+        Privacy parameter.
+    beta : float
+        Confidence parameter in (0, 1).
+
+    Returns
+    -------
+    slack_fp : ndarray of shape (n_groups,)
+        Slack of the false-positive constraints, capped at 1e20 (HiGHS's infinity: vacuous).
+    slack_tp : ndarray of shape (n_groups,)
+        Slack of the true-positive constraints, capped likewise.
+    """
+    q_ay = q_tilde.sum(axis=0)  # (n_groups, 2)
+    n_groups = q_ay.shape[0]
+    if math.isinf(epsilon):
+        return np.zeros(n_groups), np.zeros(n_groups)
+    numerator = 4.0 * math.log(4.0 * n_groups / beta)
+    with np.errstate(over="ignore", divide="ignore"):
+        slack = numerator / (np.minimum(q_ay, q_ay[:1]) * m * epsilon)  # (n_groups, 2)
+    slack = np.minimum(slack, _HIGHS_INF)
+    slack[0] = 0.0
+    return slack[:, 0].copy(), slack[:, 1].copy()
+
+
+def solve_lp(
+    q: np.ndarray, bound_fp: np.ndarray | None, bound_tp: np.ndarray | None
+) -> tuple[np.ndarray, float]:
+    """Solve LP (6) / LP~ (1) with HiGHS: ``min err(Y_p)`` s.t. ``|R_a(Y_p) - R_0(Y_p)| <= bound_a``.
+
+    ``err(Y_p) = sum_{y_hat, a} q_{y_hat a 0} p_{y_hat a} + q_{y_hat a 1} (1 - p_{y_hat a})`` and
+    ``FP_a(Y_p) = (q_{1a0} p_{1a} + q_{0a0} p_{0a}) / q_{a0}`` (``TP`` with ``y = 1``), as in the proof
+    of Lemma B.2; group 0 is the anchor.
+
+    Parameters
+    ----------
+    q : ndarray of shape (2, n_groups, 2)
+        (Noisy) frequencies ``q[y_hat, a, y]``; ``q_ay > 0`` for every constrained rate.
+    bound_fp, bound_tp : ndarray of shape (n_groups,) or None
+        Right-hand sides ``gamma + slack`` (entry 0 unused); ``None`` drops that family.
+
+    Returns
+    -------
+    p : ndarray of shape (2, n_groups)
+        ``p[y_hat, a]`` = P(predict 1 | Y_hat = y_hat, A = a), clipped to [0, 1].
+    objective : float
+        The (noisy) error of the solution.
+
+    Raises
+    ------
+    ValueError
+        If HiGHS reports no optimal solution (infeasible, or numerical trouble).
+    """
+    n_groups = q.shape[1]
+    c = (q[:, :, 0] - q[:, :, 1]).ravel()  # variable index y_hat * n_groups + a
+    constant = float(q[:, :, 1].sum())
+    rows, rhs = [], []
+    for y_value, bound in ((0, bound_fp), (1, bound_tp)):
+        if bound is None or n_groups < 2:
+            continue
+        rate = q[:, :, y_value] / q[:, :, y_value].sum(axis=0)  # coefficients of R_a in p
+        for a in range(1, n_groups):
+            row = np.zeros((2, n_groups))
+            row[:, a] += rate[:, a]
+            row[:, 0] -= rate[:, 0]
+            rows += [row.ravel(), -row.ravel()]
+            rhs += [bound[a], bound[a]]
+    result = linprog(
+        c,
+        A_ub=np.array(rows) if rows else None,
+        b_ub=np.array(rhs) if rows else None,
+        bounds=(0.0, 1.0),
+        method="highs",
+    )
+    if result.status != 0 or result.x is None:
+        raise ValueError(
+            "the noisy linear program LP~ (1) has no solution (HiGHS: "
+            f"{result.message.strip()}); use a larger epsilon, fewer (merged) groups or a larger gamma."
+        )
+    p = np.clip(result.x.reshape(2, n_groups), 0.0, 1.0)
+    return p, float(result.fun) + constant
+
+
+# ---------------------------------------------------------------------------- estimator
+class DPEqualizedOddsPostProcessor(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
+    """Differentially private equalized-odds post-processing (Jagielski et al. 2019, Algorithm 1).
+
+    Derives from a binary base classifier ``Y_hat`` a randomized classifier ``Y_hat_p`` that predicts
+    1 with probability ``p~*[y_hat, a]`` given ``Y_hat = y_hat`` and group ``A = a``: the solution of
+    LP~ (1), which minimizes the noisy error subject to (approximate) equalized odds.
+
+    **What it protects.** ``fit`` is ``(epsilon, 0)``-DP with respect to the sensitive attribute ``A``
+    of every training row (the neighbouring datasets differ in one row's ``A``); ``X`` and ``y`` are
+    public, as in the paper.  The only use of ``A`` is the table ``q_hat[y_hat, a, y]`` of joint
+    frequencies, whose L1 sensitivity is ``2/m`` (Claim B.1); every cell gets ``Lap(2/(m epsilon))``
+    noise (Algorithm 1, line 3) through :func:`dpfair.privacy.laplace_mechanism`, and everything
+    after is post-processing.  The base classifier is trained on ``(X, y)`` only, never on ``A``
+    (Algorithm 1, line 1), so fitting it inside ``fit`` (``prefit=False``) is *not* a leak under this
+    privacy model.  ``predict`` needs each row's group: the predictions reveal the rows' groups to
+    whoever sees them, which is outside the training-data guarantee.
+
+    **Slack and failure.** Each constraint of LP~ (1) is widened by
+    ``4 ln(4|A|/beta) / (min{q~_a y, q~_0 y} m epsilon)`` (group 0, the first declared group, is the
+    anchor), so that the non-private optimum stays feasible with probability ``1 - beta``
+    (Lemma B.2).  The slack is undefined when a noisy ``q~_ay = q~_0ay + q~_1ay`` is ``<= 0`` (a
+    small group or label cell drowned by the noise): ``fit`` then raises ``ValueError``.  With the
+    box ``0 <= p <= 1`` the LP always contains the constant classifiers, so it is infeasible only
+    through numerical trouble; that also raises ``ValueError``.  Neither message prints private
+    values.
+
+    At ``epsilon = inf`` the slack is 0 and this is the post-processing of Hardt et al. (2016),
+    the same optimum as fairlearn's ``ThresholdOptimizer(constraints="equalized_odds")`` on binary
+    predictions (which searches a grid of false-positive rates).
+
+    Parameters
+    ----------
+    estimator : classifier
+        Binary base classifier whose ``predict`` returns 0 and 1.
+    epsilon : float
+        Privacy parameter (> 0; ``inf`` gives the non-private algorithm and a
+        :class:`~dpfair.privacy.PrivacyLeakWarning`).
+    gamma : float, default 0.0
+        Fairness tolerance: allowed difference of each constrained rate between a group and group 0
+        (finite, ``>= 0``).
+    beta : float, default 0.05
+        Confidence parameter of the slack, in (0, 1).
+    constraints : {"equalized_odds", "true_positive_rate_parity", "false_positive_rate_parity"}, \
+default "equalized_odds"
+        Which rates are equalized: both, true-positive only, or false-positive only.
+    groups : list or None, default None
+        The declared set of groups, in order (group 0 first).  Required with finite ``epsilon``.
+        When it declares exactly one group, ``sensitive_features`` may be omitted and every row
+        belongs to that group (no fairness constraint then applies).
+    prefit : bool, default False
+        ``False``: fit ``clone(estimator)`` on ``(X, y)`` inside ``fit`` (stored as ``estimator_``).
+        ``True``: ``estimator`` is already fitted and used as is.
+    budget : PrivacyBudget or None, default None
+        Charged ``(epsilon, 0)`` once per ``fit``, after every argument is validated and just before
+        the noise draw; a refused charge leaves the budget and any earlier fitted state unchanged.
+    random_state : None, int, numpy Generator or NoiseSource, default None
+        ``None``: secure noise (OpenDP) and secure randomized predictions.  A seed: reproducible,
+        *not hardened* noise and predictions (experiments and tests only).
+
+    Attributes
+    ----------
+    estimator_ : classifier
+        The base classifier ``Y_hat``.
+    classes_ : ndarray of shape (2,)
+        ``[0, 1]``.
+    groups_ : ndarray of shape (n_groups,)
+        The declared groups (read off the data only with ``epsilon = inf`` and ``groups=None``).
+    noisy_frequencies_ : ndarray of shape (2, n_groups, 2)
+        The private table ``q~[y_hat, a, y]`` (Algorithm 1, line 4).
+    slack_fp_, slack_tp_ : ndarray of shape (n_groups,)
+        The slack of every group's false- and true-positive constraint (0 for group 0).
+    probabilities_ : ndarray of shape (2, n_groups)
+        ``p~*[y_hat, a]``: probability of predicting 1 given base prediction and group.
+    objective_ : float
+        The noisy error ``err~`` of the solution.
+    n_features_in_ : int
+        Number of features of ``X`` (when the base classifier knows it).
+    privacy_spent_ : dict
+        ``{"epsilon", "delta", "protects", "neighbouring"}``.
+    """
+
+    def __init__(
+        self, estimator: Any = None, *, epsilon: float = 1.0, gamma: float = 0.0, beta: float = 0.05,
+        constraints: str = "equalized_odds", groups: Any = None, prefit: bool = False, budget: Any = None,
+        random_state: Any = None,
+    ) -> None:
+        self.estimator = estimator
+        self.epsilon = epsilon
+        self.gamma = gamma
+        self.beta = beta
+        self.constraints = constraints
+        self.groups = groups
+        self.prefit = prefit
+        self.budget = budget
+        self.random_state = random_state
+
+    def __sklearn_tags__(self):  # scikit-learn's tags, with the wrapped estimator's input support
+        tags = _wrapped_tags(self, super().__sklearn_tags__())
+        tags.target_tags.required = True
+        tags.classifier_tags.multi_class = False  # binary {0, 1} labels only (the paper's Y)
+        tags.non_deterministic = True
+        return tags
+
+    def fit(self, X: Any, y: Any, *, sensitive_features: Any = None) -> DPEqualizedOddsPostProcessor:
+        """Learn ``p~*`` from the private table of joint frequencies (Algorithm 1).
+
+        Parameters
+        ----------
+        X : array-like
+            Features for the base classifier (public).
+        y : array-like of shape (n_samples,)
+            Labels in {0, 1} (public).
+        sensitive_features : array-like of shape (n_samples,) or None, default None
+            Group of every row (private); may be omitted when ``groups`` declares one group.
+
+        Returns
+        -------
+        DPEqualizedOddsPostProcessor
+            The fitted post-processor (``self``).
+
+        Raises
+        ------
+        ValueError
+            On an invalid argument (the message names it), labels outside {0, 1}, ``groups`` missing
+            with finite ``epsilon``, an undeclared group, a noisy ``q~_ay <= 0`` (undefined slack:
+            use a larger ``epsilon`` or fewer groups), or an LP with no solution.
+        TypeError
+            If an argument has the wrong type.
+        NotFittedError
+            If ``prefit=True`` and ``estimator`` is not fitted.
+        PrivacyBudgetExceededError
+            If ``budget`` refuses the charge; nothing is changed.
+
+        Warns
+        -----
+        PrivacyLeakWarning
+            With ``epsilon = inf``.
+        """
+        owner = type(self).__name__
+        epsilon = check_epsilon(self.epsilon)
+        gamma = check_nonnegative_finite(self.gamma, "gamma")
+        beta = _check_beta(self.beta)
+        constraints = _check_constraints(self.constraints)
+        prefit = _check_bool(self.prefit, "prefit")
+        budget = check_budget(self.budget)
+        noise = get_noise_source(self.random_state)
+        if self.groups is None and not math.isinf(epsilon):
+            resolve_groups(None, np.empty(0, dtype=object), epsilon)  # raises: groups is required
+        declared = None
+        if self.groups is not None:
+            declared, _ = resolve_groups(self.groups, np.empty(0, dtype=object), epsilon)
+        if y is None:
+            raise ValueError(f"{owner} requires y to be passed, but the target y is None: pass the 0/1 labels.")
+        if hasattr(X, "dtype") and np.iscomplexobj(X):
+            raise ValueError("Complex data not supported: X must hold real numbers.")
+        y_array = np.asarray(y)
+        if y_array.ndim == 2 and y_array.shape[1] == 1:
+            y_array = column_or_1d(y_array, warn=True)
+        labels = _binary(y_array, "y", "Encode the labels as 0 and 1.")
+        m = _num_samples(X)
+        if labels.shape[0] != m:
+            raise ValueError(f"y must have one label per row of X ({m} rows), got {labels.shape[0]}.")
+        if m == 0:
+            raise ValueError("X is empty; pass at least one row.")
+        estimator = _fit_base(self.estimator, prefit, X, labels, owner)
+        y_pred = _base_predictions(estimator, X)
+        if y_pred.shape[0] != m:
+            raise ValueError(f"the estimator returned {y_pred.shape[0]} predictions for {m} rows of X.")
+        if sensitive_features is None:
+            declared, index = _single_group_rows(self.groups, m, epsilon, owner)
+        elif declared is None:  # epsilon = inf only: read off the data
+            declared, index = resolve_groups(None, _labels(sensitive_features, m), epsilon)
+        else:
+            index = group_index(declared, _labels(sensitive_features, m))
+        n_groups = declared.size
+        if not math.isinf(epsilon) and 2.0 / (m * epsilon) > _MAX_NOISE_SCALE:
+            raise ValueError(
+                f"epsilon={epsilon!r} is too small for the number of rows: the Laplace scale 2/(m*epsilon) exceeds "
+                f"{_MAX_NOISE_SCALE:g}; the table would carry no information. Use a larger epsilon."
+            )
+        warn_non_private(epsilon, "the fitted post-processor (exact frequency table)")
+        q_hat = joint_frequencies(y_pred, index, labels, n_groups)  # line 2
+        charge_budget(budget, epsilon, 0.0, label=f"{owner}.fit (Laplace frequency table)")
+        q_tilde = q_hat if math.isinf(epsilon) else noisy_frequencies(q_hat, m, epsilon, noise)  # lines 3-4
+        predict_seed = _predict_seed(noise)
+        bound_fp = bound_tp = None
+        slack_fp = slack_tp = np.zeros(n_groups)
+        if n_groups > 1:
+            used = {"equalized_odds": [0, 1], "false_positive_rate_parity": [0], "true_positive_rate_parity": [1]}
+            q_ay = q_tilde.sum(axis=0)
+            if not (q_ay[:, used[constraints]] > 0).all():
+                what = "noisy frequency" if not math.isinf(epsilon) else "frequency"
+                raise ValueError(
+                    f"a {what} q~_ay of a (group, label) cell is <= 0, so the rates and the slack of LP~ (1) are "
+                    "undefined: every declared group needs rows of each constrained label. Use a larger epsilon, "
+                    "fewer groups (merge small ones), or more rows."
+                )
+            slack_fp, slack_tp = lp_slack(q_tilde, m, epsilon, beta)
+            if constraints != "true_positive_rate_parity":
+                bound_fp = np.minimum(gamma + slack_fp, _HIGHS_INF)
+            if constraints != "false_positive_rate_parity":
+                bound_tp = np.minimum(gamma + slack_tp, _HIGHS_INF)
+        p, objective = solve_lp(q_tilde, bound_fp, bound_tp)  # line 5
+        # every fitted attribute is assigned only now: a refused charge or a failure leaves the old state
+        self.estimator_ = estimator
+        self.classes_ = np.array([0, 1])
+        self.groups_ = declared
+        self.noisy_frequencies_ = np.array(q_tilde, dtype=float)
+        self.slack_fp_ = slack_fp
+        self.slack_tp_ = slack_tp
+        self.probabilities_ = p
+        self.objective_ = objective
+        self._predict_seed_ = predict_seed
+        if hasattr(estimator, "n_features_in_"):
+            self.n_features_in_ = estimator.n_features_in_
+        if hasattr(estimator, "feature_names_in_"):
+            self.feature_names_in_ = estimator.feature_names_in_
+        self.privacy_spent_ = privacy_spent(epsilon, 0.0, protects=_PROTECTS, neighbouring=_NEIGHBOURING)
+        return self
+
+    def _rows(self, X: Any, sensitive_features: Any) -> tuple[np.ndarray, np.ndarray]:
+        check_is_fitted(self, "probabilities_")
+        y_pred = _base_predictions(self.estimator_, X)
+        return y_pred, _rows_of_fitted_groups(self.groups_, sensitive_features, y_pred.size)
+
+    def predict_proba(self, X: Any, *, sensitive_features: Any = None) -> np.ndarray:
+        """Probability of each class, ``P(Y_hat_p = 1 | x, a) = p~*[Y_hat(x), a]``.
+
+        Parameters
+        ----------
+        X : array-like
+            Features for the base classifier.
+        sensitive_features : array-like of shape (n_samples,) or None, default None
+            Group of every row (one of ``groups_``); may be omitted when one group was declared.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, 2)
+            Column 0: probability of predicting 0; column 1: of predicting 1.
+
+        Raises
+        ------
+        NotFittedError
+            Before ``fit``.
+        ValueError, TypeError
+            On invalid input or a group outside ``groups_``.
+        """
+        y_pred, index = self._rows(X, sensitive_features)
+        positive = self.probabilities_[y_pred, index]
+        return np.column_stack([1.0 - positive, positive])
+
+    def predict(self, X: Any, *, sensitive_features: Any = None, random_state: Any = None) -> np.ndarray:
+        """Randomized fair predictions: 1 with probability ``p~*[Y_hat(x), a]``.
+
+        Parameters
+        ----------
+        X : array-like
+            Features for the base classifier.
+        sensitive_features : array-like of shape (n_samples,) or None, default None
+            Group of every row (one of ``groups_``); may be omitted when one group was declared.
+        random_state : None, int, numpy Generator or NoiseSource, default None
+            Randomness of the predictions.  ``None``: the estimator's policy (secure randomness, or a
+            generator derived from the constructor's seed at ``fit``: reproducible predictions).
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            Predictions in {0, 1}.
+
+        Raises
+        ------
+        NotFittedError
+            Before ``fit``.
+        ValueError, TypeError
+            On invalid input or a group outside ``groups_``.
+        """
+        y_pred, index = self._rows(X, sensitive_features)
+        noise = _prediction_noise(random_state, self._predict_seed_)
+        return (noise.uniform(y_pred.size) < self.probabilities_[y_pred, index]).astype(np.int64)
+
+    def score(self, X: Any, y: Any, sample_weight: Any = None, *, sensitive_features: Any = None) -> float:
+        """Accuracy of :meth:`predict` on ``(X, y)``.
+
+        Parameters
+        ----------
+        X : array-like
+            As in :meth:`predict`.
+        y : array-like of shape (n_samples,)
+            True labels.
+        sample_weight : array-like of shape (n_samples,) or None, default None
+            Sample weights.
+        sensitive_features : array-like of shape (n_samples,) or None, default None
+            Group of every row; routed by ``set_score_request(sensitive_features=True)``.
+
+        Returns
+        -------
+        float
+            Accuracy of the (randomized) predictions.
+        """
+        return float(accuracy_score(y, self.predict(X, sensitive_features=sensitive_features), sample_weight=sample_weight))
