@@ -114,3 +114,12 @@ def test_regressions_found_by_hypothesis(tmp_path):
         ds.make_selection_pmf([0.5, 0.5])
     with pytest.raises(ValueError, match="qualified_rates"):
         ds.make_selection_pmf(np.linspace(0, 1, 5), qualified_rates=(0.5,))
+
+
+def test_make_selection_pmf_refuses_a_grid_whose_span_overflows():
+    import pytest
+
+    from dpfair.datasets import make_selection_pmf
+
+    with pytest.raises(ValueError, match="score_values spans more than the float range"):
+        make_selection_pmf([-1e308, 1e308], group_probabilities=(0.5, 0.5))

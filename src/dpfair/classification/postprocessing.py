@@ -441,6 +441,8 @@ default "equalized_odds"
         if hasattr(X, "dtype") and np.iscomplexobj(X):
             raise ValueError("Complex data not supported: X must hold real numbers.")
         y_array = np.asarray(y)
+        if np.iscomplexobj(y_array):
+            raise ValueError("Complex data not supported: y must hold the binary labels 0 and 1.")
         if y_array.ndim == 2 and y_array.shape[1] == 1:
             y_array = column_or_1d(y_array, warn=True)
         labels = _binary(y_array, "y", "Encode the labels as 0 and 1.")

@@ -161,8 +161,13 @@ def make_selection_pmf(
     from scipy import stats
 
     grid = as_finite_array(score_values, "score_values", ndim=1)
-    if grid.size < 2 or not (np.diff(grid) > 0).all():
+    with np.errstate(over="ignore"):
+        steps = np.diff(grid)
+        span = grid[-1] - grid[0] if grid.size else 0.0
+    if grid.size < 2 or not (steps > 0).all():
         raise ValueError("score_values must be a strictly increasing grid of at least 2 points.")
+    if not np.isfinite(span):
+        raise ValueError("score_values spans more than the float range (max - min overflows); rescale the grid.")
     p_a = _vector(group_probabilities, "group_probabilities")
     with np.errstate(over="ignore"):
         total = p_a.sum()
