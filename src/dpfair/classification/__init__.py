@@ -5,8 +5,11 @@ public, as in the paper.
 
 * :class:`DPEqualizedOddsPostProcessor`: Algorithm 1, differentially private equalized-odds
   post-processing (Hardt et al.'s LP on Laplace-noised confusion statistics, with slack).
+* :class:`DPExponentiatedGradient`: Algorithm 3 with Subroutine 2, the private oracle learner
+  (exponentiated gradient over a noisy auditor, a private least-squares cost-sensitive oracle).
 """
 
 from dpfair.classification.postprocessing import DPEqualizedOddsPostProcessor
+from dpfair.classification.reductions import DPExponentiatedGradient
 
-__all__ = ["DPEqualizedOddsPostProcessor"]
+__all__ = ["DPEqualizedOddsPostProcessor", "DPExponentiatedGradient"]
