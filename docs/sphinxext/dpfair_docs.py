@@ -34,6 +34,7 @@ API_PACKAGES = (
     "dpfair.selection",
     "dpfair.regression",
     "dpfair.classification",
+    "dpfair.bandits",
     "dpfair.datasets",
     "dpfair.experiments",
 )

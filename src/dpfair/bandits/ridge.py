@@ -1,0 +1,275 @@
+"""Ridge-regression state of the linear bandits, batched over any leading axes (seeds, agents).
+
+Both online-selection families of dpfair estimate the reward vector ``theta*`` of a linear model
+``r = <x, theta*> + noise`` by ridge regression on the contexts they chose:
+
+* ``V_t = lambda I + sum_{s <= t} x_s x_s^T`` (the *Gram* matrix), ``b_t = sum_{s <= t} r_s x_s``,
+* ``theta_hat_t = V_t^{-1} b_t``,
+
+and build confidence ellipsoids ``{theta : ||theta - theta_hat_t||_{V_t} <= sqrt(beta_t)}`` around it
+(Abbasi-Yadkori, Pal & Szepesvari 2011, Theorem 2).  :class:`RidgeState` holds ``V``, ``b`` and
+``V^{-1}`` for a whole batch of independent learners at once (shape ``(*batch_shape, d, d)``), so
+the simulators advance every seed (and every agent) with one vectorized step per round: a rank-one
+Sherman-Morrison update of ``V^{-1}`` per observation, or a batched inverse when whole sufficient
+statistics are added (a synchronization of the federated learners, a private release).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from dpfair._validation import check_int
+
+__all__ = ["RidgeState", "confidence_radius"]
+
+
+def _check_positive(value: Any, name: str, *, allow_zero: bool = False) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a number, got {type(value).__name__}.") from None
+    if not math.isfinite(number) or number < 0 or (number == 0 and not allow_zero):
+        bound = "non-negative" if allow_zero else "positive"
+        raise ValueError(f"{name} must be a finite {bound} number, got {value!r}.")
+    return number
+
+
+def confidence_radius(
+    log_det_gram: np.ndarray | float,
+    *,
+    dim: int,
+    regularization: float,
+    noise_std: float,
+    theta_norm_bound: float,
+    delta: float,
+) -> np.ndarray:
+    """Radius ``sqrt(beta_t)`` of the self-normalized confidence ellipsoid (Abbasi-Yadkori et al. 2011, Thm 2).
+
+    ``sqrt(beta_t) = R sqrt(2 ln(1/delta) + ln(det V_t / det(lambda I))) + sqrt(lambda) S``: with
+    probability at least ``1 - delta``, for every round, ``||theta_hat_t - theta*||_{V_t} <= sqrt(beta_t)``
+    when the reward noise is conditionally ``R``-sub-Gaussian and ``||theta*|| <= S``.
+
+    Parameters
+    ----------
+    log_det_gram : float or numpy.ndarray
+        ``ln det V_t`` (any shape: one value per learner of a batch).
+    dim : int
+        Dimension ``d`` of the contexts.
+    regularization : float
+        Ridge parameter ``lambda > 0``.
+    noise_std : float
+        Sub-Gaussian noise level ``R >= 0``.
+    theta_norm_bound : float
+        Declared bound ``S`` on ``||theta*||_2``.
+    delta : float
+        Failure probability in ``(0, 1)``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``sqrt(beta_t)``, the shape of ``log_det_gram``.
+    """
+    dim = check_int(dim, "dim", minimum=1)
+    lam = _check_positive(regularization, "regularization")
+    noise = _check_positive(noise_std, "noise_std", allow_zero=True)
+    bound = _check_positive(theta_norm_bound, "theta_norm_bound", allow_zero=True)
+    delta = _check_positive(delta, "delta")
+    if not delta < 1:
+        raise ValueError(f"delta must lie in (0, 1), got {delta!r}.")
+    log_ratio = np.maximum(np.asarray(log_det_gram, dtype=float) - dim * math.log(lam), 0.0)
+    return noise * np.sqrt(2.0 * math.log(1.0 / delta) + log_ratio) + math.sqrt(lam) * bound
+
+
+class RidgeState:
+    """Ridge-regression sufficient statistics for a batch of independent linear learners.
+
+    Parameters
+    ----------
+    dim : int
+        Context dimension ``d``.
+    batch_shape : tuple of int, default ()
+        Leading axes, one learner per entry (for example ``(n_seeds,)`` or ``(n_seeds, n_agents)``).
+    regularization : float, default 1.0
+        Ridge parameter ``lambda > 0``: ``V_0 = lambda I``.
+
+    Attributes
+    ----------
+    gram : numpy.ndarray
+        ``V`` of shape ``(*batch_shape, d, d)``.
+    target : numpy.ndarray
+        ``b = sum r x`` of shape ``(*batch_shape, d)``.
+    gram_inverse : numpy.ndarray
+        ``V^{-1}``, kept in step with ``gram``.
+    n_observations : numpy.ndarray
+        Number of ``(x, r)`` pairs added to each learner, shape ``batch_shape``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> state = RidgeState(2, batch_shape=(3,), regularization=1.0)
+    >>> state.update(np.ones((3, 2)), np.array([1.0, 2.0, 3.0]))
+    >>> state.theta().round(3).tolist()
+    [[0.333, 0.333], [0.667, 0.667], [1.0, 1.0]]
+    """
+
+    def __init__(self, dim: int, *, batch_shape: tuple[int, ...] = (), regularization: float = 1.0) -> None:
+        self.dim = check_int(dim, "dim", minimum=1)
+        self.batch_shape = tuple(check_int(s, "batch_shape", minimum=1) for s in batch_shape)
+        self.regularization = _check_positive(regularization, "regularization")
+        eye = np.eye(self.dim)
+        self.gram = np.broadcast_to(self.regularization * eye, (*self.batch_shape, self.dim, self.dim)).copy()
+        self.gram_inverse = np.broadcast_to(eye / self.regularization, self.gram.shape).copy()
+        self.target = np.zeros((*self.batch_shape, self.dim))
+        self.n_observations = np.zeros(self.batch_shape, dtype=np.int64)
+
+    def _check_contexts(self, x: Any, name: str = "x") -> np.ndarray:
+        x = np.asarray(x, dtype=float)
+        if x.shape != (*self.batch_shape, self.dim):
+            raise ValueError(f"{name} must have shape {(*self.batch_shape, self.dim)}, got {x.shape}.")
+        if not np.isfinite(x).all():
+            raise ValueError(f"{name} holds NaN or infinite values; contexts must be finite.")
+        return x
+
+    def update(self, x: Any, reward: Any, mask: Any = None) -> None:
+        """Add one observation ``(x, r)`` to every learner of the batch (rank-one update).
+
+        Parameters
+        ----------
+        x : array-like of shape (*batch_shape, d)
+            The chosen contexts.
+        reward : array-like of shape batch_shape
+            Their observed rewards.
+        mask : array-like of bool of shape batch_shape, optional
+            Learners that observe; the others are left unchanged.
+        """
+        x = self._check_contexts(x)
+        reward = np.broadcast_to(np.asarray(reward, dtype=float), self.batch_shape)
+        if not np.isfinite(reward).all():
+            raise ValueError("reward holds NaN or infinite values; rewards must be finite.")
+        if mask is not None:
+            keep = np.broadcast_to(np.asarray(mask, dtype=bool), self.batch_shape)
+            x = np.where(keep[..., None], x, 0.0)
+            reward = np.where(keep, reward, 0.0)
+            self.n_observations += keep
+        else:
+            self.n_observations += 1
+        self.gram += x[..., :, None] * x[..., None, :]
+        self.target += reward[..., None] * x
+        # Sherman-Morrison: (V + x x^T)^{-1} = V^{-1} - V^{-1} x x^T V^{-1} / (1 + x^T V^{-1} x)
+        vx = np.einsum("...ij,...j->...i", self.gram_inverse, x)
+        denom = 1.0 + np.einsum("...i,...i->...", x, vx)
+        self.gram_inverse -= vx[..., :, None] * vx[..., None, :] / denom[..., None, None]
+
+    def add_statistics(self, gram_increment: Any, target_increment: Any, n_observations: Any = 0) -> None:
+        """Add whole sufficient statistics (a synchronization, a private release) and re-invert.
+
+        Parameters
+        ----------
+        gram_increment : array-like of shape (*batch_shape, d, d)
+            Symmetric matrix added to ``V``.
+        target_increment : array-like of shape (*batch_shape, d)
+            Vector added to ``b``.
+        n_observations : int or array-like of shape batch_shape, default 0
+            Number of observations the increments summarize.
+
+        Raises
+        ------
+        ValueError
+            When the updated ``V`` is not positive definite (a noisy increment too negative).
+        """
+        gram_increment = np.asarray(gram_increment, dtype=float)
+        target_increment = np.asarray(target_increment, dtype=float)
+        if gram_increment.shape != self.gram.shape or target_increment.shape != self.target.shape:
+            raise ValueError(
+                f"gram_increment and target_increment must have shapes {self.gram.shape} and {self.target.shape}, "
+                f"got {gram_increment.shape} and {target_increment.shape}."
+            )
+        self.set_statistics(self.gram + gram_increment, self.target + target_increment)
+        self.n_observations += np.asarray(n_observations, dtype=np.int64)
+
+    def set_statistics(self, gram: Any, target: Any) -> None:
+        """Replace ``V`` and ``b`` (``V`` already includes the regularization) and re-invert.
+
+        Parameters
+        ----------
+        gram : array-like of shape (*batch_shape, d, d)
+            The new ``V``; must be symmetric positive definite.
+        target : array-like of shape (*batch_shape, d)
+            The new ``b``.
+
+        Raises
+        ------
+        ValueError
+            When ``gram`` is not positive definite.
+        """
+        gram = np.array(gram, dtype=float)
+        target = np.array(target, dtype=float)
+        gram = 0.5 * (gram + np.swapaxes(gram, -1, -2))
+        try:
+            chol = np.linalg.cholesky(gram)
+        except np.linalg.LinAlgError:
+            raise ValueError(
+                "the Gram matrix is not positive definite (a noisy release below the shift?): raise the "
+                "regularization or the privacy shift."
+            ) from None
+        eye = np.broadcast_to(np.eye(self.dim), gram.shape)
+        chol_inv = np.linalg.solve(chol, eye)
+        self.gram, self.target = gram, target
+        self.gram_inverse = np.swapaxes(chol_inv, -1, -2) @ chol_inv
+
+    def theta(self) -> np.ndarray:
+        """Ridge estimate ``theta_hat = V^{-1} b`` of every learner.
+
+        Returns
+        -------
+        numpy.ndarray
+            Shape ``(*batch_shape, d)``.
+        """
+        return np.einsum("...ij,...j->...i", self.gram_inverse, self.target)
+
+    def log_det(self) -> np.ndarray:
+        """``ln det V`` of every learner.
+
+        Returns
+        -------
+        numpy.ndarray
+            Shape ``batch_shape``.
+        """
+        return np.linalg.slogdet(self.gram)[1]
+
+    def norms(self, x: Any) -> np.ndarray:
+        """``||x||_{V^{-1}} = sqrt(x^T V^{-1} x)`` for candidate contexts of every learner.
+
+        Parameters
+        ----------
+        x : array-like of shape (*batch_shape, n_candidates, d)
+            Candidates per learner.
+
+        Returns
+        -------
+        numpy.ndarray
+            Shape ``(*batch_shape, n_candidates)``.
+        """
+        x = np.asarray(x, dtype=float)
+        quad = np.einsum("...ki,...ij,...kj->...k", x, self.gram_inverse, x)
+        return np.sqrt(np.maximum(quad, 0.0))
+
+    def copy(self) -> RidgeState:
+        """An independent copy.
+
+        Returns
+        -------
+        RidgeState
+            Same statistics, separate arrays.
+        """
+        other = RidgeState.__new__(RidgeState)
+        other.dim, other.batch_shape, other.regularization = self.dim, self.batch_shape, self.regularization
+        other.gram, other.target = self.gram.copy(), self.target.copy()
+        other.gram_inverse, other.n_observations = self.gram_inverse.copy(), self.n_observations.copy()
+        return other
+
+    def __repr__(self) -> str:
+        return f"RidgeState(dim={self.dim}, batch_shape={self.batch_shape}, regularization={self.regularization:g})"
