@@ -38,6 +38,7 @@ test: lint
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_privacy.py
 	$(BIN)/python benchmarks/bench_regression.py
+	$(BIN)/python benchmarks/bench_classification.py
 
 privacy-demo: $(STAMP)
 	$(BIN)/python examples/privacy_core_demo.py

@@ -30,8 +30,10 @@ def mean_and_standard_error(values: Any, axis: int = 1) -> tuple[np.ndarray, np.
 
     Returns
     -------
-    mean, standard_error : numpy.ndarray
-        Both without the seed axis.
+    mean : numpy.ndarray
+        Mean over seeds (the seed axis removed).
+    standard_error : numpy.ndarray
+        Its standard error, same shape.
     """
     values = np.asarray(values, dtype=float)
     n = values.shape[axis]
@@ -47,7 +49,7 @@ class SimulationResult:
 
     Subclasses name their curves in ``_curves`` and their method axis in ``_names_attribute``.
 
-    Attributes
+    Parameters
     ----------
     seeds : tuple of int
         The seeds, in the order of axis 1 of every curve.
@@ -146,8 +148,12 @@ class SimulationResult:
 class BanditResult(SimulationResult):
     """Result of :func:`dpfair.bandits.simulate` (group meritocratic online selection).
 
-    Attributes
+    Parameters
     ----------
+    seeds : tuple of int
+        The seeds, in the order of axis 1 of every curve.
+    privacy_spent : dict
+        Per policy, the privacy it spent.
     policy_names : tuple of str
         Policies, in the order of axis 0.
     fair_regret : numpy.ndarray
@@ -156,10 +162,6 @@ class BanditResult(SimulationResult):
         Cumulative reward pseudo-regret, same shape.
     selections : numpy.ndarray
         Number of rounds each group's candidate was chosen, shape ``(n_policies, n_seeds, n_groups)``.
-    seeds : tuple of int
-        The seeds.
-    privacy_spent : dict
-        Per policy, the privacy it spent.
     """
 
     policy_names: tuple[str, ...] = ()

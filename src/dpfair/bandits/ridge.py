@@ -8,7 +8,7 @@ Both online-selection families of dpfair estimate the reward vector ``theta*`` o
 
 and build confidence ellipsoids ``{theta : ||theta - theta_hat_t||_{V_t} <= sqrt(beta_t)}`` around it
 (Abbasi-Yadkori, Pal & Szepesvari 2011, Theorem 2).  :class:`RidgeState` holds ``V``, ``b`` and
-``V^{-1}`` for a whole batch of independent learners at once (shape ``(*batch_shape, d, d)``), so
+``V^{-1}`` for a whole batch of independent learners at once (shape ``batch_shape + (d, d)``), so
 the simulators advance every seed (and every agent) with one vectorized step per round: a rank-one
 Sherman-Morrison update of ``V^{-1}`` per observation, or a batched inverse when whole sufficient
 statistics are added (a synchronization of the federated learners, a private release).
@@ -46,7 +46,7 @@ def confidence_radius(
     theta_norm_bound: float,
     delta: float,
 ) -> np.ndarray:
-    """Radius ``sqrt(beta_t)`` of the self-normalized confidence ellipsoid (Abbasi-Yadkori et al. 2011, Thm 2).
+    """Compute the radius ``sqrt(beta_t)`` of the self-normalized confidence ellipsoid (Abbasi-Yadkori et al. 2011, Thm 2).
 
     ``sqrt(beta_t) = R sqrt(2 ln(1/delta) + ln(det V_t / det(lambda I))) + sqrt(lambda) S``: with
     probability at least ``1 - delta``, for every round, ``||theta_hat_t - theta*||_{V_t} <= sqrt(beta_t)``
@@ -98,9 +98,9 @@ class RidgeState:
     Attributes
     ----------
     gram : numpy.ndarray
-        ``V`` of shape ``(*batch_shape, d, d)``.
+        ``V`` of shape ``batch_shape + (d, d)``.
     target : numpy.ndarray
-        ``b = sum r x`` of shape ``(*batch_shape, d)``.
+        ``b = sum r x`` of shape ``batch_shape + (d,)``.
     gram_inverse : numpy.ndarray
         ``V^{-1}``, kept in step with ``gram``.
     n_observations : numpy.ndarray
@@ -138,7 +138,7 @@ class RidgeState:
 
         Parameters
         ----------
-        x : array-like of shape (*batch_shape, d)
+        x : array-like of shape ``batch_shape + (d,)``
             The chosen contexts.
         reward : array-like of shape batch_shape
             Their observed rewards.
@@ -168,9 +168,9 @@ class RidgeState:
 
         Parameters
         ----------
-        gram_increment : array-like of shape (*batch_shape, d, d)
+        gram_increment : array-like of shape ``batch_shape + (d, d,)``
             Symmetric matrix added to ``V``.
-        target_increment : array-like of shape (*batch_shape, d)
+        target_increment : array-like of shape ``batch_shape + (d,)``
             Vector added to ``b``.
         n_observations : int or array-like of shape batch_shape, default 0
             Number of observations the increments summarize.
@@ -195,9 +195,9 @@ class RidgeState:
 
         Parameters
         ----------
-        gram : array-like of shape (*batch_shape, d, d)
+        gram : array-like of shape ``batch_shape + (d, d,)``
             The new ``V``; must be symmetric positive definite.
-        target : array-like of shape (*batch_shape, d)
+        target : array-like of shape ``batch_shape + (d,)``
             The new ``b``.
 
         Raises
@@ -226,7 +226,7 @@ class RidgeState:
         Returns
         -------
         numpy.ndarray
-            Shape ``(*batch_shape, d)``.
+            Shape ``batch_shape + (d,)``.
         """
         return np.einsum("...ij,...j->...i", self.gram_inverse, self.target)
 
@@ -245,13 +245,13 @@ class RidgeState:
 
         Parameters
         ----------
-        x : array-like of shape (*batch_shape, n_candidates, d)
+        x : array-like of shape ``batch_shape + (n_candidates, d,)``
             Candidates per learner.
 
         Returns
         -------
         numpy.ndarray
-            Shape ``(*batch_shape, n_candidates)``.
+            Shape ``batch_shape + (n_candidates,)``.
         """
         x = np.asarray(x, dtype=float)
         quad = np.einsum("...ki,...ij,...kj->...k", x, self.gram_inverse, x)

@@ -346,7 +346,7 @@ class DPExponentiatedGradient(ClassifierMixin, BaseEstimator):
         Step size used.
     epsilon_step_ : float
         Per-release ``epsilon'`` of each round (``inf`` without privacy).
-    coef_ : ndarray of shape (n_iter_, n_weights)
+    coef_ : ndarray of shape (T, n_weights)
         Weights ``w_t`` of the best responses: ``h_t(z) = 1{z . w_t > 0}`` with ``z = [x, 1]``
         (A-blind) or ``z = [x, onehot(a)]`` (A-aware).
     lambda_ : ndarray of shape (n_groups - 1, 4)

@@ -36,7 +36,12 @@ class ExperimentModuleError(ImportError):
 
 _SPECS: dict[str, ExperimentSpec] = {}
 # Modules that define experiments; each calls register() at import time.
-_MODULES = ("dpfair.experiments.privacy_core", "dpfair.experiments.selection", "dpfair.experiments.regression")
+_MODULES = (
+    "dpfair.experiments.privacy_core",
+    "dpfair.experiments.selection",
+    "dpfair.experiments.regression",
+    "dpfair.experiments.classification",
+)
 _loaded = False
 
 
