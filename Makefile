@@ -6,9 +6,11 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.dpfair-installed
 DOCS_STAMP := $(VENV)/.dpfair-docs-installed
 OUT ?= results
-# Real datasets: DPFAIR_DATA_HOME if set; else the staged copies beside the checkout, when present.
-# Experiments whose data is missing are skipped with instructions; synthetic ones always run.
-export DPFAIR_DATA_HOME ?= $(if $(wildcard ../shared/data),$(abspath ../shared/data),)
+DATA_STAMP := $(VENV)/etc/dpfair/data-home
+# Real datasets: the CLI's own rule (`dpfair data info`): $$DPFAIR_DATA_HOME if set, else the folder saved
+# with `dpfair data home PATH`, else ~/.cache/dpfair. The first `make` saves the staged copies beside the
+# checkout (../shared/data), when present and no DPFAIR_DATA_HOME is set, so `make demo` and a bare
+# `.venv/bin/dpfair run` see the same data. Experiments whose data is missing are skipped with instructions.
 export MPLBACKEND ?= Agg
 
 .PHONY: demo test lint bench privacy-demo docs docs-clean package-check clean
@@ -24,7 +26,10 @@ $(DOCS_STAMP): $(STAMP)
 	$(BIN)/python -m pip install --quiet -c requirements/constraints.txt -e ".[test,docs]"
 	@touch $(DOCS_STAMP)
 
-demo: $(STAMP)
+$(DATA_STAMP): $(STAMP)
+	@if [ -z "$$DPFAIR_DATA_HOME" ] && [ -d ../shared/data ]; then $(BIN)/dpfair data home ../shared/data; else mkdir -p $(dir $@) && touch $@; fi
+
+demo: $(STAMP) $(DATA_STAMP)
 	$(BIN)/dpfair run all --quick --out $(OUT)
 	$(BIN)/dpfair report --out $(OUT)
 	@echo "open $(OUT)/report/index.html"
@@ -32,7 +37,7 @@ demo: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks examples docs scripts
 
-test: lint
+test: lint $(DATA_STAMP)
 	$(BIN)/python -m pytest -q -p no:cacheprovider
 
 bench: $(STAMP)
@@ -45,7 +50,7 @@ privacy-demo: $(STAMP)
 
 # The documentation site: docs/_build/html/index.html. Every warning is an error; the gallery runs
 # every examples/plot_*.py (DPFAIR_DOCS_GALLERY_PATTERN=plot_name builds only the matching ones).
-docs: $(DOCS_STAMP)
+docs: $(DOCS_STAMP) $(DATA_STAMP)
 	$(BIN)/sphinx-build -W --keep-going -q -b html -d docs/_build/doctrees docs docs/_build/html
 	@echo "open docs/_build/html/index.html"
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -191,3 +192,165 @@ def test_the_results_store_refuses_a_damaged_database_in_python_too(tmp_path):
     with pytest.raises(ResultsStoreError, match="corrupt or truncated") as info:
         ResultsStore(tmp_path)
     assert isinstance(info.value, OSError) and info.value.path == tmp_path / "results.sqlite"
+
+
+# --- issue 12: a corrupt data file -----------------------------------------------------------------
+
+LAW = "law_school/bar_pass_prediction.csv"
+SHARED = Path(os.environ.get("DPFAIR_DATA_HOME") or Path(__file__).resolve().parents[2] / "shared" / "data")
+
+
+@pytest.fixture
+def corrupt_home(tmp_path) -> Path:
+    """A data home whose Law School file is truncated (the issue's `truncate -s 5000`)."""
+    home = tmp_path / "data"
+    (home / "law_school").mkdir(parents=True)
+    source = SHARED / LAW
+    data = source.read_bytes()[:5000] if source.is_file() else b"lsat,ugpa\n" * 500
+    (home / LAW).write_bytes(data)
+    return home
+
+
+def test_list_marks_a_corrupt_dataset(corrupt_home, tmp_path):
+    res = dpfair("list", "--out", str(tmp_path / "none"), env={"DPFAIR_DATA_HOME": str(corrupt_home)})
+    assert res.returncode == 0 and "Traceback" not in res.stderr, res.stderr
+    row = next(line for line in res.stdout.splitlines() if line.startswith("regression-law-envelopes "))
+    assert "data corrupt" in row
+    assert not (tmp_path / "none").exists()  # list only reads
+
+
+def test_run_names_the_corrupt_file_its_sha256_and_the_fix(corrupt_home, tmp_path):
+    from dpfair.datasets import REMOTE_FILES
+
+    before = (corrupt_home / LAW).read_bytes()
+    res = dpfair("run", "regression-law-envelopes", "--quick", "--quiet", "--out", str(tmp_path / "out"),
+                 env={"DPFAIR_DATA_HOME": str(corrupt_home)})
+    line = assert_one_line_error(res, str(corrupt_home / LAW), "corrupt", "dpfair data fetch law_school", "move it aside")
+    assert REMOTE_FILES[LAW].sha256[0] in line
+    assert (corrupt_home / LAW).read_bytes() == before
+
+
+def test_data_fetch_on_a_corrupt_file_does_not_blame_the_network(corrupt_home):
+    before = (corrupt_home / LAW).read_bytes()
+    res = dpfair("data", "fetch", "law_school", env={"DPFAIR_DATA_HOME": str(corrupt_home)})
+    line = assert_one_line_error(res, str(corrupt_home / LAW), "corrupt", "move it aside")
+    assert "network" not in line.split("hint:")[0] and "check the network" not in line
+    assert (corrupt_home / LAW).read_bytes() == before
+    info = dpfair("data", "info", env={"DPFAIR_DATA_HOME": str(corrupt_home)})
+    assert info.returncode == 0 and "CORRUPT" in info.stdout
+
+
+def test_run_all_skips_what_cannot_run_runs_the_rest_and_summarizes(corrupt_home, tmp_path, monkeypatch):
+    import dpfair.experiments as experiments
+
+    specs = [experiments.get_spec("regression-law-envelopes"), experiments.get_spec("privacy-audit")]
+    monkeypatch.setattr(experiments, "all_specs", lambda: specs)
+    monkeypatch.setenv("DPFAIR_DATA_HOME", str(corrupt_home))
+    out = tmp_path / "out"
+    res = CliRunner().invoke(app, ["run", "all", "--quick", "--workers", "1", "--quiet", "--out", str(out)])
+    assert res.exit_code == 2, (res.stdout, res.stderr, repr(res.exception))
+    assert res.exception is None or isinstance(res.exception, SystemExit), repr(res.exception)
+    assert "Traceback" not in res.stderr
+    assert "[2/2] privacy-audit" in res.stdout and "ran 1 of 2 experiments" in res.stdout
+    assert "[1/2] skipped regression-law-envelopes: data corrupt" in res.stderr
+    assert "skipped 1 of 2 experiments" in res.stderr and str(corrupt_home / LAW) in res.stderr
+    with ResultsStore(out) as store:
+        assert set(store.results()["experiment"]) == {"privacy-audit"}
+
+
+def test_run_all_with_only_missing_data_still_succeeds(tmp_path, monkeypatch):
+    import dpfair.experiments as experiments
+
+    specs = [experiments.get_spec("regression-law-envelopes"), experiments.get_spec("privacy-audit")]
+    monkeypatch.setattr(experiments, "all_specs", lambda: specs)
+    monkeypatch.setenv("DPFAIR_DATA_HOME", str(tmp_path / "empty"))
+    res = CliRunner().invoke(app, ["run", "all", "--quick", "--workers", "1", "--quiet", "--out", str(tmp_path / "out")])
+    assert res.exit_code == 0, res.stderr
+    assert "data missing: law_school/bar_pass_prediction.csv" in res.stderr
+
+
+# --- issue 12: usage, help, version, list -----------------------------------------------------------
+
+
+def test_no_arguments_prints_help_and_succeeds():
+    for args in ([], ["data"]):
+        res = dpfair(*args)
+        assert res.returncode == 0 and "Usage: dpfair" in res.stdout and not res.stderr, res
+
+
+def test_version():
+    from dpfair import __version__
+
+    res = dpfair("--version")
+    assert res.returncode == 0 and res.stdout.strip() == f"dpfair {__version__}"
+
+
+@pytest.mark.parametrize("command", [[], ["run"], ["list"], ["report"], ["data"], ["data", "fetch"], ["data", "home"]])
+def test_help_has_no_type_placeholders(command):
+    res = dpfair(*command, "--help")
+    assert res.returncode == 0 and "<bool>" not in res.stdout and "Raises" not in res.stdout, res.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["bogus"], "No such command"),
+        (["run"], "Missing argument"),
+        (["run", "privacy-audit", "--seeds", "many"], "--seeds"),
+        (["run", "privacy-audit", "--no-such-option"], "--no-such-option"),
+        (["data", "fetch", "adult", "extra"], "extra"),
+        (["report", "--out"], "--out"),
+    ],
+)
+def test_usage_errors_are_one_line(args, fragment):
+    assert_one_line_error(dpfair(*args), fragment)
+
+
+@pytest.mark.parametrize("address", ["bogus", "tcp://", "tcp://host:port"])
+def test_scheduler_is_validated_for_run_all_too(tmp_path, address):
+    res = dpfair("run", "all", "--quick", "--out", str(tmp_path / "out"), "--scheduler", address)
+    assert_one_line_error(res, "--scheduler")
+    assert not (tmp_path / "out").exists()
+
+
+def test_list_aligns_long_ids_and_shows_measured_wall_times(results_db, tmp_path):
+    res = dpfair("list", "--out", str(results_db.parent), env={"DPFAIR_DATA_HOME": str(tmp_path / "empty")})
+    assert res.returncode == 0, res.stderr
+    lines = [line for line in res.stdout.splitlines() if line and not line.startswith("QUICK")]
+    column = lines[0].index("DATA")
+    rows = lines[1:]
+    assert any(len(line.split()[0]) > 28 for line in rows)
+    for line in rows:
+        assert line[column - 2 : column] == "  " and line[column] != " ", line
+    audit = next(line for line in rows if line.startswith("privacy-audit "))
+    assert re.search(r"\d+ s", audit), audit
+
+
+def test_list_with_a_damaged_database_warns_once_and_lists(tmp_path):
+    (tmp_path / "results.sqlite").write_bytes(b"not a database" * 100)
+    res = dpfair("list", "--out", str(tmp_path))
+    assert res.returncode == 0 and len(res.stderr.splitlines()) == 1 and "Traceback" not in res.stderr
+    assert "privacy-audit" in res.stdout
+
+
+# --- issue 12: one data-home rule, saved in the environment ---------------------------------------
+
+
+def test_saved_data_home_is_used_when_the_environment_variable_is_not_set(tmp_path, monkeypatch):
+    from dpfair.datasets import _download
+
+    setting = tmp_path / "etc" / "data-home"
+    monkeypatch.setattr(_download, "saved_data_home_file", lambda: setting)
+    monkeypatch.delenv("DPFAIR_DATA_HOME", raising=False)
+    staged = tmp_path / "staged"
+    staged.mkdir()
+    res = CliRunner().invoke(app, ["data", "home", str(staged)])
+    assert res.exit_code == 0 and str(staged) in res.stdout
+    assert _download.get_data_home() == staged
+    info = CliRunner().invoke(app, ["data", "info"])
+    assert f"data home: {staged} (saved in {setting}" in info.stdout and "rule:" in info.stdout
+    monkeypatch.setenv("DPFAIR_DATA_HOME", str(tmp_path / "env"))
+    assert _download.get_data_home() == tmp_path / "env"  # the environment variable wins
+    monkeypatch.delenv("DPFAIR_DATA_HOME")
+    assert CliRunner().invoke(app, ["data", "home", "--forget"]).exit_code == 0
+    assert not setting.exists() and _download.get_data_home().name == "dpfair"

@@ -16,17 +16,50 @@ from typing import Annotated, NoReturn, ParamSpec, TypeVar
 
 import typer
 
-__all__ = ["app", "data_app", "data_fetch", "data_info", "list_experiments", "main", "report", "run"]
+__all__ = ["app", "data_app", "data_fetch", "data_home", "data_info", "list_experiments", "main", "report", "run"]
 
 #: The ``dpfair`` command (a :class:`typer.Typer` application).
 app = typer.Typer(
-    add_completion=False, no_args_is_help=True, help="Fair and differentially private decisions: experiments and data."
+    add_completion=False,
+    rich_markup_mode=None,  # plain click help: no "<bool>" placeholders, every line fits a terminal
+    invoke_without_command=True,
+    help="Fair and differentially private decisions: experiments and data.",
 )
 #: The ``dpfair data`` sub-command.
-data_app = typer.Typer(no_args_is_help=True, help="Inspect and fetch the real datasets.")
+data_app = typer.Typer(
+    rich_markup_mode=None, invoke_without_command=True, help="Inspect, locate and fetch the real datasets."
+)
 app.add_typer(data_app, name="data")
 
-OutOption = Annotated[Path, typer.Option("--out", help="Output folder (results.sqlite, results.csv, report/).")]
+
+def _version(value: bool) -> None:
+    if value:
+        from dpfair import __version__
+
+        typer.echo(f"dpfair {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    ctx: typer.Context,
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
+    if ctx.invoked_subcommand is None:  # bare `dpfair`: help, and success
+        typer.echo(ctx.get_help())
+        raise typer.Exit()
+
+
+@data_app.callback()
+def _data_root(ctx: typer.Context) -> None:
+    if ctx.invoked_subcommand is None:
+        typer.echo(ctx.get_help())
+        raise typer.Exit()
+
+
+OutOption = Annotated[Path, typer.Option("--out", metavar="DIR", help="Output folder (results.sqlite, results.csv, report/).")]
 
 
 def _one_line(text: str) -> str:
@@ -68,38 +101,98 @@ def _user_errors(command: Callable[P, R]) -> Callable[P, R]:
     return wrapper
 
 
-@app.command("list")
+def _duration(seconds: float) -> str:
+    if seconds < 10:
+        return f"{seconds:.1f} s"
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+@app.command("list", short_help="List the experiments, whether their data is ready, and how long they take.")
 @_user_errors
-def list_experiments() -> None:
-    """List the registered experiments and whether their data is available.
+def list_experiments(
+    out: Annotated[
+        Path, typer.Option("--out", metavar="DIR", help="Output folder whose results.sqlite holds the measured wall times.")
+    ] = Path("results"),
+) -> None:
+    """List the experiments: id, data status, last measured wall time (quick / full), what each reproduces.
     \f
+    Parameters
+    ----------
+    out : pathlib.Path
+        Output folder of ``dpfair run``; its ``results.sqlite`` is only read (never created).
+
     Raises
     ------
     typer.Exit
         With status 2 when a module in ``$DPFAIR_EXPERIMENT_MODULES`` cannot be imported.
     """
-    from dpfair.experiments import all_specs, missing_data
+    from dpfair.experiments import all_specs
+    from dpfair.experiments.runner import data_problems
+    from dpfair.experiments.store import ResultsStoreError, last_wall_times
 
-    for spec in all_specs():
-        status = "data missing" if missing_data(spec) else "ready"
-        typer.echo(f"{spec.id:<28} {status:<13} {spec.reproduces}")
+    specs = all_specs()
+    try:
+        times = last_wall_times(out) if not out.is_file() else {}
+    except ResultsStoreError as exc:  # the list is still useful; say once why the times are absent
+        typer.secho(f"warning: no wall times: {_one_line(_cli_words(exc.problem))}", fg=typer.colors.YELLOW, err=True)
+        times = {}
+    rows = [("ID", "DATA", "QUICK", "FULL", "REPRODUCES")]
+    for spec in specs:
+        problems = data_problems(spec)
+        if any(p.kind == "corrupt" for p in problems):
+            status = "data corrupt"
+        else:
+            status = "data missing" if problems else "ready"
+        quick, full = (times.get((spec.id, v)) for v in ("quick", "full"))
+        rows.append(
+            (
+                spec.id,
+                status,
+                _duration(quick[0]) if quick else "-",
+                f"{_duration(full[0])} ({full[1]} w)" if full else "not run",
+                spec.reproduces,
+            )
+        )
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    for row in rows:
+        typer.echo("  ".join(cell.ljust(w) for cell, w in zip(row[:4], widths, strict=True)) + "  " + row[4])
+    typer.echo(
+        f"\nQUICK / FULL: wall time of the last complete run stored in {out / 'results.sqlite'} "
+        "(w = worker processes); `dpfair data info` for the data."
+    )
 
 
-@app.command("run")
+def _data_problem_line(spec_id: str, problem: object) -> str:
+    return f"{spec_id}: data {problem.kind}: {problem.file}"  # type: ignore[attr-defined]
+
+
+@app.command("run", short_help="Run one experiment (or all); finished tasks in --out are skipped.")
 @_user_errors
 def run(
-    experiment: Annotated[str, typer.Argument(help="Experiment id, or 'all'.")],
+    experiment: Annotated[str, typer.Argument(help="Experiment id (see `dpfair list`), or 'all'.", metavar="EXPERIMENT")],
     quick: Annotated[bool, typer.Option("--quick", help="Small horizon, few seeds.")] = False,
-    seeds: Annotated[int | None, typer.Option("--seeds", help="Number of seeds (default: the variant's).")] = None,
-    workers: Annotated[
-        int | None, typer.Option("--workers", help="Local worker processes (default: one per CPU; 1 runs in this process).")
+    seeds: Annotated[
+        int | None, typer.Option("--seeds", metavar="N", help="Number of seeds (default: the variant's).")
     ] = None,
-    scheduler: Annotated[str | None, typer.Option("--scheduler", help="Dask scheduler address, tcp://host:port.")] = None,
+    workers: Annotated[
+        int | None,
+        typer.Option("--workers", metavar="N", help="Local worker processes (default: one per CPU; 1 runs in this process)."),
+    ] = None,
+    scheduler: Annotated[
+        str | None, typer.Option("--scheduler", metavar="ADDRESS", help="Dask scheduler address, tcp://host:port.")
+    ] = None,
     out: OutOption = Path("results"),
-    quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar (for CI logs).")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", help="No progress bars (for CI logs).")] = False,
     download: Annotated[bool, typer.Option("--download", help="Download missing datasets first.")] = False,
 ) -> None:
     """Run one experiment (or all); finished tasks already in OUT are skipped.
+
+    With 'all', an experiment whose data is missing or corrupt is skipped, the others run,
+    and a summary at the end says what was skipped and why.
     \f
     Parameters
     ----------
@@ -124,19 +217,13 @@ def run(
     ------
     typer.Exit
         With status 2 (one line on stderr) on a user error: a bad argument or scheduler
-        address, an unknown experiment, missing data, an unusable ``--out`` folder or
-        results database, a module of ``$DPFAIR_EXPERIMENT_MODULES`` that does not import;
-        with status 130 on Ctrl-C (finished tasks are kept).
+        address, an unknown experiment, missing or corrupt data, an unusable ``--out`` folder
+        or results database, a module of ``$DPFAIR_EXPERIMENT_MODULES`` that does not import;
+        for ``all``, with status 2 after the summary when an experiment was skipped because
+        its data is corrupt; with status 130 on Ctrl-C (finished tasks are kept).
     """
-    from dpfair.experiments import (
-        ResultsStore,
-        ResultsStoreError,
-        all_specs,
-        check_scheduler_address,
-        get_spec,
-        missing_data,
-        run_experiment,
-    )
+    from dpfair.experiments import ResultsStore, ResultsStoreError, all_specs, check_scheduler_address, get_spec, run_experiment
+    from dpfair.experiments.runner import data_problems
 
     if workers is None:
         workers = os.cpu_count() or 1
@@ -147,7 +234,7 @@ def run(
     if scheduler is not None:
         try:
             check_scheduler_address(scheduler)
-        except ValueError as exc:
+        except (TypeError, ValueError) as exc:
             _fail(
                 f"--{exc}" if str(exc).startswith("scheduler ") else f"--scheduler: {exc}",
                 "pass the address that `dask scheduler` prints (tcp://host:port), or omit --scheduler to run locally.",
@@ -157,18 +244,31 @@ def run(
     except ValueError as exc:
         _fail(str(exc), "run `dpfair list` to see the experiment ids.")
     ResultsStore(out).close()  # an unusable --out or results database fails here, before any work
-    for spec in specs:
-        problems = missing_data(spec, download=download)
+    run_all = experiment == "all"
+    skipped: list[tuple[str, object]] = []
+    n_ran = 0
+    for i, spec in enumerate(specs, start=1):
+        position = f"[{i}/{len(specs)}]"
+        problems = data_problems(spec, download=download)
         if problems:
-            typer.secho(f"skipped {spec.id}: its data is missing.", fg=typer.colors.YELLOW, err=True)
-            typer.echo(f"  {problems[0]}", err=True)
-            typer.echo("  get it with `dpfair data fetch` (needs network) or point DPFAIR_DATA_HOME at a copy.", err=True)
-            if experiment != "all":
-                raise typer.Exit(code=2)
+            first = next((p for p in problems if p.kind == "corrupt"), problems[0])
+            if not run_all:
+                _fail(f"{spec.id} cannot run: {first.problem}", _cli_words(first.fix, hint=True))
+            typer.secho(f"{position} skipped {_data_problem_line(spec.id, first)}", fg=typer.colors.YELLOW, err=True)
+            skipped.append((spec.id, first))
             continue
+        if run_all and not quiet:
+            typer.echo(f"{position} {spec.id}", err=True)
         try:
             summary = run_experiment(
-                spec, out, quick=quick, n_seeds=seeds, workers=workers, scheduler=scheduler, progress=not quiet
+                spec,
+                out,
+                quick=quick,
+                n_seeds=seeds,
+                workers=workers,
+                scheduler=scheduler,
+                progress=not quiet,
+                progress_label=f"{position} {spec.id}" if run_all else None,
             )
         except KeyboardInterrupt:
             typer.secho(f"interrupted: finished tasks of {spec.id} are kept in {out}; run again to resume.", err=True)
@@ -177,10 +277,23 @@ def run(
             raise
         except OSError as exc:
             _fail(f"{spec.id}: {exc}", "check --out and --scheduler.")
-        typer.echo(f"{spec.id}: {summary.n_run} task(s) run, {summary.n_skipped} already done, {summary.seconds:.1f} s -> {out}")
+        n_ran += 1
+        prefix = f"{position} " if run_all else ""
+        typer.echo(
+            f"{prefix}{spec.id}: {summary.n_run} task(s) run, {summary.n_skipped} already done, "
+            f"{summary.seconds:.1f} s -> {out}"
+        )
+    if run_all:
+        typer.echo(f"ran {n_ran} of {len(specs)} experiments -> {out}")
+        if skipped:
+            typer.secho(f"skipped {len(skipped)} of {len(specs)} experiments:", fg=typer.colors.YELLOW, err=True)
+            for spec_id, problem in skipped:
+                typer.echo(f"  {_data_problem_line(spec_id, problem)}: {problem.problem} {problem.fix}", err=True)  # type: ignore[attr-defined]
+            if any(problem.kind == "corrupt" for _, problem in skipped):  # type: ignore[attr-defined]
+                raise typer.Exit(code=2)
 
 
-@app.command("report")
+@app.command("report", short_help="Build the figures and report/index.html from the results in --out.")
 @_user_errors
 def report(out: OutOption = Path("results")) -> None:
     """Build the figures and report/index.html from the results in OUT.
@@ -206,12 +319,17 @@ def report(out: OutOption = Path("results")) -> None:
     typer.echo(f"report: {index}")
 
 
-@data_app.command("info")
+@data_app.command("info", short_help="Show the data home, how it was chosen, and which files are verified.")
 def data_info() -> None:
-    """Show the data home and which dataset files are present and verified."""
-    from dpfair.datasets import DATASETS, REMOTE_FILES, DataIntegrityError, DataUnavailableError, fetch_file, get_data_home
+    """Show the data home, the rule that chose it, and which dataset files are present and verified."""
+    from dpfair.datasets import DATASETS, REMOTE_FILES, DataIntegrityError, DataUnavailableError, data_home_source, fetch_file
 
-    typer.echo(f"data home: {get_data_home()} (set DPFAIR_DATA_HOME to change it)")
+    home, source = data_home_source()
+    typer.echo(f"data home: {home} ({source})")
+    typer.echo(
+        "rule: $DPFAIR_DATA_HOME if set, else the folder saved by `dpfair data home PATH`, else ~/.cache/dpfair"
+    )
+    width = max(len(p) for paths in DATASETS.values() for p in paths)
     for name, paths in DATASETS.items():
         for path in paths:
             try:
@@ -220,13 +338,61 @@ def data_info() -> None:
             except DataUnavailableError:
                 state = "missing"
             except DataIntegrityError:
-                state = "CORRUPT (sha256 mismatch)"
-            typer.echo(f"{name:<12} {path:<48} {state}")
+                state = f"CORRUPT (sha256 mismatch; move it aside, then `dpfair data fetch {name}`)"
+            typer.echo(f"{name:<12} {path:<{width}} {state}")
 
 
-@data_app.command("fetch")
-def data_fetch(name: Annotated[str | None, typer.Argument(help="Dataset name; all when omitted.")] = None) -> None:
+@data_app.command("home", short_help="Show the data home, or save PATH as the data home of this environment.")
+def data_home(
+    path: Annotated[Path | None, typer.Argument(help="Folder to save as the data home.", metavar="[PATH]")] = None,
+    forget: Annotated[bool, typer.Option("--forget", help="Forget the saved data home.")] = False,
+) -> None:
+    """Show the data home, or save PATH as the data home used when DPFAIR_DATA_HOME is not set.
+
+    The folder is saved inside the virtual environment, so `make demo`, `.venv/bin/dpfair`
+    and an activated .venv all see the same data.
+    \f
+    Parameters
+    ----------
+    path : pathlib.Path, optional
+        The folder to save; without it (and without ``--forget``) the data home is shown.
+    forget : bool
+        Remove the saved folder (the default cache folder applies again).
+
+    Raises
+    ------
+    typer.Exit
+        With status 2 when PATH is a file, or the setting cannot be written.
+    """
+    from dpfair.datasets import data_home_source, save_data_home, saved_data_home_file
+
+    if path is not None and forget:
+        _fail("give PATH or --forget, not both.", "run `dpfair data home PATH` or `dpfair data home --forget`.")
+    try:
+        if forget:
+            save_data_home(None)
+        elif path is not None:
+            if path.exists() and not path.is_dir():
+                _fail(f"{path} is a file, not a folder.", "pass the folder that holds the datasets.")
+            save_data_home(path)
+    except OSError as exc:
+        _fail(
+            f"cannot write {saved_data_home_file()} ({exc.strerror or exc}).",
+            "set DPFAIR_DATA_HOME instead, or make that folder writable.",
+        )
+    home, source = data_home_source()
+    typer.echo(f"data home: {home} ({source})")
+    if path is not None and source == "$DPFAIR_DATA_HOME":
+        typer.echo("note: DPFAIR_DATA_HOME is set, and it wins over the saved folder.")
+
+
+@data_app.command("fetch", short_help="Download missing dataset files from their official sources; verify sha256.")
+def data_fetch(
+    name: Annotated[str | None, typer.Argument(help="Dataset name; all when omitted.", metavar="[NAME]")] = None,
+) -> None:
     """Download missing dataset files from their official sources and verify them.
+
+    A corrupt file already in the data home is never replaced: move it aside first.
     \f
     Parameters
     ----------
@@ -236,9 +402,9 @@ def data_fetch(name: Annotated[str | None, typer.Argument(help="Dataset name; al
     Raises
     ------
     typer.Exit
-        With status 2 on an unknown name or a failed download.
+        With status 2 on an unknown name, a corrupt local file, or a failed download.
     """
-    from dpfair.datasets import DATASETS, DataIntegrityError, DataUnavailableError, dataset_paths
+    from dpfair.datasets import DATASETS, DataIntegrityError, DataUnavailableError, dataset_paths, get_data_home
 
     names = list(DATASETS) if name is None else [name]
     for n in names:
@@ -246,15 +412,52 @@ def data_fetch(name: Annotated[str | None, typer.Argument(help="Dataset name; al
             _fail(f"unknown dataset {n!r}.", f"choose one of: {', '.join(DATASETS)}.")
         try:
             paths = dataset_paths(n)
-        except (DataUnavailableError, DataIntegrityError) as exc:
-            _fail(str(exc), "check the network, or copy the files into DPFAIR_DATA_HOME.")
+        except DataIntegrityError as exc:
+            if exc.fix and exc.actual is not None and exc.path is not None and exc.path.exists():
+                _fail(f"{exc.path} is corrupt: its sha256 is {exc.actual}, expected {' or '.join(exc.expected)}.", exc.fix)
+            _fail(str(exc).split(" expected file ")[0], exc.fix or "move it aside, then fetch again.")
+        except DataUnavailableError as exc:
+            _fail(str(exc), f"check the network, or copy the files into the data home {get_data_home()}.")
         typer.echo(f"{n}: {len(paths)} file(s) verified")
 
 
-def main() -> None:
-    """Entry point of the ``dpfair`` console script."""
-    app(prog_name="dpfair")
+def main(argv: list[str] | None = None) -> None:
+    """Entry point of the ``dpfair`` console script.
+
+    A usage error (an unknown command or option, a missing argument, a value of the wrong
+    type) prints one line on stderr naming the fix, and exits with status 2.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments (default: ``sys.argv[1:]``).
+
+    Raises
+    ------
+    SystemExit
+        Always, with the command's exit status.
+    """
+    try:  # typer >= 0.22 vendors click; its exceptions are typer's own
+        from typer._click.exceptions import ClickException, UsageError
+    except ImportError:  # pragma: no cover - older typer on top of click
+        from click.exceptions import ClickException, UsageError
+
+    try:
+        status = app(args=argv, prog_name="dpfair", standalone_mode=False)
+    except UsageError as exc:
+        command = exc.ctx.command_path if exc.ctx is not None else "dpfair"
+        typer.secho(
+            f"error: {_one_line(exc.format_message())} hint: run `{command} --help`.", fg=typer.colors.RED, err=True
+        )
+        sys.exit(2)
+    except ClickException as exc:
+        typer.secho(f"error: {_one_line(exc.format_message())}", fg=typer.colors.RED, err=True)
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        typer.echo("aborted.", err=True)
+        sys.exit(130)
+    sys.exit(status if isinstance(status, int) else 0)
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    main()

@@ -100,9 +100,26 @@ def test_corrupted_local_file_and_missing_file_without_download(tmp_path):
 
 
 def test_data_home_prefers_the_environment(monkeypatch, tmp_path):
-    from dpfair.datasets import get_data_home
+    from dpfair.datasets import _download, get_data_home
 
+    monkeypatch.setattr(_download, "saved_data_home_file", lambda: tmp_path / "no-setting")
     monkeypatch.setenv("DPFAIR_DATA_HOME", str(tmp_path))
     assert get_data_home() == tmp_path
     monkeypatch.delenv("DPFAIR_DATA_HOME")
     assert get_data_home().name == "dpfair"
+
+
+def test_corrupt_local_file_error_names_the_file_digests_and_fix(tmp_path):
+    remote = RemoteFile("demo/local.csv", "http://127.0.0.1:9/never", (DIGEST,))
+    (tmp_path / "demo").mkdir()
+    (tmp_path / "demo/local.csv").write_bytes(b"not it")
+    with pytest.raises(DataIntegrityError) as info:
+        fetch_file(remote, tmp_path)
+    error = info.value
+    assert error.path == tmp_path / "demo/local.csv" and error.expected == (DIGEST,) and error.actual != DIGEST
+    assert DIGEST in str(error) and "move it aside" in error.fix and "dpfair data fetch" in error.fix
+    assert (tmp_path / "demo/local.csv").read_bytes() == b"not it"
+    import pickle
+
+    again = pickle.loads(pickle.dumps(error))
+    assert again.path == error.path and again.fix == error.fix and str(again) == str(error)

@@ -1,13 +1,15 @@
-"""The HTML report renders in headless Chromium with every image loaded."""
+"""The HTML report renders in headless Chromium with every image loaded; its overview gives verdicts (issue 12)."""
 
 import json
 import re
 import shutil
 import subprocess
 
+import pandas as pd
 import pytest
 
-from dpfair.experiments import build_report, get_spec, run_experiment
+from dpfair.experiments import all_specs, build_report, get_spec, run_experiment
+from dpfair.experiments.report import verdict_for
 
 
 def chromium():
@@ -44,3 +46,47 @@ def test_report_has_every_figure_and_it_loads_in_a_browser(tmp_path):
     assert match, dom[:2000]
     widths = json.loads(match.group(1).replace("&quot;", '"'))
     assert len(widths) == len(images) and all(w > 0 for w in widths)
+
+
+def _selection_rows(case, values):
+    rows = []
+    for m, metrics in values.items():
+        experiment = f"selection-{case}-table"
+        rows += [{"experiment": experiment, "case": case, "m": m, "metric": k, "value": v} for k, v in metrics.items()]
+    return pd.DataFrame(rows)
+
+
+def _paper_values(case):
+    from dpfair.experiments.report import PAPER_TABLE_1, _printed
+    from dpfair.experiments.selection import PAPER_LIMITS, PAPER_MEAN_R
+
+    out = {}
+    for m in (1, 2, 3, 4):
+        eps, t_o, t_inf, red = PAPER_TABLE_1[case][m]
+        out[m] = {"epsilon_o": _printed(eps), "theta_epsilon_o": _printed(t_o), "theta_inf": _printed(t_inf),
+                  "accuracy_reduction": _printed(red), "limit_A0": PAPER_LIMITS[case][m][0],
+                  "limit_A1": PAPER_LIMITS[case][m][1], "mean_R_A0": PAPER_MEAN_R[case][0], "mean_R_A1": PAPER_MEAN_R[case][1]}
+    return out
+
+
+def test_verdict_matches_the_printed_numbers_and_quotes_them_when_it_differs():
+    spec = get_spec("selection-synthetic-table")
+    values = _paper_values("synthetic")
+    assert verdict_for(spec, _selection_rows("synthetic", values)).status == "matches"
+    values[4]["accuracy_reduction"] = 0.30
+    verdict = verdict_for(spec, _selection_rows("synthetic", values))
+    assert verdict.status == "differs" and "30.00%, printed 44.66%" in verdict.detail  # quoted as printed
+
+
+def test_overview_gives_every_experiment_a_verdict_and_says_which_data_is_missing(tmp_path, monkeypatch):
+    monkeypatch.setenv("DPFAIR_DATA_HOME", str(tmp_path / "no-data"))
+    run_experiment(get_spec("privacy-audit"), tmp_path, quick=True, progress=False)
+    text = build_report(tmp_path).read_text()
+    overview = text[text.index("<table class='overview'>") : text.index("</table>", text.index("<table class='overview'>"))]
+    rows = overview.split("<tr>")[2:]
+    assert len(rows) == len(all_specs())
+    audit = next(r for r in rows if "#privacy-audit'" in r)
+    assert ">quick<" in audit and "2 of 10 seeds" in audit and "matches" in audit
+    law = next(r for r in rows if "#regression-law-envelopes'" in r)
+    assert "not run" in law and "data missing: law_school/bar_pass_prediction.csv" in law
+    assert "Not run yet" not in text

@@ -1,7 +1,8 @@
 """Datasets: verified loaders for the real data the papers use, and seeded synthetic generators.
 
-The data home is ``$DPFAIR_DATA_HOME`` if set, else a per-user cache folder; missing files
-are downloaded from the official upstream and verified by sha256.
+The data home is ``$DPFAIR_DATA_HOME`` if set, else the folder saved by ``dpfair data home PATH``,
+else a per-user cache folder (:func:`get_data_home`); missing files are downloaded from the
+official upstream and verified by sha256.
 """
 
 from dpfair.datasets._download import (
@@ -10,9 +11,13 @@ from dpfair.datasets._download import (
     DataIntegrityError,
     DataUnavailableError,
     RemoteFile,
+    data_home_source,
+    dataset_of_file,
     dataset_paths,
     fetch_file,
     get_data_home,
+    save_data_home,
+    saved_data_home_file,
 )
 from dpfair.datasets.loaders import (
     Dataset,
@@ -33,6 +38,8 @@ __all__ = [
     "Dataset",
     "FicoData",
     "RemoteFile",
+    "data_home_source",
+    "dataset_of_file",
     "dataset_paths",
     "fetch_file",
     "get_data_home",
@@ -45,4 +52,6 @@ __all__ = [
     "make_classification",
     "make_regression",
     "make_selection_pmf",
+    "save_data_home",
+    "saved_data_home_file",
 ]

@@ -6,14 +6,18 @@ after its digest matches.  Downloads go to a temporary file in the same folder a
 renamed into place only once complete and verified, so an interrupted or corrupted
 download never leaves a file that looks valid.
 
-The data home is ``$DPFAIR_DATA_HOME`` if set, else ``~/.cache/dpfair`` (or
-``$XDG_CACHE_HOME/dpfair``).
+The data home follows one rule, the same inside and outside ``make`` (:func:`get_data_home`):
+``$DPFAIR_DATA_HOME`` if set; else the folder saved with ``dpfair data home PATH``
+(:func:`save_data_home`; kept inside the virtual environment, so ``make`` can save the staged
+copies once for every later ``dpfair`` command of that environment); else ``~/.cache/dpfair``
+(or ``$XDG_CACHE_HOME/dpfair``).
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import sys
 import tempfile
 import time
 import urllib.error
@@ -31,9 +35,13 @@ __all__ = [
     "DataIntegrityError",
     "DataUnavailableError",
     "RemoteFile",
+    "data_home_source",
+    "dataset_of_file",
     "dataset_paths",
     "fetch_file",
     "get_data_home",
+    "save_data_home",
+    "saved_data_home_file",
     "sha256_of",
 ]
 
@@ -48,8 +56,50 @@ class DataUnavailableError(RuntimeError):
 class DataIntegrityError(RuntimeError):
     """A dataset file's sha256 does not match any accepted digest, or a folder stands in its place.
 
-    The file is never used, repaired or overwritten; the message says to move it aside.
+    The file is never used, repaired or overwritten; the message names the file, its expected
+    sha256 and the fix (move it aside, then ``dpfair data fetch NAME``).
+
+    Parameters
+    ----------
+    message : str
+        The whole message (what is wrong and the fix).
+    path : path-like, optional
+        The local file (or folder) concerned.
+    expected : tuple of str, default ()
+        The accepted sha256 digests.
+    actual : str, optional
+        The file's sha256 digest (None for a folder, or a refused download).
+    fix : str, default ""
+        The fix alone, for a one-line report.
+
+    Attributes
+    ----------
+    path : pathlib.Path or None
+        The local file (or folder) concerned.
+    expected : tuple of str
+        The accepted sha256 digests.
+    actual : str or None
+        The digest found.
+    fix : str
+        What to do about it.
     """
+
+    def __init__(
+        self,
+        message: str,
+        path: str | os.PathLike[str] | None = None,
+        expected: tuple[str, ...] = (),
+        actual: str | None = None,
+        fix: str = "",
+    ) -> None:
+        super().__init__(message)
+        self.path = Path(path) if path is not None else None
+        self.expected = tuple(expected)
+        self.actual = actual
+        self.fix = fix
+
+    def __reduce__(self) -> tuple[type, tuple[object, ...]]:
+        return (type(self), (str(self), self.path, self.expected, self.actual, self.fix))
 
 
 @dataclass(frozen=True)
@@ -162,8 +212,85 @@ DATASETS: dict[str, tuple[str, ...]] = {
 }
 
 
+def saved_data_home_file() -> Path:
+    """The file in which ``dpfair data home PATH`` saves the data home.
+
+    Inside a virtual environment it is ``<environment>/etc/dpfair/data-home``, so every
+    ``dpfair`` command of that environment (``make demo``, ``.venv/bin/dpfair``, an activated
+    ``.venv``) sees the same data; outside one, ``$XDG_CONFIG_HOME/dpfair/data-home`` (or
+    ``~/.config/dpfair/data-home``).
+
+    Returns
+    -------
+    pathlib.Path
+        The file's path (it need not exist).
+    """
+    if sys.prefix != sys.base_prefix:
+        return Path(sys.prefix) / "etc" / "dpfair" / "data-home"
+    config = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return Path(config) / "dpfair" / "data-home"
+
+
+def _saved_data_home() -> Path | None:
+    try:
+        text = saved_data_home_file().read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return Path(text).expanduser() if text and "\x00" not in text else None
+
+
+def save_data_home(data_home: str | os.PathLike[str] | None) -> Path | None:
+    """Save (or, with None, forget) the data home used when ``$DPFAIR_DATA_HOME`` is not set.
+
+    Parameters
+    ----------
+    data_home : str or path-like or None
+        The folder (made absolute; it need not exist yet), or None to remove the saved one.
+
+    Returns
+    -------
+    pathlib.Path or None
+        The saved folder, or None after forgetting it.
+
+    Raises
+    ------
+    TypeError
+        If ``data_home`` is not a path or None.
+    OSError
+        If the file of :func:`saved_data_home_file` cannot be written.
+    """
+    target = saved_data_home_file()
+    if data_home is None:
+        target.unlink(missing_ok=True)
+        return None
+    folder = get_data_home(data_home).absolute()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(target.name + ".tmp")
+    tmp.write_text(f"{folder}\n", encoding="utf-8")
+    tmp.replace(target)
+    return folder
+
+
+def data_home_source() -> tuple[Path, str]:
+    """The data home and, in words, which part of the rule chose it.
+
+    Returns
+    -------
+    path : pathlib.Path
+        As :func:`get_data_home` returns it.
+    source : str
+        ``"$DPFAIR_DATA_HOME"``, ``"saved in <file>"`` or ``"default"``.
+    """
+    if os.environ.get("DPFAIR_DATA_HOME"):
+        return get_data_home(), "$DPFAIR_DATA_HOME"
+    saved = _saved_data_home()
+    if saved is not None:
+        return saved, f"saved in {saved_data_home_file()} by `dpfair data home`"
+    return get_data_home(), "default"
+
+
 def get_data_home(data_home: str | os.PathLike[str] | None = None) -> Path:
-    """Folder holding the datasets: the argument, else ``$DPFAIR_DATA_HOME``, else a user cache.
+    """Folder holding the datasets: the argument, else ``$DPFAIR_DATA_HOME``, else the saved one, else a cache.
 
     Parameters
     ----------
@@ -173,8 +300,9 @@ def get_data_home(data_home: str | os.PathLike[str] | None = None) -> Path:
     Returns
     -------
     pathlib.Path
-        ``data_home``, else ``$DPFAIR_DATA_HOME``, else ``$XDG_CACHE_HOME/dpfair`` or
-        ``~/.cache/dpfair``.  The folder need not exist.
+        ``data_home``, else ``$DPFAIR_DATA_HOME``, else the folder saved by
+        ``dpfair data home PATH`` (:func:`save_data_home`), else ``$XDG_CACHE_HOME/dpfair``
+        or ``~/.cache/dpfair``.  The folder need not exist.
 
     Raises
     ------
@@ -195,6 +323,9 @@ def get_data_home(data_home: str | os.PathLike[str] | None = None) -> Path:
     env = os.environ.get("DPFAIR_DATA_HOME")
     if env:
         return Path(env).expanduser()
+    saved = _saved_data_home()
+    if saved is not None:
+        return saved
     cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(cache) / "dpfair"
 
@@ -217,6 +348,31 @@ def sha256_of(path: Path) -> str:
         for block in iter(lambda: fh.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
+
+
+def dataset_of_file(path: str) -> str | None:
+    """The dataset name (a key of :data:`DATASETS`) that a data-home file belongs to.
+
+    Parameters
+    ----------
+    path : str
+        A key of :data:`REMOTE_FILES` (the file's path inside the data home).
+
+    Returns
+    -------
+    str or None
+        The dataset's name, or None for a file of no dataset.
+    """
+    return next((name for name, paths in DATASETS.items() if path in paths), None)
+
+
+def _corrupt_fix(remote: RemoteFile, target: Path) -> str:
+    name = dataset_of_file(remote.path)
+    command = f"dpfair data fetch {name}" if name else "dpfair data fetch"
+    return (
+        f"move it aside or delete it (dpfair never overwrites it), then run `{command}` (needs the network) "
+        f"or copy a verified file to {target}."
+    )
 
 
 def _help(remote: RemoteFile, home: Path) -> str:
@@ -279,8 +435,13 @@ def fetch_file(
     home = get_data_home(data_home)
     target = home / remote.path
     if target.exists() and not target.is_file():
+        fix = _corrupt_fix(remote, target)
         raise DataIntegrityError(
-            f"{target} is a folder (or another non-file), not the dataset file; move it aside. {_help(remote, home)}"
+            f"{target} is a folder (or another non-file), not the dataset file; {fix} {_help(remote, home)}",
+            target,
+            remote.sha256,
+            None,
+            fix,
         )
     if target.exists():
         try:
@@ -288,9 +449,14 @@ def fetch_file(
         except OSError as exc:
             raise DataUnavailableError(f"cannot read {target} ({exc.strerror or exc}). {_help(remote, home)}") from None
         if digest not in remote.sha256:
+            fix = _corrupt_fix(remote, target)
             raise DataIntegrityError(
-                f"{target} has sha256 {digest}, which is not an accepted digest of {remote.url}; "
-                f"delete it and fetch again. {_help(remote, home)}"
+                f"{target} is corrupt: its sha256 is {digest}, expected {' or '.join(remote.sha256)} "
+                f"(the file from {remote.url}); {fix}",
+                target,
+                remote.sha256,
+                digest,
+                fix,
             )
         return target
     if not download:
@@ -323,9 +489,14 @@ def fetch_file(
             digest = h.hexdigest()
             if digest not in remote.sha256:
                 tmp.unlink(missing_ok=True)
+                fix = "try again later; if it persists, the upstream file changed: report it to dpfair."
                 raise DataIntegrityError(
                     f"downloaded {remote.url} has sha256 {digest}, expected one of {list(remote.sha256)}; "
-                    f"nothing was written. {_help(remote, home)}"
+                    f"nothing was written. {_help(remote, home)}",
+                    target,
+                    remote.sha256,
+                    digest,
+                    fix,
                 )
             os.replace(tmp, target)  # atomic: the file appears only complete and verified
             return target

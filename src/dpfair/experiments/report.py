@@ -12,25 +12,242 @@ import matplotlib
 
 matplotlib.use("Agg")
 
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import pandas as pd
+
 from dpfair import __version__
+from dpfair.datasets import DataIntegrityError, DataUnavailableError
 from dpfair.experiments.registry import all_specs
+from dpfair.experiments.runner import data_problems
+from dpfair.experiments.spec import ExperimentSpec, cell_key
 from dpfair.experiments.store import ResultsStore, ResultsStoreError
 
-__all__ = ["build_report"]
+__all__ = ["PAPER_CHECKS", "Verdict", "build_report", "verdict_for"]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The report's judgement of one experiment against the paper.
+
+    Parameters
+    ----------
+    status : {"matches", "differs", "not run", "not checked"}
+        *matches*: every number the paper prints is reproduced within the stated tolerance;
+        *differs*: at least one is not (``detail`` says which, quoting the paper as printed);
+        *not run*: no results (``detail`` says why: data missing or corrupt, or not yet run);
+        *not checked*: the paper prints no numbers for it (compare the figures).
+    detail : str
+        The reason, in words.
+    """
+
+    status: str
+    detail: str
+
+
+def _printed(value: str) -> float:
+    """A number as the paper prints it ("47.92%" -> 0.4792)."""
+    return float(value.rstrip("%")) / 100 if value.endswith("%") else float(value)
+
+
+#: Khalili et al. 2021, Table 1, as printed: m -> (eps_o, theta(eps_o), theta(inf), accuracy reduction).
+PAPER_TABLE_1 = {
+    "synthetic": {1: ("2.76", "0.50", "0.96", "47.92%"), 2: ("7.78", "0.64", "0.88", "27.27%"),
+                  3: ("21.11", "0.73", "0.77", "5.19%"), 4: ("0", "0.4", "0.71", "44.66%")},
+    "fico-whitehisp-asian": {1: ("10.35", "0.94", "0.97", "3.09%"), 2: ("22.47", "0.94", "0.96", "2.10%"),
+                             3: ("0", "0.70", "0.93", "24.73%"), 4: ("0", "0.70", "0.90", "22.22%")},
+}
+#: Tolerances: a printed epsilon_o within 10 % (Monte Carlo root), a printed probability within
+#: 0.02 (two printed decimals plus 10,000-sample Monte Carlo), a printed limit within 0.01.
+_TOL_EPS, _TOL_THETA, _TOL_LIMIT = 0.10, 0.02, 0.01
+
+
+def _wide(results: pd.DataFrame, index: str) -> pd.DataFrame:
+    return results.pivot_table(index=index, columns="metric", values="value", aggfunc="mean")
+
+
+def _selection_table_check(results: pd.DataFrame) -> Verdict:
+    from dpfair.experiments.selection import PAPER_LIMITS, PAPER_MEAN_R  # the paper's printed values
+
+    case = str(results["case"].iloc[0])
+    wide = _wide(results, "m")
+    diffs: list[str] = []
+    checked = 0
+    for m, row in wide.iterrows():
+        m = int(m)
+        if case in PAPER_TABLE_1:
+            eps, t_o, t_inf, red = PAPER_TABLE_1[case][m]
+            ours_eps = float(row["epsilon_o"])
+            checked += 4
+            if _printed(eps) == 0:
+                if ours_eps != 0:
+                    diffs.append(f"Table 1, m = {m}: eps_o {ours_eps:.3g}, printed 0 (no perfectly fair epsilon)")
+            elif abs(ours_eps - _printed(eps)) > _TOL_EPS * _printed(eps):
+                diffs.append(f"Table 1, m = {m}: eps_o {ours_eps:.3g}, printed {eps}")
+            for name, printed, ours, tol in (
+                ("theta(eps_o)", t_o, row["theta_epsilon_o"], _TOL_THETA),
+                ("theta(inf)", t_inf, row["theta_inf"], _TOL_THETA),
+                ("accuracy reduction", red, row["accuracy_reduction"], 2 * _TOL_THETA),
+            ):
+                if not abs(float(ours) - _printed(printed)) <= tol:
+                    shown = f"{100 * float(ours):.2f}%" if printed.endswith("%") else f"{float(ours):.3g}"
+                    diffs.append(f"Table 1, m = {m}: {name} {shown}, printed {printed}")
+        for a in (0, 1):
+            printed = PAPER_LIMITS[case][m][a]
+            checked += 1
+            if not abs(float(row[f"limit_A{a}"]) - printed) <= _TOL_LIMIT:
+                ours = float(row[f"limit_A{a}"])
+                diffs.append(f"E[selected | Y=1, A={a}] at eps = inf, m = {m}: {ours:.4f}, printed {printed:g}")
+    first = wide.iloc[0]
+    for a in (0, 1):
+        checked += 1
+        if not abs(float(first[f"mean_R_A{a}"]) - PAPER_MEAN_R[case][a]) <= _TOL_LIMIT:
+            diffs.append(f"E[R | Y=1, A={a}]: {float(first[f'mean_R_A{a}']):.4f}, printed {PAPER_MEAN_R[case][a]:g}")
+    if diffs:
+        why = _SELECTION_WHY.get(case, "")
+        return Verdict("differs", f"{len(diffs)} of {checked} printed numbers: " + "; ".join(diffs) + f". {why}".rstrip())
+    return Verdict("matches", f"all {checked} printed numbers within tolerance.")
+
+
+_SELECTION_WHY = {
+    "synthetic": "Why: the paper does not print its synthetic PMF; ours is fitted to the numbers it states, "
+    "so these differences measure how far those numbers pin the PMF down.",
+    "fico-white-black": "Why: the paper's values are 10,000-sample Monte Carlo; for m >= 3 they are below what "
+    "m = 1, 2 imply, while ours are exact and checked by brute force in the tests.",
+    "fico-whitehisp-asian": "Why: the paper's values are 10,000-sample Monte Carlo; for m >= 3 they are below what "
+    "m = 1, 2 imply, while ours are exact (m > 1 of Table 1: Monte Carlo with common random numbers).",
+}
+
+
+def _law_envelope_check(results: pd.DataFrame) -> Verdict:
+    from dpfair.experiments.regression import envelope_tables  # the experiment's own k = 1 table
+
+    tables = [t.table for t in envelope_tables(results) if t.title.startswith("k = 1")]
+    if not tables or tables[0].empty:
+        return Verdict("not checked", "no k = 1 cells among the results.")
+    wide = tables[0]
+    bad = [f"eps = {eps:g}: (MSE {m:.4f}, KS {k:.3f})" for eps, m, k in zip(wide.index, wide["mse"], wide["ks"], strict=True)
+           if abs(m - 0.6772) > 0.01 * 0.6772 or k > 0.02]
+    if bad:
+        return Verdict("differs", "the paper prints that all lines end at (MSE 0.6772, KS 0); ours: " + "; ".join(bad) + ".")
+    return Verdict("matches", "every k = 1 line ends at (MSE 0.6772, KS 0), as printed (within 1 %, KS <= 0.02); "
+                              "the rest of Figures 3 and 4 has no printed numbers: compare the figures.")
+
+
+def _privacy_audit_check(results: pd.DataFrame) -> Verdict:
+    wide = results.pivot_table(index=["mechanism", "noise"], columns="metric", values="value", aggfunc="max")
+    found = wide["violation_found"]
+    honest = [m for (m, noise), v in found.items() if noise == "calibrated" and v > 0]
+    missed = [m for (m, noise), v in found.items() if noise != "calibrated" and v == 0]
+    n_broken = sum(1 for (_, noise) in found.index if noise != "calibrated")
+    if honest or missed:
+        parts = [f"honest mechanism(s) over their claim: {', '.join(honest)}"] if honest else []
+        parts += [f"broken mechanism(s) not caught: {', '.join(missed)}"] if missed else []
+        return Verdict("differs", "; ".join(parts) + " (no paper figure: the claim is dpfair's own).")
+    return Verdict("matches", f"no honest mechanism exceeds its claim and all {n_broken} broken ones are caught "
+                              "(no paper figure: the claim is dpfair's own).")
+
+
+#: Checks of stored results against what the paper prints, by experiment id.  An experiment not
+#: listed here is "not checked" unless its spec has a ``verdict`` callable (results -> Verdict).
+PAPER_CHECKS: dict[str, Callable[[pd.DataFrame], Verdict]] = {
+    "selection-synthetic-table": _selection_table_check,
+    "selection-fico-white-black-table": _selection_table_check,
+    "selection-fico-whitehisp-asian-table": _selection_table_check,
+    "regression-law-envelopes": _law_envelope_check,
+    "privacy-audit": _privacy_audit_check,
+}
+
+
+def verdict_for(spec: ExperimentSpec, results: pd.DataFrame) -> Verdict:
+    """Judge one experiment's stored results against the paper's printed numbers.
+
+    Parameters
+    ----------
+    spec : ExperimentSpec
+        The experiment.
+    results : pandas.DataFrame
+        Its rows of the results store (:meth:`ResultsStore.results`).
+
+    Returns
+    -------
+    Verdict
+        *not run* (data missing or corrupt, naming the file; or not yet run) when there are
+        no results; else the spec's own ``verdict`` callable or :data:`PAPER_CHECKS` entry; else
+        *not checked* (the paper prints no numbers for it).
+    """
+    if results.empty:
+        problems = data_problems(spec)
+        if problems:
+            return Verdict("not run", "; ".join(f"data {p.kind}: {p.file}" for p in problems))
+        return Verdict("not run", f"not yet run (dpfair run {spec.id} --quick)")
+    check = getattr(spec, "verdict", None) or PAPER_CHECKS.get(spec.id)
+    if check is None:
+        return Verdict("not checked", "the paper prints no numbers for it: compare the figures.")
+    try:
+        return check(results)
+    except (KeyError, ValueError, TypeError, IndexError) as exc:
+        return Verdict("not checked", f"the check could not read these results ({type(exc).__name__}: {exc}).")
+
+
+def _scale(spec: ExperimentSpec, done: set[tuple[str, int]]) -> tuple[str, str]:
+    """(scale reproduced, what the quick variant leaves out of the full one)."""
+    full = {(cell_key(c), s) for c in spec.cells(False) for s in spec.seed_list(False)}
+    quick = {(cell_key(c), s) for c in spec.cells(True) for s in spec.seed_list(True)}
+    if full and full <= done:
+        scale = "full"
+    elif quick and quick <= done:
+        scale = "quick"
+    elif done:
+        scale = f"partial ({len(done & full)} of {len(full)} full tasks)"
+    else:
+        scale = "-"
+    left_out = []
+    n_full, n_quick = len(spec.seed_list(False)), len(spec.seed_list(True))
+    if n_quick < n_full:
+        left_out.append(f"{n_quick} of {n_full} seeds")
+    quick_grid = spec.quick_grid or spec.grid
+    for key, values in spec.grid.items():
+        q = list(quick_grid.get(key, values))
+        v = list(values)
+        if q == v:
+            continue
+        if set(map(repr, q)) <= set(map(repr, v)):
+            left_out.append(f"{key}: {len(q)} of {len(v)} values")
+        else:
+            left_out.append(f"{key}: {', '.join(_short(x) for x in q)} instead of {_short_list(v)}")
+    return scale, "; ".join(left_out) or "nothing"
+
+
+def _short(value: object) -> str:
+    if isinstance(value, float):
+        return "inf" if math.isinf(value) else f"{value:g}"
+    return str(value)
+
+
+def _short_list(values: list[object]) -> str:
+    return ", ".join(map(_short, values)) if len(values) <= 4 else f"{len(values)} values"
 
 _CSS = """
 body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
 h1{border-bottom:2px solid #444}h2{margin-top:2em;border-bottom:1px solid #bbb}
 figure{margin:1em 0}figure img{max-width:100%;border:1px solid #ddd}figcaption{font-size:.9em;color:#555}
 table{border-collapse:collapse;font-size:.85em;margin:.5em 0}td,th{border:1px solid #ccc;padding:3px 7px;text-align:right}
-.meta{font-size:.9em;color:#444}.note{font-size:.9em;color:#555}code{background:#f3f3f3;padding:0 3px}
+.meta{font-size:.9em;color:#444}table.overview td{text-align:left;vertical-align:top}
+.matches{color:#17663a;font-weight:bold}.differs{color:#a33;font-weight:bold}.notrun,.notchecked{color:#666;font-weight:bold}
+.note{font-size:.9em;color:#555}code{background:#f3f3f3;padding:0 3px}
 """
 
 
 def build_report(out: str | Path) -> Path:
     """Write every experiment's figures and ``report/index.html`` under ``out``.
 
-    Experiments without results are listed as not run.
+    The report opens with an overview, one row per experiment: what it reproduces, the scale
+    of the stored results (quick or full, and what quick leaves out), and a verdict against
+    the paper's printed numbers (:func:`verdict_for`).  Experiments without results say why
+    (data missing or corrupt, naming the file; or not yet run).
 
     Parameters
     ----------
@@ -59,6 +276,7 @@ def build_report(out: str | Path) -> Path:
         results = {spec.id: store.results([spec.id]) for spec in specs}
         tasks = store.task_table()
         runs = store.run_table()
+    verdicts = {spec.id: verdict_for(spec, results[spec.id]) for spec in specs}
     try:
         fig_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -72,7 +290,28 @@ def build_report(out: str | Path) -> Path:
         f"<style>{_CSS}</style></head><body><h1>dpfair: reproduction report</h1>",
         f"<p class='meta'>dpfair {html.escape(__version__)}, generated {time.strftime('%Y-%m-%d %H:%M:%S')}; "
         f"results in <code>{html.escape(str(out / 'results.sqlite'))}</code>.</p>",
+        "<h2 id='overview'>Overview</h2>",
+        "<p class='note'>One row per experiment. <b>Verdict</b>: <i>matches</i> when every number the paper prints "
+        "for it is reproduced within tolerance (epsilon_o within 10 %, probabilities within 0.02, limits within 0.01); "
+        "<i>differs</i> names what does not, quoting the paper as printed; <i>not checked</i> when the paper prints "
+        "no numbers for it (compare the figures); <i>not run</i> says why.</p>",
+        "<table class='overview'><tr><th>Experiment</th><th>Reproduces</th><th>Scale</th>"
+        "<th>Quick leaves out</th><th>Verdict</th></tr>",
     ]
+    for spec in specs:
+        sub = results[spec.id]
+        done = {(c, int(s)) for c, s in tasks.loc[tasks["experiment"] == spec.id, ["cell", "seed"]].itertuples(index=False)}
+        scale, left_out = _scale(spec, done)
+        verdict = verdicts[spec.id]
+        if verdict.status == "differs" and scale == "quick":
+            verdict = Verdict("differs", f"at quick scale ({left_out} left out): {verdict.detail}")
+        css = verdict.status.replace(" ", "")
+        parts.append(
+            f"<tr><td><a href='#{html.escape(spec.id)}'>{html.escape(spec.id)}</a></td><td>{html.escape(spec.reproduces)}</td>"
+            f"<td>{html.escape(scale)}</td><td>{html.escape(left_out)}</td>"
+            f"<td><span class='{css}'>{html.escape(verdict.status)}</span>: {html.escape(verdict.detail)}</td></tr>"
+        )
+    parts.append("</table>")
     for spec in specs:
         parts.append(f"<h2 id='{spec.id}'>{html.escape(spec.id)}: {html.escape(spec.title)}</h2>")
         sub = results[spec.id]
@@ -80,8 +319,14 @@ def build_report(out: str | Path) -> Path:
             f"<p class='meta'>Reproduces: {html.escape(spec.reproduces)}. Dataset: {html.escape(spec.dataset)}. "
             f"Algorithms: {html.escape(', '.join(spec.algorithms))}. Privacy: {html.escape(spec.privacy or 'n/a')}.</p>"
         )
+        verdict = verdicts[spec.id]
+        parts.append(
+            f"<p class='meta'>Verdict: <span class='{verdict.status.replace(' ', '')}'>{html.escape(verdict.status)}</span>"
+            f": {html.escape(verdict.detail)}</p>"
+        )
         if sub.empty:
-            parts.append("<p>Not run yet (<code>dpfair run " + html.escape(spec.id) + " --quick</code>).</p>")
+            how = f"dpfair run {spec.id} --quick"
+            parts.append(f"<p>Not run: {html.escape(verdict.detail)} (then <code>{html.escape(how)}</code>).</p>")
             continue
         spec_tasks = tasks[tasks["experiment"] == spec.id]
         spec_runs = runs[runs["experiment"] == spec.id]
@@ -106,7 +351,13 @@ def build_report(out: str | Path) -> Path:
             + "</pre></details>"
         )
         if spec.figures is not None:
-            for info in spec.figures(sub, fig_dir):
+            try:
+                figures = spec.figures(sub, fig_dir)
+            except (DataUnavailableError, DataIntegrityError):  # a figure that re-reads data (e.g. a PMF)
+                why = "; ".join(f"data {p.kind}: {p.file}" for p in data_problems(spec)) or "its data cannot be read"
+                parts.append(f"<p class='note'>Figures not drawn: {html.escape(why)} (see <code>dpfair data info</code>).</p>")
+                figures = []
+            for info in figures:
                 parts.append(
                     f"<figure><img src='figures/{html.escape(info.filename)}' alt='{html.escape(info.caption)}'>"
                     f"<figcaption>{html.escape(info.caption)}</figcaption></figure>"

@@ -19,13 +19,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dpfair.datasets import DATASETS, REMOTE_FILES, DataUnavailableError, fetch_file
+from dpfair.datasets import DATASETS, REMOTE_FILES, DataIntegrityError, DataUnavailableError, fetch_file, get_data_home
 from dpfair.experiments.registry import get_spec
 from dpfair.experiments.spec import ExperimentSpec, cell_key
 from dpfair.experiments.store import ResultsStore
 from dpfair.privacy.leaks import PrivacyLeakWarning
 
-__all__ = ["RunSummary", "check_scheduler_address", "execute_task", "missing_data", "run_experiment"]
+__all__ = [
+    "DataProblem",
+    "RunSummary",
+    "check_scheduler_address",
+    "data_problems",
+    "execute_task",
+    "missing_data",
+    "run_experiment",
+]
 
 
 @dataclass(frozen=True)
@@ -131,8 +139,78 @@ def check_scheduler_address(scheduler: str) -> str:
     return scheduler
 
 
+@dataclass(frozen=True)
+class DataProblem:
+    """A data file an experiment needs that cannot be used.
+
+    Parameters
+    ----------
+    dataset : str
+        The dataset's name (``dpfair data fetch DATASET``).
+    file : str
+        The file's path inside the data home.
+    kind : {"missing", "corrupt"}
+        Missing (or unreadable), or present with the wrong sha256 (or a folder in its place).
+    problem : str
+        What is wrong, naming the local file (and, when corrupt, its sha256 and the expected one).
+    fix : str
+        What to do about it.
+    """
+
+    dataset: str
+    file: str
+    kind: str
+    problem: str
+    fix: str
+
+    @property
+    def message(self) -> str:
+        """The problem and the fix, in one string."""
+        return f"{self.problem} {self.fix}"
+
+
+def data_problems(spec: ExperimentSpec, data_home: str | Path | None = None, *, download: bool = False) -> list[DataProblem]:
+    """The data files of ``spec`` that are missing or corrupt.
+
+    Parameters
+    ----------
+    spec : ExperimentSpec
+        The experiment.
+    data_home : str or path-like, optional
+        Overrides :func:`dpfair.datasets.get_data_home`.
+    download : bool, default False
+        Download missing files first (needs the network); a corrupt file is never replaced.
+
+    Returns
+    -------
+    list of DataProblem
+        One per unusable file (empty when everything is there and verified).
+    """
+    problems = []
+    home = get_data_home(data_home)
+    for name in spec.requires_data:
+        for path in DATASETS[name]:
+            try:
+                fetch_file(REMOTE_FILES[path], data_home, download=download)
+            except DataUnavailableError as exc:
+                local = home / path
+                problem = f"{local} is missing (data home {home})." if not local.exists() else str(exc)
+                fix = (
+                    f"Run `dpfair data fetch {name}` (needs the network), or point DPFAIR_DATA_HOME "
+                    "(or `dpfair data home PATH`) at a folder that holds it."
+                )
+                problems.append(DataProblem(name, path, "missing", problem, fix))
+            except DataIntegrityError as exc:
+                if exc.actual is not None:
+                    problem = f"{exc.path} is corrupt: its sha256 is {exc.actual}, expected {' or '.join(exc.expected)}."
+                else:
+                    problem = f"{exc.path} is a folder (or another non-file), not the dataset file."
+                problems.append(DataProblem(name, path, "corrupt", problem, exc.fix[:1].upper() + exc.fix[1:]))
+    return problems
+
+
 def missing_data(spec: ExperimentSpec, data_home: str | Path | None = None, *, download: bool = False) -> list[str]:
-    """List messages for the data files of ``spec`` that are not available.
+    """List messages for the data files of ``spec`` that are not available (missing or corrupt).
 
     Parameters
     ----------
@@ -146,16 +224,10 @@ def missing_data(spec: ExperimentSpec, data_home: str | Path | None = None, *, d
     Returns
     -------
     list of str
-        One message per missing file (empty when everything is there).
+        One message per missing or corrupt file (empty when everything is there); see
+        :func:`data_problems` for which is which.
     """
-    problems = []
-    for name in spec.requires_data:
-        for path in DATASETS[name]:
-            try:
-                fetch_file(REMOTE_FILES[path], data_home, download=download)
-            except DataUnavailableError as exc:
-                problems.append(str(exc))
-    return problems
+    return [p.message for p in data_problems(spec, data_home, download=download)]
 
 
 def _exit_with_parent(parent_pid: int) -> None:
@@ -210,6 +282,7 @@ def run_experiment(
     workers: int = 1,
     scheduler: str | None = None,
     progress: bool = True,
+    progress_label: str | None = None,
 ) -> RunSummary:
     """Run every missing task of ``spec`` and store the results in ``out``.
 
@@ -231,6 +304,9 @@ def run_experiment(
         Dask scheduler address (``tcp://host:port``); overrides ``workers``.
     progress : bool, default True
         Show a progress bar with an ETA.
+    progress_label : str, optional
+        The bar's label (default: the experiment's id); ``dpfair run all`` passes
+        ``"[i/n] id"``.
 
     Returns
     -------
@@ -261,7 +337,7 @@ def run_experiment(
         stream = _dask_futures(scheduler, calls) if scheduler else _local_futures(workers, calls)
         status = "interrupted"
         try:
-            with _Progress(spec.id, len(calls), enabled=progress) as bar:
+            with _Progress(progress_label or spec.id, len(calls), enabled=progress) as bar:
                 for i, get in stream:
                     metrics, runtime = get()
                     cell, seed = todo[i]

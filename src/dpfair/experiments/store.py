@@ -20,7 +20,7 @@ import pandas as pd
 
 from dpfair import __version__
 
-__all__ = ["ResultsStore", "ResultsStoreError"]
+__all__ = ["ResultsStore", "ResultsStoreError", "last_wall_times"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS results (
@@ -314,3 +314,47 @@ class ResultsStore:
         pd.read_sql_query("SELECT * FROM results ORDER BY experiment, cell, seed, metric", self._conn).to_csv(tmp, index=False)
         tmp.replace(target)
         return target
+
+
+def last_wall_times(folder: str | Path) -> dict[tuple[str, str], tuple[float, int]]:
+    """The wall time of the last complete run of each experiment and variant, read without writing.
+
+    A complete run is one that finished and ran every task of its variant itself (nothing was
+    already done), so its wall time is what a fresh run takes.  The database is opened
+    read-only: a missing ``results.sqlite`` gives an empty answer and nothing is created.
+
+    Parameters
+    ----------
+    folder : str or path-like
+        An output folder of ``dpfair run``.
+
+    Returns
+    -------
+    dict
+        ``(experiment, variant) -> (seconds, workers)``, ``variant`` being ``"quick"`` or ``"full"``.
+
+    Raises
+    ------
+    ResultsStoreError
+        If ``results.sqlite`` exists but is not a readable results database.
+    """
+    path = Path(folder) / "results.sqlite"
+    if not path.is_file():
+        return {}
+    try:
+        conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True, timeout=5.0)
+        try:
+            rows = conn.execute(
+                "SELECT experiment, variant, finished - started, workers FROM runs "
+                "WHERE status = 'finished' AND n_done_before = 0 AND n_tasks > 0 AND finished IS NOT NULL "
+                "ORDER BY started"
+            ).fetchall()
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        raise ResultsStoreError(
+            f"{path} is not a readable dpfair results database ({exc}): it may be corrupt or truncated.",
+            "Move it aside (dpfair never overwrites it), or choose a new output folder.",
+            path,
+        ) from None
+    return {(e, v): (float(sec), int(w or 1)) for e, v, sec, w in rows}
