@@ -292,7 +292,7 @@ def _panels(results: pd.DataFrame, folder: Path, kind: str) -> list[FigureInfo]:
             ax.set_title(f"{_TITLES.get(dataset, dataset)}, {evaluation}", fontsize=10)
             ax.set_xlabel("equalized-odds violation (expected)")
             ax.set_ylabel("error (expected)")
-            ax.legend(fontsize=7)
+            ax.legend(fontsize=8)
         what = ("DP-postprocessing (Algorithm 1)" if kind == "postprocessing" else "DP-oracle-learner (Algorithm 3)")
         caption = (f"{what} on {_TITLES.get(dataset, dataset)}: error vs equalized-odds violation sweeping gamma, "
                    "mean over noise draws with standard-error bars (both axes); left: in-sample as in the paper, "

@@ -38,8 +38,15 @@ class FigureInfo:
     caption: str
 
 
+#: Smallest legend font size (points) of a report figure.
+MIN_LEGEND_FONTSIZE = 8.0
+
+
 def save_figure(fig: Any, folder: Path, filename: str, caption: str, dpi: int = 115) -> FigureInfo:
     """Lay out, save as PNG in ``folder``, close, and describe a matplotlib figure.
+
+    Legend text is raised to at least :data:`MIN_LEGEND_FONTSIZE` points, so no figure of the report
+    has unreadable legends whatever its module chose.
 
     Parameters
     ----------
@@ -61,6 +68,11 @@ def save_figure(fig: Any, folder: Path, filename: str, caption: str, dpi: int = 
     """
     import matplotlib.pyplot as plt
 
+    for ax in fig.axes:
+        legend = ax.get_legend()
+        for text in legend.get_texts() if legend is not None else ():
+            if text.get_fontsize() < MIN_LEGEND_FONTSIZE:
+                text.set_fontsize(MIN_LEGEND_FONTSIZE)
     fig.tight_layout()
     fig.savefig(Path(folder) / filename, dpi=dpi)
     plt.close(fig)
