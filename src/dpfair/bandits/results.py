@@ -54,8 +54,9 @@ class SimulationResult:
     seeds : tuple of int
         The seeds, in the order of axis 1 of every curve.
     privacy_spent : dict
-        Per method name, the privacy it spent (``{"epsilon": ..., "delta": ...}``; ``epsilon = 0`` for
-        a non-private method, which protects nothing).
+        Per method name, the privacy it spent (``{"epsilon": ..., "delta": ...}``): ``epsilon = inf``
+        for a method that learns from the data without noise (it protects nothing), ``0`` for one
+        that reads no data at all (the random policy).
     """
 
     seeds: tuple[int, ...]

@@ -41,6 +41,7 @@ _MODULES = (
     "dpfair.experiments.selection",
     "dpfair.experiments.regression",
     "dpfair.experiments.classification",
+    "dpfair.experiments.bandits",
 )
 _loaded = False
 

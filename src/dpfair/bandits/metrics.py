@@ -1,0 +1,68 @@
+"""Regret of group meritocratic online selection (the Private-Fair-Greedy paper, "Definitions").
+
+* Fair pseudo-regret: ``R(T) = sum_t F_{k*_t}(<x_{k*_t,t}, theta*>) - F_{k_t}(<x_{k_t,t}, theta*>)``, with
+  ``k*_t`` a group meritocratic fair choice (the highest true relative rank);
+* reward pseudo-regret: ``sum_t max_k <x_{k,t}, theta*> - <x_{k_t,t}, theta*>``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+__all__ = ["cumulative_fair_regret", "cumulative_regret"]
+
+
+def _chosen(values: Any, actions: Any, name: str) -> tuple[np.ndarray, np.ndarray]:
+    v = np.asarray(values, dtype=float)
+    a = np.asarray(actions)
+    if v.ndim < 1 or a.shape != v.shape[:-1]:
+        raise ValueError(f"actions must have the shape of {name} without its last (group) axis, got {a.shape} and {v.shape}.")
+    if a.dtype.kind not in "iu" or (a < 0).any() or (a >= v.shape[-1]).any():
+        raise ValueError(f"actions must be integer group indices in [0, {v.shape[-1]}).")
+    if not np.isfinite(v).all():
+        raise ValueError(f"{name} holds NaN or infinite values.")
+    return v, np.take_along_axis(v, a[..., None], axis=-1)[..., 0]
+
+
+def cumulative_fair_regret(relative_ranks: Any, actions: Any, axis: int = 0) -> np.ndarray:
+    """Cumulative fair pseudo-regret along the round axis.
+
+    Parameters
+    ----------
+    relative_ranks : array-like of shape (..., K)
+        True relative ranks ``F_k(<x_{k,t}, theta*>)`` of every candidate.
+    actions : array-like of int of shape (...)
+        The chosen group of every round.
+    axis : int, default 0
+        The round axis of ``actions``.
+
+    Returns
+    -------
+    numpy.ndarray
+        Running sum of ``max_k F_k - F_{k_t}``, the shape of ``actions``.
+    """
+    v, chosen = _chosen(relative_ranks, actions, "relative_ranks")
+    return np.cumsum(v.max(axis=-1) - chosen, axis=axis)
+
+
+def cumulative_regret(mean_rewards: Any, actions: Any, axis: int = 0) -> np.ndarray:
+    """Cumulative reward pseudo-regret along the round axis.
+
+    Parameters
+    ----------
+    mean_rewards : array-like of shape (..., K)
+        ``<x_{k,t}, theta*>`` of every candidate.
+    actions : array-like of int of shape (...)
+        The chosen group of every round.
+    axis : int, default 0
+        The round axis of ``actions``.
+
+    Returns
+    -------
+    numpy.ndarray
+        Running sum of ``max_k <x_k, theta*> - <x_{k_t}, theta*>``, the shape of ``actions``.
+    """
+    v, chosen = _chosen(mean_rewards, actions, "mean_rewards")
+    return np.cumsum(v.max(axis=-1) - chosen, axis=axis)

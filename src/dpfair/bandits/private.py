@@ -1,0 +1,216 @@
+"""Private-Fair-Greedy (An, Palacci & Paschalidis): Fair-Greedy with joint differential privacy.
+
+The privacy budget ``(epsilon, delta)`` is split between the two private subroutines of the paper
+("The Private-Fair-Greedy Policy"): ``budget_split`` of it, ``(epsilon_reg, delta_reg)``, for the
+continually private ridge regression, and the rest, ``(epsilon_rank, delta_rank)``, for the relative
+rank estimates.  Each part is converted to zCDP with
+``rho = (sqrt(ln(1/delta_part) + epsilon_part) - sqrt(ln(1/delta_part)))**2``
+(:func:`dpfair.privacy.approx_dp_to_zcdp`, the inverse of ``epsilon = rho + 2 sqrt(rho ln(1/delta))``,
+Bun & Steinke 2016 Prop. 1.3), so each part is ``(epsilon_part, delta_part)``-DP and, by basic
+composition, the whole policy ``(epsilon, delta)``-jointly DP: the budget is charged exactly
+``(epsilon, delta)``.
+
+* Regression ("Continually Private Regression"): the rows ``z = [x; y]`` of the regression half enter a
+  :class:`~dpfair.privacy.BinaryTreeMechanism` as ``z z^T``, Gaussian node noise for ``rho_reg``-zCDP over
+  the whole stream, with the Frobenius sensitivity of replacing one leaf,
+  ``||z z^T - z' z'^T||_F <= sqrt(||z||^4 + ||z'||^4) <= sqrt(2) (C^2 + B^2)``, from the *declared*
+  bounds ``||x|| <= C`` (``context_bound``) and ``|y| <= B`` (``reward_bound``); data outside them is
+  refused.  The released ``X^T X`` block is shifted by ``c_t I`` with
+  ``c_t = noise_operator_norm_bound(beta)`` (privacy core), ``beta = shift_failure_probability / T_reg``:
+  with probability at least ``1 - shift_failure_probability`` every released Gram matrix satisfies
+  ``noisy + c_t I >= X^T X`` (PSD order), so ``noisy + (lambda + c_t) I`` is positive definite and no
+  larger a shift is used (the bound scales with the noise of that release, not with a worst case).
+  In the rare other event a run keeps its previous estimate (counted in ``n_shift_failures_``).
+* Ranks ("Private Relative Rank Estimation"): each round's rank of each group is a count over ``N_t``
+  pooled contexts divided by ``N_t`` (sensitivity ``1/N_t``), released with Gaussian noise
+  ``sigma_t = sqrt(T / (2 N_t^2 rho_rank))``, i.e. ``rho_rank / T``-zCDP per round, ``rho_rank`` over
+  ``T`` rounds by zCDP composition.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from dpfair._estimator import check_budget, privacy_spent
+from dpfair._validation import check_delta, check_epsilon, check_int
+from dpfair.bandits.policies import FairGreedy, _check_bool, _check_fraction
+from dpfair.bandits.ridge import _check_positive
+from dpfair.privacy.accounting import approx_dp_to_zcdp
+from dpfair.privacy.leaks import warn_privacy_leak
+
+__all__ = ["PrivateFairGreedy", "rank_noise_std"]
+
+_PROTECTS = (
+    "every candidate's context and reward (x_{k,t}, y_{k,t}): the actions of all other rounds are "
+    "(epsilon, delta)-jointly differentially private"
+)
+_NEIGHBOURING = "t-neighbours: replace one candidate's (context, reward) tuple of one round"
+
+
+def rank_noise_std(pool_size: int, horizon: int, rho_rank: float) -> float:
+    """Noise ``sigma_t = sqrt(T / (2 N_t^2 rho_rank))`` of a private rank estimate (the paper's formula).
+
+    Parameters
+    ----------
+    pool_size : int
+        ``N_t >= 1``, the number of past contexts the empirical CDF averages.
+    horizon : int
+        ``T``, the number of rank releases the budget covers.
+    rho_rank : float
+        The zCDP budget of all rank releases (``inf``: no noise).
+
+    Returns
+    -------
+    float
+        ``sigma_t`` (0 for ``rho_rank = inf``).
+    """
+    n = check_int(pool_size, "pool_size", minimum=1)
+    T = check_int(horizon, "horizon", minimum=1)
+    rho = _check_positive(rho_rank, "rho_rank") if not math.isinf(rho_rank) else math.inf
+    if math.isinf(rho):
+        return 0.0
+    return math.sqrt(T / (2.0 * n * n * rho))
+
+
+class PrivateFairGreedy(FairGreedy):
+    """Private-Fair-Greedy: Fair-Greedy with private regression and private ranks (joint DP).
+
+    See the module :mod:`dpfair.bandits.private` for the mechanism.  ``epsilon=float("inf")`` is
+    :class:`FairGreedy` exactly (the same code with the noise off), and raises
+    :class:`~dpfair.privacy.PrivacyLeakWarning`.
+
+    Parameters
+    ----------
+    epsilon : float
+        Total privacy parameter ``epsilon > 0`` of the whole run (``inf``: no privacy).
+    delta : float
+        Total ``delta`` in ``(0, 1)``.
+    budget_split : float, default 0.5
+        Share of ``(epsilon, delta)`` given to the regression (the paper: half); the ranks get the rest.
+    context_bound : float, default 1.0
+        Declared bound ``C`` on every candidate's ``||x||_2`` (a context above it raises).
+    reward_bound : float, default 1.0
+        Declared bound ``B`` on every reward's ``|y|`` (a reward above it raises).
+    regularization : float, default 1.0
+        Ridge parameter ``lambda > 0`` (added to the shift ``c_t``).
+    split_history : bool, default True
+        Split the history between regression and ranks, as :class:`FairGreedy`.
+    shift_failure_probability : float, default 0.05
+        Probability, over the whole horizon, that some shifted Gram release is not positive definite.
+    budget : PrivacyBudget, optional
+        Charged ``(epsilon, delta)`` once per :meth:`reset`, before any noise is drawn.
+    random_state : None, int or numpy.random.Generator, optional
+        ``None`` for secure noise; a seed only for reproducible experiments.
+
+    Attributes
+    ----------
+    rho_regression_ : float
+        zCDP budget of the tree mechanism.
+    rho_rank_ : float
+        zCDP budget of all rank releases.
+    privacy_spent_ : dict
+        ``{"epsilon", "delta", "protects", "neighbouring"}``.
+    """
+
+    def __init__(
+        self,
+        epsilon: float,
+        delta: float,
+        *,
+        budget_split: float = 0.5,
+        context_bound: float = 1.0,
+        reward_bound: float = 1.0,
+        regularization: float = 1.0,
+        split_history: bool = True,
+        shift_failure_probability: float = 0.05,
+        budget: Any = None,
+        random_state: Any = None,
+    ) -> None:
+        self.epsilon = epsilon
+        self.delta = delta
+        self.budget_split = budget_split
+        self.context_bound = context_bound
+        self.reward_bound = reward_bound
+        self.regularization = regularization
+        self.split_history = split_history
+        self.shift_failure_probability = shift_failure_probability
+        self.budget = budget
+        self.random_state = random_state
+
+    def _validate(self) -> dict[str, Any]:
+        epsilon = check_epsilon(self.epsilon)
+        delta = check_delta(self.delta)
+        if delta == 0:
+            raise ValueError("delta must lie in (0, 1): the Gaussian noise gives (epsilon, delta)-DP with delta > 0.")
+        split = _check_fraction(self.budget_split, "budget_split")
+        bound_x = _check_positive(self.context_bound, "context_bound")
+        bound_y = _check_positive(self.reward_bound, "reward_bound")
+        config = {
+            "epsilon": epsilon,
+            "delta": delta,
+            "regularization": _check_positive(self.regularization, "regularization"),
+            "split_history": _check_bool(self.split_history, "split_history"),
+            "shift_failure_probability": _check_fraction(self.shift_failure_probability, "shift_failure_probability"),
+            "budget": check_budget(self.budget),
+            "context_bound": bound_x,
+            "reward_bound": bound_y,
+            # replacing one leaf z z^T by z' z'^T: ||z z^T - z' z'^T||_F <= sqrt(2) (C^2 + B^2)
+            "sensitivity": math.sqrt(2.0) * (bound_x**2 + bound_y**2),
+        }
+        # the paper's split of (epsilon, delta), each part converted to zCDP
+        config["rho_regression"] = approx_dp_to_zcdp(split * epsilon, split * delta)
+        config["rho_rank"] = approx_dp_to_zcdp((1.0 - split) * epsilon, (1.0 - split) * delta)
+        return config
+
+    def _charge(self, config: dict[str, Any]) -> None:
+        if config["budget"] is not None:
+            config["budget"].spend(config["epsilon"], config["delta"], label="PrivateFairGreedy (regression + ranks)")
+
+    def _warn(self, config: dict[str, Any]) -> None:
+        if math.isinf(config["epsilon"]):
+            warn_privacy_leak(
+                "epsilon=inf: PrivateFairGreedy runs Fair-Greedy exactly; its actions carry no privacy guarantee. "
+                "Use a finite epsilon on real people's data.",
+                stacklevel=4,
+            )
+
+    def _privacy_spent(self, config: dict[str, Any]) -> dict[str, Any]:
+        self.rho_regression_ = config["rho_regression"]
+        self.rho_rank_ = config["rho_rank"]
+        return privacy_spent(config["epsilon"], config["delta"], protects=_PROTECTS, neighbouring=_NEIGHBOURING)
+
+    def rank_noise_std(self, t: int) -> float:
+        """Standard deviation ``sigma_t`` of the Gaussian noise on the rank estimates of round ``t``.
+
+        Parameters
+        ----------
+        t : int
+            Round ``1 <= t <= horizon``; ``N_t`` is the number of past rounds in the rank half.
+
+        Returns
+        -------
+        float
+            ``sqrt(T / (2 N_t^2 rho_rank))``; ``inf`` when ``N_t = 0`` (no estimate is released then).
+        """
+        t = check_int(t, "t", minimum=1)
+        n_past = t - 1
+        pool = n_past - n_past // 2 if self._split else n_past
+        if pool == 0:
+            return math.inf
+        return rank_noise_std(pool, self.horizon_, self._config["rho_rank"])
+
+    def _check_bounds(self, x: Any, r: Any) -> None:
+        import numpy as np
+
+        c = self._config
+        if (np.einsum("skd,skd->sk", x, x) > c["context_bound"] ** 2 * (1 + 1e-12)).any():
+            raise ValueError(
+                f"a context has norm above the declared context_bound={c['context_bound']!r}; declare a bound "
+                "that holds for every candidate (it must not be read off the data), or rescale the contexts."
+            )
+        if (np.abs(r) > c["reward_bound"]).any():
+            raise ValueError(
+                f"a reward lies outside the declared reward_bound={c['reward_bound']!r}; declare a bound that "
+                "holds for every reward (it must not be read off the data), or clip the rewards first."
+            )
