@@ -10,7 +10,16 @@ fairness
 selection
     Exponential-mechanism selection of m of n applicants and its exact analysis.
 regression
-    Differentially private fair post-processing of regressors.
+    Differentially private fair post-processing of regressors (Wasserstein barycenters).
+classification
+    Equalized-odds classification with a private sensitive attribute: post-processing and reductions.
+bandits
+    Online selection: group meritocratic fairness (Private-Fair-Greedy) and federated fairness of
+    exposure (Fed-FairX-LinUCB, Priv-FairX-LinUCB).
+datasets
+    Verified downloads of the real datasets into a data home, and synthetic generators.
+experiments
+    The papers' experiments: specifications, a resumable runner, a results store and the report.
 """
 
 from dpfair._version import __version__
