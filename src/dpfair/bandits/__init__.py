@@ -5,9 +5,19 @@ result types built on :class:`SimulationResult`.
 """
 
 from dpfair.bandits.environments import CensusHiringEnvironment, Episode, GroupEnvironment, SyntheticGroupEnvironment
+from dpfair.bandits.fairx import FairXLinUCB, merit_policy, optimistic_parameter, project_onto_ellipsoid
+from dpfair.bandits.federated import (
+    FederatedResult,
+    FederatedSyntheticEnvironment,
+    FedFairXLinUCB,
+    PrivFairXLinUCB,
+    communication_schedule,
+    simulate_federated,
+)
 from dpfair.bandits.metrics import cumulative_fair_regret, cumulative_regret
 from dpfair.bandits.policies import OFUL, BanditPolicy, FairGreedy, RandomPolicy
 from dpfair.bandits.private import PrivateFairGreedy, rank_noise_std
+from dpfair.bandits.privatizer import Privatizer, privatizer_depth, privatizer_node_variance
 from dpfair.bandits.results import BanditResult, SimulationResult, mean_and_standard_error
 from dpfair.bandits.ridge import RidgeState, confidence_radius
 from dpfair.bandits.simulate import simulate
@@ -19,16 +29,29 @@ __all__ = [
     "CensusHiringEnvironment",
     "Episode",
     "FairGreedy",
+    "FairXLinUCB",
+    "FedFairXLinUCB",
+    "FederatedResult",
+    "FederatedSyntheticEnvironment",
     "GroupEnvironment",
+    "PrivFairXLinUCB",
     "PrivateFairGreedy",
+    "Privatizer",
     "RandomPolicy",
     "RidgeState",
     "SimulationResult",
     "SyntheticGroupEnvironment",
+    "communication_schedule",
     "confidence_radius",
     "cumulative_fair_regret",
     "cumulative_regret",
     "mean_and_standard_error",
+    "merit_policy",
+    "optimistic_parameter",
+    "privatizer_depth",
+    "privatizer_node_variance",
+    "project_onto_ellipsoid",
     "rank_noise_std",
     "simulate",
+    "simulate_federated",
 ]

@@ -42,6 +42,7 @@ _MODULES = (
     "dpfair.experiments.regression",
     "dpfair.experiments.classification",
     "dpfair.experiments.bandits",
+    "dpfair.experiments.federated",
 )
 _loaded = False
 

@@ -1,0 +1,844 @@
+"""Federated fairness of exposure: Fed-FairX-LinUCB, Priv-FairX-LinUCB and the communication baselines.
+
+Solanki, Jain & Gujar, "Fairness and Privacy Guarantees in Federated Contextual Bandits"
+(Algorithms 1 and 2, Sections 4-6).  ``m`` agents share the unknown ``theta*``; each plays
+FairX-LinUCB (:mod:`dpfair.bandits.fairx`) on its own contexts, keeps the statistics it gathered
+since the last synchronization (``S^i, s^i``) and the shared ones (``U, u``), and at communication
+rounds every agent's ``S^j, s^j`` is sent to all the others (through the PRIVATIZER of
+:mod:`dpfair.bandits.privatizer` for Priv-FairX-LinUCB).
+
+Statistics (Section 4.1, Algorithm 1 lines 2, 9, 22 and 27)
+------------------------------------------------------------
+``U = sum_j (lambda I + sum_{tau <= t'} x x^T)`` after a synchronization at ``t'`` (``U_1 = lambda I``
+before the first one), ``V^i = U + S^i`` and ``b^i = u + s^i``.  The code keeps ``V^i`` directly and
+adds, at a synchronization, the other agents' ``S^j, s^j`` (plus their ``lambda I`` at the first one):
+the same matrix, and with ``m = 1`` (nothing to receive) bit-for-bit the single-agent FairX-LinUCB.
+For Priv-FairX-LinUCB, ``V^i = sum_j U_hat^j + S^i`` with ``U_hat^j = lambda I + sum x x^T + H^j``
+(Section 4.2), plus the shift below.
+
+Communication protocols (``protocol=``)
+---------------------------------------
+``"bounded-gap"`` (Algorithm 1, lines 10-17, exactly)
+    ``G = ceil(T / (m d^2 ln(1 + T/d)^2))`` (natural logarithm, as in the elliptical-potential
+    bound it comes from).  Synchronize at the end of round ``t = tau``, starting at ``tau = 1``; then
+    ``tau <- 2 tau`` if ``t < G``, else ``tau <- tau + G``: doubling gaps early, then a fixed gap ``G``.
+``"log-det"`` (B1: the trigger of Dubey & Pentland's FedUCB, after Wang et al.'s DisLinUCB)
+    After its update at round ``t``, agent ``i`` asks for a synchronization when
+    ``(t - t_last) * ln(det V^i_t / det V^i_last) > D``, ``t_last`` the last synchronization round and
+    ``V^i_last`` its matrix right after it; all agents synchronize when any one asks (the synchronous
+    setting).  ``D = sync_threshold``, by default ``T ln(m T) / (d m)`` (DisLinUCB's choice, which
+    FedUCB inherits).  Reading: FedUCB states the trigger but no value of ``D`` for this setting.
+``"p-fcb"`` (B2: Solanki et al. 2022 as the Fed-FairX paper describes it)
+    Synchronize at rounds ``t = 1, 2, 4, 8, ...`` (powers of two) for the whole run: the doubling
+    phase of Algorithm 1 that never switches to a fixed gap, so the last gaps are ``T/2 = O(T)``
+    (Section 6.5: "communication gaps are as high as O(T) in the later stages").  Reading: P-FCB's
+    own schedule also selects which arms to share; with one shared ``theta*`` only its exponentially
+    spaced communication rounds carry over.
+
+PRIVATIZER tree capacity (``tau`` of Algorithm 2): the length of the schedule for ``"bounded-gap"``
+and ``"p-fcb"``; ``T`` for ``"log-det"``, whose number of synchronizations is data-dependent and
+cannot be declared in advance any tighter.  The log-det trigger itself reads the agent's own
+statistics and its timing is broadcast: that timing is *not* covered by the privacy accounting
+(as in FedUCB's experiments); the bounded-gap and P-FCB schedules are data-independent.
+
+Keeping the noisy Gram matrices positive definite (Lemma 4)
+-----------------------------------------------------------
+At each synchronization the total release noise in ``V^i`` is ``W = sum_j H^j``: a sum of at most
+``m n`` symmetrized node blocks, i.e. ``sigma sqrt(m n) (G + G^T) / sqrt(2)`` with ``G`` standard
+Gaussian ``d x d``, so ``||W||_op <= c = sqrt(2) sigma sqrt(m n) (2 sqrt(d) + sqrt(2 ln(1/b)))`` with
+probability ``1 - b`` (Davidson-Szarek), ``b = alpha / (2 tau m)`` (union over releases and agents,
+the ``(alpha / 2nm)``-accuracy of Lemma 4).  From the first synchronization on, ``V^i`` carries
+the shift ``c I``, so its regularizer ``m lambda I + W + c I`` lies between ``rho_min = m lambda`` and
+``rho_max = m lambda + 2c``.  The noise ``h`` of the target has ``||h|| <= sigma sqrt(m n)
+(sqrt(d) + sqrt(2 ln(1/b)))`` with probability ``1 - b``; ``z = ||h|| / sqrt(rho_min)``.
+
+Confidence radius (``radius="theory"``)
+---------------------------------------
+``sqrt(beta_t) = R sqrt(2 ln(1/alpha) + max(0, ln det V_t - d ln rho_min)) + sqrt(rho_max) S + z``:
+Abbasi-Yadkori et al.'s Theorem 2 with the regularizer of Lemma 4 in its log-determinant form
+(Lemma 4 then bounds ``det V_t`` by ``(rho_max + t/d)^d``).  Non-private learners have
+``rho_min = rho_max`` = the ridge weight in ``V`` (``lambda``, ``m lambda`` after the first
+synchronization) and ``z = 0`` (:func:`dpfair.bandits.confidence_radius`).  ``radius=`` a number
+gives a constant ``sqrt(beta)`` instead (the paper does not state the ``beta_t`` of its
+experiments).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator
+
+from dpfair._estimator import charge_budget, check_budget, privacy_spent
+from dpfair._validation import _as_float, check_delta, check_epsilon, check_int, check_positive_finite
+from dpfair.bandits.fairx import _EXPONENTIAL, FairXLinUCB, _ascent, _FairXParameters, _policy
+from dpfair.bandits.privatizer import Privatizer
+from dpfair.bandits.results import SimulationResult
+from dpfair.bandits.ridge import RidgeState
+from dpfair.privacy.leaks import warn_privacy_leak
+from dpfair.privacy.noise import check_random_state
+
+__all__ = [
+    "FedFairXLinUCB",
+    "FederatedResult",
+    "FederatedSyntheticEnvironment",
+    "PrivFairXLinUCB",
+    "communication_schedule",
+    "simulate_federated",
+]
+
+PROTOCOLS = ("bounded-gap", "log-det", "p-fcb")
+_BLOCK = 256  # rounds of contexts drawn at once (the streams do not depend on it)
+
+
+# --------------------------------------------------------------------------------------------------
+# protocols
+# --------------------------------------------------------------------------------------------------
+def _check_protocol(protocol: Any) -> str:
+    if protocol not in PROTOCOLS:
+        raise ValueError(f"protocol must be one of {PROTOCOLS}, got {protocol!r}.")
+    return protocol
+
+
+def bounded_gap(horizon: int, n_agents: int, dim: int) -> int:
+    """The fixed gap ``G = ceil(T / (m d^2 ln(1 + T/d)^2))`` of Algorithm 1, lines 12 and 15.
+
+    Parameters
+    ----------
+    horizon, n_agents, dim : int
+        ``T``, ``m`` and ``d``.
+
+    Returns
+    -------
+    int
+        ``G >= 1``.
+    """
+    T = check_int(horizon, "horizon", minimum=1)
+    m = check_int(n_agents, "n_agents", minimum=1)
+    d = check_int(dim, "dim", minimum=1)
+    return max(1, math.ceil(T / (m * d * d * math.log1p(T / d) ** 2)))
+
+
+def communication_schedule(protocol: str, horizon: int, n_agents: int, dim: int) -> np.ndarray:
+    """Return the rounds (1-based) at whose end the agents synchronize, for the data-independent protocols.
+
+    Parameters
+    ----------
+    protocol : {"bounded-gap", "p-fcb"}
+        ``"bounded-gap"``: Algorithm 1, lines 10-17; ``"p-fcb"``: powers of two.  (``"log-det"``
+        depends on the data.)
+    horizon, n_agents, dim : int
+        ``T``, ``m`` and ``d``.
+
+    Returns
+    -------
+    numpy.ndarray
+        Increasing round numbers in ``[1, T]``.
+
+    Examples
+    --------
+    >>> communication_schedule("bounded-gap", 10_000, 2, 2)[:8].tolist()  # G = 18
+    [1, 2, 4, 8, 16, 32, 50, 68]
+    """
+    protocol = _check_protocol(protocol)
+    T = check_int(horizon, "horizon", minimum=1)
+    if protocol == "log-det":
+        raise ValueError("the log-det protocol's rounds depend on the data; simulate it instead.")
+    if protocol == "p-fcb":
+        return 2 ** np.arange(T.bit_length(), dtype=np.int64)
+    gap = bounded_gap(T, n_agents, dim)
+    rounds, tau = [], 1
+    while tau <= T:
+        rounds.append(tau)
+        # Algorithm 1, lines 12-16: double while t < G, then add G
+        tau = 2 * tau if tau < gap else tau + gap
+    return np.asarray(rounds, dtype=np.int64)
+
+
+# --------------------------------------------------------------------------------------------------
+# learners
+# --------------------------------------------------------------------------------------------------
+class FedFairXLinUCB(_FairXParameters):
+    """Fed-FairX-LinUCB: FairX-LinUCB agents sharing exact statistics at communication rounds.
+
+    Algorithm 1 without the PRIVATIZER.  Run it with :func:`dpfair.bandits.simulate_federated`.
+
+    Parameters
+    ----------
+    protocol : {"bounded-gap", "log-det", "p-fcb"}, default "bounded-gap"
+        When the agents synchronize: the paper's bounded-gap protocol, or the baselines B1 (log-det
+        trigger of FedUCB) and B2 (P-FCB's doubling gaps); the module docstring states each rule.
+    merit : {"exponential"} or callable, default "exponential"
+        Merit function ``f`` (see :class:`FairXLinUCB`).
+    merit_scale : float, default 10.0
+        Steepness of the exponential merit.
+    regularization : float, default 1.0
+        Ridge parameter ``lambda`` of each agent.
+    noise_std : float, default 0.1
+        Declared sub-Gaussian level ``R`` of the reward noise.
+    theta_norm_bound : float, default 1.0
+        Declared ``S >= ||theta*||_2``.
+    confidence_delta : float, default 0.1
+        Failure probability ``alpha`` of the confidence ellipsoids.
+    radius : {"theory"} or float, default "theory"
+        ``sqrt(beta_t)`` (see the module docstring) or a constant.
+    n_steps : int, default 10
+        Projected-gradient-ascent steps per round.
+    step_size : float, default 0.1
+        Step length of the ascent.
+    sync_threshold : float, optional
+        ``D`` of the log-det protocol (default ``T ln(m T) / (d m)``); ignored by the others.
+    """
+
+    _private: ClassVar[bool] = False
+
+    def __init__(
+        self,
+        protocol: str = "bounded-gap",
+        *,
+        merit: Any = _EXPONENTIAL,
+        merit_scale: float = 10.0,
+        regularization: float = 1.0,
+        noise_std: float = 0.1,
+        theta_norm_bound: float = 1.0,
+        confidence_delta: float = 0.1,
+        radius: Any = "theory",
+        n_steps: int = 10,
+        step_size: float = 0.1,
+        sync_threshold: float | None = None,
+    ) -> None:
+        self.protocol = protocol
+        self.merit = merit
+        self.merit_scale = merit_scale
+        self.regularization = regularization
+        self.noise_std = noise_std
+        self.theta_norm_bound = theta_norm_bound
+        self.confidence_delta = confidence_delta
+        self.radius = radius
+        self.n_steps = n_steps
+        self.step_size = step_size
+        self.sync_threshold = sync_threshold
+
+
+class PrivFairXLinUCB(FedFairXLinUCB):
+    """Priv-FairX-LinUCB: Fed-FairX-LinUCB whose messages go through the PRIVATIZER (Algorithm 2).
+
+    Each agent's statistics are released through its own binary tree over the communication rounds
+    with node noise ``N(0, 16 n (L^2 + B^2)^2 ln(2/delta)^2 / epsilon^2)``
+    (:mod:`dpfair.bandits.privatizer`); the noisy Gram matrices are shifted to stay positive
+    definite and the confidence radius accounts for the noise (module docstring).
+    ``epsilon = inf`` is exactly Fed-FairX-LinUCB (and warns).
+
+    Parameters
+    ----------
+    epsilon : float, default 2.0
+        Privacy parameter of the node-noise formula (the paper's Exp 1 uses 2).
+    delta : float, default 0.1
+        Privacy parameter ``delta`` in (0, 1).
+    context_bound : float
+        Declared ``L >= ||x||_2`` of every context; required.  Contexts above it raise.  Never read
+        off the data.
+    protocol : {"bounded-gap", "log-det", "p-fcb"}, default "bounded-gap"
+        Communication protocol.
+    reward_bound : float, default 1.0
+        Declared ``B``: shared rewards are clipped to ``[-B, B]`` (the paper's ``L^2 + 1`` is
+        ``B = 1``).  An agent's own rewards enter its own estimate unclipped.
+    merit : {"exponential"} or callable, default "exponential"
+        Merit function ``f`` (see :class:`FairXLinUCB`).
+    merit_scale : float, default 10.0
+        Steepness of the exponential merit.
+    regularization : float, default 1.0
+        Ridge parameter ``lambda`` of each agent.
+    noise_std : float, default 0.1
+        Declared sub-Gaussian level ``R`` of the reward noise.
+    theta_norm_bound : float, default 1.0
+        Declared ``S >= ||theta*||_2``.
+    confidence_delta : float, default 0.1
+        Failure probability ``alpha`` of the confidence ellipsoids (and of the noise bounds).
+    radius : {"theory"} or float, default "theory"
+        ``sqrt(beta_t)`` with the noise terms of Lemma 4 (module docstring), or a constant.
+    n_steps : int, default 10
+        Projected-gradient-ascent steps per round.
+    step_size : float, default 0.1
+        Step length of the ascent.
+    sync_threshold : float, optional
+        ``D`` of the log-det protocol.
+    budget : dpfair.privacy.PrivacyBudget, optional
+        Charged the reported ``(epsilon, delta)`` once per simulation, before any noise is drawn.
+    random_state : None, int or numpy.random.Generator
+        ``None`` draws secure noise (slow); a seed gives reproducible, not hardened, noise.
+
+    Notes
+    -----
+    Protects each agent's (context, reward) pairs against what the other agents see (federated DP,
+    Dubey & Pentland's Definition 1), neighbouring streams differing in one round of one agent.
+    ``dpfair.privacy`` accounts the actual noise (zCDP of the tree, converted at ``delta``): the result,
+    ``privacy_spent["epsilon_accounted"]``, is below the requested ``epsilon`` for the paper's
+    calibration, and the reported ``epsilon`` is the larger of the two.
+    """
+
+    _private: ClassVar[bool] = True
+
+    def __init__(
+        self,
+        epsilon: float = 2.0,
+        delta: float = 0.1,
+        context_bound: float | None = None,
+        protocol: str = "bounded-gap",
+        *,
+        reward_bound: float = 1.0,
+        merit: Any = _EXPONENTIAL,
+        merit_scale: float = 10.0,
+        regularization: float = 1.0,
+        noise_std: float = 0.1,
+        theta_norm_bound: float = 1.0,
+        confidence_delta: float = 0.1,
+        radius: Any = "theory",
+        n_steps: int = 10,
+        step_size: float = 0.1,
+        sync_threshold: float | None = None,
+        budget: Any = None,
+        random_state: Any = None,
+    ) -> None:
+        self.epsilon = epsilon
+        self.delta = delta
+        self.context_bound = context_bound
+        self.protocol = protocol
+        self.reward_bound = reward_bound
+        self.merit = merit
+        self.merit_scale = merit_scale
+        self.regularization = regularization
+        self.noise_std = noise_std
+        self.theta_norm_bound = theta_norm_bound
+        self.confidence_delta = confidence_delta
+        self.radius = radius
+        self.n_steps = n_steps
+        self.step_size = step_size
+        self.sync_threshold = sync_threshold
+        self.budget = budget
+        self.random_state = random_state
+
+
+# --------------------------------------------------------------------------------------------------
+# environment
+# --------------------------------------------------------------------------------------------------
+class FederatedSyntheticEnvironment(BaseEstimator):
+    """The synthetic world of Section 6.1: contexts uniform in ``[0, 1]^d``, a random ``theta*``, Gaussian noise.
+
+    For each seed: ``theta*`` uniform in ``[0, 1]^d`` scaled to ``||theta*||_1 = 1`` (so every expected
+    reward ``theta* . x`` lies in ``[0, 1]``; the paper only says ``theta*`` is drawn at random), and for
+    every round and agent ``n_actions`` contexts uniform in ``[0, 1]^d``, a reward noise
+    ``N(0, noise_std^2)`` and a uniform variate that the learners use to sample their action.  All
+    learners of a seed see the same streams (common random numbers).
+
+    Parameters
+    ----------
+    dim : int, default 5
+        Context dimension ``d`` (the paper's 5).
+    n_actions : int, default 10
+        Actions per round (the paper does not state it).
+    noise_std : float, default 0.1
+        Standard deviation of the reward noise.
+    random_state : int, optional
+        Mixed into every seed's streams (``None``: the seed alone determines them).
+
+    Notes
+    -----
+    Contexts have ``||x||_2 <= sqrt(d)``: declare ``context_bound=sqrt(d)`` to a private learner.
+    """
+
+    def __init__(self, dim: int = 5, n_actions: int = 10, noise_std: float = 0.1, random_state: int | None = None) -> None:
+        self.dim = dim
+        self.n_actions = n_actions
+        self.noise_std = noise_std
+        self.random_state = random_state
+
+    def _validate(self) -> tuple[int, int, float]:
+        dim = check_int(self.dim, "dim", minimum=1)
+        k = check_int(self.n_actions, "n_actions", minimum=1)
+        noise = _as_float(self.noise_std, "noise_std")
+        if not math.isfinite(noise) or noise < 0:
+            raise ValueError(f"noise_std must be a finite number >= 0, got {self.noise_std!r}.")
+        if self.random_state is not None:
+            check_int(self.random_state, "random_state", minimum=0)
+        return dim, k, noise
+
+    def _generators(self, seed: int) -> list[np.random.Generator]:
+        entropy = [int(seed)] if self.random_state is None else [int(self.random_state), int(seed)]
+        return [np.random.default_rng(s) for s in np.random.SeedSequence(entropy).spawn(4)]
+
+    def theta_star(self, seed: int) -> np.ndarray:
+        """``theta*`` of a seed.
+
+        Parameters
+        ----------
+        seed : int
+            The run's seed.
+
+        Returns
+        -------
+        numpy.ndarray
+            Shape ``(d,)``, non-negative, summing to 1.
+        """
+        dim, _, _ = self._validate()
+        theta = self._generators(check_int(seed, "seed", minimum=0))[0].uniform(size=dim)
+        return theta / theta.sum()
+
+    def _blocks(self, seed: int, horizon: int, n_agents: int):
+        dim, k, noise = self._validate()
+        _, gx, gn, gu = self._generators(seed)
+        done = 0
+        while done < horizon:
+            b = min(_BLOCK, horizon - done)
+            yield (
+                gx.uniform(size=(b, n_agents, k, dim)),
+                noise * gn.standard_normal(size=(b, n_agents)),
+                gu.uniform(size=(b, n_agents)),
+            )
+            done += b
+
+    def sample(self, seed: int, horizon: int, n_agents: int) -> dict[str, np.ndarray]:
+        """All streams of one seed at once (small horizons: tests and inspection).
+
+        Parameters
+        ----------
+        seed : int
+            The run's seed.
+        horizon : int
+            Rounds ``T``.
+        n_agents : int
+            Agents ``m``.
+
+        Returns
+        -------
+        dict
+            ``theta`` ``(d,)``, ``contexts`` ``(T, m, K, d)``, ``noise`` ``(T, m)``, ``uniforms`` ``(T, m)``.
+        """
+        seed = check_int(seed, "seed", minimum=0)
+        horizon = check_int(horizon, "horizon", minimum=1)
+        n_agents = check_int(n_agents, "n_agents", minimum=1)
+        parts = list(zip(*self._blocks(seed, horizon, n_agents), strict=True))
+        return {
+            "theta": self.theta_star(seed),
+            "contexts": np.concatenate(parts[0]),
+            "noise": np.concatenate(parts[1]),
+            "uniforms": np.concatenate(parts[2]),
+        }
+
+
+# --------------------------------------------------------------------------------------------------
+# result
+# --------------------------------------------------------------------------------------------------
+@dataclass
+class FederatedResult(SimulationResult):
+    """Result of :func:`simulate_federated`.
+
+    Parameters
+    ----------
+    seeds : tuple of int
+        The seeds.
+    privacy_spent : dict
+        Per learner, the privacy guarantee per agent.
+    learner_names : tuple of str
+        Learners, in the order of axis 0.
+    fair_regret : numpy.ndarray
+        Cumulative fairness regret (Definition 1, averaged over agents), ``(n_learners, n_seeds, horizon)``.
+    reward_regret : numpy.ndarray
+        Cumulative reward regret of the played policies against the optimal fair policy, same shape.
+    communication_rounds : numpy.ndarray
+        Synchronizations per learner and seed, ``(n_learners, n_seeds)``.
+    """
+
+    learner_names: tuple[str, ...] = ()
+    fair_regret: np.ndarray = field(default_factory=lambda: np.zeros((0, 0, 0)))
+    reward_regret: np.ndarray = field(default_factory=lambda: np.zeros((0, 0, 0)))
+    communication_rounds: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.int64))
+
+    _curves: ClassVar[tuple[str, ...]] = ("fair_regret", "reward_regret")
+    _names_attribute: ClassVar[str] = "learner_names"
+
+    def communication_table(self) -> pd.DataFrame:
+        """Communication rounds per learner: mean, minimum and maximum over seeds.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Index: learner names; columns ``mean``, ``min``, ``max``.
+        """
+        c = np.asarray(self.communication_rounds, dtype=float)
+        return pd.DataFrame(
+            {"mean": c.mean(axis=1), "min": c.min(axis=1), "max": c.max(axis=1)},
+            index=pd.Index(self.names, name="learner"),
+        )
+
+
+# --------------------------------------------------------------------------------------------------
+# the simulator
+# --------------------------------------------------------------------------------------------------
+@dataclass
+class _Plan:
+    name: str
+    core: dict[str, Any]
+    protocol: str  # "none" for FairX-LinUCB
+    schedule: np.ndarray | None = None  # bool of length T + 1
+    threshold: float = 0.0
+    private: bool = False
+    epsilon: float = math.inf
+    delta: float = 0.0
+    context_bound: float = math.inf
+    reward_bound: float = math.inf
+    n_releases: int = 0
+    random_state: Any = None
+    shift: float = 0.0
+    rho_max_extra: float = 0.0
+    target_noise_bound: float = 0.0
+    spent: dict[str, Any] = field(default_factory=dict)
+
+
+_NON_PRIVATE = {"protects": "nothing: a non-private learner", "neighbouring": "none"}
+_FEDERATED_DP = {
+    "protects": "each agent's (context, reward) pairs against the other agents (federated DP)",
+    "neighbouring": "replace one round's (x, y) of one agent",
+}
+
+
+def _plan(name: str, learner: Any, horizon: int, n_agents: int, dim: int) -> _Plan:
+    if not isinstance(learner, FairXLinUCB | FedFairXLinUCB):
+        raise TypeError(
+            f"learners[{name!r}] must be FairXLinUCB, FedFairXLinUCB or PrivFairXLinUCB, got {type(learner).__name__}."
+        )
+    core = learner._core()
+    non_private = privacy_spent(0.0, 0.0, **_NON_PRIVATE)
+    if isinstance(learner, FairXLinUCB):
+        return _Plan(name, core, "none", spent=non_private)
+    protocol = _check_protocol(learner.protocol)
+    plan = _Plan(name, core, protocol, spent=non_private)
+    if protocol == "log-det":
+        if learner.sync_threshold is None:
+            plan.threshold = horizon * math.log(n_agents * horizon) / (dim * n_agents)
+        else:
+            plan.threshold = check_positive_finite(learner.sync_threshold, "sync_threshold")
+        plan.n_releases = horizon
+    else:
+        rounds = communication_schedule(protocol, horizon, n_agents, dim)
+        plan.schedule = np.zeros(horizon + 1, dtype=bool)
+        plan.schedule[rounds] = True
+        plan.n_releases = len(rounds)
+    if not learner._private:
+        return plan
+    epsilon = check_epsilon(learner.epsilon)
+    delta = check_delta(learner.delta)
+    if not 0.0 < delta < 1.0:
+        raise ValueError(f"delta must be in (0, 1) for the PRIVATIZER's Gaussian noise, got {learner.delta!r}.")
+    if learner.context_bound is None:
+        raise ValueError(
+            "context_bound is required: declare L >= ||x||_2 of every context (sqrt(dim) for contexts in "
+            "[0, 1]^dim); it is never read off the data."
+        )
+    plan.context_bound = check_positive_finite(learner.context_bound, "context_bound")
+    plan.reward_bound = check_positive_finite(learner.reward_bound, "reward_bound")
+    check_budget(learner.budget)
+    check_random_state(learner.random_state)
+    plan.private, plan.epsilon, plan.delta, plan.random_state = True, epsilon, delta, learner.random_state
+    if math.isinf(epsilon):
+        plan.private = False  # exact statistics: Fed-FairX-LinUCB itself (the same code path)
+        plan.spent = privacy_spent(math.inf, 0.0, **_FEDERATED_DP)
+        return plan
+    probe = Privatizer(epsilon, delta, plan.context_bound, dim, plan.n_releases, (1,), reward_bound=plan.reward_bound,
+                       random_state=0)
+    sigma_total = probe.node_sigma * math.sqrt(n_agents * probe.n_levels)
+    tail = math.sqrt(2.0 * math.log(2.0 * plan.n_releases * n_agents / core["confidence_delta"]))
+    plan.shift = math.sqrt(2.0) * sigma_total * (2.0 * math.sqrt(dim) + tail)
+    plan.rho_max_extra = 2.0 * plan.shift
+    plan.target_noise_bound = sigma_total * (math.sqrt(dim) + tail)
+    # the accounted epsilon(delta) of the tree's zCDP is usually far below the requested epsilon (the
+    # paper's calibration is conservative; at delta = 0.1 it can be 0): both are valid guarantees, and
+    # the reported one is the larger, never a claim the accounting does not back
+    accounted = probe.accounted_epsilon()
+    plan.spent = privacy_spent(max(epsilon, accounted), delta, **_FEDERATED_DP)
+    plan.spent["epsilon_accounted"] = accounted
+    plan.spent["rho"] = probe.rho
+    if protocol == "log-det":
+        plan.spent["note"] = "the data-dependent timing of the log-det trigger is not covered"
+    return plan
+
+
+class _Sync:
+    """Synchronization state of one learner, batched over (seed, agent)."""
+
+    def __init__(self, plan: _Plan, index: int, n_seeds: int, n_agents: int, dim: int) -> None:
+        self.plan, self.index, self.m, self.d = plan, index, n_agents, dim
+        S = n_seeds
+        self.local_gram = np.zeros((S, n_agents, dim, dim))
+        self.local_target = np.zeros((S, n_agents, dim))
+        self.synced = np.zeros(S, dtype=bool)
+        self.comms = np.zeros(S, dtype=np.int64)
+        lam = plan.core["regularization"]
+        self.rho_min = np.full(S, lam)
+        self.extra = np.zeros(S)  # (sqrt(rho_max) - sqrt(rho_min)) S + z after the first sync
+        self.t_last = np.zeros(S)
+        self.logdet_last = np.full((S, n_agents), dim * math.log(lam))
+        self.privatizer: Privatizer | None = None
+        if plan.private:
+            self.privatizer = Privatizer(
+                plan.epsilon, plan.delta, plan.context_bound, dim, plan.n_releases, (S, n_agents),
+                reward_bound=plan.reward_bound, random_state=plan.random_state,
+            )
+            self.noise_gram = np.zeros((S, dim, dim))
+            self.noise_target = np.zeros((S, dim))
+
+    def after_round(self, t: int, x: np.ndarray, y: np.ndarray, ridge: RidgeState) -> None:
+        plan = self.plan
+        if plan.private:
+            y = np.clip(y, -plan.reward_bound, plan.reward_bound)  # shared rewards are clipped to B
+        # Algorithm 1, line 9: S += x x^T, s += x y
+        self.local_gram += x[..., :, None] * x[..., None, :]
+        self.local_target += y[..., None] * x
+        if plan.schedule is not None:
+            if not plan.schedule[t]:
+                return
+            mask = np.ones(self.local_gram.shape[0], dtype=bool)
+        else:  # B1: (t - t_last) ln(det V_t / det V_last) > D for any agent
+            logdet = np.linalg.slogdet(ridge.gram[self.index])[1]
+            mask = ((t - self.t_last)[:, None] * (logdet - self.logdet_last) > plan.threshold).any(axis=1)
+            if not mask.any():
+                return
+        self._synchronize(t, mask, ridge)
+
+    def _synchronize(self, t: int, mask: np.ndarray, ridge: RidgeState) -> None:
+        plan, m, d, lam = self.plan, self.m, self.d, self.plan.core["regularization"]
+        eye = np.eye(d)
+        # Algorithm 1, lines 19-22 and 27: V^i gains the others' S^j (and lambda I at the first sync)
+        others = self.local_gram.sum(axis=1, keepdims=True) - self.local_gram
+        others_t = self.local_target.sum(axis=1, keepdims=True) - self.local_target
+        first = mask & ~self.synced
+        diag = np.where(first, (m - 1) * lam, 0.0)
+        if self.privatizer is not None:
+            # Algorithm 2: each agent's tree advances; V^i = sum_j U_hat^j + S^i, shifted by c I (Lemma 4)
+            self.privatizer.advance(mask[:, None])
+            H, h = self.privatizer.noise()
+            H_sum, h_sum = H.sum(axis=1), h.sum(axis=1)
+            others = others + (H_sum - self.noise_gram)[:, None]
+            others_t = others_t + (h_sum - self.noise_target)[:, None]
+            self.noise_gram = np.where(mask[:, None, None], H_sum, self.noise_gram)
+            self.noise_target = np.where(mask[:, None], h_sum, self.noise_target)
+            diag = diag + np.where(first, plan.shift, 0.0)
+        inc = np.where(mask[:, None, None, None], others + diag[:, None, None, None] * eye, 0.0)
+        inc_t = np.where(mask[:, None, None], others_t, 0.0)
+        gram = ridge.gram[self.index] + inc
+        target = ridge.target[self.index] + inc_t
+        changed = (inc != 0).any(axis=(-2, -1)) | (inc_t != 0).any(axis=-1)
+        if changed.any():
+            sub = 0.5 * (gram[changed] + np.swapaxes(gram[changed], -1, -2))
+            try:
+                chol = np.linalg.cholesky(sub)
+            except np.linalg.LinAlgError:
+                raise ValueError(
+                    "a synchronized Gram matrix is not positive definite (release noise above the shift); "
+                    "raise regularization or confidence_delta's shift, or use a larger epsilon."
+                ) from None
+            inv_chol = np.linalg.solve(chol, np.broadcast_to(eye, sub.shape))
+            inverse = ridge.gram_inverse[self.index]
+            inverse[changed] = np.swapaxes(inv_chol, -1, -2) @ inv_chol
+            gram[changed] = sub
+        ridge.gram[self.index] = gram
+        ridge.target[self.index] = target
+        self.local_gram[mask] = 0.0
+        self.local_target[mask] = 0.0
+        if first.any():
+            rho_min = m * lam
+            self.rho_min[first] = rho_min
+            if plan.private:
+                rho_max = rho_min + plan.rho_max_extra
+                z = plan.target_noise_bound / math.sqrt(rho_min)
+                self.extra[first] = (math.sqrt(rho_max) - math.sqrt(rho_min)) * plan.core["theta_norm_bound"] + z
+        self.synced |= mask
+        self.comms += mask
+        self.t_last[mask] = t
+        if plan.schedule is None:
+            self.logdet_last[mask] = np.linalg.slogdet(gram[mask])[1]
+
+
+def _check_seeds(seeds: Any) -> tuple[int, ...]:
+    if isinstance(seeds, numbers.Integral):
+        seeds = [seeds]
+    if not isinstance(seeds, Sequence | np.ndarray) or len(seeds) == 0:
+        raise ValueError("seeds must be a non-empty sequence of non-negative integers, e.g. seeds=[0, 1, 2].")
+    out = tuple(check_int(s, "seeds", minimum=0) for s in seeds)
+    if len(set(out)) != len(out):
+        raise ValueError("seeds must be distinct (a repeated seed repeats the same run).")
+    return out
+
+
+def simulate_federated(
+    env: FederatedSyntheticEnvironment,
+    learners: Mapping[str, Any],
+    horizon: int,
+    n_agents: int,
+    seeds: Sequence[int],
+) -> FederatedResult:
+    """Run learners on the same federated streams and measure fairness regret, reward regret and communication.
+
+    All learners of a seed see the same contexts, reward noise and sampling variates.  State is
+    batched over (learner, seed, agent): one vectorized step per round for everything (learners
+    that differ in merit function, ascent steps or ``regularization`` run in separate batches).
+
+    Parameters
+    ----------
+    env : FederatedSyntheticEnvironment
+        The world.
+    learners : mapping of str to learner
+        Names and :class:`FairXLinUCB` / :class:`FedFairXLinUCB` / :class:`PrivFairXLinUCB` objects
+        (not modified).
+    horizon : int
+        Rounds ``T``.
+    n_agents : int
+        Agents ``m`` (each ``FairXLinUCB`` agent learns alone).
+    seeds : sequence of int
+        One independent run (``theta*`` and streams) per seed.
+
+    Returns
+    -------
+    FederatedResult
+        Curves of shape ``(n_learners, n_seeds, horizon)`` (cumulative, averaged over agents),
+        communication rounds ``(n_learners, n_seeds)`` and each learner's privacy.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For invalid arguments, or a context above a private learner's declared ``context_bound``.
+    """
+    if not isinstance(env, FederatedSyntheticEnvironment):
+        raise TypeError(f"env must be a FederatedSyntheticEnvironment, got {type(env).__name__}.")
+    dim, n_actions, _ = env._validate()
+    horizon = check_int(horizon, "horizon", minimum=1)
+    n_agents = check_int(n_agents, "n_agents", minimum=1)
+    seeds = _check_seeds(seeds)
+    if not isinstance(learners, Mapping) or not learners:
+        raise ValueError("learners must be a non-empty dict of name -> learner, e.g. {'Fed': FedFairXLinUCB()}.")
+    plans = [_plan(str(name), learner, horizon, n_agents, dim) for name, learner in learners.items()]
+    # every argument is valid: charge budgets, then warn about exact releases
+    for plan, learner in zip(plans, learners.values(), strict=True):
+        if isinstance(learner, PrivFairXLinUCB):
+            if plan.private:
+                charge_budget(learner.budget, plan.spent["epsilon"], plan.delta, label=f"Priv-FairX-LinUCB {plan.name}")
+            else:
+                warn_privacy_leak(
+                    f"epsilon=inf: learner {plan.name!r} shares exact statistics (Fed-FairX-LinUCB) and carries "
+                    "no privacy guarantee; use a finite epsilon on real people's data.",
+                    stacklevel=2,
+                )
+    L, S = len(plans), len(seeds)
+    fair = np.zeros((L, S, horizon))
+    reward = np.zeros((L, S, horizon))
+    comms = np.zeros((L, S), dtype=np.int64)
+    groups: dict[Any, list[int]] = {}
+    for i, plan in enumerate(plans):
+        c = plan.core
+        key = (c["merit"] if c["merit"] is _EXPONENTIAL else id(c["merit"]), c["n_steps"], c["regularization"])
+        groups.setdefault(key, []).append(i)
+    for members in groups.values():
+        f, r, cm = _run_group(env, [plans[i] for i in members], horizon, n_agents, seeds, dim, n_actions)
+        fair[members], reward[members], comms[members] = f, r, cm
+    return FederatedResult(
+        seeds=seeds,
+        privacy_spent={p.name: p.spent for p in plans},
+        learner_names=tuple(p.name for p in plans),
+        fair_regret=np.cumsum(fair, axis=-1),
+        reward_regret=np.cumsum(reward, axis=-1),
+        communication_rounds=comms,
+    )
+
+
+def _run_group(
+    env: FederatedSyntheticEnvironment,
+    plans: list[_Plan],
+    horizon: int,
+    n_agents: int,
+    seeds: tuple[int, ...],
+    dim: int,
+    n_actions: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    L, S, M, d, K = len(plans), len(seeds), n_agents, dim, n_actions
+    N = L * S * M
+    core0 = plans[0].core
+    merit, n_steps, lam = core0["merit"], core0["n_steps"], core0["regularization"]
+    ridge = RidgeState(d, batch_shape=(L, S, M), regularization=lam)
+    per_learner = lambda key: np.repeat(np.array([p.core[key] for p in plans], dtype=float), S * M)  # noqa: E731
+    scale = per_learner("merit_scale")[:, None]
+    step = per_learner("step_size")[:, None]
+    noise_std = per_learner("noise_std")
+    norm_bound = per_learner("theta_norm_bound")
+    log_conf = 2.0 * np.log(1.0 / per_learner("confidence_delta"))
+    theory = np.array([p.core["radius"] == "theory" for p in plans])
+    constant = np.repeat(np.array([0.0 if p.core["radius"] == "theory" else p.core["radius"] for p in plans]), S * M)
+    theory_rows = np.repeat(theory, S * M)
+    learner_scale = np.array([p.core["merit_scale"] for p in plans])[:, None, None, None]
+    syncs = [_Sync(p, i, S, M, d) for i, p in enumerate(plans) if p.protocol != "none"]
+    bounds = [p.context_bound for p in plans if p.private or math.isfinite(p.context_bound)]
+    bound = min(bounds) if bounds else math.inf
+    thetas = np.stack([env.theta_star(s) for s in seeds])  # (S, d)
+    fair = np.zeros((L, S, horizon))
+    reward = np.zeros((L, S, horizon))
+    rows = np.arange(N)
+    streams = [env._blocks(s, horizon, M) for s in seeds]
+    t = 0
+    rho_min = np.full((L, S), lam)
+    extra = np.zeros((L, S))
+    for blocks in zip(*streams, strict=True):
+        X = np.stack([b[0] for b in blocks], axis=1)  # (b, S, M, K, d)
+        eta = np.stack([b[1] for b in blocks], axis=1)  # (b, S, M)
+        U = np.stack([b[2] for b in blocks], axis=1)
+        if math.isfinite(bound) and np.sqrt((X * X).sum(axis=-1)).max() > bound:
+            raise ValueError(
+                f"a context has ||x||_2 above the declared context_bound={bound:g}; declare a bound that holds "
+                "for every possible context (sqrt(dim) for contexts in [0, 1]^dim)."
+            )
+        mu_true = np.einsum("bsmkd,sd->bsmk", X, thetas)
+        for i in range(X.shape[0]):
+            t += 1
+            Xt = np.broadcast_to(X[i], (L, S, M, K, d)).reshape(N, K, d)
+            gram = ridge.gram.reshape(N, d, d)
+            eigvals, eigvecs = np.linalg.eigh(gram)
+            center = ridge.theta().reshape(N, d)
+            # confidence radius sqrt(beta_t) (module docstring; Abbasi-Yadkori et al. Thm 2 / Lemma 4)
+            for sync in syncs:
+                rho_min[sync.index], extra[sync.index] = sync.rho_min, sync.extra
+            if theory.any():
+                rm = np.repeat(rho_min.reshape(-1), M)
+                log_ratio = np.maximum(np.log(eigvals).sum(axis=-1) - d * np.log(rm), 0.0)
+                radius = noise_std * np.sqrt(log_conf + log_ratio) + np.sqrt(rm) * norm_bound
+                radius = radius + np.repeat(extra.reshape(-1), M)
+                radius = np.where(theory_rows, radius, constant)
+            else:
+                radius = constant
+            # Algorithm 1, line 6: optimistic theta by projected gradient ascent; line 7: the policy
+            theta = _ascent(Xt, center, eigvals, eigvecs, radius, merit, scale, n_steps, step)
+            mu = np.einsum("nkd,nd->nk", Xt, theta)
+            pi = _policy(mu, merit, scale)[0]
+            # line 8: sample a ~ pi with the round's shared uniform variate
+            u = np.broadcast_to(U[i], (L, S, M)).reshape(N)
+            action = np.minimum((np.cumsum(pi, axis=-1) < u[:, None]).sum(axis=-1), K - 1)
+            x = Xt[rows, action]
+            mu_t = np.broadcast_to(mu_true[i], (L, S, M, K))
+            y = mu_t.reshape(N, K)[rows, action] + np.broadcast_to(eta[i], (L, S, M)).reshape(N)
+            # metrics: Definition 1 (L1 distance to the optimal fair policy) and reward regret
+            pi_star = _policy(mu_t, merit, learner_scale)[0]
+            pi4 = pi.reshape(L, S, M, K)
+            fair[:, :, t - 1] = np.abs(pi4 - pi_star).sum(axis=-1).mean(axis=-1)
+            reward[:, :, t - 1] = ((pi_star - pi4) * mu_t).sum(axis=-1).mean(axis=-1)
+            # line 9: local ridge update; lines 10-27: synchronization
+            x4, y3 = x.reshape(L, S, M, d), y.reshape(L, S, M)
+            ridge.update(x4, y3)
+            for sync in syncs:
+                sync.after_round(t, x4[sync.index], y3[sync.index], ridge)
+    comms = np.zeros((L, S), dtype=np.int64)
+    for sync in syncs:
+        comms[sync.index] = sync.comms
+    return fair, reward, comms
