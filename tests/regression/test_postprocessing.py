@@ -123,3 +123,32 @@ def test_unknown_group_at_predict_and_no_bounds_at_infinity():
     with pytest.warns(PrivacyLeakWarning, match="bounds read off the data"):
         free.fit([0.1, 0.2, 0.7], sensitive_features=["a", "b", "b"])
     assert free.bounds_ == (0.1, 0.7)
+
+
+def test_hundred_thousand_bins_and_twenty_groups_fit_and_predict_sparse():
+    """Issue 15: the dense couplings would need 149 GiB; the sparse maps hold at most ~3k entries per group."""
+    rng = np.random.default_rng(0)
+    n, n_groups, k = 20_000, 20, 100_000
+    groups = rng.integers(n_groups, size=n)
+    y = np.clip(rng.normal(0.4 + 0.01 * groups, 0.15), 0, 1)
+    pp = FairRegressionPostProcessor(epsilon=5.0, n_bins=k, alpha=0.05, bounds=(0.0, 1.0),
+                                     groups=list(range(n_groups)), random_state=0)
+    pp.fit(y, sensitive_features=groups)
+    assert pp.sparse_transport_.nnz <= n_groups * 3 * k and pp.sparse_couplings_.nnz <= n_groups * (2 * k - 1)
+    pred = pp.predict(y[:1000], sensitive_features=groups[:1000], random_state=0)
+    assert pred.shape == (1000,) and set(np.unique(pred)) <= set(pp.grid_)
+    assert statistical_parity_ks_histograms(pp.targets_) <= 0.05 + 1e-9
+
+
+def test_sparse_predictions_follow_the_dense_maps():
+    _, y, groups = make_regression(3000, n_groups=3, disparity=2.0, random_state=4)
+    pp = FairRegressionPostProcessor(epsilon=2.0, n_bins=10, alpha=0.05, bounds=(0.0, 1.0), groups=[0, 1, 2],
+                                     random_state=0).fit(y, sensitive_features=groups)
+    np.testing.assert_allclose(pp.transport_.sum(axis=2), 1.0, atol=1e-12)
+    np.testing.assert_allclose(pp.couplings_.sum(axis=1), pp.targets_, atol=1e-12)
+    x = np.full(40_000, 0.55)  # bin 5 of every group
+    g = np.repeat([0, 1, 2], [15_000, 15_000, 10_000])
+    pred = pp.predict(x, sensitive_features=g, random_state=1)
+    for a in range(3):
+        freq = np.bincount(np.searchsorted(pp.grid_, pred[g == a]), minlength=10) / (g == a).sum()
+        np.testing.assert_allclose(freq, pp.transport_[a, 5], atol=0.015)

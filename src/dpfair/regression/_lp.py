@@ -1,19 +1,72 @@
-"""The linear program of Section 3.3 (Xian et al. 2024): fixed-support barycenter with a KS relaxation.
+r"""The barycenter problem of Algorithm 1, line 10 (Xian et al. 2024, Section 3.3), solved in closed form.
+
+The linear program ``LP({p_a}, {w_a}, alpha)`` of the paper is
 
     minimize    sum_a w_a sum_{j,l} (v_j - v_l)^2 pi_a(j, l)
     subject to  sum_l pi_a(j, l) = p_a(j)                  (pi_a is a coupling of p_a ...)
                 sum_j pi_a(j, l) = q_a(l)                  (... and of the target q_a)
                 |sum_{j<=l} (q_a(j) - q(j))| <= alpha / 2  (q_a in the KS ball around q)
-                pi_a >= 0, q >= 0, sum_j q(j) = 1.
+                pi_a >= 0, q >= 0, sum_j q(j) = 1
 
-We write the targets through their CDFs ``G_a(l) = sum_{j<=l} q_a(j)`` and ``G(l)`` so that
-every constraint is sparse: column sums become ``sum_j pi_a(j, l) = G_a(l) - G_a(l-1)``, the
-KS constraint ``|G_a(l) - G(l)| <= alpha/2`` and ``q >= 0`` becomes ``G`` non-decreasing.
+on a grid ``v_1 < ... < v_k``.  :func:`solve_barycenter_lp` solves it exactly with no LP solver,
+in ``O(g k log k log(g k))`` time and ``O(g k)`` memory (``g`` groups); the couplings it returns
+are sparse (the monotone coupling has at most ``2k - 1`` non-zero cells per group).
+
+Proof sketch (why the closed form is exact)
+-------------------------------------------
+Write ``beta = alpha / 2``, ``F_a`` for the CDF of ``p_a``, ``Q_a`` for its (left-continuous)
+quantile function, ``G`` for the CDF of ``q`` and ``G_a`` for the CDF of ``q_a``, all evaluated at
+the ``k - 1`` *cuts* between consecutive grid points (at ``v_k`` every CDF is 1).
+
+1. *The transport cost is separable over cuts.*  On the line the monotone (quantile) coupling is
+   optimal for any convex cost of ``v_j - v_l``, so ``W(p_a, q_a) = int_0^1 c(Q_a(t) - Q_{G_a}(t)) dt``.
+   Telescoping ``c`` across the cuts between the two quantiles, the level ``t`` pays, at cut ``l``,
+   the increment ``c(v_{l+1} - Q_a(t)) - c(v_l - Q_a(t))`` exactly when the cut separates the two
+   quantiles, i.e. when ``t`` lies between ``G_a(l)`` and ``F_a(l)``.  Hence
+   ``W = sum_l phi_{a,l}(G_a(l))`` where ``phi_{a,l}(h)`` integrates that increment over levels
+   between ``h`` and ``F_a(l)``.  For the squared cost its derivative is
+   ``phi'_{a,l}(h) = (v_{l+1} - v_l) (2 Q_a(h) - v_l - v_{l+1})``, non-decreasing in ``h``: every
+   ``phi_{a,l}`` is convex, piecewise linear, and minimal (zero) at ``F_a(l)``.
+2. *The targets follow from the centre.*  Given ``G``, the only constraints on ``G_a`` are
+   ``|G_a(l) - G(l)| <= beta`` (and monotonicity), so cut by cut the best value is the projection
+   ``G_a(l) = clip(F_a(l), G(l) - beta, G(l) + beta)``; it is monotone in ``l`` whenever ``G`` is, so
+   the dropped monotonicity constraints hold.
+3. *The centre splits into ``k - 1`` one-dimensional convex problems*
+   ``psi_l(g) = sum_a w_a phi_{a,l}(clip(F_a(l), g - beta, g + beta))``.  Read ``g = t`` as a quantile
+   level.  By step 1, ``psi'_l(t) = -(v_{l+1} - v_l) D_t'(c_l)`` where ``c_l = (v_l + v_{l+1}) / 2``
+   and ``D_t(y) = sum_a w_a dist(y, [Q_a(t - beta), Q_a(t + beta)])^2`` (a window is open to
+   ``-inf`` below level 0 and to ``+inf`` above level 1).  So ``psi_l`` decreases while the minimiser
+   of ``D_t`` lies left of ``c_l`` and increases once it lies right of it: at every level ``t`` the
+   barycenter sits at the grid point nearest the minimiser of ``D_t``, and
+   ``G(l) = |{t in [0, 1] : D_t'(c_l) > 0}|`` (any value up to ``|{t : D_t'(c_l) >= 0}|`` is
+   optimal too).  At ``beta = 0`` the windows are points and this is the quantile averaging of the
+   exact barycenter.  Both sets are prefixes of ``[0, 1]`` that grow with ``l`` (windows move right
+   as ``t`` grows, ``D_t'`` grows with ``y``), so ``G`` is monotone and dropping its monotonicity
+   lost nothing.
+4. *Finitely many levels matter.*  The windows only change at the ``O(g k)`` levels
+   ``F_a(j) +- beta``, ``beta`` and ``1 - beta``.  On each interval between consecutive breakpoints
+   the windows are fixed and found by binary search in the CDFs; for each cut the number of
+   intervals where ``D_t'(c_l) > 0`` (a prefix) is found by a vectorised binary search over the
+   intervals, so ``G(l)`` is an interval endpoint, read off exactly.
+5. *Couplings.*  Each ``pi_a`` is the monotone (north-west corner) coupling of ``F_a`` and ``G_a``:
+   at most ``2k - 1`` non-zero cells.  The objective is its cost.
+
+*Ties.*  Where ``psi_l`` is flat (the windows of all groups with weight contain the cut at a
+range of levels; in particular for ``alpha`` large every window is the whole line) the centre ``q``
+is not unique.  We break ties deterministically towards the ``alpha = 0`` barycenter ``G_0``:
+``G(l) = clip(G_0(l), lower_l, upper_l)`` over the optimal range ``[lower_l, upper_l]``, which stays
+monotone.  The objective is unique; the targets of groups with positive weight and their couplings
+are unique except at exact numerical ties (e.g. a weighted mean of grid points landing exactly on
+the midpoint of two grid points), and a group of weight 0 gets the target closest to its own
+distribution.  For ``alpha >= 2`` (or any ``alpha`` leaving every window open) each group keeps its
+own distribution and the objective is 0.
+
+The plain LP is kept as :func:`solve_barycenter_lp_reference` (scipy's HiGHS on all ``g k^2``
+coupling variables) to test against.
 """
 
 from __future__ import annotations
 
-import math
 import numbers
 from dataclasses import dataclass
 from typing import Any
@@ -29,9 +82,10 @@ __all__ = [
     "solve_barycenter_lp_reference",
 ]
 
-#: Largest ``n_groups * n_bins**2`` accepted.  The couplings (and the solver's reduced costs) are
-#: arrays of that many float64 values: 2**25 cells is 256 MiB per array, and the solver holds a few.
-#: Larger problems are refused with a ``ValueError`` instead of dying with ``MemoryError``.
+#: Largest ``n_groups * n_bins**2`` for which *dense* couplings are built: the reference LP
+#: (:func:`solve_barycenter_lp_reference`) and the dense views ``BarycenterSolution.couplings`` and
+#: ``FairRegressionPostProcessor.couplings_`` / ``transport_``.  2**25 cells is 256 MiB per float64
+#: array.  The closed-form solver and the fitted post-processor are sparse and have no such limit.
 MAX_COUPLING_CELLS = 2**25
 
 _PMF_TOL = 1e-6
@@ -70,14 +124,24 @@ def check_alpha(alpha: Any, name: str = "alpha") -> float:
     return value
 
 
+def _check_solver_alpha(alpha: Any) -> float:
+    """``alpha >= 0`` for the solvers (``inf`` allowed: beyond 2 the KS constraint never binds)."""
+    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real):
+        raise TypeError(f"alpha must be a real number >= 0, got {type(alpha).__name__}.")
+    value = float(alpha)
+    if not value >= 0.0:  # also refuses NaN
+        raise ValueError(f"alpha must be >= 0 (a KS tolerance), got {value!r}.")
+    return value
+
+
 def check_coupling_size(n_groups: int, k: int, name: str = "n_bins") -> None:
-    """Refuse problems whose couplings ``n_groups * k**2`` exceed :data:`MAX_COUPLING_CELLS`."""
+    """Refuse dense couplings of ``n_groups * k**2`` cells beyond :data:`MAX_COUPLING_CELLS`."""
     cells = n_groups * k * k
     if cells > MAX_COUPLING_CELLS:
         raise ValueError(
-            f"{name}={k} with {n_groups} group(s) needs n_groups * n_bins**2 = {cells:,} coupling cells "
+            f"{name}={k} with {n_groups} group(s) needs n_groups * n_bins**2 = {cells:,} dense coupling cells "
             f"({cells * 8 / 2**30:.1f} GiB per float64 array), above the memory limit of {MAX_COUPLING_CELLS:,} "
-            f"cells (dpfair.regression.MAX_COUPLING_CELLS); use fewer bins."
+            f"cells (dpfair.regression.MAX_COUPLING_CELLS); use the sparse form (sparse_couplings) or fewer bins."
         )
 
 
@@ -87,7 +151,6 @@ def _check_lp_inputs(pmfs: Any, weights: Any, grid: Any) -> tuple[np.ndarray, np
     if pmfs.ndim != 2 or pmfs.shape[0] == 0 or pmfs.shape[1] == 0:
         raise ValueError(f"pmfs must be a non-empty 2-d array of shape (n_groups, k), got shape {pmfs.shape}.")
     n_groups, k = pmfs.shape
-    check_coupling_size(n_groups, k, "k")
     if (pmfs < 0).any():
         raise ValueError("pmfs must be >= 0: each row is a probability mass function.")
     if not np.allclose(pmfs.sum(axis=1), 1.0, rtol=0.0, atol=_PMF_TOL):
@@ -107,45 +170,106 @@ def _check_lp_inputs(pmfs: Any, weights: Any, grid: Any) -> tuple[np.ndarray, np
 
 @dataclass(frozen=True)
 class BarycenterSolution:
-    """Optimal couplings, barycenter and targets of the LP.
+    """Optimal couplings (sparse), barycenter and targets of the barycenter LP.
+
+    The couplings are stored as coordinate lists, one entry per non-zero cell: entry ``i`` moves
+    ``coupling_mass[i]`` from bin ``coupling_source[i]`` to bin ``coupling_target[i]`` in group
+    ``coupling_group[i]``.  Entries are sorted by group, then source bin.
 
     Parameters
     ----------
-    couplings : ndarray of shape (n_groups, k, k)
-        ``couplings[a, j, l]`` = mass moved from bin j to bin l in group a.
     barycenter : ndarray of shape (k,)
         The centre ``q`` of the KS ball.
     targets : ndarray of shape (n_groups, k)
         The target PMFs ``q_a`` (column sums of the couplings).
     objective : float
         Optimal value (weighted squared transport cost).
+    coupling_group, coupling_source, coupling_target : ndarray of int64, shape (n_entries,)
+        Group, source bin and target bin of every non-zero coupling cell.
+    coupling_mass : ndarray of shape (n_entries,)
+        Mass of every non-zero coupling cell (``> 0``).
     """
 
-    couplings: np.ndarray
     barycenter: np.ndarray
     targets: np.ndarray
     objective: float
+    coupling_group: np.ndarray
+    coupling_source: np.ndarray
+    coupling_target: np.ndarray
+    coupling_mass: np.ndarray
+
+    @property
+    def n_groups(self) -> int:
+        """Number of groups.
+
+        Returns
+        -------
+        int
+        """
+        return int(self.targets.shape[0])
+
+    @property
+    def k(self) -> int:
+        """Number of grid points.
+
+        Returns
+        -------
+        int
+        """
+        return int(self.targets.shape[1])
+
+    def sparse_couplings(self) -> sparse.csr_array:
+        """The couplings as one sparse matrix: row ``a * k + j``, column ``l`` holds ``pi_a(j, l)``.
+
+        Returns
+        -------
+        scipy.sparse.csr_array of shape (n_groups * k, k)
+            The couplings, one row per (group, source bin).
+        """
+        k = self.k
+        return sparse.csr_array(
+            (self.coupling_mass, (self.coupling_group * k + self.coupling_source, self.coupling_target)),
+            shape=(self.n_groups * k, k),
+        )
+
+    @property
+    def couplings(self) -> np.ndarray:
+        """Dense couplings ``couplings[a, j, l]`` (for small problems).
+
+        Returns
+        -------
+        ndarray of shape (n_groups, k, k)
+
+        Raises
+        ------
+        ValueError
+            If ``n_groups * k**2`` exceeds :data:`MAX_COUPLING_CELLS`; use :meth:`sparse_couplings`.
+        """
+        check_coupling_size(self.n_groups, self.k, "k")
+        dense = np.zeros((self.n_groups, self.k, self.k))
+        np.add.at(dense, (self.coupling_group, self.coupling_source, self.coupling_target), self.coupling_mass)
+        return dense
 
 
-def _check_status(res: optimize.OptimizeResult) -> None:
-    if res.status != 0:
-        raise RuntimeError(f"HiGHS did not solve the barycenter LP: status {res.status} ({res.message}).")
+def _from_dense(couplings: np.ndarray, barycenter: np.ndarray, objective: float) -> BarycenterSolution:
+    group, source, target = np.nonzero(couplings > 0)
+    mass = couplings[group, source, target]
+    return BarycenterSolution(barycenter, couplings.sum(axis=1), objective, group, source, target, mass)
 
 
-def _solve_restricted(
-    pmfs: np.ndarray, weights: np.ndarray, grid: np.ndarray, alpha: float, mask: np.ndarray
-) -> BarycenterSolution:
-    """Solve the LP with scipy's HiGHS, with coupling variables only where ``mask[a, j, l]``."""
+# ---------------------------------------------------------------------------- reference LP (HiGHS)
+def _solve_full_lp(pmfs: np.ndarray, weights: np.ndarray, grid: np.ndarray, alpha: float) -> BarycenterSolution:
+    """The whole LP with scipy's HiGHS (dual simplex), every coupling cell a variable."""
     n_groups, k = pmfs.shape
-    ga, gj, gl = np.nonzero(mask)
+    ga, gj, gl = (idx.ravel() for idx in np.meshgrid(np.arange(n_groups), np.arange(k), np.arange(k), indexing="ij"))
     n_pi = ga.size
-    n_var = n_pi + n_groups * k + k  # pi (masked), G_a, G
+    n_var = n_pi + n_groups * k + k  # pi, G_a, G
     cost = (grid[gj] - grid[gl]) ** 2 * weights[ga]
     c = np.concatenate([cost, np.zeros(n_groups * k + k)])
     r = np.arange(k)
     g_a = n_pi + np.arange(n_groups * k).reshape(n_groups, k)
     g = n_pi + n_groups * k + r
-    # equality rows: [row sums (a, j)] [column sums (a, l)] [G(k) = 1]
+    # equality rows: [row sums (a, j)] [column sums (a, l) = G_a(l) - G_a(l-1)] [G(k) = 1]
     rows = [ga * k + gj, n_groups * k + ga * k + gl,
             n_groups * k + (np.arange(n_groups)[:, None] * k + r).ravel(),
             n_groups * k + (np.arange(n_groups)[:, None] * k + r[1:]).ravel(),
@@ -165,9 +289,10 @@ def _solve_restricted(
     vals_ub = [np.ones(n_groups * k), -np.ones(n_groups * k), -np.ones(n_groups * k), np.ones(n_groups * k),
                np.ones(k - 1), -np.ones(k - 1)]
     a_ub = sparse.csr_array(
-        (np.concatenate(vals_ub), (np.concatenate(rows_ub), np.concatenate(cols_ub))), shape=(2 * n_groups * k + k - 1, n_var)
+        (np.concatenate(vals_ub), (np.concatenate(rows_ub), np.concatenate(cols_ub))),
+        shape=(2 * n_groups * k + k - 1, n_var),
     )
-    b_ub = np.concatenate([np.full(2 * n_groups * k, alpha / 2.0), np.zeros(k - 1)])
+    b_ub = np.concatenate([np.full(2 * n_groups * k, min(alpha, 2.0) / 2.0), np.zeros(k - 1)])
     bounds = np.zeros((n_var, 2))
     bounds[:, 1] = np.inf
     bounds[n_pi:, 1] = 1.0  # CDF values
@@ -175,20 +300,18 @@ def _solve_restricted(
         c, A_ub=a_ub, b_ub=b_ub, A_eq=a_eq, b_eq=b_eq, bounds=bounds, method="highs-ds",
         options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10},
     )
-    _check_status(res)
-    couplings = np.zeros((n_groups, k, k))
-    couplings[ga, gj, gl] = np.clip(res.x[:n_pi], 0.0, None)
+    if res.status != 0:
+        raise RuntimeError(f"HiGHS did not solve the barycenter LP: status {res.status} ({res.message}).")
+    couplings = np.clip(res.x[:n_pi], 0.0, None).reshape(n_groups, k, k)
     cdf = res.x[n_pi + n_groups * k :]
-    return BarycenterSolution(
-        couplings=couplings,
-        barycenter=np.clip(np.diff(cdf, prepend=0.0), 0.0, None),
-        targets=couplings.sum(axis=1),
-        objective=float(res.fun),
-    )
+    return _from_dense(couplings, np.clip(np.diff(cdf, prepend=0.0), 0.0, None), float(res.fun))
 
 
 def solve_barycenter_lp_reference(pmfs: np.ndarray, weights: np.ndarray, grid: np.ndarray, alpha: float) -> BarycenterSolution:
     """Solve the full LP with HiGHS (all k*k coupling variables per group): the reference.
+
+    Slow (seconds at ``k = 180``): it is the exact reference :func:`solve_barycenter_lp` is tested
+    and benchmarked against, not a production path.
 
     Parameters
     ----------
@@ -199,7 +322,7 @@ def solve_barycenter_lp_reference(pmfs: np.ndarray, weights: np.ndarray, grid: n
     grid : array-like of shape (k,)
         Bin midpoints, finite and strictly increasing.
     alpha : float
-        Fairness tolerance (KS distance), in ``[0, 1]``.
+        Fairness tolerance (KS distance between the targets), ``>= 0``; values past 2 never bind.
 
     Returns
     -------
@@ -211,262 +334,227 @@ def solve_barycenter_lp_reference(pmfs: np.ndarray, weights: np.ndarray, grid: n
     ------
     ValueError
         If a PMF is negative or does not sum to 1, the weights are negative or all 0, the grid is not
-        strictly increasing, ``alpha`` is outside ``[0, 1]``, shapes disagree, or the problem exceeds
+        strictly increasing, ``alpha`` is negative, shapes disagree, or the problem exceeds
         :data:`MAX_COUPLING_CELLS`.
     TypeError
         If an argument is not real-valued.
+    RuntimeError
+        If HiGHS fails (numerical trouble); not expected.
     """
     pmfs, weights, grid = _check_lp_inputs(pmfs, weights, grid)
-    alpha = check_alpha(alpha)
-    n_groups, k = pmfs.shape
-    return _solve_restricted(pmfs, weights, grid, alpha, np.ones((n_groups, k, k), dtype=bool))
+    alpha = _check_solver_alpha(alpha)
+    check_coupling_size(*pmfs.shape, "k")
+    return _solve_full_lp(pmfs, weights, grid, alpha)
 
 
-def _monotone_support(p: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Cells (j, l) of the monotone (north-west corner) coupling of p and q on a common grid."""
-    cp = np.cumsum(p)
-    cq = np.cumsum(q)
-    cuts = np.unique(np.concatenate([cp, cq]))
-    cuts = cuts[cuts > 1e-15]
-    mids = cuts - np.diff(np.concatenate([[0.0], cuts])) / 2  # a point inside each piece of [0, 1]
-    src = np.minimum(np.searchsorted(cp, mids), p.size - 1)
-    dst = np.minimum(np.searchsorted(cq, mids), q.size - 1)
-    return src, dst
+# ---------------------------------------------------------------------------- closed form
+def _cdfs(pmfs: np.ndarray) -> np.ndarray:
+    """Each row's CDF, renormalised so that it ends at exactly 1 (monotone, in [0, 1])."""
+    cdf = np.cumsum(pmfs / pmfs.sum(axis=1, keepdims=True), axis=1)
+    np.clip(cdf, 0.0, 1.0, out=cdf)
+    cdf[:, -1] = 1.0
+    return cdf
 
 
-def solve_barycenter_alpha0(pmfs: np.ndarray, weights: np.ndarray, grid: np.ndarray) -> BarycenterSolution:
-    """Exact solution for ``alpha = 0`` in O(n_groups * k) via the comonotone multi-marginal coupling.
+def _alpha0_cdf(cdf: np.ndarray, w: np.ndarray, grid: np.ndarray) -> np.ndarray:
+    """CDF ``G_0`` of the alpha = 0 barycenter at the k - 1 cuts (step 3 at beta = 0).
 
-    The fixed-support barycenter LP equals the multi-marginal transport problem with cost
-    ``c(x) = min_{y in grid} sum_a w_a (x_a - y)^2`` (glue the couplings along q).  That cost is
-    ``sum_a w_a x_a^2 + f(sum_a w_a x_a)`` with ``f`` concave and piecewise linear, hence
-    submodular, so the comonotone (quantile) coupling is optimal (Carlier 2003).  Walking the
-    quantile levels, each piece sends every group's bin at that level to the grid point nearest
-    the weighted mean of those bins.
-
-    Parameters
-    ----------
-    pmfs : array-like of shape (n_groups, k)
-        Group PMFs on ``grid``: finite, ``>= 0``, each row summing to 1 (within 1e-6).
-    weights : array-like of shape (n_groups,)
-        Group weights ``w_a``: finite, ``>= 0``, not all 0.
-    grid : array-like of shape (k,)
-        Bin midpoints, finite and strictly increasing.
-
-    Returns
-    -------
-    BarycenterSolution
-        The comonotone couplings, the ``alpha = 0`` barycenter (every target equals it) and the
-        optimal objective.
-
-    Raises
-    ------
-    ValueError
-        If an input is outside the domain above, shapes disagree, or ``n_groups * k**2`` exceeds
-        :data:`MAX_COUPLING_CELLS`.
-    TypeError
-        If an input is not real-valued.
+    Between consecutive CDF values of all groups every quantile ``Q_a(t)`` is fixed; the level
+    goes to the grid point nearest the weighted mean of the quantiles (ties to the left point).
     """
-    return _alpha0(*_check_lp_inputs(pmfs, weights, grid))
-
-
-def _alpha0(pmfs: np.ndarray, weights: np.ndarray, grid: np.ndarray) -> BarycenterSolution:
-    """:func:`solve_barycenter_alpha0` on validated inputs."""
-    n_groups, k = pmfs.shape
-    cdfs = np.cumsum(pmfs, axis=1)
-    cuts = np.unique(np.concatenate([c[c > 1e-15] for c in cdfs] + [np.array([1.0])]))
-    cuts = cuts[cuts <= 1.0 + 1e-12]
-    lengths = np.diff(np.concatenate([[0.0], cuts]))
-    mids = cuts - lengths / 2
-    bins = np.stack([np.minimum(np.searchsorted(cdfs[a], mids), k - 1) for a in range(n_groups)])  # (groups, pieces)
-    total = weights.sum()
-    if total > 0:
-        mean = (weights[:, None] * grid[bins]).sum(axis=0) / total
-    else:  # no weight at all: any common target is optimal; use the first group's bins
-        mean = grid[bins[0]]
-    right = np.clip(np.searchsorted(grid, mean), 1, k - 1)
-    target = np.where(np.abs(grid[right - 1] - mean) <= np.abs(grid[right] - mean), right - 1, right)
-    if k == 1:
-        target = np.zeros_like(mean, dtype=int)
-    couplings = np.zeros((n_groups, k, k))
+    n_groups, k = cdf.shape
+    levels = np.unique(cdf)  # right ends of the pieces of [0, 1] (the last one is 1)
+    lengths = np.diff(levels, prepend=0.0)
+    mean = np.zeros(levels.size)
     for a in range(n_groups):
-        np.add.at(couplings[a], (bins[a], target), lengths)
-    barycenter = np.bincount(target, weights=lengths, minlength=k)
-    objective = float(sum(weights[a] * np.sum(lengths * (grid[bins[a]] - grid[target]) ** 2) for a in range(n_groups)))
-    return BarycenterSolution(couplings, barycenter, couplings.sum(axis=1), objective)
+        if w[a] > 0:
+            mean += w[a] * grid[np.minimum(np.searchsorted(cdf[a], levels, side="left"), k - 1)]
+    cuts = (grid[:-1] + grid[1:]) / 2.0
+    target = np.searchsorted(cuts, mean, side="left")  # nearest grid point, ties to the left
+    return np.cumsum(np.bincount(target, weights=lengths, minlength=k))[: k - 1]
 
 
-def solve_barycenter_lp(
-    pmfs: np.ndarray, weights: np.ndarray, grid: np.ndarray, alpha: float, *, margin: int = 4, tol: float = 1e-11
-) -> BarycenterSolution:
-    """Solve the LP exactly: closed form for alpha = 0, column generation on a band otherwise.
+#: Above this many (group, piece) pairs the windows are recomputed in every bisection step instead
+#: of being tabulated once (memory O(g k) instead of O(g^2 k)).
+_TABULATE_WINDOWS = 2**22
 
-    For ``alpha = 0`` see :func:`solve_barycenter_alpha0`.  Otherwise: optimal one-dimensional
-    couplings are monotone, so each group's coupling lives near the monotone map from ``p_a``
-    to its target.  We start with, for each bin j, the cells between j itself and the image of
-    j under the monotone map to the alpha = 0 barycenter (plus ``margin`` cells), solve that
-    restricted LP with HiGHS (highspy, warm-started when cells are added), and price every excluded cell
-    with the duals: a cell with negative reduced cost ``w_a c(j, l) - u_a(j) - v_a(l)`` is added
-    and the LP re-solved.  We stop when the weak-duality bound on the distance to the full
-    optimum, ``sum_{a,j} p_a(j) max(0, -min_l reduced_cost[a, j, l])``, is below ``tol``
-    (1e-11): the objective is then optimal to ``tol``, a certificate, not a heuristic.
+
+def _windows(levels: np.ndarray, flat_cdf: np.ndarray, n_groups: int, grid: np.ndarray, beta: float) -> tuple:
+    """Every group's window ``[Q_a(t - beta), Q_a(t + beta)]`` at the given levels, shape (n_groups, ...).
+
+    ``flat_cdf`` holds the groups' CDFs offset by ``2 a`` so that one ``searchsorted`` serves every
+    group; a window is open (``-inf`` / ``+inf``) below level 0 and above level 1.  Every step is
+    monotone in the level, so the windows are too, exactly, in floating point.
+    """
+    k = grid.size
+    offsets = 2.0 * np.arange(n_groups).reshape((n_groups,) + (1,) * levels.ndim)
+    base = (np.arange(n_groups) * k).reshape(offsets.shape)
+    low = levels - beta
+    high = levels + beta
+    query = np.stack([np.clip(low, 0.0, 1.0) + offsets, np.clip(high, 0.0, 1.0) + offsets])
+    ends = grid[np.minimum(np.searchsorted(flat_cdf, query, side="left") - base, k - 1)]
+    left = np.where(low > 0.0, ends[0], -np.inf)
+    right = np.where(high <= 1.0, ends[1], np.inf)
+    return left, right
+
+
+def _centre_range(cdf: np.ndarray, w: np.ndarray, grid: np.ndarray, beta: float) -> tuple[np.ndarray, np.ndarray]:
+    """``(lower_l, upper_l)``: the optimal values of ``G(l)`` at every cut (steps 3-4).
+
+    For every cut the pieces of ``[0, 1]`` where ``D_t'(c_l) > 0`` (resp. ``>= 0``) form a prefix;
+    its length is found by bisection over the pieces, all cuts at once.
+    """
+    n_groups = cdf.shape[0]
+    inner = cdf[:, :-1].ravel()
+    levels = np.concatenate([inner + beta, inner - beta, [beta, 1.0 - beta, 0.0, 1.0]])
+    levels = np.unique(levels[(levels >= 0.0) & (levels <= 1.0)])  # sorted breakpoints, 0 and 1 included
+    mids = (levels[:-1] + levels[1:]) / 2.0
+    n_pieces = mids.size
+    cuts = (grid[:-1] + grid[1:]) / 2.0
+    n_cuts = cuts.size
+    flat_cdf = (cdf + 2.0 * np.arange(n_groups)[:, None]).ravel()
+    tabulated = n_groups * n_pieces <= _TABULATE_WINDOWS
+    if tabulated:
+        left_all, right_all = _windows(mids, flat_cdf, n_groups, grid, beta)
+    # rows 0..n_cuts-1: count pieces with D' > 0 (a prefix); rows n_cuts..: pieces with D' >= 0
+    all_cuts = np.concatenate([cuts, cuts])
+    lo = np.zeros(2 * n_cuts, dtype=np.int64)
+    hi = np.full(2 * n_cuts, n_pieces, dtype=np.int64)
+    for _ in range(max(1, int(n_pieces).bit_length())):
+        mid = np.minimum((lo + hi) // 2, n_pieces - 1)
+        if tabulated:
+            left, right = left_all[:, mid], right_all[:, mid]
+        else:
+            left, right = _windows(mids[mid], flat_cdf, n_groups, grid, beta)
+        # D_t'(c) / 2 = sum_a w_a [(c - Q_a(t + beta))^+ - (Q_a(t - beta) - c)^+]
+        d = w @ (np.maximum(all_cuts - right, 0.0) - np.maximum(left - all_cuts, 0.0))
+        holds = np.concatenate([d[:n_cuts] > 0.0, d[n_cuts:] >= 0.0])
+        active = lo < hi
+        lo = np.where(active & holds, mid + 1, lo)
+        hi = np.where(active & ~holds, mid, hi)
+    return levels[lo[:n_cuts]], levels[lo[n_cuts:]]
+
+
+def _monotone_couplings(cdf: np.ndarray, target_cdf: np.ndarray) -> tuple[np.ndarray, ...]:
+    """North-west corner (monotone) coupling of every ``F_a`` with ``G_a``: at most 2k - 1 cells each."""
+    n_groups, k = cdf.shape
+    parts = []
+    for a in range(n_groups):
+        levels = np.unique(np.concatenate([cdf[a], target_cdf[a]]))  # right ends of the pieces
+        mass = np.diff(levels, prepend=0.0)
+        keep = mass > 0
+        levels, mass = levels[keep], mass[keep]
+        source = np.minimum(np.searchsorted(cdf[a], levels, side="left"), k - 1)
+        target = np.minimum(np.searchsorted(target_cdf[a], levels, side="left"), k - 1)
+        parts.append((np.full(levels.size, a, dtype=np.int64), source, target, mass))
+    return tuple(np.concatenate(column) for column in zip(*parts, strict=True))
+
+
+def _closed_form(pmfs: np.ndarray, weights: np.ndarray, grid: np.ndarray, alpha: float) -> BarycenterSolution:
+    """:func:`solve_barycenter_lp` on validated inputs."""
+    n_groups, k = pmfs.shape
+    beta = alpha / 2.0
+    cdf = _cdfs(pmfs)
+    w = weights / weights.sum()
+    if k == 1:
+        centre = np.ones(1)
+        target_cdf = np.ones((n_groups, 1))
+    else:
+        centre0 = _alpha0_cdf(cdf, w, grid)
+        if beta == 0.0:
+            centre = centre0
+        else:  # ties towards the alpha = 0 barycenter
+            lower, upper = _centre_range(cdf, w, grid, beta)
+            centre = np.clip(centre0, lower, upper)
+        target_cdf = np.concatenate(
+            [np.clip(cdf[:, :-1], centre - beta, centre + beta), np.ones((n_groups, 1))], axis=1
+        )
+        centre = np.append(centre, 1.0)
+    group, source, target, mass = _monotone_couplings(cdf, target_cdf)
+    objective = float(np.sum(weights[group] * mass * (grid[source] - grid[target]) ** 2))
+    return BarycenterSolution(
+        barycenter=np.maximum(np.diff(centre, prepend=0.0), 0.0),
+        targets=np.maximum(np.diff(target_cdf, axis=1, prepend=0.0), 0.0),
+        objective=objective,
+        coupling_group=group, coupling_source=source, coupling_target=target, coupling_mass=mass,
+    )
+
+
+def solve_barycenter_lp(pmfs: np.ndarray, weights: np.ndarray, grid: np.ndarray, alpha: float) -> BarycenterSolution:
+    """Solve the barycenter LP of Algorithm 1, line 10, exactly and without an LP solver.
+
+    The KS-relaxed fixed-support barycenter problem splits, in CDF variables, into ``k - 1``
+    one-dimensional convex problems whose minimisers are read off the groups' quantile windows
+    ``[Q_a(t - alpha/2), Q_a(t + alpha/2)]``; the couplings are monotone.  The module docstring of
+    ``dpfair.regression._lp`` gives the proof sketch and the tie-breaking rule (flat regions go
+    towards the ``alpha = 0`` barycenter).  Time ``O(g k log k log(g k))``, memory ``O(g k)``; no
+    dense ``k x k`` array is built.
 
     Parameters
     ----------
     pmfs : array-like of shape (n_groups, k)
-        Group PMFs on ``grid``: finite, ``>= 0``, each row summing to 1 (within 1e-6).
+        Group PMFs on ``grid``: finite, ``>= 0``, each row summing to 1 (within 1e-6; rows are
+        renormalised to sum to exactly 1).
     weights : array-like of shape (n_groups,)
         Group weights ``w_a``: finite, ``>= 0``, not all 0.
     grid : array-like of shape (k,)
         Bin midpoints, finite and strictly increasing.
     alpha : float
-        Fairness tolerance (KS distance between the targets), in ``[0, 1]``.
-    margin : int, default 4
-        Extra cells on each side of the initial band (``>= 0``).
-    tol : float, default 1e-11
-        Stopping tolerance on the duality-gap bound (finite, ``> 0``).
+        Fairness tolerance (KS distance between the targets), ``>= 0`` (``inf`` allowed; past 2 the
+        constraint never binds and every group keeps its own distribution).
 
     Returns
     -------
     BarycenterSolution
-        The optimal couplings, the barycenter (the centre of the KS ball), the group targets
-        and the objective, optimal to within ``tol``.
+        Sparse optimal couplings, the barycenter (the centre of the KS ball), the group targets and
+        the optimal objective.
 
     Raises
     ------
     ValueError
-        If an input is outside the domain above, shapes disagree, or ``n_groups * k**2`` exceeds
-        :data:`MAX_COUPLING_CELLS`.
+        If an input is outside the domain above or shapes disagree.
     TypeError
         If an input is not real-valued.
-    RuntimeError
-        If HiGHS fails on a valid problem (numerical trouble); not expected.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> sol = solve_barycenter_lp([[1.0, 0.0], [0.0, 1.0]], [0.5, 0.5], [0.0, 1.0], 0.0)
+    >>> sol.objective, sol.barycenter.tolist()
+    (0.5, [1.0, 0.0])
     """
     pmfs, weights, grid = _check_lp_inputs(pmfs, weights, grid)
-    alpha = check_alpha(alpha)
-    if isinstance(margin, bool) or not isinstance(margin, numbers.Integral) or margin < 0:
-        raise ValueError(f"margin must be an integer >= 0, got {margin!r}.")
-    if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not (math.isfinite(tol) and tol > 0):
-        raise ValueError(f"tol must be a finite number > 0, got {tol!r}.")
-    n_groups, k = pmfs.shape
-    exact0 = _alpha0(pmfs, weights, grid)
-    if alpha == 0:
-        return exact0
-    # the alpha = 0 barycenter is the initial guess: each target lies between p_a and it
-    guess = exact0.barycenter
-    mask = np.zeros((n_groups, k, k), dtype=bool)
-    rows = np.arange(k)
-    for a in range(n_groups):
-        src, dst = _monotone_support(pmfs[a], guess)
-        lo = rows.copy()
-        hi = rows.copy()
-        np.minimum.at(lo, src, dst)
-        np.maximum.at(hi, src, dst)
-        lo = np.maximum(lo - margin, 0)
-        hi = np.minimum(hi + margin, k - 1)
-        mask[a] = (rows[None, :] >= lo[:, None]) & (rows[None, :] <= hi[:, None])
-    cost = (grid[:, None] - grid[None, :]) ** 2
-    lp = _WarmBarycenterLP(pmfs, weights, grid, alpha)
-    lp.add_cells(*np.nonzero(mask))
-    for _ in range(50):
-        objective, u, v = lp.solve()
-        reduced = weights[:, None, None] * cost[None] - u[:, :, None] - v[:, None, :]
-        # Weak duality: every feasible point of the full LP costs at least the restricted optimum
-        # minus sum_{a,j} p_a(j) * max(0, -min_l reduced[a, j, l])  (row j of group a carries p_a(j)).
-        gap_bound = float(np.sum(pmfs * np.maximum(0.0, -reduced.min(axis=2))))
-        if gap_bound <= tol:
-            return lp.solution(objective)
-        entering = (reduced < 0) & ~mask
-        if not entering.any():  # pragma: no cover - numerically negligible reduced costs only
-            return lp.solution(objective)
-        mask |= entering
-        lp.add_cells(*np.nonzero(entering))
-    raise RuntimeError("column generation did not converge in 50 rounds; use solve_barycenter_lp_reference.")
+    return _closed_form(pmfs, weights, grid, _check_solver_alpha(alpha))
 
 
-class _WarmBarycenterLP:
-    """The LP in HiGHS (highspy), grown column by column with warm starts.
+def solve_barycenter_alpha0(pmfs: np.ndarray, weights: np.ndarray, grid: np.ndarray) -> BarycenterSolution:
+    """Exact barycenter for ``alpha = 0``: quantile averaging (:func:`solve_barycenter_lp` at 0).
 
-    Columns: ``G_a`` (n_groups*k), ``G`` (k), then coupling cells in the order added.
-    Rows: row sums (n_groups*k), column sums (n_groups*k), KS (n_groups*k, two-sided),
-    monotonicity of ``G`` (k-1).  Adding cells keeps the basis, so re-solving after pricing
-    costs a few simplex iterations instead of a fresh solve.
+    Every level ``t`` of the groups' quantile functions goes to the grid point nearest the
+    weighted mean ``sum_a w_a Q_a(t) / sum_a w_a`` (ties to the left point); all targets equal the
+    barycenter.
+
+    Parameters
+    ----------
+    pmfs : array-like of shape (n_groups, k)
+        Group PMFs on ``grid``: finite, ``>= 0``, each row summing to 1 (within 1e-6).
+    weights : array-like of shape (n_groups,)
+        Group weights ``w_a``: finite, ``>= 0``, not all 0.
+    grid : array-like of shape (k,)
+        Bin midpoints, finite and strictly increasing.
+
+    Returns
+    -------
+    BarycenterSolution
+        The monotone couplings, the ``alpha = 0`` barycenter (every target equals it) and the
+        optimal objective.
+
+    Raises
+    ------
+    ValueError
+        If an input is outside the domain above or shapes disagree.
+    TypeError
+        If an input is not real-valued.
     """
-
-    def __init__(self, pmfs: np.ndarray, weights: np.ndarray, grid: np.ndarray, alpha: float) -> None:
-        import highspy
-
-        self.pmfs, self.weights, self.grid = pmfs, weights, grid
-        n_groups, k = pmfs.shape
-        self.n_groups, self.k = n_groups, k
-        h = highspy.Highs()
-        h.setOptionValue("output_flag", False)
-        h.setOptionValue("primal_feasibility_tolerance", 1e-10)
-        h.setOptionValue("dual_feasibility_tolerance", 1e-10)
-        h.setOptionValue("presolve", "off")  # keeps the basis valid across added columns
-        inf = highspy.kHighsInf
-        n_struct = n_groups * k + k
-        lower = np.zeros(n_struct)
-        upper = np.ones(n_struct)
-        lower[-1] = 1.0  # G(k) = 1
-        h.addVars(n_struct, lower, upper)
-        r = np.arange(k)
-        g_a = (np.arange(n_groups)[:, None] * k + r).ravel()
-        g = n_groups * k + r
-        # rows: row sums, column sums (with their G_a terms), KS, monotone
-        row_lo = np.concatenate([pmfs.ravel(), np.zeros(n_groups * k), np.full(n_groups * k, -alpha / 2), np.zeros(k - 1)])
-        row_hi = np.concatenate([pmfs.ravel(), np.zeros(n_groups * k), np.full(n_groups * k, alpha / 2), np.full(k - 1, inf)])
-        entries_row, entries_col, entries_val = [], [], []
-        col_rows = n_groups * k + g_a
-        entries_row += [col_rows, col_rows[(g_a % k) > 0]]
-        entries_col += [g_a, g_a[(g_a % k) > 0] - 1]
-        entries_val += [-np.ones(g_a.size), np.ones(int(((g_a % k) > 0).sum()))]
-        ks_rows = 2 * n_groups * k + g_a
-        entries_row += [ks_rows, ks_rows]
-        entries_col += [g_a, np.tile(g, n_groups)]
-        entries_val += [np.ones(g_a.size), -np.ones(g_a.size)]
-        mono = 3 * n_groups * k + np.arange(k - 1)
-        entries_row += [mono, mono]
-        entries_col += [g[1:], g[:-1]]
-        entries_val += [np.ones(k - 1), -np.ones(k - 1)]
-        m = sparse.csr_array(
-            (np.concatenate(entries_val), (np.concatenate(entries_row), np.concatenate(entries_col))),
-            shape=(row_lo.size, n_struct),
-        )
-        h.addRows(row_lo.size, row_lo, row_hi, m.nnz, m.indptr.astype(np.int32), m.indices.astype(np.int32), m.data)
-        self.h = h
-        self.n_struct = n_struct
-        self.cells = np.zeros((0, 3), dtype=np.int64)
-        self.inf = inf
-
-    def add_cells(self, ga: np.ndarray, gj: np.ndarray, gl: np.ndarray) -> None:
-        k, n_groups = self.k, self.n_groups
-        n_new = ga.size
-        cost = self.weights[ga] * (self.grid[gj] - self.grid[gl]) ** 2
-        starts = np.arange(0, 2 * n_new, 2, dtype=np.int32)
-        rows = np.empty(2 * n_new, dtype=np.int32)
-        rows[0::2] = ga * k + gj  # row-sum row
-        rows[1::2] = n_groups * k + ga * k + gl  # column-sum row
-        self.h.addCols(n_new, cost, np.zeros(n_new), np.full(n_new, self.inf), 2 * n_new, starts, rows, np.ones(2 * n_new))
-        self.cells = np.concatenate([self.cells, np.stack([ga, gj, gl], axis=1)])
-
-    def solve(self) -> tuple[float, np.ndarray, np.ndarray]:
-        self.h.run()
-        status = self.h.getModelStatus()
-        if self.h.modelStatusToString(status) != "Optimal":
-            raise RuntimeError(f"HiGHS did not solve the barycenter LP: {self.h.modelStatusToString(status)}.")
-        sol = self.h.getSolution()
-        duals = np.asarray(sol.row_dual)
-        nk = self.n_groups * self.k
-        row_duals = duals[:nk].reshape(self.n_groups, self.k)
-        column_duals = duals[nk : 2 * nk].reshape(self.n_groups, self.k)
-        return float(self.h.getInfo().objective_function_value), row_duals, column_duals
-
-    def solution(self, objective: float) -> BarycenterSolution:
-        x = np.asarray(self.h.getSolution().col_value)
-        n_groups, k = self.n_groups, self.k
-        couplings = np.zeros((n_groups, k, k))
-        c = self.cells
-        couplings[c[:, 0], c[:, 1], c[:, 2]] = np.clip(x[self.n_struct :], 0.0, None)
-        cdf = x[n_groups * k : n_groups * k + k]
-        return BarycenterSolution(couplings, np.clip(np.diff(cdf, prepend=0.0), 0.0, None), couplings.sum(axis=1), objective)
+    pmfs, weights, grid = _check_lp_inputs(pmfs, weights, grid)
+    return _closed_form(pmfs, weights, grid, 0.0)

@@ -27,6 +27,7 @@ import warnings
 from typing import Any
 
 import numpy as np
+from scipy import sparse
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, RegressorMixin, clone
 from sklearn.exceptions import NotFittedError
 from sklearn.metrics import r2_score
@@ -63,7 +64,7 @@ from dpfair._validation import check_epsilon, check_int, check_nonnegative_finit
 from dpfair.privacy.leaks import warn_privacy_leak
 from dpfair.privacy.mechanisms import laplace_mechanism
 from dpfair.privacy.noise import get_noise_source
-from dpfair.regression._lp import check_alpha, check_coupling_size, real_array, solve_barycenter_lp
+from dpfair.regression._lp import BarycenterSolution, check_alpha, check_coupling_size, real_array, solve_barycenter_lp
 
 __all__ = ["FairRegressionPostProcessor", "WassersteinBarycenterPostProcessor", "l_inf_isotonic_cdf"]
 
@@ -227,8 +228,10 @@ class FairRegressionPostProcessor(MetaEstimatorMixin, RegressorMixin, BaseEstima
         Privacy parameter (> 0; ``inf`` gives the non-private algorithm and a
         :class:`~dpfair.privacy.PrivacyLeakWarning`).
     n_bins : int, default 16
-        Number of histogram bins ``k``.  ``n_groups * n_bins**2`` must not exceed
-        :data:`dpfair.regression.MAX_COUPLING_CELLS` (2**25, the size of the couplings).
+        Number of histogram bins ``k``.  The maps are stored sparse (at most ``2k - 1`` coupling
+        cells per group), so ``k`` may be large (``100_000`` bins with 20 groups fit in memory); only
+        the dense views ``couplings_`` and ``transport_`` are limited to
+        :data:`dpfair.regression.MAX_COUPLING_CELLS` cells.
     alpha : float, default 0.0
         Statistical-parity tolerance: KS distance between the groups' targets, in ``[0, 1]``.
     bounds : (float, float) or None, default None
@@ -276,10 +279,19 @@ class FairRegressionPostProcessor(MetaEstimatorMixin, RegressorMixin, BaseEstima
         Barycenter ``q`` (line 10).
     targets_ : ndarray of shape (n_groups, n_bins)
         Per-group targets ``q_a``.
+    sparse_couplings_ : scipy.sparse.csr_array of shape (n_groups * n_bins, n_bins)
+        Optimal couplings: row ``a * n_bins + j``, column ``l`` holds ``pi_a(j, l)`` (the monotone
+        coupling, at most ``2 n_bins - 1`` non-zeros per group).
+    sparse_transport_ : scipy.sparse.csr_array of shape (n_groups * n_bins, n_bins)
+        Row-stochastic maps (line 12): row ``a * n_bins + j``, column ``l`` holds
+        ``P(g_a(v_j) = v_l)``; a bin with no private mass maps to itself.  :meth:`predict` samples
+        from it.
     couplings_ : ndarray of shape (n_groups, n_bins, n_bins)
-        Optimal couplings ``pi_a``.
+        Dense view of ``sparse_couplings_`` (a property; refused beyond
+        :data:`~dpfair.regression.MAX_COUPLING_CELLS` cells).
     transport_ : ndarray of shape (n_groups, n_bins, n_bins)
-        Row-stochastic maps: ``transport_[a, j, l] = P(g_a(v_j) = v_l)`` (line 12).
+        Dense view of ``sparse_transport_``: ``transport_[a, j, l] = P(g_a(v_j) = v_l)`` (a property;
+        refused beyond :data:`~dpfair.regression.MAX_COUPLING_CELLS` cells).
     objective_ : float
         LP optimum (weighted squared transport cost, weights ``group_weights_``).
     n_features_in_ : int
@@ -382,7 +394,6 @@ class FairRegressionPostProcessor(MetaEstimatorMixin, RegressorMixin, BaseEstima
         declared = None
         if self.groups is not None:
             declared, _ = resolve_groups(self.groups, np.empty(0, dtype=object), epsilon)
-            check_coupling_size(declared.size, k)
         estimator = _fit_wrapped(self.estimator, prefit, X, y, owner)
         outputs = _predict_outputs(estimator, X)
         n = outputs.size
@@ -393,7 +404,6 @@ class FairRegressionPostProcessor(MetaEstimatorMixin, RegressorMixin, BaseEstima
         else:
             index = group_index(declared, _labels(sensitive_features, n))
         n_groups = declared.size
-        check_coupling_size(n_groups, k)
         scale = 2.0 / (n * epsilon)
         if scale > _MAX_NOISE_SCALE:
             raise ValueError(
@@ -483,8 +493,8 @@ class FairRegressionPostProcessor(MetaEstimatorMixin, RegressorMixin, BaseEstima
     @staticmethod
     def _solve(
         pmfs: np.ndarray, weights: np.ndarray, k: int, width: float, alpha: float
-    ) -> tuple[Any, float, np.ndarray]:
-        """Lines 10-12 on private PMFs and weights; returns (solution, objective, transport)."""
+    ) -> tuple[BarycenterSolution, float, sparse.csr_array]:
+        """Lines 10-12 on private PMFs and weights; returns (solution, objective, sparse transport)."""
         total = float(weights.sum())
         # The LP's solution is invariant to scaling the weights and to affine maps of the grid:
         # solve with normalized weights (equal ones if every private weight is 0) on the unit grid
@@ -495,20 +505,66 @@ class FairRegressionPostProcessor(MetaEstimatorMixin, RegressorMixin, BaseEstima
         solution = solve_barycenter_lp(pmfs, lp_weights, unit_grid, alpha)  # line 10
         objective = solution.objective * total * width**2 if total > 0 else 0.0
         # line 12: g_a(v_j) = v_l with probability pi_a(j, l) / p_a(j), or v_j when p_a(j) = 0
-        mass = solution.couplings.sum(axis=2, keepdims=True)
-        identity = np.broadcast_to(np.eye(k), solution.couplings.shape)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            transport = np.where(mass > 1e-15, solution.couplings / np.maximum(mass, 1e-300), identity)
+        n_rows = weights.size * k
+        rows = solution.coupling_group * k + solution.coupling_source
+        row_mass = np.bincount(rows, weights=solution.coupling_mass, minlength=n_rows)
+        empty = np.flatnonzero(row_mass <= 0)
+        all_rows = np.concatenate([rows, empty])
+        columns = np.concatenate([solution.coupling_target, empty % k])
+        values = np.concatenate([solution.coupling_mass / row_mass[rows], np.ones(empty.size)])
+        order = np.lexsort((columns, all_rows))
+        indptr = np.concatenate([[0], np.cumsum(np.bincount(all_rows, minlength=n_rows))])
+        transport = sparse.csr_array((values[order], columns[order], indptr), shape=(n_rows, k))
         return solution, objective, transport
 
-    def _assign_solution(self, solved: tuple[Any, float, np.ndarray], alpha: float | None = None) -> None:
+    def _assign_solution(self, solved: tuple[BarycenterSolution, float, sparse.csr_array], alpha: float | None = None) -> None:
         solution, objective, transport = solved
         self.alpha_ = float(self.alpha) if alpha is None else alpha
         self.barycenter_ = solution.barycenter
         self.targets_ = solution.targets
-        self.couplings_ = solution.couplings
+        self.sparse_couplings_ = solution.sparse_couplings()
         self.objective_ = objective
-        self.transport_ = transport
+        self.sparse_transport_ = transport
+
+    def _dense(self, name: str) -> np.ndarray:
+        matrix = getattr(self, "sparse_" + name)  # AttributeError before fit, as for any fitted attribute
+        n_groups, k = self.targets_.shape
+        check_coupling_size(n_groups, k)
+        return matrix.toarray().reshape(n_groups, k, k)
+
+    @property
+    def couplings_(self) -> np.ndarray:
+        """Dense optimal couplings ``couplings_[a, j, l] = pi_a(j, l)`` (a view of ``sparse_couplings_``).
+
+        Returns
+        -------
+        ndarray of shape (n_groups, n_bins, n_bins)
+
+        Raises
+        ------
+        AttributeError
+            Before ``fit``.
+        ValueError
+            If ``n_groups * n_bins**2`` exceeds :data:`~dpfair.regression.MAX_COUPLING_CELLS`.
+        """
+        return self._dense("couplings_")
+
+    @property
+    def transport_(self) -> np.ndarray:
+        """Dense maps ``transport_[a, j, l] = P(g_a(v_j) = v_l)`` (a view of ``sparse_transport_``).
+
+        Returns
+        -------
+        ndarray of shape (n_groups, n_bins, n_bins)
+
+        Raises
+        ------
+        AttributeError
+            Before ``fit``.
+        ValueError
+            If ``n_groups * n_bins**2`` exceeds :data:`~dpfair.regression.MAX_COUPLING_CELLS`.
+        """
+        return self._dense("transport_")
 
     def refit_alpha(self, alpha: float) -> FairRegressionPostProcessor:
         """Re-solve for another ``alpha`` from the same private statistics (no privacy cost).
@@ -567,16 +623,21 @@ class FairRegressionPostProcessor(MetaEstimatorMixin, RegressorMixin, BaseEstima
         ValueError, TypeError
             On invalid input or a group outside ``groups_`` (the message names the argument).
         """
-        check_is_fitted(self, "transport_")
+        check_is_fitted(self, "sparse_transport_")
         outputs = _predict_outputs(self.estimator_, X)
         index = _rows_of_fitted_groups(self.groups_, sensitive_features, outputs.size)
         noise = _prediction_noise(random_state, self._predict_seed_)
         lo, hi = self.bounds_
-        bins = _bin_index(outputs, lo, hi, self.grid_.size)
-        cdf = np.cumsum(self.transport_[index, bins], axis=1)
-        u = noise.uniform(outputs.size) * cdf[:, -1]
-        target = np.minimum((cdf <= u[:, None]).sum(axis=1), self.grid_.size - 1)
-        return self.grid_[target]
+        k = self.grid_.size
+        rows = index * k + _bin_index(outputs, lo, hi, k)
+        # line 13: draw g_a(v_j) from row a*k + j of the sparse row-stochastic map (inverse CDF)
+        transport = self.sparse_transport_
+        start, end = transport.indptr[rows], transport.indptr[rows + 1]
+        cumulative = np.cumsum(transport.data)
+        base = np.where(start > 0, cumulative[np.maximum(start - 1, 0)], 0.0)
+        level = base + noise.uniform(outputs.size) * (cumulative[end - 1] - base)
+        position = np.clip(np.searchsorted(cumulative, level, side="right"), start, end - 1)
+        return self.grid_[transport.indices[position]]
 
     def score(self, X: Any, y: Any, sample_weight: Any = None, *, sensitive_features: Any = None) -> float:
         """Coefficient of determination R^2 of :meth:`predict` on ``(X, y)``.

@@ -1,0 +1,214 @@
+"""The previous exact barycenter solver: certified column generation over HiGHS (needs ``highspy``).
+
+Superseded by the closed form (:func:`dpfair.regression.solve_barycenter_lp`); kept, outside the
+library's code path, as a second exact reference for ``tests/regression`` and
+``benchmarks/bench_regression.py``.  ``highspy`` is imported only when it is called.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+from scipy import sparse
+
+from dpfair.regression._lp import (
+    BarycenterSolution,
+    _check_lp_inputs,
+    _closed_form,
+    _from_dense,
+    check_alpha,
+    check_coupling_size,
+)
+
+__all__ = ["solve_barycenter_column_generation"]
+
+
+def _monotone_support(p: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Cells (j, l) of the monotone (north-west corner) coupling of p and q on a common grid."""
+    cp = np.cumsum(p)
+    cq = np.cumsum(q)
+    cuts = np.unique(np.concatenate([cp, cq]))
+    cuts = cuts[cuts > 1e-15]
+    mids = cuts - np.diff(np.concatenate([[0.0], cuts])) / 2  # a point inside each piece of [0, 1]
+    src = np.minimum(np.searchsorted(cp, mids), p.size - 1)
+    dst = np.minimum(np.searchsorted(cq, mids), q.size - 1)
+    return src, dst
+
+
+def solve_barycenter_column_generation(
+    pmfs: np.ndarray, weights: np.ndarray, grid: np.ndarray, alpha: float, *, margin: int = 4, tol: float = 1e-11
+) -> BarycenterSolution:
+    """The previous exact solver (before the closed form): column generation over HiGHS on a band.
+
+    Kept as a second exact reference for tests and benchmarks; needs ``highspy``.  Optimal one-dimensional
+    couplings are monotone, so each group's coupling lives near the monotone map from ``p_a``
+    to its target.  We start with, for each bin j, the cells between j itself and the image of
+    j under the monotone map to the alpha = 0 barycenter (plus ``margin`` cells), solve that
+    restricted LP with HiGHS (highspy, warm-started when cells are added), and price every excluded cell
+    with the duals: a cell with negative reduced cost ``w_a c(j, l) - u_a(j) - v_a(l)`` is added
+    and the LP re-solved.  We stop when the weak-duality bound on the distance to the full
+    optimum, ``sum_{a,j} p_a(j) max(0, -min_l reduced_cost[a, j, l])``, is below ``tol``
+    (1e-11): the objective is then optimal to ``tol``, a certificate, not a heuristic.
+
+    Parameters
+    ----------
+    pmfs : array-like of shape (n_groups, k)
+        Group PMFs on ``grid``: finite, ``>= 0``, each row summing to 1 (within 1e-6).
+    weights : array-like of shape (n_groups,)
+        Group weights ``w_a``: finite, ``>= 0``, not all 0.
+    grid : array-like of shape (k,)
+        Bin midpoints, finite and strictly increasing.
+    alpha : float
+        Fairness tolerance (KS distance between the targets), in ``[0, 1]``.
+    margin : int, default 4
+        Extra cells on each side of the initial band (``>= 0``).
+    tol : float, default 1e-11
+        Stopping tolerance on the duality-gap bound (finite, ``> 0``).
+
+    Returns
+    -------
+    BarycenterSolution
+        The optimal couplings, the barycenter (the centre of the KS ball), the group targets
+        and the objective, optimal to within ``tol``.
+
+    Raises
+    ------
+    ValueError
+        If an input is outside the domain above, shapes disagree, or ``n_groups * k**2`` exceeds
+        :data:`MAX_COUPLING_CELLS`.
+    TypeError
+        If an input is not real-valued.
+    RuntimeError
+        If HiGHS fails on a valid problem (numerical trouble); not expected.
+    """
+    pmfs, weights, grid = _check_lp_inputs(pmfs, weights, grid)
+    alpha = check_alpha(alpha)
+    check_coupling_size(*pmfs.shape, "k")
+    if isinstance(margin, bool) or not isinstance(margin, numbers.Integral) or margin < 0:
+        raise ValueError(f"margin must be an integer >= 0, got {margin!r}.")
+    if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not (math.isfinite(tol) and tol > 0):
+        raise ValueError(f"tol must be a finite number > 0, got {tol!r}.")
+    n_groups, k = pmfs.shape
+    exact0 = _closed_form(pmfs, weights, grid, 0.0)
+    if alpha == 0:
+        return exact0
+    # the alpha = 0 barycenter is the initial guess: each target lies between p_a and it
+    guess = exact0.barycenter
+    mask = np.zeros((n_groups, k, k), dtype=bool)
+    rows = np.arange(k)
+    for a in range(n_groups):
+        src, dst = _monotone_support(pmfs[a], guess)
+        lo = rows.copy()
+        hi = rows.copy()
+        np.minimum.at(lo, src, dst)
+        np.maximum.at(hi, src, dst)
+        lo = np.maximum(lo - margin, 0)
+        hi = np.minimum(hi + margin, k - 1)
+        mask[a] = (rows[None, :] >= lo[:, None]) & (rows[None, :] <= hi[:, None])
+    cost = (grid[:, None] - grid[None, :]) ** 2
+    lp = _WarmBarycenterLP(pmfs, weights, grid, alpha)
+    lp.add_cells(*np.nonzero(mask))
+    for _ in range(50):
+        objective, u, v = lp.solve()
+        reduced = weights[:, None, None] * cost[None] - u[:, :, None] - v[:, None, :]
+        # Weak duality: every feasible point of the full LP costs at least the restricted optimum
+        # minus sum_{a,j} p_a(j) * max(0, -min_l reduced[a, j, l])  (row j of group a carries p_a(j)).
+        gap_bound = float(np.sum(pmfs * np.maximum(0.0, -reduced.min(axis=2))))
+        if gap_bound <= tol:
+            return lp.solution(objective)
+        entering = (reduced < 0) & ~mask
+        if not entering.any():  # pragma: no cover - numerically negligible reduced costs only
+            return lp.solution(objective)
+        mask |= entering
+        lp.add_cells(*np.nonzero(entering))
+    raise RuntimeError("column generation did not converge in 50 rounds; use solve_barycenter_lp_reference.")
+
+
+class _WarmBarycenterLP:
+    """The LP in HiGHS (highspy), grown column by column with warm starts.
+
+    Columns: ``G_a`` (n_groups*k), ``G`` (k), then coupling cells in the order added.
+    Rows: row sums (n_groups*k), column sums (n_groups*k), KS (n_groups*k, two-sided),
+    monotonicity of ``G`` (k-1).  Adding cells keeps the basis, so re-solving after pricing
+    costs a few simplex iterations instead of a fresh solve.
+    """
+
+    def __init__(self, pmfs: np.ndarray, weights: np.ndarray, grid: np.ndarray, alpha: float) -> None:
+        import highspy
+
+        self.pmfs, self.weights, self.grid = pmfs, weights, grid
+        n_groups, k = pmfs.shape
+        self.n_groups, self.k = n_groups, k
+        h = highspy.Highs()
+        h.setOptionValue("output_flag", False)
+        h.setOptionValue("primal_feasibility_tolerance", 1e-10)
+        h.setOptionValue("dual_feasibility_tolerance", 1e-10)
+        h.setOptionValue("presolve", "off")  # keeps the basis valid across added columns
+        inf = highspy.kHighsInf
+        n_struct = n_groups * k + k
+        lower = np.zeros(n_struct)
+        upper = np.ones(n_struct)
+        lower[-1] = 1.0  # G(k) = 1
+        h.addVars(n_struct, lower, upper)
+        r = np.arange(k)
+        g_a = (np.arange(n_groups)[:, None] * k + r).ravel()
+        g = n_groups * k + r
+        # rows: row sums, column sums (with their G_a terms), KS, monotone
+        row_lo = np.concatenate([pmfs.ravel(), np.zeros(n_groups * k), np.full(n_groups * k, -alpha / 2), np.zeros(k - 1)])
+        row_hi = np.concatenate([pmfs.ravel(), np.zeros(n_groups * k), np.full(n_groups * k, alpha / 2), np.full(k - 1, inf)])
+        entries_row, entries_col, entries_val = [], [], []
+        col_rows = n_groups * k + g_a
+        entries_row += [col_rows, col_rows[(g_a % k) > 0]]
+        entries_col += [g_a, g_a[(g_a % k) > 0] - 1]
+        entries_val += [-np.ones(g_a.size), np.ones(int(((g_a % k) > 0).sum()))]
+        ks_rows = 2 * n_groups * k + g_a
+        entries_row += [ks_rows, ks_rows]
+        entries_col += [g_a, np.tile(g, n_groups)]
+        entries_val += [np.ones(g_a.size), -np.ones(g_a.size)]
+        mono = 3 * n_groups * k + np.arange(k - 1)
+        entries_row += [mono, mono]
+        entries_col += [g[1:], g[:-1]]
+        entries_val += [np.ones(k - 1), -np.ones(k - 1)]
+        m = sparse.csr_array(
+            (np.concatenate(entries_val), (np.concatenate(entries_row), np.concatenate(entries_col))),
+            shape=(row_lo.size, n_struct),
+        )
+        h.addRows(row_lo.size, row_lo, row_hi, m.nnz, m.indptr.astype(np.int32), m.indices.astype(np.int32), m.data)
+        self.h = h
+        self.n_struct = n_struct
+        self.cells = np.zeros((0, 3), dtype=np.int64)
+        self.inf = inf
+
+    def add_cells(self, ga: np.ndarray, gj: np.ndarray, gl: np.ndarray) -> None:
+        k, n_groups = self.k, self.n_groups
+        n_new = ga.size
+        cost = self.weights[ga] * (self.grid[gj] - self.grid[gl]) ** 2
+        starts = np.arange(0, 2 * n_new, 2, dtype=np.int32)
+        rows = np.empty(2 * n_new, dtype=np.int32)
+        rows[0::2] = ga * k + gj  # row-sum row
+        rows[1::2] = n_groups * k + ga * k + gl  # column-sum row
+        self.h.addCols(n_new, cost, np.zeros(n_new), np.full(n_new, self.inf), 2 * n_new, starts, rows, np.ones(2 * n_new))
+        self.cells = np.concatenate([self.cells, np.stack([ga, gj, gl], axis=1)])
+
+    def solve(self) -> tuple[float, np.ndarray, np.ndarray]:
+        self.h.run()
+        status = self.h.getModelStatus()
+        if self.h.modelStatusToString(status) != "Optimal":
+            raise RuntimeError(f"HiGHS did not solve the barycenter LP: {self.h.modelStatusToString(status)}.")
+        sol = self.h.getSolution()
+        duals = np.asarray(sol.row_dual)
+        nk = self.n_groups * self.k
+        row_duals = duals[:nk].reshape(self.n_groups, self.k)
+        column_duals = duals[nk : 2 * nk].reshape(self.n_groups, self.k)
+        return float(self.h.getInfo().objective_function_value), row_duals, column_duals
+
+    def solution(self, objective: float) -> BarycenterSolution:
+        x = np.asarray(self.h.getSolution().col_value)
+        n_groups, k = self.n_groups, self.k
+        couplings = np.zeros((n_groups, k, k))
+        c = self.cells
+        couplings[c[:, 0], c[:, 1], c[:, 2]] = np.clip(x[self.n_struct :], 0.0, None)
+        cdf = x[n_groups * k : n_groups * k + k]
+        return _from_dense(couplings, np.clip(np.diff(cdf, prepend=0.0), 0.0, None), objective)
