@@ -45,6 +45,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_regression.py
 	$(BIN)/python benchmarks/bench_classification.py
 	$(BIN)/python benchmarks/bench_bandits.py
+	$(BIN)/python benchmarks/bench_federated.py
 
 privacy-demo: $(STAMP)
 	$(BIN)/python examples/privacy_core_demo.py
