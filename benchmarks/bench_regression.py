@@ -7,8 +7,13 @@ medians in this process; the ratios against the references (run in the same proc
 compare across machines.
 
 * closed form: :func:`dpfair.regression.solve_barycenter_lp`;
-* HiGHS: :func:`dpfair.regression.solve_barycenter_lp_reference` (the whole LP, every coupling cell);
-* column generation: the previous solver (certified column generation over highspy).
+* HiGHS: ``solve_barycenter_lp_reference`` (the whole LP in scipy's HiGHS, every coupling cell a variable);
+* column generation: ``solve_barycenter_column_generation``, the previous solver (certified column
+  generation over ``highspy``).
+
+Both references live in the tests, not in the library (``tests/regression/lp_reference.py``); this
+script puts that folder on ``sys.path`` to import them, so it runs from a source checkout with the
+``test`` extra installed (``highspy`` is a test dependency, not a runtime one).
 
 ``--full-figures`` also times the full (not ``--quick``) Figures 2-4 experiments with 2 workers.
 
@@ -22,13 +27,16 @@ import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 from sklearn.model_selection import train_test_split
 
 from dpfair.datasets import load_law_school
-from dpfair.regression import FairRegressionPostProcessor, solve_barycenter_lp, solve_barycenter_lp_reference
-from dpfair.regression._column_generation import solve_barycenter_column_generation
+from dpfair.regression import FairRegressionPostProcessor, solve_barycenter_lp
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "regression"))
+from lp_reference import solve_barycenter_column_generation, solve_barycenter_lp_reference
 
 LAW_GROUPS = ["asian", "black", "hisp", "white"]  # declared (sorted), never read off the data
 ALPHAS = (0.0, 0.01, 0.05, 0.1)

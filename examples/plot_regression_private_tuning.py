@@ -7,7 +7,7 @@ trade-offs of their private post-processor, and note that *choosing* them needs 
 procedure (Liu & Talwar 2019; Papernot & Steinke 2022). Selecting by exact validation scores would
 leak through the choice itself.
 
-:class:`~dpfair.regression.PrivateRandomSearch` runs a random (geometric) number of trials; each
+:class:`~dpfair.model_selection.PrivateRandomSearch` runs a random (geometric) number of trials; each
 fits a candidate ``(k, alpha)`` privately on training rows and scores it privately on validation
 rows (here ``MSE + lambda KS``); only the best trial is released. The whole search, fits, scores
 and selection, is ``epsilon``-DP. We repeat it on synthetic data for a few seeds and compare, on a
@@ -21,8 +21,9 @@ import numpy as np
 
 from dpfair.datasets import make_regression
 from dpfair.fairness import statistical_parity_ks
+from dpfair.model_selection import PrivateMSEKSScorer, PrivateRandomSearch
 from dpfair.privacy import PrivacyBudget, PrivacyLeakWarning
-from dpfair.regression import FairRegressionPostProcessor, PrivateMSEKSScorer, PrivateRandomSearch
+from dpfair.regression import FairRegressionPostProcessor
 
 _, y, groups = make_regression(8000, n_groups=2, disparity=2.0, random_state=0)
 train, test = np.arange(5600), np.arange(5600, 8000)

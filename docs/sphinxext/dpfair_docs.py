@@ -33,6 +33,7 @@ API_PACKAGES = (
     "dpfair.fairness",
     "dpfair.selection",
     "dpfair.regression",
+    "dpfair.model_selection",
     "dpfair.classification",
     "dpfair.bandits",
     "dpfair.datasets",

@@ -104,3 +104,43 @@ def test_basic_and_zcdp_composition():
 def test_bad_input_names_the_argument(call, match):
     with pytest.raises((ValueError, TypeError), match=match):
         call()
+
+
+def test_rdp_conversion_matches_dp_accounting_and_the_zcdp_bound():
+    delta = 1e-6
+    orders = 1.0 + np.logspace(-3, 4, 700)
+    for rdp in (0.3 * orders, np.minimum(0.5, orders * 0.5**2 / 2), np.full(orders.size, 2.0)):
+        ours = acc.rdp_to_approx_dp(rdp, orders, delta)
+        # Mironov (2017), Proposition 3, by brute force over the same orders
+        assert ours == pytest.approx(float(np.min(rdp + math.log(1 / delta) / (orders - 1))), rel=1e-12)
+        # dp-accounting uses a tighter conversion (Canonne et al. 2020): never above ours
+        theirs, _ = dp_accounting.rdp.rdp_privacy_accountant.compute_epsilon(orders, rdp, delta)
+        assert theirs <= ours + 1e-12
+    # rho-zCDP is (lambda, rho * lambda)-RDP: over a fine grid this is the standard zCDP conversion
+    fine = np.concatenate([np.linspace(1.001, 10, 20_000), np.linspace(10, 2000, 20_000)])
+    assert acc.rdp_to_approx_dp(0.05 * fine, fine, delta) == pytest.approx(
+        acc.zcdp_to_approx_dp(0.05, delta, method="standard"), rel=1e-5)
+    # a single order, and orders with no bound
+    assert acc.rdp_to_approx_dp(1.0, 2.0, math.exp(-3.0)) == pytest.approx(4.0)
+    assert acc.rdp_to_approx_dp([math.inf, 1.0], [2.0, 3.0], math.exp(-2.0)) == pytest.approx(2.0)
+    assert acc.rdp_to_approx_dp([math.inf], [2.0], 1e-5) == math.inf
+
+
+@pytest.mark.parametrize(
+    ("args", "match"),
+    [
+        ((1.0, 2.0, 0.0), "delta"),
+        ((1.0, 2.0, 1.0), "delta"),
+        ((1.0, 2.0, float("nan")), "delta"),
+        ((-0.1, 2.0, 1e-5), "rdp"),
+        ((float("nan"), 2.0, 1e-5), "rdp"),
+        ((1.0, 1.0, 1e-5), "orders"),
+        ((1.0, float("inf"), 1e-5), "orders"),
+        (([1.0, 2.0], [2.0], 1e-5), "same length"),
+        (("1", 2.0, 1e-5), "rdp"),
+        (([], [], 1e-5), "rdp"),
+    ],
+)
+def test_rdp_conversion_refuses_bad_input(args, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        acc.rdp_to_approx_dp(*args)

@@ -23,7 +23,6 @@ from dpfair.regression import (
     l_inf_isotonic_cdf,
     solve_barycenter_alpha0,
     solve_barycenter_lp,
-    solve_barycenter_lp_reference,
 )
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -186,13 +185,11 @@ LP_NAMES = ("pmfs", "weights", "grid", "alpha", "k")
 
 
 @SETTINGS
-@given(inputs=lp_inputs(), solver=st.sampled_from(["fast", "reference", "alpha0"]))
+@given(inputs=lp_inputs(), solver=st.sampled_from(["fast", "alpha0"]))
 def test_barycenter_solvers(inputs, solver):
     pmfs, weights, grid, alpha = inputs
     if solver == "fast":
         result = _expect(lambda: solve_barycenter_lp(pmfs, weights, grid, alpha), LP_NAMES)
-    elif solver == "reference":
-        result = _expect(lambda: solve_barycenter_lp_reference(pmfs, weights, grid, alpha), LP_NAMES)
     else:
         result = _expect(lambda: solve_barycenter_alpha0(pmfs, weights, grid), LP_NAMES)
     if result is None:

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+from lp_reference import solve_barycenter_lp_reference
 from sklearn.exceptions import NotFittedError
 
 from dpfair.regression import (
@@ -15,7 +16,6 @@ from dpfair.regression import (
     l_inf_isotonic_cdf,
     solve_barycenter_alpha0,
     solve_barycenter_lp,
-    solve_barycenter_lp_reference,
 )
 
 pytestmark = pytest.mark.filterwarnings("ignore:the private weight")

@@ -2,15 +2,15 @@
 
 The LP reference lives here (``_highs_lp``), written from the paper's formulation (Section 3.3,
 Algorithm 1 line 10) in the PMF variables of the paper, independently of the library's CDF
-formulation in :func:`dpfair.regression.solve_barycenter_lp_reference`.
+formulation of ``solve_barycenter_lp_reference`` (``tests/regression/lp_reference.py``).
 """
 
 import numpy as np
 import pytest
+from lp_reference import solve_barycenter_column_generation, solve_barycenter_lp_reference
 from scipy import optimize, sparse
 
-from dpfair.regression import solve_barycenter_alpha0, solve_barycenter_lp, solve_barycenter_lp_reference
-from dpfair.regression._column_generation import solve_barycenter_column_generation
+from dpfair.regression import solve_barycenter_alpha0, solve_barycenter_lp
 
 
 def _highs_lp(pmfs, weights, grid, alpha):

@@ -3,7 +3,7 @@
 Modules
 -------
 budget      :class:`PrivacyBudget` with a ledger; refuses overspending.
-accounting  Conversions (zCDP <-> approximate DP), composition, noise calibration.
+accounting  Conversions (zCDP <-> approximate DP, Renyi DP -> approximate DP), composition, noise calibration.
 noise       Secure (OpenDP) and seeded (numpy) noise sources behind one interface.
 mechanisms  Laplace, Gaussian, exponential and exact top-m exponential mechanisms.
 continual   Binary-tree continual release of running sums.
@@ -21,6 +21,7 @@ from dpfair.privacy.accounting import (
     gaussian_sigma_zcdp,
     laplace_scale,
     pure_dp_to_zcdp,
+    rdp_to_approx_dp,
     zcdp_composition,
     zcdp_delta,
     zcdp_to_approx_dp,
@@ -66,6 +67,7 @@ __all__ = [
     "laplace_mechanism",
     "laplace_scale",
     "pure_dp_to_zcdp",
+    "rdp_to_approx_dp",
     "top_m_exponential_mechanism",
     "top_m_inclusion_probabilities",
     "warn_privacy_leak",

@@ -61,8 +61,8 @@ the midpoint of two grid points), and a group of weight 0 gets the target closes
 distribution.  For ``alpha >= 2`` (or any ``alpha`` leaving every window open) each group keeps its
 own distribution and the objective is 0.
 
-The plain LP is kept as :func:`solve_barycenter_lp_reference` (scipy's HiGHS on all ``g k^2``
-coupling variables) to test against.
+The plain LP (scipy's HiGHS on all ``g k^2`` coupling variables) is kept in the tests
+(``tests/regression/lp_reference.py``), not in the library: the closed form is tested against it.
 """
 
 from __future__ import annotations
@@ -72,18 +72,17 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import optimize, sparse
+from scipy import sparse
 
 __all__ = [
     "MAX_COUPLING_CELLS",
     "BarycenterSolution",
     "solve_barycenter_alpha0",
     "solve_barycenter_lp",
-    "solve_barycenter_lp_reference",
 ]
 
-#: Largest ``n_groups * n_bins**2`` for which *dense* couplings are built: the reference LP
-#: (:func:`solve_barycenter_lp_reference`) and the dense views ``BarycenterSolution.couplings`` and
+#: Largest ``n_groups * n_bins**2`` for which *dense* couplings are built: the dense views
+#: ``BarycenterSolution.couplings`` and
 #: ``FairRegressionPostProcessor.couplings_`` / ``transport_``.  2**25 cells is 256 MiB per float64
 #: array.  The closed-form solver and the fitted post-processor are sparse and have no such limit.
 MAX_COUPLING_CELLS = 2**25
@@ -249,102 +248,6 @@ class BarycenterSolution:
         dense = np.zeros((self.n_groups, self.k, self.k))
         np.add.at(dense, (self.coupling_group, self.coupling_source, self.coupling_target), self.coupling_mass)
         return dense
-
-
-def _from_dense(couplings: np.ndarray, barycenter: np.ndarray, objective: float) -> BarycenterSolution:
-    group, source, target = np.nonzero(couplings > 0)
-    mass = couplings[group, source, target]
-    return BarycenterSolution(barycenter, couplings.sum(axis=1), objective, group, source, target, mass)
-
-
-# ---------------------------------------------------------------------------- reference LP (HiGHS)
-def _solve_full_lp(pmfs: np.ndarray, weights: np.ndarray, grid: np.ndarray, alpha: float) -> BarycenterSolution:
-    """The whole LP with scipy's HiGHS (dual simplex), every coupling cell a variable."""
-    n_groups, k = pmfs.shape
-    ga, gj, gl = (idx.ravel() for idx in np.meshgrid(np.arange(n_groups), np.arange(k), np.arange(k), indexing="ij"))
-    n_pi = ga.size
-    n_var = n_pi + n_groups * k + k  # pi, G_a, G
-    cost = (grid[gj] - grid[gl]) ** 2 * weights[ga]
-    c = np.concatenate([cost, np.zeros(n_groups * k + k)])
-    r = np.arange(k)
-    g_a = n_pi + np.arange(n_groups * k).reshape(n_groups, k)
-    g = n_pi + n_groups * k + r
-    # equality rows: [row sums (a, j)] [column sums (a, l) = G_a(l) - G_a(l-1)] [G(k) = 1]
-    rows = [ga * k + gj, n_groups * k + ga * k + gl,
-            n_groups * k + (np.arange(n_groups)[:, None] * k + r).ravel(),
-            n_groups * k + (np.arange(n_groups)[:, None] * k + r[1:]).ravel(),
-            np.array([2 * n_groups * k])]
-    cols = [np.arange(n_pi), np.arange(n_pi), g_a.ravel(), g_a[:, :-1].ravel(), g[-1:]]
-    vals = [np.ones(n_pi), np.ones(n_pi), -np.ones(n_groups * k), np.ones(n_groups * (k - 1)), np.ones(1)]
-    a_eq = sparse.csr_array(
-        (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(2 * n_groups * k + 1, n_var)
-    )
-    b_eq = np.concatenate([pmfs.ravel(), np.zeros(n_groups * k), [1.0]])
-    # inequality rows: G_a - G <= alpha/2, G - G_a <= alpha/2, G(l-1) - G(l) <= 0
-    ks = np.arange(n_groups * k)
-    g_rep = np.tile(g, n_groups)
-    mono = 2 * n_groups * k + np.arange(k - 1)
-    rows_ub = [ks, ks, n_groups * k + ks, n_groups * k + ks, mono, mono]
-    cols_ub = [g_a.ravel(), g_rep, g_a.ravel(), g_rep, g[:-1], g[1:]]
-    vals_ub = [np.ones(n_groups * k), -np.ones(n_groups * k), -np.ones(n_groups * k), np.ones(n_groups * k),
-               np.ones(k - 1), -np.ones(k - 1)]
-    a_ub = sparse.csr_array(
-        (np.concatenate(vals_ub), (np.concatenate(rows_ub), np.concatenate(cols_ub))),
-        shape=(2 * n_groups * k + k - 1, n_var),
-    )
-    b_ub = np.concatenate([np.full(2 * n_groups * k, min(alpha, 2.0) / 2.0), np.zeros(k - 1)])
-    bounds = np.zeros((n_var, 2))
-    bounds[:, 1] = np.inf
-    bounds[n_pi:, 1] = 1.0  # CDF values
-    res = optimize.linprog(
-        c, A_ub=a_ub, b_ub=b_ub, A_eq=a_eq, b_eq=b_eq, bounds=bounds, method="highs-ds",
-        options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10},
-    )
-    if res.status != 0:
-        raise RuntimeError(f"HiGHS did not solve the barycenter LP: status {res.status} ({res.message}).")
-    couplings = np.clip(res.x[:n_pi], 0.0, None).reshape(n_groups, k, k)
-    cdf = res.x[n_pi + n_groups * k :]
-    return _from_dense(couplings, np.clip(np.diff(cdf, prepend=0.0), 0.0, None), float(res.fun))
-
-
-def solve_barycenter_lp_reference(pmfs: np.ndarray, weights: np.ndarray, grid: np.ndarray, alpha: float) -> BarycenterSolution:
-    """Solve the full LP with HiGHS (all k*k coupling variables per group): the reference.
-
-    Slow (seconds at ``k = 180``): it is the exact reference :func:`solve_barycenter_lp` is tested
-    and benchmarked against, not a production path.
-
-    Parameters
-    ----------
-    pmfs : array-like of shape (n_groups, k)
-        Group PMFs on ``grid``: finite, ``>= 0``, each row summing to 1 (within 1e-6).
-    weights : array-like of shape (n_groups,)
-        Group weights ``w_a``: finite, ``>= 0``, not all 0.
-    grid : array-like of shape (k,)
-        Bin midpoints, finite and strictly increasing.
-    alpha : float
-        Fairness tolerance (KS distance between the targets), ``>= 0``; values past 2 never bind.
-
-    Returns
-    -------
-    BarycenterSolution
-        The optimal couplings, the barycenter (the centre of the KS ball), the group targets
-        and the optimal objective.
-
-    Raises
-    ------
-    ValueError
-        If a PMF is negative or does not sum to 1, the weights are negative or all 0, the grid is not
-        strictly increasing, ``alpha`` is negative, shapes disagree, or the problem exceeds
-        :data:`MAX_COUPLING_CELLS`.
-    TypeError
-        If an argument is not real-valued.
-    RuntimeError
-        If HiGHS fails (numerical trouble); not expected.
-    """
-    pmfs, weights, grid = _check_lp_inputs(pmfs, weights, grid)
-    alpha = _check_solver_alpha(alpha)
-    check_coupling_size(*pmfs.shape, "k")
-    return _solve_full_lp(pmfs, weights, grid, alpha)
 
 
 # ---------------------------------------------------------------------------- closed form

@@ -1,8 +1,12 @@
-"""The previous exact barycenter solver: certified column generation over HiGHS (needs ``highspy``).
+"""Exact LP references for the closed-form barycenter solver (tests and benchmarks only, not the library).
 
-Superseded by the closed form (:func:`dpfair.regression.solve_barycenter_lp`); kept, outside the
-library's code path, as a second exact reference for ``tests/regression`` and
-``benchmarks/bench_regression.py``.  ``highspy`` is imported only when it is called.
+* :func:`solve_barycenter_lp_reference`: the whole barycenter LP of Algorithm 1, line 10, in scipy's
+  HiGHS (every coupling cell a variable), in the CDF variables of ``dpfair.regression._lp``.
+* :func:`solve_barycenter_column_generation`: the previous library solver (before the closed form),
+  certified column generation over ``highspy`` (a test-extra dependency, imported only when called).
+
+Imported by ``tests/regression`` and ``tests/property`` and by ``benchmarks/bench_regression.py``
+(which put this folder on ``sys.path``).  Issue 15 keeps the LP reference here, out of the library path.
 """
 
 from __future__ import annotations
@@ -11,18 +15,113 @@ import math
 import numbers
 
 import numpy as np
-from scipy import sparse
+from scipy import optimize, sparse
 
 from dpfair.regression._lp import (
     BarycenterSolution,
     _check_lp_inputs,
+    _check_solver_alpha,
     _closed_form,
-    _from_dense,
     check_alpha,
     check_coupling_size,
 )
 
-__all__ = ["solve_barycenter_column_generation"]
+__all__ = ["solve_barycenter_column_generation", "solve_barycenter_lp_reference"]
+
+
+def _from_dense(couplings: np.ndarray, barycenter: np.ndarray, objective: float) -> BarycenterSolution:
+    group, source, target = np.nonzero(couplings > 0)
+    mass = couplings[group, source, target]
+    return BarycenterSolution(barycenter, couplings.sum(axis=1), objective, group, source, target, mass)
+
+
+def _solve_full_lp(pmfs: np.ndarray, weights: np.ndarray, grid: np.ndarray, alpha: float) -> BarycenterSolution:
+    """The whole LP with scipy's HiGHS (dual simplex), every coupling cell a variable."""
+    n_groups, k = pmfs.shape
+    ga, gj, gl = (idx.ravel() for idx in np.meshgrid(np.arange(n_groups), np.arange(k), np.arange(k), indexing="ij"))
+    n_pi = ga.size
+    n_var = n_pi + n_groups * k + k  # pi, G_a, G
+    cost = (grid[gj] - grid[gl]) ** 2 * weights[ga]
+    c = np.concatenate([cost, np.zeros(n_groups * k + k)])
+    r = np.arange(k)
+    g_a = n_pi + np.arange(n_groups * k).reshape(n_groups, k)
+    g = n_pi + n_groups * k + r
+    # equality rows: [row sums (a, j)] [column sums (a, l) = G_a(l) - G_a(l-1)] [G(k) = 1]
+    rows = [ga * k + gj, n_groups * k + ga * k + gl,
+            n_groups * k + (np.arange(n_groups)[:, None] * k + r).ravel(),
+            n_groups * k + (np.arange(n_groups)[:, None] * k + r[1:]).ravel(),
+            np.array([2 * n_groups * k])]
+    cols = [np.arange(n_pi), np.arange(n_pi), g_a.ravel(), g_a[:, :-1].ravel(), g[-1:]]
+    vals = [np.ones(n_pi), np.ones(n_pi), -np.ones(n_groups * k), np.ones(n_groups * (k - 1)), np.ones(1)]
+    a_eq = sparse.csr_array(
+        (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(2 * n_groups * k + 1, n_var)
+    )
+    b_eq = np.concatenate([pmfs.ravel(), np.zeros(n_groups * k), [1.0]])
+    # inequality rows: G_a - G <= alpha/2, G - G_a <= alpha/2, G(l-1) - G(l) <= 0
+    ks = np.arange(n_groups * k)
+    g_rep = np.tile(g, n_groups)
+    mono = 2 * n_groups * k + np.arange(k - 1)
+    rows_ub = [ks, ks, n_groups * k + ks, n_groups * k + ks, mono, mono]
+    cols_ub = [g_a.ravel(), g_rep, g_a.ravel(), g_rep, g[:-1], g[1:]]
+    vals_ub = [np.ones(n_groups * k), -np.ones(n_groups * k), -np.ones(n_groups * k), np.ones(n_groups * k),
+               np.ones(k - 1), -np.ones(k - 1)]
+    a_ub = sparse.csr_array(
+        (np.concatenate(vals_ub), (np.concatenate(rows_ub), np.concatenate(cols_ub))),
+        shape=(2 * n_groups * k + k - 1, n_var),
+    )
+    b_ub = np.concatenate([np.full(2 * n_groups * k, min(alpha, 2.0) / 2.0), np.zeros(k - 1)])
+    bounds = np.zeros((n_var, 2))
+    bounds[:, 1] = np.inf
+    bounds[n_pi:, 1] = 1.0  # CDF values
+    res = optimize.linprog(
+        c, A_ub=a_ub, b_ub=b_ub, A_eq=a_eq, b_eq=b_eq, bounds=bounds, method="highs-ds",
+        options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10},
+    )
+    if res.status != 0:
+        raise RuntimeError(f"HiGHS did not solve the barycenter LP: status {res.status} ({res.message}).")
+    couplings = np.clip(res.x[:n_pi], 0.0, None).reshape(n_groups, k, k)
+    cdf = res.x[n_pi + n_groups * k :]
+    return _from_dense(couplings, np.clip(np.diff(cdf, prepend=0.0), 0.0, None), float(res.fun))
+
+
+def solve_barycenter_lp_reference(pmfs: np.ndarray, weights: np.ndarray, grid: np.ndarray, alpha: float) -> BarycenterSolution:
+    """Solve the full LP with HiGHS (all k*k coupling variables per group): the reference.
+
+    Slow (seconds at ``k = 180``): the exact reference ``solve_barycenter_lp`` is tested and
+    benchmarked against, not a production path.
+
+    Parameters
+    ----------
+    pmfs : array-like of shape (n_groups, k)
+        Group PMFs on ``grid``: finite, ``>= 0``, each row summing to 1 (within 1e-6).
+    weights : array-like of shape (n_groups,)
+        Group weights ``w_a``: finite, ``>= 0``, not all 0.
+    grid : array-like of shape (k,)
+        Bin midpoints, finite and strictly increasing.
+    alpha : float
+        Fairness tolerance (KS distance between the targets), ``>= 0``; values past 2 never bind.
+
+    Returns
+    -------
+    BarycenterSolution
+        The optimal couplings, the barycenter (the centre of the KS ball), the group targets
+        and the optimal objective.
+
+    Raises
+    ------
+    ValueError
+        If a PMF is negative or does not sum to 1, the weights are negative or all 0, the grid is not
+        strictly increasing, ``alpha`` is negative, shapes disagree, or the problem exceeds
+        ``MAX_COUPLING_CELLS``.
+    TypeError
+        If an argument is not real-valued.
+    RuntimeError
+        If HiGHS fails (numerical trouble); not expected.
+    """
+    pmfs, weights, grid = _check_lp_inputs(pmfs, weights, grid)
+    alpha = _check_solver_alpha(alpha)
+    check_coupling_size(*pmfs.shape, "k")
+    return _solve_full_lp(pmfs, weights, grid, alpha)
 
 
 def _monotone_support(p: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -77,7 +176,7 @@ def solve_barycenter_column_generation(
     ------
     ValueError
         If an input is outside the domain above, shapes disagree, or ``n_groups * k**2`` exceeds
-        :data:`MAX_COUPLING_CELLS`.
+        ``MAX_COUPLING_CELLS``.
     TypeError
         If an input is not real-valued.
     RuntimeError

@@ -8,10 +8,7 @@ import numpy as np
 import pytest
 
 from dpfair.datasets import make_regression
-from dpfair.privacy import PrivacyBudget, PrivacyBudgetExceededError, PrivacyLeakWarning, audit_epsilon
-from dpfair.privacy.noise import get_noise_source
-from dpfair.regression import (
-    FairRegressionPostProcessor,
+from dpfair.model_selection import (
     PrivateKSScorer,
     PrivateMSEKSScorer,
     PrivateMSEScorer,
@@ -19,7 +16,10 @@ from dpfair.regression import (
     random_stopping_epsilon,
     trial_epsilon_for,
 )
-from dpfair.regression.tuning import _draw_n_trials, _tnb_gamma
+from dpfair.model_selection._random_stopping import _tnb_gamma, draw_n_trials
+from dpfair.privacy import PrivacyBudget, PrivacyBudgetExceededError, PrivacyLeakWarning, audit_epsilon
+from dpfair.privacy.noise import get_noise_source
+from dpfair.regression import FairRegressionPostProcessor
 
 pytestmark = pytest.mark.filterwarnings("ignore:the private weight")
 GRID = {"n_bins": [4, 12], "alpha": [0.0, 0.1]}
@@ -53,7 +53,7 @@ def test_accounting_matches_the_theorems():
                                                    ("truncated_negative_binomial", 0.0, 5.0), ("poisson", 1.0, 5.0)])
 def test_number_of_trials_has_the_declared_mean(dist, eta, mean):
     noise = get_noise_source(0)
-    draws = np.array([_draw_n_trials(noise, dist, mean, eta) for _ in range(4000)])
+    draws = np.array([draw_n_trials(noise, dist, mean, eta) for _ in range(4000)])
     assert draws.mean() == pytest.approx(mean, rel=0.08)
     assert draws.min() >= (0 if dist == "poisson" else 1)
     assert 0 < _tnb_gamma(mean, eta) < 1
@@ -142,10 +142,10 @@ def test_scorers_pass_a_privacy_audit_and_a_half_noise_mutant_is_caught(which, m
 
     honest = audit_epsilon(mech, (x, y, groups), (x2, y2, groups2), n_samples=3000)
     assert honest.epsilon_lower_bound <= eps
-    import dpfair.regression.tuning as tuning
+    import dpfair.model_selection._scorers as scorers
 
-    real = tuning.laplace_mechanism
-    monkeypatch.setattr(tuning, "laplace_mechanism",
+    real = scorers.laplace_mechanism
+    monkeypatch.setattr(scorers, "laplace_mechanism",
                         lambda v, sensitivity, **kw: real(v, sensitivity=sensitivity / 10, **kw))
     broken = audit_epsilon(mech, (x, y, groups), (x2, y2, groups2), n_samples=3000)
     assert broken.epsilon_lower_bound > eps
@@ -189,3 +189,39 @@ def test_estimator_contract_basics():
     one = PrivateRandomSearch(FairRegressionPostProcessor(bounds=(0.0, 1.0), groups=["all"]), GRID,
                               scoring=PrivateMSEScorer((0, 1)), epsilon=1.5, random_state=0).fit(y, y)
     assert one.predict(y[:3]).shape == (3,)
+
+
+def test_end_to_end_audit_of_the_released_score_and_a_search_with_too_little_noise_is_caught(monkeypatch):
+    """Output = the released best score; neighbours differ in one validation-or-training label.
+
+    With ``n_bins=1`` every prediction is the grid point 0.5, so the exact validation MSE is 0 on one
+    input and 0.125 on the other when the changed row falls in the validation half.  The honest search
+    shows no more loss than its epsilon; a mutant whose accounting hands every trial 100 times the
+    per-trial epsilon (so its fits and scores carry a hundredth of the noise) while still reporting
+    ``(epsilon, 0)`` is caught.
+    """
+    import dpfair.model_selection._search as search_module
+
+    eps = 1.5
+    x = np.full(4, 0.5)
+    y, y2 = x.copy(), x.copy()
+    y2[0] = 1.0
+
+    def mech(labels, size, rng):
+        out = np.empty(size)
+        for i in range(size):
+            search = PrivateRandomSearch(
+                FairRegressionPostProcessor(bounds=(0.0, 1.0), groups=["all"]), {"n_bins": [1]},
+                scoring=PrivateMSEScorer((0.0, 1.0)), epsilon=eps, mean_trials=2.0, validation_fraction=0.5,
+                random_state=int(rng.integers(2**32)),
+            ).fit(x, labels)
+            assert search.privacy_spent_["epsilon"] == eps
+            out[i] = search.best_score_
+        return out
+
+    honest = audit_epsilon(mech, y, y2, n_samples=600)
+    assert honest.epsilon_lower_bound <= eps
+    real = search_module.trial_epsilon_for
+    monkeypatch.setattr(search_module, "trial_epsilon_for", lambda epsilon, **kw: 100 * real(epsilon, **kw))
+    broken = audit_epsilon(mech, y, y2, n_samples=600)
+    assert broken.epsilon_lower_bound > eps

@@ -1,0 +1,33 @@
+"""Private model selection: tune any dpfair estimator's hyper-parameters without leaking through the choice.
+
+Picking the best of many private fits by their *exact* validation scores leaks through the choice
+itself.  Xian et al. (2024) end Section 4 noting that choosing ``(alpha, k)`` "requires tuning them
+(privately) on a validation set", citing Liu & Talwar (2019) and Papernot & Steinke (2022); this
+package implements that selection for any dpfair estimator with an ``epsilon`` parameter.
+
+* :class:`PrivateRandomSearch`: the private counterpart of scikit-learn's ``RandomizedSearchCV``.
+  It runs a random number ``K`` of trials; each draws a candidate uniformly from the grid, fits it
+  privately on the training rows and scores it privately on disjoint validation rows; the output is
+  the best (candidate, noisy score) and that trial's fitted model.  Nothing else is released (not
+  even ``K``).  One ``budget`` charge and one ``privacy_spent_`` cover the whole search.
+* Private scorers with declared bounds: :class:`PrivateMSEScorer` (clipped squared error,
+  Laplace), :class:`PrivateKSScorer` (statistical-parity violation from a noisy joint histogram of
+  group and predicted bin) and :class:`PrivateMSEKSScorer` (MSE plus a KS penalty, or MSE subject to
+  a KS target).
+* :func:`random_stopping_epsilon` and :func:`trial_epsilon_for`: the accounting of the selection
+  (geometric ``K``: ``3 epsilon`` pure DP; truncated negative binomial and Poisson ``K``: Renyi-DP
+  bounds converted by :func:`dpfair.privacy.rdp_to_approx_dp`).
+"""
+
+from dpfair.model_selection._random_stopping import random_stopping_epsilon, trial_epsilon_for
+from dpfair.model_selection._scorers import PrivateKSScorer, PrivateMSEKSScorer, PrivateMSEScorer
+from dpfair.model_selection._search import PrivateRandomSearch
+
+__all__ = [
+    "PrivateKSScorer",
+    "PrivateMSEKSScorer",
+    "PrivateMSEScorer",
+    "PrivateRandomSearch",
+    "random_stopping_epsilon",
+    "trial_epsilon_for",
+]

@@ -1,0 +1,286 @@
+"""Private validation scores with declared bounds, for :class:`~dpfair.model_selection.PrivateRandomSearch`.
+
+Every scorer is called as ``scorer(estimator, X, y, sensitive_features, *, epsilon, noise)`` on the
+validation rows and returns a noisy score (higher is better) that is ``epsilon``-DP for those rows
+under "replace one row" (their number is public).  Each says what it protects (``protects``) and
+its sensitivity (``sensitivity(n_rows)``).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any
+
+import numpy as np
+
+from dpfair._estimator import as_sensitive_features, group_index, resolve_groups
+from dpfair._validation import check_int
+from dpfair.privacy.mechanisms import laplace_mechanism
+from dpfair.privacy.noise import NoiseSource
+from dpfair.regression._lp import real_array
+from dpfair.regression.postprocessing import l_inf_isotonic_cdf
+
+__all__ = ["PrivateKSScorer", "PrivateMSEKSScorer", "PrivateMSEScorer"]
+
+
+def _check_bounds(bounds: Any, owner: str) -> tuple[float, float]:
+    try:
+        lo, hi = (float(b) for b in bounds)
+    except (TypeError, ValueError):
+        raise TypeError(f"{owner}: bounds must be a pair (s, t) of real numbers, got {bounds!r}.") from None
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+        raise ValueError(f"{owner}: bounds must be finite with s < t, got {bounds!r}.")
+    return lo, hi
+
+
+class _PrivateScorer:
+    """Base class: ``scorer(estimator, X, y, sensitive_features, *, epsilon, noise) -> float`` (higher is better)."""
+
+    protects = ""
+
+    def __call__(self, estimator: Any, X: Any, y: Any, sensitive_features: Any, *, epsilon: float,
+                 noise: NoiseSource) -> float:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+def _predictions(estimator: Any, X: Any, sensitive_features: Any) -> np.ndarray:
+    pred = real_array(estimator.predict(X, sensitive_features=sensitive_features), "the estimator's predictions")
+    return pred.reshape(-1)
+
+
+class PrivateMSEScorer(_PrivateScorer):
+    """Private clipped mean squared error on the validation rows (Laplace mechanism).
+
+    Predictions and labels are clipped to the declared ``bounds = (s, t)``, so each row's squared
+    error lies in ``[0, (t - s)^2]`` and, replacing one validation row, the mean moves by at most
+    ``(t - s)^2 / n`` (``n`` public): the release ``mean + Laplace((t - s)^2 / (n epsilon))`` is
+    ``epsilon``-DP for the validation rows' features, labels and groups.  The score is minus it.
+
+    Parameters
+    ----------
+    bounds : (float, float)
+        Declared range ``[s, t]`` of the labels and predictions (never read off the data).
+    """
+
+    protects = "the features, label and group of every validation row (clipped squared error, Laplace)"
+
+    def __init__(self, bounds: tuple[float, float]) -> None:
+        self.bounds = _check_bounds(bounds, "PrivateMSEScorer")
+
+    def sensitivity(self, n_rows: int) -> float:
+        """L1 sensitivity of the clipped MSE to replacing one of ``n_rows`` rows.
+
+        Parameters
+        ----------
+        n_rows : int
+            Number of validation rows (public).
+
+        Returns
+        -------
+        float
+            ``(t - s)^2 / n_rows``.
+        """
+        lo, hi = self.bounds
+        return (hi - lo) ** 2 / n_rows
+
+    def noisy_mse(self, estimator: Any, X: Any, y: Any, sensitive_features: Any, *, epsilon: float,
+                  noise: NoiseSource) -> float:
+        """The released (noisy) clipped MSE.
+
+        Parameters
+        ----------
+        estimator : fitted estimator
+            Predicts with ``predict(X, sensitive_features=...)``.
+        X, y, sensitive_features : array-like
+            The validation rows.
+        epsilon : float
+            Privacy parameter of this release (``inf``: exact).
+        noise : NoiseSource
+            Noise source.
+
+        Returns
+        -------
+        float
+            The clipped MSE plus Laplace noise (exact when ``epsilon`` is infinite).
+        """
+        lo, hi = self.bounds
+        pred = np.clip(_predictions(estimator, X, sensitive_features), lo, hi)
+        labels = np.clip(real_array(y, "y").reshape(-1), lo, hi)
+        mse = float(np.mean((pred - labels) ** 2))
+        if math.isinf(epsilon):
+            return mse
+        return float(laplace_mechanism(mse, sensitivity=self.sensitivity(labels.size), epsilon=epsilon,
+                                       random_state=noise))
+
+    def __call__(self, estimator: Any, X: Any, y: Any, sensitive_features: Any, *, epsilon: float,
+                 noise: NoiseSource) -> float:
+        """Minus the noisy clipped MSE (see :meth:`noisy_mse`).
+
+        Parameters
+        ----------
+        estimator, X, y, sensitive_features, epsilon, noise
+            As in :meth:`noisy_mse`.
+
+        Returns
+        -------
+        float
+        """
+        return -self.noisy_mse(estimator, X, y, sensitive_features, epsilon=epsilon, noise=noise)
+
+
+class PrivateKSScorer(_PrivateScorer):
+    """Private statistical-parity violation (max pairwise KS distance) on the validation rows.
+
+    Releases the joint histogram of (group, predicted bin) over the declared ``groups`` and
+    ``n_bins`` equal bins of ``bounds`` with Laplace noise (L1 sensitivity ``2 / n``: replacing a row
+    moves ``1/n`` of mass between two cells), repairs each group's noisy CDF as Algorithm 1 does
+    (L-infinity isotonic regression, clipping) and returns the largest pairwise KS distance between
+    the groups with positive noisy weight, a post-processing.  ``epsilon``-DP for the validation
+    rows' features and groups (labels are not used).  The score is minus it.
+
+    Parameters
+    ----------
+    bounds : (float, float)
+        Declared range of the predictions (predictions outside go to the end bins).
+    groups : list
+        The declared groups (never read off the data).
+    n_bins : int, default 50
+        Histogram bins.
+    """
+
+    protects = "the features and group of every validation row (noisy joint histogram of group and predicted bin)"
+
+    def __init__(self, bounds: tuple[float, float], groups: Any, n_bins: int = 50) -> None:
+        self.bounds = _check_bounds(bounds, "PrivateKSScorer")
+        self.groups = np.asarray(resolve_groups(groups, np.empty(0, dtype=object), 1.0)[0])
+        self.n_bins = check_int(n_bins, "n_bins", minimum=1)
+
+    def sensitivity(self, n_rows: int) -> float:
+        """L1 sensitivity of the normalized joint histogram: ``2 / n_rows``.
+
+        Parameters
+        ----------
+        n_rows : int
+            Number of validation rows (public).
+
+        Returns
+        -------
+        float
+            ``2 / n_rows``.
+        """
+        return 2.0 / n_rows
+
+    def noisy_ks(self, estimator: Any, X: Any, sensitive_features: Any, *, epsilon: float, noise: NoiseSource) -> float:
+        """The released KS violation.
+
+        Parameters
+        ----------
+        estimator : fitted estimator
+            Predicts with ``predict(X, sensitive_features=...)``.
+        X, sensitive_features : array-like
+            The validation rows.
+        epsilon : float
+            Privacy parameter of this release (``inf``: exact).
+        noise : NoiseSource
+            Noise source.
+
+        Returns
+        -------
+        float
+            In ``[0, 1]``.
+        """
+        pred = _predictions(estimator, X, sensitive_features)
+        n = pred.size
+        index = group_index(self.groups, as_sensitive_features(sensitive_features, n))
+        lo, hi = self.bounds
+        bins = np.clip(np.floor((pred - lo) / (hi - lo) * self.n_bins), 0, self.n_bins - 1).astype(np.int64)
+        joint = np.zeros((self.groups.size, self.n_bins))
+        np.add.at(joint, (index, bins), 1.0 / n)
+        if not math.isinf(epsilon):
+            joint = laplace_mechanism(joint, sensitivity=self.sensitivity(n), epsilon=epsilon, random_state=noise)
+        weights = joint.sum(axis=1)
+        present = weights > 0
+        if present.sum() < 2:
+            return 0.0
+        cdf = l_inf_isotonic_cdf(np.cumsum(joint[present], axis=1) / weights[present, None])
+        return float(np.max(cdf.max(axis=0) - cdf.min(axis=0)))
+
+    def __call__(self, estimator: Any, X: Any, y: Any, sensitive_features: Any, *, epsilon: float,
+                 noise: NoiseSource) -> float:
+        """Minus the noisy KS violation (see :meth:`noisy_ks`; ``y`` is not used).
+
+        Parameters
+        ----------
+        estimator, X, y, sensitive_features, epsilon, noise
+            As in :meth:`noisy_ks`.
+
+        Returns
+        -------
+        float
+        """
+        return -self.noisy_ks(estimator, X, sensitive_features, epsilon=epsilon, noise=noise)
+
+
+class PrivateMSEKSScorer(_PrivateScorer):
+    """MSE with a fairness penalty: ``-(MSE + ks_weight * KS)``, or MSE subject to ``KS <= ks_target``.
+
+    Half of the score's epsilon goes to :class:`PrivateMSEScorer`, half to :class:`PrivateKSScorer`
+    (sequential composition on the validation rows): ``epsilon``-DP for their features, labels and
+    groups.  With ``ks_target`` the penalty is ``ks_weight * max(0, KS - ks_target)``, a soft form
+    of "MSE subject to KS at most the target" (a large ``ks_weight`` makes it hard).
+
+    Parameters
+    ----------
+    bounds : (float, float)
+        Declared range of labels and predictions.
+    groups : list
+        The declared groups.
+    ks_weight : float, default 1.0
+        Weight ``lambda`` of the KS term, in squared output units (``>= 0``).
+    ks_target : float or None, default None
+        KS level below which there is no penalty (``None``: penalise all of it).
+    n_bins : int, default 50
+        Histogram bins of the KS part.
+    """
+
+    protects = "the features, label and group of every validation row (half MSE, half KS histogram)"
+
+    def __init__(self, bounds: tuple[float, float], groups: Any, *, ks_weight: float = 1.0,
+                 ks_target: float | None = None, n_bins: int = 50) -> None:
+        self.mse = PrivateMSEScorer(bounds)
+        self.ks = PrivateKSScorer(bounds, groups, n_bins)
+        if isinstance(ks_weight, bool) or not isinstance(ks_weight, numbers.Real) or not (
+            math.isfinite(ks_weight) and ks_weight >= 0
+        ):
+            raise ValueError(f"ks_weight must be a finite number >= 0, got {ks_weight!r}.")
+        if ks_target is not None and (isinstance(ks_target, bool) or not isinstance(ks_target, numbers.Real)
+                                      or not 0 <= ks_target <= 1):
+            raise ValueError(f"ks_target must be None or a number in [0, 1], got {ks_target!r}.")
+        self.ks_weight = float(ks_weight)
+        self.ks_target = None if ks_target is None else float(ks_target)
+
+    def __call__(self, estimator: Any, X: Any, y: Any, sensitive_features: Any, *, epsilon: float,
+                 noise: NoiseSource) -> float:
+        """Minus the penalised noisy MSE.
+
+        Parameters
+        ----------
+        estimator : fitted estimator
+            Predicts with ``predict(X, sensitive_features=...)``.
+        X, y, sensitive_features : array-like
+            The validation rows.
+        epsilon : float
+            Privacy parameter of the whole score (split in two halves).
+        noise : NoiseSource
+            Noise source.
+
+        Returns
+        -------
+        float
+        """
+        half = epsilon / 2.0
+        mse = self.mse.noisy_mse(estimator, X, y, sensitive_features, epsilon=half, noise=noise)
+        ks = self.ks.noisy_ks(estimator, X, sensitive_features, epsilon=half, noise=noise)
+        excess = ks if self.ks_target is None else max(0.0, ks - self.ks_target)
+        return -(mse + self.ks_weight * excess)

@@ -1,0 +1,58 @@
+"""The scikit-learn contract (CONTRIBUTING.md, "The estimator contract") for the private search."""
+
+from __future__ import annotations
+
+import pickle
+
+import pytest
+from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
+from sklearn.linear_model import Ridge
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from dpfair.model_selection import PrivateMSEScorer, PrivateRandomSearch
+from dpfair.privacy import PrivacyBudget
+from dpfair.regression import FairRegressionPostProcessor
+
+# The search wraps a post-processor that fits its Ridge inside fit (prefit=False), so the checks can call
+# fit(X, y) on any X; a single declared group lets sensitive_features be omitted.  A large epsilon keeps
+# the selected model accurate enough for check_regressors_train.
+CHECKED = [
+    PrivateRandomSearch(
+        FairRegressionPostProcessor(Ridge(), n_bins=400, bounds=(-10.0, 10.0), groups=["all"], prefit=False),
+        {"alpha": [0.0, 0.1]},
+        scoring=PrivateMSEScorer((-10.0, 10.0)),
+        epsilon=300.0,
+        mean_trials=3.0,
+        random_state=0,
+    ),
+]
+
+# check name -> reason; every other check must pass.
+EXPECTED_FAILED: dict[str, dict[str, str]] = {"PrivateRandomSearch": {}}
+
+
+def _expected_failed(estimator):
+    return EXPECTED_FAILED[type(estimator).__name__]
+
+
+@pytest.mark.filterwarnings("ignore::dpfair.privacy.PrivacyLeakWarning")
+@pytest.mark.filterwarnings("ignore:some outputs lie outside bounds")
+@parametrize_with_checks(CHECKED, expected_failed_checks=_expected_failed)
+def test_sklearn_compatible_estimator(estimator, check):
+    check(estimator)
+
+
+def test_init_only_stores_and_clone_params_repr_pickle_work():
+    budget = PrivacyBudget(5.0)
+    search = PrivateRandomSearch(FairRegressionPostProcessor(groups=["a"]), {"alpha": [0.0]},
+                                 scoring=PrivateMSEScorer((0, 1)), epsilon="bad", n_trials="nope", budget=budget)
+    assert search.get_params()["epsilon"] == "bad" and search.n_trials == "nope"  # validated only in fit
+    copy = clone(search)
+    assert copy.budget is budget and copy.estimator is not search.estimator  # a budget is shared, not copied
+    assert "PrivateRandomSearch" in repr(search)
+    search.set_params(epsilon=2.0, estimator__alpha=0.1)
+    assert search.epsilon == 2.0 and search.estimator.alpha == 0.1
+    assert pickle.loads(pickle.dumps(search)).get_params()["epsilon"] == 2.0
+    with pytest.raises(NotFittedError):
+        search.predict([0.5])

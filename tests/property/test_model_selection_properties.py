@@ -1,0 +1,102 @@
+"""Property tests (hypothesis) for every public entry point of dpfair.model_selection.
+
+Each call either returns a finite, correctly shaped result or raises ``ValueError``/``TypeError``
+whose message names the offending argument; never another exception, never NaN out.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
+
+from dpfair.model_selection import (
+    PrivateKSScorer,
+    PrivateMSEKSScorer,
+    PrivateMSEScorer,
+    PrivateRandomSearch,
+    random_stopping_epsilon,
+    trial_epsilon_for,
+)
+from dpfair.regression import FairRegressionPostProcessor
+
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+NUMBERS = st.sampled_from([1e-300, 1e-6, 0.3, 1.0, 5.0, 1e300, math.inf, 0.0, -1.0, math.nan, "1", True, None])
+DISTRIBUTIONS = st.sampled_from(["geometric", "truncated_negative_binomial", "poisson", "uniform", 3])
+ACCOUNTING_NAMES = ("trial_epsilon", "epsilon", "n_trials", "mean_trials", "delta", "eta")
+
+
+def _expect(call: Callable[[], Any], names: tuple[str, ...]) -> Any:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            result = call()
+        except (ValueError, TypeError) as exc:
+            event("refused")
+            assert any(name in str(exc) for name in names), f"{type(exc).__name__} names none of {names}: {exc}"
+            return None
+    event("returned")
+    return result
+
+
+@SETTINGS
+@given(epsilon=NUMBERS, n_trials=DISTRIBUTIONS, mean_trials=NUMBERS, delta=NUMBERS, eta=NUMBERS)
+def test_accounting_never_crashes_nor_returns_nan(epsilon, n_trials, mean_trials, delta, eta):
+    kwargs = {"n_trials": n_trials, "mean_trials": mean_trials, "delta": delta, "eta": eta}
+    total = _expect(lambda: random_stopping_epsilon(epsilon, **kwargs), ACCOUNTING_NAMES)
+    if total is not None:
+        assert math.isfinite(total) and total >= 0
+    trial = _expect(lambda: trial_epsilon_for(epsilon, **kwargs), ACCOUNTING_NAMES)
+    if trial is not None:
+        assert math.isfinite(trial) and 0 < trial <= epsilon
+        back = random_stopping_epsilon(trial, **kwargs)
+        assert back <= epsilon * (1 + 1e-6)  # the inverse never overspends
+
+
+@st.composite
+def searches(draw: Callable) -> dict[str, Any]:
+    kind = draw(st.sampled_from(["good", "good", "bad-epsilon", "bad-fraction", "bad-trials", "bad-rows", "bad-grid"]))
+    n = draw(st.integers(0, 60) if kind == "bad-rows" else st.integers(30, 60))
+    rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+    y = rng.random(n)
+    groups = rng.integers(0, 2, n)
+    params: dict[str, Any] = {"epsilon": 2.0, "validation_fraction": 0.3, "n_trials": "geometric",
+                              "mean_trials": 2.0, "random_state": 0}
+    grid: Any = {"n_bins": [4, 8], "alpha": [0.0, 0.1]}
+    if kind == "bad-epsilon":
+        params["epsilon"] = draw(NUMBERS)
+    elif kind == "bad-fraction":
+        params["validation_fraction"] = draw(st.sampled_from([0.0, 1.0, -0.2, 2.0, math.nan, "x"]))
+    elif kind == "bad-trials":
+        params["n_trials"] = draw(DISTRIBUTIONS)
+        params["mean_trials"] = draw(NUMBERS)
+    elif kind == "bad-grid":
+        grid = draw(st.sampled_from([{}, [], {"n_bins": []}, {"no_such_parameter": [1]}, "n_bins", None]))
+    if draw(st.booleans()):
+        y = np.where(rng.random(n) < 0.1, draw(st.sampled_from([np.nan, np.inf, 5.0])), y)
+    scorer = draw(st.sampled_from(["mse", "ks", "mse+ks"]))
+    return {"y": y, "groups": groups, "grid": grid, "params": params, "scorer": scorer}
+
+
+SEARCH_NAMES = ("X", "y", "sensitive_features", "epsilon", "validation_fraction", "n_trials", "mean_trials",
+                "param_grid", "n_samples", "bounds", "groups", "n_bins", "delta", "eta")
+
+
+@SETTINGS
+@given(problem=searches())
+def test_search_never_crashes_nor_returns_nan(problem):
+    scoring = {"mse": PrivateMSEScorer((0.0, 1.0)), "ks": PrivateKSScorer((0.0, 1.0), [0, 1], n_bins=4),
+               "mse+ks": PrivateMSEKSScorer((0.0, 1.0), [0, 1], n_bins=4)}[problem["scorer"]]
+    search = PrivateRandomSearch(FairRegressionPostProcessor(bounds=(0.0, 1.0), groups=[0, 1]), problem["grid"],
+                                 scoring=scoring, **problem["params"])
+    y, groups = problem["y"], problem["groups"]
+    fitted = _expect(lambda: search.fit(y, y, sensitive_features=groups), SEARCH_NAMES)
+    if fitted is not None:
+        assert np.isfinite(fitted.best_score_)
+        predictions = fitted.predict(y[:5], sensitive_features=groups[:5])
+        assert predictions.shape == (min(5, y.size),) and np.isfinite(predictions).all()
