@@ -70,3 +70,102 @@ def test_table_1_root_column_is_always_filled():
     table = selection.table_tables(pd.DataFrame(rows))[0].table
     column = table["roots of gamma = 0"] if "roots of gamma = 0" in table else table.reset_index()["roots of gamma = 0"]
     assert list(column) == [1, 3, 0]
+
+
+# ------------------------------------------------------------------ regression trade-off figures (issue 12, section 4)
+def _regression_results(ks_values=(1, 8, 24), epsilons=(1.0, 0.1), seeds=(33, 34, 35), dataset="law_school"):
+    """Long-format results as the regression experiments store them: k = 1 sits at MSE 0.68 (off the axis)."""
+    from dpfair.experiments import regression
+
+    rng = np.random.default_rng(0)
+    rows = []
+    for k in ks_values:
+        for eps in epsilons:
+            for seed in seeds:
+                for alpha in regression.ALPHAS:
+                    if k == 1:
+                        mse, ks = 0.6772 + rng.normal(0, 1e-3), 0.0
+                    else:
+                        mse = 0.002 + 0.2 / k + 0.01 * (1 - min(alpha, 0.3)) + 0.001 / eps + rng.normal(0, 5e-4)
+                        ks = min(alpha, 0.3) / 2 + 0.02 / eps + abs(rng.normal(0, 5e-3))
+                    for what, value in (("mse", mse), ("ks", ks)):
+                        rows.append({"dataset": dataset, "k": k, "epsilon": eps, "seed": seed,
+                                     "metric": regression._metric(what, alpha), "value": value})
+                for metric in ("ks_unprocessed", "mse_regressor", "ks_regressor"):
+                    rows.append({"dataset": dataset, "k": k, "epsilon": eps, "seed": seed, "metric": metric, "value": 0.3})
+    return pd.DataFrame(rows)
+
+
+def _captured_regression_figures(make, results, tmp_path, monkeypatch):
+    from dpfair.experiments import regression
+
+    captured = []
+    monkeypatch.setattr(regression, "save_figure", lambda fig, folder, filename, caption: captured.append(fig))
+    make(results, tmp_path)
+    return captured
+
+
+def _in_view(ax, xs, ys):
+    (x0, x1), (y0, y1) = ax.get_xlim(), ax.get_ylim()
+    xs, ys = np.asarray(xs, float), np.asarray(ys, float)
+    return bool(np.any((xs >= x0) & (xs <= x1) & (ys >= y0) & (ys <= y1)))
+
+
+def test_regression_figure_3_draws_every_k_curve_above_the_envelope_and_in_the_legend(tmp_path, monkeypatch):
+    from dpfair.experiments import regression
+
+    fig = _captured_regression_figures(regression.envelope_figures, _regression_results(), tmp_path, monkeypatch)[0]
+    ax = fig.axes[0]
+    fig.canvas.draw()
+    envelope = next(line for line in ax.get_lines() if line.get_label() == "lower envelope")
+    legend = ax.get_legend()
+    entries = dict(zip([t.get_text() for t in legend.get_texts()], legend.legend_handles, strict=True))
+    for k in (1, 8, 24):
+        label = next(text for text in entries if text.startswith(f"k={k}") and text[len(f"k={k}"):][:1] in ("", " "))
+        handle = entries[label]
+        handle_line = handle[0] if isinstance(handle, tuple) else handle  # an errorbar handle: its line first
+        assert handle_line.get_linewidth() > 0 and handle_line.get_visible(), f"the legend shows no line for k={k}"
+        assert handle_line.get_alpha() is None or handle_line.get_alpha() > 0
+        artists = [c.lines[0] for c in ax.containers if c.get_label() == label]
+        artists += [line for line in ax.get_lines() if line.get_label() == label]
+        assert artists, f"no curve for k={k}"
+        for line in artists:
+            assert line.get_zorder() > envelope.get_zorder(), f"the envelope is drawn over k={k}"
+            assert line.get_linewidth() > 0 and (line.get_alpha() is None or line.get_alpha() > 0)
+        assert any(_in_view(ax, line.get_xdata(), line.get_ydata()) or not line.get_clip_on() for line in artists), (
+            f"k={k} is nowhere on the axes")
+    for container in ax.containers:  # every k curve, including one marked off the axis
+        assert container.lines[0].get_zorder() > envelope.get_zorder()
+    plt.close("all")
+
+
+@pytest.mark.parametrize("figure", ["figure2", "envelope_figures", "ridge_figures"])
+def test_regression_tradeoff_figures_show_standard_errors_over_seeds(figure, tmp_path, monkeypatch):
+    from dpfair.experiments import regression
+
+    results = _regression_results(ks_values=(8, 24))
+    if figure == "ridge_figures":
+        results = results[results["k"] == 8].drop(columns="dataset")
+    figures = _captured_regression_figures(getattr(regression, figure), results, tmp_path, monkeypatch)
+    assert figures
+    for fig in figures:
+        for ax in fig.axes:
+            bars = [c for c in ax.containers if getattr(c, "has_xerr", False) and getattr(c, "has_yerr", False)]
+            assert bars, f"{figure}: no standard-error bars in '{ax.get_title()}'"
+            assert all(len(c.lines[2]) == 2 for c in bars)  # the x and y bar collections
+            segments = np.concatenate([np.asarray(seg) for c in bars for seg in c.lines[2][1].get_segments()])
+            assert segments.size and np.ptp(segments[:, 1]) > 0  # bars with a length: the spread across seeds
+    plt.close("all")
+
+
+def test_regression_standard_errors_are_over_seeds():
+    from dpfair.experiments import regression
+
+    results = _regression_results(ks_values=(8,), epsilons=(1.0,))
+    table = regression._tradeoff(results)
+    row = table[table["alpha"] == 0.0].iloc[0]
+    values = results[results["metric"] == "mse@alpha=0"]["value"]
+    assert row["mse"] == pytest.approx(values.mean())
+    assert row["mse_se"] == pytest.approx(values.std(ddof=1) / np.sqrt(values.size))
+    one_seed = regression._tradeoff(results[results["seed"] == 33])
+    assert (one_seed["mse_se"] == 0).all() and (one_seed["ks_se"] == 0).all()

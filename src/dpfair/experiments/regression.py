@@ -12,7 +12,7 @@ costs epsilon once).
   (Figure 3 at epsilon = 0.1 with its lower envelope; Figure 4 the envelopes per epsilon).
 * ``regression-ridge-pipeline``: a real ridge regressor on Law School features, post-processed.
 * ``regression-private-tuning``: the private choice of (k, alpha) that Section 4 calls for
-  (:class:`~dpfair.regression.PrivateRandomSearch`, Liu & Talwar 2019) against the best non-private
+  (:class:`~dpfair.model_selection.PrivateRandomSearch`, Liu & Talwar 2019) against the best non-private
   choice on the same split, for a total epsilon of 0.5, 1 and 5.
 """
 
@@ -111,12 +111,30 @@ def ridge_task(cell: dict[str, Any], seed: int) -> dict[str, float]:
 
 # ---------------------------------------------------------------------- figures
 def _tradeoff(results: pd.DataFrame) -> pd.DataFrame:
-    """Mean MSE and KS per (dataset, k, epsilon, alpha) over seeds."""
+    """Mean MSE and KS per (dataset, k, epsilon, alpha) over seeds, with their standard errors (``*_se``).
+
+    The standard error is the sample standard deviation over seeds divided by the square root of their
+    number (0 with a single seed).
+    """
     rows = results[results["metric"].str.contains("@alpha=")].copy()
     rows["what"] = rows["metric"].str.split("@").str[0]
     rows["alpha"] = rows["metric"].str.split("=").str[1].astype(float)
     keys = [c for c in ("dataset", "k", "epsilon") if c in rows.columns]
-    return rows.pivot_table(index=[*keys, "alpha"], columns="what", values="value", aggfunc="mean").reset_index()
+    grouped = rows.groupby([*keys, "alpha", "what"])["value"]
+    mean = grouped.mean().unstack("what")
+    se = grouped.sem().unstack("what").fillna(0.0).add_suffix("_se")
+    table = mean.join(se).reset_index()
+    table.columns.name = None
+    return table
+
+
+def _errorbar_curve(ax: Any, curve: pd.DataFrame, **kwargs: Any) -> Any:
+    """Mean (MSE, KS) over seeds with +- one standard error in both directions (the spread across seeds)."""
+    kwargs = {"marker": "o", "ms": 3, "lw": 1.5, "capsize": 0, "elinewidth": 0.8, **kwargs}
+    return ax.errorbar(curve["mse"], curve["ks"], xerr=curve["mse_se"], yerr=curve["ks_se"], **kwargs)
+
+
+_SE_NOTE = "; bars: +- one standard error over seeds"
 
 
 def _eps_label(eps: float) -> str:
@@ -124,14 +142,15 @@ def _eps_label(eps: float) -> str:
 
 
 def _lower_envelope(points: pd.DataFrame) -> pd.DataFrame:
-    """Pareto front (min MSE for a given KS) of (ks, mse) points."""
+    """Pareto front (min MSE for a given KS) of (ks, mse) points, with their standard errors when given."""
     pts = points.sort_values(["ks", "mse"])
+    columns = ["ks", "mse", *[c for c in ("ks_se", "mse_se") if c in pts.columns]]
     front, best = [], math.inf
-    for ks, mse in zip(pts["ks"], pts["mse"], strict=True):
-        if mse < best:
-            front.append((ks, mse))
-            best = mse
-    return pd.DataFrame(front, columns=["ks", "mse"])
+    for row in pts[columns].itertuples(index=False):
+        if row.mse < best:
+            front.append(tuple(row))
+            best = row.mse
+    return pd.DataFrame(front, columns=columns)
 
 
 def figure2(results: pd.DataFrame, folder: Path) -> list[FigureInfo]:
@@ -145,14 +164,14 @@ def figure2(results: pd.DataFrame, folder: Path) -> list[FigureInfo]:
         sub = table[(table["dataset"] == dataset) & (table["k"] == k)]
         for eps, curve in sub.groupby("epsilon"):
             curve = curve.sort_values("alpha", ascending=False)
-            ax.plot(curve["mse"], curve["ks"], marker="o", ms=3, label=f"eps={_eps_label(eps)}")
+            _errorbar_curve(ax, curve, label=f"eps={_eps_label(eps)}")
         ax.set_title(f"{'Communities & Crime' if dataset == 'communities' else 'Law School'} (k = {k})")
         ax.set_xlabel("mean squared error")
         ax.set_ylabel("fairness violation (KS)")
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=8)
     return [save_figure(fig, folder, f"regression_figure2_{dataset_name}.png",
                         f"Paper Figure 2 ({dataset_name} panels): MSE vs statistical-parity violation, sweeping alpha "
-                        "(the end with the smallest KS is alpha = 0); mean over seeds.")]
+                        f"(the end with the smallest KS is alpha = 0); mean over seeds{_SE_NOTE}.")]
 
 
 def figure2_tables(results: pd.DataFrame) -> list[TableInfo]:
@@ -172,29 +191,39 @@ def envelope_figures(results: pd.DataFrame, folder: Path) -> list[FigureInfo]:
     lowest = table["epsilon"].min()
     sub = table[table["epsilon"] == lowest]
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    env = _lower_envelope(sub)
+    x_max = max(0.035, float(env["mse"].min()) * 3)
+    # the envelope is drawn thick and translucent *beneath* the k curves, so it never hides one of them
+    ax.plot(env["mse"], env["ks"], color="black", lw=7, alpha=0.2, solid_capstyle="round", zorder=1,
+            label="lower envelope")
     for k, curve in sub.groupby("k"):
         curve = curve.sort_values("alpha", ascending=False)
-        ax.plot(curve["mse"], curve["ks"], marker="o", ms=2, lw=1, label=f"k={k}")
-    env = _lower_envelope(sub)
-    ax.plot(env["mse"], env["ks"], color="black", lw=2, label="lower envelope")
-    ax.set_xlim(0, max(0.035, float(env["mse"].min()) * 3))
+        off_axis = float(curve["mse"].min()) > x_max  # e.g. k = 1 (MSE near 0.68)
+        bars = _errorbar_curve(ax, curve, ms=3, lw=1.5, zorder=3, label="_off_axis" if off_axis else f"k={k}")
+        if off_axis:  # mark it at the right edge, with a legend entry that shows its line and colour
+            ax.plot([x_max], [float(curve["ks"].mean())], marker=">", ms=8, ls="-", lw=1.5,
+                    color=bars.lines[0].get_color(), clip_on=False, zorder=4,
+                    label=f"k={k} (MSE {float(curve['mse'].mean()):.2f}, off the axis)")
+    ax.set_xlim(0, x_max)
     ax.set_xlabel("mean squared error")
     ax.set_ylabel("fairness violation (KS)")
-    ax.set_title(f"Figure 3: Law School, eps = {_eps_label(lowest)} (k=1 ends near MSE 0.68, off the axis)")
-    ax.legend(fontsize=7, ncol=2)
+    ax.set_title(f"Figure 3: Law School, eps = {_eps_label(lowest)}")
+    ax.legend(fontsize=8, ncol=2)
     infos.append(save_figure(fig, folder, "regression_figure3.png",
-                             "Paper Figure 3: sweeping k and alpha at the smallest epsilon; black: lower envelope."))
+                             "Paper Figure 3: sweeping k and alpha at the smallest epsilon; grey band beneath the curves: "
+                             f"lower envelope; a curve off the axis is marked by a triangle at the right edge{_SE_NOTE}."))
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     for eps, part in table.groupby("epsilon"):
         env = _lower_envelope(part)
-        ax.plot(env["mse"], env["ks"], lw=1.5, label=f"eps={_eps_label(eps)}")
+        _errorbar_curve(ax, env, marker=None, label=f"eps={_eps_label(eps)}")
     ax.set_xlim(0, 0.035)
     ax.set_xlabel("mean squared error")
     ax.set_ylabel("fairness violation (KS)")
     ax.set_title("Figure 4: Law School lower envelopes per epsilon")
     ax.legend(fontsize=8)
     infos.append(save_figure(fig, folder, "regression_figure4.png",
-                             "Paper Figure 4: lower envelopes of the (MSE, KS) trade-off over k and alpha, for each epsilon."))
+                             "Paper Figure 4: lower envelopes of the mean (MSE, KS) trade-off over k and alpha, for each "
+                             f"epsilon{_SE_NOTE} (of the (k, alpha) point on the envelope)."))
     return infos
 
 
@@ -213,7 +242,7 @@ def ridge_figures(results: pd.DataFrame, folder: Path) -> list[FigureInfo]:
     fig, ax = plt.subplots(figsize=(6.4, 4.0))
     for eps, curve in table.groupby("epsilon"):
         curve = curve.sort_values("alpha", ascending=False)
-        ax.plot(curve["mse"], curve["ks"], marker="o", ms=3, label=f"eps={_eps_label(eps)}")
+        _errorbar_curve(ax, curve, label=f"eps={_eps_label(eps)}")
     raw_mse = results[results["metric"] == "mse_regressor"]["value"].mean()
     raw_ks = results[results["metric"] == "ks_regressor"]["value"].mean()
     ax.scatter([raw_mse], [raw_ks], color="black", marker="x", s=60, label="ridge, not post-processed")
@@ -223,7 +252,7 @@ def ridge_figures(results: pd.DataFrame, folder: Path) -> list[FigureInfo]:
     ax.legend(fontsize=8)
     return [save_figure(fig, folder, "regression_ridge_pipeline.png",
                         "Whole pipeline: ridge on (lsat, gender, pass_bar) trained on 35%, post-processed privately on "
-                        "another 35%, evaluated on 30%.")]
+                        f"another 35%, evaluated on 30%; mean over seeds{_SE_NOTE}.")]
 
 
 _PRIVACY = "epsilon-DP (Laplace on the joint (group, bin) histogram of the post-processing split); alpha sweep is free"
@@ -293,8 +322,9 @@ def tuning_task(cell: dict[str, Any], seed: int) -> dict[str, float]:
     from sklearn.model_selection import train_test_split
 
     from dpfair.fairness import statistical_parity_ks
+    from dpfair.model_selection import PrivateMSEKSScorer, PrivateRandomSearch
     from dpfair.privacy import PrivacyLeakWarning
-    from dpfair.regression import FairRegressionPostProcessor, PrivateMSEKSScorer, PrivateRandomSearch
+    from dpfair.regression import FairRegressionPostProcessor
 
     dataset = cell["dataset"]
     info = DATASETS[dataset]
@@ -341,17 +371,25 @@ def tuning_figures(results: pd.DataFrame, folder: Path) -> list[FigureInfo]:
     for ax, dataset in zip(axes[0], datasets, strict=True):
         part = wide[wide["dataset"] == dataset]
         for eps, sub in part.groupby("epsilon"):
-            ax.scatter(sub["mse_private"], sub["ks_private"], s=14, alpha=0.6, label=f"private, eps={eps:g}")
+            dots = ax.scatter(sub["mse_private"], sub["ks_private"], s=14, alpha=0.5, label=f"private, eps={eps:g}")
+            ax.errorbar(sub["mse_private"].mean(), sub["ks_private"].mean(), xerr=_se(sub["mse_private"]),
+                        yerr=_se(sub["ks_private"]), marker="D", ms=6, color=dots.get_facecolor()[0][:3], capsize=2,
+                        zorder=4)
         ax.scatter(part["mse_nonprivate"], part["ks_nonprivate"], s=30, marker="x", color="black",
                    label="best non-private choice")
         ax.set_title(f"{'Communities & Crime' if dataset == 'communities' else 'Law School'}")
         ax.set_xlabel("test MSE")
         ax.set_ylabel("test fairness violation (KS)")
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=8)
     return [save_figure(fig, folder, "regression_private_tuning.png",
                         "Private choice of (k, alpha) (random stopping, Liu & Talwar 2019; objective MSE + lambda KS on "
                         "a private validation score) vs the exhaustive non-private choice on the same split; one point "
-                        "per seed, evaluated on the 30% test split.")]
+                        "per seed, evaluated on the 30% test split; diamonds: mean over seeds +- one standard error.")]
+
+
+def _se(values: pd.Series) -> float:
+    """Standard error of the mean over seeds (0 with a single seed)."""
+    return float(values.std(ddof=1) / math.sqrt(values.size)) if values.size > 1 else 0.0
 
 
 def tuning_tables(results: pd.DataFrame) -> list[TableInfo]:
