@@ -16,6 +16,8 @@ classification
 bandits
     Online selection: group meritocratic fairness (Private-Fair-Greedy) and federated fairness of
     exposure (Fed-FairX-LinUCB, Priv-FairX-LinUCB).
+model_selection
+    Private hyper-parameter search (random stopping, private scorers) for any dpfair estimator.
 datasets
     Verified downloads of the real datasets into a data home, and synthetic generators.
 experiments
