@@ -79,7 +79,7 @@ def random_stopping_epsilon(
     n_trials : {"geometric", "truncated_negative_binomial", "poisson"}, default "geometric"
         Distribution of the number of trials.
     mean_trials : float, default 10.0
-        Its mean (``> 1`` for the first two, ``> 0`` for Poisson).
+        Its mean (``> 1`` for the first two, ``>= 1`` for Poisson).
     delta : float, default 0.0
         Target delta: ``0`` for ``"geometric"`` (pure DP, Liu & Talwar 2019), in ``(0, 1)`` for the
         Renyi bounds of Papernot & Steinke (2022).
@@ -96,6 +96,7 @@ def random_stopping_epsilon(
     ------
     ValueError, TypeError
         On an invalid argument, or ``delta = 0`` with a Renyi-DP distribution.
+
     Notes
     -----
     * Geometric ``K`` (Liu & Talwar 2019, Theorem 3.4): ``3 trial_epsilon``, pure DP.
