@@ -50,3 +50,14 @@ def test_figures_and_tables_build(rows, tmp_path):
     assert "OFUL" in table.table.index and "epsilon" in table.note
     assert gmf.regret_tables(base)[0].table.shape[0] == 4
     assert math.isfinite(gmf.selection_tables(base)[0].table.to_numpy().sum())
+
+
+def test_sweep_table_orders_epsilons_numerically():
+    methods = ["OFUL", "Private-Fair-Greedy@eps=100", "Private-Fair-Greedy@eps=15", "Private-Fair-Greedy@eps=2",
+               "Private-Fair-Greedy@eps=inf", "Fair-Greedy"]
+    rows = [{"method": m, "seed": s, "metric": metric, "value": float(i + s), "horizon": 10}
+            for i, m in enumerate(methods) for s in (0, 1) for metric in ("fair_regret", "regret")]
+    table = gmf.sweep_tables(pd.DataFrame(rows))[0].table
+    private = [m for m in table.index if m.startswith("Private")]
+    assert private == ["Private-Fair-Greedy@eps=2", "Private-Fair-Greedy@eps=15", "Private-Fair-Greedy@eps=100",
+                       "Private-Fair-Greedy@eps=inf"]

@@ -194,8 +194,11 @@ def regret_tables(results: pd.DataFrame) -> list[TableInfo]:
 
 def _sweep_table(results: pd.DataFrame) -> pd.DataFrame:
     fair, reward = _summary(results, "fair_regret"), _summary(results, "regret")
-    return pd.DataFrame({"fair_mean": fair["mean"], "fair_se": fair["se"], "regret_mean": reward["mean"],
-                         "regret_se": reward["se"]})
+    table = pd.DataFrame({"fair_mean": fair["mean"], "fair_se": fair["se"], "regret_mean": reward["mean"],
+                          "regret_se": reward["se"]})
+    # baselines first, then Private-Fair-Greedy by increasing epsilon (numeric, not lexicographic)
+    order = sorted(table.index, key=lambda m: (m.startswith("Private"), _epsilon_of(m) if m.startswith("Private") else 0.0, m))
+    return table.loc[order]
 
 
 def _epsilon_of(method: str) -> float:
