@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 from sklearn.utils import get_tags
 
+from dpfair._validation import check_bool
 from dpfair.privacy.budget import PrivacyBudget
 from dpfair.privacy.leaks import warn_privacy_leak
 from dpfair.privacy.noise import NoiseSource, get_noise_source
@@ -205,13 +206,6 @@ def resolve_groups(
     else:
         declared = _declared(groups, name)
     return declared, group_index(declared, values)
-
-
-def check_bool(value: Any, name: str) -> bool:
-    """Return ``value`` if it is a bool (``TypeError`` naming ``name`` otherwise)."""
-    if not isinstance(value, bool | np.bool_):
-        raise TypeError(f"{name} must be True or False, got {type(value).__name__} ({value!r}).")
-    return bool(value)
 
 
 def single_group_rows(groups: Any, n_rows: int, epsilon: float, owner: str) -> tuple[np.ndarray, np.ndarray]:

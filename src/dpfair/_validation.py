@@ -16,10 +16,12 @@ import numpy as np
 
 __all__ = [
     "as_finite_array",
+    "check_bool",
     "check_delta",
     "check_epsilon",
     "check_int",
     "check_nonnegative_finite",
+    "check_open_unit",
     "check_positive_finite",
     "check_rho",
     "check_sensitivity",
@@ -128,6 +130,52 @@ def check_rho(rho: Any, name: str = "rho", *, allow_inf: bool = True) -> float:
         If it is NaN, ``<= 0``, or infinite while ``allow_inf`` is False.
     """
     return check_epsilon(rho, name, allow_inf=allow_inf)
+
+
+def check_bool(value: Any, name: str) -> bool:
+    """Return ``value`` if it is a bool (``TypeError`` naming ``name`` otherwise).
+
+    Parameters
+    ----------
+    value : bool
+        The flag to check (``numpy.bool_`` is accepted).
+    name : str
+        Argument name used in error messages.
+
+    Returns
+    -------
+    bool
+    """
+    if not isinstance(value, bool | np.bool_):
+        raise TypeError(f"{name} must be True or False, got {type(value).__name__} ({value!r:.60}).")
+    return bool(value)
+
+
+def check_open_unit(value: Any, name: str) -> float:
+    """Return ``value`` as a float after checking it lies in the open interval ``(0, 1)``.
+
+    Parameters
+    ----------
+    value : float
+        The number to check (a probability, a fraction).
+    name : str
+        Argument name used in error messages.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    TypeError
+        If ``value`` is not a real number.
+    ValueError
+        If it is NaN or outside ``(0, 1)``.
+    """
+    v = _as_float(value, name)
+    if not 0.0 < v < 1.0:
+        raise ValueError(f"{name} must lie in the open interval (0, 1), got {v!r}.")
+    return v
 
 
 def check_positive_finite(value: Any, name: str) -> float:

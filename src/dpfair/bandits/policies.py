@@ -35,8 +35,8 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from dpfair._estimator import privacy_spent
-from dpfair._validation import check_int
-from dpfair.bandits.ridge import RidgeState, _check_positive, confidence_radius
+from dpfair._validation import check_bool, check_int, check_nonnegative_finite, check_open_unit, check_positive_finite
+from dpfair.bandits.ridge import RidgeState, confidence_radius
 from dpfair.privacy.continual import BinaryTreeMechanism
 from dpfair.privacy.leaks import PrivacyLeakWarning, warn_privacy_leak
 from dpfair.privacy.noise import get_noise_source
@@ -44,19 +44,6 @@ from dpfair.privacy.noise import get_noise_source
 __all__ = ["OFUL", "BanditPolicy", "FairGreedy", "RandomPolicy"]
 
 _NON_PRIVATE = "nothing: the policy's actions are an exact function of every candidate's context and reward"
-
-
-def _check_fraction(value: Any, name: str) -> float:
-    number = _check_positive(value, name)
-    if not number < 1:
-        raise ValueError(f"{name} must lie in (0, 1), got {value!r}.")
-    return number
-
-
-def _check_bool(value: Any, name: str) -> bool:
-    if not isinstance(value, bool | np.bool_):
-        raise TypeError(f"{name} must be True or False, got {type(value).__name__}.")
-    return bool(value)
 
 
 def tie_break_argmax(scores: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
@@ -408,11 +395,11 @@ class OFUL(BanditPolicy):
 
     def _validate(self) -> dict[str, Any]:
         return {
-            "regularization": _check_positive(self.regularization, "regularization"),
-            "noise_std": _check_positive(self.noise_std, "noise_std", allow_zero=True),
-            "theta_norm_bound": _check_positive(self.theta_norm_bound, "theta_norm_bound", allow_zero=True),
-            "delta": _check_fraction(self.delta, "delta"),
-            "exploration_scale": _check_positive(self.exploration_scale, "exploration_scale", allow_zero=True),
+            "regularization": check_positive_finite(self.regularization, "regularization"),
+            "noise_std": check_nonnegative_finite(self.noise_std, "noise_std"),
+            "theta_norm_bound": check_nonnegative_finite(self.theta_norm_bound, "theta_norm_bound"),
+            "delta": check_open_unit(self.delta, "delta"),
+            "exploration_scale": check_nonnegative_finite(self.exploration_scale, "exploration_scale"),
         }
 
     def _start(self, config: dict[str, Any]) -> None:
@@ -468,8 +455,8 @@ class FairGreedy(BanditPolicy):
 
     def _validate(self) -> dict[str, Any]:
         return {
-            "regularization": _check_positive(self.regularization, "regularization"),
-            "split_history": _check_bool(self.split_history, "split_history"),
+            "regularization": check_positive_finite(self.regularization, "regularization"),
+            "split_history": check_bool(self.split_history, "split_history"),
             "rho_regression": math.inf,
             "rho_rank": math.inf,
             "sensitivity": 1.0,

@@ -33,9 +33,8 @@ import math
 from typing import Any
 
 from dpfair._estimator import check_budget, privacy_spent
-from dpfair._validation import check_delta, check_epsilon, check_int
-from dpfair.bandits.policies import FairGreedy, _check_bool, _check_fraction
-from dpfair.bandits.ridge import _check_positive
+from dpfair._validation import check_bool, check_delta, check_epsilon, check_int, check_open_unit, check_positive_finite
+from dpfair.bandits.policies import FairGreedy
 from dpfair.privacy.accounting import approx_dp_to_zcdp
 from dpfair.privacy.leaks import warn_privacy_leak
 
@@ -67,7 +66,7 @@ def rank_noise_std(pool_size: int, horizon: int, rho_rank: float) -> float:
     """
     n = check_int(pool_size, "pool_size", minimum=1)
     T = check_int(horizon, "horizon", minimum=1)
-    rho = _check_positive(rho_rank, "rho_rank") if not math.isinf(rho_rank) else math.inf
+    rho = check_positive_finite(rho_rank, "rho_rank") if not math.isinf(rho_rank) else math.inf
     if math.isinf(rho):
         return 0.0
     return math.sqrt(T / (2.0 * n * n * rho))
@@ -143,15 +142,15 @@ class PrivateFairGreedy(FairGreedy):
         delta = check_delta(self.delta)
         if delta == 0:
             raise ValueError("delta must lie in (0, 1): the Gaussian noise gives (epsilon, delta)-DP with delta > 0.")
-        split = _check_fraction(self.budget_split, "budget_split")
-        bound_x = _check_positive(self.context_bound, "context_bound")
-        bound_y = _check_positive(self.reward_bound, "reward_bound")
+        split = check_open_unit(self.budget_split, "budget_split")
+        bound_x = check_positive_finite(self.context_bound, "context_bound")
+        bound_y = check_positive_finite(self.reward_bound, "reward_bound")
         config = {
             "epsilon": epsilon,
             "delta": delta,
-            "regularization": _check_positive(self.regularization, "regularization"),
-            "split_history": _check_bool(self.split_history, "split_history"),
-            "shift_failure_probability": _check_fraction(self.shift_failure_probability, "shift_failure_probability"),
+            "regularization": check_positive_finite(self.regularization, "regularization"),
+            "split_history": check_bool(self.split_history, "split_history"),
+            "shift_failure_probability": check_open_unit(self.shift_failure_probability, "shift_failure_probability"),
             "budget": check_budget(self.budget),
             "context_bound": bound_x,
             "reward_bound": bound_y,

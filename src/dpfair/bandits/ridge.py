@@ -21,20 +21,9 @@ from typing import Any
 
 import numpy as np
 
-from dpfair._validation import check_int
+from dpfair._validation import check_int, check_nonnegative_finite, check_open_unit, check_positive_finite
 
 __all__ = ["RidgeState", "confidence_radius"]
-
-
-def _check_positive(value: Any, name: str, *, allow_zero: bool = False) -> float:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a number, got {type(value).__name__}.") from None
-    if not math.isfinite(number) or number < 0 or (number == 0 and not allow_zero):
-        bound = "non-negative" if allow_zero else "positive"
-        raise ValueError(f"{name} must be a finite {bound} number, got {value!r}.")
-    return number
 
 
 def confidence_radius(
@@ -73,12 +62,10 @@ def confidence_radius(
         ``sqrt(beta_t)``, the shape of ``log_det_gram``.
     """
     dim = check_int(dim, "dim", minimum=1)
-    lam = _check_positive(regularization, "regularization")
-    noise = _check_positive(noise_std, "noise_std", allow_zero=True)
-    bound = _check_positive(theta_norm_bound, "theta_norm_bound", allow_zero=True)
-    delta = _check_positive(delta, "delta")
-    if not delta < 1:
-        raise ValueError(f"delta must lie in (0, 1), got {delta!r}.")
+    lam = check_positive_finite(regularization, "regularization")
+    noise = check_nonnegative_finite(noise_std, "noise_std")
+    bound = check_nonnegative_finite(theta_norm_bound, "theta_norm_bound")
+    delta = check_open_unit(delta, "delta")
     log_ratio = np.maximum(np.asarray(log_det_gram, dtype=float) - dim * math.log(lam), 0.0)
     return noise * np.sqrt(2.0 * math.log(1.0 / delta) + log_ratio) + math.sqrt(lam) * bound
 
@@ -118,7 +105,7 @@ class RidgeState:
     def __init__(self, dim: int, *, batch_shape: tuple[int, ...] = (), regularization: float = 1.0) -> None:
         self.dim = check_int(dim, "dim", minimum=1)
         self.batch_shape = tuple(check_int(s, "batch_shape", minimum=1) for s in batch_shape)
-        self.regularization = _check_positive(regularization, "regularization")
+        self.regularization = check_positive_finite(regularization, "regularization")
         eye = np.eye(self.dim)
         self.gram = np.broadcast_to(self.regularization * eye, (*self.batch_shape, self.dim, self.dim)).copy()
         self.gram_inverse = np.broadcast_to(eye / self.regularization, self.gram.shape).copy()

@@ -34,7 +34,6 @@ a seed gives reproducible, *not hardened* noise and a seeded stream for the rand
 from __future__ import annotations
 
 import math
-import numbers
 from typing import Any
 
 import numpy as np
@@ -52,7 +51,7 @@ from dpfair._estimator import (
     resolve_groups,
     warn_non_private,
 )
-from dpfair._validation import _as_float, check_epsilon, check_int
+from dpfair._validation import _as_float, check_bool, check_epsilon, check_int, check_open_unit, check_positive_finite
 from dpfair.privacy.accounting import advanced_composition
 from dpfair.privacy.mechanisms import laplace_mechanism
 from dpfair.privacy.noise import NoiseSource, get_noise_source
@@ -76,32 +75,6 @@ _NEIGHBOURING = "change one training row's sensitive attribute (group label); X,
 
 
 # ---------------------------------------------------------------------------- validation helpers
-def _real(value: Any, name: str) -> float:
-    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__} ({value!r:.60}).")
-    return _as_float(value, name)
-
-
-def _positive_finite(value: Any, name: str) -> float:
-    v = _real(value, name)
-    if not (math.isfinite(v) and v > 0):
-        raise ValueError(f"{name} must be finite and > 0, got {v!r}.")
-    return v
-
-
-def _open_unit(value: Any, name: str) -> float:
-    v = _real(value, name)
-    if not (0.0 < v < 1.0):
-        raise ValueError(f"{name} must lie in the open interval (0, 1), got {v!r}.")
-    return v
-
-
-def _check_bool(value: Any, name: str) -> bool:
-    if not isinstance(value, bool | np.bool_):
-        raise TypeError(f"{name} must be True or False, got {type(value).__name__} ({value!r:.60}).")
-    return bool(value)
-
-
 def _features(estimator: Any, X: Any, *, reset: bool, y: Any = None) -> tuple[np.ndarray, np.ndarray | None]:
     """``X`` (and ``y``) through scikit-learn's validation; messages name the argument."""
     try:
@@ -443,18 +416,18 @@ class DPExponentiatedGradient(ClassifierMixin, BaseEstimator):
             With ``epsilon = inf``.
         """
         epsilon = check_epsilon(self.epsilon)
-        delta = _open_unit(self.delta, "delta")
-        gamma = _real(self.gamma, "gamma")
+        delta = check_open_unit(self.delta, "delta")
+        gamma = _as_float(self.gamma, "gamma")
         if not (math.isfinite(gamma) and gamma >= 0):
             raise ValueError(f"gamma must be finite and >= 0, got {gamma!r}.")
-        bound_B = _positive_finite(self.bound_B, "bound_B")
-        beta = _open_unit(self.beta, "beta")
-        x_norm_bound = _positive_finite(self.x_norm_bound, "x_norm_bound")
+        bound_B = check_positive_finite(self.bound_B, "bound_B")
+        beta = check_open_unit(self.beta, "beta")
+        x_norm_bound = check_positive_finite(self.x_norm_bound, "x_norm_bound")
         n_iter = None if self.n_iter is None else check_int(self.n_iter, "n_iter", minimum=1)
         if n_iter is not None and n_iter > 100_000:
             raise ValueError(f"n_iter must be <= 100000, got {n_iter}.")
-        eta = None if self.eta is None else _positive_finite(self.eta, "eta")
-        aware = _check_bool(self.use_sensitive_at_test_time, "use_sensitive_at_test_time")
+        eta = None if self.eta is None else check_positive_finite(self.eta, "eta")
+        aware = check_bool(self.use_sensitive_at_test_time, "use_sensitive_at_test_time")
         budget = check_budget(self.budget)
         noise = get_noise_source(self.random_state)
         if self.groups is None and not math.isinf(epsilon):

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from dpfair._validation import check_bool
 from dpfair.datasets._download import dataset_paths
 
 __all__ = ["Dataset", "FicoData", "load_acs_excerpt", "load_adult", "load_communities", "load_fico", "load_law_school"]
@@ -53,12 +54,6 @@ def _attribute_names(names_path: Any) -> list[str]:
     with open(names_path, encoding="latin-1") as fh:
         text = fh.read()
     return re.findall(r"^@attribute\s+(\S+)", text, flags=re.MULTILINE)
-
-
-def _check_bool(value: Any, name: str) -> bool:
-    if not isinstance(value, bool | np.bool_):
-        raise TypeError(f"{name} must be True or False, got {type(value).__name__}.")
-    return bool(value)
 
 
 def _check_choice(value: Any, name: str, choices: tuple[str, ...]) -> str:
@@ -107,7 +102,7 @@ def load_communities(variant: str = "uci", *, data_home: PathLike = None, downlo
         A file in the data home is not the published one (sha256 mismatch, or a folder).
     """
     _check_choice(variant, "variant", ("uci", "kearns"))
-    _check_bool(download, "download")
+    check_bool(download, "download")
     files = dataset_paths("communities", data_home, download=download)
     if variant == "uci":
         names = _attribute_names(files["communities_crime/uci/communities.names"])
@@ -174,7 +169,7 @@ def load_law_school(*, data_home: PathLike = None, download: bool = True) -> Dat
     DataIntegrityError
         A file in the data home is not the published one (sha256 mismatch, or a folder).
     """
-    _check_bool(download, "download")
+    check_bool(download, "download")
     path = dataset_paths("law_school", data_home, download=download)["law_school/bar_pass_prediction.csv"]
     raw = pd.read_csv(path, index_col=0, na_values="?")
     frame = raw[raw["race1"].isin(LAW_GROUPS)].reset_index(drop=True)
@@ -249,7 +244,7 @@ def load_fico(*, data_home: PathLike = None, download: bool = True) -> FicoData:
     DataIntegrityError
         A file in the data home is not the published one (sha256 mismatch, or a folder).
     """
-    _check_bool(download, "download")
+    check_bool(download, "download")
     files = dataset_paths("fico", data_home, download=download)
     cdf = pd.read_csv(files["fico/transrisk_cdf_by_race_ssa.csv"]).rename(columns=_FICO_COLUMNS)
     perf = pd.read_csv(files["fico/transrisk_performance_by_race_ssa.csv"]).rename(columns=_FICO_COLUMNS)
@@ -307,8 +302,8 @@ def load_adult(*, drop_missing: bool = True, data_home: PathLike = None, downloa
     DataIntegrityError
         A file in the data home is not the published one (sha256 mismatch, or a folder).
     """
-    _check_bool(drop_missing, "drop_missing")
-    _check_bool(download, "download")
+    check_bool(drop_missing, "drop_missing")
+    check_bool(download, "download")
     files = dataset_paths("adult", data_home, download=download)
     parts = []
     for split, key, skip in (("train", "adult/adult.data", 0), ("test", "adult/adult.test", 1)):
@@ -375,7 +370,7 @@ def load_acs_excerpt(region: str = "national", *, data_home: PathLike = None, do
         A file in the data home is not the published one (sha256 mismatch, or a folder).
     """
     _check_choice(region, "region", tuple(sorted(_ACS_REGIONS)))
-    _check_bool(download, "download")
+    check_bool(download, "download")
     path = dataset_paths("acs", data_home, download=download)[_ACS_REGIONS[region]]
     raw = pd.read_csv(path, na_values="N", dtype={"PUMA": str})
     keep = (raw["AGEP"] > 16) & (raw["PINCP"] > 100) & (raw["PWGTP"] >= 1)
