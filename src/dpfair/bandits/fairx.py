@@ -30,6 +30,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from dpfair._validation import _as_float, check_int, check_nonnegative_finite, check_positive_finite
+from dpfair.fairness import merit_proportional_policy
 
 __all__ = ["FairXLinUCB", "merit_policy", "optimistic_parameter", "project_onto_ellipsoid"]
 
@@ -63,8 +64,7 @@ def _callable_policy(merit: Any, mu: np.ndarray) -> tuple[np.ndarray, np.ndarray
     up = np.asarray(merit(mu + h), dtype=float)
     down = np.asarray(merit(mu - h), dtype=float)
     weight = (up - down) / (2.0 * h * f)
-    scaled = f / f.max(axis=-1, keepdims=True)
-    return scaled / scaled.sum(axis=-1, keepdims=True), weight
+    return merit_proportional_policy(f), weight
 
 
 def _policy(mu: np.ndarray, merit: Any, scale: Any) -> tuple[np.ndarray, Any]:

@@ -828,7 +828,8 @@ def _run_group(
             x = Xt[rows, action]
             mu_t = np.broadcast_to(mu_true[i], (L, S, M, K))
             y = mu_t.reshape(N, K)[rows, action] + np.broadcast_to(eta[i], (L, S, M)).reshape(N)
-            # metrics: Definition 1 (L1 distance to the optimal fair policy) and reward regret
+            # metrics: Definition 1 (L1 distance to the optimal fair policy: the per-round term of
+            # dpfair.fairness.fairness_regret, streamed so no (T, ..., K) policy array is stored) and reward regret
             pi_star = _policy(mu_t, merit, learner_scale)[0]
             pi4 = pi.reshape(L, S, M, K)
             fair[:, :, t - 1] = np.abs(pi4 - pi_star).sum(axis=-1).mean(axis=-1)
