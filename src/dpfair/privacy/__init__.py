@@ -5,6 +5,7 @@ Modules
 budget      :class:`PrivacyBudget` with a ledger; refuses overspending.
 accounting  Conversions (zCDP <-> approximate DP, Renyi DP -> approximate DP), composition, noise calibration.
 noise       Secure (OpenDP) and seeded (numpy) noise sources behind one interface.
+lattice     Tabulated discrete Gaussian noise on a fine grid (secure at ~0.1 us per sample).
 mechanisms  Laplace, Gaussian, exponential and exact top-m exponential mechanisms.
 continual   Binary-tree continual release of running sums.
 audit       Empirical lower bounds on epsilon for testing mechanisms.
@@ -24,6 +25,7 @@ from dpfair.privacy.accounting import (
     rdp_to_approx_dp,
     zcdp_composition,
     zcdp_delta,
+    zcdp_for_approx_dp,
     zcdp_to_approx_dp,
 )
 from dpfair.privacy.audit import AuditResult, audit_epsilon
@@ -73,5 +75,6 @@ __all__ = [
     "warn_privacy_leak",
     "zcdp_composition",
     "zcdp_delta",
+    "zcdp_for_approx_dp",
     "zcdp_to_approx_dp",
 ]

@@ -173,6 +173,60 @@ def zcdp_to_approx_dp(rho: float, delta: float, *, method: str = "tight") -> flo
     return standard
 
 
+def zcdp_for_approx_dp(epsilon: float, delta: float) -> float:
+    """Largest ``rho`` whose tight conversion (:func:`zcdp_to_approx_dp`) gives at most ``(epsilon, delta)``.
+
+    The inverse of the tight conversion of Canonne, Kamath & Steinke (2020, Prop. 12): a mechanism
+    calibrated to this ``rho`` spends exactly the requested ``(epsilon, delta)`` (to about 1e-12 in
+    ``epsilon``), where :func:`approx_dp_to_zcdp` (the inverse of the *standard* conversion) leaves part
+    of it unused.
+
+    Parameters
+    ----------
+    epsilon : float
+        Target ``epsilon > 0`` (``inf`` gives ``inf``).
+    delta : float
+        Target ``delta`` in (0, 1).
+
+    Returns
+    -------
+    float
+        ``rho > 0`` with ``zcdp_delta(rho, epsilon) <= delta``; never below ``approx_dp_to_zcdp(epsilon, delta)``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If an argument is not a real number in its range, or ``epsilon`` is 0 or so small that ``rho``
+        underflows.
+    """
+    epsilon = check_epsilon(epsilon)
+    delta = _check_delta_open(delta)
+    if math.isinf(epsilon):
+        return math.inf
+    standard = approx_dp_to_zcdp(epsilon, delta)  # valid: the tight epsilon of this rho is at most epsilon
+    log_delta = math.log(delta)
+
+    def excess(log_rho: float) -> float:
+        return _zcdp_log_delta(math.exp(log_rho), epsilon) - log_delta
+
+    lo = math.log(standard)
+    if excess(lo) > 0:  # pragma: no cover - the tight bound is never above the standard one
+        return standard
+    hi = lo + 0.5
+    while excess(hi) <= 0 and hi < 700.0:
+        lo, hi = hi, hi + 0.5
+    if excess(hi) <= 0:  # pragma: no cover - beyond float64
+        return math.exp(lo)
+    rho = math.exp(float(optimize.brentq(excess, lo, hi, xtol=1e-15, rtol=1e-15)))
+    # brentq may stop just above the root: return only a rho whose delta is verified
+    for step in (0.0, 1e-14, 1e-12, 1e-10):
+        candidate = rho * (1.0 - step)
+        log_candidate = _zcdp_log_delta(candidate, epsilon)
+        if log_candidate <= log_delta and math.exp(log_candidate) <= delta:
+            return max(candidate, standard)
+    return max(math.exp(lo), standard)
+
+
 def approx_dp_to_zcdp(epsilon: float, delta: float) -> float:
     """``rho`` whose standard conversion gives exactly ``(epsilon, delta)``.
 

@@ -129,6 +129,26 @@ class NoiseSource(ABC):
             The selected index, in ``[0, n)``.
         """
 
+    def random_words(self, shape: int | tuple[int, ...]) -> np.ndarray:
+        """Draw independent uniform 64-bit words (for table samplers such as :class:`~dpfair.privacy.lattice.LatticeGaussian`).
+
+        Parameters
+        ----------
+        shape : int or tuple of int
+            Non-negative sizes.
+
+        Returns
+        -------
+        ndarray of uint64
+            Independent uniform words of shape ``shape``.
+
+        Raises
+        ------
+        NotImplementedError
+            For a user-defined source that does not provide random words.
+        """
+        raise NotImplementedError(f"{type(self).__name__} does not draw random 64-bit words; implement random_words().")
+
     def standard_normal(self, shape: int | tuple[int, ...]) -> np.ndarray:
         """Draw standard normal variates of the given shape (via :meth:`gaussian` on zeros).
 
@@ -337,6 +357,21 @@ class SeededNoise(NoiseSource):
         """
         return self.rng.random(_check_shape(shape))
 
+    def random_words(self, shape: int | tuple[int, ...]) -> np.ndarray:
+        """Draw uniform 64-bit words from the numpy generator (reproducible, not hardened).
+
+        Parameters
+        ----------
+        shape : int or tuple of int
+            Non-negative sizes.
+
+        Returns
+        -------
+        ndarray of uint64
+            Independent uniform words of shape ``shape``.
+        """
+        return self.rng.integers(0, 2**64, size=_check_shape(shape), dtype=np.uint64, endpoint=False)
+
     def noisy_argmax_gumbel(self, scores: Any, scale: float) -> int:
         """Return the index of ``max(scores + Gumbel(scale))``: ``P(i) ~ exp(scores_i / scale)``.
 
@@ -472,6 +507,23 @@ class SecureNoise(NoiseSource):
         bits = np.frombuffer(os.urandom(8 * n), dtype=np.uint64)
         # 53 random bits -> a uniform double on the grid k * 2**-53 in [0, 1)
         return ((bits >> np.uint64(11)).astype(np.float64) * 2.0**-53).reshape(shape)
+
+    def random_words(self, shape: int | tuple[int, ...]) -> np.ndarray:
+        """Draw uniform 64-bit words from the OS CSPRNG (``os.urandom``), all in one call.
+
+        Parameters
+        ----------
+        shape : int or tuple of int
+            Non-negative sizes.
+
+        Returns
+        -------
+        ndarray of uint64
+            Independent uniform words of shape ``shape``.
+        """
+        shape = _check_shape(shape)
+        n = math.prod(shape)
+        return np.frombuffer(os.urandom(8 * n), dtype=np.uint64).reshape(shape).copy()
 
     def noisy_argmax_gumbel(self, scores: Any, scale: float) -> int:
         """Return the index of ``max(scores + Gumbel(scale))``: ``P(i) ~ exp(scores_i / scale)``.

@@ -1,0 +1,90 @@
+"""The tabulated discrete Gaussian (dpfair.privacy.lattice) and the tight zCDP inverse."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from dpfair.privacy import (
+    SecureNoise,
+    SeededNoise,
+    approx_dp_to_zcdp,
+    zcdp_delta,
+    zcdp_for_approx_dp,
+    zcdp_to_approx_dp,
+)
+from dpfair.privacy.lattice import LatticeGaussian, lattice_granularity
+
+
+def _exact_pmf(sigma_units: float, support: np.ndarray) -> np.ndarray:
+    k = np.arange(-int(60 * sigma_units), int(60 * sigma_units) + 1)
+    norm = np.exp(-(k * k) / (2 * sigma_units**2)).sum()
+    return np.exp(-(support * support) / (2 * sigma_units**2)) / norm
+
+
+@pytest.mark.parametrize("sigma_units", [1.0, 2.5, 7.0])
+def test_lattice_gaussian_matches_the_exact_discrete_gaussian(sigma_units):
+    lattice = LatticeGaussian(sigma_units * 0.5, 0.5)
+    z = lattice.sample_units(SeededNoise(0).random_words(400_000))
+    values, counts = np.unique(z, return_counts=True)
+    keep = counts >= 20  # pool the sparse tails into one cell
+    expected = _exact_pmf(sigma_units, values) * z.size
+    observed = np.append(counts[keep], counts[~keep].sum())
+    expected = np.append(expected[keep], z.size - expected[keep].sum())
+    chi2 = ((observed - expected) ** 2 / expected).sum()
+    assert stats.chi2.sf(chi2, df=observed.size - 1) > 1e-3
+    assert lattice.total_variation < 1e-12
+
+
+def test_lattice_values_lie_on_the_grid_and_rounding_is_exact():
+    sigma = 3.7
+    g = lattice_granularity(sigma)
+    assert math.frexp(g)[0] == 0.5 and 2**14 <= sigma / g < 2**15
+    lattice = LatticeGaussian(sigma, g)
+    noise = lattice.sample(SeededNoise(1).random_words(100_000))
+    assert np.all(noise / g == np.rint(noise / g))
+    assert noise.std() == pytest.approx(sigma, rel=0.01) and abs(noise.mean()) < 0.05
+    x = np.array([0.1, -1e-12, 12345.678901234, 1e10 / 3])
+    r = lattice.round(x)
+    assert np.all(r / g == np.rint(r / g)) and np.all(np.abs(r - x) <= g / 2)
+
+
+def test_secure_words_draw_the_same_law_in_one_call():
+    calls = []
+
+    class Counting(SecureNoise):
+        def random_words(self, shape):
+            calls.append(shape)
+            return super().random_words(shape)
+
+    source = Counting()
+    lattice = LatticeGaussian(2.0, lattice_granularity(2.0))
+    secure = lattice.sample(source.random_words(50_000))
+    seeded = lattice.sample(SeededNoise(3).random_words(50_000))
+    assert len(calls) == 1
+    assert stats.ks_2samp(secure, seeded).pvalue > 1e-3
+
+
+def test_lattice_refuses_bad_grids():
+    with pytest.raises(ValueError, match="granularity must be a power of two"):
+        LatticeGaussian(1.0, 0.3)
+    with pytest.raises(ValueError, match="sigma / granularity"):
+        LatticeGaussian(1.0, 2.0**-30)
+    with pytest.raises(TypeError, match="uint64"):
+        LatticeGaussian(1.0, 0.25).sample_units(np.arange(3))
+    with pytest.raises(ValueError, match="resolution_bits"):
+        lattice_granularity(1.0, 30)
+
+
+@pytest.mark.parametrize(("epsilon", "delta"), [(0.1, 0.1), (1.0, 1e-6), (2.0, 0.1), (10.0, 1e-3), (100.0, 1e-9)])
+def test_zcdp_for_approx_dp_inverts_the_tight_conversion(epsilon, delta):
+    rho = zcdp_for_approx_dp(epsilon, delta)
+    assert zcdp_delta(rho, epsilon) <= delta
+    assert zcdp_to_approx_dp(rho, delta) == pytest.approx(epsilon, abs=1e-9)
+    assert rho >= approx_dp_to_zcdp(epsilon, delta)
+    # the largest such rho: a little more is over budget
+    assert zcdp_delta(rho * (1 + 1e-6), epsilon) > delta
+    assert zcdp_for_approx_dp(math.inf, delta) == math.inf
