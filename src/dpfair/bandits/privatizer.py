@@ -12,42 +12,77 @@ Node noise (Algorithm 2, lines 5-8)
 -----------------------------------
 The paper writes ``N_hat`` in ``R^{d x (d+1)}`` and ``N = (N_hat + N_hat^T) / sqrt(2)``, which only
 type-checks for a square matrix.  Our reading: the node holds the augmented symmetric
-``(d+1) x (d+1)`` matrix ``sum z z^T`` with ``z = (x, y)`` (as in Dubey & Pentland), ``N_hat`` has
-i.i.d. entries ``N(0, sigma^2)`` with
+``(d+1) x (d+1)`` matrix ``sum z z^T`` with ``z = (x, y)`` (as in Dubey & Pentland), and ``N`` is
+symmetric with off-diagonal entries of variance ``sigma^2`` and diagonal entries of variance
+``2 sigma^2`` -- the law of ``(N_hat + N_hat^T) / sqrt(2)`` for ``N_hat`` with i.i.d. ``N(0, sigma^2)``
+entries.  Only the ``(d+1)(d+2)/2`` distinct entries are drawn (one call to the noise source per
+release, for every tree of the batch).  The released ``H`` is the top-left ``d x d`` block of ``N``,
+``h`` the first ``d`` entries of its last column; the corner ``sum y^2`` is never released.
 
-    ``sigma^2 = 16 n (L^2 + B^2)^2 ln(2/delta)^2 / epsilon^2``      (line 6; ``B = 1`` in the paper)
+The entries are discrete Gaussians on a grid ``g = 2**k`` about ``sigma / 2**14``
+(:class:`dpfair.privacy.lattice.LatticeGaussian`): floating-point safe (:meth:`Privatizer.privatize`
+rounds the exact statistics to the grid before adding the noise), ~0.1 us per entry from the OS
+CSPRNG by default, the same law from a seeded generator in experiments.
 
-and ``n = 1 + ceil(log2 tau)`` the depth of a tree over ``tau`` communication rounds (line 3).  The
-released ``H`` is the top-left ``d x d`` block of ``N`` and ``h`` the first ``d`` entries of its last
-column; the corner ``sum y^2`` is never released.  Off-diagonal entries of ``N`` have variance
-``sigma^2``, diagonal ones ``2 sigma^2``.
-
-Privacy accounting (``dpfair.privacy``)
----------------------------------------
+Calibration (``noise_calibration=``)
+------------------------------------
 Replacing one round's ``(x, y)`` of an agent (``||x|| <= L`` declared, ``|y| <= B`` by clipping)
-changes ``D = z z^T - z' z'^T`` with ``||D||_F <= sqrt(2) (L^2 + B^2)`` (both terms are PSD rank one).
-For the symmetric noise above, the privacy loss of one node equals that of a scalar Gaussian with
-sensitivity ``||D||_F / sqrt(2) <= L^2 + B^2`` and standard deviation ``sigma``; the element lies in
-at most ``floor(log2 tau) + 1 <= n`` nodes.  So the whole stream of one agent's releases is
-``rho``-zCDP with ``rho = n_levels (L^2 + B^2)^2 / (2 sigma^2)`` (Bun & Steinke 2016), which
-:func:`dpfair.privacy.zcdp_to_approx_dp` turns into the ``(epsilon, delta)`` reported.  With the
-paper's ``sigma`` this is ``rho <= epsilon^2 / (32 ln(2/delta)^2)`` and the accounted
-``epsilon(delta)`` is well below the requested ``epsilon`` (about ``0.2 epsilon`` at ``delta = 0.1``):
-the paper's calibration is conservative, and the reported number is the accounted one.
+changes ``D = z z^T - z' z'^T`` by ``||D||_F <= sqrt(2) (L^2 + B^2)`` (both terms are PSD rank one);
+rounding to the grid adds at most ``g`` per released entry, so
+``Delta = sqrt(2) (L^2 + B^2) + g sqrt((d+1)^2 - 1)``.  With the noise above one node is
+``Delta^2 / (4 sigma^2)``-zCDP (Canonne, Kamath & Steinke 2020 for the discrete Gaussian), and the
+element lies in at most ``levels = floor(log2 tau) + 1`` nodes, so one agent's whole stream of
+releases is ``rho = levels Delta^2 / (4 sigma^2)``-zCDP (Bun & Steinke 2016).  The table sampler is
+within total variation ``tv`` of the exact law per entry, which costs ``(1 + e^epsilon) n tv`` of
+``delta`` for the ``n = tau (d+1)(d+2)/2`` entries drawn per agent (about ``1e-6`` here).
+
+``"tight"`` (default)
+    The smallest ``sigma`` whose ``rho`` converts (tightly, :func:`dpfair.privacy.zcdp_for_approx_dp`)
+    to exactly the requested ``(epsilon, delta)`` after the sampler's share of ``delta``:
+    ``privacy_spent`` equals the request.
+``"paper"``
+    Algorithm 2, line 6, exactly: ``sigma^2 = 16 n (L^2 + B^2)^2 ln(2/delta)^2 / epsilon^2`` with the
+    paper's depth ``n = 1 + ceil(log2 tau)`` (``B = 1`` in the paper).  The accounted ``epsilon`` of
+    that noise is reported beside the requested one.
+
+Exp 1's setting (``epsilon = 2``, ``delta = 0.1``, ``L = sqrt(5)``, ``B = 1``, ``d = 5``, ``m = 10``,
+``T = 100,000``: the bounded-gap protocol plans ``tau = 20,002`` releases, ``n = 16``, 15 levels):
+the paper's ``sigma = 143.8`` is ``rho = 0.013``-zCDP: ``(0, 0.1)``-DP, or ``(2, 1.5e-6)``-DP (the
+sampler's share; ``1.7e-35`` from the Gaussian itself) -- far more than was asked; the tight
+``sigma = 20.6`` (``rho = 0.635``) spends exactly ``(2, 0.1)``: 7.0 times less noise for the requested
+guarantee, and so a 7.0 times smaller Lemma-4 shift in the shared Gram matrix.  The paper's formula composes the nodes
+through a per-node ``(epsilon / sqrt(8 m ln(2/delta)), delta / 2m)`` Gaussian bound (Section 5.2),
+which both squares ``ln(2/delta)`` and ignores that zCDP composes the ``levels`` nodes exactly.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from dpfair._validation import check_delta, check_epsilon, check_int, check_positive_finite
-from dpfair.privacy.accounting import zcdp_to_approx_dp
-from dpfair.privacy.noise import NoiseSource, SeededNoise, get_noise_source
+from dpfair._validation import as_finite_array, check_delta, check_epsilon, check_int, check_positive_finite
+from dpfair.privacy.accounting import zcdp_delta, zcdp_for_approx_dp, zcdp_to_approx_dp
+from dpfair.privacy.lattice import LatticeGaussian, lattice_granularity
+from dpfair.privacy.noise import NoiseSource, SecureNoise, get_noise_source
 
-__all__ = ["Privatizer", "privatizer_depth", "privatizer_node_variance"]
+__all__ = [
+    "CALIBRATIONS",
+    "Privatizer",
+    "PrivatizerCalibration",
+    "calibrate_privatizer",
+    "privatizer_depth",
+    "privatizer_node_variance",
+]
+
+CALIBRATIONS = ("tight", "paper")
+_RESOLUTION_BITS = 14
+# the lattice sampler may use at most this fraction of delta; beyond it (large epsilon: the share grows as
+# e^epsilon) secure noise comes from OpenDP's exact discrete Gaussian instead (~8 us per entry)
+_SAMPLER_SHARE_LIMIT = 0.01
+_MAX_ENTRIES = 2**27  # noise entries held at once (1 GiB of float64)
 
 
 def privatizer_depth(n_releases: int) -> int:
@@ -67,10 +102,31 @@ def privatizer_depth(n_releases: int) -> int:
     return 1 + (tau - 1).bit_length()  # ceil(log2 tau) exactly, without floating point
 
 
+def _check_privacy(epsilon: Any, delta: Any) -> tuple[float, float]:
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta)
+    if not 0.0 < delta < 1.0:
+        raise ValueError(f"delta must be in (0, 1) for the PRIVATIZER's Gaussian noise, got {delta!r}.")
+    return epsilon, delta
+
+
+def _check_bounds(context_bound: Any, reward_bound: Any) -> tuple[float, float]:
+    bound = check_positive_finite(context_bound, "context_bound")
+    reward = check_positive_finite(reward_bound, "reward_bound")
+    for value, name in ((bound, "context_bound"), (reward, "reward_bound")):
+        if value > 1e75:
+            raise ValueError(f"{name}={value:g} is too large: the noise it needs overflows float64; rescale the contexts "
+                             "and rewards (declare bounds below 1e75).")
+    return bound, reward
+
+
 def privatizer_node_variance(
     epsilon: float, delta: float, context_bound: float, n_levels: int, reward_bound: float = 1.0
 ) -> float:
     """Variance of the PRIVATIZER's node noise, ``16 n (L^2 + B^2)^2 ln(2/delta)^2 / epsilon^2`` (Algorithm 2, line 6).
+
+    This is the paper's calibration (``noise_calibration="paper"``); :func:`calibrate_privatizer`
+    also gives the tight one.
 
     Parameters
     ----------
@@ -90,29 +146,210 @@ def privatizer_node_variance(
     float
         The variance ``sigma^2`` of each entry of ``N_hat``.
     """
-    epsilon = check_epsilon(epsilon)
-    delta = check_delta(delta)
-    if delta == 0:
-        raise ValueError("delta must be in (0, 1) for the PRIVATIZER's Gaussian noise, got 0.")
-    bound = check_positive_finite(context_bound, "context_bound")
-    reward = check_positive_finite(reward_bound, "reward_bound")
+    epsilon, delta = _check_privacy(epsilon, delta)
+    bound, reward = _check_bounds(context_bound, reward_bound)
     n = check_int(n_levels, "n_levels", minimum=1)
     if math.isinf(epsilon):
         return 0.0
     return 16.0 * n * (bound**2 + reward**2) ** 2 * math.log(2.0 / delta) ** 2 / epsilon**2
 
 
+@dataclass(frozen=True)
+class PrivatizerCalibration:
+    """The noise of one PRIVATIZER and what it buys (see the module docstring).
+
+    Parameters
+    ----------
+    noise_calibration : str
+        ``"tight"`` or ``"paper"``.
+    epsilon, delta : float
+        The requested guarantee.
+    node_sigma : float
+        Standard deviation of an off-diagonal node entry (diagonal: ``sqrt(2) node_sigma``).
+    granularity : float
+        The noise grid ``g`` (a power of two).
+    n_levels : int
+        The paper's depth ``n = 1 + ceil(log2 tau)``.
+    levels_used : int
+        Nodes an element can lie in, ``floor(log2 tau) + 1``.
+    nodes_per_release : int
+        Most nodes summed in one release, ``max popcount(k)`` for ``k <= tau``.
+    sensitivity : float
+        ``Delta``, the Frobenius sensitivity of one node with the grid rounding.
+    rho : float
+        zCDP of one agent's whole stream of releases.
+    delta_sampler : float
+        The part of ``delta`` the lattice sampler's total variation costs, at ``epsilon_accounted``.
+    epsilon_accounted : float
+        ``epsilon`` of ``rho`` at ``delta - delta_sampler`` (tight conversion): equal to ``epsilon`` for
+        ``"tight"``, usually far below it for ``"paper"``.
+    delta_accounted : float
+        ``delta`` of ``rho`` at the requested ``epsilon`` (tight conversion, plus the sampler's share):
+        ``delta`` for ``"tight"``, usually far below it for ``"paper"``.
+    sampler : str
+        ``"lattice"`` (tabulated, ~0.1 us per entry, its total variation charged to ``delta``) or
+        ``"exact"`` (OpenDP's exact discrete Gaussian for secure noise, nothing charged), chosen when the
+        lattice's share of ``delta`` would exceed 1 % (large ``epsilon``).
+    """
+
+    noise_calibration: str
+    epsilon: float
+    delta: float
+    node_sigma: float
+    granularity: float
+    n_levels: int
+    levels_used: int
+    nodes_per_release: int
+    sensitivity: float
+    rho: float
+    delta_sampler: float
+    epsilon_accounted: float
+    delta_accounted: float
+    sampler: str = "lattice"
+
+    @property
+    def node_variance(self) -> float:
+        """``node_sigma ** 2``."""
+        return self.node_sigma**2
+
+
+def _entries(n_releases: int, dim: int) -> int:
+    return n_releases * (dim + 1) * (dim + 2) // 2  # one node completed per release, its distinct entries
+
+
+def _lattice_tv(sigma: float, granularity: float) -> float:
+    """Per-entry total variation of the two lattice tables (off-diagonal ``sigma``, diagonal ``sqrt(2) sigma``)."""
+    return max(LatticeGaussian(sigma, granularity).total_variation,
+               LatticeGaussian(math.sqrt(2.0) * sigma, granularity).total_variation)
+
+
+def _accounted(rho: float, delta: float, tv: float, epsilon_hint: float) -> tuple[float, float]:
+    """``epsilon`` of ``rho``-zCDP at ``delta`` minus the sampler's share ``(1 + e^epsilon) tv`` (fixed point)."""
+    eps = epsilon_hint
+    for _ in range(4):
+        share = (1.0 + math.exp(min(eps, 700.0))) * tv
+        if share >= delta:
+            return math.inf, share
+        new = zcdp_to_approx_dp(rho, delta - share)
+        if new <= eps:
+            return new, (1.0 + math.exp(min(eps, 700.0))) * tv
+        eps = new
+    return eps, (1.0 + math.exp(min(eps, 700.0))) * tv
+
+
+def calibrate_privatizer(
+    epsilon: float,
+    delta: float,
+    context_bound: float,
+    dim: int,
+    n_releases: int,
+    *,
+    reward_bound: float = 1.0,
+    noise_calibration: str = "tight",
+) -> PrivatizerCalibration:
+    """Node noise of the PRIVATIZER for one agent's stream of ``n_releases`` releases (module docstring).
+
+    Parameters
+    ----------
+    epsilon : float
+        Requested ``epsilon > 0`` (finite).
+    delta : float
+        Requested ``delta`` in (0, 1).
+    context_bound : float
+        Declared ``L >= ||x||_2``.
+    dim : int
+        Context dimension ``d``.
+    n_releases : int
+        Planned communication rounds ``tau`` (the tree's capacity).
+    reward_bound : float, default 1.0
+        Declared ``B >= |y|`` (shared rewards are clipped to it).
+    noise_calibration : {"tight", "paper"}, default "tight"
+        ``"tight"``: the smallest noise that makes the stream exactly ``(epsilon, delta)``-DP by the
+        tight zCDP conversion; ``"paper"``: Algorithm 2's formula.
+
+    Returns
+    -------
+    PrivatizerCalibration
+        ``node_sigma``, the grid, ``rho`` and the accounted ``epsilon``.
+
+    Examples
+    --------
+    >>> import math
+    >>> tight = calibrate_privatizer(2.0, 0.1, math.sqrt(5), 5, 20_002)
+    >>> paper = calibrate_privatizer(2.0, 0.1, math.sqrt(5), 5, 20_002, noise_calibration="paper")
+    >>> round(tight.node_sigma, 1), round(paper.node_sigma, 1), round(tight.epsilon_accounted, 9)
+    (20.6, 143.8, 2.0)
+    >>> paper.epsilon_accounted, paper.delta_accounted < 1e-5
+    (0.0, True)
+    """
+    epsilon, delta = _check_privacy(epsilon, delta)
+    if math.isinf(epsilon):
+        raise ValueError("the PRIVATIZER needs a finite epsilon; epsilon=inf shares exact statistics (no noise).")
+    bound, reward = _check_bounds(context_bound, reward_bound)
+    dim = check_int(dim, "dim", minimum=1)
+    tau = check_int(n_releases, "n_releases", minimum=1)
+    if noise_calibration not in CALIBRATIONS:
+        raise ValueError(f"noise_calibration must be 'tight' or 'paper', got {noise_calibration!r}.")
+    n_levels = privatizer_depth(tau)
+    levels = tau.bit_length()  # floor(log2 tau) + 1
+    per_release = (tau + 1).bit_length() - 1  # the most set bits of any k <= tau
+    frobenius = math.sqrt(2.0) * (bound**2 + reward**2)
+    rounding = math.sqrt((dim + 1) ** 2 - 1)  # one grid unit per released entry
+    entries = _entries(tau, dim)
+
+    def sigma_for(rho: float, granularity: float) -> float:
+        return math.sqrt(levels / (4.0 * rho)) * (frobenius + granularity * rounding)
+
+    def share_of(tv: float, eps: float) -> float:
+        return (1.0 + math.exp(min(eps, 700.0))) * entries * tv
+
+    sampler = "lattice"
+    if noise_calibration == "paper":
+        sigma = math.sqrt(privatizer_node_variance(epsilon, delta, bound, n_levels, reward))
+        granularity = lattice_granularity(sigma, _RESOLUTION_BITS)
+        tv = _lattice_tv(sigma, granularity)
+        if share_of(tv, epsilon) > _SAMPLER_SHARE_LIMIT * delta:
+            sampler, tv = "exact", 0.0
+    else:
+        granularity = lattice_granularity(sigma_for(zcdp_for_approx_dp(epsilon, delta), 0.0), _RESOLUTION_BITS)
+        # the share of delta is paid before sigma is known; the tables' distance depends (weakly) on sigma:
+        # pay for 10 % more than measured and check it with the final sigma
+        tv = 1.1 * _lattice_tv(sigma_for(zcdp_for_approx_dp(epsilon, delta), granularity), granularity)
+        for _ in range(5):
+            if share_of(tv, epsilon) > _SAMPLER_SHARE_LIMIT * delta:
+                sampler, tv = "exact", 0.0
+            sigma = sigma_for(zcdp_for_approx_dp(epsilon, delta - share_of(tv, epsilon)), granularity)
+            actual = 0.0 if sampler == "exact" else _lattice_tv(sigma, granularity)
+            if actual <= tv:
+                break
+            tv = 1.1 * actual
+        else:  # pragma: no cover - the distance varies by a few percent at most
+            raise RuntimeError("the lattice sampler's share of delta did not settle; report this as a bug.")
+    sensitivity = frobenius + granularity * rounding
+    rho = levels * sensitivity**2 / (4.0 * sigma**2)
+    accounted, delta_sampler = _accounted(rho, delta, entries * tv, epsilon)
+    delta_accounted = min(delta, zcdp_delta(rho, epsilon) + share_of(tv, epsilon))
+    if noise_calibration == "tight":
+        # zcdp_for_approx_dp verified (epsilon, delta - share) itself; the conversion's root may sit ~1e-13 above
+        accounted, delta_accounted = min(accounted, epsilon), delta
+    return PrivatizerCalibration(
+        noise_calibration=noise_calibration, epsilon=epsilon, delta=delta, node_sigma=sigma, granularity=granularity,
+        n_levels=n_levels, levels_used=levels, nodes_per_release=per_release, sensitivity=sensitivity, rho=rho,
+        delta_sampler=delta_sampler, epsilon_accounted=accounted, delta_accounted=delta_accounted, sampler=sampler,
+    )
+
+
 class Privatizer:
     """Noise of Algorithm 2's trees for a batch of agents (one tree per agent, batched over leading axes).
 
-    Because the tree mechanism is linear, a release is the exact running sum plus the sum of the
-    noisy nodes' noise; this class keeps the noise only (the learner keeps the exact sums), so the
-    released statistics are ``exact + noise()`` after every :meth:`advance`.
+    Because the tree mechanism is linear, a release is the running sum plus the sum of the noisy
+    nodes' noise; this class keeps the noise only, so the released statistics are
+    :meth:`privatize` ``(exact)`` after every :meth:`advance`.
 
     Parameters
     ----------
     epsilon, delta : float
-        Privacy parameters of the node-noise formula (``epsilon`` finite, ``delta`` in (0, 1)).
+        Requested guarantee (``epsilon`` finite, ``delta`` in (0, 1)).
     context_bound : float
         Declared ``L``.
     dim : int
@@ -123,19 +360,29 @@ class Privatizer:
         One tree per entry, for example ``(n_seeds, n_agents)``.
     reward_bound : float, default 1.0
         Declared ``B``.
+    noise_calibration : {"tight", "paper"}, default "tight"
+        See :func:`calibrate_privatizer`.
     random_state : None, int, numpy.random.Generator or NoiseSource
-        ``None`` for secure noise (:class:`dpfair.privacy.SecureNoise`); a seed for experiments.
+        ``None`` for secure noise (the OS CSPRNG); a seed for experiments.
 
     Attributes
     ----------
+    calibration : PrivatizerCalibration
+        The noise and its accounting.
     n_levels : int
         The paper's depth ``n``.
+    levels_used : int
+        Levels an element occupies, ``floor(log2 tau) + 1``.
+    node_sigma : float
+        Standard deviation of an off-diagonal node entry.
     node_variance : float
-        ``sigma^2`` of :func:`privatizer_node_variance`.
+        ``node_sigma ** 2``.
+    granularity : float
+        The noise grid.
     rho : float
         zCDP of one agent's whole stream of releases.
     count : numpy.ndarray
-        Releases made so far per tree, shape ``batch_shape[:1]`` broadcast over the rest.
+        Releases made so far per tree, shape ``batch_shape``.
     """
 
     def __init__(
@@ -148,33 +395,49 @@ class Privatizer:
         batch_shape: tuple[int, ...],
         *,
         reward_bound: float = 1.0,
+        noise_calibration: str = "tight",
         random_state: Any = None,
     ) -> None:
-        self.epsilon = check_epsilon(epsilon)
-        if math.isinf(self.epsilon):
-            raise ValueError("the Privatizer needs a finite epsilon; epsilon=inf shares exact statistics (no Privatizer).")
-        self.delta = check_delta(delta)
-        self.context_bound = check_positive_finite(context_bound, "context_bound")
-        self.reward_bound = check_positive_finite(reward_bound, "reward_bound")
-        self.dim = check_int(dim, "dim", minimum=1)
-        self.n_releases = check_int(n_releases, "n_releases", minimum=1)
-        self.batch_shape = tuple(int(s) for s in batch_shape)
-        self.n_levels = privatizer_depth(self.n_releases)
-        self.node_variance = privatizer_node_variance(
-            self.epsilon, self.delta, self.context_bound, self.n_levels, self.reward_bound
+        self.calibration = calibrate_privatizer(
+            epsilon, delta, context_bound, dim, n_releases, reward_bound=reward_bound, noise_calibration=noise_calibration
         )
-        self.node_sigma = math.sqrt(self.node_variance)
-        # levels an element actually occupies: floor(log2 tau) + 1 <= n
-        self.levels_used = self.n_releases.bit_length()
-        sensitivity = self.context_bound**2 + self.reward_bound**2
-        self.rho = self.levels_used * sensitivity**2 / (2.0 * self.node_variance)
+        cal = self.calibration
+        self.epsilon, self.delta = cal.epsilon, cal.delta
+        self.context_bound, self.reward_bound = float(context_bound), float(reward_bound)
+        self.dim = int(dim)
+        self.n_releases = int(n_releases)
+        self.batch_shape = self._check_batch_shape(batch_shape)
+        self.n_levels, self.levels_used = cal.n_levels, cal.levels_used
+        self.node_sigma = cal.node_sigma
+        self.granularity = cal.granularity
+        self.rho = cal.rho
         self._noise: NoiseSource = get_noise_source(random_state)
         d1 = self.dim + 1
+        self._upper = np.triu_indices(d1)
+        self._lattices: tuple[float, LatticeGaussian, LatticeGaussian] | None = None
         self._nodes = np.zeros((self.n_levels, *self.batch_shape, d1, d1))
         self.count = np.zeros(self.batch_shape, dtype=np.int64)
 
+    def _check_batch_shape(self, batch_shape: Any) -> tuple[int, ...]:
+        if isinstance(batch_shape, int | np.integer) or not isinstance(batch_shape, tuple | list):
+            raise TypeError(f"batch_shape must be a tuple of ints, e.g. (n_seeds, n_agents), got {batch_shape!r}.")
+        shape = tuple(check_int(s, "batch_shape", minimum=1) for s in batch_shape)
+        n_levels = privatizer_depth(self.n_releases)
+        entries = n_levels * math.prod(shape) * (self.dim + 1) ** 2
+        if entries > _MAX_ENTRIES:
+            raise ValueError(
+                f"batch_shape={shape} with dim={self.dim} and n_releases={self.n_releases} needs {entries:,} noise "
+                f"entries in memory (more than {_MAX_ENTRIES:,}); run fewer agents or seeds at once."
+            )
+        return shape
+
+    @property
+    def node_variance(self) -> float:
+        """``node_sigma ** 2``."""
+        return self.node_sigma**2
+
     def accounted_epsilon(self, delta: float | None = None) -> float:
-        """``epsilon`` of one agent's stream of releases at ``delta``, from its zCDP (``dpfair.privacy``).
+        """``epsilon`` of one agent's stream of releases at ``delta``, from its zCDP and the sampler's share.
 
         Parameters
         ----------
@@ -186,19 +449,54 @@ class Privatizer:
         float
             The accounted ``epsilon``.
         """
-        return float(zcdp_to_approx_dp(self.rho, self.delta if delta is None else delta))
+        target = self.delta if delta is None else _check_privacy(1.0, delta)[1]
+        sensitivity = self.calibration.sensitivity
+        rho = self.levels_used * sensitivity**2 / (4.0 * self.node_sigma**2)  # follows node_sigma if changed
+        tv = 0.0 if self.calibration.sampler == "exact" else _lattice_tv(self.node_sigma, self.granularity)
+        return _accounted(rho, target, _entries(self.n_releases, self.dim) * tv, self.epsilon)[0]
 
-    def _draw(self, shape: tuple[int, ...]) -> np.ndarray:
-        noise = self._noise
-        if type(noise) is SeededNoise:
-            return noise.rng.normal(0.0, self.node_sigma, size=shape)
-        return noise.gaussian(np.zeros(shape), self.node_sigma)
+    def _lattice(self) -> tuple[LatticeGaussian, LatticeGaussian]:
+        if self._lattices is None or self._lattices[0] != self.node_sigma:
+            g = self.granularity
+            self._lattices = (self.node_sigma, LatticeGaussian(self.node_sigma, g),
+                              LatticeGaussian(math.sqrt(2.0) * self.node_sigma, g))
+        return self._lattices[1], self._lattices[2]
+
+    def _draw(self, n_trees: int) -> np.ndarray:
+        """Symmetric node noise for ``n_trees`` trees: one call to the noise source for all of them."""
+        d1 = self.dim + 1
+        rows, cols = self._upper
+        on_diagonal = rows == cols
+        if self.calibration.sampler == "exact" and isinstance(self._noise, SecureNoise):
+            values = self._exact(n_trees, on_diagonal)
+        else:
+            words = self._noise.random_words((n_trees, rows.size))  # the (d+1)(d+2)/2 distinct entries
+            off, diag = self._lattice()
+            values = np.where(on_diagonal, diag.sample(words), off.sample(words))  # variance 2 sigma^2 / sigma^2
+        out = np.zeros((n_trees, d1, d1))
+        out[:, rows, cols] = values
+        out[:, cols, rows] = values
+        return out
+
+    def _exact(self, n_trees: int, on_diagonal: np.ndarray) -> np.ndarray:
+        """OpenDP's exact discrete Gaussian on the same grid: one call per law (off-diagonal, diagonal)."""
+        import opendp.prelude as dp
+
+        dp.enable_features("contrib")
+        g = self.granularity
+        values = np.empty((n_trees, on_diagonal.size))
+        for where, sigma in ((~on_diagonal, self.node_sigma), (on_diagonal, math.sqrt(2.0) * self.node_sigma)):
+            size = n_trees * int(where.sum())
+            domain = dp.vector_domain(dp.atom_domain(T="i64"), size=size)
+            meas = dp.m.make_gaussian(domain, dp.l2_distance(T="i64"), scale=sigma / g)
+            values[:, where] = np.asarray(meas([0] * size), dtype=float).reshape(n_trees, -1) * g
+        return values
 
     def advance(self, mask: Any = None) -> None:
         """Insert the next element into the trees selected by ``mask`` (a communication round).
 
-        The node completed at release ``k`` (level = lowest set bit of ``k``) gets fresh noise
-        ``(N_hat + N_hat^T) / sqrt(2)``; the lower levels, now covered by it, are cleared.
+        The node completed at release ``k`` (level = lowest set bit of ``k``) gets fresh noise; the lower
+        levels, now covered by it, are cleared.
 
         Parameters
         ----------
@@ -208,9 +506,21 @@ class Privatizer:
         Raises
         ------
         ValueError
-            When a tree would exceed its planned ``n_releases``.
+            When a tree would exceed its planned ``n_releases``, or ``mask`` is not a boolean array that
+            broadcasts to ``batch_shape``.
         """
-        sel = np.ones(self.batch_shape, bool) if mask is None else np.broadcast_to(np.asarray(mask, bool), self.batch_shape)
+        if mask is None:
+            sel = np.ones(self.batch_shape, bool)
+        else:
+            raw = np.asarray(mask)
+            if raw.dtype != bool:
+                raise TypeError(f"mask must be a boolean array (the trees that communicate), got dtype {raw.dtype}.")
+            try:
+                sel = np.broadcast_to(raw, self.batch_shape)
+            except ValueError:
+                raise ValueError(
+                    f"mask of shape {raw.shape} does not broadcast to the privatizer's batch_shape {self.batch_shape}."
+                ) from None
         if not sel.any():
             return
         new_count = self.count + sel
@@ -221,10 +531,7 @@ class Privatizer:
             )
         k = np.where(sel, new_count, 1)
         level = np.log2(k & -k).astype(np.int64)  # lowest set bit of k
-        d1 = self.dim + 1
-        n_sel = int(sel.sum())
-        raw = self._draw((n_sel, d1, d1))
-        fresh = (raw + np.swapaxes(raw, -1, -2)) / math.sqrt(2.0)  # Algorithm 2, line 7
+        fresh = self._draw(int(sel.sum()))  # Algorithm 2, lines 6-7
         levels = np.arange(self.n_levels).reshape((-1,) + (1,) * len(self.batch_shape))
         clear = (levels < level) & sel
         self._nodes[clear] = 0.0
@@ -239,7 +546,7 @@ class Privatizer:
         Returns
         -------
         H : numpy.ndarray
-            Shape ``(*batch_shape, d, d)``, symmetric.
+            Shape ``(*batch_shape, d, d)``, symmetric, multiples of ``granularity``.
         h : numpy.ndarray
             Shape ``(*batch_shape, d)``.
         """
@@ -248,27 +555,36 @@ class Privatizer:
         return total[..., :d, :d], total[..., :d, d]
 
     def privatize(self, gram: Any, target: Any) -> tuple[np.ndarray, np.ndarray]:
-        """Exact running sums plus the current release noise (Algorithm 2, lines 13-14).
+        """Release exact running sums: rounded to the noise grid, plus the current noise (Algorithm 2, lines 13-14).
 
         Parameters
         ----------
         gram : array-like of shape ``batch_shape + (d, d)``
-            Exact ``sum x x^T`` up to the last release.
+            Exact ``sum x x^T`` up to the last release (finite).
         target : array-like of shape ``batch_shape + (d,)``
-            Exact ``sum x y`` up to the last release.
+            Exact ``sum x y`` up to the last release (finite).
 
         Returns
         -------
         gram_hat : numpy.ndarray
-            The released ``sum x x^T + H``.
+            The released ``round_g(sum x x^T) + H``.
         target_hat : numpy.ndarray
-            The released ``sum x y + h``.
+            The released ``round_g(sum x y) + h``.
         """
+        d = self.dim
+        gram = as_finite_array(gram, "gram")
+        target = as_finite_array(target, "target")
+        if gram.shape != (*self.batch_shape, d, d):
+            raise ValueError(f"gram must have shape {(*self.batch_shape, d, d)} (batch_shape + (d, d)), got {gram.shape}.")
+        if target.shape != (*self.batch_shape, d):
+            raise ValueError(f"target must have shape {(*self.batch_shape, d)} (batch_shape + (d,)), got {target.shape}.")
         H, h = self.noise()
-        return np.asarray(gram, float) + H, np.asarray(target, float) + h
+        off, _ = self._lattice()
+        return off.round(gram) + H, off.round(target) + h
 
     def __repr__(self) -> str:
         return (
             f"Privatizer(epsilon={self.epsilon:g}, delta={self.delta:g}, context_bound={self.context_bound:g}, "
-            f"dim={self.dim}, n_releases={self.n_releases}, batch_shape={self.batch_shape})"
+            f"dim={self.dim}, n_releases={self.n_releases}, batch_shape={self.batch_shape}, "
+            f"noise_calibration={self.calibration.noise_calibration!r})"
         )

@@ -134,6 +134,9 @@ class ExperimentSpec:
         Privacy parameters, in words, for the report.
     requires_data : tuple of str, default ()
         Dataset names whose files must be in the data home.
+    verdict : callable, optional
+        ``verdict(results: DataFrame) -> dpfair.experiments.report.Verdict``: the experiment's own check of
+        its results against what the paper prints or claims (the report's verdict column).
     """
 
     id: str
@@ -151,6 +154,7 @@ class ExperimentSpec:
     tables: Callable[[pd.DataFrame], list[TableInfo]] | None = None
     privacy: str = ""
     requires_data: tuple[str, ...] = field(default_factory=tuple)
+    verdict: Callable[[pd.DataFrame], Any] | None = None
 
     def cells(self, quick: bool) -> list[dict[str, Any]]:
         """Every parameter combination of the chosen variant.
