@@ -1,5 +1,6 @@
 """A slow, deterministic experiment for the runner's resume tests (registered via DPFAIR_EXPERIMENT_MODULES)."""
 
+import os
 import time
 
 from dpfair.experiments import ExperimentSpec, register, task_rng
@@ -24,5 +25,25 @@ SPEC = register(
         quick_seeds=(0,),
         metrics=("value", "square"),
         task=sleepy_task,
+    )
+)
+
+def long_task(cell, seed):
+    # DPFAIR_TEST_SLEEP overrides the cell's sleep: long tasks while a test interrupts, short ones to finish
+    time.sleep(float(os.environ.get("DPFAIR_TEST_SLEEP", cell["sleep"])))
+    return sleepy_task({**cell, "sleep": 0.0}, seed)
+
+
+LONG = register(
+    ExperimentSpec(
+        id="sleepy-long",
+        title="test fixture: tasks long enough to be in progress when Ctrl-C arrives",
+        reproduces="nothing",
+        dataset="synthetic",
+        algorithms=("none",),
+        grid={"x": tuple(range(14)), "sleep": (1.2,)},
+        seeds=(0,),
+        metrics=("value", "square"),
+        task=long_task,
     )
 )

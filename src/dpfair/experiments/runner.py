@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import threading
 import time
 import warnings
@@ -241,23 +242,52 @@ def _exit_with_parent(parent_pid: int) -> None:
     threading.Thread(target=watch, daemon=True).start()
 
 
+def _init_worker(parent_pid: int) -> None:
+    """Worker initializer: Ctrl-C is the client's to handle (it terminates the pool), and die with the client."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _exit_with_parent(parent_pid)
+
+
+def _terminate_pool(pool: ProcessPoolExecutor) -> None:
+    """Cancel pending tasks and end the workers now (a task in progress is abandoned, never half-stored)."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        if process.is_alive():
+            process.terminate()
+    deadline = time.monotonic() + 5.0
+    for process in processes:
+        process.join(timeout=max(0.0, deadline - time.monotonic()))
+        if process.is_alive():
+            process.kill()
+            process.join(timeout=1.0)
+
+
 def _local_futures(workers: int, calls: list[tuple[str, dict[str, Any], int]]) -> Iterator[tuple[int, Callable[[], Any]]]:
-    """Yield (index, result getter) as local tasks finish."""
+    """Yield (index, result getter) as local tasks finish.
+
+    The workers ignore SIGINT: on Ctrl-C (or any error, or when the caller closes this generator) the client
+    cancels the pending tasks and terminates the pool at once, instead of waiting for tasks in progress.
+    """
     if workers <= 1:
         for i, call in enumerate(calls):
             result = execute_task(*call)
             yield i, (lambda r=result: r)
         return
-    with ProcessPoolExecutor(max_workers=workers, initializer=_exit_with_parent, initargs=(os.getpid(),)) as pool:
+    pool = ProcessPoolExecutor(max_workers=workers, initializer=_init_worker, initargs=(os.getpid(),))
+    finished = False
+    try:
         pending: dict[Future[Any], int] = {pool.submit(execute_task, *call): i for i, call in enumerate(calls)}
-        try:
-            while pending:
-                done, _ = wait(list(pending), return_when=FIRST_COMPLETED)
-                for fut in done:
-                    yield pending.pop(fut), fut.result
-        finally:
-            for fut in pending:
-                fut.cancel()
+        while pending:
+            done, _ = wait(list(pending), return_when=FIRST_COMPLETED)
+            for fut in done:
+                yield pending.pop(fut), fut.result
+        finished = True
+    finally:
+        if finished:
+            pool.shutdown(wait=True)
+        else:
+            _terminate_pool(pool)
 
 
 def _dask_futures(address: str, calls: list[tuple[str, dict[str, Any], int]]) -> Iterator[tuple[int, Callable[[], Any]]]:
@@ -345,6 +375,7 @@ def run_experiment(
                     bar.advance()
             status = "finished"
         finally:
+            stream.close()  # on Ctrl-C or an error: cancel what is pending and end the workers now
             store.finish_run(run_id, status)
             store.export_csv()
     return RunSummary(spec.id, n_total, n_total - len(todo), len(todo), time.perf_counter() - started)
