@@ -48,6 +48,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_classification.py
 	$(BIN)/python benchmarks/bench_bandits.py
 	$(BIN)/python benchmarks/bench_federated.py
+	$(BIN)/python benchmarks/bench_metrics.py
 
 privacy-demo: $(STAMP)
 	$(BIN)/python examples/privacy_core_demo.py

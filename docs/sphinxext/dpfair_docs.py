@@ -31,6 +31,7 @@ logger = logging.getLogger("dpfair_docs")
 API_PACKAGES = (
     "dpfair.privacy",
     "dpfair.fairness",
+    "dpfair.metrics",
     "dpfair.selection",
     "dpfair.regression",
     "dpfair.model_selection",

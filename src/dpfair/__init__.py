@@ -7,6 +7,8 @@ privacy
     The only place in dpfair that draws privacy noise.
 fairness
     Fairness metrics shared by every experiment.
+metrics
+    Private fairness assessment: fairlearn's MetricFrame with a privacy guarantee and confidence intervals.
 selection
     Exponential-mechanism selection of m of n applicants and its exact analysis.
 regression

@@ -1,0 +1,12 @@
+"""Private fairness assessment: fairlearn's ``MetricFrame`` with a privacy guarantee and confidence intervals.
+
+:class:`PrivateMetricFrame` measures per-group metrics (selection rate, true- and false-positive
+rates, accuracy, precision, errors of a regressor, ...) and their disparities from one noisy
+release of the ``(group, y_true, y_pred)`` contingency table, with confidence intervals that
+cover both the sampling error and the privacy noise.  ``dpfair assess`` runs it on a CSV file and
+writes a table and an HTML page.
+"""
+
+from dpfair.metrics._frame import SUPPORTED_METRICS, PrivateMetricFrame
+
+__all__ = ["SUPPORTED_METRICS", "PrivateMetricFrame"]
