@@ -40,3 +40,25 @@ def test_readme_block_runs_alone_and_prints(index, tmp_path):
     res = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stderr[-3000:]
     assert res.stdout.strip(), "the block prints nothing"
+    for marker, check in PROOFS.items():
+        if marker in code:
+            check(res.stdout)
+
+
+def _fold_scores(stdout: str) -> None:
+    line = next(line for line in stdout.splitlines() if line.startswith("fold R^2:"))
+    folds = [float(v) for v in re.findall(r"-?\d+\.\d+", line)]
+    assert len(folds) == 5 and all(v > 0 for v in folds), line  # issue 24: unshuffled folds gave -16.6
+
+
+def _ks(stdout: str) -> None:
+    before, after = (float(v) for v in re.search(r"before ([0-9.]+), after ([0-9.]+)", stdout).groups())
+    assert after < 0.5 * before, stdout
+
+
+def _selection(stdout: str) -> None:
+    assert "[9.43" in stdout, stdout
+
+
+#: What each block must print to show it works (a marker of the block's code -> a check of its output).
+PROOFS = {"cross_validate(": _fold_scores, "statistical_parity_ks(": _ks, "perfectly_fair_epsilons": _selection}
