@@ -132,14 +132,14 @@ def list_experiments(
     """
     from dpfair.experiments import all_specs
     from dpfair.experiments.runner import data_problems
-    from dpfair.experiments.store import ResultsStoreError, last_wall_times
+    from dpfair.experiments.store import ResultsStoreError, run_history
 
     specs = all_specs()
     try:
-        times = last_wall_times(out) if not out.is_file() else {}
+        history = run_history(out) if not out.is_file() else {}
     except ResultsStoreError as exc:  # the list is still useful; say once why the times are absent
         typer.secho(f"warning: no wall times: {_one_line(_cli_words(exc.problem))}", fg=typer.colors.YELLOW, err=True)
-        times = {}
+        history = {}
     rows = [("ID", "DATA", "QUICK", "FULL", "REPRODUCES")]
     for spec in specs:
         problems = data_problems(spec)
@@ -147,23 +147,25 @@ def list_experiments(
             status = "data corrupt"
         else:
             status = "data missing" if problems else "ready"
-        quick, full = (times.get((spec.id, v)) for v in ("quick", "full"))
-        rows.append(
-            (
-                spec.id,
-                status,
-                _duration(quick[0]) if quick else "-",
-                f"{_duration(full[0])} ({full[1]} w)" if full else "not run",
-                spec.reproduces,
-            )
-        )
+        rows.append((spec.id, status, *(_run_cell(history.get((spec.id, v))) for v in ("quick", "full")), spec.reproduces))
     widths = [max(len(r[i]) for r in rows) for i in range(4)]
     for row in rows:
         typer.echo("  ".join(cell.ljust(w) for cell, w in zip(row[:4], widths, strict=True)) + "  " + row[4])
     typer.echo(
-        f"\nQUICK / FULL: wall time of the last complete run stored in {out / 'results.sqlite'} "
-        "(w = worker processes); `dpfair data info` for the data."
+        f"\nQUICK / FULL: wall time of the runs stored in {out / 'results.sqlite'}, with the number of worker "
+        "processes; 'resumed' sums the runs of a variant finished after an interruption; 'partial': interrupted, "
+        "`dpfair run` resumes it; '-': not run. `dpfair data info` for the data."
     )
+
+
+def _run_cell(entry: dict[str, object] | None) -> str:
+    if entry is None:
+        return "-"
+    seconds, workers, n_runs = float(entry["seconds"]), int(entry["workers"]), int(entry["n_runs"])
+    if entry["status"] != "done":
+        return f"partial ({_duration(seconds)})"
+    resumed = f", resumed: {n_runs} runs" if n_runs > 1 else ""
+    return f"{_duration(seconds)} ({workers} worker{'s' if workers != 1 else ''}{resumed})"
 
 
 def _data_problem_line(spec_id: str, problem: object) -> str:

@@ -358,3 +358,60 @@ def last_wall_times(folder: str | Path) -> dict[tuple[str, str], tuple[float, in
             path,
         ) from None
     return {(e, v): (float(sec), int(w or 1)) for e, v, sec, w in rows}
+
+
+def run_history(folder: str | Path) -> dict[tuple[str, str], dict[str, object]]:
+    """What the runs of each experiment and variant came to, read without writing.
+
+    The runs since the variant's last run that started from nothing are summed: a variant finished
+    after an interruption and a resume is *done*, its wall time the sum over those runs.
+
+    Parameters
+    ----------
+    folder : str or path-like
+        An output folder of ``dpfair run``.
+
+    Returns
+    -------
+    dict
+        ``(experiment, variant) -> {"status": "done" | "partial", "seconds": float, "workers": int,
+        "n_runs": int}``; ``seconds`` and ``workers`` describe the runs that led to the current state
+        (``workers`` of the last one).
+
+    Raises
+    ------
+    ResultsStoreError
+        If ``results.sqlite`` exists but is not a readable results database.
+    """
+    path = Path(folder) / "results.sqlite"
+    if not path.is_file():
+        return {}
+    try:
+        conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True, timeout=5.0)
+        try:
+            rows = conn.execute(
+                "SELECT experiment, variant, started, finished, n_tasks, n_done_before, workers, status FROM runs "
+                "ORDER BY started"
+            ).fetchall()
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        raise ResultsStoreError(
+            f"{path} is not a readable dpfair results database ({exc}): it may be corrupt or truncated.",
+            "Move it aside (dpfair never overwrites it), or choose a new output folder.",
+            path,
+        ) from None
+    out: dict[tuple[str, str], dict[str, object]] = {}
+    for experiment, variant, started, finished, n_tasks, n_done, workers, status in rows:
+        key = (experiment, variant)
+        if (n_done == 0 and n_tasks > 0) or key not in out:  # a fresh start resets the sum
+            out[key] = {"status": "partial", "seconds": 0.0, "workers": 1, "n_runs": 0}
+        entry = out[key]
+        if n_tasks > 0 and n_done >= n_tasks:
+            entry["status"] = "done"  # nothing left to do: an earlier run finished it
+            continue
+        entry["seconds"] = float(entry["seconds"]) + max(0.0, float((finished or started) - started))
+        entry["workers"] = int(workers or 1)
+        entry["n_runs"] = int(entry["n_runs"]) + 1
+        entry["status"] = "done" if status == "finished" else "partial"
+    return out
