@@ -169,3 +169,18 @@ def test_regression_standard_errors_are_over_seeds():
     assert row["mse_se"] == pytest.approx(values.std(ddof=1) / np.sqrt(values.size))
     one_seed = regression._tradeoff(results[results["seed"] == 33])
     assert (one_seed["mse_se"] == 0).all() and (one_seed["ks_se"] == 0).all()
+
+
+def test_regression_figure_2_draws_finite_epsilon_curves_over_the_infinite_one(tmp_path, monkeypatch):
+    from dpfair.experiments import regression
+
+    # issue 24: at Law School's n the eps = 1 curve sits on the eps = inf one and was drawn beneath it
+    results = _regression_results(ks_values=(8,), epsilons=(1.0, float("inf"), 0.1))
+    fig = _captured_regression_figures(regression.figure2, results, tmp_path, monkeypatch)[0]
+    ax = fig.axes[0]
+    lines = {c.get_label(): c.lines[0] for c in ax.containers}
+    inf, one, tenth = lines["eps=inf"], lines["eps=1"], lines["eps=0.1"]
+    assert one.get_zorder() > inf.get_zorder() and tenth.get_zorder() > inf.get_zorder()
+    assert one.get_marker() != inf.get_marker() and one.get_marker() != tenth.get_marker()
+    assert inf.get_linewidth() > one.get_linewidth()  # the reference is the wide band beneath
+    plt.close("all")

@@ -264,7 +264,10 @@ def _final_table(results: pd.DataFrame, names: tuple[str, ...], by: str | None =
                 vals = frame.loc[frame["metric"] == f"{name}/{metric}", "value"].to_numpy()
                 if vals.size:
                     mean, se = _mean_se(vals)
-                    row[metric] = f"{mean:.1f} ± {se:.1f}" if metric in CURVES else f"{mean:.0f}"
+                    if metric not in CURVES:
+                        row[metric] = f"{mean:.0f}"
+                    else:  # one run has no standard error: say so rather than print "± 0.0"
+                        row[metric] = f"{mean:.1f} ± {se:.1f}" if vals.size > 1 else f"{mean:.1f} (1 run)"
             if len(row) > 2:
                 rows.append(row)
     return pd.DataFrame(rows)
@@ -391,7 +394,11 @@ def exp1_tables(results: pd.DataFrame) -> list[TableInfo]:
     list of TableInfo
         One table.
     """
-    return [TableInfo("Exp 1: regret at T (mean ± s.e. over runs)", _final_table(results, EXP1))]
+    note = ("Reward regret is measured against the optimal fair policy (Solanki et al., appendix), not the best "
+            "action: a learner whose policy leans towards the high-reward people earns more than the fair policy and "
+            "shows a negative reward regret (optimism does this: B0, with the least data per learner, most); "
+            "fairness regret is the L1 distance to the fair policy and is never negative.")
+    return [TableInfo("Exp 1: regret at T (mean ± s.e. over runs)", _final_table(results, EXP1), note)]
 
 
 def exp2_tables(results: pd.DataFrame) -> list[TableInfo]:

@@ -162,9 +162,16 @@ def figure2(results: pd.DataFrame, folder: Path) -> list[FigureInfo]:
     fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.6), squeeze=False)
     for ax, (dataset, k) in zip(axes[0], panels, strict=True):
         sub = table[(table["dataset"] == dataset) & (table["k"] == k)]
-        for eps, curve in sub.groupby("epsilon"):
-            curve = curve.sort_values("alpha", ascending=False)
-            _errorbar_curve(ax, curve, label=f"eps={_eps_label(eps)}")
+        # epsilon = inf first, wide and translucent, each finite epsilon on top of it with its own marker and
+        # dash: at large n the eps = 1 curve lies on the eps = inf one and used to vanish beneath it
+        order = sorted(sub["epsilon"].unique(), key=lambda e: (not math.isinf(e), -e))
+        for rank, eps in enumerate(order):
+            curve = sub[sub["epsilon"] == eps].sort_values("alpha", ascending=False)
+            if math.isinf(eps):
+                style = {"lw": 4, "alpha": 0.35, "marker": "o", "ms": 6, "zorder": 2}
+            else:
+                style = {"marker": "sD^v"[rank % 4], "ls": ("-", "--", ":", "-.")[rank % 4], "zorder": 3 + rank}
+            _errorbar_curve(ax, curve, label=f"eps={_eps_label(eps)}", **style)
         ax.set_title(f"{'Communities & Crime' if dataset == 'communities' else 'Law School'} (k = {k})")
         ax.set_xlabel("mean squared error")
         ax.set_ylabel("fairness violation (KS)")

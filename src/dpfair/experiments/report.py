@@ -161,6 +161,23 @@ PAPER_CHECKS: dict[str, Callable[[pd.DataFrame], Verdict]] = {
 }
 
 
+def _is_paper_figure(spec: ExperimentSpec) -> bool:
+    """Whether ``spec`` reproduces a paper's figure or table (not an experiment beyond the paper)."""
+    text = spec.reproduces.lower()
+    return not ("beyond" in text or "not a paper figure" in text or "no paper figure" in text or "remark" in text)
+
+
+def _cell_sort_key(cell: str) -> tuple:
+    """Order cells by their values, numbers as numbers (epsilon 2 before 10 before 100)."""
+    out = []
+    for key, value in sorted(json.loads(cell).items()):
+        try:
+            out.append((key, 0, float(value), ""))
+        except (TypeError, ValueError):
+            out.append((key, 1, 0.0, str(value)))
+    return tuple(out)
+
+
 def verdict_for(spec: ExperimentSpec, results: pd.DataFrame) -> Verdict:
     """Judge one experiment's stored results against the paper's printed numbers.
 
@@ -185,6 +202,9 @@ def verdict_for(spec: ExperimentSpec, results: pd.DataFrame) -> Verdict:
         return Verdict("not run", f"not yet run (dpfair run {spec.id} --quick)")
     check = getattr(spec, "verdict", None) or PAPER_CHECKS.get(spec.id)
     if check is None:
+        if not _is_paper_figure(spec):
+            return Verdict("not checked", "not a paper figure (dpfair's own experiment): nothing printed to compare with; "
+                                          "the section says what it measures.")
         return Verdict("not checked", "the paper prints no numbers for it: compare the figures.")
     try:
         return check(results)
@@ -304,7 +324,8 @@ def build_report(out: str | Path) -> Path:
         scale, left_out = _scale(spec, done)
         verdict = verdicts[spec.id]
         if verdict.status == "differs" and scale == "quick":
-            verdict = Verdict("differs", f"at quick scale ({left_out} left out): {verdict.detail}")
+            verdict = Verdict("differs", f"at quick scale ({left_out} left out; `dpfair run {spec.id}` at full scale tells "
+                                         f"whether the scale is the cause): {verdict.detail}")
         css = verdict.status.replace(" ", "")
         parts.append(
             f"<tr><td><a href='#{html.escape(spec.id)}'>{html.escape(spec.id)}</a></td><td>{html.escape(spec.reproduces)}</td>"
@@ -331,7 +352,7 @@ def build_report(out: str | Path) -> Path:
         spec_tasks = tasks[tasks["experiment"] == spec.id]
         spec_runs = runs[runs["experiment"] == spec.id]
         seeds = sorted(sub["seed"].unique().tolist())
-        cells = sorted(sub["cell"].unique().tolist())
+        cells = sorted(sub["cell"].unique().tolist(), key=_cell_sort_key)
         parts.append(
             f"<p class='meta'>{len(cells)} cells x seeds {seeds}; {len(spec_tasks)} tasks, total task time "
             f"{spec_tasks['runtime'].sum():.1f} s; runs: "
