@@ -42,12 +42,13 @@ lint: $(STAMP)
 test: lint data-home
 	$(BIN)/python -m pytest -q -p no:cacheprovider
 
-bench: $(STAMP)
+bench: $(STAMP) data-home
 	$(BIN)/python benchmarks/bench_privacy.py
 	$(BIN)/python benchmarks/bench_regression.py
 	$(BIN)/python benchmarks/bench_classification.py
 	$(BIN)/python benchmarks/bench_bandits.py
 	$(BIN)/python benchmarks/bench_federated.py
+	$(BIN)/python benchmarks/bench_federated_secure.py
 	$(BIN)/python benchmarks/bench_metrics.py
 
 privacy-demo: $(STAMP)
