@@ -2,7 +2,7 @@
 Private equalized-odds post-processing: error vs. fairness violation over gamma
 ===============================================================================
 
-:class:`~dpfair.classification.postprocessing.DPEqualizedOddsPostProcessor` is the
+:class:`~dpfair.classification.DPEqualizedOddsPostProcessor` is the
 *DP-postprocessing* algorithm of Jagielski et al. (2019, Algorithm 1): Hardt et al.'s equalized-odds
 post-processing of a base classifier, run on a Laplace-noised table of joint frequencies
 ``q~(y_hat, a, y)`` so that the fitted classifier is ``epsilon``-DP with respect to every training
@@ -22,7 +22,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from sklearn.linear_model import LogisticRegression
 
-from dpfair.classification.postprocessing import DPEqualizedOddsPostProcessor
+from dpfair.classification import DPEqualizedOddsPostProcessor
 from dpfair.datasets import make_classification
 from dpfair.privacy import PrivacyLeakWarning
 
