@@ -124,3 +124,41 @@ def test_warn_non_private_only_at_infinity():
 def test_an_unhashable_label_anywhere_is_a_type_error_naming_the_argument():
     with pytest.raises(TypeError, match="sensitive_features must hold hashable labels"):
         as_sensitive_features(np.array(["a", ["b"]], dtype=object), 2)
+
+
+def test_fit_charges_through_pipelines_post_processors_and_unknown_meta_estimators():
+    from sklearn.ensemble import BaggingRegressor
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from dpfair._estimator import fit_charges
+    from dpfair.classification import DPEqualizedOddsPostProcessor
+    from dpfair.linear_model import DPLinearRegression, DPLogisticRegression
+
+    budget = PrivacyBudget(5.0)
+    post = DPEqualizedOddsPostProcessor(DPLogisticRegression(epsilon=0.7, budget=budget), prefit=False, epsilon=0.3,
+                                        budget=budget)
+    assert fit_charges(make_pipeline(StandardScaler(), post)) == [(budget, 0.7, 0.0), (budget, 0.3, 0.0)]
+    assert fit_charges(post.set_params(prefit=True)) == [(budget, 0.3, 0.0)]
+    assert fit_charges(DPEqualizedOddsPostProcessor(LogisticRegression(), prefit=False, epsilon=0.3)) == [(None, 0.3, 0.0)]
+    assert fit_charges(LogisticRegression()) == []
+    with pytest.raises(TypeError, match="how many times it fits it is unknown"):
+        fit_charges(BaggingRegressor(DPLinearRegression(epsilon=1.0)))
+
+
+def test_charge_budget_goes_to_the_opt_in_default_ledger_only_without_a_budget():
+    from dpfair.privacy import default_budget, set_default_budget
+
+    assert default_budget() is None
+    charge_budget(None, 1.0, label="nowhere")  # nothing recorded, nothing raised
+    ledger, own = PrivacyBudget(math.inf), PrivacyBudget(1.0)
+    previous = set_default_budget(ledger)
+    try:
+        charge_budget(None, 2.0, label="a")
+        charge_budget(own, 0.5, label="b")
+    finally:
+        set_default_budget(previous)
+    assert [e.label for e in ledger.ledger] == ["a"] and own.spent() == (0.5, 0.0)
+    with pytest.raises(TypeError):
+        set_default_budget("not a budget")

@@ -36,6 +36,7 @@ API_PACKAGES = (
     "dpfair.regression",
     "dpfair.model_selection",
     "dpfair.classification",
+    "dpfair.linear_model",
     "dpfair.bandits",
     "dpfair.datasets",
     "dpfair.experiments",

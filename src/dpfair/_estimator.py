@@ -9,35 +9,46 @@ message and the same privacy accounting everywhere:
 * :func:`as_sensitive_features` turns ``sensitive_features`` into a clean 1-d array;
 * :func:`resolve_groups` and :func:`group_index` map rows to *declared* groups (``groups=``): the
   set of groups is public knowledge the caller declares, never read off private data;
-* :func:`warn_non_private` raises :class:`~dpfair.privacy.PrivacyLeakWarning` for ``epsilon = inf``.
+* :func:`warn_non_private` raises :class:`~dpfair.privacy.PrivacyLeakWarning` for ``epsilon = inf``,
+  once per estimator configuration among the clones of one estimator (:class:`CloneLineageMixin`);
+* :func:`fit_charges` says, before any fit, what one ``fit`` of an estimator charges to which budget
+  (the search costs of :mod:`dpfair.model_selection` add them up);
+* :func:`combined_privacy_spent` composes a post-processor's own release with the ``privacy_spent_``
+  of a private base estimator it fitted on the same rows.
 """
 
 from __future__ import annotations
 
 import math
+import weakref
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from sklearn.utils import get_tags
 
-from dpfair._validation import check_bool
-from dpfair.privacy.budget import PrivacyBudget
+from dpfair._validation import check_bool, check_delta, check_epsilon
+from dpfair.privacy.budget import PrivacyBudget, default_budget
 from dpfair.privacy.leaks import warn_privacy_leak
 from dpfair.privacy.noise import NoiseSource, get_noise_source
 
 __all__ = [
+    "CloneLineageMixin",
     "as_sensitive_features",
     "charge_budget",
     "check_bool",
     "check_budget",
+    "combined_privacy_spent",
+    "fit_charges",
     "group_index",
     "predict_seed",
     "prediction_noise",
     "privacy_spent",
+    "private_base",
     "resolve_groups",
     "rows_of_fitted_groups",
     "single_group_rows",
+    "warn_leak_once",
     "warn_non_private",
     "wrapped_tags",
 ]
@@ -74,25 +85,199 @@ def check_budget(budget: Any, name: str = "budget") -> PrivacyBudget | None:
 
 
 def charge_budget(budget: PrivacyBudget | None, epsilon: float, delta: float = 0.0, *, label: str) -> None:
-    """Charge ``(epsilon, delta)`` to ``budget`` (no-op for ``None``).
+    """Charge ``(epsilon, delta)`` to ``budget``, or to the process-wide ledger when ``budget`` is ``None``.
 
     Call it after every argument has been validated and just before the first noise draw, and
     assign fitted attributes only after it: a refused charge
     (:class:`~dpfair.privacy.PrivacyBudgetExceededError`) then leaves the budget and any earlier
-    fitted state unchanged.
+    fitted state unchanged.  With ``budget=None`` the charge goes to
+    :func:`dpfair.privacy.default_budget` when the program has opted in with
+    :func:`dpfair.privacy.set_default_budget` (otherwise nothing is recorded).
     """
+    if budget is None:
+        budget = default_budget()
     if budget is not None:
         budget.spend(epsilon, delta, label=label)
 
 
-def warn_non_private(epsilon: float, what: str) -> None:
-    """Raise :class:`~dpfair.privacy.PrivacyLeakWarning` when ``epsilon`` is infinite (exact, non-private output)."""
+class _Lineage:
+    """The configurations of one estimator's clones that have already raised a PrivacyLeakWarning."""
+
+    __slots__ = ("__weakref__", "warned")
+
+    def __init__(self) -> None:
+        self.warned: set[tuple[str, str]] = set()
+
+
+_ORIGINS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # estimator that was cloned -> its lineage
+_CLONES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # clone -> the lineage it belongs to
+
+
+class CloneLineageMixin:
+    """Clones remember the estimator they were cloned from, so a search warns once per configuration.
+
+    ``GridSearchCV`` and ``cross_validate`` fit a fresh :func:`sklearn.base.clone` of one estimator per
+    fold and candidate; an ``epsilon = inf`` fit raises a :class:`~dpfair.privacy.PrivacyLeakWarning`,
+    which scikit-learn's workers show again for every fit (they reset the warning filters).  Clones of
+    one estimator (and clones of those clones) share a lineage, and :func:`warn_leak_once` raises each
+    message once per configuration (the parameters other than ``budget``) of a lineage.  An estimator
+    fitted directly, not a clone, always warns.  Nothing is stored on the estimators themselves (the
+    lineages live in weak dictionaries), so parameters, pickles and ``joblib.hash`` are unchanged.
+    """
+
+    def __sklearn_clone__(self):
+        new = super().__sklearn_clone__()
+        lineage = _CLONES.get(self)
+        if lineage is None:
+            lineage = _ORIGINS.get(self)
+            if lineage is None:
+                lineage = _ORIGINS[self] = _Lineage()
+        _CLONES[new] = lineage
+        return new
+
+
+def _configuration(estimator: Any) -> str:
+    try:
+        params = estimator.get_params(deep=False)
+    except Exception:  # not a scikit-learn estimator
+        return repr(id(estimator))
+    return repr(sorted((k, repr(v)) for k, v in params.items() if k != "budget"))
+
+
+def warn_leak_once(estimator: Any, message: str, *, stacklevel: int = 3) -> None:
+    """Raise :class:`~dpfair.privacy.PrivacyLeakWarning` unless a clone of the same lineage and configuration already did.
+
+    Parameters
+    ----------
+    estimator : estimator or None
+        The estimator being fitted (``None``: always warn).
+    message : str
+        The warning.
+    stacklevel : int, default 3
+        As for :func:`dpfair.privacy.warn_privacy_leak`, counted from the caller of this function.
+    """
+    try:
+        lineage = _CLONES.get(estimator) if estimator is not None else None
+    except TypeError:  # not weak-referenceable
+        lineage = None
+    if lineage is not None:
+        key = (message, _configuration(estimator))
+        if key in lineage.warned:
+            return
+        lineage.warned.add(key)
+    warn_privacy_leak(message, stacklevel=stacklevel + 1)
+
+
+def warn_non_private(epsilon: float, what: str, *, estimator: Any = None) -> None:
+    """Raise :class:`~dpfair.privacy.PrivacyLeakWarning` when ``epsilon`` is infinite (exact, non-private output).
+
+    With ``estimator``, a clone made by a search warns once per configuration (:func:`warn_leak_once`).
+    """
     if math.isinf(epsilon):
-        warn_privacy_leak(
+        warn_leak_once(
+            estimator,
             f"epsilon=inf: {what} is an exact function of the data and carries no privacy guarantee; "
             "use a finite epsilon on real people's data.",
             stacklevel=4,
         )
+
+
+def fit_charges(estimator: Any) -> list[tuple[PrivacyBudget | None, float, float]]:
+    """What one ``fit`` of ``estimator`` charges, before any fit: a list of ``(budget, epsilon, delta)``.
+
+    dpfair estimators say it through a ``_dpfair_fit_charges()`` method (a post-processor with
+    ``prefit=False`` adds its base estimator's charges); a :class:`~sklearn.pipeline.Pipeline` adds up
+    its steps; any other estimator with an ``epsilon`` parameter is taken to charge
+    ``(epsilon, delta)`` to its ``budget`` once (``delta = 0`` when it has none or ``epsilon`` is
+    infinite); a plain scikit-learn estimator charges nothing.  ``budget`` is ``None`` for an estimator
+    given no budget (it then charges :func:`dpfair.privacy.default_budget`, if set).
+
+    Parameters
+    ----------
+    estimator : estimator
+        Unfitted or fitted; it is not modified.
+
+    Returns
+    -------
+    list of (PrivacyBudget or None, float, float)
+
+    Raises
+    ------
+    TypeError
+        For a scikit-learn meta-estimator other than ``Pipeline`` that wraps a private dpfair estimator:
+        how many times it fits it is unknown.
+    ValueError
+        If a privacy parameter is invalid (the estimator's own message).
+    """
+    hook = getattr(estimator, "_dpfair_fit_charges", None)
+    if callable(hook) and not isinstance(estimator, type):
+        return list(hook())
+    steps = getattr(estimator, "steps", None)
+    if steps is not None and hasattr(estimator, "named_steps"):  # a Pipeline: every step is fitted once
+        out: list[tuple[PrivacyBudget | None, float, float]] = []
+        for _, step in steps:
+            if step is not None and not (isinstance(step, str) and step == "passthrough"):
+                out += fit_charges(step)
+        return out
+    if not hasattr(estimator, "get_params") or isinstance(estimator, type):
+        return []
+    own = estimator.get_params(deep=False)
+    if "epsilon" in own:
+        epsilon = check_epsilon(own["epsilon"])
+        delta = 0.0 if math.isinf(epsilon) else check_delta(own.get("delta", 0.0) or 0.0)
+        return [(check_budget(own.get("budget")), epsilon, delta)]
+    for name, value in own.items():
+        if hasattr(value, "get_params") and not isinstance(value, type) and fit_charges(value):
+            raise TypeError(
+                f"{type(estimator).__name__} wraps the private estimator {name}={type(value).__name__}, and how many "
+                "times it fits it is unknown: compute the cost of that meta-estimator by hand."
+            )
+    return []
+
+
+def private_base(estimator: Any) -> bool:
+    """Whether a fitted ``estimator`` reports a ``privacy_spent_`` (a private dpfair estimator).
+
+    Parameters
+    ----------
+    estimator : estimator
+        A fitted estimator.
+
+    Returns
+    -------
+    bool
+    """
+    spent = getattr(estimator, "privacy_spent_", None)
+    return isinstance(spent, dict) and "epsilon" in spent and "delta" in spent
+
+
+def combined_privacy_spent(own: dict[str, Any], base: Any, *, protects: str, neighbouring: str) -> dict[str, Any]:
+    """``privacy_spent_`` of a post-processor that fitted a private ``base`` estimator on the same rows.
+
+    Basic composition: the base's fit is released first and the post-processor's own release is
+    computed given it, so the whole object is ``(eps_base + eps_own, delta_base + delta_own)``-DP for
+    what both protect (``protects``, under ``neighbouring``).
+
+    Parameters
+    ----------
+    own : dict
+        The post-processor's own ``privacy_spent_``.
+    base : estimator
+        The fitted base estimator, with a ``privacy_spent_``.
+    protects, neighbouring : str
+        What the composed guarantee protects, and under which neighbouring relation.
+
+    Returns
+    -------
+    dict
+        The one ``privacy_spent_`` shape.
+    """
+    spent = base.privacy_spent_
+    epsilon = float(spent["epsilon"]) + float(own["epsilon"])
+    delta = min(1.0, float(spent["delta"]) + float(own["delta"]))
+    if math.isinf(epsilon):
+        protects = f"nothing end to end (the base estimator spent epsilon={float(spent['epsilon']):g})"
+    return privacy_spent(epsilon, delta, protects=protects, neighbouring=neighbouring)
 
 
 def as_sensitive_features(sensitive_features: Any, n_rows: int, name: str = "sensitive_features") -> np.ndarray:

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from fairlearn.postprocessing import ThresholdOptimizer
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.exceptions import NotFittedError
 from sklearn.linear_model import LogisticRegression
 
 from dpfair.classification import postprocessing as pp_module
@@ -185,7 +186,8 @@ def test_privacy_audit_passes_on_the_noisy_table_and_catches_half_noise():
 def test_refused_budget_leaves_budget_and_fitted_state_unchanged():
     X, y, g = make_classification(1000, random_state=2)
     budget = PrivacyBudget(1.0)
-    est = DPEqualizedOddsPostProcessor(LogisticRegression(), epsilon=0.8, groups=[0, 1], budget=budget, random_state=0)
+    est = DPEqualizedOddsPostProcessor(LogisticRegression(), prefit=False, epsilon=0.8, groups=[0, 1], budget=budget,
+                                       random_state=0)
     est.fit(X, y, sensitive_features=g)
     before = (est.probabilities_.copy(), est.noisy_frequencies_.copy(), est.estimator_)
     with pytest.raises(PrivacyBudgetExceededError):
@@ -194,12 +196,12 @@ def test_refused_budget_leaves_budget_and_fitted_state_unchanged():
     np.testing.assert_array_equal(est.probabilities_, before[0])
     np.testing.assert_array_equal(est.noisy_frequencies_, before[1])
     assert est.estimator_ is before[2]
-    fresh = DPEqualizedOddsPostProcessor(LogisticRegression(), epsilon=0.8, groups=[0, 1], budget=budget)
+    fresh = DPEqualizedOddsPostProcessor(LogisticRegression(), prefit=False, epsilon=0.8, groups=[0, 1], budget=budget)
     with pytest.raises(PrivacyBudgetExceededError):
         fresh.fit(X, y, sensitive_features=g)
     assert not hasattr(fresh, "probabilities_") and not hasattr(fresh, "estimator_")
     with pytest.raises(ValueError, match="outside the declared groups"):  # validated before charging
-        DPEqualizedOddsPostProcessor(LogisticRegression(), epsilon=0.1, groups=[0], budget=budget).fit(
+        DPEqualizedOddsPostProcessor(LogisticRegression(), prefit=False, epsilon=0.1, groups=[0], budget=budget).fit(
             X, y, sensitive_features=g)
     assert budget.spent()[0] == pytest.approx(0.8)
 
@@ -238,20 +240,20 @@ def test_infeasible_lp_raises_value_error():
 
 def test_labels_must_be_binary_and_groups_declared():
     X, y, g = make_classification(200, random_state=4)
-    est = DPEqualizedOddsPostProcessor(LogisticRegression(), epsilon=1.0, groups=[0, 1], random_state=0)
-    with pytest.raises(ValueError, match="y must hold only the binary labels 0 and 1"):
-        est.fit(X, y + 1, sensitive_features=g)
+    est = DPEqualizedOddsPostProcessor(LogisticRegression(), prefit=False, epsilon=1.0, groups=[0, 1], random_state=0)
+    with pytest.raises(ValueError, match="y must hold exactly two class labels"):
+        est.fit(X, y + (np.arange(y.size) % 3 == 0), sensitive_features=g)  # three labels: 0, 1, 2
     with pytest.raises(ValueError, match="groups is required with a finite epsilon"):
-        DPEqualizedOddsPostProcessor(LogisticRegression(), epsilon=1.0).fit(X, y, sensitive_features=g)
+        DPEqualizedOddsPostProcessor(LogisticRegression(), prefit=False, epsilon=1.0).fit(X, y, sensitive_features=g)
     with pytest.warns(PrivacyLeakWarning, match="epsilon=inf"):
-        inf = DPEqualizedOddsPostProcessor(LogisticRegression(), epsilon=math.inf).fit(X, y, sensitive_features=g)
+        inf = DPEqualizedOddsPostProcessor(LogisticRegression(), prefit=False, epsilon=math.inf).fit(X, y, sensitive_features=g)
     assert inf.groups_.tolist() == [0, 1] and inf.privacy_spent_["epsilon"] == math.inf
 
 
 def test_prefit_false_trains_a_clone_on_x_y_only_without_leak_warning():
     X, y, g = make_classification(500, random_state=5)
     logreg = LogisticRegression(C=0.5)
-    est = DPEqualizedOddsPostProcessor(logreg, epsilon=1.0, groups=[0, 1], random_state=0)
+    est = DPEqualizedOddsPostProcessor(logreg, epsilon=1.0, groups=[0, 1], prefit=False, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyLeakWarning)
         est.fit(X, y, sensitive_features=g)
@@ -266,13 +268,34 @@ def test_prefit_false_trains_a_clone_on_x_y_only_without_leak_warning():
 def test_predict_matches_predict_proba_and_seeded_predictions_are_reproducible():
     X, y, g = make_classification(4000, disparity=2.0, random_state=6)
     kwargs = {"epsilon": 2.0, "groups": [0, 1], "random_state": 7}
-    first = DPEqualizedOddsPostProcessor(LogisticRegression(), **kwargs).fit(X, y, sensitive_features=g)
-    second = DPEqualizedOddsPostProcessor(LogisticRegression(), **kwargs).fit(X, y, sensitive_features=g)
+    first = DPEqualizedOddsPostProcessor(LogisticRegression(), prefit=False, **kwargs).fit(X, y, sensitive_features=g)
+    second = DPEqualizedOddsPostProcessor(LogisticRegression(), prefit=False, **kwargs).fit(X, y, sensitive_features=g)
     p1 = first.predict(X, sensitive_features=g)
     np.testing.assert_array_equal(p1, second.predict(X, sensitive_features=g))
     proba = first.predict_proba(X, sensitive_features=g)
     assert proba.shape == (X.shape[0], 2) and np.allclose(proba.sum(axis=1), 1.0)
     draws = np.mean([first.predict(X, sensitive_features=g, random_state=s) for s in range(200)], axis=0)
     assert np.abs(draws - proba[:, 1]).max() < 0.15
-    secure = DPEqualizedOddsPostProcessor(LogisticRegression(), epsilon=2.0, groups=[0, 1]).fit(X, y, sensitive_features=g)
+    secure = DPEqualizedOddsPostProcessor(LogisticRegression(), prefit=False, epsilon=2.0, groups=[0, 1])
+    secure.fit(X, y, sensitive_features=g)
     assert secure._predict_seed_ is None and set(np.unique(secure.predict(X, sensitive_features=g))) <= {0, 1}
+
+
+def test_any_two_class_labels_as_in_scikit_learn():
+    X, y, g = make_classification(800, random_state=3)
+    kwargs = {"prefit": False, "epsilon": 2.0, "groups": [0, 1], "random_state": 0}
+    ref = DPEqualizedOddsPostProcessor(LogisticRegression(), **kwargs).fit(X, y, sensitive_features=g)
+    named = DPEqualizedOddsPostProcessor(LogisticRegression(), **kwargs).fit(
+        X, np.where(y == 1, "yes", "no"), sensitive_features=g)
+    assert named.classes_.tolist() == ["no", "yes"] and ref.classes_.tolist() == [0, 1]
+    np.testing.assert_array_equal(named.probabilities_, ref.probabilities_)
+    np.testing.assert_array_equal(named.predict(X, sensitive_features=g),
+                                  np.where(ref.predict(X, sensitive_features=g) == 1, "yes", "no"))
+    signed = DPEqualizedOddsPostProcessor(LogisticRegression(), **kwargs).fit(X, 2 * y - 1, sensitive_features=g)
+    assert signed.classes_.tolist() == [-1, 1] and set(np.unique(signed.predict(X, sensitive_features=g))) <= {-1, 1}
+
+
+def test_prefit_defaults_to_true_and_an_unfitted_estimator_says_how_to_fit_it():
+    X, y, g = make_classification(300, random_state=3)
+    with pytest.raises(NotFittedError, match=r"prefit=True \(the default; before dpfair 0.3 it was False\).*prefit=False"):
+        DPEqualizedOddsPostProcessor(LogisticRegression(), epsilon=1.0, groups=[0, 1]).fit(X, y, sensitive_features=g)

@@ -21,15 +21,12 @@ from dpfair.privacy import PrivacyBudget
 
 # Wraps a LogisticRegression fitted inside fit (prefit=False) so the checks can call fit(X, y), and
 # declares a single group so that sensitive_features may be omitted (every row is then in that group).
-CHECKED = [DPEqualizedOddsPostProcessor(LogisticRegression(), epsilon=50.0, groups=["all"], random_state=0)]
+CHECKED = [DPEqualizedOddsPostProcessor(LogisticRegression(), prefit=False, epsilon=50.0, groups=["all"], random_state=0)]
 
-_BINARY_01 = "labels must be 0/1 by design (the paper's Y in {0, 1}); the check fits other label sets"
-EXPECTED_FAILED: dict[str, str] = {
-    "check_estimators_dtypes": _BINARY_01 + " (y = X[:, 0].astype(int), several classes)",
-    "check_classifier_data_not_an_array": _BINARY_01 + " (labels 1 and 2)",
-    "check_classifiers_classes": _BINARY_01 + " (string and multiclass labels)",
-    "check_fit2d_1feature": _BINARY_01 + " (y = X[:, 0].astype(int)): our label error comes before the feature check",
-}
+# Any two class labels are accepted since dpfair 0.3 (as in scikit-learn): the label checks that failed
+# when only 0/1 was accepted (check_estimators_dtypes, check_classifier_data_not_an_array,
+# check_classifiers_classes, check_fit2d_1feature) now pass, so nothing is excluded.
+EXPECTED_FAILED: dict[str, str] = {}
 
 
 def _expected_failed(estimator):
@@ -49,8 +46,8 @@ def _data(n=800, seed=0):
 def test_pipeline_and_cross_validate_route_sensitive_features_and_charge_a_shared_budget():
     X, y, g = _data()
     budget = PrivacyBudget(10.0)
-    post = DPEqualizedOddsPostProcessor(LogisticRegression(), epsilon=2.0, gamma=0.05, groups=["a", "b"], budget=budget,
-                                        random_state=0)
+    post = DPEqualizedOddsPostProcessor(LogisticRegression(), prefit=False, epsilon=2.0, gamma=0.05, groups=["a", "b"],
+                                        budget=budget, random_state=0)
     with sklearn.config_context(enable_metadata_routing=True):
         post.set_fit_request(sensitive_features=True).set_predict_request(sensitive_features=True)
         post.set_score_request(sensitive_features=True)
@@ -62,7 +59,7 @@ def test_pipeline_and_cross_validate_route_sensitive_features_and_charge_a_share
 
 
 def test_init_only_stores_clone_repr_pickle_and_not_fitted():
-    est = DPEqualizedOddsPostProcessor(LogisticRegression(), epsilon=1.0, groups=["a", "b"], random_state=3)
+    est = DPEqualizedOddsPostProcessor(LogisticRegression(), prefit=False, epsilon=1.0, groups=["a", "b"], random_state=3)
     bad = DPEqualizedOddsPostProcessor(LogisticRegression(), epsilon="x", beta=7, constraints="nope", prefit="yes")
     assert bad.get_params()["prefit"] == "yes" and bad.get_params()["constraints"] == "nope"
     assert clone(est).get_params()["groups"] == ["a", "b"]

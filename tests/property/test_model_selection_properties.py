@@ -100,3 +100,36 @@ def test_search_never_crashes_nor_returns_nan(problem):
         assert np.isfinite(fitted.best_score_)
         predictions = fitted.predict(y[:5], sensitive_features=groups[:5])
         assert predictions.shape == (min(5, y.size),) and np.isfinite(predictions).all()
+
+
+COST_NAMES = ("n_samples", "cv", "epsilon", "delta", "budget", "param", "Invalid parameter", "fold", "splits",
+              "n_splits", "Cannot have number of splits")
+
+
+@SETTINGS
+@given(
+    n_samples=st.sampled_from([1, 2, 10, 1000, 0, -3, 2.5, "10", None, True]),
+    cv=st.sampled_from([None, 2, 3, 1, 0, "x", 2.5]),
+    epsilons=st.sampled_from([[0.5], [0.5, 2.0], [math.inf], [0.0], [-1.0], ["x"], [math.nan], []]),
+    budget_epsilon=st.sampled_from([0.1, 10.0, math.inf]),
+    as_search=st.booleans(),
+)
+def test_search_cost_and_check_never_crash(n_samples, cv, epsilons, budget_epsilon, as_search):
+    from sklearn.model_selection import GridSearchCV
+
+    from dpfair.model_selection import check_search_budget, search_cost
+    from dpfair.privacy import PrivacyBudget, PrivacyBudgetExceededError
+
+    budget = PrivacyBudget(budget_epsilon)
+    est = FairRegressionPostProcessor(bounds=(0.0, 1.0), groups=[0, 1], budget=budget)
+    target = GridSearchCV(est, {"epsilon": epsilons}, cv=cv if cv is not None else 5) if as_search else est
+    kwargs = {} if as_search else {"cv": cv}
+    cost = _expect(lambda: search_cost(target, n_samples, **kwargs), COST_NAMES)
+    if cost is not None:
+        assert cost.n_fits == cost.n_splits * cost.n_candidates + int(cost.refit)
+        assert cost.epsilon >= 0 and not math.isnan(cost.epsilon) and 0 <= cost.delta <= 1
+        try:
+            check_search_budget(target, n_samples, **kwargs)
+        except PrivacyBudgetExceededError as exc:
+            assert "nothing was fitted or charged" in str(exc)
+        assert budget.spent() == (0.0, 0.0)

@@ -13,11 +13,13 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from dpfair.regression import (
+    MAX_COUPLING_CELLS,
     FairRegressionPostProcessor,
     WassersteinBarycenterPostProcessor,
     l_inf_isotonic_cdf,
@@ -131,9 +133,14 @@ def test_fair_regression_post_processor(data, params, new_alpha, seeded):
     if fitted is None:
         return
     k, n_groups = pp.grid_.size, pp.groups_.size
-    assert pp.pmfs_.shape == (n_groups, k) and pp.transport_.shape == (n_groups, k, k)
-    _finite(pp.grid_, pp.pmfs_, pp.group_weights_, pp.transport_, pp.objective_, pp.barycenter_)
-    np.testing.assert_allclose(pp.transport_.sum(axis=2), 1.0, atol=1e-9)
+    assert pp.pmfs_.shape == (n_groups, k) and pp.sparse_transport_.shape == (n_groups * k, k)
+    _finite(pp.grid_, pp.pmfs_, pp.group_weights_, pp.sparse_transport_.data, pp.objective_, pp.barycenter_)
+    np.testing.assert_allclose(np.asarray(pp.sparse_transport_.sum(axis=1)).ravel(), 1.0, atol=1e-9)
+    if n_groups * k * k > MAX_COUPLING_CELLS:  # the dense view is refused by name, never allocated
+        with pytest.raises(ValueError, match="sparse"):
+            pp.transport_  # noqa: B018
+    else:
+        assert pp.transport_.shape == (n_groups, k, k)
     pred = _expect(lambda: pp.predict(outputs, sensitive_features=sensitive, random_state=1), FIT_NAMES)
     assert pred is not None and pred.shape == (len(outputs),)
     _finite(pred)

@@ -19,28 +19,34 @@ import numbers
 from typing import Any
 
 import numpy as np
+import pandas as pd
 from scipy.optimize import linprog
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
 from sklearn.exceptions import NotFittedError
 from sklearn.metrics import accuracy_score
 from sklearn.utils.validation import _num_samples, check_is_fitted, column_or_1d
 
-from dpfair._estimator import as_sensitive_features as _labels
 from dpfair._estimator import (
+    CloneLineageMixin,
     charge_budget,
     check_budget,
+    combined_privacy_spent,
+    fit_charges,
     group_index,
     privacy_spent,
+    private_base,
     resolve_groups,
     warn_non_private,
 )
+from dpfair._estimator import as_sensitive_features as _labels
 from dpfair._estimator import check_bool as _check_bool
 from dpfair._estimator import predict_seed as _predict_seed
 from dpfair._estimator import prediction_noise as _prediction_noise
 from dpfair._estimator import rows_of_fitted_groups as _rows_of_fitted_groups
 from dpfair._estimator import single_group_rows as _single_group_rows
 from dpfair._estimator import wrapped_tags as _wrapped_tags
-from dpfair._validation import check_epsilon, check_nonnegative_finite
+from dpfair._validation import check_budgets_cover, check_epsilon, check_nonnegative_finite
+from dpfair.privacy.budget import default_budget
 from dpfair.privacy.mechanisms import laplace_mechanism
 from dpfair.privacy.noise import get_noise_source
 
@@ -59,6 +65,11 @@ _PROTECTS = (
     "trained on (X, y) only does not weaken the guarantee"
 )
 _NEIGHBOURING = "change one row's sensitive attribute A (X, y and the number of rows m are public)"
+_PROTECTS_END_TO_END = (
+    "every training row (X, y, A): the private base classifier's fit of (X, y) composed with the noisy table of "
+    "(base prediction, A, y)"
+)
+_NEIGHBOURING_END_TO_END = "replace one training row (X, y, A) (the number of rows m is public)"
 
 
 # ---------------------------------------------------------------------------- helpers
@@ -77,37 +88,55 @@ def _check_constraints(constraints: Any) -> str:
     return constraints
 
 
-def _binary(values: Any, name: str, fix: str) -> np.ndarray:
-    """``values`` as a 1-d int64 array of 0/1; ``ValueError``/``TypeError`` naming ``name`` otherwise."""
+def _label_array(values: Any, name: str, fix: str) -> np.ndarray:
+    """``values`` as a 1-d array of labels; ``ValueError``/``TypeError`` naming ``name`` otherwise."""
     try:
         arr = np.asarray(values)
     except Exception:
-        raise TypeError(f"{name} must be an array of 0/1 labels. {fix}") from None
+        raise TypeError(f"{name} must be an array of class labels. {fix}") from None
     if arr.ndim == 2 and arr.shape[1] == 1:
         arr = arr[:, 0]
     if arr.ndim != 1:
-        raise ValueError(f"{name} must be 1-dimensional (one 0/1 label per row), got shape {arr.shape}. {fix}")
-    if arr.dtype.kind == "b":
-        return arr.astype(np.int64)
+        raise ValueError(f"{name} must be 1-dimensional (one label per row), got shape {arr.shape}. {fix}")
     if arr.dtype.kind == "c":
-        raise ValueError(f"Complex data not supported: {name} must hold the binary labels 0 and 1. {fix}")
-    if arr.dtype.kind not in "iuf":
+        raise ValueError(f"Complex data not supported: {name} must hold two class labels. {fix}")
+    if arr.dtype.kind == "f":
+        if not np.all(np.isfinite(arr)):
+            raise ValueError(f"{name} must hold two class labels (it holds NaN or inf). {fix}")
+        if not np.all(arr == np.round(arr)):
+            raise ValueError(f"{name} must hold two class labels (Unknown label type: continuous). {fix}")
+    elif arr.dtype.kind == "O":
+        if pd.isna(pd.Series(arr, dtype=object)).any():
+            raise ValueError(f"{name} must hold two class labels (it holds missing values). {fix}")
+    elif arr.dtype.kind not in "biuUS":
+        raise ValueError(f"Unknown label type: {name} must hold two class labels, got dtype {arr.dtype}. {fix}")
+    return arr
+
+
+def _classes(values: Any, name: str, fix: str) -> tuple[np.ndarray, np.ndarray]:
+    """``(classes, encoded)``: the two labels of ``values`` (sorted; the second is the positive class) and 0/1 codes.
+
+    Labels within {0, 1} give ``classes = [0, 1]`` even when one of them is absent (as before any two
+    labels were accepted); any other two labels, as in scikit-learn, are sorted.
+    """
+    arr = _label_array(values, name, fix)
+    if arr.dtype.kind in "biuf" and arr.size and np.all((arr == 0) | (arr == 1)):
+        return np.array([0, 1]), arr.astype(np.int64)
+    if arr.dtype.kind in "biuf" and arr.size == 0:
+        return np.array([0, 1]), arr.astype(np.int64)
+    try:
+        classes, encoded = np.unique(arr, return_inverse=True)
+    except TypeError:
+        raise TypeError(f"{name} must hold comparable class labels (all numbers or all strings). {fix}") from None
+    if classes.size != 2:
         raise ValueError(
-            f"Unknown label type: {name} must hold the binary labels 0 and 1 (numbers), got dtype {arr.dtype}. {fix}"
+            f"{name} must hold exactly two class labels (Only binary classification is supported; labels other than "
+            f"0 and 1 must both occur), got {'one' if classes.size == 1 else 'more than two'}. {fix}"
         )
-    ok = (arr == 0) | (arr == 1)
-    if not ok.all():
-        if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
-            kind = "it holds NaN or inf"
-        elif arr.dtype.kind == "f" and not np.all(arr == np.round(arr)):
-            kind = "Unknown label type: continuous"
-        else:
-            kind = "Only binary classification is supported. Unknown label type: other classes than 0 and 1"
-        raise ValueError(f"{name} must hold only the binary labels 0 and 1 ({kind}). {fix}")
-    return arr.astype(np.int64)
+    return classes, encoded.astype(np.int64)
 
 
-def _fit_base(estimator: Any, prefit: bool, X: Any, y: np.ndarray, owner: str) -> Any:
+def _fit_base(estimator: Any, prefit: bool, X: Any, y: Any, owner: str) -> Any:
     """The base classifier ``Y_hat``: as is (``prefit``) or ``clone(estimator).fit(X, y)`` (never on A)."""
     if estimator is None or not hasattr(estimator, "predict"):
         raise TypeError(f"estimator must be a classifier with a predict method, got {type(estimator).__name__}.")
@@ -116,8 +145,9 @@ def _fit_base(estimator: Any, prefit: bool, X: Any, y: np.ndarray, owner: str) -
             check_is_fitted(estimator)
         except NotFittedError:
             raise NotFittedError(
-                f"estimator is not fitted but prefit=True: fit it first, or pass prefit=False to let {owner} fit a "
-                "clone of it on (X, y)."
+                f"estimator is not fitted but prefit=True (the default; before dpfair 0.3 it was False): fit it "
+                f"first, or pass prefit=False to let {owner} fit a clone of it on (X, y) (a private one, e.g. "
+                "dpfair.linear_model.DPLogisticRegression, keeps the whole pipeline private)."
             ) from None
         except TypeError:
             pass  # not a scikit-learn estimator: trust prefit=True
@@ -129,15 +159,18 @@ def _fit_base(estimator: Any, prefit: bool, X: Any, y: np.ndarray, owner: str) -
         raise type(exc)(f"X, y: fitting clone(estimator) on (X, y) failed ({exc}); pass valid features and labels.") from None
 
 
-def _base_predictions(estimator: Any, X: Any) -> np.ndarray:
+def _base_predictions(estimator: Any, X: Any, classes: np.ndarray) -> np.ndarray:
+    """The base classifier's predictions on ``X`` as 0/1 codes of ``classes`` (the second is 1)."""
     try:
         raw = estimator.predict(X)
     except (TypeError, ValueError) as exc:
         raise type(exc)(f"X was refused by the estimator's predict ({exc}); pass the features it was fitted on.") from None
-    return _binary(
-        raw, "the estimator's predictions",
-        "Wrap a binary classifier whose predict returns 0 and 1.",
-    )
+    fix = f"Wrap a binary classifier whose predict returns the labels of y, {classes.tolist()}."
+    arr = _label_array(raw, "the estimator's predictions", fix)
+    index = pd.Index(classes).get_indexer(pd.Index(arr))
+    if (index < 0).any():
+        raise ValueError(f"the estimator's predictions hold labels outside classes_ {classes.tolist()}. {fix}")
+    return index.astype(np.int64)
 
 
 def joint_frequencies(y_pred: np.ndarray, group: np.ndarray, y: np.ndarray, n_groups: int) -> np.ndarray:
@@ -285,7 +318,7 @@ def solve_lp(
 
 
 # ---------------------------------------------------------------------------- estimator
-class DPEqualizedOddsPostProcessor(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
+class DPEqualizedOddsPostProcessor(CloneLineageMixin, MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     """Differentially private equalized-odds post-processing (Jagielski et al. 2019, Algorithm 1).
 
     Derives from a binary base classifier ``Y_hat`` a randomized classifier ``Y_hat_p`` that predicts
@@ -301,6 +334,20 @@ class DPEqualizedOddsPostProcessor(MetaEstimatorMixin, ClassifierMixin, BaseEsti
     (Algorithm 1, line 1), so fitting it inside ``fit`` (``prefit=False``) is *not* a leak under this
     privacy model.  ``predict`` needs each row's group: the predictions reveal the rows' groups to
     whoever sees them, which is outside the training-data guarantee.
+
+    **A private base classifier: one guarantee for the whole pipeline.** With ``prefit=False`` and a
+    private dpfair base estimator (one that reports ``privacy_spent_``, such as
+    :class:`dpfair.linear_model.DPLogisticRegression`), the base is released first and the table is
+    computed given it; replacing one whole training row ``(x, y, a)`` moves ``1/m`` of mass between
+    two cells, so the sensitivity is still ``2/m``.  By basic composition the fitted object is
+    ``(eps_base + epsilon, delta_base)``-DP for every training row ``(X, y, A)``, and
+    ``privacy_spent_`` says so.  Give both the same ``budget``: ``fit`` checks that it can pay for
+    both charges before fitting anything.  With ``prefit=True`` the base was trained elsewhere and
+    ``privacy_spent_`` covers this object's own release only.
+
+    **Labels.** ``y`` may hold any two labels (as in scikit-learn): ``classes_`` is the sorted pair and
+    the second is the positive class (labels within {0, 1} give ``[0, 1]``).  The base classifier
+    must predict the same labels.
 
     **Slack and failure.** Each constraint of LP~ (1) is widened by
     ``4 ln(4|A|/beta) / (min{q~_a y, q~_0 y} m epsilon)`` (group 0, the first declared group, is the
@@ -318,7 +365,7 @@ class DPEqualizedOddsPostProcessor(MetaEstimatorMixin, ClassifierMixin, BaseEsti
     Parameters
     ----------
     estimator : classifier
-        Binary base classifier whose ``predict`` returns 0 and 1.
+        Binary base classifier whose ``predict`` returns the labels of ``y``.
     epsilon : float
         Privacy parameter (> 0; ``inf`` gives the non-private algorithm and a
         :class:`~dpfair.privacy.PrivacyLeakWarning`).
@@ -334,12 +381,16 @@ default "equalized_odds"
         The declared set of groups, in order (group 0 first).  Required with finite ``epsilon``.
         When it declares exactly one group, ``sensitive_features`` may be omitted and every row
         belongs to that group (no fairness constraint then applies).
-    prefit : bool, default False
-        ``False``: fit ``clone(estimator)`` on ``(X, y)`` inside ``fit`` (stored as ``estimator_``).
-        ``True``: ``estimator`` is already fitted and used as is.
+    prefit : bool, default True
+        ``True``: ``estimator`` is already fitted and used as is.  ``False``: fit ``clone(estimator)`` on
+        ``(X, y)`` inside ``fit`` (stored as ``estimator_``).  The default is ``True`` for every dpfair
+        post-processor (it was ``False`` here before dpfair 0.3; an unfitted estimator now raises
+        ``NotFittedError`` saying to pass ``prefit=False``).
     budget : PrivacyBudget or None, default None
         Charged ``(epsilon, 0)`` once per ``fit``, after every argument is validated and just before
         the noise draw; a refused charge leaves the budget and any earlier fitted state unchanged.
+        With ``prefit=False``, ``fit`` first checks that every budget can pay for both this charge and
+        the base estimator's, so a too-small shared budget is refused before anything is fitted.
     random_state : None, int, numpy Generator or NoiseSource, default None
         ``None``: secure noise (OpenDP) and secure randomized predictions.  A seed: reproducible,
         *not hardened* noise and predictions (experiments and tests only).
@@ -349,7 +400,7 @@ default "equalized_odds"
     estimator_ : classifier
         The base classifier ``Y_hat``.
     classes_ : ndarray of shape (2,)
-        ``[0, 1]``.
+        The two labels (``[0, 1]`` for labels within {0, 1}); the second is the positive class.
     groups_ : ndarray of shape (n_groups,)
         The declared groups (read off the data only with ``epsilon = inf`` and ``groups=None``).
     noisy_frequencies_ : ndarray of shape (2, n_groups, 2)
@@ -363,12 +414,13 @@ default "equalized_odds"
     n_features_in_ : int
         Number of features of ``X`` (when the base classifier knows it).
     privacy_spent_ : dict
-        ``{"epsilon", "delta", "protects", "neighbouring"}``.
+        ``{"epsilon", "delta", "protects", "neighbouring"}``: this object's release, plus the base
+        estimator's ``privacy_spent_`` when it was fitted here (``prefit=False``) and is private.
     """
 
     def __init__(
         self, estimator: Any = None, *, epsilon: float = 1.0, gamma: float = 0.0, beta: float = 0.05,
-        constraints: str = "equalized_odds", groups: Any = None, prefit: bool = False, budget: Any = None,
+        constraints: str = "equalized_odds", groups: Any = None, prefit: bool = True, budget: Any = None,
         random_state: Any = None,
     ) -> None:
         self.estimator = estimator
@@ -384,9 +436,16 @@ default "equalized_odds"
     def __sklearn_tags__(self):  # scikit-learn's tags, with the wrapped estimator's input support
         tags = _wrapped_tags(self, super().__sklearn_tags__())
         tags.target_tags.required = True
-        tags.classifier_tags.multi_class = False  # binary {0, 1} labels only (the paper's Y)
+        tags.classifier_tags.multi_class = False  # binary labels only (the paper's Y)
         tags.non_deterministic = True
         return tags
+
+    def _dpfair_fit_charges(self) -> list[tuple[Any, float, float]]:
+        """``[(budget, epsilon, delta)]`` of one ``fit``: this table, plus the base's fit with ``prefit=False``."""
+        own = [(check_budget(self.budget), check_epsilon(self.epsilon), 0.0)]
+        if self.prefit is False and self.estimator is not None:
+            return fit_charges(self.estimator) + own
+        return own
 
     def fit(self, X: Any, y: Any, *, sensitive_features: Any = None) -> DPEqualizedOddsPostProcessor:
         """Learn ``p~*`` from the private table of joint frequencies (Algorithm 1).
@@ -396,7 +455,7 @@ default "equalized_odds"
         X : array-like
             Features for the base classifier (public).
         y : array-like of shape (n_samples,)
-            Labels in {0, 1} (public).
+            Two class labels (public, unless the base estimator is private and fitted here).
         sensitive_features : array-like of shape (n_samples,) or None, default None
             Group of every row (private); may be omitted when ``groups`` declares one group.
 
@@ -408,7 +467,7 @@ default "equalized_odds"
         Raises
         ------
         ValueError
-            On an invalid argument (the message names it), labels outside {0, 1}, ``groups`` missing
+            On an invalid argument (the message names it), ``y`` without two labels, ``groups`` missing
             with finite ``epsilon``, an undeclared group, a noisy ``q~_ay <= 0`` (undefined slack:
             use a larger ``epsilon`` or fewer groups), or an LP with no solution.
         TypeError
@@ -416,7 +475,8 @@ default "equalized_odds"
         NotFittedError
             If ``prefit=True`` and ``estimator`` is not fitted.
         PrivacyBudgetExceededError
-            If ``budget`` refuses the charge; nothing is changed.
+            If ``budget`` refuses the charge (or, with ``prefit=False``, cannot pay for the base estimator's
+            charge too); nothing is changed.
 
         Warns
         -----
@@ -437,22 +497,28 @@ default "equalized_odds"
         if self.groups is not None:
             declared, _ = resolve_groups(self.groups, np.empty(0, dtype=object), epsilon)
         if y is None:
-            raise ValueError(f"{owner} requires y to be passed, but the target y is None: pass the 0/1 labels.")
+            raise ValueError(f"{owner} requires y to be passed, but the target y is None: pass the two class labels.")
         if hasattr(X, "dtype") and np.iscomplexobj(X):
             raise ValueError("Complex data not supported: X must hold real numbers.")
         y_array = np.asarray(y)
         if np.iscomplexobj(y_array):
-            raise ValueError("Complex data not supported: y must hold the binary labels 0 and 1.")
+            raise ValueError("Complex data not supported: y must hold two class labels.")
         if y_array.ndim == 2 and y_array.shape[1] == 1:
             y_array = column_or_1d(y_array, warn=True)
-        labels = _binary(y_array, "y", "Encode the labels as 0 and 1.")
+        classes, labels = _classes(y_array, "y", "Pass two class labels, e.g. 0 and 1.")
         m = _num_samples(X)
         if labels.shape[0] != m:
             raise ValueError(f"y must have one label per row of X ({m} rows), got {labels.shape[0]}.")
         if m == 0:
             raise ValueError("X is empty; pass at least one row.")
-        estimator = _fit_base(self.estimator, prefit, X, labels, owner)
-        y_pred = _base_predictions(estimator, X)
+        if not prefit and self.estimator is not None:  # refuse a too-small shared budget before the base's fit
+            charges = [(b if b is not None else default_budget(), e, d) for b, e, d in self._dpfair_fit_charges()]
+            check_budgets_cover(
+                [(b, e, d, "estimator.budget" if i < len(charges) - 1 else "budget") for i, (b, e, d) in enumerate(charges)],
+                fix="give the post-processor and its base estimator a budget that pays for both fits",
+            )
+        estimator = _fit_base(self.estimator, prefit, X, y_array if classes[0] != 0 or classes[1] != 1 else labels, owner)
+        y_pred = _base_predictions(estimator, X, classes)
         if y_pred.shape[0] != m:
             raise ValueError(f"the estimator returned {y_pred.shape[0]} predictions for {m} rows of X.")
         if sensitive_features is None:
@@ -467,7 +533,7 @@ default "equalized_odds"
                 f"epsilon={epsilon!r} is too small for the number of rows: the Laplace scale 2/(m*epsilon) exceeds "
                 f"{_MAX_NOISE_SCALE:g}; the table would carry no information. Use a larger epsilon."
             )
-        warn_non_private(epsilon, "the fitted post-processor (exact frequency table)")
+        warn_non_private(epsilon, "the fitted post-processor (exact frequency table)", estimator=self)
         q_hat = joint_frequencies(y_pred, index, labels, n_groups)  # line 2
         charge_budget(budget, epsilon, 0.0, label=f"{owner}.fit (Laplace frequency table)")
         q_tilde = q_hat if math.isinf(epsilon) else noisy_frequencies(q_hat, m, epsilon, noise)  # lines 3-4
@@ -492,7 +558,7 @@ default "equalized_odds"
         p, objective = solve_lp(q_tilde, bound_fp, bound_tp)  # line 5
         # every fitted attribute is assigned only now: a refused charge or a failure leaves the old state
         self.estimator_ = estimator
-        self.classes_ = np.array([0, 1])
+        self.classes_ = classes
         self.groups_ = declared
         self.noisy_frequencies_ = np.array(q_tilde, dtype=float)
         self.slack_fp_ = slack_fp
@@ -504,12 +570,17 @@ default "equalized_odds"
             self.n_features_in_ = estimator.n_features_in_
         if hasattr(estimator, "feature_names_in_"):
             self.feature_names_in_ = estimator.feature_names_in_
-        self.privacy_spent_ = privacy_spent(epsilon, 0.0, protects=_PROTECTS, neighbouring=_NEIGHBOURING)
+        spent = privacy_spent(epsilon, 0.0, protects=_PROTECTS, neighbouring=_NEIGHBOURING)
+        if not prefit and private_base(estimator):
+            spent = combined_privacy_spent(
+                spent, estimator, protects=_PROTECTS_END_TO_END, neighbouring=_NEIGHBOURING_END_TO_END
+            )
+        self.privacy_spent_ = spent
         return self
 
     def _rows(self, X: Any, sensitive_features: Any) -> tuple[np.ndarray, np.ndarray]:
         check_is_fitted(self, "probabilities_")
-        y_pred = _base_predictions(self.estimator_, X)
+        y_pred = _base_predictions(self.estimator_, X, self.classes_)
         return y_pred, _rows_of_fitted_groups(self.groups_, sensitive_features, y_pred.size)
 
     def predict_proba(self, X: Any, *, sensitive_features: Any = None) -> np.ndarray:
@@ -525,7 +596,7 @@ default "equalized_odds"
         Returns
         -------
         ndarray of shape (n_samples, 2)
-            Column 0: probability of predicting 0; column 1: of predicting 1.
+            Probabilities of ``classes_[0]`` and ``classes_[1]`` (the positive class).
 
         Raises
         ------
@@ -539,7 +610,7 @@ default "equalized_odds"
         return np.column_stack([1.0 - positive, positive])
 
     def predict(self, X: Any, *, sensitive_features: Any = None, random_state: Any = None) -> np.ndarray:
-        """Randomized fair predictions: 1 with probability ``p~*[Y_hat(x), a]``.
+        """Randomized fair predictions: the positive class ``classes_[1]`` with probability ``p~*[Y_hat(x), a]``.
 
         Parameters
         ----------
@@ -554,7 +625,7 @@ default "equalized_odds"
         Returns
         -------
         ndarray of shape (n_samples,)
-            Predictions in {0, 1}.
+            Predictions, labels from ``classes_``.
 
         Raises
         ------
@@ -565,7 +636,7 @@ default "equalized_odds"
         """
         y_pred, index = self._rows(X, sensitive_features)
         noise = _prediction_noise(random_state, self._predict_seed_)
-        return (noise.uniform(y_pred.size) < self.probabilities_[y_pred, index]).astype(np.int64)
+        return self.classes_[(noise.uniform(y_pred.size) < self.probabilities_[y_pred, index]).astype(np.int64)]
 
     def score(self, X: Any, y: Any, sample_weight: Any = None, *, sensitive_features: Any = None) -> float:
         """Accuracy of :meth:`predict` on ``(X, y)``.

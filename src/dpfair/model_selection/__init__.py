@@ -17,8 +17,14 @@ package implements that selection for any dpfair estimator with an ``epsilon`` p
 * :func:`random_stopping_epsilon` and :func:`trial_epsilon_for`: the accounting of the selection
   (geometric ``K``: ``3 epsilon`` pure DP; truncated negative binomial and Poisson ``K``: Renyi-DP
   bounds converted by :func:`dpfair.privacy.rdp_to_approx_dp`).
+* For scikit-learn's own ``GridSearchCV`` / ``RandomizedSearchCV`` / ``cross_validate`` over dpfair
+  estimators (every fit charged): :func:`search_cost` says before any fit what they will spend
+  (:class:`SearchCost`), :func:`check_search_budget` refuses before the first fit a search its budget
+  cannot pay for, and :func:`fit_search` runs ``search.fit`` after that check and reports a budget that
+  runs out inside the search as one clear error.
 """
 
+from dpfair.model_selection._budget import SearchCost, check_search_budget, fit_search, search_cost
 from dpfair.model_selection._random_stopping import random_stopping_epsilon, trial_epsilon_for
 from dpfair.model_selection._scorers import PrivateKSScorer, PrivateMSEKSScorer, PrivateMSEScorer
 from dpfair.model_selection._search import PrivateRandomSearch
@@ -28,6 +34,10 @@ __all__ = [
     "PrivateMSEKSScorer",
     "PrivateMSEScorer",
     "PrivateRandomSearch",
+    "SearchCost",
+    "check_search_budget",
+    "fit_search",
     "random_stopping_epsilon",
+    "search_cost",
     "trial_epsilon_for",
 ]

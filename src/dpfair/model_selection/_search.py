@@ -32,6 +32,7 @@ from dpfair._estimator import as_sensitive_features, charge_budget, check_budget
 from dpfair._validation import check_delta, check_epsilon
 from dpfair.model_selection._random_stopping import check_selection, draw_n_trials, trial_epsilon_for
 from dpfair.model_selection._scorers import _PrivateScorer
+from dpfair.privacy.budget import _default_budget_suspended
 from dpfair.privacy.leaks import PrivacyLeakWarning, warn_privacy_leak
 from dpfair.privacy.noise import NoiseSource, SecureNoise, get_noise_source
 
@@ -153,6 +154,11 @@ class PrivateRandomSearch(MetaEstimatorMixin, RegressorMixin, BaseEstimator):
             extra["random_state"] = None if isinstance(noise, SecureNoise) else int(noise.uniform(1)[0] * 2**32)
         return est.set_params(**params, **extra)
 
+    def _dpfair_fit_charges(self) -> list[tuple[Any, float, float]]:
+        """``[(budget, epsilon, delta)]``: one charge for the whole search (its trials charge nothing)."""
+        epsilon = check_epsilon(self.epsilon)
+        return [(check_budget(self.budget), epsilon, 0.0 if math.isinf(epsilon) else check_delta(self.delta))]
+
     def fit(self, X: Any, y: Any = None, *, sensitive_features: Any = None) -> PrivateRandomSearch:
         """Run the private search (module docstring) and keep the best trial's model.
 
@@ -254,7 +260,7 @@ class PrivateRandomSearch(MetaEstimatorMixin, RegressorMixin, BaseEstimator):
         for index in plan:
             params = candidates[index]
             est = self._trial_estimator(params, trial_epsilon, noise)
-            with warnings.catch_warnings():
+            with warnings.catch_warnings(), _default_budget_suspended():  # the search is charged as a whole
                 if math.isinf(epsilon):  # already warned once for the whole search
                     warnings.simplefilter("ignore", PrivacyLeakWarning)
                 est.fit(X_train, y_train, sensitive_features=s_train)

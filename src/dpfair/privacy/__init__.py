@@ -2,7 +2,7 @@
 
 Modules
 -------
-budget      :class:`PrivacyBudget` with a ledger; refuses overspending.
+budget      :class:`PrivacyBudget` with a ledger; refuses overspending; the opt-in process-wide ledger.
 accounting  Conversions (zCDP <-> approximate DP, Renyi DP -> approximate DP), composition, noise calibration.
 noise       Secure (OpenDP) and seeded (numpy) noise sources behind one interface.
 lattice     Tabulated discrete Gaussian noise on a fine grid (secure at ~0.1 us per sample).
@@ -29,7 +29,13 @@ from dpfair.privacy.accounting import (
     zcdp_to_approx_dp,
 )
 from dpfair.privacy.audit import AuditResult, audit_epsilon
-from dpfair.privacy.budget import LedgerEntry, PrivacyBudget, PrivacyBudgetExceededError
+from dpfair.privacy.budget import (
+    LedgerEntry,
+    PrivacyBudget,
+    PrivacyBudgetExceededError,
+    default_budget,
+    set_default_budget,
+)
 from dpfair.privacy.continual import BinaryTreeMechanism
 from dpfair.privacy.leaks import PrivacyLeakWarning, warn_privacy_leak
 from dpfair.privacy.mechanisms import (
@@ -58,6 +64,7 @@ __all__ = [
     "approx_dp_to_zcdp",
     "audit_epsilon",
     "basic_composition",
+    "default_budget",
     "exponential_mechanism",
     "exponential_mechanism_to_zcdp",
     "exponential_probabilities",
@@ -70,6 +77,7 @@ __all__ = [
     "laplace_scale",
     "pure_dp_to_zcdp",
     "rdp_to_approx_dp",
+    "set_default_budget",
     "top_m_exponential_mechanism",
     "top_m_inclusion_probabilities",
     "warn_privacy_leak",

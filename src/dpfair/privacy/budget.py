@@ -14,17 +14,34 @@ The total spent is therefore
 ``(sum eps_i + eps_zCDP(sum rho_j, delta - sum delta_i), delta)`` when there are zCDP
 charges and ``(sum eps_i, sum delta_i)`` otherwise.  A charge that would push the total
 above the budget raises :class:`PrivacyBudgetExceededError` and changes nothing.
+
+The process-wide ledger
+-----------------------
+An estimator given no ``budget`` charges nothing and its spend is recorded nowhere, unless the
+program opts in with :func:`set_default_budget`: every charge of an estimator given
+``budget=None`` then goes to that budget (:func:`default_budget`), so a program's total spend is
+on one ledger (and, with a finite budget, capped).  Charges of estimators given their own budget
+go only to that budget.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from dpfair._validation import check_delta, check_epsilon, check_rho
 from dpfair.privacy.accounting import zcdp_to_approx_dp
 
-__all__ = ["LedgerEntry", "PrivacyBudget", "PrivacyBudgetExceededError"]
+__all__ = [
+    "LedgerEntry",
+    "PrivacyBudget",
+    "PrivacyBudgetExceededError",
+    "default_budget",
+    "set_default_budget",
+]
 
 _TOL = 1e-12  # relative: absorbs rounding in sums such as 0.1 + 0.2, never an absolute allowance
 
@@ -276,3 +293,69 @@ def check_budget(budget: object, name: str = "budget") -> PrivacyBudget | None:
     if budget is None or isinstance(budget, PrivacyBudget):
         return budget
     raise TypeError(f"{name} must be a dpfair.privacy.PrivacyBudget or None, got {type(budget).__name__}.")
+
+
+_DEFAULT_BUDGET: PrivacyBudget | None = None
+_SUSPENDED: contextvars.ContextVar[bool] = contextvars.ContextVar("dpfair_default_budget_suspended", default=False)
+
+
+def default_budget() -> PrivacyBudget | None:
+    """The process-wide ledger that estimators given no budget charge (``None`` until opted in).
+
+    Returns
+    -------
+    PrivacyBudget or None
+        The budget installed by :func:`set_default_budget`, or ``None``.
+
+    Examples
+    --------
+    >>> import math
+    >>> from dpfair.privacy import PrivacyBudget, default_budget, set_default_budget
+    >>> previous = set_default_budget(PrivacyBudget(math.inf, 1e-3))   # record every charge; delta up to 1e-3
+    >>> default_budget().ledger
+    ()
+    >>> _ = set_default_budget(previous)
+    """
+    if _SUSPENDED.get():
+        return None
+    return _DEFAULT_BUDGET
+
+
+def set_default_budget(budget: PrivacyBudget | None) -> PrivacyBudget | None:
+    """Opt in to (or out of) the process-wide ledger; returns the one it replaces.
+
+    From now on every ``fit`` (or release) of a dpfair estimator given ``budget=None`` charges
+    ``budget``: ``PrivacyBudget(math.inf, 1e-3)`` records a program's total spend without a cap on
+    epsilon (``delta`` is still capped: estimators with a ``delta`` need one), a finite
+    budget also refuses what would exceed it (``PrivacyBudgetExceededError``, nothing changed).  The
+    ledger is process-wide: worker processes (``n_jobs > 1``) charge their own copies.
+
+    Parameters
+    ----------
+    budget : PrivacyBudget or None
+        The ledger; ``None`` turns it off (the default: nothing is recorded).
+
+    Returns
+    -------
+    PrivacyBudget or None
+        The previous ledger, to restore later.
+
+    Raises
+    ------
+    TypeError
+        If ``budget`` is neither a :class:`PrivacyBudget` nor ``None``.
+    """
+    global _DEFAULT_BUDGET
+    check_budget(budget)
+    previous, _DEFAULT_BUDGET = _DEFAULT_BUDGET, budget
+    return previous
+
+
+@contextlib.contextmanager
+def _default_budget_suspended() -> Iterator[None]:
+    """Inside, :func:`default_budget` is ``None``: for the inner fits of a release charged as a whole."""
+    token = _SUSPENDED.set(True)
+    try:
+        yield
+    finally:
+        _SUSPENDED.reset(token)

@@ -33,15 +33,20 @@ from sklearn.exceptions import NotFittedError
 from sklearn.metrics import r2_score
 from sklearn.utils.validation import _num_samples, check_is_fitted, column_or_1d
 
-from dpfair._estimator import as_sensitive_features as _labels  # every label is checked for hashability
 from dpfair._estimator import (
+    CloneLineageMixin,
     charge_budget,
     check_budget,
+    combined_privacy_spent,
+    fit_charges,
     group_index,
     privacy_spent,
+    private_base,
     resolve_groups,
+    warn_leak_once,
     warn_non_private,
 )
+from dpfair._estimator import as_sensitive_features as _labels  # every label is checked for hashability
 from dpfair._estimator import (
     check_bool as _check_bool,
 )
@@ -60,8 +65,8 @@ from dpfair._estimator import (
 from dpfair._estimator import (
     wrapped_tags as _wrapped_tags,
 )
-from dpfair._validation import check_epsilon, check_int, check_nonnegative_finite
-from dpfair.privacy.leaks import warn_privacy_leak
+from dpfair._validation import check_budgets_cover, check_epsilon, check_int, check_nonnegative_finite
+from dpfair.privacy.budget import default_budget
 from dpfair.privacy.mechanisms import laplace_mechanism
 from dpfair.privacy.noise import get_noise_source
 from dpfair.regression._lp import BarycenterSolution, check_alpha, check_coupling_size, real_array, solve_barycenter_lp
@@ -76,6 +81,11 @@ _MAX_NOISE_SCALE = 1e100
 _MAX_WIDTH = 1e150
 
 _NEIGHBOURING = "replace one row of the post-processing data (the number of rows n is public)"
+_NEIGHBOURING_END_TO_END = "replace one row (x, y, group) (the number of rows n is public)"
+_PROTECTS_END_TO_END = (
+    "every row (x, y, group): the private regressor's fit of (x, y) composed with the histogram of (group, binned "
+    "regressor output)"
+)
 
 
 # ---------------------------------------------------------------------------- helpers
@@ -122,8 +132,12 @@ def _predict_outputs(estimator: Any, X: Any) -> np.ndarray:
         raise ValueError(f"{exc} Wrap a single-output regressor that predicts finite numbers.") from None
 
 
-def _fit_wrapped(estimator: Any, prefit: bool, X: Any, y: Any, owner: str) -> Any:
-    """Return the regressor to post-process: as is (``prefit``) or ``clone(estimator).fit(X, y)``."""
+def _fit_wrapped(estimator: Any, prefit: bool, X: Any, y: Any, owner: str, caller: Any = None) -> Any:
+    """Return the regressor to post-process: as is (``prefit``) or ``clone(estimator).fit(X, y)``.
+
+    A clone fitted here that is not private (no ``privacy_spent_``) raises a PrivacyLeakWarning (once
+    per configuration of ``caller``'s clones); a private one (e.g. ``DPLinearRegression``) does not.
+    """
     if estimator is None:
         return None
     if not hasattr(estimator, "predict"):
@@ -149,13 +163,27 @@ def _fit_wrapped(estimator: Any, prefit: bool, X: Any, y: Any, owner: str) -> An
     if y.shape[0] != n_rows:
         raise ValueError(f"y must have one value per row of X ({n_rows} rows), got {y.shape[0]}.")
     fitted = clone(estimator).fit(X, y)
-    warn_privacy_leak(
-        f"prefit=False: {owner} trains a clone of estimator non-privately on the same rows it post-processes; "
-        "the fitted object as a whole carries no differential-privacy guarantee (privacy_spent_['epsilon'] is inf). "
-        "Fit the regressor on other data (or privately) and pass prefit=True for an end-to-end guarantee.",
-        stacklevel=4,
-    )
+    if not private_base(fitted):
+        warn_leak_once(
+            caller,
+            f"prefit=False: {owner} trains a clone of estimator non-privately on the same rows it post-processes; "
+            "the fitted object as a whole carries no differential-privacy guarantee (privacy_spent_['epsilon'] is "
+            "inf). Fit the regressor on other data and pass prefit=True, or wrap a private regressor "
+            "(dpfair.linear_model.DPLinearRegression) for an end-to-end guarantee.",
+            stacklevel=4,
+        )
     return fitted
+
+
+def _check_shared_budgets(caller: Any, prefit: bool) -> None:
+    """With ``prefit=False``, refuse before any fit a budget that cannot pay for the base's and the caller's charges."""
+    if prefit or caller.estimator is None:
+        return
+    charges = [(b if b is not None else default_budget(), e, d) for b, e, d in caller._dpfair_fit_charges()]
+    check_budgets_cover(
+        [(b, e, d, "estimator.budget" if i < len(charges) - 1 else "budget") for i, (b, e, d) in enumerate(charges)],
+        fix="give the post-processor and its regressor a budget that pays for both fits",
+    )
 
 
 def l_inf_isotonic_cdf(partial_sums: np.ndarray) -> np.ndarray:
@@ -199,7 +227,7 @@ def _bin_index(outputs: np.ndarray, lo: float, hi: float, k: int) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------- Algorithm 1
-class FairRegressionPostProcessor(MetaEstimatorMixin, RegressorMixin, BaseEstimator):
+class FairRegressionPostProcessor(CloneLineageMixin, MetaEstimatorMixin, RegressorMixin, BaseEstimator):
     """Differentially private fair post-processing of a regressor (Algorithm 1, Xian et al. 2024).
 
     Learns, from unlabeled data, randomized maps ``g_a`` that transport each group's
@@ -216,8 +244,14 @@ class FairRegressionPostProcessor(MetaEstimatorMixin, RegressorMixin, BaseEstima
     after is post-processing.  The guarantee needs every input of the mechanism to be declared:
     ``bounds`` and ``groups`` are required with finite ``epsilon``.  The wrapped regressor must be
     trained privately or on other data (``prefit=True``) for end-to-end privacy; with
-    ``prefit=False`` it is trained non-privately on the same rows and the fitted object as a whole
-    has ``epsilon = inf`` (a :class:`~dpfair.privacy.PrivacyLeakWarning` says so).
+    ``prefit=False`` a non-private regressor is trained on the same rows and the fitted object as a
+    whole has ``epsilon = inf`` (a :class:`~dpfair.privacy.PrivacyLeakWarning` says so).  With
+    ``prefit=False`` and a *private* regressor (one that reports ``privacy_spent_``, such as
+    :class:`dpfair.linear_model.DPLinearRegression`) the whole object is private end to end: the
+    regressor is released first and the histogram is computed given it (one replaced row still moves
+    ``1/n`` of mass between two cells), so by basic composition ``privacy_spent_`` is
+    ``(eps_regressor + epsilon, delta_regressor)`` for every row ``(x, y, group)``.  Give both the
+    same ``budget``: ``fit`` checks that it pays for both before fitting anything.
 
     Parameters
     ----------
@@ -247,7 +281,9 @@ class FairRegressionPostProcessor(MetaEstimatorMixin, RegressorMixin, BaseEstima
         that group.
     prefit : bool, default True
         ``True``: ``estimator`` is already fitted and is used as is.  ``False``: a clone is fitted on
-        ``(X, y)`` inside ``fit`` (stored as ``estimator_``), *not* privately.
+        ``(X, y)`` inside ``fit`` (stored as ``estimator_``), privately only if the regressor is a
+        private dpfair estimator.  ``True`` is the default of every dpfair post-processor: the base
+        model is trained on other data unless you say otherwise.
     budget : PrivacyBudget or None, default None
         Charged ``(epsilon, 0)`` once per ``fit``, after every argument is validated and just before
         the noise draw; a refused charge leaves the budget and any earlier fitted state unchanged.
@@ -334,6 +370,13 @@ class FairRegressionPostProcessor(MetaEstimatorMixin, RegressorMixin, BaseEstima
     def __sklearn_tags__(self):  # scikit-learn's tags, with the wrapped estimator's input support
         return _wrapped_tags(self, super().__sklearn_tags__())
 
+    def _dpfair_fit_charges(self) -> list[tuple[Any, float, float]]:
+        """``[(budget, epsilon, delta)]`` of one ``fit``: the histogram, plus the regressor's fit with ``prefit=False``."""
+        own = [(check_budget(self.budget), check_epsilon(self.epsilon), 0.0)]
+        if self.prefit is False and self.estimator is not None:
+            return fit_charges(self.estimator) + own
+        return own
+
     def fit(self, X: Any, y: Any = None, *, sensitive_features: Any = None) -> FairRegressionPostProcessor:
         """Learn the private fair post-processing maps from unlabeled data (Algorithm 1, lines 1-12).
 
@@ -394,7 +437,8 @@ class FairRegressionPostProcessor(MetaEstimatorMixin, RegressorMixin, BaseEstima
         declared = None
         if self.groups is not None:
             declared, _ = resolve_groups(self.groups, np.empty(0, dtype=object), epsilon)
-        estimator = _fit_wrapped(self.estimator, prefit, X, y, owner)
+        _check_shared_budgets(self, prefit)
+        estimator = _fit_wrapped(self.estimator, prefit, X, y, owner, caller=self)
         outputs = _predict_outputs(estimator, X)
         n = outputs.size
         if sensitive_features is None:
@@ -423,7 +467,7 @@ class FairRegressionPostProcessor(MetaEstimatorMixin, RegressorMixin, BaseEstima
             lo, hi = declared_bounds
         if math.isinf(epsilon):
             read_off = ", and bounds read off the data)" if declared_bounds is None else ")"
-            warn_non_private(epsilon, "the fitted post-processor (histogram" + read_off)
+            warn_non_private(epsilon, "the fitted post-processor (histogram" + read_off, estimator=self)
         if ((outputs < lo) | (outputs > hi)).any():
             warnings.warn(
                 f"some outputs lie outside bounds=({lo:g}, {hi:g}); they were clipped to the end bins. "
@@ -468,7 +512,12 @@ class FairRegressionPostProcessor(MetaEstimatorMixin, RegressorMixin, BaseEstima
             self.n_features_in_ = estimator.n_features_in_
         if hasattr(estimator, "feature_names_in_"):
             self.feature_names_in_ = estimator.feature_names_in_
-        self.privacy_spent_ = self._privacy_spent(epsilon, non_private_estimator=estimator is not None and not prefit)
+        fitted_here = estimator is not None and not prefit
+        spent = self._privacy_spent(epsilon, non_private_estimator=fitted_here and not private_base(estimator))
+        if fitted_here and private_base(estimator):
+            spent = combined_privacy_spent(spent, estimator, protects=_PROTECTS_END_TO_END,
+                                           neighbouring=_NEIGHBOURING_END_TO_END)
+        self.privacy_spent_ = spent
         return self
 
     @staticmethod
@@ -662,7 +711,7 @@ class FairRegressionPostProcessor(MetaEstimatorMixin, RegressorMixin, BaseEstima
 
 
 # ---------------------------------------------------------------------------- Chzhen et al.
-class WassersteinBarycenterPostProcessor(MetaEstimatorMixin, RegressorMixin, BaseEstimator):
+class WassersteinBarycenterPostProcessor(CloneLineageMixin, MetaEstimatorMixin, RegressorMixin, BaseEstimator):
     """Non-private, non-discretized fair post-processing of Chzhen et al. (2020) (exact parity).
 
     ``f_fair(x, a) = sum_b w_b Q_b(F_a(f(x) + jitter))``: each group's output is mapped through
@@ -757,14 +806,15 @@ class WassersteinBarycenterPostProcessor(MetaEstimatorMixin, RegressorMixin, Bas
         noise = get_noise_source(self.random_state)
         if self.groups is not None:
             resolve_groups(self.groups, np.empty(0, dtype=object), math.inf)
-        estimator = _fit_wrapped(self.estimator, prefit, X, y, owner)
+        estimator = _fit_wrapped(self.estimator, prefit, X, y, owner, caller=self)
         outputs = _predict_outputs(estimator, X)
         n = outputs.size
         if sensitive_features is None:
             declared, index = _single_group_rows(self.groups, n, math.inf, owner)
         else:
             declared, index = resolve_groups(self.groups, _labels(sensitive_features, n), math.inf)
-        warn_privacy_leak(
+        warn_leak_once(
+            self,
             f"{owner} is not differentially private (Chzhen et al. 2020): it stores and releases exact empirical "
             "quantiles of every group's outputs. Use FairRegressionPostProcessor with a finite epsilon on real "
             "people's data.",

@@ -1,0 +1,461 @@
+"""Differentially private logistic regression by objective perturbation (Chaudhuri, Monteleoni & Sarwate 2011).
+
+:class:`DPLogisticRegression` minimises the regularised logistic loss plus a random linear term
+``b . f / n`` (Algorithm 2 of Chaudhuri, Monteleoni & Sarwate, "Differentially Private Empirical
+Risk Minimization", JMLR 12, 2011; the analysis is refined by Kifer, Smith & Thakurta 2012).  The
+noise ``b`` is drawn through :mod:`dpfair.privacy.noise` (its norm is a sum of exponentials, each the
+absolute value of a Laplace draw; its direction a normalised Gaussian vector), so the secure source
+is used unless a seed is given.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any
+
+import numpy as np
+from scipy.special import expit, log_expit
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from dpfair._estimator import CloneLineageMixin, charge_budget, check_bool, check_budget, privacy_spent, warn_non_private
+from dpfair._validation import check_epsilon, check_int, check_positive_finite
+from dpfair.linear_model._common import (
+    NEIGHBOURING,
+    check_declared_bound,
+    check_row_norms,
+    set_feature_attributes,
+    squared_bound,
+    validated_xy,
+)
+from dpfair.privacy.noise import NoiseSource, get_noise_source
+
+__all__ = ["DPLogisticRegression", "objective_perturbation_constants"]
+
+#: Bound ``c`` on the second derivative of the logistic loss ``log(1 + exp(-t))``.
+LOGISTIC_CURVATURE = 0.25
+
+#: Largest noise scale ``2 / epsilon'`` accepted: beyond it the noise swamps any data and overflows.
+_MAX_NOISE_SCALE = 1e100
+
+#: Newton stops when the squared Newton decrement falls below this (the objective is O(1)).
+_DECREMENT_TOL = 1e-24
+
+
+def objective_perturbation_constants(epsilon: float, C: float, radius: float, n: int) -> tuple[float, float, float]:
+    """``(Lambda, Delta, epsilon')`` of Algorithm 2 (Chaudhuri et al. 2011) for the logistic loss.
+
+    The estimator's objective ``0.5 ||w||^2 + C sum_i log(1 + exp(-s_i w . z_i))`` with
+    ``||z_i|| <= radius`` is, in the rescaled variables ``u_i = z_i / radius`` and ``f = radius w``,
+    ``n C`` times the paper's ``J(f) = (1/n) sum_i l(s_i f . u_i) + (Lambda / 2) ||f||^2`` with
+    ``Lambda = 1 / (n C radius^2)``.  Then (Algorithm 2, lines 1-2, with ``c = 1/4``):
+    ``epsilon' = epsilon - log(1 + 2c / (n Lambda) + c^2 / (n Lambda)^2)``; if ``epsilon' > 0``,
+    ``Delta = 0``; otherwise ``Delta = c / (n (exp(epsilon / 4) - 1)) - Lambda`` and ``epsilon' = epsilon / 2``.
+
+    Parameters
+    ----------
+    epsilon : float
+        Target epsilon (finite, > 0).
+    C : float
+        Inverse regularisation strength (> 0).
+    radius : float
+        Declared bound on ``||z_i||`` (> 0).
+    n : int
+        Number of rows (public).
+
+    Returns
+    -------
+    Lambda : float
+        Regulariser of ``J`` in the rescaled variables.
+    Delta : float
+        Extra regulariser (``>= 0``).
+    epsilon_prime : float
+        The epsilon the noise is calibrated to: ``b`` has density proportional to ``exp(-epsilon' ||b|| / 2)``.
+    """
+    lam = 1.0 / (n * C * radius**2)
+    c_over = LOGISTIC_CURVATURE / (n * lam)  # = C radius^2 / 4, independent of n
+    epsilon_prime = epsilon - 2.0 * math.log1p(c_over)  # log(1 + 2c/(n Lambda) + (c/(n Lambda))^2) = 2 log(1 + c/(n Lambda))
+    if epsilon_prime > 0:
+        return lam, 0.0, epsilon_prime
+    extra = LOGISTIC_CURVATURE / (n * math.expm1(epsilon / 4.0)) - lam
+    return lam, max(extra, 0.0), epsilon / 2.0
+
+
+def draw_objective_noise(noise: NoiseSource, size: int, dim: int, epsilon_prime: float) -> np.ndarray:
+    """``size`` draws of ``b`` with density proportional to ``exp(-epsilon' ||b|| / 2)`` in ``R^dim``.
+
+    ``||b||`` is Gamma(``dim``, ``2 / epsilon'``), a sum of ``dim`` exponentials (each ``|Laplace|``), and
+    the direction is uniform on the sphere (a normalised Gaussian vector); both through ``noise``.
+
+    Parameters
+    ----------
+    noise : NoiseSource
+        The noise source.
+    size : int
+        Number of draws.
+    dim : int
+        Dimension.
+    epsilon_prime : float
+        The ``epsilon'`` of Algorithm 2 (> 0).
+
+    Returns
+    -------
+    ndarray of shape (size, dim)
+    """
+    norms = np.abs(noise.laplace(np.zeros((size, dim)), 2.0 / epsilon_prime)).sum(axis=1)
+    directions = noise.gaussian(np.zeros((size, dim)), 1.0)
+    lengths = np.linalg.norm(directions, axis=1)
+    lengths[lengths == 0] = 1.0  # probability 0; keeps the division finite
+    return directions / lengths[:, None] * norms[:, None]
+
+
+def _objective(F: np.ndarray, U: np.ndarray, s: np.ndarray, reg: float, B: np.ndarray) -> np.ndarray:
+    margins = (F @ U.T) * s
+    return -log_expit(margins).mean(axis=1) + 0.5 * reg * np.einsum("kd,kd->k", F, F) + np.einsum("kd,kd->k", B, F)
+
+
+def minimise_perturbed_objective(
+    U: np.ndarray, s: np.ndarray, reg: float, B: np.ndarray, max_iter: int
+) -> tuple[np.ndarray, int, bool]:
+    """Minimise ``(1/n) sum_i log(1 + exp(-s_i f . u_i)) + (reg / 2) ||f||^2 + B_k . f`` for every row ``B_k``.
+
+    Damped Newton (backtracking line search), batched over the rows of ``B``; the objective is
+    ``reg``-strongly convex, so the minimiser is unique.  Stops when every squared Newton decrement is
+    below ``1e-24`` or every Newton step is below ``1e-13`` relative to ``f`` (float64 rounding).
+
+    Parameters
+    ----------
+    U : ndarray of shape (n, d)
+        Rescaled design.
+    s : ndarray of shape (n,)
+        Labels in {-1, +1}.
+    reg : float
+        ``Lambda + Delta`` (> 0).
+    B : ndarray of shape (k, d)
+        The linear terms (``b / n`` of Algorithm 2).
+    max_iter : int
+        Newton iterations at most.
+
+    Returns
+    -------
+    F : ndarray of shape (k, d)
+        The minimisers.
+    n_iter : int
+        Newton iterations run.
+    converged : bool
+        Whether every decrement reached the tolerance.
+    """
+    k, d = B.shape
+    n = U.shape[0]
+    U = np.ascontiguousarray(U, dtype=np.float64)  # BLAS needs contiguous rows (a ColumnTransformer's output may not be)
+    F = np.zeros((k, d))
+    value = _objective(F, U, s, reg, B)
+    eye = np.eye(d)
+    for iteration in range(1, max_iter + 1):
+        margins = (F @ U.T) * s  # (k, n)
+        weights = expit(-margins)  # sigma(-m): -l'(m)
+        grad = -((weights * s) @ U) / n + reg * F + B
+        curvature = weights * (1.0 - weights)  # l''(m)
+        if k == 1:  # one fit: a plain matrix product (BLAS)
+            hessian = ((U.T * curvature[0]) @ U)[None] / n + reg * eye
+        else:  # a batch of small problems (the privacy audit)
+            hessian = np.einsum("kn,ni,nj->kij", curvature, U, U) / n + reg * eye
+        step = np.linalg.solve(hessian, grad[:, :, None])[:, :, 0]
+        decrement = np.einsum("kd,kd->k", grad, step)
+        small = np.abs(step).max(axis=1) <= 1e-13 * (1.0 + np.abs(F).max(axis=1))
+        active = (decrement > _DECREMENT_TOL) & ~small
+        if not active.any():
+            return F, iteration - 1, True
+        t = np.ones(k)
+        search = active & (decrement > 1e-10)  # near the optimum the full Newton step is taken (rounding)
+        for _ in range(60):  # Armijo backtracking, per problem
+            candidate = F - t[:, None] * step
+            new_value = _objective(candidate, U, s, reg, B)
+            ok = (new_value <= value - 0.25 * t * decrement) | ~search
+            if ok.all():
+                break
+            t = np.where(ok, t, t / 2.0)
+        F = np.where(active[:, None], F - t[:, None] * step, F)
+        value = _objective(F, U, s, reg, B)
+    return F, max_iter, False
+
+
+def _encode_labels(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    check_classification_targets(y)
+    classes, encoded = np.unique(y, return_inverse=True)
+    if classes.size < 2:
+        raise ValueError(
+            "This solver needs samples of at least 2 classes in the data: y holds one class only; "
+            "DPLogisticRegression is a binary classifier."
+        )
+    if classes.size > 2:
+        raise ValueError(
+            f"Only binary classification is supported. The type of the target is multiclass: y has {classes.size} "
+            "classes; encode it as two labels (for several classes, fit one model per class with a share of the "
+            "budget each)."
+        )
+    return classes, np.where(encoded == 1, 1.0, -1.0)
+
+
+class DPLogisticRegression(CloneLineageMixin, ClassifierMixin, BaseEstimator):
+    """Differentially private binary logistic regression by objective perturbation.
+
+    Minimises ``0.5 ||w||^2 + C sum_i log(1 + exp(-s_i w . z_i)) + (noise term)``, where ``z_i`` is the
+    row ``x_i`` (with ``fit_intercept``, followed by the constant ``intercept_scaling``, whose weight is
+    the intercept and is penalised, as in scikit-learn's ``liblinear`` solver) and ``s_i = +1`` for the
+    second class of ``classes_``, ``-1`` for the first.  The noise term is Algorithm 2 of Chaudhuri,
+    Monteleoni & Sarwate (2011): a random linear term ``b . f / n`` with ``b`` drawn with density
+    proportional to ``exp(-epsilon' ||b|| / 2)``, plus an extra ridge ``Delta`` when the
+    regularisation is too weak for the curvature correction (see
+    :func:`objective_perturbation_constants`).  At ``epsilon = inf`` this is the exact minimiser of
+    the same objective: :class:`sklearn.linear_model.LogisticRegression` with ``fit_intercept=False``
+    on the columns ``[X, intercept_scaling]``.
+
+    **What it protects.** ``fit`` is ``(epsilon, 0)``-DP for every training row ``(x, y)`` under
+    "replace one row" (``n`` is public), given the declared bound ``||x||_2 <= data_norm`` (a row
+    outside it raises ``ValueError``); ``predict`` is post-processing.  The two labels of ``y`` are
+    read off the data and appear in ``classes_`` (treated as public, as in scikit-learn: a ``y`` with
+    one label is refused).  The proof assumes the exact minimiser; the damped Newton solver stops at a
+    squared Newton decrement below ``1e-24``, far below the noise.
+
+    Parameters
+    ----------
+    epsilon : float, default 1.0
+        Privacy parameter (> 0; ``inf`` is the exact estimator, with a
+        :class:`~dpfair.privacy.PrivacyLeakWarning`).
+    data_norm : float or None, default None
+        Declared bound on the L2 norm of every row of ``X``.  Required with finite ``epsilon``.
+    C : float, default 1.0
+        Inverse regularisation strength, as in scikit-learn (> 0).  A larger ``C`` fits the data more
+        closely but needs more noise: when ``C (data_norm^2 + intercept_scaling^2) / 4`` exceeds
+        ``exp(epsilon / 2) - 1``, half the epsilon goes to the curvature correction.
+    fit_intercept : bool, default True
+        Append the constant column ``intercept_scaling``.
+    intercept_scaling : float, default 1.0
+        Value of the constant column (> 0); it counts in the bound: ``||z||^2 <= data_norm^2 +
+        intercept_scaling^2``.
+    max_iter : int, default 100
+        Newton iterations at most (a :class:`~sklearn.exceptions.ConvergenceWarning` if not converged).
+    budget : PrivacyBudget or None, default None
+        Charged ``(epsilon, 0)`` once per ``fit``, after every argument is validated and just before
+        the noise draw.
+    random_state : None, int, numpy Generator or NoiseSource, default None
+        ``None``: secure noise (OpenDP's Laplace and Gaussian samplers).  A seed: reproducible, *not
+        hardened* noise (experiments and tests only).
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (2,)
+        The two labels; the second is the positive class.
+    coef_ : ndarray of shape (1, n_features)
+        Coefficients.
+    intercept_ : ndarray of shape (1,)
+        Intercept (0 without ``fit_intercept``).
+    epsilon_prime_ : float
+        The epsilon the noise was calibrated to (Algorithm 2; ``inf`` at ``epsilon = inf``).
+    extra_regularization_ : float
+        ``Delta`` of Algorithm 2 (0 when the regularisation is strong enough).
+    n_iter_ : ndarray of shape (1,)
+        Newton iterations.
+    n_features_in_ : int
+        Number of features.
+    feature_names_in_ : ndarray of str
+        Feature names, when ``X`` has them.
+    privacy_spent_ : dict
+        ``{"epsilon", "delta", "protects", "neighbouring"}``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpfair.linear_model import DPLogisticRegression
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-0.7, 0.7, size=(20000, 2))
+    >>> y = np.where(X[:, 0] + 0.3 * rng.normal(size=20000) > 0, "yes", "no")
+    >>> model = DPLogisticRegression(epsilon=1.0, data_norm=1.0, C=0.2, random_state=0).fit(X, y)
+    >>> model.classes_.tolist(), round(model.score(X, y), 2)   # the exact model (epsilon=inf) scores 0.83
+    (['no', 'yes'], 0.83)
+    """
+
+    def __init__(
+        self, *, epsilon: float = 1.0, data_norm: float | None = None, C: float = 1.0, fit_intercept: bool = True,
+        intercept_scaling: float = 1.0, max_iter: int = 100, budget: Any = None, random_state: Any = None,
+    ) -> None:
+        self.epsilon = epsilon
+        self.data_norm = data_norm
+        self.C = C
+        self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
+        self.max_iter = max_iter
+        self.budget = budget
+        self.random_state = random_state
+
+    def __sklearn_tags__(self):  # scikit-learn's tags: binary only; seeded noise differs between fits
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        tags.non_deterministic = True
+        return tags
+
+    def _dpfair_fit_charges(self) -> list[tuple[Any, float, float]]:
+        """``[(budget, epsilon, 0)]``: what one ``fit`` charges (for search costs)."""
+        return [(check_budget(self.budget), check_epsilon(self.epsilon), 0.0)]
+
+    def fit(self, X: Any, y: Any) -> DPLogisticRegression:
+        """Minimise the perturbed objective (Algorithm 2 of Chaudhuri et al. 2011).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features, every row with L2 norm ``<= data_norm``.
+        y : array-like of shape (n_samples,)
+            Two class labels (any two, as in scikit-learn).
+
+        Returns
+        -------
+        DPLogisticRegression
+            The fitted estimator (``self``).
+
+        Raises
+        ------
+        ValueError, TypeError
+            On an invalid argument, a missing ``data_norm`` with finite ``epsilon``, a row outside it, or
+            a ``y`` without exactly two classes (the message names the argument, never a private value).
+        PrivacyBudgetExceededError
+            If ``budget`` refuses the charge; nothing is changed.
+
+        Warns
+        -----
+        PrivacyLeakWarning
+            With ``epsilon = inf``.
+        """
+        owner = type(self).__name__
+        epsilon = check_epsilon(self.epsilon)
+        data_norm = check_declared_bound(self.data_norm, "data_norm", epsilon, "a bound on every row's L2 norm ||x||")
+        C = check_positive_finite(self.C, "C")
+        intercept = check_bool(self.fit_intercept, "fit_intercept")
+        scaling = check_positive_finite(self.intercept_scaling, "intercept_scaling")
+        max_iter = check_int(self.max_iter, "max_iter", minimum=1)
+        budget = check_budget(self.budget)
+        noise = get_noise_source(self.random_state)
+        X_arr, y_arr, names = validated_xy(X, y, owner=owner, y_numeric=False)
+        classes, s = _encode_labels(y_arr)
+        check_row_norms(X_arr, data_norm)
+        n, d = X_arr.shape
+        Z = np.column_stack([X_arr, np.full(n, scaling)]) if intercept else X_arr
+        p = Z.shape[1]
+        if math.isinf(epsilon):
+            radius = 1.0  # no rescaling needed: the objective is the same in w
+            lam, extra, epsilon_prime = 1.0 / (n * C), 0.0, math.inf
+        else:
+            bounds = {"data_norm": data_norm, "intercept_scaling": scaling} if intercept else {"data_norm": data_norm}
+            radius = math.sqrt(squared_bound(**bounds))
+            lam, extra, epsilon_prime = objective_perturbation_constants(epsilon, C, radius, n)
+            if not 2.0 / epsilon_prime <= _MAX_NOISE_SCALE or not math.isfinite(lam + extra) or lam + extra < 1e-250:
+                raise ValueError(
+                    f"epsilon={epsilon!r} with C={C!r} is out of range: the objective's noise or regularisation "
+                    "overflows float64; use a larger epsilon, or a C closer to 1 (rescale the features instead)."
+                )
+        charge_budget(budget, epsilon, 0.0, label=f"{owner}.fit (objective perturbation)")
+        if math.isinf(epsilon):
+            warn_non_private(epsilon, f"{owner}'s coefficients", estimator=self)
+            b = np.zeros((1, p))
+        else:
+            b = draw_objective_noise(noise, 1, p, epsilon_prime)  # Algorithm 2, line 3
+        # line 4: f = argmin J(f) + b . f / n + (Delta / 2) ||f||^2, in the rescaled variables u = z / radius
+        F, n_iter, converged = minimise_perturbed_objective(Z / radius, s, lam + extra, b / n, max_iter)
+        if not converged:
+            warnings.warn(
+                f"{owner}: Newton did not converge in max_iter={max_iter} iterations; increase max_iter.",
+                ConvergenceWarning,
+                stacklevel=2,
+            )
+        weights = F[0] / radius
+        if not np.isfinite(weights).all():  # float64 overflow (never a NaN out)
+            raise ValueError(
+                "the objective overflows float64 for these data, C and epsilon; rescale X (and data_norm) towards 1, "
+                "or use a C closer to 1."
+            )
+        self.classes_ = classes
+        self.coef_ = weights[None, :d].copy()
+        self.intercept_ = np.array([weights[d] * scaling if intercept else 0.0])
+        self.epsilon_prime_ = float(epsilon_prime)
+        self.extra_regularization_ = float(extra)
+        self.n_iter_ = np.array([n_iter])
+        set_feature_attributes(self, d, names)
+        protects = "every training row (x, y): features and label"
+        if math.isinf(epsilon):
+            protects = "nothing: epsilon=inf fits the exact regularised logistic regression"
+        self.privacy_spent_ = privacy_spent(epsilon, 0.0, protects=protects, neighbouring=NEIGHBOURING)
+        return self
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        """Signed score ``X @ coef_[0] + intercept_[0]`` (positive: the second class).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            Scores.
+
+        Raises
+        ------
+        NotFittedError
+            Before ``fit``.
+        """
+        check_is_fitted(self, "coef_")
+        X_arr = validate_data(self, X, reset=False, dtype=np.float64)
+        return X_arr @ self.coef_[0] + self.intercept_[0]
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """Return the probabilities of the two classes (columns in the order of ``classes_``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, 2)
+            Probabilities.
+        """
+        positive = expit(self.decision_function(X))
+        return np.column_stack([1.0 - positive, positive])
+
+    def predict_log_proba(self, X: Any) -> np.ndarray:
+        """Return the log-probabilities of the two classes.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, 2)
+            Log-probabilities.
+        """
+        score = self.decision_function(X)
+        return np.column_stack([log_expit(-score), log_expit(score)])
+
+    def predict(self, X: Any) -> np.ndarray:
+        """The more probable class of every row.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            Labels from ``classes_``.
+        """
+        positive = self.decision_function(X) > 0
+        return self.classes_[positive.astype(int)]

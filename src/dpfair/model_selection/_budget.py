@@ -1,0 +1,289 @@
+"""What a scikit-learn search over dpfair estimators will spend, said before its first fit.
+
+Every fit inside ``GridSearchCV``, ``RandomizedSearchCV`` or ``cross_validate`` is a separate private
+release, and a shared ``budget`` is charged for each: ``n_splits x n_candidates`` fits, plus the
+final refit.  :func:`search_cost` adds those charges up from the estimators' parameters alone (no
+data is read, nothing is fitted); :func:`check_search_budget` refuses, before anything is spent, a
+search that its budget cannot pay for; :func:`fit_search` does both around scikit-learn's own
+``search.fit`` and turns a budget that runs out inside the search into one clear error.
+
+Why a function and not a subclass of ``GridSearchCV``: the search stays scikit-learn's own object
+(its ``cv_results_``, ``best_estimator_``, ``refit`` and metadata routing unchanged), and the check
+is one line before ``search.fit``.  A dpfair estimator cannot do the check itself: inside a search
+it is a fresh clone that does not know how many fits follow.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from sklearn.base import clone, is_classifier
+from sklearn.model_selection import GridSearchCV, ParameterGrid, ParameterSampler, RandomizedSearchCV, check_cv
+from sklearn.utils.validation import _num_samples
+
+from dpfair._estimator import fit_charges
+from dpfair._validation import check_int
+from dpfair.privacy.budget import PrivacyBudget, PrivacyBudgetExceededError, default_budget
+
+__all__ = ["SearchCost", "check_search_budget", "fit_search", "search_cost"]
+
+
+@dataclass(frozen=True)
+class SearchCost:
+    """The privacy a search (or a cross-validation) will spend, computed before any fit.
+
+    Parameters
+    ----------
+    n_fits : int
+        Fits the search runs: ``n_splits * n_candidates`` plus 1 with ``refit``.
+    n_splits : int
+        Cross-validation folds.
+    n_candidates : int
+        Parameter candidates (1 for ``cross_validate``).
+    refit : bool
+        Whether the best candidate is refitted on all rows (its cost counted at the dearest candidate).
+    epsilon, delta : float
+        Total spent by every fit (basic composition), whichever budget is charged.
+    charges : tuple of (PrivacyBudget or None, float, float)
+        Every charge, in order, with the budget it goes to (``None``: an estimator given no budget
+        and no :func:`dpfair.privacy.default_budget`, so nothing is charged).
+    """
+
+    n_fits: int
+    n_splits: int
+    n_candidates: int
+    refit: bool
+    epsilon: float
+    delta: float
+    charges: tuple[tuple[PrivacyBudget | None, float, float], ...]
+
+    def needed(self, budget: PrivacyBudget) -> tuple[float, float]:
+        """``(epsilon, delta)`` charged to ``budget`` (basic composition of its charges).
+
+        Parameters
+        ----------
+        budget : PrivacyBudget
+            One of the budgets the search charges.
+
+        Returns
+        -------
+        epsilon : float
+            Sum of the epsilons charged to ``budget``.
+        delta : float
+            Sum of the deltas charged to ``budget`` (at most 1).
+        """
+        mine = [(e, d) for b, e, d in self.charges if b is budget]
+        return float(sum(e for e, _ in mine)), float(min(1.0, sum(d for _, d in mine)))
+
+    def __str__(self) -> str:
+        fits = f"{self.n_splits} folds x {self.n_candidates} candidate(s)" + (" + 1 refit" if self.refit else "")
+        return f"{fits} = {self.n_fits} private fits spending epsilon={self.epsilon:.6g}, delta={self.delta:.3g}"
+
+
+def _candidates(search: Any) -> tuple[list[dict], bool]:
+    """``(candidates, exact)`` of a GridSearchCV or RandomizedSearchCV."""
+    if isinstance(search, GridSearchCV):
+        return list(ParameterGrid(search.param_grid)), True
+    sampler = ParameterSampler(search.param_distributions, search.n_iter, random_state=search.random_state)
+    exact = isinstance(search.random_state, int | np.integer)
+    return list(sampler), exact
+
+
+def _per_fit(estimator: Any, params: dict) -> list[tuple[PrivacyBudget | None, float, float]]:
+    candidate = clone(estimator).set_params(**params) if params else estimator
+    resolved = default_budget()
+    return [(b if b is not None else resolved, e, d) for b, e, d in fit_charges(candidate)]
+
+
+def search_cost(search: Any, n_samples: int, *, cv: Any = None) -> SearchCost:
+    """What ``search.fit`` (or ``cross_validate``) over dpfair estimators will charge, before any fit.
+
+    Parameters
+    ----------
+    search : GridSearchCV, RandomizedSearchCV or estimator
+        A scikit-learn search whose ``estimator`` holds dpfair estimators (directly, in a
+        ``Pipeline``, or wrapped by a dpfair post-processor with ``prefit=False``), or an estimator: then
+        the cost of ``cross_validate(estimator, X, cv=cv)``.
+    n_samples : int
+        Rows of the ``X`` the search will be fitted on (splitters such as ``LeaveOneOut`` need it;
+        it is public).
+    cv : int, splitter or None, default None
+        Only for an estimator (``cross_validate``'s ``cv``; ``None`` is 5 folds); a search uses its own.
+
+    Returns
+    -------
+    SearchCost
+        The number of fits, every charge and its budget, and the totals.  For a
+        ``RandomizedSearchCV`` without an integer ``random_state`` whose candidates differ in cost, the
+        cost of the dearest sampled candidate is counted for every draw (an upper bound).
+
+    Raises
+    ------
+    TypeError
+        For a successive-halving search (how many fits it runs depends on the scores), or a
+        scikit-learn meta-estimator (other than ``Pipeline``) around a private estimator.
+    ValueError
+        For an invalid ``n_samples`` or ``cv``, or an invalid privacy parameter in the grid.
+
+    Examples
+    --------
+    >>> from sklearn.model_selection import GridSearchCV
+    >>> from dpfair.linear_model import DPLinearRegression
+    >>> from dpfair.privacy import PrivacyBudget
+    >>> est = DPLinearRegression(epsilon=0.5, data_norm=1.0, target_bound=1.0, budget=PrivacyBudget(10.0))
+    >>> print(search_cost(GridSearchCV(est, {"alpha": [0.1, 1.0, 10.0]}, cv=3), n_samples=1000))
+    3 folds x 3 candidate(s) + 1 refit = 10 private fits spending epsilon=5, delta=1e-05
+    """
+    n_samples = check_int(n_samples, "n_samples", minimum=1)
+    if type(search).__name__ in ("HalvingGridSearchCV", "HalvingRandomSearchCV"):
+        raise TypeError(
+            f"{type(search).__name__} decides how many candidates to fit from their scores, so its cost is not known "
+            "before it runs; use GridSearchCV (or dpfair.model_selection.PrivateRandomSearch, one charge in all)."
+        )
+    is_search = isinstance(search, GridSearchCV | RandomizedSearchCV)
+    if is_search and cv is not None:
+        raise ValueError("cv is only for an estimator (cross_validate); a search uses its own cv: set search.cv instead.")
+    estimator = search.estimator if is_search else search
+    splitter = check_cv(search.cv if is_search else cv, np.zeros(n_samples), classifier=is_classifier(estimator))
+    try:
+        n_splits = int(splitter.get_n_splits(np.zeros((n_samples, 1)), np.zeros(n_samples)))
+    except (TypeError, ValueError) as exc:
+        raise ValueError(
+            f"cv: the number of folds of {type(splitter).__name__} is unknown without the fit's groups ({exc}); "
+            "use a splitter whose n_splits is fixed (KFold, StratifiedKFold, ShuffleSplit)."
+        ) from None
+    if is_search:
+        candidates, exact = _candidates(search)
+        refit = bool(search.refit)
+    else:
+        candidates, exact, refit = [{}], True, False
+    per_candidate = [_per_fit(estimator, params) for params in candidates]
+    if not exact and len({repr([(id(b), e, d) for b, e, d in c]) for c in per_candidate}) > 1:
+        dearest = max(per_candidate, key=lambda c: sum(e for _, e, _ in c))
+        per_candidate = [dearest] * len(per_candidate)
+    charges: list[tuple[PrivacyBudget | None, float, float]] = []
+    for _ in range(n_splits):
+        for c in per_candidate:
+            charges += c
+    if refit and per_candidate:
+        charges += max(per_candidate, key=lambda c: (sum(e for _, e, _ in c), sum(d for _, _, d in c)))
+    epsilon = float(sum(e for _, e, _ in charges))
+    delta = float(min(1.0, sum(d for _, _, d in charges)))
+    return SearchCost(
+        n_fits=n_splits * len(candidates) + int(refit), n_splits=n_splits, n_candidates=len(candidates), refit=refit,
+        epsilon=epsilon, delta=delta, charges=tuple(charges),
+    )
+
+
+def _describe(search: Any) -> str:
+    return type(search).__name__ if isinstance(search, GridSearchCV | RandomizedSearchCV) else "cross_validate"
+
+
+def check_search_budget(search: Any, n_samples: int, *, cv: Any = None) -> SearchCost:
+    """Refuse, before its first fit, a search that its budget(s) cannot pay for.
+
+    Replays every charge of :func:`search_cost` on a copy of each budget (zCDP and earlier charges
+    included), so nothing is spent by the check.  Call it just before ``search.fit`` (or use
+    :func:`fit_search`, which does).
+
+    Parameters
+    ----------
+    search : GridSearchCV, RandomizedSearchCV or estimator
+        As for :func:`search_cost`.
+    n_samples : int
+        Rows of the ``X`` the search will be fitted on.
+    cv : int, splitter or None, default None
+        As for :func:`search_cost`.
+
+    Returns
+    -------
+    SearchCost
+        The cost, when every budget can pay for it.
+
+    Raises
+    ------
+    PrivacyBudgetExceededError
+        If a budget cannot pay for the whole search (refit included); the message gives the number of
+        fits, what the search needs from that budget and what the budget has left.  Nothing is charged.
+    TypeError, ValueError
+        As for :func:`search_cost`.
+    """
+    cost = search_cost(search, n_samples, cv=cv)
+    trials: dict[int, tuple[PrivacyBudget, PrivacyBudget]] = {}
+    for budget, epsilon, delta in cost.charges:
+        if budget is None:
+            continue
+        original, trial = trials.setdefault(id(budget), (budget, copy.deepcopy(budget)))
+        try:
+            trial.spend(epsilon, delta, label="search")
+        except PrivacyBudgetExceededError:
+            needed = cost.needed(original)
+            left = original.remaining()
+            raise PrivacyBudgetExceededError(
+                f"{_describe(search)} would run {cost} and charge (epsilon={needed[0]:.6g}, delta={needed[1]:.3g}) "
+                f"to a budget with (epsilon={left[0]:.6g}, delta={left[1]:.3g}) left of (epsilon={original.epsilon:.6g}, "
+                f"delta={original.delta:.3g}); nothing was fitted or charged. Shrink the grid or the folds, lower each "
+                "fit's epsilon, use a larger budget, or search with dpfair.model_selection.PrivateRandomSearch (one "
+                "charge for the whole search)."
+            ) from None
+    return cost
+
+
+def _budget_error_inside(exc: BaseException) -> bool:
+    if isinstance(exc, PrivacyBudgetExceededError):
+        return True
+    return isinstance(exc, ValueError) and "PrivacyBudgetExceededError" in str(exc)
+
+
+def fit_search(search: Any, X: Any, y: Any = None, **fit_params: Any) -> Any:
+    """``search.fit(X, y, **fit_params)``, refused before its first fit if its budget cannot pay for it.
+
+    A thin wrapper around scikit-learn's own ``fit``: :func:`check_search_budget` first (a too-small
+    budget is never left spent with no model), then the fit.  If a budget still runs out inside (an
+    estimator dpfair cannot cost, or another charge to the same budget meanwhile), scikit-learn's
+    "All the N fits failed" (with the budget error buried in it) or the refused refit becomes one
+    :class:`~dpfair.privacy.PrivacyBudgetExceededError` that names what was spent and what the search
+    needed.
+
+    Parameters
+    ----------
+    search : GridSearchCV or RandomizedSearchCV
+        The search (scikit-learn's own).
+    X : array-like
+        Features.
+    y : array-like or None, default None
+        Targets.
+    **fit_params
+        Passed to ``search.fit`` (e.g. ``sensitive_features=...`` with metadata routing enabled).
+
+    Returns
+    -------
+    search
+        The fitted search.
+
+    Raises
+    ------
+    PrivacyBudgetExceededError
+        Before any fit, if a budget cannot pay for the search; or when a budget ran out inside it.
+    """
+    cost = check_search_budget(search, _num_samples(X))
+    budgets = {id(b): b for b, _, _ in cost.charges if b is not None}
+    try:
+        return search.fit(X, y, **fit_params)
+    except Exception as exc:
+        if not _budget_error_inside(exc):
+            raise
+        spent = "; ".join(
+            f"budget (epsilon={b.epsilon:.6g}, delta={b.delta:.3g}) has spent (epsilon={b.spent()[0]:.6g}, "
+            f"delta={b.spent()[1]:.3g}) and the search needed (epsilon={cost.needed(b)[0]:.6g}, "
+            f"delta={cost.needed(b)[1]:.3g})"
+            for b in budgets.values()
+        ) or "the estimators' budgets were charged by something this check could not cost"
+        raise PrivacyBudgetExceededError(
+            f"the privacy budget ran out inside {_describe(search)}.fit ({cost}): {spent}. Something else charged the "
+            "same budget, or an estimator in the search charges more than dpfair could tell; give the search a budget "
+            "of its own."
+        ) from exc
