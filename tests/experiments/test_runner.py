@@ -80,6 +80,10 @@ def test_resume_after_kill_loses_and_duplicates_nothing(tmp_path, how):
     assert done.returncode == 0, done.stderr
     assert f"{24 - tasks} task(s) run, {tasks} already done" in done.stdout
     assert _count(db) == (48, 48, 24)
+    # `dpfair list` shows the resumed variant as run, its time summed over both runs (it said "not run")
+    listing = subprocess.run([*DPFAIR, "list", "--out", str(out)], env=ENV, capture_output=True, text=True, timeout=60)
+    row = next(line for line in listing.stdout.splitlines() if line.startswith("sleepy "))
+    assert "resumed: 2 runs" in row and "not run" not in row, row
     # the killed run's worker processes did not outlive it
     time.sleep(1.5)
     leftover = subprocess.run(["pgrep", "-f", f"{out}"], capture_output=True, text=True).stdout.split()

@@ -74,3 +74,11 @@ def test_ctrl_c_with_two_workers_exits_every_time_and_resumes(tmp_path):
     assert rerun.returncode == 0, rerun.stderr
     assert f"{N_TASKS - done_before} task(s) run, {done_before} already done" in rerun.stdout
     assert _tasks(db) == N_TASKS
+    listing = subprocess.run([*DPFAIR, "list", "--out", str(out)], env=ENV, capture_output=True, text=True, timeout=60)
+    row = next(line for line in listing.stdout.splitlines() if line.startswith("sleepy-long "))
+    assert "2 workers" in row and "partial" not in row, row  # the interrupted runs finished nothing: one fresh run
+
+
+def test_a_typo_in_an_experiment_id_gets_a_suggestion():
+    res = subprocess.run([*DPFAIR, "run", "fedfairx-exp", "--quick"], env=ENV, capture_output=True, text=True, timeout=60)
+    assert res.returncode == 2 and "did you mean 'fedfairx-exp" in res.stderr and "gmf-census" not in res.stderr

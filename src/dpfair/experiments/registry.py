@@ -142,7 +142,7 @@ def get_spec(experiment_id: str) -> ExperimentSpec:
     Raises
     ------
     ValueError
-        If no experiment has this id (the message lists the known ids).
+        If no experiment has this id (the message suggests the closest ids).
     ExperimentModuleError
         If a module named in ``$DPFAIR_EXPERIMENT_MODULES`` cannot be imported.
     """
@@ -150,4 +150,8 @@ def get_spec(experiment_id: str) -> ExperimentSpec:
     try:
         return _SPECS[experiment_id]
     except KeyError:
-        raise ValueError(f"unknown experiment {experiment_id!r}; known: {', '.join(_SPECS)}.") from None
+        import difflib
+
+        close = difflib.get_close_matches(str(experiment_id), list(_SPECS), n=3, cutoff=0.6)
+        hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else "."
+        raise ValueError(f"unknown experiment {experiment_id!r}{hint}") from None
