@@ -19,6 +19,7 @@ from dpfair.privacy.noise import get_noise_source
 pytestmark = [
     pytest.mark.filterwarnings("ignore::dpfair.privacy.PrivacyLeakWarning"),
     pytest.mark.filterwarnings("ignore:Setting a value on a Series via .at"),  # inside fairlearn
+    pytest.mark.filterwarnings("ignore::dpfair.classification.SmallBudgetWarning"),  # small fits on purpose
 ]
 
 
@@ -73,7 +74,8 @@ def test_private_fit_is_reasonable_and_reports_its_guarantee():
     assert "sensitive attribute" in spent["protects"] and "group label" in spent["neighbouring"]
     err, _ = _error_and_violation(clf.predict_proba(X)[:, 1], y, g)
     assert 0.0 <= err < 0.5
-    assert clf.coef_.shape == (clf.n_iter_, X.shape[1] + 1)
+    assert clf.coef_.shape == (clf.best_iter_, X.shape[1] + 1) and 1 <= clf.best_iter_ <= clf.n_iter_
+    assert "accountant='tight'" in spent["protects"]
 
 
 # ------------------------------------------------------------------ Algorithm 3's parameters
@@ -88,6 +90,34 @@ def test_n_iter_eta_and_epsilon_step_follow_algorithm_3():
     assert rest > 0.1  # the advanced composition of the 2T releases leaves room for the counts
     _, rest_big, _ = reductions.split_epsilon(1000.0, 1e-6, 20)
     assert 100.0 - 1e-9 <= rest_big < 1000.0
+
+
+@pytest.mark.parametrize("aware", [False, True])
+def test_overall_reference_sensitivity_is_the_worst_case_change(aware):
+    rng = np.random.default_rng(1)
+    n_groups, den = 3, np.array([[40.0, 50.0], [30.0, 60.0], [45.0, 35.0]])
+    labels = np.array([150.0, 170.0])
+    bound = reductions.auditor_sensitivity(den, reference="overall", label_counts=labels, aware=aware)
+    worst = 0.0
+    for _ in range(400):
+        pos = rng.integers(0, 30, size=(n_groups, 2)).astype(float)
+        a, b = rng.choice(n_groups, 2, replace=False)
+        t = rng.integers(0, 2)
+        moved = pos.copy()
+        moved[a, t] -= 1
+        moved[b, t] += 1 if not aware else rng.integers(0, 2)  # A-aware: the row's h may change with its group
+        kw = dict(reference="overall", label_counts=labels)
+        diff = reductions.violations(pos, den, 0.1, **kw) - reductions.violations(moved, den, 0.1, **kw)
+        worst = max(worst, np.abs(diff).sum())
+    assert worst <= bound + 1e-12 and worst >= 0.5 * bound
+    # the oracle against the overall rate: a row changing group changes its cost by at most B / q_min
+    props = den / den.sum()
+    for _ in range(200):
+        lam = rng.dirichlet(np.ones(4 * n_groups)).reshape(n_groups, 4) * 2.0  # ||lambda||_1 = B = 2
+        tau = reductions.cell_costs(lam, props, reference="overall", label_proportions=labels / labels.sum())
+        assert np.abs(tau[:, None, :] - tau[None, :, :]).max() <= 2.0 / props.min() + 1e-9
+    assert reductions.oracle_sensitivity(2.0, props, 3.0, aware=False, reference="overall") == pytest.approx(
+        2.0 / props.min() * 4.0)
 
 
 def test_sensitivities_are_the_worst_case_change():
@@ -172,10 +202,34 @@ def _oracle_mechanism(eps_step):
     return mechanism, index_a, index_b
 
 
-@pytest.mark.parametrize("which", ["auditor", "oracle"])
+def _auditor_overall_mechanism(eps_step):
+    den = np.array([[20.0, 20.0], [20.0, 20.0]])
+    labels = den.sum(axis=0)
+    kw = dict(reference="overall", label_counts=labels)
+    sens = reductions.auditor_sensitivity(den, **kw)
+    pos_a = np.array([[10.0, 8.0], [6.0, 9.0]])
+    pos_b = pos_a.copy()
+    pos_b[0, 0] -= 1
+    pos_b[1, 0] += 1
+    mean_a = reductions.violations(pos_a, den, 0.05, **kw).ravel()
+    mean_b = reductions.violations(pos_b, den, 0.05, **kw).ravel()
+    assert np.abs(mean_a - mean_b).sum() == pytest.approx(sens)
+
+    def mechanism(pos, size, rng):
+        noise = get_noise_source(rng)
+        out = np.stack([reductions.noisy_violations(pos, den, 0.05, eps_step, noise, **kw).ravel() for _ in range(size)])
+        return _llr_statistic(out, mean_a, mean_b, sens / eps_step)
+
+    return mechanism, pos_a, pos_b
+
+
+@pytest.mark.parametrize("which", ["auditor", "auditor-overall", "oracle"])
 def test_audit_honest_mechanisms_within_claim_and_half_noise_mutant_caught(which, monkeypatch):
-    eps_step = 1.0
-    build = _auditor_mechanism if which == "auditor" else _oracle_mechanism
+    # one round's releases at the per-round epsilon' the tight accountant gives Adult's fit at epsilon = 1,000
+    # (T = 1,000 rounds, 2,000 releases, delta = 1e-7)
+    eps_step, how = reductions.per_round_epsilon(900.0, 1e-7, 2000)
+    assert how == "pld" and 0.9 < eps_step < 1.1
+    build = {"auditor": _auditor_mechanism, "auditor-overall": _auditor_overall_mechanism, "oracle": _oracle_mechanism}[which]
     mechanism, data_a, data_b = build(eps_step)
     honest = audit_epsilon(mechanism, data_a, data_b, n_samples=20_000, random_state=1)
     assert honest.epsilon_lower_bound <= eps_step

@@ -19,6 +19,9 @@ from dpfair.classification.reductions import DPExponentiatedGradient
 from dpfair.datasets import make_classification
 from dpfair.privacy import PrivacyBudget
 
+# these small fits afford few rounds by design: the estimator's SmallBudgetWarning is expected here
+pytestmark = pytest.mark.filterwarnings("ignore::dpfair.classification.SmallBudgetWarning")
+
 # One declared group, so fit(X, y) works without sensitive_features (every row is in that group, as
 # for the regression estimators); a large x_norm_bound because the checks' X is not scaled.
 CHECKED = [

@@ -30,9 +30,12 @@ def test_specs_register():
     assert set(pp.grid["epsilon"]) == {0.5, 1.0, 2.0, 3.0, 5.0, math.inf}
     assert len(pp.seeds) >= 200 and 0.001 in clf.PP_GAMMAS
     assert "infeasible_rate" in pp.metrics
-    oracle = get_spec("classification-oracle-learner")
-    assert set(oracle.metrics) >= {"error", "violation", "infeasible_rate"}
-    assert all(g > 0 for g in oracle.grid["gamma"])  # bound_B = 1 / gamma
+    for suffix in ("", "-adult"):
+        oracle = get_spec("classification-oracle-learner" + suffix)
+        assert set(oracle.grid["epsilon"]) == {1.0, 10.0, 100.0, 1e3, 1e4, math.inf}  # issue 23's grid
+        assert set(oracle.grid["method"]) == {"oracle-tight", "oracle-paper", "postprocessing"}
+        assert {"error@gamma=0.02", "violation@gamma=0.02", "small_budget_warning"} <= set(oracle.metrics)
+        assert oracle.verdict is clf.oracle_verdict
 
 
 def test_expected_metrics_match_a_hand_computation():
@@ -54,7 +57,8 @@ def test_one_quick_cell_returns_every_metric(experiment_id):
     metrics = spec.task(dict(cell), spec.seed_list(quick=True)[0])
     assert set(spec.metrics) <= set(metrics)
     finite = [v for v in metrics.values() if not math.isnan(v)]
-    assert finite and all(0.0 <= v <= 1.0 for k, v in metrics.items() if k != "n_iter" and not math.isnan(v))
+    assert finite and all(0.0 <= v <= 1.0 for k, v in metrics.items()
+                          if not k.startswith(("n_iter", "epsilon_step")) and not math.isnan(v))
 
 
 def _long(rows):
@@ -84,16 +88,85 @@ def test_postprocessing_figures_and_tables_from_a_small_frame(tmp_path):
     assert at.loc[("communities", "in-sample", 1.0), "error"] == pytest.approx(0.2 - 0.0001)
 
 
-def test_oracle_figures_and_tables_from_a_small_frame(tmp_path):
+def _oracle_frame(dataset="communities", evaluations=("in-sample",), epsilons=(100.0, 1e3, math.inf),
+                  inprocessing_error=None):
+    """A small long-format frame of the oracle-learner experiment; ``inprocessing_error(eps, gamma)`` sets the curve."""
+    error = inprocessing_error or (lambda eps, gamma: 0.3 - gamma)
     rows = []
-    for eps in (100.0, math.inf):
-        for gamma in (0.01, 0.1):
-            for seed in (0, 1):
-                for metric, value in (("error", 0.3 - gamma), ("violation", gamma / 2 + seed / 100),
-                                      ("infeasible_rate", 0.0), ("n_iter", 10.0)):
-                    rows.append(("communities", "in-sample", eps, gamma, seed, metric, value))
-    results = pd.DataFrame(rows, columns=["dataset", "evaluation", "epsilon", "gamma", "seed", "metric", "value"])
+    for evaluation in evaluations:
+        for eps in epsilons:
+            for method in clf.ORACLE_METHODS:
+                for seed in (0, 1):
+                    key = (dataset, evaluation, eps, method, seed)
+                    for gamma in clf._gammas(dataset):
+                        oracle = method != "postprocessing"
+                        value = error(eps, gamma) if oracle else 0.25 - gamma / 2
+                        if method == "oracle-paper" and math.isinf(eps):
+                            value = math.nan
+                        rows += [(*key, f"error@gamma={gamma:g}", value),
+                                 (*key, f"violation@gamma={gamma:g}", gamma / 2 + seed / 100),
+                                 (*key, f"infeasible@gamma={gamma:g}", 0.0),
+                                 (*key, f"n_iter@gamma={gamma:g}", 1000.0 if oracle else math.nan),
+                                 (*key, f"epsilon_step@gamma={gamma:g}", (eps / 2000 if math.isfinite(eps) else math.inf)
+                                  if oracle else math.nan)]
+                    rows += [(*key, "infeasible_rate", 0.0), (*key, "small_budget_warning", float(eps < 10))]
+    return pd.DataFrame(rows, columns=["dataset", "evaluation", "epsilon", "method", "seed", "metric", "value"])
+
+
+def test_oracle_figures_and_tables_from_a_small_frame(tmp_path):
+    results = _oracle_frame(evaluations=clf.EVALUATIONS)
     infos = clf.oracle_figures(results, tmp_path)
     assert infos and all((tmp_path / info.filename).stat().st_size > 1000 for info in infos)
-    levels = clf.oracle_tables(results)[0].table
-    assert levels.loc[("communities", 100.0), "epsilon' (10x upsampled)"] == pytest.approx(10.0)
+    assert "rows: in-sample / held-out" in infos[0].caption
+    tables = clf.oracle_tables(results)
+    levels = tables[0].table
+    assert levels.loc[100.0, "epsilon' (10x upsampled)"] == pytest.approx(10.0)
+    assert levels.loc[1e3, "\u03b5' (tight)"] == pytest.approx(0.5)
+    grid = tables[1].table
+    assert ("error", 0.02) in grid.columns and (1e3, "oracle-paper") in grid.index  # both accountings in the table
+
+
+def test_caption_describes_only_the_panels_drawn(tmp_path):
+    """Issue 24: the caption described a right (held-out) panel that was not drawn."""
+    oracle = clf.oracle_figures(_oracle_frame(), tmp_path)[0].caption
+    assert "right" not in oracle and "held-out" not in oracle and "in-sample" in oracle
+    rows = []
+    for eps in (1.0, math.inf):
+        key = ("communities", "in-sample", eps, 0)
+        for gamma in clf.PP_GAMMAS:
+            rows += [(*key, f"error@gamma={gamma:g}", 0.2), (*key, f"violation@gamma={gamma:g}", gamma),
+                     (*key, f"infeasible@gamma={gamma:g}", 0.0)]
+        rows += [(*key, "error_base", 0.13), (*key, "violation_base", 0.2), (*key, "infeasible_rate", 0.0)]
+    pp = clf.postprocessing_figures(_long(rows), tmp_path)[0].caption
+    assert "right" not in pp and "held-out" not in pp
+
+
+def test_adult_oracle_tables_name_adult_and_show_no_upsampled_epsilon():
+    """Issue 24: the Adult section was headed "(Communities)" with epsilon' shown as "-"."""
+    tables = clf.oracle_tables(_oracle_frame("adult"))
+    assert tables and all("Communities" not in t.title and "upsampled" not in t.title for t in tables)
+    assert all(t.title.startswith("Adult") for t in tables)
+    levels = tables[0].table
+    assert "epsilon' (10x upsampled)" not in levels.columns
+    assert not levels.drop(index=[math.inf]).isna().any().any()  # every finite epsilon has its T and epsilon'
+
+
+def test_coin_flip_error_is_explained_in_the_table_note():
+    """Issue 24: a coin-flip error (0.50) at epsilon = 1,000 appeared without a word."""
+    results = _oracle_frame(inprocessing_error=lambda eps, gamma: 0.5 if eps == 1e3 else 0.3 - gamma)
+    note = clf.oracle_tables(results)[1].note
+    assert "epsilon = 1,000" in note and "0.50" in note and "T = 1000" in note
+    assert "random hyperplane" in note and "1/2" in note
+    quiet = clf.oracle_tables(_oracle_frame())[1].note
+    assert "Coin flips" not in quiet
+
+
+def test_verdict_says_where_the_inprocessing_frontier_first_wins():
+    # in-processing beats post-processing (error 0.25 - gamma / 2 at violation gamma / 2) only at epsilon >= 1,000
+    wins_late = _oracle_frame(inprocessing_error=lambda eps, gamma: 0.1 if eps >= 1e3 else 0.45)
+    verdict = clf.oracle_verdict(wins_late)
+    assert verdict.status == "matches"  # Communities: post-processing wins at every epsilon <= 10, as the paper says
+    assert "first beats post-processing at epsilon = 1000" in verdict.detail
+    assert "eps=100: 0.450 vs 0.225" in verdict.detail
+    never = clf.oracle_verdict(_oracle_frame("adult", inprocessing_error=lambda eps, gamma: 0.45))
+    assert never.status == "differs" and "never beats post-processing" in never.detail

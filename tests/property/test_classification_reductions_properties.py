@@ -22,11 +22,12 @@ SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[Heal
 
 EPSILONS = st.sampled_from([1e-300, 1e-6, 0.5, 5.0, 1e300, math.inf, 0.0, -1.0, math.nan, "1", True, None])
 DELTAS = st.sampled_from([1e-300, 1e-9, 1e-5, 0.5, 0.0, 1.0, -0.1, math.nan, "x", None])
-POSITIVES = st.sampled_from([1e-300, 0.01, 1.0, 10.0, 1e300, 0.0, -1.0, math.inf, math.nan, "1", None])
+POSITIVES = st.sampled_from([1e-300, 0.01, 1.0, 10.0, 1e300, 0.0, -1.0, math.inf, math.nan, "1", None])  # None: default
 DTYPES = st.sampled_from([np.float64, np.float16, np.int64, np.bool_, np.complex128, np.dtype("U3"), object])
 ARG_NAMES = (
     "epsilon", "delta", "gamma", "bound_B", "beta", "x_norm_bound", "n_iter", "eta", "groups",
-    "use_sensitive_at_test_time", "X", "y", "sensitive_features", "random_state", "class",
+    "use_sensitive_at_test_time", "X", "y", "sensitive_features", "random_state", "class", "x_l1_bound", "nu",
+    "constraint_reference", "accountant", "selection",
 )
 
 
@@ -80,14 +81,21 @@ def _call(fn, *args, **kwargs):
     bound_B=POSITIVES, x_norm_bound=POSITIVES, n_iter=st.sampled_from([None, 1, 3, 0, 2.5, -1, True]),
     eta=st.sampled_from([None, 0.5, 0.0, math.nan]), groups=st.sampled_from([None, [0, 1], [0], [1, 0], "01", [0, 0]]),
     aware=st.sampled_from([False, True, "yes"]), beta=st.sampled_from([0.05, 0.0, 1.0, math.nan]),
+    x_l1_bound=st.sampled_from([None, None, 2.0, 1e-3, -1.0, math.nan, "1", [1.0, 1.0], np.ones(4)]),
+    nu=st.sampled_from([None, None, 0.05, 0.0, -1.0, math.inf, "x"]),
+    reference=st.sampled_from(["group0", "overall", "overall", "other", None]),
+    accountant=st.sampled_from(["tight", "advanced", "paper", "exact", 1]),
+    selection=st.sampled_from(["best", "average", "last"]),
 )
 def test_fit_predict_raise_value_or_type_error_naming_the_argument(
-    data, epsilon, delta, gamma, bound_B, x_norm_bound, n_iter, eta, groups, aware, beta
+    data, epsilon, delta, gamma, bound_B, x_norm_bound, n_iter, eta, groups, aware, beta, x_l1_bound, nu, reference,
+    accountant, selection,
 ):
     X, y, g = data
     est = DPExponentiatedGradient(
         epsilon=epsilon, delta=delta, gamma=gamma, bound_B=bound_B, beta=beta, x_norm_bound=x_norm_bound,
-        n_iter=n_iter, eta=eta, groups=groups, use_sensitive_at_test_time=aware, random_state=0,
+        x_l1_bound=x_l1_bound, n_iter=n_iter, eta=eta, nu=nu, constraint_reference=reference, accountant=accountant,
+        selection=selection, groups=groups, use_sensitive_at_test_time=aware, random_state=0,
     )
     fitted, exc = _call(est.fit, X, y, sensitive_features=g)
     if exc is not None:

@@ -7,9 +7,11 @@ public, as in the paper.
   post-processing (Hardt et al.'s LP on Laplace-noised confusion statistics, with slack).
 * :class:`DPExponentiatedGradient`: Algorithm 3 with Subroutine 2, the private oracle learner
   (exponentiated gradient over a noisy auditor, a private least-squares cost-sensitive oracle).
+* :class:`SmallBudgetWarning`: raised by :class:`DPExponentiatedGradient` when the budget buys too few
+  rounds for the game to carry information.
 """
 
 from dpfair.classification.postprocessing import DPEqualizedOddsPostProcessor
-from dpfair.classification.reductions import DPExponentiatedGradient
+from dpfair.classification.reductions import DPExponentiatedGradient, SmallBudgetWarning
 
-__all__ = ["DPEqualizedOddsPostProcessor", "DPExponentiatedGradient"]
+__all__ = ["DPEqualizedOddsPostProcessor", "DPExponentiatedGradient", "SmallBudgetWarning"]

@@ -2,29 +2,43 @@
 
 :class:`DPExponentiatedGradient` implements Algorithm 3 (with Subroutine 2) of Jagielski, Kearns,
 Mao, Oprea, Roth, Sharifi-Malvajerdi & Ullman, "Differentially Private Fair Learning" (ICML 2019),
-the private version of the exponentiated-gradient reduction of Agarwal et al. (2018), with the
-private cost-sensitive oracle of their Section 5 (one least-squares regression per cost vector,
-``(X^T X)^-1 X^T C_b``, made private by Laplace noise).
+the private version of the exponentiated-gradient reduction of Agarwal et al. (2018) (the paper's
+Algorithm 5), with the private cost-sensitive oracle of their Section 5 (one least-squares
+regression per cost vector, ``(X^T X)^-1 X^T C_b``, made private by Laplace noise).
 
 Privacy protects the sensitive attribute ``A`` (the group label) of every training row; ``X`` and
 ``y`` are treated as public, as in the paper (Section 2.3, "differentially private in the
 sensitive attributes").  Neighbouring datasets differ in one row's group label.
 
-Privacy accounting (all through :mod:`dpfair.privacy`):
+Privacy accounting (all through :mod:`dpfair.privacy` and ``dp_accounting``):
 
 * the counts ``n_ay`` of rows per (group, label) are released once with the Laplace mechanism
   (L1 sensitivity 2: one row leaves one cell and enters another).  Every later denominator and
   sensitivity uses these *noisy* counts, so no noise scale is read off private data (the paper
   uses the exact ``min_ay q_ay m - 1``, a private quantity);
 * each of the ``T`` rounds runs two ``epsilon'``-DP Laplace releases (the Learner's noisy
-  ``X^T C_1`` and the Auditor's noisy violation vector ``r~``), with
-  ``epsilon' = epsilon / (4 sqrt(T ln(1/delta)))`` (Algorithm 3, line 5), composed with the advanced
-  composition theorem (:func:`dpfair.privacy.advanced_composition`, Dwork-Rothblum-Vadhan);
+  ``X^T C_1`` and the Auditor's noisy violation vector ``r~``).  ``accountant="tight"`` (default)
+  gives the ``2T`` releases ``(0.9 epsilon, delta)`` and finds the largest ``epsilon'`` that the
+  privacy loss distribution of ``2T`` Laplace mechanisms (``dp_accounting``'s PLD accountant, exact
+  up to a pessimistic discretization) or their Renyi-DP curve certifies, whichever is larger
+  (:func:`per_round_epsilon`); ``accountant="advanced"`` does the same with the advanced composition
+  theorem (Dwork-Rothblum-Vadhan) or basic composition; ``accountant="paper"`` uses Algorithm 3's
+  ``epsilon' = epsilon / (4 sqrt(T ln(1/delta)))`` (line 5), lowered where the advanced
+  composition theorem does not certify it;
 * the A-aware oracle (``use_sensitive_at_test_time=True``) also releases ``Z^T Z`` and ``Z^T C_0``
   (``Z = [X, one-hot(A)]``) once;
-* the counts (and the A-aware statistics) get what the ``2T`` rounds leave of ``epsilon``; when
-  that is less than a tenth of ``epsilon`` (very large ``epsilon``), ``epsilon'`` is lowered until a
-  tenth is left.  The whole fit is ``(epsilon, delta)``-DP (basic composition of the parts).
+* the counts (and the A-aware statistics) get the rest of ``epsilon`` (a tenth, or more with
+  ``accountant="paper"``).  The whole fit is ``(epsilon, delta)``-DP (basic composition of the parts);
+  the best-iterate selection (``selection="best"``) only post-processes the released violations.
+
+Defaults (Theorems 4.3-4.6): ``bound_B = |A|`` (the choice of Corollary 4.6.1; Lemma C.4's
+violation slack ``(1 + 2 nu) / B`` is a worst case, and the game's equilibrium only needs ``B``
+above the norm of the optimal multipliers), the requested equilibrium accuracy ``nu`` (default
+``1 / sqrt(m)``, the statistical resolution of an in-sample rate), the number of rounds
+``T = min(16 B^2 ln(K+1) / nu^2, T_privacy)`` (Lemma 4.2 with exact players: the auditor's regret
+``4 B sqrt(ln(K+1) / T)`` is at most ``nu``; ``T_privacy`` is Algorithm 3's line 1, ``K`` the number
+of constraints) and the step ``eta = (1/2) sqrt(ln(K+1) / T)`` (Algorithm 3's).  At
+``epsilon = inf`` the game stops as soon as the exact duality gap of the output is at most ``nu``.
 
 Randomness policy (as in :mod:`dpfair.regression`): ``random_state=None`` draws secure noise;
 a seed gives reproducible, *not hardened* noise and a seeded stream for the randomized
@@ -33,12 +47,15 @@ a seed gives reproducible, *not hardened* noise and a seeded stream for the rand
 
 from __future__ import annotations
 
+import functools
 import math
+import warnings
 from typing import Any
 
 import numpy as np
 from scipy.special import logsumexp
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -56,22 +73,42 @@ from dpfair.privacy.accounting import advanced_composition
 from dpfair.privacy.mechanisms import laplace_mechanism
 from dpfair.privacy.noise import NoiseSource, get_noise_source
 
-__all__ = ["DPExponentiatedGradient"]
+__all__ = ["DPExponentiatedGradient", "SmallBudgetWarning", "per_round_epsilon"]
 
-#: Number of rounds used at ``epsilon = inf`` when ``n_iter`` is not given (Algorithm 3's ``T`` is
-#: infinite there), and the cap on Algorithm 3's ``T`` at finite epsilon (fewer rounds only give
-#: each round more of the budget).
-_DEFAULT_ITER_INF = 100
+#: Cap on the number of rounds at finite epsilon (more rounds only spread the budget thinner) and
+#: at ``epsilon = inf`` (where the game stops earlier, at duality gap ``nu``).
 _MAX_ITER = 1000
+_MAX_ITER_INF = 1000
+#: Rounds between two duality-gap checks at ``epsilon = inf``.
+_GAP_CHECK_EVERY = 10
 
 #: Largest Laplace scale accepted: beyond it a release carries no information and sums overflow.
 _MAX_NOISE_SCALE = 1e100
+
+#: Share of epsilon spent on the one-off releases (the cell counts; with the A-aware oracle, also
+#: its Gram matrix); the ``2T`` per-round releases get the rest and all of delta.
+_ONE_OFF_SHARE = 0.1
+
+REFERENCES = ("group0", "overall")
+ACCOUNTANTS = ("tight", "advanced", "paper")
+SELECTIONS = ("average", "best")
 
 _PROTECTS = (
     "the sensitive attribute A (group label) of every training row; X and y are treated as public, "
     "as in Jagielski et al. (2019)"
 )
 _NEIGHBOURING = "change one training row's sensitive attribute (group label); X, y, the number of rows and the groups are public"
+
+
+class SmallBudgetWarning(UserWarning):
+    """The privacy budget buys too few rounds for the game to carry information (see ``DPExponentiatedGradient``).
+
+    Raised once per ``fit`` when the number of rounds ``T`` that ``epsilon`` affords (Algorithm 3, line 1)
+    is below ``16 ln(K + 1)``: there the auditor's regret bound ``4 B sqrt(ln(K + 1) / T)`` (Lemma 4.2,
+    even without noise) is at least ``B``, so the multipliers are not learned and the output is close to
+    one noisy best response.  :class:`~dpfair.classification.DPEqualizedOddsPostProcessor` spends the same
+    budget once and is then the better choice.
+    """
 
 
 # ---------------------------------------------------------------------------- validation helpers
@@ -99,32 +136,102 @@ def _labels(sensitive_features: Any, n_rows: int) -> np.ndarray:
     return values
 
 
-# ---------------------------------------------------------------------------- Algorithm 3 parameters
-def default_n_iter(epsilon: float, delta: float, bound_B: float, n_groups: int, n_rows: int, vc_dim: int, beta: float) -> int:
-    """Algorithm 3, line 1: ``T = B sqrt(ln(4|A|-3)) m eps / (2 (2|A|B+1) sqrt(ln(1/delta)) (d ln m + ln(2/beta)))``.
 
-    Rounded down, at least 1, at most ``_MAX_ITER``; ``_DEFAULT_ITER_INF`` at ``epsilon = inf``.
-    ``d`` is the VC dimension of the hypothesis class (linear thresholds: number of weights).
-    With one group there is no constraint and one round solves the problem.
+def _check_choice(value: Any, name: str, choices: tuple[str, ...]) -> str:
+    if not isinstance(value, str) or value not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}, got {value!r}.")
+    return value
+
+
+def _l1_row_bound(x_norm_bound: Any, x_l1_bound: Any, n_features: int) -> tuple[float, np.ndarray | None, float | None]:
+    """``(bound on ||x||_1, per-feature bounds or None, L2 bound or None)`` from the declared bounds.
+
+    ``x_norm_bound`` (Euclidean) gives ``||x||_1 <= sqrt(d) x_norm_bound``; a scalar ``x_l1_bound`` bounds
+    ``||x||_1`` directly; a vector ``x_l1_bound`` bounds every ``|x_j|``, so ``||x||_1 <= sum_j x_l1_bound[j]``.
+    The smallest of the declared bounds is used.
+    """
+    l2 = None if x_norm_bound is None else check_positive_finite(x_norm_bound, "x_norm_bound")
+    per_feature = None
+    bounds = [] if l2 is None else [math.sqrt(n_features) * l2]
+    if x_l1_bound is not None:
+        if np.ndim(x_l1_bound) == 0:
+            bounds.append(check_positive_finite(x_l1_bound, "x_l1_bound"))
+        else:
+            try:
+                per_feature = np.asarray(x_l1_bound, dtype=np.float64)
+            except (TypeError, ValueError):
+                raise TypeError("x_l1_bound must be a positive number or one positive number per feature.") from None
+            if per_feature.ndim != 1 or per_feature.size != n_features:
+                raise ValueError(
+                    f"x_l1_bound must be a number or hold one bound per feature ({n_features}), got shape "
+                    f"{per_feature.shape}."
+                )
+            if not (np.isfinite(per_feature).all() and (per_feature >= 0).all()):
+                raise ValueError("x_l1_bound must hold finite bounds >= 0 on every |x_j|.")
+            bounds.append(float(per_feature.sum()))
+    if not bounds:
+        raise ValueError(
+            "declare a bound on the rows of X: x_norm_bound (Euclidean norm) or x_l1_bound (L1 norm, or one bound "
+            "per feature on |x_j|); the oracle's noise is calibrated to it, never to the data."
+        )
+    return min(bounds), per_feature, l2
+
+
+# ---------------------------------------------------------------------------- Algorithm 3 parameters
+def n_constraints(n_groups: int, reference: str = "group0") -> int:
+    """Number ``K`` of equalized-odds constraints: ``4(|A|-1)`` against group 0, ``4|A|`` against the overall rate."""
+    return 4 * (n_groups - 1) if reference == "group0" else 4 * n_groups
+
+
+def default_n_iter(
+    epsilon: float, delta: float, bound_B: float, n_groups: int, n_rows: int, vc_dim: int, beta: float,
+    *, reference: str = "group0",
+) -> int:
+    """Algorithm 3, line 1: ``T = B sqrt(ln(K+1)) m eps / (2 (2|A|B+1) sqrt(ln(1/delta)) (d ln m + ln(2/beta)))``.
+
+    ``K + 1 = 4|A| - 3`` against group 0 (the paper's); ``d`` is the VC dimension of the hypothesis
+    class (linear thresholds: number of weights).  Rounded down, at least 1, at most ``_MAX_ITER``;
+    ``_MAX_ITER_INF`` at ``epsilon = inf``.  With one group there is no constraint and one round solves
+    the problem.
     """
     if n_groups == 1:
         return 1
     if math.isinf(epsilon):
-        return _DEFAULT_ITER_INF
-    numerator = bound_B * math.sqrt(math.log(4 * n_groups - 3)) * n_rows * epsilon
+        return _MAX_ITER_INF
+    n_plus_1 = n_constraints(n_groups, reference) + 1
+    numerator = bound_B * math.sqrt(math.log(n_plus_1)) * n_rows * epsilon
     denominator = 2.0 * (2 * n_groups * bound_B + 1) * math.sqrt(math.log(1.0 / delta))
     denominator *= vc_dim * math.log(max(n_rows, 2)) + math.log(2.0 / beta)
     t = numerator / denominator
     return int(min(max(math.floor(t), 1), _MAX_ITER)) if math.isfinite(t) else _MAX_ITER
 
 
-def default_eta(n_groups: int, n_iter: int) -> float:
-    """Algorithm 3, line 1: ``eta = (1/2) sqrt(ln(4|A|-3) / T)`` (any positive value with one group)."""
-    return 0.5 * math.sqrt(math.log(4 * n_groups - 3) / n_iter) if n_groups > 1 else 1.0
+def accuracy_n_iter(bound_B: float, nu: float, n_groups: int, *, reference: str = "group0") -> int:
+    """Rounds after which the exact game is a ``nu``-approximate equilibrium: ``ceil(16 B^2 ln(K+1) / nu^2)``.
+
+    Lemma 4.2 (Freund & Schapire) without noise and with the step ``eta = (1/2) sqrt(ln(K+1) / T)``:
+    the auditor's regret is ``B ln(K+1) / (eta T) + 4 eta B = 4 B sqrt(ln(K+1) / T)``, at most ``nu`` from
+    this ``T`` on; the exact learner has no regret (Theorem 4.3 with ``R_Q = 0``).
+    """
+    if n_groups == 1:
+        return 1
+    n_plus_1 = n_constraints(n_groups, reference) + 1
+    t = 16.0 * bound_B**2 * math.log(n_plus_1) / nu**2
+    return int(min(math.ceil(t), 10**9))
+
+
+def min_informative_n_iter(n_groups: int, *, reference: str = "group0") -> int:
+    """``ceil(16 ln(K+1))``: below it the auditor's regret bound ``4 B sqrt(ln(K+1) / T)`` is at least ``B``."""
+    return math.ceil(16.0 * math.log(n_constraints(n_groups, reference) + 1)) if n_groups > 1 else 1
+
+
+def default_eta(n_groups: int, n_iter: int, *, reference: str = "group0") -> float:
+    """Algorithm 3, line 1: ``eta = (1/2) sqrt(ln(K+1) / T)`` (any positive value with one group)."""
+    return 0.5 * math.sqrt(math.log(n_constraints(n_groups, reference) + 1) / n_iter) if n_groups > 1 else 1.0
 
 
 def split_epsilon(epsilon: float, delta: float, n_iter: int) -> tuple[float, float, float]:
-    """Return ``(epsilon_step, epsilon_rest, delta_used)`` for the ``2 T`` adaptive releases and the rest.
+    """Algorithm 3's accounting (``accountant="paper"``): ``(epsilon_step, epsilon_rest, delta_used)``.
 
     ``epsilon_step = epsilon / (4 sqrt(T ln(1/delta)))`` (Algorithm 3, line 5).  The ``2T`` pure
     ``epsilon_step``-DP releases compose (:func:`~dpfair.privacy.advanced_composition` with slack
@@ -133,93 +240,250 @@ def split_epsilon(epsilon: float, delta: float, n_iter: int) -> tuple[float, flo
     left, ``epsilon_step`` is lowered (bisection) until ``epsilon / 10`` is.
     """
     k = 2 * n_iter
-
-    def loop_cost(step: float) -> tuple[float, float]:
-        basic = k * step
-        adv, adv_delta = advanced_composition(step, 0.0, k, delta)
-        return (basic, 0.0) if basic <= adv else (adv, adv_delta)
-
     step = epsilon / (4.0 * math.sqrt(n_iter * math.log(1.0 / delta)))
-    target = 0.9 * epsilon
-    if loop_cost(step)[0] > target:
-        lo, hi = 0.0, step
-        for _ in range(200):
-            mid = 0.5 * (lo + hi)
-            if loop_cost(mid)[0] <= target:
-                lo = mid
-            else:
-                hi = mid
-        step = lo
-    spent, delta_used = loop_cost(step)
+    target = (1.0 - _ONE_OFF_SHARE) * epsilon
+    if _advanced_cost(step, k, delta)[0] > target:
+        step = _largest_step(lambda s: _advanced_cost(s, k, delta)[0], target, step)
+    spent, delta_used = _advanced_cost(step, k, delta)
     return step, epsilon - spent, delta_used
 
 
+def _advanced_cost(step: float, k: int, delta: float) -> tuple[float, float]:
+    """``(epsilon, delta)`` of ``k`` pure ``step``-DP releases: the smaller of basic and advanced composition."""
+    basic = k * step
+    adv, adv_delta = advanced_composition(step, 0.0, k, delta)
+    return (basic, 0.0) if basic <= adv else (adv, adv_delta)
+
+
+def _largest_step(cost: Any, target: float, hi: float, *, iterations: int = 200, rtol: float = 0.0) -> float:
+    """Largest ``s`` in ``[0, hi]`` with ``cost(s) <= target`` (``cost`` increasing), by bisection."""
+    lo = 0.0
+    for _ in range(iterations):
+        mid = 0.5 * (lo + hi)
+        if cost(mid) <= target:
+            lo = mid
+        else:
+            hi = mid
+        if rtol and hi - lo <= rtol * hi:
+            break
+    return lo
+
+
+def _laplace_event(step: float, k: int) -> Any:
+    import dp_accounting
+
+    return dp_accounting.SelfComposedDpEvent(dp_accounting.LaplaceDpEvent(noise_multiplier=1.0 / step), k)
+
+
+def _rdp_epsilon(step: float, k: int, delta: float) -> float:
+    from dp_accounting import rdp
+
+    accountant = rdp.RdpAccountant()
+    accountant.compose(_laplace_event(step, k))
+    return float(accountant.get_epsilon(delta))
+
+
+def _pld_epsilon(step: float, k: int, delta: float) -> float:
+    from dp_accounting import pld
+
+    # pessimistic discretization (an upper bound on the privacy loss) on a grid of step / 100
+    accountant = pld.PLDAccountant(value_discretization_interval=max(step * 1e-2, 1e-6))
+    accountant.compose(_laplace_event(step, k))
+    return float(accountant.get_epsilon(delta))
+
+
+@functools.lru_cache(maxsize=512)
+def per_round_epsilon(epsilon_loop: float, delta: float, n_releases: int, accountant: str = "tight") -> tuple[float, str]:
+    """Largest per-release ``epsilon'`` for which ``n_releases`` adaptive Laplace releases are ``(epsilon_loop, delta)``-DP.
+
+    Parameters
+    ----------
+    epsilon_loop : float
+        Total ``epsilon`` of the releases (``> 0``, finite).
+    delta : float
+        Total ``delta`` in ``(0, 1)``.
+    n_releases : int
+        Number of releases (``2T`` in Algorithm 3), ``>= 1``.
+    accountant : {"tight", "advanced"}, default "tight"
+        ``"advanced"``: the larger ``epsilon'`` that basic composition or the advanced composition
+        theorem (Dwork, Rothblum & Vadhan 2010) certifies.  ``"tight"``: the largest that the privacy loss
+        distribution of the composed Laplace mechanisms (``dp_accounting``'s PLD accountant, whose
+        pessimistic discretization only over-states the loss), their Renyi-DP curve
+        (``dp_accounting``'s RDP accountant) or the ``"advanced"`` bound certifies.
+
+    Returns
+    -------
+    epsilon_step : float
+        The per-release ``epsilon'``.
+    certified_by : str
+        The bound that certifies it: ``"pld"``, ``"rdp"``, ``"advanced composition"`` or ``"basic composition"``.
+
+    Raises
+    ------
+    ValueError
+        If an argument is invalid (the message names it).
+
+    Examples
+    --------
+    >>> step_tight, how = per_round_epsilon(9.0, 1e-7, 200)
+    >>> step_advanced, _ = per_round_epsilon(9.0, 1e-7, 200, "advanced")
+    >>> bool(step_tight > step_advanced), how
+    (True, 'pld')
+    """
+    epsilon_loop = check_positive_finite(epsilon_loop, "epsilon_loop")
+    delta = check_open_unit(delta, "delta")
+    k = check_int(n_releases, "n_releases", minimum=1)
+    accountant = _check_choice(accountant, "accountant", ("tight", "advanced"))
+    basic = epsilon_loop / k
+    adv_step = _largest_step(lambda s: advanced_composition(s, 0.0, k, delta)[0], epsilon_loop, epsilon_loop,
+                             iterations=100, rtol=1e-12)
+    best, how = (basic, "basic composition") if basic >= adv_step else (adv_step, "advanced composition")
+    if accountant == "advanced":
+        return best, how
+    if not 1e-12 <= best <= 50.0:
+        # beyond 50 the loss is nearly deterministic and basic composition is within ~1 % of the PLD bound;
+        # below 1e-12 the releases carry no information (the estimator refuses such noise scales)
+        return best, how
+    with np.errstate(all="ignore"):
+        try:  # Renyi DP: cheap, so a wide bisection; start above the best certified step
+            hi = 2.0 * best
+            while _rdp_epsilon(hi, k, delta) <= epsilon_loop and hi < 1e3:
+                hi *= 2.0
+            rdp_step = _largest_step(lambda s: _rdp_epsilon(s, k, delta), epsilon_loop, hi, iterations=60, rtol=1e-6)
+            if rdp_step > best and _rdp_epsilon(rdp_step, k, delta) <= epsilon_loop:
+                best, how = rdp_step, "rdp"
+        except (ValueError, ArithmeticError):  # an accountant's numerical failure: keep the certified step
+            pass
+        try:  # privacy loss distributions: the exact loss of composed Laplace mechanisms (pessimistic grid)
+            lo, hi = best, 1.5 * best
+            while _pld_epsilon(hi, k, delta) <= epsilon_loop and hi < 1e3:
+                lo, hi = hi, 1.5 * hi
+            pld_step = lo
+            for _ in range(20):
+                mid = 0.5 * (pld_step + hi)
+                if _pld_epsilon(mid, k, delta) <= epsilon_loop:
+                    pld_step = mid
+                else:
+                    hi = mid
+                if hi - pld_step <= 1e-4 * hi:
+                    break
+            if pld_step > best and _pld_epsilon(pld_step, k, delta) <= epsilon_loop:
+                best, how = pld_step, "pld"
+        except (ValueError, ArithmeticError):
+            pass
+    return best, how
+
+
+def privacy_split(
+    epsilon: float, delta: float, n_iter: int, accountant: str
+) -> tuple[float, float, str]:
+    """``(epsilon_step, epsilon_one_off, certified_by)``: per-round ``epsilon'`` and what the one-off releases get."""
+    if accountant == "paper":
+        step, rest, _ = split_epsilon(epsilon, delta, n_iter)
+        return step, rest, "Algorithm 3's epsilon' = epsilon / (4 sqrt(T ln(1/delta))) under advanced composition"
+    loop = (1.0 - _ONE_OFF_SHARE) * epsilon
+    step, how = per_round_epsilon(loop, delta, 2 * n_iter, accountant)
+    return step, epsilon - loop, how
+
+
 # ---------------------------------------------------------------------------- the private players
-def violations(positive_counts: np.ndarray, denominators: np.ndarray, gamma: float) -> np.ndarray:
-    """Exact violation vector ``r^(h)`` of Section 4 (shape ``(|A|-1, 4)``) from per-cell counts.
+def violations(
+    positive_counts: np.ndarray, denominators: np.ndarray, gamma: float, *, reference: str = "group0",
+    label_counts: np.ndarray | None = None,
+) -> np.ndarray:
+    """Exact violation vector ``r^(h)`` of Section 4 from per-cell counts, shape ``(K / 4, 4)``.
 
     ``positive_counts[a, y]`` is the number of rows of group ``a`` and label ``y`` with ``h = 1``;
     ``denominators[a, y]`` the (public, noisy) number of rows of that cell.  Columns:
-    ``FP_a - FP_0 - gamma, FP_0 - FP_a - gamma, TP_a - TP_0 - gamma, TP_0 - TP_a - gamma``.
+    ``FP_a - FP_ref - gamma, FP_ref - FP_a - gamma, TP_a - TP_ref - gamma, TP_ref - TP_a - gamma``, one row per
+    group ``a != 0`` against group 0 (``reference="group0"``, the paper's), or one row per group against the
+    overall rate of the label (``reference="overall"``, fairlearn's ``EqualizedOdds``; ``label_counts[y]``,
+    the public number of rows of label ``y``, is its denominator).
     """
     rates = positive_counts / denominators
-    diff = rates[1:] - rates[0]
+    if reference == "group0":
+        diff = rates[1:] - rates[0]
+    else:
+        diff = rates - positive_counts.sum(axis=0) / label_counts
     return np.stack([diff[:, 0] - gamma, -diff[:, 0] - gamma, diff[:, 1] - gamma, -diff[:, 1] - gamma], axis=1)
 
 
-def auditor_sensitivity(denominators: np.ndarray) -> float:
+def auditor_sensitivity(
+    denominators: np.ndarray, *, reference: str = "group0", label_counts: np.ndarray | None = None, aware: bool = False
+) -> float:
     """L1 sensitivity of ``r^`` to one row's group label (Lemma C.1 with public denominators).
 
     Moving one row from group ``a`` to ``a'`` changes one positive count of each by at most 1, so
     ``FP_a`` and ``FP_a'`` (or ``TP``) change by at most ``1 / n_min`` each, ``n_min`` the smallest
-    (public) denominator.  ``FP_a`` (``a != 0``) appears twice in ``r^`` and ``FP_0`` appears
-    ``2(|A|-1)`` times, so the L1 change is at most ``(2 + 2(|A|-1)) / n_min = 2|A| / n_min``
-    (Lemma C.1 has ``min_ay q_ay m - 1`` in place of ``n_min``; ours is public, so no ``-1``).
+    (public) denominator.  Against group 0, ``FP_a`` (``a != 0``) appears twice in ``r^`` and ``FP_0``
+    ``2(|A|-1)`` times: ``(2 + 2(|A|-1)) / n_min = 2|A| / n_min`` (Lemma C.1 has ``min_ay q_ay m - 1``
+    in place of ``n_min``; ours is public, so no ``-1``).  Against the overall rate, each group's rate
+    appears twice: ``4 / n_min``; the overall rate of an A-blind hypothesis does not depend on ``A``, and
+    with an A-aware one (``aware=True``) it changes by ``1 / n_y`` in all ``2|A|`` of its entries.
     """
-    return 2.0 * denominators.shape[0] / float(denominators.min())
+    n_min = float(denominators.min())
+    if reference == "group0":
+        return 2.0 * denominators.shape[0] / n_min
+    out = 4.0 / n_min
+    if aware:
+        out += 2.0 * denominators.shape[0] / float(np.min(label_counts))
+    return out
 
 
 def noisy_violations(
-    positive_counts: np.ndarray, denominators: np.ndarray, gamma: float, epsilon_step: float, noise: NoiseSource
+    positive_counts: np.ndarray, denominators: np.ndarray, gamma: float, epsilon_step: float, noise: NoiseSource,
+    *, reference: str = "group0", label_counts: np.ndarray | None = None, aware: bool = False,
 ) -> np.ndarray:
     """The Auditor's release ``r~ = r^ + W`` (Algorithm 3, lines 6-7), ``epsilon_step``-DP in the group labels.
 
-    ``W ~ Lap(2|A| / (n_min epsilon_step))`` i.i.d.; with ``epsilon_step = eps / (4 sqrt(T ln(1/delta)))``
-    this is Algorithm 3's scale ``8|A| sqrt(T ln(1/delta)) / (n_min eps)``.
+    ``W ~ Lap(sensitivity / epsilon_step)`` i.i.d. (:func:`auditor_sensitivity`); with the paper's
+    ``epsilon_step = eps / (4 sqrt(T ln(1/delta)))`` this is Algorithm 3's scale
+    ``8|A| sqrt(T ln(1/delta)) / (n_min eps)``.
     """
-    exact = violations(positive_counts, denominators, gamma)
+    exact = violations(positive_counts, denominators, gamma, reference=reference, label_counts=label_counts)
     if math.isinf(epsilon_step):
         return exact
-    return laplace_mechanism(exact, sensitivity=auditor_sensitivity(denominators), epsilon=epsilon_step, random_state=noise)
+    sensitivity = auditor_sensitivity(denominators, reference=reference, label_counts=label_counts, aware=aware)
+    return laplace_mechanism(exact, sensitivity=sensitivity, epsilon=epsilon_step, random_state=noise)
 
 
-def cell_costs(lam: np.ndarray, proportions: np.ndarray) -> np.ndarray:
+def cell_costs(
+    lam: np.ndarray, proportions: np.ndarray, *, reference: str = "group0", label_proportions: np.ndarray | None = None
+) -> np.ndarray:
     """Subroutine 2: the lambda part of ``C_1`` for every (group, label) cell, shape ``(|A|, 2)``.
 
-    ``lam`` has shape ``(|A|-1, 4)`` (columns ``(y=0,+), (y=0,-), (y=1,+), (y=1,-)``); ``proportions``
-    are the public ``q~_ay``.  Cell ``(a != 0, y)``: ``(lam_(a,y,+) - lam_(a,y,-)) / q~_ay``; cell
-    ``(0, y)``: ``-sum_a (lam_(a,y,+) - lam_(a,y,-)) / q~_0y``.
+    ``lam`` has one row per constraint group (columns ``(y=0,+), (y=0,-), (y=1,+), (y=1,-)``);
+    ``proportions`` are the public ``q~_ay``.  Against group 0: cell ``(a != 0, y)`` costs
+    ``(lam_(a,y,+) - lam_(a,y,-)) / q~_ay`` and cell ``(0, y)`` ``-sum_a (lam_(a,y,+) - lam_(a,y,-)) / q~_0y``.
+    Against the overall rate (``label_proportions[y]`` the public share of label ``y``): cell ``(a, y)``
+    costs ``(lam_(a,y,+) - lam_(a,y,-)) / q~_ay - sum_b (lam_(b,y,+) - lam_(b,y,-)) / p_y``.
     """
-    net = np.stack([lam[:, 0] - lam[:, 1], lam[:, 2] - lam[:, 3]], axis=1)  # (|A|-1, 2)
-    return np.vstack([-net.sum(axis=0, keepdims=True), net]) / proportions
+    net = np.stack([lam[:, 0] - lam[:, 1], lam[:, 2] - lam[:, 3]], axis=1)
+    if reference == "group0":
+        return np.vstack([-net.sum(axis=0, keepdims=True), net]) / proportions
+    return net / proportions - net.sum(axis=0, keepdims=True) / label_proportions
 
 
-def oracle_sensitivity(bound_B: float, proportions: np.ndarray, l1_row_bound: float, aware: bool) -> float:
+def oracle_sensitivity(
+    bound_B: float, proportions: np.ndarray, l1_row_bound: float, aware: bool, *, reference: str = "group0"
+) -> float:
     """L1 sensitivity of the Learner's ``Z^T C_1`` to one row's group label (Section 5 oracle).
 
     Derivation (Subroutine 2 with ``||lambda||_1 <= B``, Algorithm 3 line 4): a row's cost is
-    ``C_1 = 1{y != 1} + tau_(A, y)`` with ``|tau| <= sum_k lam_k / q~_min <= B / q~_min``
-    (:func:`cell_costs`; the cost of any other row does not change, because the proportions are
-    public).  Changing the row's group changes ``tau`` by at most ``2B / q~_min``.  A-blind
-    (``Z = [X, 1]``): ``Z^T C_1`` changes by ``z_i * delta tau``, L1 norm at most
-    ``(||x||_1 + 1) 2B / q~_min``.  A-aware (``Z = [X, onehot(A)]``): the ``X`` part changes by
-    ``||x||_1 2B / q~_min`` and the one-hot part moves ``C_1`` (``|C_1| <= 1 + B / q~_min``) from one
-    coordinate to another: ``2 (1 + B / q~_min)``.  ``||x||_1 <= sqrt(d) x_norm_bound`` is declared.
+    ``C_1 = 1{y != 1} + tau_(A, y)`` (:func:`cell_costs`; the cost of any other row does not change,
+    because the proportions are public).  Against group 0, ``|tau| <= B / q~_min`` and changing the row's
+    group changes ``tau`` by at most ``2B / q~_min``; against the overall rate the shared term cancels and
+    ``tau`` changes by at most ``B / q~_min`` (while ``|tau| <= 2B / q~_min``).  A-blind (``Z = [X, 1]``):
+    ``Z^T C_1`` changes by ``z_i * delta tau``, L1 norm at most ``(||x||_1 + 1) delta tau``.  A-aware
+    (``Z = [X, onehot(A)]``): the ``X`` part changes by ``||x||_1 delta tau`` and the one-hot part moves
+    ``C_1`` (``|C_1| <= 1 + max |tau|``) from one coordinate to another.  ``||x||_1`` is bounded by the
+    declared bound (``x_l1_bound``, or ``sqrt(d) x_norm_bound``).
     """
     tau = bound_B / float(proportions.min())
+    change, largest = (2.0 * tau, tau) if reference == "group0" else (tau, 2.0 * tau)
     if aware:
-        return 2.0 * tau * l1_row_bound + 2.0 * (1.0 + tau)
-    return 2.0 * tau * (l1_row_bound + 1.0)
+        return change * l1_row_bound + 2.0 * (1.0 + largest)
+    return change * (l1_row_bound + 1.0)
 
 
 def aware_static_sensitivity(l1_row_bound: float) -> float:
@@ -237,6 +501,10 @@ def noisy_cost_moment(
 ) -> np.ndarray:
     """The Learner's release ``Z^T C_1 + Lap(sensitivity / epsilon_step)`` (Section 5), ``epsilon_step``-DP."""
     exact = Z.T @ costs
+    return _noisy_moment(exact, sensitivity, epsilon_step, noise)
+
+
+def _noisy_moment(exact: np.ndarray, sensitivity: float, epsilon_step: float, noise: NoiseSource) -> np.ndarray:
     if math.isinf(epsilon_step):
         return exact
     return laplace_mechanism(exact, sensitivity=sensitivity, epsilon=epsilon_step, random_state=noise)
@@ -249,25 +517,67 @@ def _lambda(theta: np.ndarray, bound_B: float) -> np.ndarray:
     return bound_B * np.exp(theta - log_norm)
 
 
-def _psd_inverse(gram: np.ndarray) -> np.ndarray:
-    """Inverse of a (noisy) Gram matrix after projecting it onto well-conditioned PSD matrices (post-processing)."""
+def _psd_inverse(gram: np.ndarray, *, exact: bool = False) -> np.ndarray:
+    """Inverse of a Gram matrix: the pseudo-inverse of an exact one (one-hot columns make it singular), else
+    the inverse after projecting the noisy matrix onto well-conditioned PSD matrices (post-processing)."""
     gram = 0.5 * (gram + gram.T)
     values, vectors = np.linalg.eigh(gram)
-    floor = max(1e-8 * max(float(np.abs(values).max()), 1.0), 1e-12)
+    top = max(float(np.abs(values).max()), 1e-300)
+    if exact:
+        keep = values > 1e-10 * top
+        inverse = np.zeros_like(values)
+        inverse[keep] = 1.0 / values[keep]
+        return (vectors * inverse) @ vectors.T
+    floor = max(1e-8 * max(top, 1.0), 1e-12)
     values = np.maximum(values, floor)
     return (vectors / values) @ vectors.T
 
 
 # ---------------------------------------------------------------------------- estimator
+class _Game:
+    """Exact in-sample quantities of the game (error, positive counts, violations, duality gap)."""
+
+    def __init__(self, y01: np.ndarray, cell: np.ndarray, n_groups: int, denominators: np.ndarray,
+                 label_counts: np.ndarray, gamma: float, reference: str) -> None:
+        self.sign = 1.0 - 2.0 * y01  # error(h) = (sum_i h_i (1 - 2 y_i) + n_1) / m
+        self.n_pos = float(y01.sum())
+        self.cell, self.n_groups, self.denominators = cell, n_groups, denominators
+        self.label_counts, self.gamma, self.reference = label_counts, gamma, reference
+
+    def positives(self, h: np.ndarray) -> np.ndarray:
+        return np.bincount(self.cell, weights=h, minlength=2 * self.n_groups).reshape(self.n_groups, 2)
+
+    def error(self, h: np.ndarray) -> float:
+        return float((h @ self.sign + self.n_pos) / h.size)
+
+    def lagrangian(self, h: np.ndarray, lam: np.ndarray) -> float:
+        r = violations(self.positives(h), self.denominators, self.gamma, reference=self.reference,
+                       label_counts=self.label_counts)
+        return self.error(h) + float((lam * r).sum())
+
+    def gap(self, q: np.ndarray, lam: np.ndarray, bound_B: float, best_response: Any) -> float:
+        """Duality gap ``max(L_high - L, L - L_low)`` of ``(Q, lam)`` (Agarwal et al.; fairlearn's ``eval_gap``)."""
+        r = violations(self.positives(q), self.denominators, self.gamma, reference=self.reference,
+                       label_counts=self.label_counts)
+        err = self.error(q)
+        value = err + float((lam * r).sum())
+        high = err + bound_B * max(0.0, float(r.max()))  # the auditor's best response
+        _, h = best_response(lam, math.inf)  # the learner's best response (and the two constant classifiers)
+        low = min(self.lagrangian(h, lam), self.lagrangian(np.zeros_like(q), lam), self.lagrangian(np.ones_like(q), lam))
+        return max(high - value, value - low)
+
+
 class DPExponentiatedGradient(ClassifierMixin, BaseEstimator):
     """Differentially private fair classifier under equalized odds (DP-oracle-learner).
 
     Algorithm 3 of Jagielski et al. (2019): the Auditor plays exponentiated gradient on noisy
     fairness violations, the Learner best-responds with a private cost-sensitive oracle (one
     noisy least-squares regression per cost vector, Section 5), and the output is the uniform
-    mixture of the ``T`` best responses.  The fit is ``(epsilon, delta)``-differentially private
-    with respect to the sensitive attribute ``A`` of every training row (neighbouring datasets:
-    change one row's group label; ``X`` and ``y`` are public, as in the paper).
+    mixture of the best responses (or, with ``selection="best"``, of the first ``t`` of them for the
+    ``t`` whose mixture is best).  The fit is ``(epsilon, delta)``-differentially private with respect
+    to the sensitive attribute ``A`` of every training row (neighbouring datasets: change one row's group
+    label; ``X`` and ``y`` are public, as in the paper).  At ``epsilon = inf`` it is the exact reduction
+    of Agarwal et al. (Algorithm 5), stopped at duality gap ``nu``.
 
     Parameters
     ----------
@@ -275,24 +585,50 @@ class DPExponentiatedGradient(ClassifierMixin, BaseEstimator):
         Total privacy parameter, ``> 0``; ``inf`` runs the exact non-private reduction and raises
         :class:`~dpfair.privacy.PrivacyLeakWarning`.
     delta : float
-        Total ``delta`` in ``(0, 1)`` (the advanced composition slack of Algorithm 3).
+        Total ``delta`` in ``(0, 1)`` (all of it goes to the composition of the ``2T`` per-round releases).
     gamma : float
-        Allowed equalized-odds violation: ``|FP_a - FP_0| <= gamma`` and ``|TP_a - TP_0| <= gamma``
-        for every group ``a`` against the first declared group (``>= 0``).
-    bound_B : float
-        ``B``, the bound on ``||lambda||_1`` (``> 0``).  Larger ``B`` enforces the constraints more
-        strongly and makes the Learner's costs, hence its noise, larger (Theorem 4.4).
+        Allowed equalized-odds violation (``>= 0``): ``|FP_a - FP_ref| <= gamma`` and
+        ``|TP_a - TP_ref| <= gamma`` for every group ``a``, the reference being set by
+        ``constraint_reference``.
+    bound_B : float or None, default None
+        ``B``, the bound on ``||lambda||_1`` (``> 0``).  ``None``: ``B = |A|``, the number of declared
+        groups (Corollary 4.6.1's choice).  Larger ``B`` enforces the constraints more strongly (Lemma C.4:
+        violation at most ``gamma + (1 + 2 nu) / B``) but needs ``B^2`` times more rounds and makes the
+        Learner's costs, hence its noise, larger (Theorem 4.4).
     beta : float, default 0.05
         Confidence parameter of Algorithm 3's ``T`` (in ``(0, 1)``).
-    x_norm_bound : float
-        Declared bound on the Euclidean norm of every row of ``X`` (``> 0``).  The oracle's noise is
-        calibrated to it (through ``||x||_1 <= sqrt(d) x_norm_bound``), never to the data; a training
-        row above it raises.
+    x_norm_bound : float or None, default None
+        Declared bound on the Euclidean norm of every row of ``X`` (``> 0``); it bounds
+        ``||x||_1 <= sqrt(d) x_norm_bound``.  A training row above it raises.
+    x_l1_bound : float, array-like of shape (n_features,) or None, default None
+        Declared bound on the L1 norm of every row of ``X`` (a number), or on every ``|x_j|`` (one
+        number per feature; then ``||x||_1 <= sum_j x_l1_bound[j]``).  A training row above it raises.  The
+        oracle's noise is calibrated to the smallest L1 bound the declared bounds give, never to the data;
+        at least one of ``x_norm_bound`` and ``x_l1_bound`` is required with a finite ``epsilon``.
     n_iter : int or None, default None
-        Number of rounds ``T``; ``None`` uses Algorithm 3's formula (capped at 1000; 100 at
-        ``epsilon = inf``, where the formula is infinite).
+        Number of rounds ``T``; ``None``: ``min(16 B^2 ln(K+1) / nu^2, T_privacy)`` where ``T_privacy`` is
+        Algorithm 3's formula (capped at 1,000, also at ``epsilon = inf``, where the game stops as
+        soon as the exact duality gap is at most ``nu``).
     eta : float or None, default None
-        Exponentiated-gradient step; ``None`` uses ``(1/2) sqrt(ln(4|A|-3) / T)`` (Algorithm 3).
+        Exponentiated-gradient step; ``None`` uses ``(1/2) sqrt(ln(K+1) / T)`` (Algorithm 3).
+    nu : float or None, default None
+        Requested accuracy: the duality gap of the approximate equilibrium (Theorem 4.3: error at most
+        ``2 nu`` above the best ``gamma``-fair classifier).  ``None``: ``1 / sqrt(m)``.
+    constraint_reference : {"group0", "overall"}, default "group0"
+        ``"group0"``: every group's rates against the first declared group's (the paper's Definition 2.1,
+        ``4(|A|-1)`` constraints).  ``"overall"``: every group's rates against the rates of all rows of the
+        same label (fairlearn's ``EqualizedOdds``, ``4|A|`` constraints).
+    accountant : {"tight", "advanced", "paper"}, default "tight"
+        How the ``2T`` per-round Laplace releases are composed (see :func:`per_round_epsilon`):
+        ``"tight"`` (privacy loss distributions or Renyi DP, whichever certifies the larger
+        per-round ``epsilon'``), ``"advanced"`` (the advanced composition theorem) or ``"paper"``
+        (Algorithm 3's ``epsilon'`` formula).  All three are ``(epsilon, delta)``-DP.
+    selection : {"average", "best"}, default "best"
+        ``"average"``: the uniform mixture of the ``T`` best responses (Algorithm 3's output).  ``"best"``:
+        the mixture of the first ``t`` best responses for the ``t`` with the smallest primal value
+        ``err(Q_t) + B max(0, max_k r_k(Q_t))`` (fairlearn's best-iterate selection).  The violations
+        ``r(Q_t)`` are the averages of the released noisy ``r~``, taken with an upper confidence margin of two
+        standard deviations of their noise: post-processing, so the choice costs no privacy.
     groups : list or None, default None
         The declared group labels (public; the first is the reference group 0).  Required with a
         finite ``epsilon``; with ``epsilon = inf`` it may be omitted and is read off the data.
@@ -313,33 +649,54 @@ class DPExponentiatedGradient(ClassifierMixin, BaseEstimator):
         The two labels (``classes_[1]`` is the positive label, ``y = 1`` in the paper).
     groups_ : ndarray
         The declared groups.
+    bound_B_ : float
+        The ``B`` used.
+    nu_ : float
+        The requested accuracy used.
     n_iter_ : int
-        Number of rounds ``T`` run.
+        Number of rounds run.
+    best_iter_ : int
+        Number of best responses in the output mixture (``n_iter_`` with ``selection="average"``).
     eta_ : float
         Step size used.
     epsilon_step_ : float
         Per-release ``epsilon'`` of each round (``inf`` without privacy).
-    coef_ : ndarray of shape (T, n_weights)
+    accountant_ : str
+        The bound that certifies ``epsilon_step_`` (also stated in ``privacy_spent_["protects"]``).
+    gap_ : float
+        Exact duality gap of the output at ``epsilon = inf``; NaN at finite ``epsilon`` (it would read
+        the data exactly).
+    coef_ : ndarray of shape (``best_iter_``, n_weights)
         Weights ``w_t`` of the best responses: ``h_t(z) = 1{z . w_t > 0}`` with ``z = [x, 1]``
         (A-blind) or ``z = [x, onehot(a)]`` (A-aware).
-    lambda_ : ndarray of shape (n_groups - 1, 4)
-        Average dual play ``lambda~`` (Algorithm 3's second output).
+    lambda_ : ndarray of shape (K / 4, 4)
+        Average dual play ``lambda~`` over the output's rounds (Algorithm 3's second output).
     privacy_spent_ : dict
-        ``{"epsilon", "delta", "protects", "neighbouring"}``.
+        ``{"epsilon", "delta", "protects", "neighbouring"}``; ``protects`` names the accountant.
     n_features_in_ : int
         Number of features seen in ``fit``.
+
+    Warns
+    -----
+    SmallBudgetWarning
+        Once per ``fit``, when ``epsilon`` affords fewer than ``16 ln(K+1)`` rounds (the message gives
+        both numbers and suggests :class:`~dpfair.classification.DPEqualizedOddsPostProcessor`).
+    sklearn.exceptions.ConvergenceWarning
+        When the output's violation (estimated from the released, noisy violations) exceeds ``gamma``
+        clearly: the data's fairness / accuracy trade-off is steeper than ``B`` allows; raise ``bound_B``.
 
     See Also
     --------
     fairlearn.reductions.ExponentiatedGradient : The non-private reduction (Agarwal et al., 2018).
+    dpfair.classification.DPEqualizedOddsPostProcessor : Private post-processing (Algorithm 1).
 
     Examples
     --------
     >>> from dpfair.datasets import make_classification
     >>> from dpfair.classification.reductions import DPExponentiatedGradient
     >>> X, y, g = make_classification(1000, random_state=0)
-    >>> clf = DPExponentiatedGradient(epsilon=5.0, delta=1e-6, gamma=0.05, bound_B=1.0,
-    ...                               x_norm_bound=10.0, groups=[0, 1], random_state=0)
+    >>> clf = DPExponentiatedGradient(epsilon=50.0, delta=1e-6, gamma=0.05, x_norm_bound=10.0,
+    ...                               groups=[0, 1], random_state=0)
     >>> clf = clf.fit(X, y, sensitive_features=g)
     >>> clf.predict_proba(X[:2]).shape
     (2, 2)
@@ -351,11 +708,16 @@ class DPExponentiatedGradient(ClassifierMixin, BaseEstimator):
         epsilon: float,
         delta: float,
         gamma: float,
-        bound_B: float,
+        bound_B: float | None = None,
         beta: float = 0.05,
-        x_norm_bound: float,
+        x_norm_bound: float | None = None,
+        x_l1_bound: Any = None,
         n_iter: int | None = None,
         eta: float | None = None,
+        nu: float | None = None,
+        constraint_reference: str = "group0",
+        accountant: str = "tight",
+        selection: str = "best",
         groups: Any = None,
         use_sensitive_at_test_time: bool = False,
         budget: Any = None,
@@ -367,8 +729,13 @@ class DPExponentiatedGradient(ClassifierMixin, BaseEstimator):
         self.bound_B = bound_B
         self.beta = beta
         self.x_norm_bound = x_norm_bound
+        self.x_l1_bound = x_l1_bound
         self.n_iter = n_iter
         self.eta = eta
+        self.nu = nu
+        self.constraint_reference = constraint_reference
+        self.accountant = accountant
+        self.selection = selection
         self.groups = groups
         self.use_sensitive_at_test_time = use_sensitive_at_test_time
         self.budget = budget
@@ -386,7 +753,7 @@ class DPExponentiatedGradient(ClassifierMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Public features, every row of Euclidean norm at most ``x_norm_bound``.
+            Public features, every row within the declared ``x_norm_bound`` / ``x_l1_bound``.
         y : array-like of shape (n_samples,)
             Public binary labels (exactly two distinct values).
         sensitive_features : array-like of shape (n_samples,) or None, default None
@@ -403,8 +770,8 @@ class DPExponentiatedGradient(ClassifierMixin, BaseEstimator):
         ------
         ValueError
             If an argument is invalid (the message names it), ``groups`` is missing with finite
-            ``epsilon``, a row's group is not declared, ``y`` is not binary, or a row of ``X`` has a
-            norm above ``x_norm_bound``.
+            ``epsilon``, a row's group is not declared, ``y`` is not binary, or a row of ``X`` is outside
+            a declared bound.
         TypeError
             If an argument has the wrong type.
         PrivacyBudgetExceededError
@@ -414,19 +781,26 @@ class DPExponentiatedGradient(ClassifierMixin, BaseEstimator):
         -----
         PrivacyLeakWarning
             With ``epsilon = inf``.
+        SmallBudgetWarning
+            When ``epsilon`` affords fewer than ``16 ln(K+1)`` rounds.
+        ConvergenceWarning
+            When the output clearly exceeds ``gamma`` (raise ``bound_B``).
         """
         epsilon = check_epsilon(self.epsilon)
         delta = check_open_unit(self.delta, "delta")
         gamma = _as_float(self.gamma, "gamma")
         if not (math.isfinite(gamma) and gamma >= 0):
             raise ValueError(f"gamma must be finite and >= 0, got {gamma!r}.")
-        bound_B = check_positive_finite(self.bound_B, "bound_B")
+        bound_B = None if self.bound_B is None else check_positive_finite(self.bound_B, "bound_B")
         beta = check_open_unit(self.beta, "beta")
-        x_norm_bound = check_positive_finite(self.x_norm_bound, "x_norm_bound")
         n_iter = None if self.n_iter is None else check_int(self.n_iter, "n_iter", minimum=1)
         if n_iter is not None and n_iter > 100_000:
             raise ValueError(f"n_iter must be <= 100000, got {n_iter}.")
         eta = None if self.eta is None else check_positive_finite(self.eta, "eta")
+        nu = None if self.nu is None else check_positive_finite(self.nu, "nu")
+        reference = _check_choice(self.constraint_reference, "constraint_reference", REFERENCES)
+        accountant = _check_choice(self.accountant, "accountant", ACCOUNTANTS)
+        selection = _check_choice(self.selection, "selection", SELECTIONS)
         aware = check_bool(self.use_sensitive_at_test_time, "use_sensitive_at_test_time")
         budget = check_budget(self.budget)
         noise = get_noise_source(self.random_state)
@@ -453,12 +827,12 @@ class DPExponentiatedGradient(ClassifierMixin, BaseEstimator):
                 f"{type_of_target(y_arr, input_name='y')}; y must hold exactly two classes."
             )
         m, d = X_arr.shape
-        norms = np.linalg.norm(X_arr, axis=1)
-        if not (norms <= x_norm_bound).all():
-            raise ValueError(
-                f"X has rows whose Euclidean norm exceeds x_norm_bound={x_norm_bound:g}; the noise is calibrated to "
-                "this declared bound. Rescale X by a public constant or declare a larger x_norm_bound."
-            )
+        if self.x_norm_bound is None and self.x_l1_bound is None and math.isinf(epsilon):
+            l1_row_bound = math.inf  # no noise to calibrate
+        else:
+            l1_row_bound, per_feature, l2 = _l1_row_bound(self.x_norm_bound, self.x_l1_bound, d)
+            l1_scalar = None if self.x_l1_bound is None or per_feature is not None else float(self.x_l1_bound)
+            _check_rows(X_arr, l2, l1_scalar, per_feature)
         if sensitive_features is None:
             if declared is None or declared.size != 1:
                 raise ValueError(
@@ -472,35 +846,52 @@ class DPExponentiatedGradient(ClassifierMixin, BaseEstimator):
         else:
             index = group_index(declared, _labels(sensitive_features, m))
         n_groups = declared.size
-        l1_row_bound = math.sqrt(d) * x_norm_bound
+        bound_B = float(n_groups) if bound_B is None else bound_B  # Corollary 4.6.1: B = |A|
+        nu = 1.0 / math.sqrt(m) if nu is None else nu
         vc_dim = d + n_groups if aware else d + 1
-        T = n_iter if n_iter is not None else default_n_iter(epsilon, delta, bound_B, n_groups, m, vc_dim, beta)
-        eta = eta if eta is not None else default_eta(n_groups, T)
+        t_privacy = default_n_iter(epsilon, delta, bound_B, n_groups, m, vc_dim, beta, reference=reference)
+        T = n_iter if n_iter is not None else min(t_privacy, accuracy_n_iter(bound_B, nu, n_groups, reference=reference))
+        eta = eta if eta is not None else default_eta(n_groups, T, reference=reference)
         private = not math.isinf(epsilon) and n_groups > 1  # with one group no output depends on the labels
+        certified_by = "none (epsilon = inf)"
         if private:
-            epsilon_step, epsilon_rest, _ = split_epsilon(epsilon, delta, T)
+            epsilon_step, epsilon_rest, certified_by = privacy_split(epsilon, delta, T, accountant)
             epsilon_counts = epsilon_rest / 2.0 if aware else epsilon_rest
         else:
-            epsilon_step = epsilon_counts = math.inf
+            epsilon_step = epsilon_counts = epsilon_rest = math.inf
         if private:
             # worst case over the (not yet released) counts: denominators are clipped to >= 1, so q~_min >= 1/m
+            ones = np.ones((n_groups, 2))
             worst = max(
                 2.0 / epsilon_counts,
-                2.0 * n_groups / epsilon_step,
-                oracle_sensitivity(bound_B, np.array([1.0 / m]), l1_row_bound, aware) / epsilon_step,
+                auditor_sensitivity(ones, reference=reference, label_counts=np.ones(2), aware=aware) / epsilon_step,
+                oracle_sensitivity(bound_B, np.array([1.0 / m]), l1_row_bound, aware, reference=reference) / epsilon_step,
                 aware_static_sensitivity(l1_row_bound) / max(epsilon_rest - epsilon_counts, 1e-300) if aware else 0.0,
             )
             if not worst <= _MAX_NOISE_SCALE:
                 raise ValueError(
-                    f"epsilon={epsilon!r} (with delta={delta!r}, bound_B={bound_B!r}, x_norm_bound={x_norm_bound!r} and "
+                    f"epsilon={epsilon!r} (with delta={delta!r}, bound_B={bound_B!r}, the declared bound on X and "
                     f"{T} rounds) gives Laplace scales above {_MAX_NOISE_SCALE:g}: the releases would carry no "
                     "information and overflow; use a larger epsilon, fewer rounds (n_iter) or a smaller bound_B."
                 )
         if math.isinf(epsilon):
-            warn_non_private(epsilon, "the fitted classifier")
+            warn_non_private(epsilon, "the fitted classifier", estimator=self)
+        enough = min_informative_n_iter(n_groups, reference=reference)
+        if private and n_iter is None and t_privacy < enough:
+            warnings.warn(
+                f"epsilon={epsilon:g} affords T = {t_privacy} round(s) of Algorithm 3 (line 1, with m = {m} rows, "
+                f"B = {bound_B:g}, delta = {delta:g}), fewer than the {enough} that Lemma 4.2 needs before the "
+                f"auditor's regret bound 4 B sqrt(ln(K+1) / T) falls below B (K = {n_constraints(n_groups, reference)} "
+                "constraints): the multipliers will not be learned and the classifier is close to one noisy best "
+                "response. With this budget, DPEqualizedOddsPostProcessor (one release) is the better choice; or use "
+                "a larger epsilon or more rows.",
+                SmallBudgetWarning,
+                stacklevel=2,
+            )
 
         cell = index * 2 + y01  # (group, label) cell of every row
         exact_counts = np.bincount(cell, minlength=2 * n_groups).reshape(n_groups, 2).astype(float)
+        label_counts = np.bincount(y01, minlength=2).astype(float)  # public: y is public
         Z = np.hstack([X_arr, np.eye(n_groups)[index]]) if aware else np.hstack([X_arr, np.ones((m, 1))])
         c0 = y01.astype(float)  # Subroutine 2: C_0 = 1{y != 0}
 
@@ -512,6 +903,7 @@ class DPExponentiatedGradient(ClassifierMixin, BaseEstimator):
             counts = exact_counts
         denominators = np.maximum(counts, 1.0)  # public after release (post-processing)
         proportions = denominators / m  # q~_ay
+        label_proportions = label_counts / m
         gram = Z.T @ Z
         moment0 = Z.T @ c0
         if aware and private:
@@ -526,38 +918,91 @@ class DPExponentiatedGradient(ClassifierMixin, BaseEstimator):
             gram[upper] = released[: upper[0].size]
             gram = gram + np.triu(gram, 1).T
             moment0 = released[upper[0].size :]
-        gram_inv = _psd_inverse(gram)
-        base_cost = 1.0 - c0  # 1{y != 1}
-        sens_oracle = oracle_sensitivity(bound_B, proportions, l1_row_bound, aware) if private else math.inf
-        y_index = y01.astype(np.int64)
+        gram_inv = _psd_inverse(gram, exact=not (aware and private))
+        sens_oracle = oracle_sensitivity(bound_B, proportions, l1_row_bound, aware, reference=reference) if private else math.inf
+        sens_auditor = auditor_sensitivity(denominators, reference=reference, label_counts=label_counts, aware=aware)
+        # Z^T C_1 = Z^T 1{y != 1} + sum_cells tau_cell Z^T 1_cell (the same vector, computed once per cell)
+        zt_base = Z.T @ (1.0 - c0)
+        zt_cells = np.stack([Z[cell == c].sum(axis=0) for c in range(2 * n_groups)])
+        game = _Game(y01, cell, n_groups, denominators, label_counts, gamma, reference)
+
+        def best_response(lam: np.ndarray, step: float) -> tuple[np.ndarray, np.ndarray]:
+            tau = cell_costs(lam, proportions, reference=reference, label_proportions=label_proportions)
+            moment1 = _noisy_moment(zt_base + tau.ravel() @ zt_cells, sens_oracle, step, noise)
+            w = gram_inv @ (moment0 - moment1)  # predicted C_0 - C_1: h = 1 when C_1 is predicted lower
+            return w, (Z @ w > 0).astype(float)
 
         # ---- Algorithm 3 main loop (vectorized over rows and groups)
-        theta = np.zeros((n_groups - 1, 4))
+        theta = np.zeros((n_constraints(n_groups, reference) // 4, 4))
         weights = np.empty((T, Z.shape[1]))
-        lam_sum = np.zeros_like(theta)
+        lam_sums = np.zeros((T + 1, *theta.shape))
+        r_sum = np.zeros_like(theta)
+        err_sum = 0.0
+        h_sum = np.zeros(m)
+        h_best, r_best_sum = h_sum, r_sum
+        noise_sd = math.sqrt(2.0) * sens_auditor / epsilon_step if private else 0.0  # sd of one Laplace draw
+        best_value, best_t, rounds, gap = math.inf, 0, T, math.nan
         for t in range(T):
             lam = _lambda(theta, bound_B)  # line 3
-            lam_sum += lam
-            # line 4 (Subroutine 2): costs, then the private regression oracle of Section 5
-            c1 = base_cost + cell_costs(lam, proportions)[index, y_index]
-            moment1 = noisy_cost_moment(Z, c1, sens_oracle, epsilon_step, noise)
-            w = gram_inv @ (moment0 - moment1)  # predicted C_0 - C_1: h = 1 when C_1 is predicted lower
+            lam_sums[t + 1] = lam_sums[t] + lam
+            w, h = best_response(lam, epsilon_step)  # line 4 (Subroutine 2) with the Section 5 oracle
             weights[t] = w
-            h = (Z @ w > 0).astype(float)
             # lines 6-7: the Auditor's noisy violations
-            positive = np.bincount(cell, weights=h, minlength=2 * n_groups).reshape(n_groups, 2)
-            r_noisy = noisy_violations(positive, denominators, gamma, epsilon_step, noise)
+            positive = game.positives(h)
+            if n_groups > 1:
+                r_noisy = noisy_violations(positive, denominators, gamma, epsilon_step, noise, reference=reference,
+                                           label_counts=label_counts, aware=aware)
+            else:
+                r_noisy = np.full_like(theta, -gamma)
             theta = theta + eta * r_noisy  # line 8
+            # the output: Algorithm 3's average, or the best iterate by its (noisy, pessimistic) primal value
+            r_sum += r_noisy
+            err_sum += game.error(h)
+            n = t + 1
+            value = err_sum / n + bound_B * max(0.0, float(np.max(r_sum / n, initial=-math.inf)) + 2.0 * noise_sd / math.sqrt(n))
+            h_sum += h
+            if selection == "average" or value <= best_value:
+                best_value, best_t = value, n
+                h_best = h_sum.copy()
+                r_best_sum = r_sum.copy()
+            if not private and n_groups > 1 and n % _GAP_CHECK_EVERY == 0 and n < T:
+                gap = game.gap(h_best / best_t, lam_sums[best_t] / best_t, bound_B, best_response)
+                if gap <= nu:  # a nu-approximate equilibrium: stop (Theorem 4.3)
+                    rounds = n
+                    break
+        if not private and n_groups > 1 and rounds == T:
+            gap = game.gap(h_best / best_t, lam_sums[best_t] / best_t, bound_B, best_response)
+        if n_groups > 1:
+            # Lemma C.4: a violation above gamma with the multipliers at their bound means B is too small for this
+            # problem's accuracy / fairness trade-off.  Read off the released (noisy) violations: post-processing.
+            r_best = violations(game.positives(h_best / best_t), denominators, gamma, reference=reference,
+                                label_counts=label_counts) if not private else r_best_sum / best_t
+            excess = float(r_best.max()) - 2.0 * noise_sd / math.sqrt(best_t)
+            if excess > 0.25 * max(gamma, 0.01):
+                shown = f" by about {excess:.3g}" if not private else ""
+                warnings.warn(
+                    f"the fitted classifier exceeds gamma={gamma:g}{shown} (estimated from the released violations): "
+                    f"with bound_B={bound_B:g} the game prefers violating, i.e. on these data fairness costs more error "
+                    "per unit of violation than B allows (Lemma C.4: violation <= gamma + (1 + 2 nu) / B). Pass a larger "
+                    "bound_B (more rounds and, at finite epsilon, more noise) if the violation matters more than the error.",
+                    ConvergenceWarning,
+                    stacklevel=2,
+                )
         predict_seed = None if noise.secure else [int(u * 2**32) for u in noise.uniform(4)]
 
         # every fitted attribute is assigned only now
         self.classes_ = classes
         self.groups_ = declared
-        self.n_iter_ = T
+        self.bound_B_ = bound_B
+        self.nu_ = nu
+        self.n_iter_ = rounds
+        self.best_iter_ = best_t
         self.eta_ = eta
         self.epsilon_step_ = epsilon_step
-        self.coef_ = weights
-        self.lambda_ = lam_sum / T
+        self.accountant_ = certified_by
+        self.gap_ = float(gap) if not private else math.nan
+        self.coef_ = weights[:best_t].copy()
+        self.lambda_ = lam_sums[best_t] / best_t
         self._aware = aware
         self._predict_seed_ = predict_seed
         if math.isinf(epsilon):
@@ -565,7 +1010,8 @@ class DPExponentiatedGradient(ClassifierMixin, BaseEstimator):
                 math.inf, 0.0, protects="nothing: epsilon=inf runs the exact reduction", neighbouring=_NEIGHBOURING
             )
         else:
-            self.privacy_spent_ = privacy_spent(epsilon, delta, protects=_PROTECTS, neighbouring=_NEIGHBOURING)
+            how = f"; the 2T = {2 * T} per-round releases composed by: {certified_by} (accountant={accountant!r})"
+            self.privacy_spent_ = privacy_spent(epsilon, delta, protects=_PROTECTS + how, neighbouring=_NEIGHBOURING)
         return self
 
     # ------------------------------------------------------------------ prediction
@@ -588,7 +1034,7 @@ class DPExponentiatedGradient(ClassifierMixin, BaseEstimator):
         return np.hstack([X_arr, np.eye(self.groups_.size)[index]])
 
     def predict_proba(self, X: Any, *, sensitive_features: Any = None) -> np.ndarray:
-        """Probability of each class under the uniform mixture of the ``T`` best responses.
+        """Probability of each class under the uniform mixture of the output's best responses.
 
         Parameters
         ----------
@@ -647,3 +1093,22 @@ class DPExponentiatedGradient(ClassifierMixin, BaseEstimator):
             source = get_noise_source(np.random.default_rng(self._predict_seed_))
         u = source.uniform(proba.size) if proba.size else np.empty(0)
         return self.classes_[(u < proba).astype(np.int64)]
+
+
+def _check_rows(X: np.ndarray, l2: float | None, l1: float | None, per_feature: np.ndarray | None) -> None:
+    """Refuse rows of ``X`` outside a declared bound (the message names it, never a private value)."""
+    if l2 is not None and not (np.linalg.norm(X, axis=1) <= l2).all():
+        raise ValueError(
+            f"X has rows whose Euclidean norm exceeds x_norm_bound={l2:g}; the noise is calibrated to "
+            "this declared bound. Rescale X by a public constant or declare a larger x_norm_bound."
+        )
+    if l1 is not None and not (np.abs(X).sum(axis=1) <= l1).all():
+        raise ValueError(
+            f"X has rows whose L1 norm exceeds x_l1_bound={l1:g}; the noise is calibrated to this declared bound. "
+            "Rescale X by a public constant or declare a larger x_l1_bound."
+        )
+    if per_feature is not None and not (np.abs(X) <= per_feature).all():
+        raise ValueError(
+            "X has a value |x_j| above its declared per-feature bound x_l1_bound[j]; the noise is calibrated "
+            "to these declared bounds. Clip X to public ranges or declare larger bounds."
+        )
