@@ -16,19 +16,24 @@ import numpy as np
 
 __all__ = [
     "as_finite_array",
+    "check_allocation",
     "check_bool",
+    "check_budgets_cover",
     "check_delta",
     "check_epsilon",
     "check_int",
     "check_nonnegative_finite",
     "check_open_unit",
     "check_positive_finite",
+    "check_positive_normal",
     "check_rho",
     "check_sensitivity",
+    "check_squares_fit",
 ]
 
 
 _TINY = float(np.finfo(float).tiny)  # smallest positive normal float64
+_HUGE = float(np.finfo(float).max)  # largest finite float64
 
 
 def _as_float(value: Any, name: str) -> float:
@@ -205,6 +210,36 @@ def check_positive_finite(value: Any, name: str) -> float:
     return v
 
 
+def check_positive_normal(value: Any, name: str) -> float:
+    """Return ``value`` as a float after checking it is finite, > 0 and a normal float64 (``1 / value`` finite).
+
+    For a ridge parameter ``lambda`` (``V_0^{-1} = I / lambda``) and other divisors: a subnormal value
+    (below about ``2.2e-308``) makes its reciprocal overflow.
+
+    Parameters
+    ----------
+    value : float
+        The number to check.
+    name : str
+        Argument name used in error messages.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    TypeError
+        If ``value`` is not a real number.
+    ValueError
+        If it is NaN, infinite, ``<= 0`` or subnormal.
+    """
+    v = check_positive_finite(value, name)
+    if v < _TINY:
+        raise ValueError(f"{name}={v!r} is subnormal (below {_TINY:.3g}): 1/{name} overflows float64; use a larger {name}.")
+    return v
+
+
 def check_nonnegative_finite(value: Any, name: str) -> float:
     """Return ``value`` as a float after checking it is finite and >= 0.
 
@@ -325,6 +360,7 @@ def as_finite_array(
     allow_empty: bool = False,
     dtype: Any = float,
     allow_bool: bool = False,
+    allow_nonfinite: bool = False,
 ) -> np.ndarray:
     """Convert ``values`` (array-like or pandas object) to a finite numeric array.
 
@@ -350,6 +386,9 @@ def as_finite_array(
         refused, never truncated) and inside the dtype's range.
     allow_bool : bool, default False
         Accept booleans as 0/1.
+    allow_nonfinite : bool, default False
+        Return NaN and infinite values (float ``dtype`` only) for the caller to refuse with its own
+        message (one that, for private data, does not count them).
 
     Returns
     -------
@@ -392,6 +431,8 @@ def as_finite_array(
         return _to_integer(raw, name, target)
     with np.errstate(over="ignore"):
         arr = raw.astype(target, copy=False)
+    if allow_nonfinite:
+        return arr
     if not np.isfinite(arr).all():
         bad = int(np.size(arr) - np.count_nonzero(np.isfinite(arr)))
         raise ValueError(f"{name} contains {bad} NaN or infinite value(s); remove or impute them first.")
@@ -415,3 +456,139 @@ def _to_integer(raw: np.ndarray, name: str, target: np.dtype) -> np.ndarray:
     if arr.size and (arr.min() < -(2.0**63) or arr.max() >= 2.0**63 or arr.min() < info.min or arr.max() > info.max):
         raise ValueError(f"{name} holds integers outside the range of {target}.")
     return arr.astype(target)
+
+
+def check_squares_fit(values: np.ndarray, name: str, *, n_terms: int = 1, norm_axis: int | None = None) -> None:
+    """Refuse values whose squares, summed over ``n_terms`` rounds, overflow float64.
+
+    Gram matrices, ridge targets and ``z z^T`` leaves add ``x x^T`` (or ``y x``, ``y^2``) once per round:
+    with ``||x||^2 <= max_float / (2 n_terms)`` every such running sum over ``n_terms`` rounds stays
+    finite (``|y x_i| <= max(y^2, ||x||^2)``), so a NaN can never come out of them.
+
+    Parameters
+    ----------
+    values : numpy.ndarray
+        Finite values (check NaN first: this refuses NaN with the overflow message).
+    name : str
+        Argument name used in error messages.
+    n_terms : int, default 1
+        Number of rounds whose squares are summed.
+    norm_axis : int, optional
+        Axis holding the coordinates of one vector (its squared norm is checked); ``None`` checks
+        each value's square.
+
+    Raises
+    ------
+    ValueError
+        If a (squared norm) times ``2 n_terms`` exceeds the largest float64.
+    """
+    limit = _HUGE / (2.0 * max(int(n_terms), 1))
+    with np.errstate(over="ignore", invalid="ignore"):
+        squares = np.multiply(values, values, dtype=float)
+        if norm_axis is not None:
+            squares = squares.sum(axis=norm_axis)
+    if not (squares <= limit).all():
+        what = "squared norms" if norm_axis is not None else "squares"
+        raise ValueError(
+            f"{name} holds values too large for float64 arithmetic: their {what} summed over {int(n_terms)} "
+            f"round(s) would overflow; rescale {name} (magnitudes below {math.sqrt(limit):.3g})."
+        )
+
+
+def _physical_memory() -> int:
+    """Bytes of physical memory of this machine (numpy's addressing limit where it cannot be read)."""
+    import os
+
+    try:
+        total = int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
+    except (AttributeError, OSError, ValueError):  # not POSIX
+        total = 0
+    return total if total > 0 else int(np.iinfo(np.intp).max)
+
+
+def _format_bytes(n_bytes: int) -> str:
+    value = float(n_bytes)
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"):
+        if value < 1024 or unit == "EiB":
+            return f"{value:.3g} {unit}" if unit != "bytes" else f"{int(value)} bytes"
+        value /= 1024
+    return f"{value:.3g} EiB"  # pragma: no cover - loop always returns
+
+
+def check_allocation(n_bytes: int, *, subject: str, what: str, fix: str) -> None:
+    """Refuse, before allocating, arrays that cannot fit in this machine's memory.
+
+    numpy raises ``MemoryError`` or "Maximum allowed dimension exceeded" only when the allocation is
+    tried, naming no argument (and after a privacy budget may have been charged).  Callers compute the
+    bytes their arrays need from the sizes they were given (Python integers: no overflow) and call
+    this first.
+
+    Parameters
+    ----------
+    n_bytes : int
+        Bytes the arrays need together.
+    subject : str
+        The arguments that set the size, as the caller wrote them (e.g. ``"horizon=10**12 with 1 seed"``).
+    what : str
+        What the arrays hold.
+    fix : str
+        How to make it fit (e.g. ``"lower horizon"``).
+
+    Raises
+    ------
+    ValueError
+        If ``n_bytes`` exceeds the machine's physical memory (or numpy's addressing limit).
+    """
+    limit = min(_physical_memory(), int(np.iinfo(np.intp).max))
+    if int(n_bytes) > limit:
+        raise ValueError(
+            f"{subject} needs {_format_bytes(int(n_bytes))} for {what}, more than this machine's "
+            f"{_format_bytes(limit)} of memory; {fix}."
+        )
+
+
+def check_budgets_cover(charges: Any, *, fix: str = "give each a budget that pays for it, or a larger shared budget") -> None:
+    """Refuse, before anything is charged, charges that their budgets cannot pay for together.
+
+    Several private estimators of one call (the policies of a simulation) may share one budget:
+    charging them one by one would spend the first and refuse the second.  This replays every charge
+    on a copy of each budget (its public ``spend``), so the real budgets are charged only when all
+    charges fit.
+
+    Parameters
+    ----------
+    charges : iterable of (budget, epsilon, delta, argument)
+        One per private estimator; ``budget`` may be ``None`` (the process-wide default budget when the
+        program installed one with :func:`dpfair.privacy.set_default_budget`, else nothing to charge);
+        ``argument`` names the estimator's budget in the message (e.g. ``"policies['a'].budget"``).
+    fix : str
+        The advice that ends the message.
+
+    Raises
+    ------
+    PrivacyBudgetExceededError
+        (The budget's own error type.)  If a budget cannot pay for all the charges made to it.
+    """
+    import copy
+
+    from dpfair.privacy import budget as budget_module  # lazily: dpfair.privacy imports this module
+
+    default = getattr(budget_module, "default_budget", lambda: None)()
+    trials: dict[int, tuple[Any, list[str]]] = {}
+    for budget, epsilon, delta, argument in charges:
+        if budget is None:
+            budget = default  # what a charge of budget=None goes to (dpfair._estimator.charge_budget)
+        if budget is None:
+            continue
+        trial, sharing = trials.setdefault(id(budget), (copy.deepcopy(budget), []))
+        sharing.append(str(argument))
+        try:
+            trial.spend(epsilon, delta, label=str(argument))
+        except Exception as exc:
+            if type(exc).__name__ != "PrivacyBudgetExceededError":
+                raise
+            together = f"{' and '.join(sharing)} (one shared budget)" if len(sharing) > 1 else sharing[0]
+            raise type(exc)(
+                f"{together} cannot pay for the privacy this call would spend, so nothing was charged; {fix}. "
+                f"({exc})"
+            ) from None

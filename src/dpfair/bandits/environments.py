@@ -17,6 +17,17 @@ Reward noise is Gaussian with standard deviation ``noise_std``, clipped symmetri
 ``noise_clip * noise_std``: still zero-mean and ``noise_std``-sub-Gaussian, and bounded, so that a
 private learner can *declare* a bound on ``|y|`` (:attr:`GroupEnvironment.reward_bound`) that every
 reward obeys.
+
+Documented bounds
+-----------------
+Every environment has two public bounds, stated in its documentation and computed from public facts
+(how its features are scaled, ``theta*``, the noise clipping), never from the candidates it draws:
+:attr:`GroupEnvironment.context_norm_bound` (``||x||_2`` of every candidate) and
+:attr:`GroupEnvironment.reward_bound` (``|y|`` of every observed reward).  A private policy must declare
+bounds at least these (:func:`dpfair.bandits.simulate` checks this before it charges any budget).
+:class:`SyntheticGroupEnvironment` and :class:`CensusHiringEnvironment` scale every context into the
+unit ball, so their context bound is 1; a :class:`GroupEnvironment` built from explicit populations
+(the caller's public definition of the world) has the largest norm among them.
 """
 
 from __future__ import annotations
@@ -29,7 +40,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dpfair._validation import check_int, check_nonnegative_finite, check_positive_finite
+from dpfair._validation import (
+    as_finite_array,
+    check_allocation,
+    check_int,
+    check_nonnegative_finite,
+    check_positive_finite,
+    check_squares_fit,
+)
 
 __all__ = ["CensusHiringEnvironment", "Episode", "GroupEnvironment", "SyntheticGroupEnvironment"]
 
@@ -85,11 +103,16 @@ class GroupEnvironment:
         Group of each support row, shape ``(M,)``.
     support_rank : numpy.ndarray
         True relative rank ``F_k(<x, theta*>)`` of each support row.
+    context_norm_bound : float
+        Documented bound on every candidate's ``||x||_2``: here the largest norm among the given
+        populations (the caller's public definition of the world); 1 for the subclasses, which scale
+        every context into the unit ball.  Declare at least this to a private policy.
     context_bound : float
-        ``max ||x||_2`` over the populations (a property of the environment, which a caller may declare
-        to a private policy).
+        The same number (the older name).
     reward_bound : float
-        Bound on every observed reward: ``max |<x, theta*>| + noise_clip * noise_std``.
+        Documented bound on every observed ``|y|``: a bound on ``|<x, theta*>|`` over the
+        environment's contexts (here the largest over the populations; the subclasses document
+        theirs) plus ``noise_clip * noise_std``.
     """
 
     def __init__(
@@ -103,13 +126,30 @@ class GroupEnvironment:
     ) -> None:
         self._setup(populations, theta, noise_std, noise_clip, group_names)
 
-    def _setup(self, populations: Sequence[Any], theta: Any, noise_std: Any, noise_clip: Any, group_names: Any) -> None:
-        theta = np.asarray(theta, dtype=float)
+    def _setup(
+        self,
+        populations: Sequence[Any],
+        theta: Any,
+        noise_std: Any,
+        noise_clip: Any,
+        group_names: Any,
+        *,
+        context_norm_bound: float | None = None,
+        mean_reward_bound: float | None = None,
+    ) -> None:
+        # context_norm_bound / mean_reward_bound: the subclasses' documented bounds (from their scaling)
+        theta = as_finite_array(theta, "theta", allow_nonfinite=True)
         if theta.ndim != 1 or theta.size == 0 or not np.isfinite(theta).all():
             raise ValueError("theta must be a non-empty 1-d array of finite numbers (the true reward vector).")
+        check_squares_fit(theta, "theta", norm_axis=0)
         if isinstance(populations, np.ndarray) and populations.ndim == 2:
             raise TypeError("populations must be a sequence with one (n_k, d) array per group, not a single 2-d array.")
-        pops = [np.asarray(p, dtype=float) for p in populations]
+        if isinstance(populations, str | bytes) or not hasattr(populations, "__iter__"):
+            raise TypeError(
+                f"populations must be a sequence with one (n_k, d) array per group, got {type(populations).__name__}."
+            )
+        pops = [as_finite_array(p, f"populations[{k}]", allow_empty=True, allow_nonfinite=True)
+                for k, p in enumerate(populations)]
         if len(pops) < 2:
             raise ValueError(f"populations must hold at least 2 groups, got {len(pops)}.")
         for k, p in enumerate(pops):
@@ -119,11 +159,16 @@ class GroupEnvironment:
                 )
             if not np.isfinite(p).all():
                 raise ValueError(f"populations[{k}] holds NaN or infinite values; contexts must be finite.")
+            check_squares_fit(p, f"populations[{k}]", norm_axis=1)
         self.noise_std = check_nonnegative_finite(noise_std, "noise_std")
         self.noise_clip = check_positive_finite(noise_clip, "noise_clip")
+        if not math.isfinite(self.noise_clip * self.noise_std):
+            raise ValueError("noise_clip * noise_std overflows float64; lower noise_std or noise_clip.")
         self.theta = theta
         self.n_groups = len(pops)
         self.dim = theta.size
+        if isinstance(group_names, str | bytes):
+            raise TypeError("group_names must be a sequence of names, one per group, not a single string.")
         names = [str(k) for k in range(self.n_groups)] if group_names is None else [str(g) for g in group_names]
         if len(names) != self.n_groups:
             raise ValueError(f"group_names must name each of the {self.n_groups} groups, got {len(names)} names.")
@@ -143,11 +188,57 @@ class GroupEnvironment:
         self.support = np.ascontiguousarray(np.concatenate(supports))
         self.support_group = np.concatenate(groups)
         self.support_rank = np.concatenate(ranks)
-        self.support_mean = self.support @ theta
+        with np.errstate(over="ignore", invalid="ignore"):
+            self.support_mean = self.support @ theta
+        if not np.isfinite(self.support_mean).all():
+            raise ValueError("populations and theta give rewards <x, theta> that overflow float64; rescale them.")
         self._record_ids = record_ids
         self.support_offsets = np.asarray(offsets, dtype=np.int64)
-        self.context_bound = float(np.linalg.norm(self.support, axis=1).max())
-        self.reward_bound = float(np.abs(self.support_mean).max() + self.noise_clip * self.noise_std)
+        largest_norm = float(np.sqrt(np.einsum("md,md->m", self.support, self.support).max()))
+        largest_mean = float(np.abs(self.support_mean).max())
+        tolerance = 1.0 + 1e-12  # floating-point rounding of the norms and products
+        if context_norm_bound is not None and largest_norm > context_norm_bound * tolerance:
+            raise RuntimeError("internal error: a context exceeds the environment's documented context_norm_bound.")
+        if mean_reward_bound is not None and largest_mean > mean_reward_bound * tolerance:
+            raise RuntimeError("internal error: a mean reward exceeds the environment's documented reward bound.")
+        self._context_norm_bound = largest_norm if context_norm_bound is None else float(context_norm_bound)
+        mean_bound = largest_mean if mean_reward_bound is None else float(mean_reward_bound)
+        self._reward_bound = mean_bound + self.noise_clip * self.noise_std
+        if not math.isfinite(self._reward_bound):
+            raise ValueError("theta, noise_std and noise_clip give a reward bound that overflows float64; rescale them.")
+
+    @property
+    def context_norm_bound(self) -> float:
+        """Documented bound on every candidate's ``||x||_2`` (see the class docstring).
+
+        Returns
+        -------
+        float
+            Declare at least this as a private policy's ``context_bound``.
+        """
+        return self._context_norm_bound
+
+    @property
+    def context_bound(self) -> float:
+        """The documented context bound under its older name (:attr:`context_norm_bound`).
+
+        Returns
+        -------
+        float
+            ``context_norm_bound``.
+        """
+        return self._context_norm_bound
+
+    @property
+    def reward_bound(self) -> float:
+        """Documented bound on every observed reward's ``|y|`` (see the class docstring).
+
+        Returns
+        -------
+        float
+            Declare at least this as a private policy's ``reward_bound``.
+        """
+        return self._reward_bound
 
     def relative_rank(self, group: int, values: Any) -> np.ndarray:
         """True CDF ``F_k`` of group ``k``'s reward at ``values``.
@@ -167,9 +258,12 @@ class GroupEnvironment:
         k = check_int(group, "group", minimum=0)
         if k >= self.n_groups:
             raise ValueError(f"group must be in [0, {self.n_groups}), got {k}.")
+        y = as_finite_array(values, "values", allow_empty=True, allow_nonfinite=True)
+        if np.isnan(y).any():
+            raise ValueError("values holds NaN; pass reward values (F_k(-inf) = 0 and F_k(inf) = 1 are accepted).")
         rec = self._record_ids[k]
         pop_values = np.sort(self.support_mean[rec])
-        return np.searchsorted(pop_values, np.asarray(values, dtype=float), side="right") / rec.size
+        return np.searchsorted(pop_values, y, side="right") / rec.size
 
     def sample(self, horizon: int, seed: int) -> Episode:
         """Pre-sample the candidates and reward noise of ``horizon`` rounds.
@@ -188,6 +282,11 @@ class GroupEnvironment:
         """
         horizon = check_int(horizon, "horizon", minimum=1)
         seed = check_int(seed, "seed", minimum=0)
+        # context ids, noise, mean and noisy rewards, ranks: five (horizon, n_groups) arrays of 8 bytes
+        check_allocation(
+            5 * 8 * horizon * self.n_groups, subject=f"horizon={horizon} with n_groups={self.n_groups}",
+            what="the pre-sampled rounds", fix="lower horizon",
+        )
         rng = np.random.default_rng([seed, 0x6D66])
         ids = np.empty((horizon, self.n_groups), dtype=np.int64)
         for k, rec in enumerate(self._record_ids):
@@ -210,6 +309,8 @@ class SyntheticGroupEnvironment(GroupEnvironment):
     Group ``k``'s population is a Gaussian sample around a group-specific mean, shifted along
     ``theta*`` so that the groups' reward distributions differ (a reward-maximizing learner then
     prefers one group), each row scaled into the unit ball.  ``theta*`` is a random unit vector.
+    Documented bounds: ``context_norm_bound = 1`` (the unit ball) and
+    ``reward_bound = 1 + noise_clip * noise_std`` (``|<x, theta*>| <= ||x|| ||theta*|| <= 1``).
 
     Parameters
     ----------
@@ -246,6 +347,15 @@ class SyntheticGroupEnvironment(GroupEnvironment):
         gap = check_nonnegative_finite(group_gap, "group_gap")
         if random_state is not None:
             check_int(random_state, "random_state", minimum=0)
+        # the populations, their scaling and the distinct rows: about three (n_groups * population_size, dim) arrays
+        check_allocation(
+            3 * 8 * n_groups * size * dim, subject=f"n_groups={n_groups}, dim={dim} and population_size={size}",
+            what="the group populations", fix="lower dim or population_size",
+        )
+        if not gap * n_groups < 1e150:  # group means of norm about gap * n_groups: their squares must not overflow
+            raise ValueError(
+                f"group_gap={gap!r} is too large: the group means overflow float64; use a gap below 1e150 / n_groups."
+            )
         rng = np.random.default_rng(random_state)
         theta = rng.normal(size=dim)
         theta /= np.linalg.norm(theta)
@@ -258,7 +368,8 @@ class SyntheticGroupEnvironment(GroupEnvironment):
             pops.append(x)
         self.population_size = size
         self.group_gap = gap
-        self._setup(pops, theta, noise_std, noise_clip, None)
+        # documented: every row in the unit ball, theta* a unit vector, so |<x, theta*>| <= 1
+        self._setup(pops, theta, noise_std, noise_clip, None, context_norm_bound=1.0, mean_reward_bound=1.0)
 
 
 class CensusHiringEnvironment(GroupEnvironment):
@@ -266,6 +377,9 @@ class CensusHiringEnvironment(GroupEnvironment):
 
     The features are min-max scaled to ``[0, 1]`` (by the table's ranges), an intercept ``1`` is
     appended and the vector is divided by ``sqrt(d)``, so ``||x|| <= 1`` for every record.
+    Documented bounds: ``context_norm_bound = 1``, and ``reward_bound`` is the largest ``|<x, theta*>|``
+    over that whole box of scaled features (a function of ``theta*`` alone, never of the records) plus
+    ``noise_clip * noise_std``.
     ``theta*`` is the least-squares fit of the (scaled) target on a random ``fit_fraction`` of the
     records (the held-out split); the candidates are resampled, within each group, from the other
     records, and ``F_k`` is the CDF over all of them (the whole group's candidate pool).  Only the
@@ -278,9 +392,10 @@ class CensusHiringEnvironment(GroupEnvironment):
     group_column : str
         Column of the sensitive group.
     feature_columns : sequence of str
-        Numeric feature columns (missing values are filled with the column's minimum).
+        Numeric feature columns (missing values are filled with the column's minimum; a column needs
+        at least one value among the kept records).
     target_column : str
-        Numeric target (for example income).
+        Numeric target (for example income); finite where present.
     n_groups : int, default 4
         Keep the ``n_groups`` largest groups.
     target_scale : float, default 1.0
@@ -331,28 +446,70 @@ class CensusHiringEnvironment(GroupEnvironment):
             raise ValueError(f"fit_fraction must lie in (0, 1), got {fit_fraction!r}.")
         seed = check_int(random_state, "random_state", minimum=0)
         frame = table[[group_column, target_column, *features]].copy()
+        for column, argument in [(target_column, "target_column"), *[(c, "feature_columns") for c in features]]:
+            values = frame[column]
+            if isinstance(values, pd.DataFrame):
+                raise ValueError(f"{argument} names column {column!r}, which the table holds more than once; rename it.")
+            if values.dtype.kind == "b":
+                values = values.astype(float)
+            try:
+                values = pd.to_numeric(values, errors="raise")
+            except (TypeError, ValueError):
+                raise TypeError(
+                    f"{argument} column {column!r} must be numeric (missing values allowed); encode it as numbers first."
+                ) from None
+            if values.dtype.kind not in "biuf":
+                raise TypeError(f"{argument} column {column!r} must be real numbers, got dtype {values.dtype}.")
+            if np.isinf(values.to_numpy(dtype=float)).any():
+                raise ValueError(f"{argument} column {column!r} holds infinite values; replace them first.")
+            frame[column] = values.astype(float)
         frame = frame[frame[group_column].notna() & frame[target_column].notna()]
         counts = frame[group_column].value_counts()
         if counts.size < n_groups:
             raise ValueError(f"group_column has {counts.size} groups, fewer than n_groups={n_groups}.")
         keep = counts.index[:n_groups].tolist()
         frame = frame[frame[group_column].isin(keep)].reset_index(drop=True)
-        X = frame[features].apply(pd.to_numeric, errors="raise").astype(float)
+        X = frame[features].astype(float)
+        empty = [c for c in features if X[c].isna().all()]
+        if empty:
+            raise ValueError(
+                f"feature_columns {empty} have no values among the kept groups' records; drop or fill them first."
+            )
         X = X.fillna(X.min())
         lo, hi = X.min().to_numpy(), X.max().to_numpy()
-        scaled = (X.to_numpy() - lo) / np.where(hi > lo, hi - lo, 1.0)
+        with np.errstate(over="ignore", invalid="ignore"):
+            span = np.where(hi > lo, hi - lo, 1.0)
+        if not np.isfinite(span).all():
+            raise ValueError("feature_columns hold a range that overflows float64 (max - min); rescale the features.")
+        scaled = (X.to_numpy() - lo) / span
         contexts = np.hstack([scaled, np.ones((len(frame), 1))]) / math.sqrt(len(features) + 1)
-        y = frame[target_column].to_numpy(float) / scale
+        with np.errstate(over="ignore"):
+            y = frame[target_column].to_numpy(float) / scale
+        if not np.isfinite(y).all():
+            raise ValueError(
+                f"target_scale={scale!r} is too small: the target divided by it overflows float64; raise target_scale."
+            )
         rng = np.random.default_rng(seed)
         held_out = rng.random(len(frame)) < frac
-        theta, *_ = np.linalg.lstsq(contexts[held_out], y[held_out], rcond=None)
+        with np.errstate(all="ignore"):
+            theta, *_ = np.linalg.lstsq(contexts[held_out], y[held_out], rcond=None)
+            # documented reward bound: max |<x, theta*>| over the box [0, 1]^p x {1}, divided by sqrt(p + 1)
+            weights, intercept = theta[:-1], theta[-1]
+            top = (intercept + np.maximum(weights, 0.0).sum()) / math.sqrt(len(features) + 1)
+            bottom = (intercept + np.minimum(weights, 0.0).sum()) / math.sqrt(len(features) + 1)
+        mean_bound = float(max(abs(top), abs(bottom)))
+        if not (np.isfinite(theta).all() and math.isfinite(mean_bound) and mean_bound < 1e150):
+            raise ValueError(
+                f"target_scale={scale!r} is too small: the fitted theta* overflows float64; raise target_scale."
+            )
         groups = frame[group_column].to_numpy()
         pops = [contexts[(groups == g) & ~held_out] for g in keep]
         if any(p.shape[0] == 0 for p in pops):
             raise ValueError("a kept group has no records outside the held-out split; lower fit_fraction.")
         self.feature_columns = tuple(features)
         self.fit_fraction = frac
-        self._setup(pops, theta, noise_std, noise_clip, [str(g) for g in keep])
+        self._setup(pops, theta, noise_std, noise_clip, [str(g) for g in keep], context_norm_bound=1.0,
+                    mean_reward_bound=mean_bound)
 
     @classmethod
     def from_acs_excerpt(cls, region: str = "national", **kwargs: Any) -> CensusHiringEnvironment:

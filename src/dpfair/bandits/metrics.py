@@ -11,19 +11,35 @@ from typing import Any
 
 import numpy as np
 
+from dpfair._validation import as_finite_array, check_int
+
 __all__ = ["cumulative_fair_regret", "cumulative_regret"]
 
 
 def _chosen(values: Any, actions: Any, name: str) -> tuple[np.ndarray, np.ndarray]:
-    v = np.asarray(values, dtype=float)
+    v = as_finite_array(values, name, allow_nonfinite=True)
+    if isinstance(actions, str | bytes):
+        raise TypeError(f"actions must be integer group indices, got a {type(actions).__name__}.")
     a = np.asarray(actions)
     if v.ndim < 1 or a.shape != v.shape[:-1]:
         raise ValueError(f"actions must have the shape of {name} without its last (group) axis, got {a.shape} and {v.shape}.")
     if a.dtype.kind not in "iu" or (a < 0).any() or (a >= v.shape[-1]).any():
         raise ValueError(f"actions must be integer group indices in [0, {v.shape[-1]}).")
     if not np.isfinite(v).all():
-        raise ValueError(f"{name} holds NaN or infinite values.")
+        raise ValueError(f"{name} holds NaN or infinite values; pass finite values.")
     return v, np.take_along_axis(v, a[..., None], axis=-1)[..., 0]
+
+
+def _cumulative(gaps: np.ndarray, axis: Any, name: str) -> np.ndarray:
+    """Running sum of the per-round gaps along the round axis, refusing an overflow (never inf or NaN out)."""
+    axis = check_int(axis, "axis")
+    if gaps.ndim == 0 or not -gaps.ndim <= axis < gaps.ndim:
+        raise ValueError(f"axis={axis} is out of range for actions of shape {gaps.shape}; pass the round axis.")
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = np.cumsum(gaps, axis=axis)
+    if not np.isfinite(out).all():
+        raise ValueError(f"{name} is too large: the cumulative regret overflows float64; rescale {name}.")
+    return out
 
 
 def cumulative_fair_regret(relative_ranks: Any, actions: Any, axis: int = 0) -> np.ndarray:
@@ -44,7 +60,9 @@ def cumulative_fair_regret(relative_ranks: Any, actions: Any, axis: int = 0) -> 
         Running sum of ``max_k F_k - F_{k_t}``, the shape of ``actions``.
     """
     v, chosen = _chosen(relative_ranks, actions, "relative_ranks")
-    return np.cumsum(v.max(axis=-1) - chosen, axis=axis)
+    with np.errstate(over="ignore", invalid="ignore"):
+        gaps = v.max(axis=-1) - chosen
+    return _cumulative(gaps, axis, "relative_ranks")
 
 
 def cumulative_regret(mean_rewards: Any, actions: Any, axis: int = 0) -> np.ndarray:
@@ -65,4 +83,6 @@ def cumulative_regret(mean_rewards: Any, actions: Any, axis: int = 0) -> np.ndar
         Running sum of ``max_k <x_k, theta*> - <x_{k_t}, theta*>``, the shape of ``actions``.
     """
     v, chosen = _chosen(mean_rewards, actions, "mean_rewards")
-    return np.cumsum(v.max(axis=-1) - chosen, axis=axis)
+    with np.errstate(over="ignore", invalid="ignore"):
+        gaps = v.max(axis=-1) - chosen
+    return _cumulative(gaps, axis, "mean_rewards")

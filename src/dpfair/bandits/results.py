@@ -15,6 +15,8 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
+from dpfair._validation import as_finite_array, check_int
+
 __all__ = ["BanditResult", "SimulationResult", "mean_and_standard_error"]
 
 
@@ -35,12 +37,26 @@ def mean_and_standard_error(values: Any, axis: int = 1) -> tuple[np.ndarray, np.
     standard_error : numpy.ndarray
         Its standard error, same shape.
     """
-    values = np.asarray(values, dtype=float)
+    values = as_finite_array(values, "values")
+    axis = check_int(axis, "axis")
+    if not -values.ndim <= axis < values.ndim:
+        raise ValueError(f"axis={axis} is out of range for values of shape {values.shape}; pass the seed axis.")
     n = values.shape[axis]
-    mean = values.mean(axis=axis)
-    if n < 2:
-        return mean, np.zeros_like(mean)
-    return mean, values.std(axis=axis, ddof=1) / math.sqrt(n)
+    with np.errstate(over="ignore", invalid="ignore"):
+        mean = values.mean(axis=axis)
+        if not np.isfinite(mean).all():  # values near the float64 limit: divide before summing
+            mean = (values / n).sum(axis=axis)
+        if n < 2:
+            return mean, np.zeros_like(mean)
+        std = values.std(axis=axis, ddof=1)
+        if not np.isfinite(std).all():
+            # the standard deviation of values / scale (in [-1, 1]) times scale: no overflow in the squares
+            scale = np.abs(values).max(axis=axis, keepdims=True)
+            scale = np.where(scale > 0, scale, 1.0)
+            std = (values / scale).std(axis=axis, ddof=1) * np.squeeze(scale, axis=axis)
+    if not (np.isfinite(mean).all() and np.isfinite(std).all()):
+        raise ValueError("values are too large: their standard error overflows float64; rescale the values.")
+    return mean, std / math.sqrt(n)
 
 
 @dataclass
@@ -89,7 +105,7 @@ class SimulationResult:
         numpy.ndarray
             The curves.
         """
-        if metric not in self._curves:
+        if not isinstance(metric, str) or metric not in self._curves:
             raise ValueError(f"metric must be one of {self._curves}, got {metric!r}.")
         return np.asarray(getattr(self, metric))
 
@@ -130,6 +146,7 @@ class SimulationResult:
         """
         import matplotlib.pyplot as plt
 
+        n_points = check_int(n_points, "n_points", minimum=1)
         if ax is None:
             _, ax = plt.subplots(figsize=(5.5, 4.0))
         values = self.curve(metric)

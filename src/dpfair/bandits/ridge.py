@@ -21,7 +21,15 @@ from typing import Any
 
 import numpy as np
 
-from dpfair._validation import check_int, check_nonnegative_finite, check_open_unit, check_positive_finite
+from dpfair._validation import (
+    as_finite_array,
+    check_allocation,
+    check_int,
+    check_nonnegative_finite,
+    check_open_unit,
+    check_positive_finite,
+    check_positive_normal,
+)
 
 __all__ = ["RidgeState", "confidence_radius"]
 
@@ -66,8 +74,18 @@ def confidence_radius(
     noise = check_nonnegative_finite(noise_std, "noise_std")
     bound = check_nonnegative_finite(theta_norm_bound, "theta_norm_bound")
     delta = check_open_unit(delta, "delta")
-    log_ratio = np.maximum(np.asarray(log_det_gram, dtype=float) - dim * math.log(lam), 0.0)
-    return noise * np.sqrt(2.0 * math.log(1.0 / delta) + log_ratio) + math.sqrt(lam) * bound
+    log_det = as_finite_array(log_det_gram, "log_det_gram", allow_empty=True, allow_nonfinite=True)
+    if np.isnan(log_det).any() or (log_det == -np.inf).any():
+        raise ValueError("log_det_gram holds NaN or -inf; pass ln det V_t of a positive definite V_t (finite, or +inf).")
+    with np.errstate(over="ignore"):
+        log_ratio = np.maximum(log_det - dim * math.log(lam), 0.0)
+        radius = noise * np.sqrt(2.0 * math.log(1.0 / delta) + log_ratio) + math.sqrt(lam) * bound
+    if not np.isfinite(radius).all():
+        raise ValueError(
+            "log_det_gram, noise_std and theta_norm_bound give a radius that overflows float64; pass a finite "
+            "log_det_gram and smaller noise_std or theta_norm_bound."
+        )
+    return radius
 
 
 class RidgeState:
@@ -105,7 +123,12 @@ class RidgeState:
     def __init__(self, dim: int, *, batch_shape: tuple[int, ...] = (), regularization: float = 1.0) -> None:
         self.dim = check_int(dim, "dim", minimum=1)
         self.batch_shape = tuple(check_int(s, "batch_shape", minimum=1) for s in batch_shape)
-        self.regularization = check_positive_finite(regularization, "regularization")
+        self.regularization = check_positive_normal(regularization, "regularization")
+        n_learners = math.prod(self.batch_shape)
+        check_allocation(
+            3 * 8 * n_learners * self.dim * self.dim, subject=f"dim={self.dim} with batch_shape={self.batch_shape}",
+            what="the Gram matrices and their inverses", fix="lower dim or the batch size",
+        )
         eye = np.eye(self.dim)
         self.gram = np.broadcast_to(self.regularization * eye, (*self.batch_shape, self.dim, self.dim)).copy()
         self.gram_inverse = np.broadcast_to(eye / self.regularization, self.gram.shape).copy()
@@ -113,7 +136,7 @@ class RidgeState:
         self.n_observations = np.zeros(self.batch_shape, dtype=np.int64)
 
     def _check_contexts(self, x: Any, name: str = "x") -> np.ndarray:
-        x = np.asarray(x, dtype=float)
+        x = as_finite_array(x, name, allow_empty=True, allow_nonfinite=True)
         if x.shape != (*self.batch_shape, self.dim):
             raise ValueError(f"{name} must have shape {(*self.batch_shape, self.dim)}, got {x.shape}.")
         if not np.isfinite(x).all():
@@ -133,18 +156,33 @@ class RidgeState:
             Learners that observe; the others are left unchanged.
         """
         x = self._check_contexts(x)
-        reward = np.broadcast_to(np.asarray(reward, dtype=float), self.batch_shape)
+        reward = as_finite_array(reward, "reward", allow_empty=True, allow_nonfinite=True)
+        try:
+            reward = np.broadcast_to(reward, self.batch_shape)
+        except ValueError:
+            raise ValueError(f"reward must have shape {self.batch_shape} (or broadcast to it), got {reward.shape}.") from None
         if not np.isfinite(reward).all():
             raise ValueError("reward holds NaN or infinite values; rewards must be finite.")
         if mask is not None:
-            keep = np.broadcast_to(np.asarray(mask, dtype=bool), self.batch_shape)
+            keep = np.asarray(mask)
+            if keep.dtype.kind != "b":
+                raise TypeError(f"mask must hold True/False per learner, got dtype {keep.dtype}.")
+            try:
+                keep = np.broadcast_to(keep, self.batch_shape)
+            except ValueError:
+                raise ValueError(f"mask must have shape {self.batch_shape} (or broadcast to it), got {keep.shape}.") from None
             x = np.where(keep[..., None], x, 0.0)
             reward = np.where(keep, reward, 0.0)
-            self.n_observations += keep
-        else:
-            self.n_observations += 1
-        self.gram += x[..., :, None] * x[..., None, :]
-        self.target += reward[..., None] * x
+        with np.errstate(over="ignore", invalid="ignore"):
+            gram = self.gram + x[..., :, None] * x[..., None, :]
+            target = self.target + reward[..., None] * x
+        # refuse, with the state unchanged, an observation whose x x^T or r x overflows the running sums
+        if not np.isfinite(gram).all():
+            raise ValueError("x is too large: adding x x^T overflows the Gram matrix (float64); rescale the contexts.")
+        if not np.isfinite(target).all():
+            raise ValueError("reward is too large: adding reward * x overflows the target b (float64); rescale the rewards.")
+        self.n_observations += keep if mask is not None else 1
+        self.gram, self.target = gram, target
         # Sherman-Morrison: (V + x x^T)^{-1} = V^{-1} - V^{-1} x x^T V^{-1} / (1 + x^T V^{-1} x)
         vx = np.einsum("...ij,...j->...i", self.gram_inverse, x)
         denom = 1.0 + np.einsum("...i,...i->...", x, vx)
@@ -167,15 +205,31 @@ class RidgeState:
         ValueError
             When the updated ``V`` is not positive definite (a noisy increment too negative).
         """
-        gram_increment = np.asarray(gram_increment, dtype=float)
-        target_increment = np.asarray(target_increment, dtype=float)
+        gram_increment = as_finite_array(gram_increment, "gram_increment", allow_empty=True, allow_nonfinite=True)
+        target_increment = as_finite_array(target_increment, "target_increment", allow_empty=True, allow_nonfinite=True)
+        for value, name in ((gram_increment, "gram_increment"), (target_increment, "target_increment")):
+            if not np.isfinite(value).all():
+                raise ValueError(f"{name} holds NaN or infinite values; pass finite statistics.")
         if gram_increment.shape != self.gram.shape or target_increment.shape != self.target.shape:
             raise ValueError(
                 f"gram_increment and target_increment must have shapes {self.gram.shape} and {self.target.shape}, "
                 f"got {gram_increment.shape} and {target_increment.shape}."
             )
-        self.set_statistics(self.gram + gram_increment, self.target + target_increment)
-        self.n_observations += np.asarray(n_observations, dtype=np.int64)
+        counts = as_finite_array(n_observations, "n_observations", dtype=np.int64, allow_empty=True)
+        try:
+            counts = np.broadcast_to(counts, self.batch_shape)
+        except ValueError:
+            raise ValueError(f"n_observations must be an int or have shape {self.batch_shape}, got {counts.shape}.") from None
+        if (counts < 0).any():
+            raise ValueError("n_observations must be >= 0 (the number of observations the increments summarize).")
+        with np.errstate(over="ignore", invalid="ignore"):
+            gram, target = self.gram + gram_increment, self.target + target_increment
+        if not (np.isfinite(gram).all() and np.isfinite(target).all()):
+            raise ValueError(
+                "gram_increment and target_increment overflow the statistics when added (float64); rescale them."
+            )
+        self.set_statistics(gram, target)
+        self.n_observations = self.n_observations + counts
 
     def set_statistics(self, gram: Any, target: Any) -> None:
         """Replace ``V`` and ``b`` (``V`` already includes the regularization) and re-invert.
@@ -192,9 +246,18 @@ class RidgeState:
         ValueError
             When ``gram`` is not positive definite.
         """
-        gram = np.array(gram, dtype=float)
-        target = np.array(target, dtype=float)
-        gram = 0.5 * (gram + np.swapaxes(gram, -1, -2))
+        gram = np.array(as_finite_array(gram, "gram", allow_empty=True, allow_nonfinite=True), dtype=float)
+        target = np.array(as_finite_array(target, "target", allow_empty=True, allow_nonfinite=True), dtype=float)
+        for value, name in ((gram, "gram"), (target, "target")):
+            if not np.isfinite(value).all():
+                raise ValueError(f"{name} holds NaN or infinite values; pass finite statistics.")
+        if gram.shape != self.gram.shape or target.shape != self.target.shape:
+            raise ValueError(
+                f"gram and target must have shapes {self.gram.shape} and {self.target.shape}, got {gram.shape} and "
+                f"{target.shape}."
+            )
+        with np.errstate(over="ignore"):
+            gram = 0.5 * gram + 0.5 * np.swapaxes(gram, -1, -2)
         try:
             chol = np.linalg.cholesky(gram)
         except np.linalg.LinAlgError:
@@ -203,9 +266,16 @@ class RidgeState:
                 "regularization or the privacy shift."
             ) from None
         eye = np.broadcast_to(np.eye(self.dim), gram.shape)
-        chol_inv = np.linalg.solve(chol, eye)
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            chol_inv = np.linalg.solve(chol, eye)
+            inverse = np.swapaxes(chol_inv, -1, -2) @ chol_inv
+        if not np.isfinite(inverse).all():
+            raise ValueError(
+                "the Gram matrix is too close to singular to invert in float64 (a noisy release below the shift?): "
+                "raise the regularization or the privacy shift."
+            )
         self.gram, self.target = gram, target
-        self.gram_inverse = np.swapaxes(chol_inv, -1, -2) @ chol_inv
+        self.gram_inverse = inverse
 
     def theta(self) -> np.ndarray:
         """Ridge estimate ``theta_hat = V^{-1} b`` of every learner.
@@ -240,8 +310,15 @@ class RidgeState:
         numpy.ndarray
             Shape ``batch_shape + (n_candidates,)``.
         """
-        x = np.asarray(x, dtype=float)
-        quad = np.einsum("...ki,...ij,...kj->...k", x, self.gram_inverse, x)
+        x = as_finite_array(x, "x", allow_empty=True, allow_nonfinite=True)
+        if x.ndim != len(self.batch_shape) + 2 or x.shape[: len(self.batch_shape)] != self.batch_shape or x.shape[-1] != self.dim:
+            raise ValueError(f"x must have shape {(*self.batch_shape, 'n_candidates', self.dim)}, got {x.shape}.")
+        if not np.isfinite(x).all():
+            raise ValueError("x holds NaN or infinite values; contexts must be finite.")
+        with np.errstate(over="ignore", invalid="ignore"):
+            quad = np.einsum("...ki,...ij,...kj->...k", x, self.gram_inverse, x)
+        if not np.isfinite(quad).all():
+            raise ValueError("x is too large: x^T V^{-1} x overflows float64; rescale the contexts.")
         return np.sqrt(np.maximum(quad, 0.0))
 
     def copy(self) -> RidgeState:
@@ -260,3 +337,4 @@ class RidgeState:
 
     def __repr__(self) -> str:
         return f"RidgeState(dim={self.dim}, batch_shape={self.batch_shape}, regularization={self.regularization:g})"
+
