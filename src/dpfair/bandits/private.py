@@ -33,12 +33,23 @@ import math
 from typing import Any
 
 from dpfair._estimator import check_budget, privacy_spent
-from dpfair._validation import check_bool, check_delta, check_epsilon, check_int, check_open_unit, check_positive_finite
+from dpfair._validation import (
+    check_bool,
+    check_delta,
+    check_epsilon,
+    check_int,
+    check_open_unit,
+    check_positive_finite,
+    check_rho,
+)
 from dpfair.bandits.policies import FairGreedy
 from dpfair.privacy.accounting import approx_dp_to_zcdp
 from dpfair.privacy.leaks import warn_privacy_leak
 
 __all__ = ["PrivateFairGreedy", "rank_noise_std"]
+
+_MAX_FLOAT = 1.7976931348623157e308
+_TINY = 2.2250738585072014e-308  # smallest positive normal float64
 
 _PROTECTS = (
     "every candidate's context and reward (x_{k,t}, y_{k,t}): the actions of all other rounds are "
@@ -66,10 +77,19 @@ def rank_noise_std(pool_size: int, horizon: int, rho_rank: float) -> float:
     """
     n = check_int(pool_size, "pool_size", minimum=1)
     T = check_int(horizon, "horizon", minimum=1)
-    rho = check_positive_finite(rho_rank, "rho_rank") if not math.isinf(rho_rank) else math.inf
+    rho = check_rho(rho_rank, "rho_rank")
     if math.isinf(rho):
         return 0.0
-    return math.sqrt(T / (2.0 * n * n * rho))
+    variance = T / (2.0 * float(n) * float(n) * rho) if n < 2**500 and T < 2**500 else math.inf
+    if 0.0 < variance < math.inf:
+        return math.sqrt(variance)
+    # the same formula factored so that no intermediate over- or underflows
+    sigma = math.exp(0.5 * (math.log(T) - math.log(2.0) - math.log(rho)) - math.log(n))
+    if not math.isfinite(sigma):
+        raise ValueError(
+            f"rho_rank={rho!r} is too small for horizon={T}: the rank noise overflows float64; use a larger rho_rank."
+        )
+    return sigma
 
 
 class PrivateFairGreedy(FairGreedy):
@@ -145,6 +165,19 @@ class PrivateFairGreedy(FairGreedy):
         split = check_open_unit(self.budget_split, "budget_split")
         bound_x = check_positive_finite(self.context_bound, "context_bound")
         bound_y = check_positive_finite(self.reward_bound, "reward_bound")
+        # replacing one leaf z z^T by z' z'^T: ||z z^T - z' z'^T||_F <= sqrt(2) (C^2 + B^2)
+        sensitivity = math.sqrt(2.0) * (bound_x * bound_x + bound_y * bound_y)  # float products: inf, never raise
+        if not sensitivity < _MAX_FLOAT / 2.0**64:  # T <= 2**63 leaves of that size must sum to a finite Gram matrix
+            raise ValueError(
+                "context_bound and reward_bound are too large: the regression sensitivity sqrt(2) (context_bound^2 + "
+                "reward_bound^2) leaves no float64 room for the running sums; rescale the contexts and rewards so "
+                "both bounds are near 1."
+            )
+        if sensitivity < _TINY:
+            raise ValueError(
+                "context_bound and reward_bound are too small: the regression sensitivity sqrt(2) (context_bound^2 + "
+                "reward_bound^2) underflows float64; rescale the contexts and rewards so both bounds are near 1."
+            )
         config = {
             "epsilon": epsilon,
             "delta": delta,
@@ -154,12 +187,38 @@ class PrivateFairGreedy(FairGreedy):
             "budget": check_budget(self.budget),
             "context_bound": bound_x,
             "reward_bound": bound_y,
-            # replacing one leaf z z^T by z' z'^T: ||z z^T - z' z'^T||_F <= sqrt(2) (C^2 + B^2)
-            "sensitivity": math.sqrt(2.0) * (bound_x**2 + bound_y**2),
+            "sensitivity": sensitivity,
         }
+        if config["shift_failure_probability"] / 2.0**63 < _TINY:  # beta = p / T_reg > 0 for every T_reg < 2**63
+            raise ValueError(
+                f"shift_failure_probability={config['shift_failure_probability']!r} is too small: the per-release "
+                "failure probability underflows float64; use a value above 1e-280."
+            )
         # the paper's split of (epsilon, delta), each part converted to zCDP
-        config["rho_regression"] = approx_dp_to_zcdp(split * epsilon, split * delta)
-        config["rho_rank"] = approx_dp_to_zcdp((1.0 - split) * epsilon, (1.0 - split) * delta)
+        try:
+            config["rho_regression"] = approx_dp_to_zcdp(split * epsilon, split * delta)
+            config["rho_rank"] = approx_dp_to_zcdp((1.0 - split) * epsilon, (1.0 - split) * delta)
+        except ValueError:
+            raise ValueError(
+                f"epsilon={epsilon!r}, delta={delta!r} and budget_split={split!r} give a part of the budget whose zCDP "
+                "parameter underflows float64; use a larger epsilon or delta, or a budget_split nearer 0.5."
+            ) from None
+        rho = config["rho_regression"]
+        if math.isfinite(rho):
+            # the tree's node scale sensitivity * sqrt(n_levels / (2 rho)), n_levels <= 64 for T < 2**63 (privacy
+            # core): refuse here, before any charge, what the tree would refuse at its creation
+            smallest = sensitivity * math.sqrt(0.5) / math.sqrt(rho)
+            largest = sensitivity * math.sqrt(32.0) / math.sqrt(rho)
+            if not largest * 64 * 1000 < _MAX_FLOAT / 2:
+                raise ValueError(
+                    "context_bound, reward_bound and epsilon give a regression noise scale that overflows float64; "
+                    "rescale the contexts and rewards so the bounds are near 1, or use a larger epsilon."
+                )
+            if not smallest > 0:
+                raise ValueError(
+                    "epsilon is so large (for these context_bound and reward_bound) that the regression noise underflows "
+                    "to 0; use epsilon=float('inf') for the exact algorithm."
+                )
         return config
 
     def _charge(self, config: dict[str, Any]) -> None:
@@ -171,7 +230,7 @@ class PrivateFairGreedy(FairGreedy):
             warn_privacy_leak(
                 "epsilon=inf: PrivateFairGreedy runs Fair-Greedy exactly; its actions carry no privacy guarantee. "
                 "Use a finite epsilon on real people's data.",
-                stacklevel=4,
+                stacklevel=5,
             )
 
     def _privacy_spent(self, config: dict[str, Any]) -> dict[str, Any]:
@@ -192,7 +251,16 @@ class PrivateFairGreedy(FairGreedy):
         float
             ``sqrt(T / (2 N_t^2 rho_rank))``; ``inf`` when ``N_t = 0`` (no estimate is released then).
         """
+        if not hasattr(self, "t_"):
+            from sklearn.exceptions import NotFittedError
+
+            raise NotFittedError(
+                f"This {type(self).__name__} has not been started: call reset(n_groups, dim, horizon) first; "
+                "sigma_t depends on the horizon."
+            )
         t = check_int(t, "t", minimum=1)
+        if t > self.horizon_:
+            raise ValueError(f"t must be a round in [1, horizon={self.horizon_}], got {t}.")
         n_past = t - 1
         pool = n_past - n_past // 2 if self._split else n_past
         if pool == 0:
@@ -208,8 +276,41 @@ class PrivateFairGreedy(FairGreedy):
                 f"a context has norm above the declared context_bound={c['context_bound']!r}; declare a bound "
                 "that holds for every candidate (it must not be read off the data), or rescale the contexts."
             )
-        if (np.abs(r) > c["reward_bound"]).any():
+        if (np.abs(r) > c["reward_bound"] * (1 + 1e-12)).any():  # the same rounding allowance as the contexts
             raise ValueError(
                 f"a reward lies outside the declared reward_bound={c['reward_bound']!r}; declare a bound that "
                 "holds for every reward (it must not be read off the data), or clip the rewards first."
             )
+
+    def _rank_noise_stds(self, t0: int, t1: int) -> Any:
+        """``rank_noise_std(t + 1)`` of the rounds ``t0 <= t < t1`` at once (0 in rounds without a rank pool).
+
+        The same float operations as :func:`rank_noise_std`, elementwise; a variance that over- or
+        underflows takes the scalar function's factored path.
+        """
+        import numpy as np
+
+        t = np.arange(t0, t1)
+        pool = (t - t // 2 if self._split else t).astype(float)
+        sigmas = np.zeros(t.size)
+        rho = self._config["rho_rank"]
+        if math.isinf(rho):
+            return sigmas
+        released = pool > 0
+        with np.errstate(over="ignore", under="ignore", divide="ignore"):
+            # sigma_t = sqrt(T / (2 N_t^2 rho_rank)) (Private relative rank estimation)
+            variance = self.horizon_ / (2.0 * pool[released] * pool[released] * rho)
+        sigmas[released] = np.sqrt(np.where((variance > 0) & (variance < math.inf), variance, 0.0))
+        for i in np.flatnonzero(released & (sigmas == 0)):
+            sigmas[i] = self.rank_noise_std(t0 + int(i) + 1)
+        return sigmas
+
+    def _can_compile(self) -> bool:
+        from dpfair.privacy.noise import SeededNoise
+
+        if type(self) is not PrivateFairGreedy:
+            return False
+        # the compiled rounds add noise drawn beforehand to the statistics; only the seeded source draws it so.
+        # Secure noise is added to the values themselves (OpenDP): those runs keep the numpy rounds.
+        exact = self.tree_.node_scale == 0 and math.isinf(self._config["rho_rank"])
+        return exact or type(self._noise) is SeededNoise

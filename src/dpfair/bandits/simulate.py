@@ -15,7 +15,7 @@ import numpy as np
 from sklearn.base import clone
 from threadpoolctl import threadpool_limits
 
-from dpfair._validation import check_int
+from dpfair._validation import check_allocation, check_budgets_cover, check_int
 from dpfair.bandits.environments import GroupEnvironment
 from dpfair.bandits.metrics import cumulative_fair_regret, cumulative_regret
 from dpfair.bandits.policies import BanditPolicy
@@ -23,12 +23,18 @@ from dpfair.bandits.results import BanditResult
 
 __all__ = ["simulate"]
 
+ENGINES = ("compiled", "numpy")
+
+_MAX_FLOAT = float(np.finfo(float).max)
+
 
 def simulate(
     env: GroupEnvironment,
     policies: Mapping[str, BanditPolicy],
     horizon: int,
     seeds: Sequence[int],
+    *,
+    engine: str = "compiled",
 ) -> BanditResult:
     """Run every policy on the same pre-sampled streams, batched over seeds.
 
@@ -48,6 +54,14 @@ def simulate(
         Number of rounds ``T >= 1``.
     seeds : sequence of int
         Seeds of the streams (one run of every policy per seed).
+    engine : {"compiled", "numpy"}, default "compiled"
+        ``"compiled"``: each policy runs every round of every seed in numba kernels
+        (:mod:`dpfair.bandits._gmf_kernels`, compiled at the first call of a process, then read from
+        numba's on-disk cache), its noise drawn by its noise source in numpy, in the reference's order;
+        ``"numpy"``: the reference, one vectorized ``select`` and ``update`` per round.  Both give the
+        same actions and curves (the tests check 1e-9).  A subclass of the policies, a private policy
+        with secure noise (``random_state`` a non-seeded :class:`~dpfair.privacy.NoiseSource`) or a
+        stream some round of which ``update`` would refuse runs the numpy rounds under either engine.
 
     Returns
     -------
@@ -58,8 +72,16 @@ def simulate(
     Raises
     ------
     TypeError, ValueError
-        For an invalid environment, policy, horizon or seed list.
+        For an invalid environment, policy, horizon, seed list or engine, a private policy's declared
+        ``context_bound`` / ``reward_bound`` below the environment's documented ``context_norm_bound`` /
+        ``reward_bound``, or sizes whose arrays cannot fit in memory.
+    PrivacyBudgetExceededError
+        When the policies' budgets cannot pay for all of them together (policies sharing one budget
+        are charged together).  Every check runs before any budget is charged: a refused call
+        spends nothing.
     """
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {ENGINES} ('numpy' is the reference implementation), got {engine!r}.")
     if not isinstance(env, GroupEnvironment):
         raise TypeError(f"env must be a dpfair.bandits GroupEnvironment, got {type(env).__name__}.")
     if not isinstance(policies, Mapping) or not policies:
@@ -68,31 +90,78 @@ def simulate(
         if not isinstance(name, str) or not isinstance(policy, BanditPolicy):
             raise TypeError(f"policies must map str names to BanditPolicy objects; got {name!r}: {type(policy).__name__}.")
     horizon = check_int(horizon, "horizon", minimum=1)
-    if isinstance(seeds, numbers.Integral) or not isinstance(seeds, Sequence) or len(seeds) == 0:
+    if (isinstance(seeds, numbers.Integral | str | bytes) or not isinstance(seeds, Sequence | np.ndarray)
+            or np.ndim(seeds) != 1 or len(seeds) == 0):
         raise ValueError("seeds must be a non-empty sequence of non-negative ints, e.g. seeds=range(10).")
     seeds = tuple(check_int(s, "seeds", minimum=0) for s in seeds)
+    n_seeds, runs = len(seeds), np.arange(len(seeds))
+    # the episodes and their stacked copies (ids, rewards, means, ranks: 2 x 4 arrays of (horizon, n_seeds,
+    # n_groups)), and per policy its actions and both regret curves (and their temporaries)
+    check_allocation(
+        8 * horizon * n_seeds * (8 * env.n_groups + 4 * len(policies) + 4),
+        subject=f"horizon={horizon} with {n_seeds} seed(s), {len(policies)} policies and n_groups={env.n_groups}",
+        what="the simulated rounds and regret curves", fix="lower horizon or use fewer seeds",
+    )
+    # every context and reward obeys the environment's documented bounds: their squares summed over the horizon
+    # must stay finite, or a policy would refuse a round midway (after the budgets were charged)
+    for value, documented in ((env.context_norm_bound, "context_norm_bound"), (env.reward_bound, "reward_bound")):
+        if not value * value * (horizon + 1) < _MAX_FLOAT / 2:
+            raise ValueError(
+                f"env.{documented}={value!r} is too large for horizon={horizon}: squared values summed over the horizon "
+                "overflow float64; rescale the environment's contexts and rewards (or lower horizon)."
+            )
+    # Validate every policy (hyper-parameters, sizes, declared bounds against the environment's documented
+    # ones), then check that the budgets pay for all of them together, then charge: a refused call spends nothing.
+    learners = []
+    for index, (name, policy) in enumerate(policies.items()):
+        learner = clone(policy)
+        if "random_state" in learner.get_params() and learner.random_state is None:
+            learner.set_params(random_state=np.random.default_rng([*seeds, 0xB4D17, index]))
+        try:
+            prepared = learner._prepare(env.n_groups, env.dim, horizon, n_runs=n_seeds, support=env.support,
+                                        support_groups=env.support_group)
+            learner._check_environment(prepared["config"], horizon, env.context_norm_bound, env.reward_bound)
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(f"policies[{name!r}]: {exc}") from None
+        config = prepared["config"]
+        for key, bound, documented in (("context_bound", env.context_norm_bound, "context_norm_bound"),
+                                       ("reward_bound", env.reward_bound, "reward_bound")):
+            if key in config and config[key] < bound:
+                raise ValueError(
+                    f"policies[{name!r}].{key}={config[key]!r} is below the environment's documented bound "
+                    f"env.{documented}={bound!r}; declare {key} >= {bound!r} (a bound every candidate obeys, from the "
+                    "environment's documentation, never from its data)."
+                )
+        learners.append((learner, prepared))
+    check_budgets_cover(
+        [(prepared["config"].get("budget"), prepared["config"].get("epsilon"), prepared["config"].get("delta"),
+          f"policies[{name!r}].budget") for name, (_, prepared) in zip(policies, learners, strict=True)],
+        fix="give each private policy a budget that pays for it, or a larger shared budget",
+    )
     episodes = [env.sample(horizon, s) for s in seeds]
     ids = np.stack([e.context_ids for e in episodes], axis=1)  # (T, S, K)
     rewards = np.stack([e.rewards for e in episodes], axis=1)
     means = np.stack([e.mean_rewards for e in episodes], axis=1)
     ranks = np.stack([e.relative_ranks for e in episodes], axis=1)
-    n_seeds, runs = len(seeds), np.arange(len(seeds))
+    del episodes
+    for learner, prepared in learners:
+        learner._charge(prepared["config"])  # every check passed: charge every policy before the first runs
     fair, regret, selections, spent = [], [], [], {}
-    for index, (name, policy) in enumerate(policies.items()):
-        learner = clone(policy)
-        if "random_state" in learner.get_params() and learner.random_state is None:
-            learner.set_params(random_state=np.random.default_rng([*seeds, 0xB4D17, index]))
-        learner.reset(env.n_groups, env.dim, horizon, n_runs=n_seeds, support=env.support,
-                      support_groups=env.support_group)
-        actions = np.empty((horizon, n_seeds), dtype=np.int64)
-        # the per-round products are small: threaded BLAS only adds contention (10-50x slower on a busy machine)
-        with threadpool_limits(limits=1, user_api="blas"):
-            for t in range(horizon):
-                ids_t = ids[t]
-                contexts = env.support[ids_t]
-                a = learner.select(contexts, context_ids=ids_t)
-                learner.update(contexts, a, rewards[t, runs, a], context_ids=ids_t)
-                actions[t] = a
+    for name in policies:
+        learner, prepared = learners.pop(0)  # one policy's state in memory at a time
+        learner._begin(prepared, charge=False)
+        # compiled: every round at once in numba kernels (None: this policy or stream has no compiled rounds)
+        actions = learner._run_compiled(ids, rewards) if engine == "compiled" else None
+        if actions is None:  # the numpy reference: one vectorized select and update per round
+            actions = np.empty((horizon, n_seeds), dtype=np.int64)
+            # the per-round products are small: threaded BLAS only adds contention (10-50x slower on a busy machine)
+            with threadpool_limits(limits=1, user_api="blas"):
+                for t in range(horizon):
+                    ids_t = ids[t]
+                    contexts = env.support[ids_t]
+                    a = learner.select(contexts, context_ids=ids_t)
+                    learner.update(contexts, a, rewards[t, runs, a], context_ids=ids_t)
+                    actions[t] = a
         fair.append(cumulative_fair_regret(ranks, actions).T)
         regret.append(cumulative_regret(means, actions).T)
         selections.append(np.stack([np.bincount(actions[:, s], minlength=env.n_groups) for s in range(n_seeds)]))
