@@ -15,6 +15,8 @@ regression
     Differentially private fair post-processing of regressors (Wasserstein barycenters).
 classification
     Equalized-odds classification with a private sensitive attribute: post-processing and reductions.
+linear_model
+    Private base models (linear and logistic regression) that make a post-processing pipeline private end to end.
 bandits
     Online selection: group meritocratic fairness (Private-Fair-Greedy) and federated fairness of
     exposure (Fed-FairX-LinUCB, Priv-FairX-LinUCB).

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from dpfair._validation import _as_float, check_int, check_nonnegative_finite, check_positive_finite
+from dpfair._validation import _as_float, as_finite_array, check_int, check_nonnegative_finite, check_positive_finite
 from dpfair.fairness import merit_proportional_policy
 
 __all__ = ["FairXLinUCB", "merit_policy", "optimistic_parameter", "project_onto_ellipsoid"]
@@ -95,9 +95,14 @@ def merit_policy(mu: Any, merit: Any = _EXPONENTIAL, merit_scale: float = 10.0) 
         Probabilities of the shape of ``mu``.
     """
     merit, scale = _check_merit(merit, merit_scale)
-    mu = np.asarray(mu, dtype=float)
+    mu = as_finite_array(mu, "mu", allow_empty=True, allow_nonfinite=True)
     if mu.ndim == 0 or mu.shape[-1] == 0 or not np.isfinite(mu).all():
         raise ValueError("mu must be finite with the actions on a non-empty last axis.")
+    if merit is _EXPONENTIAL:
+        # exp(s mu) / sum exp(s mu') is unchanged by a shift of mu; shifting first keeps s * mu from overflowing
+        with np.errstate(over="ignore"):
+            mu = mu - mu.max(axis=-1, keepdims=True)  # <= 0, possibly -inf: exp gives 0, never NaN
+            return _policy(mu, merit, scale)[0]  # scale * mu may overflow to -inf here, harmlessly
     return _policy(mu, merit, scale)[0]
 
 
@@ -113,6 +118,10 @@ def _project(points: np.ndarray, center: np.ndarray, eigvals: np.ndarray, eigvec
     ``phi(mu) = g(mu)^{-1/2} - 1/r`` (nearly linear in ``mu``, as in More & Sorensen's trust-region
     solver) converges from ``mu = 0`` in a few iterations; a final rescaling by
     ``min(1, r / ||y||_V)`` keeps every returned point inside the ellipsoid.
+
+    :mod:`dpfair.bandits._fairx_kernels` compiles the same iteration (``engine="compiled"`` of
+    :func:`dpfair.bandits.simulate_federated`): change both together
+    (``tests/bandits/test_compiled_fairx.py`` checks that they agree).
     """
     y = points - center
     z = np.einsum("nik,ni->nk", eigvecs, y)
@@ -163,7 +172,8 @@ def _ascent(
 
     ``grad J = sum_a pi_a (1 + w_a (mu_a - J)) x_a`` with ``mu_a = theta . x_a`` and
     ``w_a = f'(mu_a) / f(mu_a)`` (``w = merit_scale`` for the exponential merit): the derivative of
-    ``pi_a`` is ``pi_a (w_a e_a - sum_b pi_b w_b e_b)`` in ``mu``.
+    ``pi_a`` is ``pi_a (w_a e_a - sum_b pi_b w_b e_b)`` in ``mu``.  The compiled engine's
+    ``_row_round`` (:mod:`dpfair.bandits._fairx_kernels`) runs the same steps for the exponential merit.
     """
     theta = center
     for _ in range(n_steps):

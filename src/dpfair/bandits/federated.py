@@ -67,6 +67,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -76,9 +77,17 @@ import pandas as pd
 from sklearn.base import BaseEstimator
 
 from dpfair._estimator import charge_budget, check_budget, privacy_spent
-from dpfair._validation import _as_float, check_delta, check_epsilon, check_int, check_positive_finite
+from dpfair._validation import (
+    _as_float,
+    check_allocation,
+    check_budgets_cover,
+    check_delta,
+    check_epsilon,
+    check_int,
+    check_positive_finite,
+)
 from dpfair.bandits.fairx import _EXPONENTIAL, FairXLinUCB, _ascent, _FairXParameters, _policy
-from dpfair.bandits.privatizer import Privatizer
+from dpfair.bandits.privatizer import CALIBRATIONS, Privatizer, calibrate_privatizer
 from dpfair.bandits.results import SimulationResult
 from dpfair.bandits.ridge import RidgeState
 from dpfair.privacy.leaks import warn_privacy_leak
@@ -122,7 +131,14 @@ def bounded_gap(horizon: int, n_agents: int, dim: int) -> int:
     T = check_int(horizon, "horizon", minimum=1)
     m = check_int(n_agents, "n_agents", minimum=1)
     d = check_int(dim, "dim", minimum=1)
-    return max(1, math.ceil(T / (m * d * d * math.log1p(T / d) ** 2)))
+    if T >= 2**63:
+        raise ValueError(f"horizon={T} does not fit the int64 round numbers; use a horizon below 2**63.")
+    # float(v) raises for integers above the float64 range: such m or d give a denominator of inf (G = 1)
+    as_float = lambda v: float(v) if v < 2**1000 else math.inf  # noqa: E731
+    denominator = as_float(m) * as_float(d) * as_float(d) * math.log1p(T / as_float(d)) ** 2
+    if not denominator > 0 or math.isinf(denominator):  # d so large that T / d underflows: m d^2 (T/d)^2 = m T^2 >= T
+        return 1
+    return max(1, math.ceil(T / denominator))
 
 
 def communication_schedule(protocol: str, horizon: int, n_agents: int, dim: int) -> np.ndarray:
@@ -150,15 +166,22 @@ def communication_schedule(protocol: str, horizon: int, n_agents: int, dim: int)
     T = check_int(horizon, "horizon", minimum=1)
     if protocol == "log-det":
         raise ValueError("the log-det protocol's rounds depend on the data; simulate it instead.")
+    if T >= 2**63:
+        raise ValueError(f"horizon={T} does not fit the int64 round numbers; use a horizon below 2**63.")
     if protocol == "p-fcb":
         return 2 ** np.arange(T.bit_length(), dtype=np.int64)
     gap = bounded_gap(T, n_agents, dim)
-    rounds, tau = [], 1
-    while tau <= T:
-        rounds.append(tau)
-        # Algorithm 1, lines 12-16: double while t < G, then add G
-        tau = 2 * tau if tau < gap else tau + gap
-    return np.asarray(rounds, dtype=np.int64)
+    # Algorithm 1, lines 12-16: tau = 1, 2, 4, ... doubles while tau < G, then grows by G.  The doubling
+    # phase ends at the first power of two >= G, 2**k with k = ceil(log2 G); from there tau = 2**k + i G.
+    k = (gap - 1).bit_length()
+    doubling = [2**i for i in range(k) if 2**i <= T]
+    start = 2**k
+    count = (T - start) // gap + 1 if start <= T else 0
+    check_allocation(
+        8 * (len(doubling) + count), subject=f"horizon={T} with n_agents={n_agents} and dim={dim}",
+        what="the communication rounds", fix="lower horizon",
+    )
+    return np.concatenate([np.asarray(doubling, dtype=np.int64), start + gap * np.arange(count, dtype=np.int64)])
 
 
 # --------------------------------------------------------------------------------------------------
@@ -230,10 +253,11 @@ class PrivFairXLinUCB(FedFairXLinUCB):
     """Priv-FairX-LinUCB: Fed-FairX-LinUCB whose messages go through the PRIVATIZER (Algorithm 2).
 
     Each agent's statistics are released through its own binary tree over the communication rounds
-    with node noise ``N(0, 16 n (L^2 + B^2)^2 ln(2/delta)^2 / epsilon^2)``
-    (:mod:`dpfair.bandits.privatizer`); the noisy Gram matrices are shifted to stay positive
-    definite and the confidence radius accounts for the noise (module docstring).
-    ``epsilon = inf`` is exactly Fed-FairX-LinUCB (and warns).
+    (:mod:`dpfair.bandits.privatizer`), with the smallest node noise that makes one agent's whole
+    stream of releases ``(epsilon, delta)``-DP (``noise_calibration="tight"``), or Algorithm 2's
+    formula ``N(0, 16 n (L^2 + B^2)^2 ln(2/delta)^2 / epsilon^2)`` (``"paper"``, for reproduction); the
+    noisy Gram matrices are shifted to stay positive definite and the confidence radius accounts for
+    the noise (module docstring).  ``epsilon = inf`` is exactly Fed-FairX-LinUCB (and warns).
 
     Parameters
     ----------
@@ -245,7 +269,15 @@ class PrivFairXLinUCB(FedFairXLinUCB):
         Declared ``L >= ||x||_2`` of every context; required.  Contexts above it raise.  Never read
         off the data.
     protocol : {"bounded-gap", "log-det", "p-fcb"}, default "bounded-gap"
-        Communication protocol.
+        Communication protocol.  With few releases (``"p-fcb"``: ``log2 T`` of them) the tree is shallow
+        and the noise small, but the gaps grow to ``T/2``; the user guide compares them.
+    noise_calibration : {"tight", "paper"}, default "tight"
+        ``"tight"``: the node noise is the smallest that makes the stream of one agent's releases
+        exactly ``(epsilon, delta)``-DP by dpfair's zCDP accounting of the tree actually used (its depth
+        from the planned number of communication rounds); ``privacy_spent`` equals the request.
+        ``"paper"``: Algorithm 2, line 6, exactly; ``privacy_spent`` reports the accounted ``epsilon``
+        and ``delta`` beside the requested ones.  At Exp 1's setting (``epsilon = 2``, ``delta = 0.1``,
+        ``L = sqrt(5)``, 20,002 releases) the paper's node standard deviation is 143.8, the tight one 20.6.
     reward_bound : float, default 1.0
         Declared ``B``: shared rewards are clipped to ``[-B, B]`` (the paper's ``L^2 + 1`` is
         ``B = 1``).  An agent's own rewards enter its own estimate unclipped.
@@ -277,10 +309,12 @@ class PrivFairXLinUCB(FedFairXLinUCB):
     Notes
     -----
     Protects each agent's (context, reward) pairs against what the other agents see (federated DP,
-    Dubey & Pentland's Definition 1), neighbouring streams differing in one round of one agent.
-    ``dpfair.privacy`` accounts the actual noise (zCDP of the tree, converted at ``delta``): the result,
-    ``privacy_spent["epsilon_accounted"]``, is below the requested ``epsilon`` for the paper's
-    calibration, and the reported ``epsilon`` is the larger of the two.
+    Dubey & Pentland's Definition 1, ``m >= 2``), neighbouring streams differing in one round of one
+    agent.  ``dpfair.privacy`` accounts the actual noise (zCDP of the tree, converted at ``delta``):
+    ``privacy_spent["epsilon_accounted"]`` equals the requested ``epsilon`` for the tight calibration
+    and is below it for the paper's, and the reported ``epsilon`` is the larger of the two.  With
+    ``n_agents = 1`` there is no other agent: the guarantee covers what the agent's messages reveal
+    to the server, ``privacy_spent["protects"]`` says so and a ``UserWarning`` is raised.
     """
 
     _private: ClassVar[bool] = True
@@ -292,6 +326,7 @@ class PrivFairXLinUCB(FedFairXLinUCB):
         context_bound: float | None = None,
         protocol: str = "bounded-gap",
         *,
+        noise_calibration: str = "tight",
         reward_bound: float = 1.0,
         merit: Any = _EXPONENTIAL,
         merit_scale: float = 10.0,
@@ -310,6 +345,7 @@ class PrivFairXLinUCB(FedFairXLinUCB):
         self.delta = delta
         self.context_bound = context_bound
         self.protocol = protocol
+        self.noise_calibration = noise_calibration
         self.reward_bound = reward_bound
         self.merit = merit
         self.merit_scale = merit_scale
@@ -365,8 +401,12 @@ class FederatedSyntheticEnvironment(BaseEstimator):
         noise = _as_float(self.noise_std, "noise_std")
         if not math.isfinite(noise) or noise < 0:
             raise ValueError(f"noise_std must be a finite number >= 0, got {self.noise_std!r}.")
+        if noise > 1e100:  # rewards of that size summed into the ridge statistics could overflow float64
+            raise ValueError(f"noise_std={noise!r} is too large for float64 reward sums; use noise_std <= 1e100.")
         if self.random_state is not None:
             check_int(self.random_state, "random_state", minimum=0)
+        if dim * k >= 2**40:  # one round's contexts of one agent: dim * n_actions floats
+            raise ValueError(f"dim={dim} and n_actions={k} give contexts too large to draw; lower dim or n_actions.")
         return dim, k, noise
 
     def _generators(self, seed: int) -> list[np.random.Generator]:
@@ -495,6 +535,7 @@ class _Plan:
     reward_bound: float = math.inf
     n_releases: int = 0
     random_state: Any = None
+    noise_calibration: str = "tight"
     shift: float = 0.0
     rho_max_extra: float = 0.0
     target_noise_bound: float = 0.0
@@ -506,6 +547,15 @@ _FEDERATED_DP = {
     "protects": "each agent's (context, reward) pairs against the other agents (federated DP)",
     "neighbouring": "replace one round's (x, y) of one agent",
 }
+_ONE_AGENT = (
+    "what the single agent's messages reveal of its (context, reward) pairs to the server (no other agent exists)"
+)
+
+
+def _check_calibration(value: Any) -> str:
+    if value not in CALIBRATIONS:
+        raise ValueError(f"noise_calibration must be one of {CALIBRATIONS}, got {value!r}.")
+    return value
 
 
 def _plan(name: str, learner: Any, horizon: int, n_agents: int, dim: int) -> _Plan:
@@ -550,33 +600,64 @@ def _plan(name: str, learner: Any, horizon: int, n_agents: int, dim: int) -> _Pl
         plan.private = False  # exact statistics: Fed-FairX-LinUCB itself (the same code path)
         plan.spent = privacy_spent(math.inf, 0.0, **_FEDERATED_DP)
         return plan
-    probe = Privatizer(epsilon, delta, plan.context_bound, dim, plan.n_releases, (1,), reward_bound=plan.reward_bound,
-                       random_state=0)
-    sigma_total = probe.node_sigma * math.sqrt(n_agents * probe.n_levels)
+    calibration = _check_calibration(learner.noise_calibration)
+    cal = calibrate_privatizer(epsilon, delta, plan.context_bound, dim, plan.n_releases, reward_bound=plan.reward_bound,
+                               noise_calibration=calibration)
+    plan.noise_calibration = calibration
+    # Lemma 4 with the noise actually used: a release sums at most cal.nodes_per_release nodes per agent
+    sigma_total = cal.node_sigma * math.sqrt(n_agents * cal.nodes_per_release)
     tail = math.sqrt(2.0 * math.log(2.0 * plan.n_releases * n_agents / core["confidence_delta"]))
     plan.shift = math.sqrt(2.0) * sigma_total * (2.0 * math.sqrt(dim) + tail)
     plan.rho_max_extra = 2.0 * plan.shift
     plan.target_noise_bound = sigma_total * (math.sqrt(dim) + tail)
-    # the accounted epsilon(delta) of the tree's zCDP is usually far below the requested epsilon (the
-    # paper's calibration is conservative; at delta = 0.1 it can be 0): both are valid guarantees, and
-    # the reported one is the larger, never a claim the accounting does not back
-    accounted = probe.accounted_epsilon()
-    plan.spent = privacy_spent(max(epsilon, accounted), delta, **_FEDERATED_DP)
-    plan.spent["epsilon_accounted"] = accounted
-    plan.spent["rho"] = probe.rho
+    # "tight": the accounted epsilon is the requested one; "paper": usually far below it (the formula is
+    # conservative; at delta = 0.1 it can be 0) -- the reported epsilon is the larger, never a claim the
+    # accounting does not back
+    protects = dict(_FEDERATED_DP)
+    if n_agents == 1:
+        protects["protects"] = _ONE_AGENT
+        warnings.warn(
+            f"learner {name!r}: n_agents=1 -- federated DP (Definition 2) protects an agent from the *other* agents "
+            "and there are none; the (epsilon, delta) covers only what the agent's messages reveal to the server "
+            "(and anyone who reads them), and the noise costs accuracy. Use FairXLinUCB for a single agent.",
+            UserWarning,
+            stacklevel=3,
+        )
+    # tight: zcdp_for_approx_dp verified (epsilon, delta) itself; the conversion's epsilon_accounted may
+    # exceed epsilon by its root-finding tolerance (~1e-13)
+    reported = epsilon if calibration == "tight" else max(epsilon, cal.epsilon_accounted)
+    plan.spent = privacy_spent(reported, delta, **protects)
+    plan.spent.update(
+        noise_calibration=calibration,
+        epsilon_accounted=cal.epsilon_accounted,
+        delta_accounted=cal.delta_accounted,
+        rho=cal.rho,
+        node_sigma=cal.node_sigma,
+        n_releases=plan.n_releases,
+    )
     if protocol == "log-det":
         plan.spent["note"] = "the data-dependent timing of the log-det trigger is not covered"
     return plan
 
 
 class _Sync:
-    """Synchronization state of one learner, batched over (seed, agent)."""
+    """Synchronization state of one learner, batched over (seed, agent).
 
-    def __init__(self, plan: _Plan, index: int, n_seeds: int, n_agents: int, dim: int) -> None:
+    ``local``: optional ``(S, s)`` arrays of shapes ``(n_seeds, n_agents, d, d)`` and
+    ``(n_seeds, n_agents, d)`` to use (and update in place) as the local statistics, for the compiled
+    engine, whose kernels accumulate them (then call :meth:`check` at the rounds where a
+    synchronization may happen).
+    """
+
+    def __init__(
+        self, plan: _Plan, index: int, n_seeds: int, n_agents: int, dim: int,
+        local: tuple[np.ndarray, np.ndarray] | None = None,
+    ) -> None:
         self.plan, self.index, self.m, self.d = plan, index, n_agents, dim
         S = n_seeds
-        self.local_gram = np.zeros((S, n_agents, dim, dim))
-        self.local_target = np.zeros((S, n_agents, dim))
+        if local is None:
+            local = np.zeros((S, n_agents, dim, dim)), np.zeros((S, n_agents, dim))
+        self.local_gram, self.local_target = local
         self.synced = np.zeros(S, dtype=bool)
         self.comms = np.zeros(S, dtype=np.int64)
         lam = plan.core["regularization"]
@@ -588,7 +669,7 @@ class _Sync:
         if plan.private:
             self.privatizer = Privatizer(
                 plan.epsilon, plan.delta, plan.context_bound, dim, plan.n_releases, (S, n_agents),
-                reward_bound=plan.reward_bound, random_state=plan.random_state,
+                reward_bound=plan.reward_bound, noise_calibration=plan.noise_calibration, random_state=plan.random_state,
             )
             self.noise_gram = np.zeros((S, dim, dim))
             self.noise_target = np.zeros((S, dim))
@@ -600,16 +681,22 @@ class _Sync:
         # Algorithm 1, line 9: S += x x^T, s += x y
         self.local_gram += x[..., :, None] * x[..., None, :]
         self.local_target += y[..., None] * x
+        self.check(t, ridge)
+
+    def check(self, t: int, ridge: RidgeState) -> bool:
+        """Synchronize at the end of round ``t`` if the protocol says so (Algorithm 1, lines 10-18); say whether it did."""
+        plan = self.plan
         if plan.schedule is not None:
             if not plan.schedule[t]:
-                return
+                return False
             mask = np.ones(self.local_gram.shape[0], dtype=bool)
         else:  # B1: (t - t_last) ln(det V_t / det V_last) > D for any agent
             logdet = np.linalg.slogdet(ridge.gram[self.index])[1]
             mask = ((t - self.t_last)[:, None] * (logdet - self.logdet_last) > plan.threshold).any(axis=1)
             if not mask.any():
-                return
+                return False
         self._synchronize(t, mask, ridge)
+        return True
 
     def _synchronize(self, t: int, mask: np.ndarray, ridge: RidgeState) -> None:
         plan, m, d, lam = self.plan, self.m, self.d, self.plan.core["regularization"]
@@ -629,13 +716,19 @@ class _Sync:
             self.noise_gram = np.where(mask[:, None, None], H_sum, self.noise_gram)
             self.noise_target = np.where(mask[:, None], h_sum, self.noise_target)
             diag = diag + np.where(first, plan.shift, 0.0)
-        inc = np.where(mask[:, None, None, None], others + diag[:, None, None, None] * eye, 0.0)
-        inc_t = np.where(mask[:, None, None], others_t, 0.0)
+        everyone = bool(mask.all())  # the schedules: skip the masking copies (the same numbers)
+        inc = others + diag[:, None, None, None] * eye
+        inc_t = others_t
+        if not everyone:
+            inc = np.where(mask[:, None, None, None], inc, 0.0)
+            inc_t = np.where(mask[:, None, None], inc_t, 0.0)
         gram = ridge.gram[self.index] + inc
         target = ridge.target[self.index] + inc_t
         changed = (inc != 0).any(axis=(-2, -1)) | (inc_t != 0).any(axis=-1)
         if changed.any():
-            sub = 0.5 * (gram[changed] + np.swapaxes(gram[changed], -1, -2))
+            every = bool(changed.all())
+            sub = gram if every else gram[changed]
+            sub = 0.5 * (sub + np.swapaxes(sub, -1, -2))
             try:
                 chol = np.linalg.cholesky(sub)
             except np.linalg.LinAlgError:
@@ -643,10 +736,14 @@ class _Sync:
                     "a synchronized Gram matrix is not positive definite (release noise above the shift); "
                     "raise regularization or confidence_delta's shift, or use a larger epsilon."
                 ) from None
-            inv_chol = np.linalg.solve(chol, np.broadcast_to(eye, sub.shape))
+            inv_chol = np.linalg.inv(chol)  # LAPACK gesv on the identity, as solve(chol, I): the same numbers
             inverse = ridge.gram_inverse[self.index]
-            inverse[changed] = np.swapaxes(inv_chol, -1, -2) @ inv_chol
-            gram[changed] = sub
+            if every:
+                inverse[...] = np.swapaxes(inv_chol, -1, -2) @ inv_chol
+                gram = sub
+            else:
+                inverse[changed] = np.swapaxes(inv_chol, -1, -2) @ inv_chol
+                gram[changed] = sub
         ridge.gram[self.index] = gram
         ridge.target[self.index] = target
         self.local_gram[mask] = 0.0
@@ -676,18 +773,27 @@ def _check_seeds(seeds: Any) -> tuple[int, ...]:
     return out
 
 
+ENGINES = ("compiled", "numpy")
+
+
 def simulate_federated(
     env: FederatedSyntheticEnvironment,
     learners: Mapping[str, Any],
     horizon: int,
     n_agents: int,
     seeds: Sequence[int],
+    *,
+    engine: str = "compiled",
 ) -> FederatedResult:
     """Run learners on the same federated streams and measure fairness regret, reward regret and communication.
 
     All learners of a seed see the same contexts, reward noise and sampling variates.  State is
-    batched over (learner, seed, agent): one vectorized step per round for everything (learners
-    that differ in merit function, ascent steps or ``regularization`` run in separate batches).
+    batched over (learner, seed, agent) rows (learners that differ in merit function, ascent steps
+    or ``regularization`` run in separate batches).  ``engine="compiled"`` runs every round of every
+    row in numba kernels (:mod:`dpfair.bandits._fairx_kernels`), a whole span of rounds per call
+    between two synchronizations, and the synchronizations (with the PRIVATIZER) in numpy;
+    ``engine="numpy"`` is the reference: one vectorized numpy step per round.  Both give the same
+    results up to floating-point rounding (the tests check 1e-9).
 
     Parameters
     ----------
@@ -702,6 +808,10 @@ def simulate_federated(
         Agents ``m`` (each ``FairXLinUCB`` agent learns alone).
     seeds : sequence of int
         One independent run (``theta*`` and streams) per seed.
+    engine : {"compiled", "numpy"}, default "compiled"
+        ``"compiled"``: numba kernels (compiled at the first call of a process, then read from
+        numba's on-disk cache); ``"numpy"``: the vectorized numpy reference.  Learners with a callable
+        ``merit`` cannot be compiled: their batch runs the numpy path under either engine.
 
     Returns
     -------
@@ -712,8 +822,14 @@ def simulate_federated(
     Raises
     ------
     TypeError, ValueError
-        For invalid arguments, or a context above a private learner's declared ``context_bound``.
+        For invalid arguments, a declared ``context_bound`` below the environment's documented
+        ``sqrt(dim)``, or sizes whose arrays cannot fit in memory.
+    PrivacyBudgetExceededError
+        When the learners' budgets cannot pay for all of them together.  Every check runs before any
+        budget is charged: a refused call spends nothing.
     """
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {ENGINES} ('numpy' is the reference implementation), got {engine!r}.")
     if not isinstance(env, FederatedSyntheticEnvironment):
         raise TypeError(f"env must be a FederatedSyntheticEnvironment, got {type(env).__name__}.")
     dim, n_actions, _ = env._validate()
@@ -722,7 +838,66 @@ def simulate_federated(
     seeds = _check_seeds(seeds)
     if not isinstance(learners, Mapping) or not learners:
         raise ValueError("learners must be a non-empty dict of name -> learner, e.g. {'Fed': FedFairXLinUCB()}.")
+    if horizon >= 2**63:
+        raise ValueError(f"horizon={horizon} does not fit the int64 round numbers; use a horizon below 2**63.")
+    L_, S_, M_ = len(learners), len(seeds), n_agents
+    # the curves (and their running sums), each learner's schedule, the batched ridge state and a block of contexts
+    terms = [
+        (4 * 8 * L_ * S_ * horizon + L_ * (horizon + 1), f"horizon={horizon} with {L_} learner(s) and {S_} seed(s)",
+         "lower horizon or use fewer seeds"),
+        (6 * 8 * L_ * S_ * M_ * dim * dim, f"n_agents={n_agents} and dim={dim} with {L_} learner(s) and {S_} seed(s)",
+         "lower n_agents or dim"),
+        (8 * (2 * min(_BLOCK, horizon) + 4 * L_) * S_ * M_ * n_actions * dim,
+         f"n_agents={n_agents}, dim={dim} and n_actions={n_actions} with {S_} seed(s)", "lower n_agents, dim or n_actions"),
+    ]
+    largest = max(terms)
+    check_allocation(sum(t[0] for t in terms), subject=largest[1], what="the simulation's arrays", fix=largest[2])
     plans = [_plan(str(name), learner, horizon, n_agents, dim) for name, learner in learners.items()]
+    # declared bounds against the environment's documented one: contexts uniform in [0, 1]^dim, ||x||_2 <= sqrt(dim)
+    documented = math.sqrt(dim)
+    for plan in plans:
+        # numeric ranges of the shared hyper-parameters: outside them some round overflows to inf, then NaN, after
+        # the budgets were charged (V singular, exp(merit_scale * mu), the ascent's step, the radius)
+        c, learner_name = plan.core, f"learners[{plan.name!r}]"
+        floor = 1e-12 * dim * (horizon + 1)  # V = lambda I + sum x x^T, ||x||^2 <= dim: condition number <= 1e12
+        if not floor <= c["regularization"] <= 1e300 / n_agents:
+            raise ValueError(
+                f"{learner_name}.regularization={c['regularization']!r} is outside [{floor:.3g}, {1e300 / n_agents:.3g}] "
+                f"for dim={dim}, horizon={horizon} and n_agents={n_agents}: V = regularization I + sum x x^T would be "
+                "singular or overflow in float64; choose a regularization in that range."
+            )
+        scale = c["merit_scale"] if c["merit"] is _EXPONENTIAL else 1.0
+        if not (scale <= 1e100 and c["step_size"] * (1.0 + scale) <= 1e100):
+            raise ValueError(
+                f"{learner_name}.merit_scale={c['merit_scale']!r} with step_size={c['step_size']!r} is too large: "
+                "exp(merit_scale * mu) or the ascent's steps overflow float64; use merit_scale <= 1e100 and "
+                "step_size * (1 + merit_scale) <= 1e100."
+            )
+        if c["confidence_delta"] < 1e-300:
+            raise ValueError(
+                f"{learner_name}.confidence_delta={c['confidence_delta']!r} is too small: ln(1 / confidence_delta) "
+                "overflows float64; use confidence_delta >= 1e-300."
+            )
+        radius = c["radius"] if c["radius"] != "theory" else 0.0
+        if not (c["noise_std"] <= 1e100 and c["theta_norm_bound"] * math.sqrt(c["regularization"]) <= 1e100
+                and radius <= 1e100):
+            raise ValueError(
+                f"{learner_name}: noise_std={c['noise_std']!r}, theta_norm_bound={c['theta_norm_bound']!r} (times "
+                f"sqrt(regularization)) or radius={c['radius']!r} give a confidence radius that overflows float64; "
+                "keep each below 1e100."
+            )
+        if math.isfinite(plan.context_bound) and plan.context_bound < documented:
+            raise ValueError(
+                f"learners[{plan.name!r}].context_bound={plan.context_bound!r} is below the environment's documented "
+                f"bound sqrt(dim)={documented:.6g} (contexts uniform in [0, 1]^dim); declare context_bound >= sqrt(dim)."
+            )
+    # budgets shared by several private learners must pay for all of them before any is charged
+    check_budgets_cover(
+        [(learner.budget, plan.spent["epsilon"], plan.delta, f"learners[{plan.name!r}].budget")
+         for plan, learner in zip(plans, learners.values(), strict=True)
+         if isinstance(learner, PrivFairXLinUCB) and plan.private],
+        fix="give each private learner a budget that pays for it, or a larger shared budget",
+    )
     # every argument is valid: charge budgets, then warn about exact releases
     for plan, learner in zip(plans, learners.values(), strict=True):
         if isinstance(learner, PrivFairXLinUCB):
@@ -744,7 +919,10 @@ def simulate_federated(
         key = (c["merit"] if c["merit"] is _EXPONENTIAL else id(c["merit"]), c["n_steps"], c["regularization"])
         groups.setdefault(key, []).append(i)
     for members in groups.values():
-        f, r, cm = _run_group(env, [plans[i] for i in members], horizon, n_agents, seeds, dim, n_actions)
+        group = [plans[i] for i in members]
+        # a callable merit cannot be compiled: its batch runs the numpy reference
+        run = _run_group_compiled if engine == "compiled" and group[0].core["merit"] is _EXPONENTIAL else _run_group
+        f, r, cm = run(env, group, horizon, n_agents, seeds, dim, n_actions)
         fair[members], reward[members], comms[members] = f, r, cm
     return FederatedResult(
         seeds=seeds,
@@ -839,6 +1017,125 @@ def _run_group(
             ridge.update(x4, y3)
             for sync in syncs:
                 sync.after_round(t, x4[sync.index], y3[sync.index], ridge)
+    comms = np.zeros((L, S), dtype=np.int64)
+    for sync in syncs:
+        comms[sync.index] = sync.comms
+    return fair, reward, comms
+
+
+def _run_group_compiled(
+    env: FederatedSyntheticEnvironment,
+    plans: list[_Plan],
+    horizon: int,
+    n_agents: int,
+    seeds: tuple[int, ...],
+    dim: int,
+    n_actions: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_run_group` with the rounds in numba kernels (exponential merit only).
+
+    The same streams, state and arithmetic (up to floating-point rounding): rows
+    ``(learner, seed, agent)`` run spans of rounds in :func:`dpfair.bandits._fairx_kernels.run`
+    up to the next round where some learner of the batch may synchronize; :meth:`_Sync.check`
+    (numpy, with the PRIVATIZER) runs there.
+    """
+    from dpfair.bandits import _fairx_kernels as kernels  # numba is imported at the first compiled run
+
+    L, S, M, d, K = len(plans), len(seeds), n_agents, dim, n_actions
+    N = L * S * M
+    core0 = plans[0].core
+    n_steps, lam = core0["n_steps"], core0["regularization"]
+    ridge = RidgeState(d, batch_shape=(L, S, M), regularization=lam)
+    # views of the ridge state, updated in place by the kernels and by _Sync._synchronize
+    ridge.gram, ridge.gram_inverse = np.ascontiguousarray(ridge.gram), np.ascontiguousarray(ridge.gram_inverse)
+    ridge.target = np.ascontiguousarray(ridge.target)
+    gram, gram_inverse, target = ridge.gram.reshape(N, d, d), ridge.gram_inverse.reshape(N, d, d), ridge.target.reshape(N, d)
+    local_gram, local_target = np.zeros((L, S, M, d, d)), np.zeros((L, S, M, d))
+    rows = lambda values: np.repeat(np.asarray(values, dtype=float), S * M)  # noqa: E731
+    scale = rows([p.core["merit_scale"] for p in plans])
+    step = rows([p.core["step_size"] for p in plans])
+    noise_std = rows([p.core["noise_std"] for p in plans])
+    norm_bound = rows([p.core["theta_norm_bound"] for p in plans])
+    log_conf = 2.0 * np.log(1.0 / rows([p.core["confidence_delta"] for p in plans]))
+    theory = np.repeat(np.array([p.core["radius"] == "theory" for p in plans]), S * M)
+    constant = rows([0.0 if p.core["radius"] == "theory" else p.core["radius"] for p in plans])
+    clip = rows([p.reward_bound if p.private else math.inf for p in plans])  # shared rewards clipped to B
+    log_det_rows = np.repeat(np.array([p.protocol == "log-det" for p in plans]), S * M)
+    threshold = rows([p.threshold for p in plans])
+    syncs = [
+        _Sync(p, i, S, M, d, local=(local_gram[i], local_target[i])) for i, p in enumerate(plans) if p.protocol != "none"
+    ]
+    rho_min, extra = np.full(N, lam), np.zeros(N)
+    t_last, log_det_last = np.zeros(N), np.full(N, d * math.log(lam))
+
+    def refresh(sync: _Sync) -> None:  # the per-row copies of a learner's synchronization state
+        part = slice(sync.index * S * M, (sync.index + 1) * S * M)
+        rho_min[part], extra[part] = np.repeat(sync.rho_min, M), np.repeat(sync.extra, M)
+        t_last[part], log_det_last[part] = np.repeat(sync.t_last, M), sync.logdet_last.reshape(-1)
+
+    scheduled = np.zeros(horizon + 1, dtype=bool)
+    for p in plans:
+        if p.schedule is not None:
+            scheduled |= p.schedule
+    sync_rounds = np.flatnonzero(scheduled)
+    bounds = [p.context_bound for p in plans if p.private or math.isfinite(p.context_bound)]
+    bound = min(bounds) if bounds else math.inf
+    thetas = np.stack([env.theta_star(s) for s in seeds])  # (S, d)
+    fair = np.zeros((L, S, horizon))
+    reward = np.zeros((L, S, horizon))
+    fair_terms, reward_terms = np.zeros((N, _BLOCK)), np.zeros((N, _BLOCK))
+    vec, mat, act = np.zeros((N, 7, d)), np.zeros((N, 3, d, d)), np.zeros((N, 4 + d, K))  # kernel scratch
+    mat[:, 0] = np.eye(d)  # each row's eigenvectors of V, kept from round to round (a warm start)
+    saved, reached, flags = np.zeros((N, 6, d, d)), np.zeros(N, dtype=np.int64), np.zeros(N, dtype=np.int64)
+    threads = kernels.threads()
+    alone = np.repeat(np.array([p.protocol == "none" for p in plans]), S * M)
+    independent, synced = np.flatnonzero(alone), np.flatnonzero(~alone)
+    # rows that never synchronize (B0) run whole blocks in a worker thread while this thread runs the others'
+    # spans and their synchronizations (numpy, holding the GIL): the cores stay busy during the synchronizations
+    overlap = threads > 1 and independent.size > 0 and synced.size > 0
+    has_log_det = bool(log_det_rows.any())
+    streams = [env._blocks(s, horizon, M) for s in seeds]
+    t = 0
+    with kernels.pool() as workers:
+        for blocks in zip(*streams, strict=True):
+            X = np.ascontiguousarray(np.stack([b[0] for b in blocks], axis=1))  # (b, S, M, K, d)
+            eta = np.ascontiguousarray(np.stack([b[1] for b in blocks], axis=1))  # (b, S, M)
+            U = np.ascontiguousarray(np.stack([b[2] for b in blocks], axis=1))
+            if math.isfinite(bound) and np.sqrt((X * X).sum(axis=-1)).max() > bound:
+                raise ValueError(
+                    f"a context has ||x||_2 above the declared context_bound={bound:g}; declare a bound that holds "
+                    "for every possible context (sqrt(dim) for contexts in [0, 1]^dim)."
+                )
+            mu_true = np.ascontiguousarray(np.einsum("bsmkd,sd->bsmk", X, thetas))
+            b = X.shape[0]
+            args = (
+                X, eta, U, mu_true, S, M, gram, gram_inverse, target, local_gram.reshape(N, d, d),
+                local_target.reshape(N, d), scale, step, n_steps, noise_std, norm_bound, log_conf, theory, constant,
+                clip, rho_min, extra, log_det_rows, t_last, log_det_last, threshold, fair_terms, reward_terms, vec, mat,
+                act, saved, reached, flags,
+            )
+            background = kernels.start(workers, 0, b, t, independent, args) if overlap else None
+            rows = synced if overlap else np.arange(N)
+            j = 0
+            while j < b:
+                # run to the next scheduled synchronization (or the block's end); a log-det row stops it earlier
+                k = np.searchsorted(sync_rounds, t + j + 1)
+                stop = b if k == len(sync_rounds) else min(b, int(sync_rounds[k]) - t)
+                free = threads - 1 if background is not None and not background.done() else threads
+                j = kernels.run(workers, j, stop, t, kernels.split(rows, j, stop, free), has_log_det, args)
+                fired = bool(flags.any())
+                if scheduled[t + j] or fired:
+                    # Algorithm 1, lines 10-27 (and the B1 trigger, decided exactly) at the end of round t + j
+                    for sync in syncs:
+                        if (sync.plan.schedule is not None or fired) and sync.check(t + j, ridge):
+                            refresh(sync)
+            if background is not None:
+                background.result()
+            # metrics averaged over agents, as in _run_group
+            fair[:, :, t : t + b] = fair_terms[:, :b].reshape(L, S, M, b).mean(axis=2)
+            reward[:, :, t : t + b] = reward_terms[:, :b].reshape(L, S, M, b).mean(axis=2)
+            ridge.n_observations += b
+            t += b
     comms = np.zeros((L, S), dtype=np.int64)
     for sync in syncs:
         comms[sync.index] = sync.comms
