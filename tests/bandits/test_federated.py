@@ -110,7 +110,7 @@ def test_privatizer_node_variance_formula_and_draws():
     assert n == 1 + math.ceil(math.log2(tau)) == 7
     expected = 16 * n * (L**2 + 1) ** 2 * math.log(2 / delta) ** 2 / eps**2
     assert privatizer_node_variance(eps, delta, L, n) == pytest.approx(expected, rel=1e-14)
-    priv = Privatizer(eps, delta, L, 3, tau, (4000,), random_state=1)
+    priv = Privatizer(eps, delta, L, 3, tau, (4000,), noise_calibration="paper", random_state=1)
     assert priv.node_variance == pytest.approx(expected, rel=1e-14)
     priv.advance()  # release 1: one leaf node
     H, h = priv.noise()
@@ -133,11 +133,11 @@ def test_privatizer_refuses_more_releases_than_planned():
         priv.advance()
 
 
-def _released_target(priv_cls, sigma_factor=1.0):
+def _released_target(priv_cls, sigma_factor=1.0, epsilon=12.0, delta=0.1, calibration="paper"):
     # one agent, one communication round holding one pair (x, y) in d = 1; output: s_hat = x y + h
     def mechanism(data, size, rng):
         x, y = data
-        priv = priv_cls(12.0, 0.1, 1.0, 1, 1, (size,), random_state=rng)
+        priv = priv_cls(epsilon, delta, 1.0, 1, 1, (size,), noise_calibration=calibration, random_state=rng)
         priv.node_sigma *= sigma_factor
         priv.advance()
         return x * y + priv.noise()[1][:, 0]
@@ -145,14 +145,19 @@ def _released_target(priv_cls, sigma_factor=1.0):
     return mechanism
 
 
-def test_privatizer_audit_passes_and_catches_half_noise():
-    priv = Privatizer(12.0, 0.1, 1.0, 1, 1, (1,), random_state=0)
+@pytest.mark.parametrize(("epsilon", "delta", "calibration"), [(12.0, 0.1, "paper"), (1.0, 0.01, "tight")])
+def test_privatizer_audit_passes_and_catches_half_noise(epsilon, delta, calibration):
+    priv = Privatizer(epsilon, delta, 1.0, 1, 1, (1,), noise_calibration=calibration, random_state=0)
     audit_delta = 0.01
     claimed = priv.accounted_epsilon(audit_delta)
+    if calibration == "tight":
+        assert claimed == pytest.approx(epsilon, abs=1e-9)
     a, b = (1.0, 1.0), (-1.0, 1.0)  # |x y - x' y'| = 2 = L^2 + B^2
-    honest = audit_epsilon(_released_target(Privatizer), a, b, n_samples=100_000, delta=audit_delta, random_state=0)
+    kw = {"epsilon": epsilon, "delta": delta, "calibration": calibration}
+    honest = audit_epsilon(_released_target(Privatizer, **kw), a, b, n_samples=100_000, delta=audit_delta, random_state=0)
     assert honest.epsilon_lower_bound <= claimed
-    mutant = audit_epsilon(_released_target(Privatizer, 0.5), a, b, n_samples=100_000, delta=audit_delta, random_state=0)
+    mutant = audit_epsilon(_released_target(Privatizer, 0.5, **kw), a, b, n_samples=100_000, delta=audit_delta,
+                           random_state=0)
     assert mutant.epsilon_lower_bound > claimed
 
 
@@ -254,7 +259,8 @@ def test_bad_input_raises_clear_errors():
     env = _env()
     with pytest.raises(ValueError, match="context_bound is required"):
         simulate_federated(env, {"P": PrivFairXLinUCB(1.0, 0.1)}, 10, 2, [0])
-    with pytest.raises(ValueError, match="above the declared context_bound"):
+    # a declared bound below the documented sqrt(dim) is refused up front, before any budget is charged
+    with pytest.raises(ValueError, match=r"context_bound=1\.0 is below the environment's documented bound"):
         simulate_federated(env, {"P": PrivFairXLinUCB(1.0, 0.1, 1.0, random_state=0)}, 10, 2, [0])
     with pytest.raises(ValueError, match="protocol must be one of"):
         simulate_federated(env, {"F": FedFairXLinUCB("every-round")}, 10, 2, [0])

@@ -158,3 +158,16 @@ def test_default_secure_lattice_noise_is_in_one_call_and_unpredictable():
     a.advance()
     b.advance()
     assert a.calibration.sampler == "lattice" and not np.array_equal(a.noise()[0], b.noise()[0])
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "name"),
+    [({"epsilon": 1.7e308}, "epsilon"), ({"epsilon": 1e-300}, "epsilon"), ({"context_bound": 1e-300}, "context_bound"),
+     ({"reward_bound": 1e-300}, "reward_bound"), ({"context_bound": 1e200}, "context_bound")],
+)
+@pytest.mark.parametrize("calibration", ["tight", "paper"])
+def test_extreme_privacy_inputs_are_refused_by_name(kwargs, name, calibration):
+    args = {"epsilon": 2.0, "delta": 0.1, "context_bound": 1.0, "dim": 5, "n_releases": 10, **kwargs}
+    reward = args.pop("reward_bound", 1.0)
+    with pytest.raises(ValueError, match=name):
+        calibrate_privatizer(**args, reward_bound=reward, noise_calibration=calibration)

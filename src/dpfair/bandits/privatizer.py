@@ -107,6 +107,11 @@ def _check_privacy(epsilon: Any, delta: Any) -> tuple[float, float]:
     delta = check_delta(delta)
     if not 0.0 < delta < 1.0:
         raise ValueError(f"delta must be in (0, 1) for the PRIVATIZER's Gaussian noise, got {delta!r}.")
+    if math.isfinite(epsilon) and not 1e-100 <= epsilon <= 1e4:
+        raise ValueError(
+            f"epsilon={epsilon:g} is outside [1e-100, 1e4], where the PRIVATIZER's noise is representable in float64; "
+            "use epsilon=inf for exact statistics (Fed-FairX-LinUCB) or a moderate epsilon."
+        )
     return epsilon, delta
 
 
@@ -114,6 +119,9 @@ def _check_bounds(context_bound: Any, reward_bound: Any) -> tuple[float, float]:
     bound = check_positive_finite(context_bound, "context_bound")
     reward = check_positive_finite(reward_bound, "reward_bound")
     for value, name in ((bound, "context_bound"), (reward, "reward_bound")):
+        if value < 1e-75:
+            raise ValueError(f"{name}={value:g} is too small: the noise it calls for underflows float64; rescale the "
+                             "contexts and rewards (declare bounds above 1e-75).")
         if value > 1e75:
             raise ValueError(f"{name}={value:g} is too large: the noise it needs overflows float64; rescale the contexts "
                              "and rewards (declare bounds below 1e75).")
