@@ -480,7 +480,9 @@ class Privatizer:
         else:
             words = self._noise.random_words((n_trees, rows.size))  # the (d+1)(d+2)/2 distinct entries
             off, diag = self._lattice()
-            values = np.where(on_diagonal, diag.sample(words), off.sample(words))  # variance 2 sigma^2 / sigma^2
+            values = np.empty(words.shape)
+            values[:, on_diagonal] = diag.sample(words[:, on_diagonal])  # variance 2 sigma^2
+            values[:, ~on_diagonal] = off.sample(words[:, ~on_diagonal])  # variance sigma^2
         out = np.zeros((n_trees, d1, d1))
         out[:, rows, cols] = values
         out[:, cols, rows] = values

@@ -38,6 +38,7 @@ import math
 from functools import lru_cache
 from typing import Any
 
+import numba
 import numpy as np
 
 from dpfair._validation import check_int, check_positive_finite
@@ -75,6 +76,30 @@ def lattice_granularity(sigma: float, resolution_bits: int = 14) -> float:
     return math.ldexp(1.0, exponent)
 
 
+_GUIDE_BITS = 16
+
+
+@numba.njit(cache=True, nogil=True)
+def _search(cumulative: np.ndarray, guide: np.ndarray, words: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover
+    # |Z| = #{k : cumulative[k] <= u} for u = word >> 1 (searchsorted(..., side="right")), started from the guide
+    # table's first candidate for u's top bits; the sign is the word's low bit
+    shift = np.uint64(63 - _GUIDE_BITS)
+    one = np.uint64(1)
+    for j in range(words.size):
+        word = words[j]
+        u = word >> one
+        i = guide[u >> shift]
+        while cumulative[i] <= u:
+            i += 1
+        out[j] = -i if (word & one) else i
+
+
+def _guide(cumulative: np.ndarray) -> np.ndarray:
+    """For each value of the top bits of ``u``, the first index whose cumulative weight exceeds the bucket's start."""
+    starts = np.arange(2**_GUIDE_BITS, dtype=np.uint64) << np.uint64(63 - _GUIDE_BITS)
+    return np.searchsorted(cumulative, starts, side="right").astype(np.int64)
+
+
 @lru_cache(maxsize=16)
 def _table(sigma_units: float) -> tuple[np.ndarray, float]:
     """Cumulative 63-bit fixed-point law of ``|Z|`` and its total-variation distance to the exact law."""
@@ -104,6 +129,11 @@ def _table(sigma_units: float) -> tuple[np.ndarray, float]:
     ulp = float(np.finfo(np.longdouble).eps)
     tv = 1.01 * rounding + abs(adjust) / _ONE + 16.0 * ulp * math.log2(half + 2) + 1e-30
     return cumulative, tv
+@lru_cache(maxsize=16)
+def _guide_for(sigma_units: float) -> np.ndarray:
+    return _guide(_table(sigma_units)[0])
+
+
 class LatticeGaussian:
     """Discrete Gaussian noise on the grid ``granularity * Z`` (module docstring).
 
@@ -137,6 +167,7 @@ class LatticeGaussian:
                 f"sigma / granularity must be in [1, 2**18], got {self.sigma_units:.4g}; use lattice_granularity(sigma)."
             )
         self._cumulative, self.total_variation = _table(self.sigma_units)
+        self._guide = _guide_for(self.sigma_units)
 
     def sample_units(self, words: Any) -> np.ndarray:
         """Discrete Gaussian integers (in grid units), one per 64-bit random word.
@@ -154,8 +185,10 @@ class LatticeGaussian:
         w = np.asarray(words)
         if w.dtype != np.uint64:
             raise TypeError(f"words must be a uint64 array of uniform random words, got dtype {w.dtype}.")
-        magnitude = np.searchsorted(self._cumulative, w >> np.uint64(1), side="right").astype(np.int64)
-        return np.where((w & np.uint64(1)).astype(bool), -magnitude, magnitude)
+        flat = np.ascontiguousarray(w).reshape(-1)
+        out = np.empty(flat.size, dtype=np.int64)
+        _search(self._cumulative, self._guide, flat, out)
+        return out.reshape(w.shape)
 
     def sample(self, words: Any) -> np.ndarray:
         """Noise values ``granularity * Z`` (floats, exact multiples of the grid), one per word.

@@ -370,7 +370,9 @@ class SeededNoise(NoiseSource):
         ndarray of uint64
             Independent uniform words of shape ``shape``.
         """
-        return self.rng.integers(0, 2**64, size=_check_shape(shape), dtype=np.uint64, endpoint=False)
+        shape = _check_shape(shape)
+        # the bit generator's raw 64-bit outputs: uniform words, without integers()'s range arithmetic
+        return self.rng.bit_generator.random_raw(math.prod(shape)).astype(np.uint64, copy=False).reshape(shape)
 
     def noisy_argmax_gumbel(self, scores: Any, scale: float) -> int:
         """Return the index of ``max(scores + Gumbel(scale))``: ``P(i) ~ exp(scores_i / scale)``.
