@@ -22,7 +22,9 @@ release, for every tree of the batch).  The released ``H`` is the top-left ``d x
 The entries are discrete Gaussians on a grid ``g = 2**k`` about ``sigma / 2**14``
 (:class:`dpfair.privacy.lattice.LatticeGaussian`): floating-point safe (:meth:`Privatizer.privatize`
 rounds the exact statistics to the grid before adding the noise), ~0.1 us per entry from the OS
-CSPRNG by default, the same law from a seeded generator in experiments.
+CSPRNG by default, the same law from a seeded generator in experiments.  (Inside
+:func:`dpfair.bandits.simulate_federated`, where nothing leaves the process, the noise is added to
+the exact statistics without the rounding, which moves each entry by less than ``g / 2``.)
 
 Calibration (``noise_calibration=``)
 ------------------------------------
