@@ -60,5 +60,21 @@ def _selection(stdout: str) -> None:
     assert "[9.43" in stdout, stdout
 
 
+def _privacy_core(stdout: str) -> None:
+    lines = stdout.strip().splitlines()
+    assert "(0.5, 0.0)" in lines[0] and lines[-1] == "10.0", stdout  # spent what was asked; m = 10 members
+
+
+def _assessment(stdout: str) -> None:
+    assert stdout.strip().splitlines()[-1] == "1.0", stdout  # both metrics from one release at epsilon = 1
+    assert all(g in stdout for g in ("a", "b", "c")) and "sr" in stdout and "tpr" in stdout
+
+
 #: What each block must print to show it works (a marker of the block's code -> a check of its output).
-PROOFS = {"cross_validate(": _fold_scores, "statistical_parity_ks(": _ks, "perfectly_fair_epsilons": _selection}
+PROOFS = {"cross_validate(": _fold_scores, "statistical_parity_ks(": _ks, "perfectly_fair_epsilons": _selection,
+          "TopMExponentialMechanism": _privacy_core, "PrivateMetricFrame(": _assessment}
+
+
+def test_every_block_has_a_proof_of_what_it_prints():
+    for block in BLOCKS:
+        assert any(marker in block for marker in PROOFS), block[:200]
