@@ -92,6 +92,11 @@ def _learners(names: tuple[str, ...], seed: int, epsilon: float = EPSILON) -> di
     return {name: make[name]() for name in names}
 
 
+def _display(name: str) -> str:
+    """Figure label of a learner: the private ones say which calibration they use."""
+    return f"{name} (tight)" if name in ("Priv", "B1", "B2") else name
+
+
 def _checkpoints(horizon: int) -> np.ndarray:
     return np.unique(np.linspace(1, horizon, min(N_CHECKPOINTS, horizon)).round().astype(int))
 
@@ -237,7 +242,7 @@ def _curve_figures(results: pd.DataFrame, folder: Path, names: tuple[str, ...], 
             mean = values.mean(axis=0)
             se = values.std(axis=0, ddof=1) / math.sqrt(len(values)) if len(values) > 1 else np.zeros_like(mean)
             comms = wide.get(f"{name}/communication_rounds")
-            label = name if comms is None or name == "B0" else f"{name} ({comms.mean():.0f} comm. rounds)"
+            label = _display(name) if comms is None or name == "B0" else f"{_display(name)} ({comms.mean():.0f} comm. rounds)"
             (line,) = ax.plot(checkpoints, mean, label=label)
             ax.fill_between(checkpoints, mean - se, mean + se, color=line.get_color(), alpha=0.25, lw=0)
         ax.set_xlabel("round t")
@@ -330,6 +335,8 @@ def _sweep_figure(results: pd.DataFrame, folder: Path, x: list[float], keys: lis
                 ax.errorbar(xs, means, yerr=ses, marker="o", capsize=3, label=label)
         if log_x:
             ax.set_xscale("log")
+        if curve == "fair_regret":
+            ax.set_yscale("log")  # positive, and spanning more than a decade across learners
         ax.set_xlabel(xlabel)
         ax.set_ylabel(f"{curve.replace('_', ' ')} at T = {horizon}")
         ax.legend(fontsize=8)
@@ -376,7 +383,7 @@ def exp4_figures(results: pd.DataFrame, folder: Path) -> list[FigureInfo]:
         One two-panel figure.
     """
     eps = _sweep_epsilons(results)
-    keys = [(name, name + " eps={x:g}/{curve}") for name in EXP4]
+    keys = [(_display(name), name + " eps={x:g}/{curve}") for name in EXP4]
     keys += [("B0 (no communication)", "B0/{curve}"), ("Fed (epsilon = inf)", "Fed/{curve}")]
     return _sweep_figure(results, folder, eps, keys, "exp4", "epsilon", "Exp 4 (m = 10)", True)
 
