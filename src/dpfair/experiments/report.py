@@ -5,16 +5,11 @@ from __future__ import annotations
 import contextlib
 import html
 import json
-import time
-from pathlib import Path
-
-import matplotlib
-
-matplotlib.use("Agg")
-
 import math
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import pandas as pd
 
@@ -261,6 +256,27 @@ table{border-collapse:collapse;font-size:.85em;margin:.5em 0}td,th{border:1px so
 """
 
 
+@contextlib.contextmanager
+def _file_backend():
+    """Draw the report's figures with the Agg backend, and give the caller's backend back afterwards.
+
+    The backend is chosen here, where figures are written, not at import: ``import dpfair.experiments``
+    leaves an interactive session's backend alone.
+    """
+    import matplotlib
+    import matplotlib.pyplot as plt
+
+    previous = matplotlib.get_backend()
+    if previous.lower() != "agg":
+        plt.switch_backend("Agg")
+    try:
+        yield
+    finally:
+        if previous.lower() != "agg":
+            with contextlib.suppress(Exception):  # a display that has gone away: stay on Agg
+                plt.switch_backend(previous)
+
+
 def build_report(out: str | Path) -> Path:
     """Write every experiment's figures and ``report/index.html`` under ``out``.
 
@@ -287,6 +303,11 @@ def build_report(out: str | Path) -> Path:
     ExperimentModuleError
         A module named in ``$DPFAIR_EXPERIMENT_MODULES`` cannot be imported.
     """
+    with _file_backend():
+        return _build(Path(out))
+
+
+def _build(out: Path) -> Path:
     out = Path(out)
     report_dir = out / "report"
     fig_dir = report_dir / "figures"
