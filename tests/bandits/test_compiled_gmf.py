@@ -65,7 +65,7 @@ def _policies(env):
 @pytest.fixture
 def compiled_runs(monkeypatch):
     """Names of the policies whose rounds ran compiled (not a silent fallback to the numpy rounds)."""
-    from dpfair.bandits.policies import BanditPolicy
+    from dpfair.bandits.base import BanditPolicy
 
     ran, original = [], BanditPolicy._run_compiled
 
@@ -217,7 +217,7 @@ def test_what_the_kernels_cannot_reproduce_runs_the_numpy_rounds(synthetic):
 
 def test_factored_projection_is_the_projection(census, synthetic):
     from dpfair.bandits import _gmf_kernels as kernels
-    from dpfair.bandits.policies import _factor_support
+    from dpfair.bandits._ranks import _factor_support
 
     combos_t, codes, rest_t, cols_a, cols_b = _factor_support(census.support)
     assert cols_a.size > cols_b.size > 0  # the one-hot blocks and the flags take few combinations

@@ -7,6 +7,7 @@ Fair-Greedy), ``private`` (Private-Fair-Greedy), ``environments``, ``simulate``.
 ``federated_result`` and ``federated`` (the simulator).
 """
 
+from dpfair.bandits.base import BanditPolicy
 from dpfair.bandits.environments import CensusHiringEnvironment, Episode, GroupEnvironment, SyntheticGroupEnvironment
 from dpfair.bandits.fairx import FairXLinUCB, merit_policy, optimistic_parameter, project_onto_ellipsoid
 from dpfair.bandits.federated import simulate_federated
@@ -14,7 +15,7 @@ from dpfair.bandits.federated_environment import FederatedSyntheticEnvironment
 from dpfair.bandits.federated_learners import FedFairXLinUCB, PrivFairXLinUCB
 from dpfair.bandits.federated_result import FederatedResult
 from dpfair.bandits.metrics import cumulative_fair_regret, cumulative_regret
-from dpfair.bandits.policies import OFUL, BanditPolicy, FairGreedy, RandomPolicy
+from dpfair.bandits.policies import OFUL, FairGreedy, RandomPolicy
 from dpfair.bandits.private import PrivateFairGreedy, rank_noise_std
 from dpfair.bandits.privatizer import Privatizer, privatizer_depth, privatizer_node_variance
 from dpfair.bandits.protocols import communication_schedule

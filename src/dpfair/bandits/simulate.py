@@ -16,9 +16,9 @@ from sklearn.base import clone
 from threadpoolctl import threadpool_limits
 
 from dpfair._validation import check_allocation, check_budgets_cover, check_int
+from dpfair.bandits.base import BanditPolicy
 from dpfair.bandits.environments import GroupEnvironment
 from dpfair.bandits.metrics import cumulative_fair_regret, cumulative_regret
-from dpfair.bandits.policies import BanditPolicy
 from dpfair.bandits.results import BanditResult
 
 __all__ = ["simulate"]

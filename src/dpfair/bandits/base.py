@@ -1,0 +1,392 @@
+"""The online interface every group meritocratic policy shares (:class:`BanditPolicy`).
+
+``reset`` validates and charges, ``select`` and ``update`` advance all runs one round; see
+:mod:`dpfair.bandits.policies` for the policies themselves.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from sklearn.base import BaseEstimator
+
+from dpfair._estimator import privacy_spent
+from dpfair._validation import (
+    as_finite_array,
+    check_allocation,
+    check_int,
+    check_squares_fit,
+)
+from dpfair.bandits._ranks import tie_break_argmax
+from dpfair.privacy.leaks import warn_privacy_leak
+from dpfair.privacy.noise import get_noise_source
+
+__all__ = ["BanditPolicy"]
+
+_FLOAT_MAX = float(np.finfo(float).max)
+_NON_PRIVATE = "nothing: the policy's actions are an exact function of every candidate's context and reward"
+
+
+class BanditPolicy(BaseEstimator):
+    """Base class of the group meritocratic selection policies (the online interface).
+
+    Subclasses implement ``_validate``, ``_start``, ``_select`` and ``_observe``.
+    """
+
+    def _validate(self) -> dict[str, Any]:  # pragma: no cover - overridden
+        return {}
+
+    def _charge(self, config: dict[str, Any]) -> None:
+        """Charge the budget (private policies), after validation and before any noise."""
+
+    def _privacy_spent(self, config: dict[str, Any]) -> dict[str, Any]:
+        return privacy_spent(math.inf, 0.0, protects=_NON_PRIVATE, neighbouring="none")
+
+    def _warn(self, config: dict[str, Any]) -> None:
+        warn_privacy_leak(
+            f"{type(self).__name__} is not differentially private: its actions are an exact function of the "
+            "candidates' contexts and rewards. Use PrivateFairGreedy with a finite epsilon on real people's data.",
+            stacklevel=5,
+        )
+
+    def reset(
+        self,
+        n_groups: int,
+        dim: int,
+        horizon: int,
+        *,
+        n_runs: int | None = None,
+        support: Any = None,
+        support_groups: Any = None,
+    ) -> BanditPolicy:
+        """Validate the hyper-parameters, charge the budget and start a new run of ``horizon`` rounds.
+
+        Parameters
+        ----------
+        n_groups : int
+            Number of groups ``K >= 2`` (one candidate each per round).
+        dim : int
+            Context dimension ``d >= 1``.
+        horizon : int
+            Number of rounds ``T >= 1`` (private policies calibrate their noise to it).
+        n_runs : int, optional
+            Number of independent learners advanced together (batch axis of ``contexts``); ``None``
+            for a single learner with ``contexts`` of shape ``(K, d)``.
+        support : array-like of shape (M, d), optional
+            Every context that can occur (distinct rows), for the support-count rank computation;
+            ``select`` and ``update`` then need ``context_ids``.
+        support_groups : array-like of int of shape (M,), optional
+            Group of each support row (required with ``support``).
+
+        Returns
+        -------
+        BanditPolicy
+            ``self``.
+
+        Raises
+        ------
+        TypeError, ValueError
+            For an invalid argument or hyper-parameter, or sizes whose state cannot fit in memory
+            (before any budget is charged).
+        """
+        return self._begin(
+            self._prepare(n_groups, dim, horizon, n_runs=n_runs, support=support, support_groups=support_groups)
+        )
+
+    def _prepare(
+        self,
+        n_groups: int,
+        dim: int,
+        horizon: int,
+        *,
+        n_runs: int | None = None,
+        support: Any = None,
+        support_groups: Any = None,
+    ) -> dict[str, Any]:
+        """Everything :meth:`reset` checks, charging and allocating nothing (:func:`simulate` checks every
+        policy this way before it charges any)."""
+        n_groups = check_int(n_groups, "n_groups", minimum=2)
+        dim = check_int(dim, "dim", minimum=1)
+        horizon = check_int(horizon, "horizon", minimum=1)
+        runs = 1 if n_runs is None else check_int(n_runs, "n_runs", minimum=1)
+        support_info = self._check_support(support, support_groups, n_groups, dim)
+        config = self._validate()
+        n_support = 0 if support_info is None else support_info["support"].shape[0]
+        terms = self._state_bytes(n_groups, dim, horizon, runs, n_support)
+        check_allocation(
+            sum(n_bytes for n_bytes, _ in terms),
+            subject=f"n_groups={n_groups}, dim={dim}, horizon={horizon} and n_runs={runs}",
+            what=f"the state of {type(self).__name__}", fix=max(terms)[1],
+        )
+        noise = get_noise_source(self.random_state)
+        return {"n_groups": n_groups, "dim": dim, "horizon": horizon, "runs": runs, "single": n_runs is None,
+                "support": support_info, "config": config, "noise": noise}
+
+    def _begin(self, prepared: dict[str, Any], *, charge: bool = True) -> BanditPolicy:
+        """Charge (unless the caller already has), warn and allocate the state of a run checked by :meth:`_prepare`."""
+        config = prepared["config"]
+        if charge:
+            self._charge(config)
+        self._warn(config)
+        self.n_groups_, self.dim_, self.horizon_ = prepared["n_groups"], prepared["dim"], prepared["horizon"]
+        self.n_runs_ = runs = prepared["runs"]
+        self._single = prepared["single"]
+        self._noise = prepared["noise"]
+        self._support = prepared["support"]
+        self._runs = np.arange(runs)
+        self.t_ = 0
+        self._start(config)
+        self.privacy_spent_ = self._privacy_spent(config)
+        return self
+
+    def _state_bytes(self, n_groups: int, dim: int, horizon: int, runs: int, n_support: int) -> list[tuple[int, str]]:
+        """Bytes of the arrays a run allocates, as ``(bytes, how to shrink them)`` terms (Python ints)."""
+        return [(2 * 8 * runs * n_groups, "lower n_runs or n_groups")]  # one round's scores and uniforms
+
+    def _check_environment(self, config: dict[str, Any], horizon: int, context_bound: float, reward_bound: float) -> None:
+        """Refuse hyper-parameters that cannot work with data inside the given bounds (``simulate`` calls this
+        before charging any budget, with the environment's documented bounds, so that no run fails midway)."""
+        lam = config.get("regularization")
+        if lam is None:
+            return
+        scale = context_bound * context_bound * (horizon + 1)  # the largest entry of sum x x^T over the horizon
+        if math.isinf(config.get("rho_regression", math.inf)) and lam < 1e-12 * scale:
+            # without privacy noise V = lambda I + sum x x^T; a lambda this small relative to the data makes V
+            # singular in float64 (a Cholesky or log-det failure at some round)
+            raise ValueError(
+                f"regularization={lam!r} is too small for contexts of norm up to {context_bound!r} over horizon={horizon}: "
+                f"V = regularization I + sum x x^T is singular in float64; use regularization >= {1e-12 * scale:.3g}."
+            )
+        if reward_bound * context_bound * (horizon + 1) / lam * max(context_bound, 1.0) > 1e300:
+            # |<x, theta_hat>| <= ||x|| ||V^{-1} b|| <= C * (T + 1) B C / lambda
+            raise ValueError(
+                f"regularization={lam!r} is too small for rewards up to {reward_bound!r} and contexts up to "
+                f"{context_bound!r}: the estimates theta_hat could overflow float64; use a larger regularization."
+            )
+
+    @staticmethod
+    def _check_support(support: Any, support_groups: Any, n_groups: int, dim: int) -> Any:
+        if support is None and support_groups is None:
+            return None
+        if support is None or support_groups is None:
+            raise ValueError("give support and support_groups together (or neither).")
+        sup = as_finite_array(support, "support", allow_empty=True, allow_nonfinite=True)
+        if isinstance(support_groups, str | bytes):
+            raise TypeError("support_groups must be an array of group indices, got a string.")
+        grp = np.asarray(support_groups)
+        if sup.ndim != 2 or sup.shape[1] != dim or sup.shape[0] == 0:
+            raise ValueError(f"support must have shape (M, dim={dim}), got {sup.shape}.")
+        if not np.isfinite(sup).all():
+            raise ValueError("support holds NaN or infinite values; contexts must be finite.")
+        check_squares_fit(sup, "support", norm_axis=1)
+        if grp.shape != (sup.shape[0],) or grp.dtype.kind not in "iu" or grp.min() < 0 or grp.max() >= n_groups:
+            raise ValueError(f"support_groups must hold one group in [0, {n_groups}) per support row.")
+        order = np.argsort(grp, kind="stable")
+        counts = np.bincount(grp, minlength=n_groups)
+        offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        if (counts == 0).any():
+            raise ValueError("support_groups must give every group at least one support row.")
+        position = np.empty_like(order)
+        position[order] = np.arange(order.size)  # caller's row -> sorted row
+        return {"support": np.ascontiguousarray(sup[order]), "offsets": offsets, "position": position,
+                "groups": grp, "raw": sup}
+
+    # ------------------------------------------------------------------ online interface
+    def _check_round(self, contexts: Any, context_ids: Any) -> tuple[np.ndarray, np.ndarray | None]:
+        if not hasattr(self, "t_"):
+            from sklearn.exceptions import NotFittedError
+
+            raise NotFittedError(f"This {type(self).__name__} has not been started: call reset(n_groups, dim, horizon).")
+        if isinstance(contexts, np.ndarray) and contexts.dtype == np.float64:
+            x = contexts  # the simulator's own arrays: the type checks below have nothing to refuse
+        else:
+            x = as_finite_array(contexts, "contexts", allow_empty=True, allow_nonfinite=True)
+        shape = (self.n_groups_, self.dim_) if self._single else (self.n_runs_, self.n_groups_, self.dim_)
+        if x.shape != shape:
+            raise ValueError(
+                f"contexts must have shape {shape} (one candidate per group, n_groups={self.n_groups_}), got {x.shape}."
+            )
+        with np.errstate(over="ignore", invalid="ignore"):
+            largest = float(np.einsum("...d,...d->...", x, x).max())  # NaN or inf for a non-finite context
+        if not largest <= _FLOAT_MAX / (2.0 * (self.horizon_ + 1)):
+            if not np.isfinite(x).all():
+                raise ValueError("contexts hold NaN or infinite values; contexts must be finite.")
+            # x x^T summed over the horizon must stay finite (no NaN estimate later)
+            check_squares_fit(x, "contexts", n_terms=self.horizon_ + 1, norm_axis=-1)
+        config = getattr(self, "_config", {})
+        lam = config.get("regularization")
+        if lam is not None and math.isinf(config.get("rho_regression", math.inf)):
+            # without privacy noise V = lambda I + sum x x^T: contexts this large relative to lambda make V singular
+            # in float64 (condition number above 1e12), the same rule simulate() checks against the environment
+            if largest * (self.horizon_ + 1) * 1e-12 > lam:
+                raise ValueError(
+                    f"contexts are too large for regularization={lam!r} over horizon={self.horizon_}: "
+                    "V = regularization I + sum x x^T would be singular in float64; rescale the contexts or raise "
+                    "regularization."
+                )
+        x = x.reshape(self.n_runs_, self.n_groups_, self.dim_)
+        ids = None
+        if self._support is not None:
+            if context_ids is None:
+                raise ValueError("context_ids is required: reset() was given a support.")
+            if isinstance(context_ids, str | bytes):
+                raise TypeError("context_ids must be integer support rows, got a string.")
+            raw = np.asarray(context_ids)
+            if raw.shape != shape[:-1] or raw.dtype.kind not in "iu":
+                raise ValueError(f"context_ids must be integers of shape {shape[:-1]}, got {raw.shape}.")
+            raw = raw.reshape(self.n_runs_, self.n_groups_)
+            n_rows = self._support["groups"].size
+            if raw.min() < 0 or raw.max() >= n_rows:
+                raise ValueError(f"context_ids must index support rows in [0, {n_rows}).")
+            if (self._support["groups"][raw] != np.arange(self.n_groups_)).any():
+                raise ValueError("context_ids[..., k] must index a support row of group k.")
+            ids = self._support["position"][raw]
+        return x, ids
+
+    def select(self, contexts: Any, *, context_ids: Any = None) -> Any:
+        """Choose one candidate (group) per run.
+
+        Parameters
+        ----------
+        contexts : array-like of shape (K, d), or (n_runs, K, d)
+            The candidates of this round, candidate ``k`` from group ``k``.
+        context_ids : array-like of int of shape (K,) or (n_runs, K), optional
+            Rows of the ``support`` the candidates are (required when ``reset`` had a support).
+
+        Returns
+        -------
+        int or numpy.ndarray of int
+            The chosen group (an ``(n_runs,)`` array with ``n_runs``).
+        """
+        x, ids = self._check_round(contexts, context_ids)
+        if self.t_ >= self.horizon_:
+            raise ValueError(f"the horizon T={self.horizon_} is used up; call reset() to start again.")
+        actions = self._select(x, ids)
+        return int(actions[0]) if self._single else actions
+
+    def update(self, contexts: Any, actions: Any, rewards: Any, *, context_ids: Any = None) -> BanditPolicy:
+        """Observe the rewards of the chosen candidates and end the round.
+
+        Parameters
+        ----------
+        contexts : array-like of shape (K, d), or (n_runs, K, d)
+            The candidates of this round (as given to :meth:`select`).
+        actions : int or array-like of int of shape (n_runs,)
+            The chosen groups.
+        rewards : float or array-like of shape (n_runs,)
+            Their observed rewards.
+        context_ids : array-like of int, optional
+            As in :meth:`select`.
+
+        Returns
+        -------
+        BanditPolicy
+            ``self``.
+        """
+        x, ids = self._check_round(contexts, context_ids)
+        if self.t_ >= self.horizon_:
+            raise ValueError(f"the horizon T={self.horizon_} is used up; call reset() to start again.")
+        a = np.asarray(actions)
+        if isinstance(rewards, np.ndarray) and rewards.dtype == np.float64:
+            r = rewards
+        else:
+            r = as_finite_array(rewards, "rewards", allow_empty=True, allow_nonfinite=True)
+        shape = () if self._single else (self.n_runs_,)
+        if a.shape != shape or a.dtype.kind not in "iu" or (a < 0).any() or (a >= self.n_groups_).any():
+            raise ValueError(f"actions must be integer group indices in [0, {self.n_groups_}) of shape {shape}.")
+        if r.shape != shape:
+            raise ValueError(f"rewards must have shape {shape}, got {r.shape}.")
+        if not np.isfinite(r).all():
+            raise ValueError("rewards hold NaN or infinite values; rewards must be finite.")
+        if not float(np.abs(r).max()) <= math.sqrt(_FLOAT_MAX / (2.0 * (self.horizon_ + 1))):
+            check_squares_fit(r, "rewards", n_terms=self.horizon_ + 1)
+        self._observe(x, a.reshape(self.n_runs_).astype(np.int64), r.reshape(self.n_runs_), ids)
+        self.t_ += 1
+        return self
+
+    def _tie_break(self, scores: np.ndarray) -> np.ndarray:
+        self._untouched = False  # a round has drawn: the compiled rounds no longer apply
+        return tie_break_argmax(scores, self._noise.uniform(scores.shape))
+
+    def _start(self, config: dict[str, Any]) -> None:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def _select(self, x: np.ndarray, ids: np.ndarray | None) -> np.ndarray:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def _observe(self, x: np.ndarray, a: np.ndarray, r: np.ndarray, ids: np.ndarray | None) -> None:  # pragma: no cover
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ compiled rounds (simulate)
+    def _can_compile(self) -> bool:
+        """Whether :meth:`_compiled_rounds` reproduces this policy's rounds (the library's own classes only)."""
+        return False
+
+    def _check_bounds(self, x: np.ndarray, r: np.ndarray) -> None:
+        """Refuse data outside declared bounds (private policies; nothing here)."""
+
+    def _run_compiled(self, context_ids: np.ndarray, rewards: np.ndarray) -> np.ndarray | None:
+        """Run every round of a fresh :meth:`reset` at once, in compiled kernels.
+
+        :func:`~dpfair.bandits.simulate` calls it with ``engine="compiled"`` and the whole pre-sampled
+        stream.  The actions are those of ``select`` and ``update`` called round by round, with the
+        same noise drawn from the same source in the same order; the learned state (``theta_``,
+        ``ridge_``, ``n_shift_failures_``) agrees with the numpy rounds to floating-point rounding.
+        Afterwards the horizon is used up; the per-round history buffers and the tree mechanism's
+        nodes are left as :meth:`reset` made them.
+
+        Parameters
+        ----------
+        context_ids : numpy.ndarray of int, shape (horizon, n_runs, K)
+            Rows of the ``support`` given to :meth:`reset`, candidate ``k`` from group ``k``.
+        rewards : numpy.ndarray of shape (horizon, n_runs, K)
+            Reward of every candidate (the policy observes the chosen one's).
+
+        Returns
+        -------
+        numpy.ndarray of int64 of shape (horizon, n_runs), or None
+            The chosen groups.  ``None``, with nothing drawn or changed, when the policy has no
+            compiled rounds, was reset without a support or has started, or when ``update`` might
+            refuse some round of the stream (the caller then runs the numpy rounds, which raise there).
+        """
+        if not (self._can_compile() and self._support is not None and self.t_ == 0 and getattr(self, "_untouched", False)):
+            return None
+        stream = self._check_stream(context_ids, rewards)
+        if stream is None:
+            return None
+        actions = np.zeros((self.n_runs_, self.horizon_), dtype=np.int64)
+        self._compiled_rounds(*stream, actions)
+        self.t_ = self.horizon_
+        return np.ascontiguousarray(actions.T)
+
+    def _check_stream(self, context_ids: Any, rewards: Any) -> tuple[np.ndarray, np.ndarray] | None:
+        """Kernel inputs ``(n_runs, T, K)``: sorted-support rows and rewards; ``None`` if a round could be refused.
+
+        Stricter than the rounds: the rewards of *every* candidate must pass what ``update`` checks of the
+        chosen ones (finite, no overflow, the declared bounds), so that the kernels never meet a refusal.
+        """
+        T, S, K = self.horizon_, self.n_runs_, self.n_groups_
+        ids = np.asarray(context_ids)
+        groups = self._support["groups"]
+        if ids.shape != (T, S, K) or np.shape(rewards) != (T, S, K) or ids.dtype.kind not in "iu" or T >= 2**31:
+            return None  # (the kernels count the pool in int32)
+        if ids.min() < 0 or ids.max() >= groups.size or (groups[ids] != np.arange(K)).any():
+            return None
+        try:
+            r = np.asarray(rewards, dtype=float)
+            if not np.isfinite(r).all():
+                return None
+            used = self._support["raw"][np.flatnonzero(np.bincount(ids.ravel(), minlength=groups.size))]
+            check_squares_fit(used, "contexts", n_terms=T + 1, norm_axis=-1)
+            check_squares_fit(r, "rewards", n_terms=T + 1)
+            self._check_bounds(used[:, None, :], r)
+        except (TypeError, ValueError):
+            return None
+        rows = np.ascontiguousarray(self._support["position"][ids].transpose(1, 0, 2), dtype=np.int64)
+        return rows, np.ascontiguousarray(r.transpose(1, 0, 2))
+
+    def _compiled_rounds(self, rows: np.ndarray, rewards: np.ndarray, actions: np.ndarray) -> None:  # pragma: no cover
+        """Fill ``actions`` ``(n_runs, T)`` from the stream of :meth:`_check_stream` (subclasses that compile)."""
+        raise NotImplementedError
