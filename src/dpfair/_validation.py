@@ -592,3 +592,26 @@ def check_budgets_cover(charges: Any, *, fix: str = "give each a budget that pay
                 f"{together} cannot pay for the privacy this call would spend, so nothing was charged; {fix}. "
                 f"({exc})"
             ) from None
+
+
+def real_array(values: Any, name: str) -> np.ndarray:
+    """``values`` as a float64 array; refuse non-real dtypes (``TypeError``) and NaN or inf (``ValueError``).
+
+    Booleans and integers are real numbers and are converted; strings (even numeric ones), objects and
+    complex numbers are refused rather than silently coerced.  Messages never count or print the values.
+    """
+    if hasattr(values, "to_numpy") and not isinstance(values, np.ndarray):
+        values = values.to_numpy()
+    try:
+        arr = np.asarray(values)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a numeric array (int or float), got {type(values).__name__}.") from None
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(
+            f"{name} must hold real numbers (int or float), got dtype {arr.dtype}; "
+            "convert strings or objects to floats yourself, complex numbers are not accepted."
+        )
+    arr = arr.astype(np.float64, copy=False)
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name} contains NaN or infinite values; remove or impute them first.")
+    return arr

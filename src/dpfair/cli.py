@@ -412,8 +412,7 @@ def assess(
 
     import pandas as pd
 
-    from dpfair.metrics import SUPPORTED_METRICS, PrivateMetricFrame
-    from dpfair.metrics._report import write_assessment
+    from dpfair.metrics import SUPPORTED_METRICS, PrivateMetricFrame, write_assessment
     from dpfair.privacy import PrivacyLeakWarning
 
     def progress(text: str) -> None:

@@ -46,7 +46,7 @@ from dpfair._estimator import rows_of_fitted_groups as _rows_of_fitted_groups
 from dpfair._estimator import single_group_rows as _single_group_rows
 from dpfair._estimator import wrapped_tags as _wrapped_tags
 from dpfair._validation import check_budgets_cover, check_epsilon, check_nonnegative_finite
-from dpfair.privacy.budget import default_budget
+from dpfair.privacy import default_budget
 from dpfair.privacy.mechanisms import laplace_mechanism
 from dpfair.privacy.noise import get_noise_source
 

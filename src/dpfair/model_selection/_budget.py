@@ -26,7 +26,7 @@ from sklearn.utils.validation import _num_samples
 
 from dpfair._estimator import fit_charges
 from dpfair._validation import check_int
-from dpfair.privacy.budget import PrivacyBudget, PrivacyBudgetExceededError, default_budget
+from dpfair.privacy import PrivacyBudget, PrivacyBudgetExceededError, default_budget
 
 __all__ = ["SearchCost", "check_search_budget", "fit_search", "search_cost"]
 

@@ -15,11 +15,10 @@ from typing import Any
 import numpy as np
 
 from dpfair._estimator import as_sensitive_features, group_index, resolve_groups
-from dpfair._validation import check_int
+from dpfair._validation import check_int, real_array
 from dpfair.privacy.mechanisms import laplace_mechanism
 from dpfair.privacy.noise import NoiseSource
-from dpfair.regression._lp import real_array
-from dpfair.regression.postprocessing import l_inf_isotonic_cdf
+from dpfair.regression import l_inf_isotonic_cdf
 
 __all__ = ["PrivateKSScorer", "PrivateMSEKSScorer", "PrivateMSEScorer"]
 

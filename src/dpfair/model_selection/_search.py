@@ -32,7 +32,7 @@ from dpfair._estimator import as_sensitive_features, charge_budget, check_budget
 from dpfair._validation import check_delta, check_epsilon
 from dpfair.model_selection._random_stopping import check_selection, draw_n_trials, trial_epsilon_for
 from dpfair.model_selection._scorers import _PrivateScorer
-from dpfair.privacy.budget import _default_budget_suspended
+from dpfair.privacy import suspend_default_budget
 from dpfair.privacy.leaks import PrivacyLeakWarning, warn_privacy_leak
 from dpfair.privacy.noise import NoiseSource, SecureNoise, get_noise_source
 
@@ -260,7 +260,7 @@ class PrivateRandomSearch(MetaEstimatorMixin, RegressorMixin, BaseEstimator):
         for index in plan:
             params = candidates[index]
             est = self._trial_estimator(params, trial_epsilon, noise)
-            with warnings.catch_warnings(), _default_budget_suspended():  # the search is charged as a whole
+            with warnings.catch_warnings(), suspend_default_budget():  # the search is charged as a whole
                 if math.isinf(epsilon):  # already warned once for the whole search
                     warnings.simplefilter("ignore", PrivacyLeakWarning)
                 est.fit(X_train, y_train, sensitive_features=s_train)

@@ -35,6 +35,7 @@ from dpfair.privacy.budget import (
     PrivacyBudgetExceededError,
     default_budget,
     set_default_budget,
+    suspend_default_budget,
 )
 from dpfair.privacy.continual import BinaryTreeMechanism
 from dpfair.privacy.leaks import PrivacyLeakWarning, warn_privacy_leak
@@ -78,6 +79,7 @@ __all__ = [
     "pure_dp_to_zcdp",
     "rdp_to_approx_dp",
     "set_default_budget",
+    "suspend_default_budget",
     "top_m_exponential_mechanism",
     "top_m_inclusion_probabilities",
     "warn_privacy_leak",

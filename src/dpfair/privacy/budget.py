@@ -41,6 +41,7 @@ __all__ = [
     "PrivacyBudgetExceededError",
     "default_budget",
     "set_default_budget",
+    "suspend_default_budget",
 ]
 
 _TOL = 1e-12  # relative: absorbs rounding in sums such as 0.1 + 0.2, never an absolute allowance
@@ -296,7 +297,7 @@ def check_budget(budget: object, name: str = "budget") -> PrivacyBudget | None:
 
 
 _DEFAULT_BUDGET: PrivacyBudget | None = None
-_SUSPENDED: contextvars.ContextVar[bool] = contextvars.ContextVar("dpfair_default_budget_suspended", default=False)
+_SUSPENDED: contextvars.ContextVar[bool] = contextvars.ContextVar("dpfairsuspend_default_budget", default=False)
 
 
 def default_budget() -> PrivacyBudget | None:
@@ -352,8 +353,17 @@ def set_default_budget(budget: PrivacyBudget | None) -> PrivacyBudget | None:
 
 
 @contextlib.contextmanager
-def _default_budget_suspended() -> Iterator[None]:
-    """Inside, :func:`default_budget` is ``None``: for the inner fits of a release charged as a whole."""
+def suspend_default_budget() -> Iterator[None]:
+    """Suspend the process-wide ledger: inside, :func:`default_budget` is ``None``.
+
+    For the inner fits of a release that is charged as a whole (a private search charges its total
+    once; its trials must not be recorded again).
+
+    Yields
+    ------
+    None
+        Nothing; the ledger is restored on exit.
+    """
     token = _SUSPENDED.set(True)
     try:
         yield

@@ -17,11 +17,8 @@ from dpfair.regression._lp import (
     solve_barycenter_alpha0,
     solve_barycenter_lp,
 )
-from dpfair.regression.postprocessing import (
-    FairRegressionPostProcessor,
-    WassersteinBarycenterPostProcessor,
-    l_inf_isotonic_cdf,
-)
+from dpfair.regression.postprocessing import FairRegressionPostProcessor, l_inf_isotonic_cdf
+from dpfair.regression.wasserstein import WassersteinBarycenterPostProcessor
 
 __all__ = [
     "MAX_COUPLING_CELLS",

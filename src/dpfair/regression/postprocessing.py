@@ -28,10 +28,9 @@ from typing import Any
 
 import numpy as np
 from scipy import sparse
-from sklearn.base import BaseEstimator, MetaEstimatorMixin, RegressorMixin, clone
-from sklearn.exceptions import NotFittedError
+from sklearn.base import BaseEstimator, MetaEstimatorMixin, RegressorMixin
 from sklearn.metrics import r2_score
-from sklearn.utils.validation import _num_samples, check_is_fitted, column_or_1d
+from sklearn.utils.validation import check_is_fitted
 
 from dpfair._estimator import (
     CloneLineageMixin,
@@ -43,7 +42,6 @@ from dpfair._estimator import (
     privacy_spent,
     private_base,
     resolve_groups,
-    warn_leak_once,
     warn_non_private,
 )
 from dpfair._estimator import as_sensitive_features as _labels  # every label is checked for hashability
@@ -65,13 +63,13 @@ from dpfair._estimator import (
 from dpfair._estimator import (
     wrapped_tags as _wrapped_tags,
 )
-from dpfair._validation import check_budgets_cover, check_epsilon, check_int, check_nonnegative_finite
-from dpfair.privacy.budget import default_budget
+from dpfair._validation import check_epsilon, check_int, real_array
 from dpfair.privacy.mechanisms import laplace_mechanism
 from dpfair.privacy.noise import get_noise_source
-from dpfair.regression._lp import BarycenterSolution, check_alpha, check_coupling_size, real_array, solve_barycenter_lp
+from dpfair.regression._lp import BarycenterSolution, check_alpha, check_coupling_size, solve_barycenter_lp
+from dpfair.regression._wrapped import _NEIGHBOURING, _check_shared_budgets, _fit_wrapped, _predict_outputs
 
-__all__ = ["FairRegressionPostProcessor", "WassersteinBarycenterPostProcessor", "l_inf_isotonic_cdf"]
+__all__ = ["FairRegressionPostProcessor", "l_inf_isotonic_cdf"]
 
 #: Largest Laplace scale ``2 / (n epsilon)`` accepted: beyond it the release carries no information
 #: and sums of the noisy histogram overflow floating point.
@@ -80,7 +78,6 @@ _MAX_NOISE_SCALE = 1e100
 #: Widest ``bounds`` accepted: the objective is in squared output units.
 _MAX_WIDTH = 1e150
 
-_NEIGHBOURING = "replace one row of the post-processing data (the number of rows n is public)"
 _NEIGHBOURING_END_TO_END = "replace one row (x, y, group) (the number of rows n is public)"
 _PROTECTS_END_TO_END = (
     "every row (x, y, group): the private regressor's fit of (x, y) composed with the histogram of (group, binned "
@@ -107,83 +104,6 @@ def _check_bounds(bounds: Any) -> tuple[float, float] | None:
             "rescale the target."
         )
     return lo, hi
-
-
-def _as_outputs(values: Any, name: str) -> np.ndarray:
-    """Regressor outputs as a finite 1-d float array (a single column is accepted)."""
-    arr = real_array(values, name)
-    if arr.ndim == 2 and arr.shape[1] == 1:
-        arr = arr[:, 0]
-    if arr.ndim != 1:
-        raise ValueError(f"{name} must hold one regressor output per row (1-d), got shape {arr.shape}.")
-    if arr.size == 0:
-        raise ValueError(f"{name} is empty; pass at least one row.")
-    return arr
-
-
-def _predict_outputs(estimator: Any, X: Any) -> np.ndarray:
-    """The wrapped regressor's outputs on ``X`` (``X`` itself when there is no regressor)."""
-    if estimator is None:
-        return _as_outputs(X, "X")
-    pred = estimator.predict(X)
-    try:
-        return _as_outputs(pred, "the estimator's predictions")
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{exc} Wrap a single-output regressor that predicts finite numbers.") from None
-
-
-def _fit_wrapped(estimator: Any, prefit: bool, X: Any, y: Any, owner: str, caller: Any = None) -> Any:
-    """Return the regressor to post-process: as is (``prefit``) or ``clone(estimator).fit(X, y)``.
-
-    A clone fitted here that is not private (no ``privacy_spent_``) raises a PrivacyLeakWarning (once
-    per configuration of ``caller``'s clones); a private one (e.g. ``DPLinearRegression``) does not.
-    """
-    if estimator is None:
-        return None
-    if not hasattr(estimator, "predict"):
-        raise TypeError(f"estimator must be a regressor with a predict method (or None), got {type(estimator).__name__}.")
-    if prefit:
-        try:
-            check_is_fitted(estimator)
-        except NotFittedError:
-            raise NotFittedError(
-                f"estimator is not fitted but prefit=True: fit it first (on other data than the post-processing "
-                f"rows), or pass prefit=False to let {owner} fit a clone of it on (X, y)."
-            ) from None
-        except TypeError:
-            pass  # not a scikit-learn estimator: trust prefit=True, its predict is called below
-        return estimator
-    if y is None:
-        raise ValueError(
-            f"{owner} requires y to be passed, but the target y is None: prefit=False fits a clone of estimator "
-            "on (X, y); pass y, or pass a fitted estimator with prefit=True."
-        )
-    y = column_or_1d(y, warn=True)  # its values are the wrapped estimator's to validate
-    n_rows = _num_samples(X)
-    if y.shape[0] != n_rows:
-        raise ValueError(f"y must have one value per row of X ({n_rows} rows), got {y.shape[0]}.")
-    fitted = clone(estimator).fit(X, y)
-    if not private_base(fitted):
-        warn_leak_once(
-            caller,
-            f"prefit=False: {owner} trains a clone of estimator non-privately on the same rows it post-processes; "
-            "the fitted object as a whole carries no differential-privacy guarantee (privacy_spent_['epsilon'] is "
-            "inf). Fit the regressor on other data and pass prefit=True, or wrap a private regressor "
-            "(dpfair.linear_model.DPLinearRegression) for an end-to-end guarantee.",
-            stacklevel=4,
-        )
-    return fitted
-
-
-def _check_shared_budgets(caller: Any, prefit: bool) -> None:
-    """With ``prefit=False``, refuse before any fit a budget that cannot pay for the base's and the caller's charges."""
-    if prefit or caller.estimator is None:
-        return
-    charges = [(b if b is not None else default_budget(), e, d) for b, e, d in caller._dpfair_fit_charges()]
-    check_budgets_cover(
-        [(b, e, d, "estimator.budget" if i < len(charges) - 1 else "budget") for i, (b, e, d) in enumerate(charges)],
-        fix="give the post-processor and its regressor a budget that pays for both fits",
-    )
 
 
 def l_inf_isotonic_cdf(partial_sums: np.ndarray) -> np.ndarray:
@@ -710,204 +630,3 @@ class FairRegressionPostProcessor(CloneLineageMixin, MetaEstimatorMixin, Regress
         return float(r2_score(y, self.predict(X, sensitive_features=sensitive_features), sample_weight=sample_weight))
 
 
-# ---------------------------------------------------------------------------- Chzhen et al.
-class WassersteinBarycenterPostProcessor(CloneLineageMixin, MetaEstimatorMixin, RegressorMixin, BaseEstimator):
-    """Non-private, non-discretized fair post-processing of Chzhen et al. (2020) (exact parity).
-
-    ``f_fair(x, a) = sum_b w_b Q_b(F_a(f(x) + jitter))``: each group's output is mapped through
-    its own (jittered) empirical CDF and then through the weighted average of the groups'
-    empirical quantile functions, the Wasserstein-2 barycenter on the line.  The uniform
-    jitter on ``[-sigma, sigma]`` breaks ties so the CDFs are continuous, as in the original.
-
-    **What it protects: nothing.**  The fitted object stores every group's exact (jittered)
-    outputs and sizes; ``fit`` always raises :class:`~dpfair.privacy.PrivacyLeakWarning` and
-    ``privacy_spent_`` reports ``epsilon = inf``.  It is the non-private reference point of
-    :class:`FairRegressionPostProcessor`; use it on public or synthetic data.
-
-    Parameters
-    ----------
-    estimator : regressor or None, default None
-        The regressor to post-process; ``None`` means ``X`` holds its outputs.
-    sigma : float, default 1e-5
-        Jitter half-width (finite, ``>= 0``).
-    groups : list or None, default None
-        The declared groups (group 0 first).  Optional (the estimator is not private): ``None``
-        reads them off the data.  A declared group with no rows gets weight 0, and predicting for
-        it raises ``ValueError``.  When it declares exactly one group, ``sensitive_features`` may
-        be omitted.
-    prefit : bool, default True
-        ``True``: ``estimator`` is fitted and used as is; ``False``: a clone is fitted on ``(X, y)``.
-    random_state : None, int or numpy Generator, default None
-        Jitter randomness (``None``: OS CSPRNG); a seed also makes ``predict`` reproducible.
-
-    Attributes
-    ----------
-    estimator_ : regressor or None
-        The regressor whose outputs are post-processed.
-    groups_ : ndarray of shape (n_groups,)
-        The groups (declared order, or read off the data).
-    sorted_outputs_ : list of ndarray
-        Each group's sorted jittered outputs (exact, non-private).
-    group_weights_ : ndarray of shape (n_groups,)
-        Each group's share of the rows.
-    sigma_ : float
-        The jitter half-width used.
-    n_features_in_ : int
-        Number of features of ``X`` (when known).
-    privacy_spent_ : dict
-        ``epsilon = inf``: no guarantee.
-    """
-
-    def __init__(
-        self, estimator: Any = None, *, sigma: float = 1e-5, groups: Any = None, prefit: bool = True,
-        random_state: Any = None,
-    ) -> None:
-        self.estimator = estimator
-        self.sigma = sigma
-        self.groups = groups
-        self.prefit = prefit
-        self.random_state = random_state
-
-    def __sklearn_tags__(self):  # scikit-learn's tags, with the wrapped estimator's input support
-        return _wrapped_tags(self, super().__sklearn_tags__())
-
-    def fit(self, X: Any, y: Any = None, *, sensitive_features: Any = None) -> WassersteinBarycenterPostProcessor:
-        """Store each group's sorted (jittered) outputs and its weight.
-
-        Parameters
-        ----------
-        X : array-like
-            Features for ``estimator`` (or the outputs when ``estimator=None``).
-        y : array-like or None, default None
-            Labels, used only to fit the clone of ``estimator`` when ``prefit=False``.
-        sensitive_features : array-like of shape (n_samples,) or None, default None
-            Group of every row; may be omitted when ``groups`` declares exactly one group.
-
-        Returns
-        -------
-        WassersteinBarycenterPostProcessor
-            The fitted post-processor (``self``).
-
-        Raises
-        ------
-        ValueError, TypeError
-            On invalid input (the message names the argument).
-        NotFittedError
-            If ``prefit=True`` and ``estimator`` is not fitted.
-
-        Warns
-        -----
-        PrivacyLeakWarning
-            Always: the fitted object releases exact quantiles of the data.
-        """
-        owner = type(self).__name__
-        sigma = check_nonnegative_finite(self.sigma, "sigma")
-        prefit = _check_bool(self.prefit, "prefit")
-        noise = get_noise_source(self.random_state)
-        if self.groups is not None:
-            resolve_groups(self.groups, np.empty(0, dtype=object), math.inf)
-        estimator = _fit_wrapped(self.estimator, prefit, X, y, owner, caller=self)
-        outputs = _predict_outputs(estimator, X)
-        n = outputs.size
-        if sensitive_features is None:
-            declared, index = _single_group_rows(self.groups, n, math.inf, owner)
-        else:
-            declared, index = resolve_groups(self.groups, _labels(sensitive_features, n), math.inf)
-        warn_leak_once(
-            self,
-            f"{owner} is not differentially private (Chzhen et al. 2020): it stores and releases exact empirical "
-            "quantiles of every group's outputs. Use FairRegressionPostProcessor with a finite epsilon on real "
-            "people's data.",
-            stacklevel=3,
-        )
-        jittered = outputs + (2.0 * noise.uniform(n) - 1.0) * sigma
-        predict_seed = _predict_seed(noise)
-        self.estimator_ = estimator
-        self.groups_ = declared
-        self.sorted_outputs_ = [np.sort(jittered[index == a]) for a in range(declared.size)]
-        self.group_weights_ = np.bincount(index, minlength=declared.size) / n
-        self.sigma_ = sigma
-        self._predict_seed_ = predict_seed
-        if estimator is None:
-            self.n_features_in_ = 1
-        elif hasattr(estimator, "n_features_in_"):
-            self.n_features_in_ = estimator.n_features_in_
-        if hasattr(estimator, "feature_names_in_"):
-            self.feature_names_in_ = estimator.feature_names_in_
-        self.privacy_spent_ = privacy_spent(
-            math.inf, 0.0, neighbouring=_NEIGHBOURING,
-            protects="nothing: the fitted object holds exact (jittered) quantiles of every group's outputs",
-        )
-        return self
-
-    def predict(self, X: Any, *, sensitive_features: Any = None, random_state: Any = None) -> np.ndarray:
-        """Fair predictions (randomized only through the jitter).
-
-        Parameters
-        ----------
-        X : array-like
-            Features for the regressor (or its outputs when ``estimator=None``).
-        sensitive_features : array-like of shape (n_samples,) or None, default None
-            Group of every row (one of ``groups_``); may be omitted when there is one group.
-        random_state : None, int or numpy Generator, default None
-            Jitter randomness; ``None`` follows the estimator's policy (see the module docstring).
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-            Fair predictions: each row's (jittered) output is mapped to its level in its group's
-            fitted quantiles, and the prediction is the ``group_weights_``-weighted mean of every
-            group's quantile at that level.
-
-        Raises
-        ------
-        NotFittedError
-            Before ``fit``.
-        ValueError, TypeError
-            On invalid input, a group outside ``groups_``, or a group that had no rows in ``fit``.
-        """
-        check_is_fitted(self, "sorted_outputs_")
-        outputs = _predict_outputs(self.estimator_, X)
-        index = _rows_of_fitted_groups(self.groups_, sensitive_features, outputs.size)
-        sizes = np.array([s.size for s in self.sorted_outputs_])
-        unseen = sizes[index] == 0
-        if unseen.any():
-            raise ValueError(
-                f"sensitive_features holds group(s) {self.groups_[np.unique(index[unseen])].tolist()} that had no rows "
-                "in fit: their quantile function is unknown; refit with rows of every group you predict for."
-            )
-        noise = _prediction_noise(random_state, self._predict_seed_)
-        jittered = outputs + (2.0 * noise.uniform(outputs.size) - 1.0) * self.sigma_
-        levels = np.empty(outputs.size)
-        for a, sorted_a in enumerate(self.sorted_outputs_):
-            mask = index == a
-            if mask.any():
-                levels[mask] = np.searchsorted(sorted_a, jittered[mask], side="right") / sorted_a.size
-        out = np.zeros(outputs.size)
-        for b, sorted_b in enumerate(self.sorted_outputs_):
-            if sorted_b.size == 0:
-                continue
-            pos = np.clip(np.ceil(levels * sorted_b.size).astype(int) - 1, 0, sorted_b.size - 1)
-            out += self.group_weights_[b] * sorted_b[pos]
-        return out
-
-    def score(self, X: Any, y: Any, sample_weight: Any = None, *, sensitive_features: Any = None) -> float:
-        """Coefficient of determination R^2 of :meth:`predict` on ``(X, y)``.
-
-        Parameters
-        ----------
-        X : array-like
-            As in :meth:`predict`.
-        y : array-like of shape (n_samples,)
-            True targets.
-        sample_weight : array-like of shape (n_samples,) or None, default None
-            Sample weights.
-        sensitive_features : array-like of shape (n_samples,) or None, default None
-            Group of every row; routed by ``set_score_request(sensitive_features=True)``.
-
-        Returns
-        -------
-        float
-            R^2 of the (jittered) predictions.
-        """
-        return float(r2_score(y, self.predict(X, sensitive_features=sensitive_features), sample_weight=sample_weight))
