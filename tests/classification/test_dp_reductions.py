@@ -10,7 +10,7 @@ from fairlearn.reductions import EqualizedOdds, ExponentiatedGradient
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.linear_model import LinearRegression
 
-from dpfair.classification import reductions
+from dpfair.classification import reductions, reductions_game
 from dpfair.classification.reductions import DPExponentiatedGradient
 from dpfair.datasets import make_classification
 from dpfair.privacy import PrivacyBudget, PrivacyBudgetExceededError, PrivacyLeakWarning, audit_epsilon
@@ -239,7 +239,8 @@ def test_audit_honest_mechanisms_within_claim_and_half_noise_mutant_caught(which
     def half_noise(values, *, sensitivity, epsilon, random_state=None, **kwargs):
         return real(values, sensitivity=sensitivity / 2.0, epsilon=epsilon, random_state=random_state, **kwargs)
 
-    monkeypatch.setattr(reductions, "laplace_mechanism", half_noise)
+    monkeypatch.setattr(reductions, "laplace_mechanism", half_noise)  # the oracle's releases
+    monkeypatch.setattr(reductions_game, "laplace_mechanism", half_noise)  # the auditor's releases
     mutant = audit_epsilon(mechanism, data_a, data_b, n_samples=20_000, random_state=1)
     assert mutant.epsilon_lower_bound > eps_step
 

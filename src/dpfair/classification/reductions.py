@@ -47,13 +47,11 @@ a seed gives reproducible, *not hardened* noise and a seeded stream for the rand
 
 from __future__ import annotations
 
-import functools
 import math
 import warnings
 from typing import Any
 
 import numpy as np
-from scipy.special import logsumexp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
@@ -69,25 +67,49 @@ from dpfair._estimator import (
     warn_non_private,
 )
 from dpfair._validation import _as_float, check_bool, check_epsilon, check_int, check_open_unit, check_positive_finite
-from dpfair.privacy.accounting import advanced_composition
+from dpfair.classification.reductions_accounting import (  # noqa: F401
+    _MAX_ITER,
+    _MAX_ITER_INF,
+    _ONE_OFF_SHARE,
+    _advanced_cost,
+    _check_choice,
+    _laplace_event,
+    _largest_step,
+    _pld_epsilon,
+    _rdp_epsilon,
+    accuracy_n_iter,
+    default_eta,
+    default_n_iter,
+    min_informative_n_iter,
+    n_constraints,
+    per_round_epsilon,
+    privacy_split,
+    split_epsilon,
+)
+from dpfair.classification.reductions_game import (  # noqa: F401
+    _Game,
+    _lambda,
+    _noisy_moment,
+    _psd_inverse,
+    auditor_sensitivity,
+    aware_static_sensitivity,
+    cell_costs,
+    noisy_cost_moment,
+    noisy_violations,
+    oracle_sensitivity,
+    violations,
+)
 from dpfair.privacy.mechanisms import laplace_mechanism
-from dpfair.privacy.noise import NoiseSource, get_noise_source
+from dpfair.privacy.noise import get_noise_source
 
 __all__ = ["DPExponentiatedGradient", "SmallBudgetWarning", "per_round_epsilon"]
 
-#: Cap on the number of rounds at finite epsilon (more rounds only spread the budget thinner) and
-#: at ``epsilon = inf`` (where the game stops earlier, at duality gap ``nu``).
-_MAX_ITER = 1000
-_MAX_ITER_INF = 1000
 #: Rounds between two duality-gap checks at ``epsilon = inf``.
 _GAP_CHECK_EVERY = 10
 
 #: Largest Laplace scale accepted: beyond it a release carries no information and sums overflow.
 _MAX_NOISE_SCALE = 1e100
 
-#: Share of epsilon spent on the one-off releases (the cell counts; with the A-aware oracle, also
-#: its Gram matrix); the ``2T`` per-round releases get the rest and all of delta.
-_ONE_OFF_SHARE = 0.1
 
 REFERENCES = ("group0", "overall")
 ACCOUNTANTS = ("tight", "advanced", "paper")
@@ -136,13 +158,6 @@ def _labels(sensitive_features: Any, n_rows: int) -> np.ndarray:
     return values
 
 
-
-def _check_choice(value: Any, name: str, choices: tuple[str, ...]) -> str:
-    if not isinstance(value, str) or value not in choices:
-        raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}, got {value!r}.")
-    return value
-
-
 def _l1_row_bound(x_norm_bound: Any, x_l1_bound: Any, n_features: int) -> tuple[float, np.ndarray | None, float | None]:
     """``(bound on ||x||_1, per-feature bounds or None, L2 bound or None)`` from the declared bounds.
 
@@ -175,396 +190,6 @@ def _l1_row_bound(x_norm_bound: Any, x_l1_bound: Any, n_features: int) -> tuple[
             "per feature on |x_j|); the oracle's noise is calibrated to it, never to the data."
         )
     return min(bounds), per_feature, l2
-
-
-# ---------------------------------------------------------------------------- Algorithm 3 parameters
-def n_constraints(n_groups: int, reference: str = "group0") -> int:
-    """Number ``K`` of equalized-odds constraints: ``4(|A|-1)`` against group 0, ``4|A|`` against the overall rate."""
-    return 4 * (n_groups - 1) if reference == "group0" else 4 * n_groups
-
-
-def default_n_iter(
-    epsilon: float, delta: float, bound_B: float, n_groups: int, n_rows: int, vc_dim: int, beta: float,
-    *, reference: str = "group0",
-) -> int:
-    """Algorithm 3, line 1: ``T = B sqrt(ln(K+1)) m eps / (2 (2|A|B+1) sqrt(ln(1/delta)) (d ln m + ln(2/beta)))``.
-
-    ``K + 1 = 4|A| - 3`` against group 0 (the paper's); ``d`` is the VC dimension of the hypothesis
-    class (linear thresholds: number of weights).  Rounded down, at least 1, at most ``_MAX_ITER``;
-    ``_MAX_ITER_INF`` at ``epsilon = inf``.  With one group there is no constraint and one round solves
-    the problem.
-    """
-    if n_groups == 1:
-        return 1
-    if math.isinf(epsilon):
-        return _MAX_ITER_INF
-    n_plus_1 = n_constraints(n_groups, reference) + 1
-    numerator = bound_B * math.sqrt(math.log(n_plus_1)) * n_rows * epsilon
-    denominator = 2.0 * (2 * n_groups * bound_B + 1) * math.sqrt(math.log(1.0 / delta))
-    denominator *= vc_dim * math.log(max(n_rows, 2)) + math.log(2.0 / beta)
-    t = numerator / denominator
-    return int(min(max(math.floor(t), 1), _MAX_ITER)) if math.isfinite(t) else _MAX_ITER
-
-
-def accuracy_n_iter(bound_B: float, nu: float, n_groups: int, *, reference: str = "group0") -> int:
-    """Rounds after which the exact game is a ``nu``-approximate equilibrium: ``ceil(16 B^2 ln(K+1) / nu^2)``.
-
-    Lemma 4.2 (Freund & Schapire) without noise and with the step ``eta = (1/2) sqrt(ln(K+1) / T)``:
-    the auditor's regret is ``B ln(K+1) / (eta T) + 4 eta B = 4 B sqrt(ln(K+1) / T)``, at most ``nu`` from
-    this ``T`` on; the exact learner has no regret (Theorem 4.3 with ``R_Q = 0``).
-    """
-    if n_groups == 1:
-        return 1
-    n_plus_1 = n_constraints(n_groups, reference) + 1
-    t = 16.0 * bound_B**2 * math.log(n_plus_1) / nu**2
-    return int(min(math.ceil(t), 10**9))
-
-
-def min_informative_n_iter(n_groups: int, *, reference: str = "group0") -> int:
-    """``ceil(16 ln(K+1))``: below it the auditor's regret bound ``4 B sqrt(ln(K+1) / T)`` is at least ``B``."""
-    return math.ceil(16.0 * math.log(n_constraints(n_groups, reference) + 1)) if n_groups > 1 else 1
-
-
-def default_eta(n_groups: int, n_iter: int, *, reference: str = "group0") -> float:
-    """Algorithm 3, line 1: ``eta = (1/2) sqrt(ln(K+1) / T)`` (any positive value with one group)."""
-    return 0.5 * math.sqrt(math.log(n_constraints(n_groups, reference) + 1) / n_iter) if n_groups > 1 else 1.0
-
-
-def split_epsilon(epsilon: float, delta: float, n_iter: int) -> tuple[float, float, float]:
-    """Algorithm 3's accounting (``accountant="paper"``): ``(epsilon_step, epsilon_rest, delta_used)``.
-
-    ``epsilon_step = epsilon / (4 sqrt(T ln(1/delta)))`` (Algorithm 3, line 5).  The ``2T`` pure
-    ``epsilon_step``-DP releases compose (:func:`~dpfair.privacy.advanced_composition` with slack
-    ``delta``, or basic composition when that is smaller) to ``epsilon_loop``; the rest,
-    ``epsilon - epsilon_loop``, pays for the one-off releases.  When less than ``epsilon / 10`` would be
-    left, ``epsilon_step`` is lowered (bisection) until ``epsilon / 10`` is.
-    """
-    k = 2 * n_iter
-    step = epsilon / (4.0 * math.sqrt(n_iter * math.log(1.0 / delta)))
-    target = (1.0 - _ONE_OFF_SHARE) * epsilon
-    if _advanced_cost(step, k, delta)[0] > target:
-        step = _largest_step(lambda s: _advanced_cost(s, k, delta)[0], target, step)
-    spent, delta_used = _advanced_cost(step, k, delta)
-    return step, epsilon - spent, delta_used
-
-
-def _advanced_cost(step: float, k: int, delta: float) -> tuple[float, float]:
-    """``(epsilon, delta)`` of ``k`` pure ``step``-DP releases: the smaller of basic and advanced composition."""
-    basic = k * step
-    adv, adv_delta = advanced_composition(step, 0.0, k, delta)
-    return (basic, 0.0) if basic <= adv else (adv, adv_delta)
-
-
-def _largest_step(cost: Any, target: float, hi: float, *, iterations: int = 200, rtol: float = 0.0) -> float:
-    """Largest ``s`` in ``[0, hi]`` with ``cost(s) <= target`` (``cost`` increasing), by bisection."""
-    lo = 0.0
-    for _ in range(iterations):
-        mid = 0.5 * (lo + hi)
-        if cost(mid) <= target:
-            lo = mid
-        else:
-            hi = mid
-        if rtol and hi - lo <= rtol * hi:
-            break
-    return lo
-
-
-def _laplace_event(step: float, k: int) -> Any:
-    import dp_accounting
-
-    return dp_accounting.SelfComposedDpEvent(dp_accounting.LaplaceDpEvent(noise_multiplier=1.0 / step), k)
-
-
-def _rdp_epsilon(step: float, k: int, delta: float) -> float:
-    from dp_accounting import rdp
-
-    accountant = rdp.RdpAccountant()
-    accountant.compose(_laplace_event(step, k))
-    return float(accountant.get_epsilon(delta))
-
-
-def _pld_epsilon(step: float, k: int, delta: float) -> float:
-    from dp_accounting import pld
-
-    # pessimistic discretization (an upper bound on the privacy loss) on a grid of step / 100
-    accountant = pld.PLDAccountant(value_discretization_interval=max(step * 1e-2, 1e-6))
-    accountant.compose(_laplace_event(step, k))
-    return float(accountant.get_epsilon(delta))
-
-
-@functools.lru_cache(maxsize=512)
-def per_round_epsilon(epsilon_loop: float, delta: float, n_releases: int, accountant: str = "tight") -> tuple[float, str]:
-    """Largest per-release ``epsilon'`` for which ``n_releases`` adaptive Laplace releases are ``(epsilon_loop, delta)``-DP.
-
-    Parameters
-    ----------
-    epsilon_loop : float
-        Total ``epsilon`` of the releases (``> 0``, finite).
-    delta : float
-        Total ``delta`` in ``(0, 1)``.
-    n_releases : int
-        Number of releases (``2T`` in Algorithm 3), ``>= 1``.
-    accountant : {"tight", "advanced"}, default "tight"
-        ``"advanced"``: the larger ``epsilon'`` that basic composition or the advanced composition
-        theorem (Dwork, Rothblum & Vadhan 2010) certifies.  ``"tight"``: the largest that the privacy loss
-        distribution of the composed Laplace mechanisms (``dp_accounting``'s PLD accountant, whose
-        pessimistic discretization only over-states the loss), their Renyi-DP curve
-        (``dp_accounting``'s RDP accountant) or the ``"advanced"`` bound certifies.
-
-    Returns
-    -------
-    epsilon_step : float
-        The per-release ``epsilon'``.
-    certified_by : str
-        The bound that certifies it: ``"pld"``, ``"rdp"``, ``"advanced composition"`` or ``"basic composition"``.
-
-    Raises
-    ------
-    ValueError
-        If an argument is invalid (the message names it).
-
-    Examples
-    --------
-    >>> step_tight, how = per_round_epsilon(9.0, 1e-7, 200)
-    >>> step_advanced, _ = per_round_epsilon(9.0, 1e-7, 200, "advanced")
-    >>> bool(step_tight > step_advanced), how
-    (True, 'pld')
-    """
-    epsilon_loop = check_positive_finite(epsilon_loop, "epsilon_loop")
-    delta = check_open_unit(delta, "delta")
-    k = check_int(n_releases, "n_releases", minimum=1)
-    accountant = _check_choice(accountant, "accountant", ("tight", "advanced"))
-    basic = epsilon_loop / k
-    adv_step = _largest_step(lambda s: advanced_composition(s, 0.0, k, delta)[0], epsilon_loop, epsilon_loop,
-                             iterations=100, rtol=1e-12)
-    best, how = (basic, "basic composition") if basic >= adv_step else (adv_step, "advanced composition")
-    if accountant == "advanced":
-        return best, how
-    if not 1e-12 <= best <= 50.0:
-        # beyond 50 the loss is nearly deterministic and basic composition is within ~1 % of the PLD bound;
-        # below 1e-12 the releases carry no information (the estimator refuses such noise scales)
-        return best, how
-    with np.errstate(all="ignore"):
-        try:  # Renyi DP: cheap, so a wide bisection; start above the best certified step
-            hi = 2.0 * best
-            while _rdp_epsilon(hi, k, delta) <= epsilon_loop and hi < 1e3:
-                hi *= 2.0
-            rdp_step = _largest_step(lambda s: _rdp_epsilon(s, k, delta), epsilon_loop, hi, iterations=60, rtol=1e-6)
-            if rdp_step > best and _rdp_epsilon(rdp_step, k, delta) <= epsilon_loop:
-                best, how = rdp_step, "rdp"
-        except (ValueError, ArithmeticError):  # an accountant's numerical failure: keep the certified step
-            pass
-        try:  # privacy loss distributions: the exact loss of composed Laplace mechanisms (pessimistic grid)
-            lo, hi = best, 1.5 * best
-            while _pld_epsilon(hi, k, delta) <= epsilon_loop and hi < 1e3:
-                lo, hi = hi, 1.5 * hi
-            pld_step = lo
-            for _ in range(20):
-                mid = 0.5 * (pld_step + hi)
-                if _pld_epsilon(mid, k, delta) <= epsilon_loop:
-                    pld_step = mid
-                else:
-                    hi = mid
-                if hi - pld_step <= 1e-4 * hi:
-                    break
-            if pld_step > best and _pld_epsilon(pld_step, k, delta) <= epsilon_loop:
-                best, how = pld_step, "pld"
-        except (ValueError, ArithmeticError):
-            pass
-    return best, how
-
-
-def privacy_split(
-    epsilon: float, delta: float, n_iter: int, accountant: str
-) -> tuple[float, float, str]:
-    """``(epsilon_step, epsilon_one_off, certified_by)``: per-round ``epsilon'`` and what the one-off releases get."""
-    if accountant == "paper":
-        step, rest, _ = split_epsilon(epsilon, delta, n_iter)
-        return step, rest, "Algorithm 3's epsilon' = epsilon / (4 sqrt(T ln(1/delta))) under advanced composition"
-    loop = (1.0 - _ONE_OFF_SHARE) * epsilon
-    step, how = per_round_epsilon(loop, delta, 2 * n_iter, accountant)
-    return step, epsilon - loop, how
-
-
-# ---------------------------------------------------------------------------- the private players
-def violations(
-    positive_counts: np.ndarray, denominators: np.ndarray, gamma: float, *, reference: str = "group0",
-    label_counts: np.ndarray | None = None,
-) -> np.ndarray:
-    """Exact violation vector ``r^(h)`` of Section 4 from per-cell counts, shape ``(K / 4, 4)``.
-
-    ``positive_counts[a, y]`` is the number of rows of group ``a`` and label ``y`` with ``h = 1``;
-    ``denominators[a, y]`` the (public, noisy) number of rows of that cell.  Columns:
-    ``FP_a - FP_ref - gamma, FP_ref - FP_a - gamma, TP_a - TP_ref - gamma, TP_ref - TP_a - gamma``, one row per
-    group ``a != 0`` against group 0 (``reference="group0"``, the paper's), or one row per group against the
-    overall rate of the label (``reference="overall"``, fairlearn's ``EqualizedOdds``; ``label_counts[y]``,
-    the public number of rows of label ``y``, is its denominator).
-    """
-    rates = positive_counts / denominators
-    if reference == "group0":
-        diff = rates[1:] - rates[0]
-    else:
-        diff = rates - positive_counts.sum(axis=0) / label_counts
-    return np.stack([diff[:, 0] - gamma, -diff[:, 0] - gamma, diff[:, 1] - gamma, -diff[:, 1] - gamma], axis=1)
-
-
-def auditor_sensitivity(
-    denominators: np.ndarray, *, reference: str = "group0", label_counts: np.ndarray | None = None, aware: bool = False
-) -> float:
-    """L1 sensitivity of ``r^`` to one row's group label (Lemma C.1 with public denominators).
-
-    Moving one row from group ``a`` to ``a'`` changes one positive count of each by at most 1, so
-    ``FP_a`` and ``FP_a'`` (or ``TP``) change by at most ``1 / n_min`` each, ``n_min`` the smallest
-    (public) denominator.  Against group 0, ``FP_a`` (``a != 0``) appears twice in ``r^`` and ``FP_0``
-    ``2(|A|-1)`` times: ``(2 + 2(|A|-1)) / n_min = 2|A| / n_min`` (Lemma C.1 has ``min_ay q_ay m - 1``
-    in place of ``n_min``; ours is public, so no ``-1``).  Against the overall rate, each group's rate
-    appears twice: ``4 / n_min``; the overall rate of an A-blind hypothesis does not depend on ``A``, and
-    with an A-aware one (``aware=True``) it changes by ``1 / n_y`` in all ``2|A|`` of its entries.
-    """
-    n_min = float(denominators.min())
-    if reference == "group0":
-        return 2.0 * denominators.shape[0] / n_min
-    out = 4.0 / n_min
-    if aware:
-        out += 2.0 * denominators.shape[0] / float(np.min(label_counts))
-    return out
-
-
-def noisy_violations(
-    positive_counts: np.ndarray, denominators: np.ndarray, gamma: float, epsilon_step: float, noise: NoiseSource,
-    *, reference: str = "group0", label_counts: np.ndarray | None = None, aware: bool = False,
-) -> np.ndarray:
-    """The Auditor's release ``r~ = r^ + W`` (Algorithm 3, lines 6-7), ``epsilon_step``-DP in the group labels.
-
-    ``W ~ Lap(sensitivity / epsilon_step)`` i.i.d. (:func:`auditor_sensitivity`); with the paper's
-    ``epsilon_step = eps / (4 sqrt(T ln(1/delta)))`` this is Algorithm 3's scale
-    ``8|A| sqrt(T ln(1/delta)) / (n_min eps)``.
-    """
-    exact = violations(positive_counts, denominators, gamma, reference=reference, label_counts=label_counts)
-    if math.isinf(epsilon_step):
-        return exact
-    sensitivity = auditor_sensitivity(denominators, reference=reference, label_counts=label_counts, aware=aware)
-    return laplace_mechanism(exact, sensitivity=sensitivity, epsilon=epsilon_step, random_state=noise)
-
-
-def cell_costs(
-    lam: np.ndarray, proportions: np.ndarray, *, reference: str = "group0", label_proportions: np.ndarray | None = None
-) -> np.ndarray:
-    """Subroutine 2: the lambda part of ``C_1`` for every (group, label) cell, shape ``(|A|, 2)``.
-
-    ``lam`` has one row per constraint group (columns ``(y=0,+), (y=0,-), (y=1,+), (y=1,-)``);
-    ``proportions`` are the public ``q~_ay``.  Against group 0: cell ``(a != 0, y)`` costs
-    ``(lam_(a,y,+) - lam_(a,y,-)) / q~_ay`` and cell ``(0, y)`` ``-sum_a (lam_(a,y,+) - lam_(a,y,-)) / q~_0y``.
-    Against the overall rate (``label_proportions[y]`` the public share of label ``y``): cell ``(a, y)``
-    costs ``(lam_(a,y,+) - lam_(a,y,-)) / q~_ay - sum_b (lam_(b,y,+) - lam_(b,y,-)) / p_y``.
-    """
-    net = np.stack([lam[:, 0] - lam[:, 1], lam[:, 2] - lam[:, 3]], axis=1)
-    if reference == "group0":
-        return np.vstack([-net.sum(axis=0, keepdims=True), net]) / proportions
-    return net / proportions - net.sum(axis=0, keepdims=True) / label_proportions
-
-
-def oracle_sensitivity(
-    bound_B: float, proportions: np.ndarray, l1_row_bound: float, aware: bool, *, reference: str = "group0"
-) -> float:
-    """L1 sensitivity of the Learner's ``Z^T C_1`` to one row's group label (Section 5 oracle).
-
-    Derivation (Subroutine 2 with ``||lambda||_1 <= B``, Algorithm 3 line 4): a row's cost is
-    ``C_1 = 1{y != 1} + tau_(A, y)`` (:func:`cell_costs`; the cost of any other row does not change,
-    because the proportions are public).  Against group 0, ``|tau| <= B / q~_min`` and changing the row's
-    group changes ``tau`` by at most ``2B / q~_min``; against the overall rate the shared term cancels and
-    ``tau`` changes by at most ``B / q~_min`` (while ``|tau| <= 2B / q~_min``).  A-blind (``Z = [X, 1]``):
-    ``Z^T C_1`` changes by ``z_i * delta tau``, L1 norm at most ``(||x||_1 + 1) delta tau``.  A-aware
-    (``Z = [X, onehot(A)]``): the ``X`` part changes by ``||x||_1 delta tau`` and the one-hot part moves
-    ``C_1`` (``|C_1| <= 1 + max |tau|``) from one coordinate to another.  ``||x||_1`` is bounded by the
-    declared bound (``x_l1_bound``, or ``sqrt(d) x_norm_bound``).
-    """
-    tau = bound_B / float(proportions.min())
-    change, largest = (2.0 * tau, tau) if reference == "group0" else (tau, 2.0 * tau)
-    if aware:
-        return change * l1_row_bound + 2.0 * (1.0 + largest)
-    return change * (l1_row_bound + 1.0)
-
-
-def aware_static_sensitivity(l1_row_bound: float) -> float:
-    """L1 sensitivity of the A-aware one-off release (upper triangle of ``Z^T Z``, and ``Z^T C_0``).
-
-    ``Z = [X, onehot(A)]``; changing one row's group moves ``x_i`` from one column of the
-    X-by-one-hot block to another (``2 ||x||_1``), one diagonal one-hot count down and one up (2),
-    and ``C_0 = 1{y != 0}`` (in ``[0, 1]``) from one one-hot coordinate of ``Z^T C_0`` to another (2).
-    """
-    return 2.0 * l1_row_bound + 4.0
-
-
-def noisy_cost_moment(
-    Z: np.ndarray, costs: np.ndarray, sensitivity: float, epsilon_step: float, noise: NoiseSource
-) -> np.ndarray:
-    """The Learner's release ``Z^T C_1 + Lap(sensitivity / epsilon_step)`` (Section 5), ``epsilon_step``-DP."""
-    exact = Z.T @ costs
-    return _noisy_moment(exact, sensitivity, epsilon_step, noise)
-
-
-def _noisy_moment(exact: np.ndarray, sensitivity: float, epsilon_step: float, noise: NoiseSource) -> np.ndarray:
-    if math.isinf(epsilon_step):
-        return exact
-    return laplace_mechanism(exact, sensitivity=sensitivity, epsilon=epsilon_step, random_state=noise)
-
-
-def _lambda(theta: np.ndarray, bound_B: float) -> np.ndarray:
-    """Algorithm 3, line 3: ``lam_k = B exp(theta_k) / (1 + sum_k' exp(theta_k'))`` (stable)."""
-    flat = theta.ravel()
-    log_norm = logsumexp(np.concatenate([[0.0], flat]))
-    return bound_B * np.exp(theta - log_norm)
-
-
-def _psd_inverse(gram: np.ndarray, *, exact: bool = False) -> np.ndarray:
-    """Inverse of a Gram matrix: the pseudo-inverse of an exact one (one-hot columns make it singular), else
-    the inverse after projecting the noisy matrix onto well-conditioned PSD matrices (post-processing)."""
-    gram = 0.5 * (gram + gram.T)
-    values, vectors = np.linalg.eigh(gram)
-    top = max(float(np.abs(values).max()), 1e-300)
-    if exact:
-        keep = values > 1e-10 * top
-        inverse = np.zeros_like(values)
-        inverse[keep] = 1.0 / values[keep]
-        return (vectors * inverse) @ vectors.T
-    floor = max(1e-8 * max(top, 1.0), 1e-12)
-    values = np.maximum(values, floor)
-    return (vectors / values) @ vectors.T
-
-
-# ---------------------------------------------------------------------------- estimator
-class _Game:
-    """Exact in-sample quantities of the game (error, positive counts, violations, duality gap)."""
-
-    def __init__(self, y01: np.ndarray, cell: np.ndarray, n_groups: int, denominators: np.ndarray,
-                 label_counts: np.ndarray, gamma: float, reference: str) -> None:
-        self.sign = 1.0 - 2.0 * y01  # error(h) = (sum_i h_i (1 - 2 y_i) + n_1) / m
-        self.n_pos = float(y01.sum())
-        self.cell, self.n_groups, self.denominators = cell, n_groups, denominators
-        self.label_counts, self.gamma, self.reference = label_counts, gamma, reference
-
-    def positives(self, h: np.ndarray) -> np.ndarray:
-        return np.bincount(self.cell, weights=h, minlength=2 * self.n_groups).reshape(self.n_groups, 2)
-
-    def error(self, h: np.ndarray) -> float:
-        return float((h @ self.sign + self.n_pos) / h.size)
-
-    def lagrangian(self, h: np.ndarray, lam: np.ndarray) -> float:
-        r = violations(self.positives(h), self.denominators, self.gamma, reference=self.reference,
-                       label_counts=self.label_counts)
-        return self.error(h) + float((lam * r).sum())
-
-    def gap(self, q: np.ndarray, lam: np.ndarray, bound_B: float, best_response: Any) -> float:
-        """Duality gap ``max(L_high - L, L - L_low)`` of ``(Q, lam)`` (Agarwal et al.; fairlearn's ``eval_gap``)."""
-        r = violations(self.positives(q), self.denominators, self.gamma, reference=self.reference,
-                       label_counts=self.label_counts)
-        err = self.error(q)
-        value = err + float((lam * r).sum())
-        high = err + bound_B * max(0.0, float(r.max()))  # the auditor's best response
-        _, h = best_response(lam, math.inf)  # the learner's best response (and the two constant classifiers)
-        low = min(self.lagrangian(h, lam), self.lagrangian(np.zeros_like(q), lam), self.lagrangian(np.ones_like(q), lam))
-        return max(high - value, value - low)
 
 
 class DPExponentiatedGradient(ClassifierMixin, BaseEstimator):
