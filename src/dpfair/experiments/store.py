@@ -20,7 +20,7 @@ import pandas as pd
 
 from dpfair import __version__
 
-__all__ = ["ResultsStore", "ResultsStoreError", "last_wall_times"]
+__all__ = ["ResultsStore", "ResultsStoreError", "run_history"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS results (
@@ -316,39 +316,15 @@ class ResultsStore:
         return target
 
 
-def last_wall_times(folder: str | Path) -> dict[tuple[str, str], tuple[float, int]]:
-    """The wall time of the last complete run of each experiment and variant, read without writing.
-
-    A complete run is one that finished and ran every task of its variant itself (nothing was
-    already done), so its wall time is what a fresh run takes.  The database is opened
-    read-only: a missing ``results.sqlite`` gives an empty answer and nothing is created.
-
-    Parameters
-    ----------
-    folder : str or path-like
-        An output folder of ``dpfair run``.
-
-    Returns
-    -------
-    dict
-        ``(experiment, variant) -> (seconds, workers)``, ``variant`` being ``"quick"`` or ``"full"``.
-
-    Raises
-    ------
-    ResultsStoreError
-        If ``results.sqlite`` exists but is not a readable results database.
-    """
+def _read_only(folder: str | Path, query: str) -> list[tuple]:
+    """Rows of ``query`` on ``folder``'s ``results.sqlite`` opened read-only (none when it does not exist)."""
     path = Path(folder) / "results.sqlite"
     if not path.is_file():
-        return {}
+        return []
     try:
         conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True, timeout=5.0)
         try:
-            rows = conn.execute(
-                "SELECT experiment, variant, finished - started, workers FROM runs "
-                "WHERE status = 'finished' AND n_done_before = 0 AND n_tasks > 0 AND finished IS NOT NULL "
-                "ORDER BY started"
-            ).fetchall()
+            return conn.execute(query).fetchall()
         finally:
             conn.close()
     except sqlite3.Error as exc:
@@ -357,7 +333,6 @@ def last_wall_times(folder: str | Path) -> dict[tuple[str, str], tuple[float, in
             "Move it aside (dpfair never overwrites it), or choose a new output folder.",
             path,
         ) from None
-    return {(e, v): (float(sec), int(w or 1)) for e, v, sec, w in rows}
 
 
 def run_history(folder: str | Path) -> dict[tuple[str, str], dict[str, object]]:
@@ -383,24 +358,10 @@ def run_history(folder: str | Path) -> dict[tuple[str, str], dict[str, object]]:
     ResultsStoreError
         If ``results.sqlite`` exists but is not a readable results database.
     """
-    path = Path(folder) / "results.sqlite"
-    if not path.is_file():
-        return {}
-    try:
-        conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True, timeout=5.0)
-        try:
-            rows = conn.execute(
-                "SELECT experiment, variant, started, finished, n_tasks, n_done_before, workers, status FROM runs "
-                "ORDER BY started"
-            ).fetchall()
-        finally:
-            conn.close()
-    except sqlite3.Error as exc:
-        raise ResultsStoreError(
-            f"{path} is not a readable dpfair results database ({exc}): it may be corrupt or truncated.",
-            "Move it aside (dpfair never overwrites it), or choose a new output folder.",
-            path,
-        ) from None
+    rows = _read_only(
+        folder,
+        "SELECT experiment, variant, started, finished, n_tasks, n_done_before, workers, status FROM runs ORDER BY started",
+    )
     out: dict[tuple[str, str], dict[str, object]] = {}
     for experiment, variant, started, finished, n_tasks, n_done, workers, status in rows:
         key = (experiment, variant)
