@@ -10,8 +10,9 @@ Fair-Greedy), ``private`` (Private-Fair-Greedy), ``environments``, ``simulate``.
 from dpfair.bandits.base import BanditPolicy
 from dpfair.bandits.environments import CensusHiringEnvironment, Episode, GroupEnvironment, SyntheticGroupEnvironment
 from dpfair.bandits.fairx import FairXLinUCB, merit_policy, optimistic_parameter, project_onto_ellipsoid
+from dpfair.bandits.fairx_online import FederatedServer
 from dpfair.bandits.federated import simulate_federated
-from dpfair.bandits.federated_environment import FederatedSyntheticEnvironment
+from dpfair.bandits.federated_environment import AgentStream, FederatedSyntheticEnvironment
 from dpfair.bandits.federated_learners import FedFairXLinUCB, PrivFairXLinUCB
 from dpfair.bandits.federated_result import FederatedResult
 from dpfair.bandits.metrics import cumulative_fair_regret, cumulative_regret
@@ -25,6 +26,7 @@ from dpfair.bandits.simulate import simulate
 
 __all__ = [
     "OFUL",
+    "AgentStream",
     "BanditPolicy",
     "BanditResult",
     "CensusHiringEnvironment",
@@ -33,6 +35,7 @@ __all__ = [
     "FairXLinUCB",
     "FedFairXLinUCB",
     "FederatedResult",
+    "FederatedServer",
     "FederatedSyntheticEnvironment",
     "GroupEnvironment",
     "PrivFairXLinUCB",

@@ -30,6 +30,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from dpfair._validation import _as_float, as_finite_array, check_int, check_nonnegative_finite, check_positive_finite
+from dpfair.bandits.fairx_online import _OnlineFairX
 from dpfair.fairness import merit_proportional_policy
 
 __all__ = ["FairXLinUCB", "merit_policy", "optimistic_parameter", "project_onto_ellipsoid"]
@@ -314,7 +315,7 @@ class _FairXParameters(BaseEstimator):
         }
 
 
-class FairXLinUCB(_FairXParameters):
+class FairXLinUCB(_FairXParameters, _OnlineFairX):
     """FairX-LinUCB, the single-agent fairness-of-exposure learner (baseline ``B0`` of Solanki et al.).
 
     Each agent learns alone from its own observations (no communication).  Run it, alone or beside

@@ -67,279 +67,30 @@ from __future__ import annotations
 
 import math
 import numbers
-import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from dpfair._estimator import charge_budget, check_budget, privacy_spent
-from dpfair._validation import (
-    check_allocation,
-    check_budgets_cover,
-    check_delta,
-    check_epsilon,
-    check_int,
-    check_positive_finite,
-)
-from dpfair.bandits.fairx import _EXPONENTIAL, FairXLinUCB, _ascent, _policy
+from dpfair._estimator import charge_budget
+from dpfair._validation import check_allocation, check_budgets_cover, check_int
+from dpfair.bandits.fairx import _EXPONENTIAL, _policy
 from dpfair.bandits.federated_environment import _BLOCK, FederatedSyntheticEnvironment
-from dpfair.bandits.federated_learners import FedFairXLinUCB, PrivFairXLinUCB
+from dpfair.bandits.federated_learners import PrivFairXLinUCB
+from dpfair.bandits.federated_protocol import _Plan, _plan, _Rounds, _Sync, _tree_keys
 from dpfair.bandits.federated_result import FederatedResult
-from dpfair.bandits.privatizer import CALIBRATIONS, Privatizer, calibrate_privatizer
-from dpfair.bandits.protocols import _check_protocol, communication_schedule
 from dpfair.bandits.ridge import RidgeState
 from dpfair.privacy.leaks import warn_privacy_leak
-from dpfair.privacy.noise import check_random_state
 
 __all__ = ["simulate_federated"]
+
+# names the tests and benchmarks reach through this module
+_ = (_plan, _Sync)
 
 
 # --------------------------------------------------------------------------------------------------
 # the simulator
 # --------------------------------------------------------------------------------------------------
-@dataclass
-class _Plan:
-    name: str
-    core: dict[str, Any]
-    protocol: str  # "none" for FairX-LinUCB
-    schedule: np.ndarray | None = None  # bool of length T + 1
-    threshold: float = 0.0
-    private: bool = False
-    epsilon: float = math.inf
-    delta: float = 0.0
-    context_bound: float = math.inf
-    reward_bound: float = math.inf
-    n_releases: int = 0
-    random_state: Any = None
-    noise_calibration: str = "tight"
-    shift: float = 0.0
-    rho_max_extra: float = 0.0
-    target_noise_bound: float = 0.0
-    spent: dict[str, Any] = field(default_factory=dict)
-
-
-_NON_PRIVATE = {"protects": "nothing: a non-private learner", "neighbouring": "none"}
-_FEDERATED_DP = {
-    "protects": "each agent's (context, reward) pairs against the other agents (federated DP)",
-    "neighbouring": "replace one round's (x, y) of one agent",
-}
-_ONE_AGENT = (
-    "what the single agent's messages reveal of its (context, reward) pairs to the server (no other agent exists)"
-)
-
-
-def _check_calibration(value: Any) -> str:
-    if value not in CALIBRATIONS:
-        raise ValueError(f"noise_calibration must be one of {CALIBRATIONS}, got {value!r}.")
-    return value
-
-
-def _plan(name: str, learner: Any, horizon: int, n_agents: int, dim: int) -> _Plan:
-    if not isinstance(learner, FairXLinUCB | FedFairXLinUCB):
-        raise TypeError(
-            f"learners[{name!r}] must be FairXLinUCB, FedFairXLinUCB or PrivFairXLinUCB, got {type(learner).__name__}."
-        )
-    core = learner._core()
-    non_private = privacy_spent(0.0, 0.0, **_NON_PRIVATE)
-    if isinstance(learner, FairXLinUCB):
-        return _Plan(name, core, "none", spent=non_private)
-    protocol = _check_protocol(learner.protocol)
-    plan = _Plan(name, core, protocol, spent=non_private)
-    if protocol == "log-det":
-        if learner.sync_threshold is None:
-            plan.threshold = horizon * math.log(n_agents * horizon) / (dim * n_agents)
-        else:
-            plan.threshold = check_positive_finite(learner.sync_threshold, "sync_threshold")
-        plan.n_releases = horizon
-    else:
-        rounds = communication_schedule(protocol, horizon, n_agents, dim)
-        plan.schedule = np.zeros(horizon + 1, dtype=bool)
-        plan.schedule[rounds] = True
-        plan.n_releases = len(rounds)
-    if not learner._private:
-        return plan
-    epsilon = check_epsilon(learner.epsilon)
-    delta = check_delta(learner.delta)
-    if not 0.0 < delta < 1.0:
-        raise ValueError(f"delta must be in (0, 1) for the PRIVATIZER's Gaussian noise, got {learner.delta!r}.")
-    if learner.context_bound is None:
-        raise ValueError(
-            "context_bound is required: declare L >= ||x||_2 of every context (sqrt(dim) for contexts in "
-            "[0, 1]^dim); it is never read off the data."
-        )
-    plan.context_bound = check_positive_finite(learner.context_bound, "context_bound")
-    plan.reward_bound = check_positive_finite(learner.reward_bound, "reward_bound")
-    check_budget(learner.budget)
-    check_random_state(learner.random_state)
-    plan.private, plan.epsilon, plan.delta, plan.random_state = True, epsilon, delta, learner.random_state
-    if math.isinf(epsilon):
-        plan.private = False  # exact statistics: Fed-FairX-LinUCB itself (the same code path)
-        plan.spent = privacy_spent(math.inf, 0.0, **_FEDERATED_DP)
-        return plan
-    calibration = _check_calibration(learner.noise_calibration)
-    cal = calibrate_privatizer(epsilon, delta, plan.context_bound, dim, plan.n_releases, reward_bound=plan.reward_bound,
-                               noise_calibration=calibration)
-    plan.noise_calibration = calibration
-    # Lemma 4 with the noise actually used: a release sums at most cal.nodes_per_release nodes per agent
-    sigma_total = cal.node_sigma * math.sqrt(n_agents * cal.nodes_per_release)
-    tail = math.sqrt(2.0 * math.log(2.0 * plan.n_releases * n_agents / core["confidence_delta"]))
-    plan.shift = math.sqrt(2.0) * sigma_total * (2.0 * math.sqrt(dim) + tail)
-    plan.rho_max_extra = 2.0 * plan.shift
-    plan.target_noise_bound = sigma_total * (math.sqrt(dim) + tail)
-    # "tight": the accounted epsilon is the requested one; "paper": usually far below it (the formula is
-    # conservative; at delta = 0.1 it can be 0) -- the reported epsilon is the larger, never a claim the
-    # accounting does not back
-    protects = dict(_FEDERATED_DP)
-    if n_agents == 1:
-        protects["protects"] = _ONE_AGENT
-        warnings.warn(
-            f"learner {name!r}: n_agents=1 -- federated DP (Definition 2) protects an agent from the *other* agents "
-            "and there are none; the (epsilon, delta) covers only what the agent's messages reveal to the server "
-            "(and anyone who reads them), and the noise costs accuracy. Use FairXLinUCB for a single agent.",
-            UserWarning,
-            stacklevel=3,
-        )
-    # tight: zcdp_for_approx_dp verified (epsilon, delta) itself; the conversion's epsilon_accounted may
-    # exceed epsilon by its root-finding tolerance (~1e-13)
-    reported = epsilon if calibration == "tight" else max(epsilon, cal.epsilon_accounted)
-    plan.spent = privacy_spent(reported, delta, **protects)
-    plan.spent.update(
-        noise_calibration=calibration,
-        epsilon_accounted=cal.epsilon_accounted,
-        delta_accounted=cal.delta_accounted,
-        rho=cal.rho,
-        node_sigma=cal.node_sigma,
-        n_releases=plan.n_releases,
-    )
-    if protocol == "log-det":
-        plan.spent["note"] = "the data-dependent timing of the log-det trigger is not covered"
-    return plan
-
-
-class _Sync:
-    """Synchronization state of one learner, batched over (seed, agent).
-
-    ``local``: optional ``(S, s)`` arrays of shapes ``(n_seeds, n_agents, d, d)`` and
-    ``(n_seeds, n_agents, d)`` to use (and update in place) as the local statistics, for the compiled
-    engine, whose kernels accumulate them (then call :meth:`check` at the rounds where a
-    synchronization may happen).
-    """
-
-    def __init__(
-        self, plan: _Plan, index: int, n_seeds: int, n_agents: int, dim: int,
-        local: tuple[np.ndarray, np.ndarray] | None = None,
-    ) -> None:
-        self.plan, self.index, self.m, self.d = plan, index, n_agents, dim
-        S = n_seeds
-        if local is None:
-            local = np.zeros((S, n_agents, dim, dim)), np.zeros((S, n_agents, dim))
-        self.local_gram, self.local_target = local
-        self.synced = np.zeros(S, dtype=bool)
-        self.comms = np.zeros(S, dtype=np.int64)
-        lam = plan.core["regularization"]
-        self.rho_min = np.full(S, lam)
-        self.extra = np.zeros(S)  # (sqrt(rho_max) - sqrt(rho_min)) S + z after the first sync
-        self.t_last = np.zeros(S)
-        self.logdet_last = np.full((S, n_agents), dim * math.log(lam))
-        self.privatizer: Privatizer | None = None
-        if plan.private:
-            self.privatizer = Privatizer(
-                plan.epsilon, plan.delta, plan.context_bound, dim, plan.n_releases, (S, n_agents),
-                reward_bound=plan.reward_bound, noise_calibration=plan.noise_calibration, random_state=plan.random_state,
-            )
-            self.noise_gram = np.zeros((S, dim, dim))
-            self.noise_target = np.zeros((S, dim))
-
-    def after_round(self, t: int, x: np.ndarray, y: np.ndarray, ridge: RidgeState) -> None:
-        plan = self.plan
-        if plan.private:
-            y = np.clip(y, -plan.reward_bound, plan.reward_bound)  # shared rewards are clipped to B
-        # Algorithm 1, line 9: S += x x^T, s += x y
-        self.local_gram += x[..., :, None] * x[..., None, :]
-        self.local_target += y[..., None] * x
-        self.check(t, ridge)
-
-    def check(self, t: int, ridge: RidgeState) -> bool:
-        """Synchronize at the end of round ``t`` if the protocol says so (Algorithm 1, lines 10-18); say whether it did."""
-        plan = self.plan
-        if plan.schedule is not None:
-            if not plan.schedule[t]:
-                return False
-            mask = np.ones(self.local_gram.shape[0], dtype=bool)
-        else:  # B1: (t - t_last) ln(det V_t / det V_last) > D for any agent
-            logdet = np.linalg.slogdet(ridge.gram[self.index])[1]
-            mask = ((t - self.t_last)[:, None] * (logdet - self.logdet_last) > plan.threshold).any(axis=1)
-            if not mask.any():
-                return False
-        self._synchronize(t, mask, ridge)
-        return True
-
-    def _synchronize(self, t: int, mask: np.ndarray, ridge: RidgeState) -> None:
-        plan, m, d, lam = self.plan, self.m, self.d, self.plan.core["regularization"]
-        eye = np.eye(d)
-        # Algorithm 1, lines 19-22 and 27: V^i gains the others' S^j (and lambda I at the first sync)
-        others = self.local_gram.sum(axis=1, keepdims=True) - self.local_gram
-        others_t = self.local_target.sum(axis=1, keepdims=True) - self.local_target
-        first = mask & ~self.synced
-        diag = np.where(first, (m - 1) * lam, 0.0)
-        if self.privatizer is not None:
-            # Algorithm 2: each agent's tree advances; V^i = sum_j U_hat^j + S^i, shifted by c I (Lemma 4)
-            self.privatizer.advance(mask[:, None])
-            H, h = self.privatizer.noise()
-            H_sum, h_sum = H.sum(axis=1), h.sum(axis=1)
-            others = others + (H_sum - self.noise_gram)[:, None]
-            others_t = others_t + (h_sum - self.noise_target)[:, None]
-            self.noise_gram = np.where(mask[:, None, None], H_sum, self.noise_gram)
-            self.noise_target = np.where(mask[:, None], h_sum, self.noise_target)
-            diag = diag + np.where(first, plan.shift, 0.0)
-        everyone = bool(mask.all())  # the schedules: skip the masking copies (the same numbers)
-        inc = others + diag[:, None, None, None] * eye
-        inc_t = others_t
-        if not everyone:
-            inc = np.where(mask[:, None, None, None], inc, 0.0)
-            inc_t = np.where(mask[:, None, None], inc_t, 0.0)
-        gram = ridge.gram[self.index] + inc
-        target = ridge.target[self.index] + inc_t
-        changed = (inc != 0).any(axis=(-2, -1)) | (inc_t != 0).any(axis=-1)
-        if changed.any():
-            every = bool(changed.all())
-            sub = gram if every else gram[changed]
-            sub = 0.5 * (sub + np.swapaxes(sub, -1, -2))
-            try:
-                chol = np.linalg.cholesky(sub)
-            except np.linalg.LinAlgError:
-                raise ValueError(
-                    "a synchronized Gram matrix is not positive definite (release noise above the shift); "
-                    "raise regularization or confidence_delta's shift, or use a larger epsilon."
-                ) from None
-            inv_chol = np.linalg.inv(chol)  # LAPACK gesv on the identity, as solve(chol, I): the same numbers
-            inverse = ridge.gram_inverse[self.index]
-            if every:
-                inverse[...] = np.swapaxes(inv_chol, -1, -2) @ inv_chol
-                gram = sub
-            else:
-                inverse[changed] = np.swapaxes(inv_chol, -1, -2) @ inv_chol
-                gram[changed] = sub
-        ridge.gram[self.index] = gram
-        ridge.target[self.index] = target
-        self.local_gram[mask] = 0.0
-        self.local_target[mask] = 0.0
-        if first.any():
-            rho_min = m * lam
-            self.rho_min[first] = rho_min
-            if plan.private:
-                rho_max = rho_min + plan.rho_max_extra
-                z = plan.target_noise_bound / math.sqrt(rho_min)
-                self.extra[first] = (math.sqrt(rho_max) - math.sqrt(rho_min)) * plan.core["theta_norm_bound"] + z
-        self.synced |= mask
-        self.comms += mask
-        self.t_last[mask] = t
-        if plan.schedule is None:
-            self.logdet_last[mask] = np.linalg.slogdet(gram[mask])[1]
-
-
 def _check_seeds(seeds: Any) -> tuple[int, ...]:
     if isinstance(seeds, numbers.Integral):
         seeds = [seeds]
@@ -362,6 +113,7 @@ def simulate_federated(
     seeds: Sequence[int],
     *,
     engine: str = "compiled",
+    record_actions: bool = False,
 ) -> FederatedResult:
     """Run learners on the same federated streams and measure fairness regret, reward regret and communication.
 
@@ -390,6 +142,9 @@ def simulate_federated(
         ``"compiled"``: numba kernels (compiled at the first call of a process, then read from
         numba's on-disk cache); ``"numpy"``: the vectorized numpy reference.  Learners with a callable
         ``merit`` cannot be compiled: their batch runs the numpy path under either engine.
+    record_actions : bool, default False
+        Keep every agent's action in ``result.actions`` (shape ``(n_learners, n_seeds, n_agents,
+        horizon)``); runs the numpy reference (the compiled kernels do not keep them).
 
     Returns
     -------
@@ -406,6 +161,8 @@ def simulate_federated(
         When the learners' budgets cannot pay for all of them together.  Every check runs before any
         budget is charged: a refused call spends nothing.
     """
+    if not isinstance(record_actions, bool):
+        raise TypeError(f"record_actions must be True or False, got {record_actions!r}.")
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES} ('numpy' is the reference implementation), got {engine!r}.")
     if not isinstance(env, FederatedSyntheticEnvironment):
@@ -491,6 +248,7 @@ def simulate_federated(
     fair = np.zeros((L, S, horizon))
     reward = np.zeros((L, S, horizon))
     comms = np.zeros((L, S), dtype=np.int64)
+    actions = np.zeros((L, S, M_, horizon), dtype=np.int64) if record_actions else None
     groups: dict[Any, list[int]] = {}
     for i, plan in enumerate(plans):
         c = plan.core
@@ -499,8 +257,13 @@ def simulate_federated(
     for members in groups.values():
         group = [plans[i] for i in members]
         # a callable merit cannot be compiled: its batch runs the numpy reference
-        run = _run_group_compiled if engine == "compiled" and group[0].core["merit"] is _EXPONENTIAL else _run_group
-        f, r, cm = run(env, group, horizon, n_agents, seeds, dim, n_actions)
+        if engine == "compiled" and group[0].core["merit"] is _EXPONENTIAL and actions is None:
+            f, r, cm = _run_group_compiled(env, group, horizon, n_agents, seeds, dim, n_actions)
+        else:
+            chosen = None if actions is None else np.zeros((len(members), S_, M_, horizon), dtype=np.int64)
+            f, r, cm = _run_group(env, group, horizon, n_agents, seeds, dim, n_actions, chosen)
+            if actions is not None:
+                actions[members] = chosen
         fair[members], reward[members], comms[members] = f, r, cm
     return FederatedResult(
         seeds=seeds,
@@ -509,6 +272,7 @@ def simulate_federated(
         fair_regret=np.cumsum(fair, axis=-1),
         reward_regret=np.cumsum(reward, axis=-1),
         communication_rounds=comms,
+        actions=actions,
     )
 
 
@@ -520,23 +284,17 @@ def _run_group(
     seeds: tuple[int, ...],
     dim: int,
     n_actions: int,
+    actions: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The numpy reference: every round of every row through :class:`_Rounds`, synchronizations through :class:`_Sync`.
+
+    ``actions``: optional ``(L, S, M, T)`` array filled with every agent's action.
+    """
     L, S, M, d, K = len(plans), len(seeds), n_agents, dim, n_actions
     N = L * S * M
-    core0 = plans[0].core
-    merit, n_steps, lam = core0["merit"], core0["n_steps"], core0["regularization"]
-    ridge = RidgeState(d, batch_shape=(L, S, M), regularization=lam)
-    per_learner = lambda key: np.repeat(np.array([p.core[key] for p in plans], dtype=float), S * M)  # noqa: E731
-    scale = per_learner("merit_scale")[:, None]
-    step = per_learner("step_size")[:, None]
-    noise_std = per_learner("noise_std")
-    norm_bound = per_learner("theta_norm_bound")
-    log_conf = 2.0 * np.log(1.0 / per_learner("confidence_delta"))
-    theory = np.array([p.core["radius"] == "theory" for p in plans])
-    constant = np.repeat(np.array([0.0 if p.core["radius"] == "theory" else p.core["radius"] for p in plans]), S * M)
-    theory_rows = np.repeat(theory, S * M)
-    learner_scale = np.array([p.core["merit_scale"] for p in plans])[:, None, None, None]
-    syncs = [_Sync(p, i, S, M, d) for i, p in enumerate(plans) if p.protocol != "none"]
+    rounds = _Rounds(plans, S, M, d, K)
+    ridge = rounds.ridge
+    syncs = [_Sync(p, i, S, M, d, tree_keys=_keys(p, seeds, M)) for i, p in enumerate(plans) if p.protocol != "none"]
     bounds = [p.context_bound for p in plans if p.private or math.isfinite(p.context_bound)]
     bound = min(bounds) if bounds else math.inf
     thetas = np.stack([env.theta_star(s) for s in seeds])  # (S, d)
@@ -545,60 +303,56 @@ def _run_group(
     rows = np.arange(N)
     streams = [env._blocks(s, horizon, M) for s in seeds]
     t = 0
+    lam = plans[0].core["regularization"]
     rho_min = np.full((L, S), lam)
     extra = np.zeros((L, S))
     for blocks in zip(*streams, strict=True):
         X = np.stack([b[0] for b in blocks], axis=1)  # (b, S, M, K, d)
         eta = np.stack([b[1] for b in blocks], axis=1)  # (b, S, M)
         U = np.stack([b[2] for b in blocks], axis=1)
-        if math.isfinite(bound) and np.sqrt((X * X).sum(axis=-1)).max() > bound:
-            raise ValueError(
-                f"a context has ||x||_2 above the declared context_bound={bound:g}; declare a bound that holds "
-                "for every possible context (sqrt(dim) for contexts in [0, 1]^dim)."
-            )
+        _check_context_bound(X, bound)
         mu_true = np.einsum("bsmkd,sd->bsmk", X, thetas)
         for i in range(X.shape[0]):
             t += 1
             Xt = np.broadcast_to(X[i], (L, S, M, K, d)).reshape(N, K, d)
-            gram = ridge.gram.reshape(N, d, d)
-            eigvals, eigvecs = np.linalg.eigh(gram)
-            center = ridge.theta().reshape(N, d)
-            # confidence radius sqrt(beta_t) (module docstring; Abbasi-Yadkori et al. Thm 2 / Lemma 4)
             for sync in syncs:
                 rho_min[sync.index], extra[sync.index] = sync.rho_min, sync.extra
-            if theory.any():
-                rm = np.repeat(rho_min.reshape(-1), M)
-                log_ratio = np.maximum(np.log(eigvals).sum(axis=-1) - d * np.log(rm), 0.0)
-                radius = noise_std * np.sqrt(log_conf + log_ratio) + np.sqrt(rm) * norm_bound
-                radius = radius + np.repeat(extra.reshape(-1), M)
-                radius = np.where(theory_rows, radius, constant)
-            else:
-                radius = constant
-            # Algorithm 1, line 6: optimistic theta by projected gradient ascent; line 7: the policy
-            theta = _ascent(Xt, center, eigvals, eigvecs, radius, merit, scale, n_steps, step)
-            mu = np.einsum("nkd,nd->nk", Xt, theta)
-            pi = _policy(mu, merit, scale)[0]
-            # line 8: sample a ~ pi with the round's shared uniform variate
+            # Algorithm 1, lines 5-8
             u = np.broadcast_to(U[i], (L, S, M)).reshape(N)
-            action = np.minimum((np.cumsum(pi, axis=-1) < u[:, None]).sum(axis=-1), K - 1)
+            action, pi = rounds.select(Xt, u, rho_min, extra)
+            if actions is not None:
+                actions[..., t - 1] = action.reshape(L, S, M)
             x = Xt[rows, action]
             mu_t = np.broadcast_to(mu_true[i], (L, S, M, K))
             y = mu_t.reshape(N, K)[rows, action] + np.broadcast_to(eta[i], (L, S, M)).reshape(N)
             # metrics: Definition 1 (L1 distance to the optimal fair policy: the per-round term of
             # dpfair.fairness.fairness_regret, streamed so no (T, ..., K) policy array is stored) and reward regret
-            pi_star = _policy(mu_t, merit, learner_scale)[0]
+            pi_star = _policy(mu_t, rounds.merit, rounds.learner_scale)[0]
             pi4 = pi.reshape(L, S, M, K)
             fair[:, :, t - 1] = np.abs(pi4 - pi_star).sum(axis=-1).mean(axis=-1)
             reward[:, :, t - 1] = ((pi_star - pi4) * mu_t).sum(axis=-1).mean(axis=-1)
             # line 9: local ridge update; lines 10-27: synchronization
             x4, y3 = x.reshape(L, S, M, d), y.reshape(L, S, M)
-            ridge.update(x4, y3)
+            rounds.update(x4, y3)
             for sync in syncs:
                 sync.after_round(t, x4[sync.index], y3[sync.index], ridge)
     comms = np.zeros((L, S), dtype=np.int64)
     for sync in syncs:
         comms[sync.index] = sync.comms
     return fair, reward, comms
+
+
+def _keys(plan: _Plan, seeds: tuple[int, ...], n_agents: int) -> np.ndarray | None:
+    """Seeded PRIVATIZER trees keyed by (random_state, seed, agent): the noise a lone agent draws too."""
+    return _tree_keys(plan.random_state, seeds, np.arange(n_agents)) if plan.private else None
+
+
+def _check_context_bound(X: np.ndarray, bound: float) -> None:
+    if math.isfinite(bound) and np.sqrt((X * X).sum(axis=-1)).max() > bound:
+        raise ValueError(
+            f"a context has ||x||_2 above the declared context_bound={bound:g}; declare a bound that holds "
+            "for every possible context (sqrt(dim) for contexts in [0, 1]^dim)."
+        )
 
 
 def _run_group_compiled(
@@ -641,7 +395,8 @@ def _run_group_compiled(
     log_det_rows = np.repeat(np.array([p.protocol == "log-det" for p in plans]), S * M)
     threshold = rows([p.threshold for p in plans])
     syncs = [
-        _Sync(p, i, S, M, d, local=(local_gram[i], local_target[i])) for i, p in enumerate(plans) if p.protocol != "none"
+        _Sync(p, i, S, M, d, local=(local_gram[i], local_target[i]), tree_keys=_keys(p, seeds, M))
+        for i, p in enumerate(plans) if p.protocol != "none"
     ]
     rho_min, extra = np.full(N, lam), np.zeros(N)
     t_last, log_det_last = np.zeros(N), np.full(N, d * math.log(lam))
@@ -679,11 +434,7 @@ def _run_group_compiled(
             X = np.ascontiguousarray(np.stack([b[0] for b in blocks], axis=1))  # (b, S, M, K, d)
             eta = np.ascontiguousarray(np.stack([b[1] for b in blocks], axis=1))  # (b, S, M)
             U = np.ascontiguousarray(np.stack([b[2] for b in blocks], axis=1))
-            if math.isfinite(bound) and np.sqrt((X * X).sum(axis=-1)).max() > bound:
-                raise ValueError(
-                    f"a context has ||x||_2 above the declared context_bound={bound:g}; declare a bound that holds "
-                    "for every possible context (sqrt(dim) for contexts in [0, 1]^dim)."
-                )
+            _check_context_bound(X, bound)
             mu_true = np.ascontiguousarray(np.einsum("bsmkd,sd->bsmk", X, thetas))
             b = X.shape[0]
             args = (

@@ -9,12 +9,13 @@ from sklearn.base import BaseEstimator
 
 from dpfair._validation import (
     _as_float,
+    check_allocation,
     check_int,
 )
 
 _BLOCK = 256  # rounds of contexts drawn at once (the streams do not depend on it)
 
-__all__ = ["FederatedSyntheticEnvironment"]
+__all__ = ["AgentStream", "FederatedSyntheticEnvironment"]
 
 
 # --------------------------------------------------------------------------------------------------
@@ -126,3 +127,94 @@ class FederatedSyntheticEnvironment(BaseEstimator):
             "noise": np.concatenate(parts[1]),
             "uniforms": np.concatenate(parts[2]),
         }
+
+    def agent_stream(self, seed: int, horizon: int, n_agents: int, agent: int) -> AgentStream:
+        """One agent's share of a seed's streams: what that agent alone sees in a deployment.
+
+        Parameters
+        ----------
+        seed : int
+            The run's seed.
+        horizon : int
+            Rounds ``T``.
+        n_agents : int
+            Agents ``m`` of the run (the streams are drawn for all of them, then this agent's kept).
+        agent : int
+            The agent's index in ``[0, n_agents)``.
+
+        Returns
+        -------
+        AgentStream
+        """
+        seed = check_int(seed, "seed", minimum=0)
+        horizon = check_int(horizon, "horizon", minimum=1)
+        n_agents = check_int(n_agents, "n_agents", minimum=1)
+        agent = check_int(agent, "agent", minimum=0)
+        if agent >= n_agents:
+            raise ValueError(f"agent={agent} must be below n_agents={n_agents}.")
+        _, k, _ = self._validate()
+        check_allocation(8 * horizon * n_agents * (k * (self.dim + 1) + 2), subject=f"horizon={horizon}",
+                         what="the agent's streams", fix="lower horizon")
+        parts = list(zip(*self._blocks(seed, horizon, n_agents), strict=True))
+        return AgentStream(
+            theta=self.theta_star(seed),
+            contexts=np.concatenate(parts[0])[:, agent].copy(),
+            noise=np.concatenate(parts[1])[:, agent].copy(),
+            uniforms=np.concatenate(parts[2])[:, agent].copy(),
+        )
+
+
+class AgentStream:
+    """One agent's rounds of a synthetic federated world: contexts, rewards and the variates that draw actions.
+
+    A deployment's agent reads its own data through this interface (``contexts(t)``, ``reward(t, a)``,
+    ``uniform(t)``, rounds ``t = 1 .. T``); the synthetic world also knows ``theta*``, so it can score
+    the agent's policies (``fairness_terms``), which a real agent cannot.
+
+    Parameters
+    ----------
+    theta : numpy.ndarray of shape (d,)
+        ``theta*``.
+    contexts : numpy.ndarray of shape (T, K, d)
+    noise : numpy.ndarray of shape (T,)
+        Reward noise per round.
+    uniforms : numpy.ndarray of shape (T,)
+        The variate that draws each round's action.
+    """
+
+    def __init__(self, theta: np.ndarray, contexts: np.ndarray, noise: np.ndarray, uniforms: np.ndarray) -> None:
+        self.theta, self.contexts_, self.noise, self.uniforms = theta, contexts, noise, uniforms
+        self.horizon = contexts.shape[0]
+        self._mu = np.einsum("tkd,d->tk", contexts, theta)
+
+    def _round(self, t: int) -> int:
+        if isinstance(t, bool) or not isinstance(t, int | np.integer) or not 1 <= t <= self.horizon:
+            raise ValueError(f"round t must be an integer in [1, {self.horizon}], got {t!r}.")
+        return int(t) - 1
+
+    def contexts(self, t: int) -> np.ndarray:
+        """The ``(K, d)`` candidates of round ``t``."""
+        return self.contexts_[self._round(t)]
+
+    def uniform(self, t: int) -> float:
+        """The variate that draws round ``t``'s action."""
+        return float(self.uniforms[self._round(t)])
+
+    def reward(self, t: int, action: int) -> float:
+        """``theta* . x(a) + noise`` of round ``t``."""
+        i = self._round(t)
+        return float(self._mu[i, action] + self.noise[i])
+
+    def fairness_terms(self, t: int, policy: np.ndarray, merit_scale: float = 10.0) -> tuple[float, float]:
+        """Round ``t``'s fairness-regret and reward-regret terms of ``policy`` (exponential merit).
+
+        Returns
+        -------
+        fair, reward : float
+            ``||pi - pi*||_1`` and ``sum (pi* - pi) mu``.
+        """
+        from dpfair.bandits.fairx import _policy
+
+        mu = self._mu[self._round(t)]
+        pi_star = _policy(mu[None], "exponential", np.array([[merit_scale]]))[0][0]
+        return float(np.abs(policy - pi_star).sum()), float(((pi_star - policy) * mu).sum())

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from dpfair.bandits.fairx import _EXPONENTIAL, _FairXParameters
+from dpfair.bandits.fairx_online import _FederatedOnline
 
 __all__ = ["FedFairXLinUCB", "PrivFairXLinUCB"]
 
@@ -16,7 +17,7 @@ __all__ = ["FedFairXLinUCB", "PrivFairXLinUCB"]
 # --------------------------------------------------------------------------------------------------
 # learners
 # --------------------------------------------------------------------------------------------------
-class FedFairXLinUCB(_FairXParameters):
+class FedFairXLinUCB(_FairXParameters, _FederatedOnline):
     """Fed-FairX-LinUCB: FairX-LinUCB agents sharing exact statistics at communication rounds.
 
     Algorithm 1 without the PRIVATIZER.  Run it with :func:`dpfair.bandits.simulate_federated`.

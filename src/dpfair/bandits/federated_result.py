@@ -34,12 +34,19 @@ class FederatedResult(SimulationResult):
         Cumulative reward regret of the played policies against the optimal fair policy, same shape.
     communication_rounds : numpy.ndarray
         Synchronizations per learner and seed, ``(n_learners, n_seeds)``.
+    actions : numpy.ndarray, optional
+        Every agent's action, ``(n_learners, n_seeds, n_agents, horizon)``, when the simulation was
+        asked to record them (``record_actions=True``); else ``None``.
+    dropped : dict, optional
+        Deployments only (:mod:`dpfair.federated`): agent -> the first round it did not answer.
     """
 
     learner_names: tuple[str, ...] = ()
     fair_regret: np.ndarray = field(default_factory=lambda: np.zeros((0, 0, 0)))
     reward_regret: np.ndarray = field(default_factory=lambda: np.zeros((0, 0, 0)))
     communication_rounds: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.int64))
+    actions: np.ndarray | None = None
+    dropped: dict[int, int] = field(default_factory=dict)
 
     _curves: ClassVar[tuple[str, ...]] = ("fair_regret", "reward_regret")
     _names_attribute: ClassVar[str] = "learner_names"

@@ -75,8 +75,10 @@ __all__ = [
     "Privatizer",
     "PrivatizerCalibration",
     "calibrate_privatizer",
+    "keyed_words",
     "privatizer_depth",
     "privatizer_node_variance",
+    "tree_key",
 ]
 
 CALIBRATIONS = ("tight", "paper")
@@ -349,6 +351,60 @@ def calibrate_privatizer(
     )
 
 
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+def keyed_words(keys: np.ndarray, start: np.ndarray, n_words: int) -> np.ndarray:
+    """Words ``start[k] .. start[k] + n_words - 1`` of SplitMix64 streams seeded with ``keys[k]``.
+
+    SplitMix64 (Steele, Lea & Flood 2014): the ``j``-th output (``j >= 1``) of the stream seeded with
+    ``s`` is the finalizer of ``s + j * 0x9E3779B97F4A7C15`` (mod ``2^64``), so any position of any
+    stream is one vectorized expression: a counter-based generator for reproducible, *not hardened*,
+    per-tree noise.
+
+    Parameters
+    ----------
+    keys : numpy.ndarray of uint64, shape (n,)
+        One stream seed per row.
+    start : numpy.ndarray of uint64, shape (n,)
+        Position (0-based) of each row's first word.
+    n_words : int
+        Words per row.
+
+    Returns
+    -------
+    numpy.ndarray of uint64, shape (n, n_words)
+    """
+    keys = np.asarray(keys, dtype=np.uint64)
+    position = np.asarray(start, dtype=np.uint64)[:, None] + np.arange(1, n_words + 1, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        z = keys[:, None] + position * _GOLDEN  # arithmetic mod 2^64
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return z ^ (z >> np.uint64(31))
+
+
+def tree_key(random_state: Any, run_id: int, agent: int) -> np.uint64:
+    """The key of one agent's PRIVATIZER tree for seeded noise: a function of the seed, the run and the agent.
+
+    Parameters
+    ----------
+    random_state : int
+        The learner's seed (a non-negative integer).
+    run_id : int
+        Which run (``simulate_federated``'s seed of the run; any integer the agents of a deployment share).
+    agent : int
+        The agent's index.
+
+    Returns
+    -------
+    numpy.uint64
+    """
+    entropy = [check_int(random_state, "random_state", minimum=0), check_int(run_id, "run_id", minimum=0),
+               check_int(agent, "agent", minimum=0)]
+    return np.random.SeedSequence(entropy).generate_state(1, np.uint64)[0]
+
+
 class Privatizer:
     """Noise of Algorithm 2's trees for a batch of agents (one tree per agent, batched over leading axes).
 
@@ -374,6 +430,12 @@ class Privatizer:
         See :func:`calibrate_privatizer`.
     random_state : None, int, numpy.random.Generator or NoiseSource
         ``None`` for secure noise (the OS CSPRNG); a seed for experiments.
+    tree_keys : array-like of uint64 of shape ``batch_shape``, optional
+        Seeded noise only: one key per tree, each tree drawing its own SplitMix64 stream
+        (:func:`tree_key`), so that a tree's noise does not depend on which other trees share the
+        batch -- an agent running alone in its own process (:mod:`dpfair.federated`) draws exactly the
+        noise it draws inside a batched :func:`~dpfair.bandits.simulate_federated`.  Ignored (never
+        weakened) with secure noise, which is not reproducible by design.
 
     Attributes
     ----------
@@ -407,6 +469,7 @@ class Privatizer:
         reward_bound: float = 1.0,
         noise_calibration: str = "tight",
         random_state: Any = None,
+        tree_keys: Any = None,
     ) -> None:
         self.calibration = calibrate_privatizer(
             epsilon, delta, context_bound, dim, n_releases, reward_bound=reward_bound, noise_calibration=noise_calibration
@@ -427,6 +490,15 @@ class Privatizer:
         self._lattices: tuple[float, LatticeGaussian, LatticeGaussian] | None = None
         self._nodes = np.zeros((self.n_levels, *self.batch_shape, d1, d1))
         self.count = np.zeros(self.batch_shape, dtype=np.int64)
+        self._keys: np.ndarray | None = None
+        if tree_keys is not None and not isinstance(self._noise, SecureNoise):
+            keys = np.asarray(tree_keys)
+            if keys.dtype != np.uint64 or keys.shape != self.batch_shape:
+                raise ValueError(
+                    f"tree_keys must be a uint64 array of shape batch_shape={self.batch_shape} (see tree_key), "
+                    f"got dtype {keys.dtype} and shape {keys.shape}."
+                )
+            self._keys = keys.copy()
 
     def _check_batch_shape(self, batch_shape: Any) -> tuple[int, ...]:
         if isinstance(batch_shape, int | np.integer) or not isinstance(batch_shape, tuple | list):
@@ -472,15 +544,22 @@ class Privatizer:
                               LatticeGaussian(math.sqrt(2.0) * self.node_sigma, g))
         return self._lattices[1], self._lattices[2]
 
-    def _draw(self, n_trees: int) -> np.ndarray:
-        """Symmetric node noise for ``n_trees`` trees: one call to the noise source for all of them."""
+    def _draw(self, n_trees: int, keys: np.ndarray | None = None, counts: np.ndarray | None = None) -> np.ndarray:
+        """Symmetric node noise for ``n_trees`` trees: one call to the noise source for all of them.
+
+        With ``keys`` (seeded, keyed trees) the words of tree ``k`` at its release ``counts[k]`` are
+        positions ``counts[k] * n_entries + e`` of the tree's own SplitMix64 stream.
+        """
         d1 = self.dim + 1
         rows, cols = self._upper
         on_diagonal = rows == cols
         if self.calibration.sampler == "exact" and isinstance(self._noise, SecureNoise):
             values = self._exact(n_trees, on_diagonal)
         else:
-            words = self._noise.random_words((n_trees, rows.size))  # the (d+1)(d+2)/2 distinct entries
+            if keys is not None and counts is not None:
+                words = keyed_words(keys, counts.astype(np.uint64) * np.uint64(rows.size), rows.size)
+            else:
+                words = self._noise.random_words((n_trees, rows.size))  # the (d+1)(d+2)/2 distinct entries
             off, diag = self._lattice()
             values = np.empty(words.shape)
             values[:, on_diagonal] = diag.sample(words[:, on_diagonal])  # variance 2 sigma^2
@@ -543,7 +622,8 @@ class Privatizer:
             )
         k = np.where(sel, new_count, 1)
         level = np.log2(k & -k).astype(np.int64)  # lowest set bit of k
-        fresh = self._draw(int(sel.sum()))  # Algorithm 2, lines 6-7
+        keys = None if self._keys is None else self._keys[sel]
+        fresh = self._draw(int(sel.sum()), keys, new_count[sel])  # Algorithm 2, lines 6-7
         levels = np.arange(self.n_levels).reshape((-1,) + (1,) * len(self.batch_shape))
         clear = (levels < level) & sel
         self._nodes[clear] = 0.0

@@ -1,0 +1,430 @@
+"""One online protocol for the FairX learners: rounds, the agent's half and the server's half of a synchronization.
+
+Solanki, Jain & Gujar, Algorithms 1 and 2.  Everything here works on *rows*: a batch of agents
+(``(learner, seed, agent)`` in :func:`~dpfair.bandits.simulate_federated`, one agent in its own
+process under :mod:`dpfair.federated`).  The same code runs in both, so a deployment reproduces the
+simulator:
+
+* :class:`_Rounds` -- Algorithm 1, lines 5-9 for every row (the numpy reference of a round; the
+  compiled kernels of :mod:`dpfair.bandits._fairx_kernels` run spans of the same rounds);
+* :class:`_AgentSync` -- the agent's half of a synchronization: accumulate ``S^i, s^i`` (line 9),
+  ask for a synchronization (the log-det trigger), *release* ``U_hat^i, u_hat^i`` (lines 19-20:
+  through the PRIVATIZER of Algorithm 2 for the private learner, so only noisy statistics leave
+  the agent) and *receive* the shared ``U, u`` (lines 22 and 27);
+* :class:`_ServerSync` -- the server's half: when to synchronize (the protocols of
+  :mod:`dpfair.bandits.protocols`) and the sum ``U = sum_j U_hat^j`` over the latest release of every
+  agent (line 22; an agent that stops answering keeps its last release in the sum);
+* :class:`_Sync` -- both halves for the simulator (every agent of a seed synchronizes together).
+
+What an agent releases is the paper's ``U_hat^i = lambda I + sum_{tau <= t'} x x^T (+ H^i)`` and
+``u_hat^i = sum x y (+ h^i)``: its own running sums since the start (the PRIVATIZER's tree releases
+running sums), the exact sums rounded to the noise grid before the lattice noise is added
+(:meth:`~dpfair.bandits.privatizer.Privatizer.privatize`).  After a synchronization every agent has
+``V^i = U (+ c I) + S^i`` with ``S^i = 0``: the shift ``c`` of Lemma 4 for the private learner (module
+docstring of :mod:`dpfair.bandits.federated`).  With one agent and exact statistics there is
+nothing to receive and ``V`` is left as it is (bit for bit the single-agent FairX-LinUCB).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from dpfair._estimator import check_budget, privacy_spent
+from dpfair._validation import check_delta, check_epsilon, check_positive_finite
+from dpfair.bandits.fairx import FairXLinUCB, _ascent, _policy
+from dpfair.bandits.federated_learners import FedFairXLinUCB
+from dpfair.bandits.privatizer import CALIBRATIONS, Privatizer, calibrate_privatizer, tree_key
+from dpfair.bandits.protocols import _check_protocol, communication_schedule
+from dpfair.bandits.ridge import RidgeState
+from dpfair.privacy.noise import SeededNoise, check_random_state
+
+__all__: list[str] = []
+
+
+@dataclass
+class _Plan:
+    name: str
+    core: dict[str, Any]
+    protocol: str  # "none" for FairX-LinUCB
+    schedule: np.ndarray | None = None  # bool of length T + 1
+    threshold: float = 0.0
+    private: bool = False
+    epsilon: float = math.inf
+    delta: float = 0.0
+    context_bound: float = math.inf
+    reward_bound: float = math.inf
+    n_releases: int = 0
+    random_state: Any = None
+    noise_calibration: str = "tight"
+    shift: float = 0.0
+    rho_max_extra: float = 0.0
+    target_noise_bound: float = 0.0
+    spent: dict[str, Any] = field(default_factory=dict)
+
+
+_NON_PRIVATE = {"protects": "nothing: a non-private learner", "neighbouring": "none"}
+_FEDERATED_DP = {
+    "protects": "each agent's (context, reward) pairs against the other agents (federated DP)",
+    "neighbouring": "replace one round's (x, y) of one agent",
+}
+_ONE_AGENT = (
+    "what the single agent's messages reveal of its (context, reward) pairs to the server (no other agent exists)"
+)
+
+
+def _check_calibration(value: Any) -> str:
+    if value not in CALIBRATIONS:
+        raise ValueError(f"noise_calibration must be one of {CALIBRATIONS}, got {value!r}.")
+    return value
+
+
+def _plan(name: str, learner: Any, horizon: int, n_agents: int, dim: int) -> _Plan:
+    if not isinstance(learner, FairXLinUCB | FedFairXLinUCB):
+        raise TypeError(
+            f"learners[{name!r}] must be FairXLinUCB, FedFairXLinUCB or PrivFairXLinUCB, got {type(learner).__name__}."
+        )
+    core = learner._core()
+    non_private = privacy_spent(0.0, 0.0, **_NON_PRIVATE)
+    if isinstance(learner, FairXLinUCB):
+        return _Plan(name, core, "none", spent=non_private)
+    protocol = _check_protocol(learner.protocol)
+    plan = _Plan(name, core, protocol, spent=non_private)
+    if protocol == "log-det":
+        if learner.sync_threshold is None:
+            plan.threshold = horizon * math.log(n_agents * horizon) / (dim * n_agents)
+        else:
+            plan.threshold = check_positive_finite(learner.sync_threshold, "sync_threshold")
+        plan.n_releases = horizon
+    else:
+        rounds = communication_schedule(protocol, horizon, n_agents, dim)
+        plan.schedule = np.zeros(horizon + 1, dtype=bool)
+        plan.schedule[rounds] = True
+        plan.n_releases = len(rounds)
+    if not learner._private:
+        return plan
+    epsilon = check_epsilon(learner.epsilon)
+    delta = check_delta(learner.delta)
+    if not 0.0 < delta < 1.0:
+        raise ValueError(f"delta must be in (0, 1) for the PRIVATIZER's Gaussian noise, got {learner.delta!r}.")
+    if learner.context_bound is None:
+        raise ValueError(
+            "context_bound is required: declare L >= ||x||_2 of every context (sqrt(dim) for contexts in "
+            "[0, 1]^dim); it is never read off the data."
+        )
+    plan.context_bound = check_positive_finite(learner.context_bound, "context_bound")
+    plan.reward_bound = check_positive_finite(learner.reward_bound, "reward_bound")
+    check_budget(learner.budget)
+    check_random_state(learner.random_state)
+    plan.private, plan.epsilon, plan.delta, plan.random_state = True, epsilon, delta, learner.random_state
+    if math.isinf(epsilon):
+        plan.private = False  # exact statistics: Fed-FairX-LinUCB itself (the same code path)
+        plan.spent = privacy_spent(math.inf, 0.0, **_FEDERATED_DP)
+        return plan
+    calibration = _check_calibration(learner.noise_calibration)
+    cal = calibrate_privatizer(epsilon, delta, plan.context_bound, dim, plan.n_releases, reward_bound=plan.reward_bound,
+                               noise_calibration=calibration)
+    plan.noise_calibration = calibration
+    # Lemma 4 with the noise actually used: a release sums at most cal.nodes_per_release nodes per agent
+    sigma_total = cal.node_sigma * math.sqrt(n_agents * cal.nodes_per_release)
+    tail = math.sqrt(2.0 * math.log(2.0 * plan.n_releases * n_agents / core["confidence_delta"]))
+    plan.shift = math.sqrt(2.0) * sigma_total * (2.0 * math.sqrt(dim) + tail)
+    plan.rho_max_extra = 2.0 * plan.shift
+    plan.target_noise_bound = sigma_total * (math.sqrt(dim) + tail)
+    # "tight": the accounted epsilon is the requested one; "paper": usually far below it (the formula is
+    # conservative; at delta = 0.1 it can be 0) -- the reported epsilon is the larger, never a claim the
+    # accounting does not back
+    protects = dict(_FEDERATED_DP)
+    if n_agents == 1:
+        protects["protects"] = _ONE_AGENT
+        warnings.warn(
+            f"learner {name!r}: n_agents=1 -- federated DP (Definition 2) protects an agent from the *other* agents "
+            "and there are none; the (epsilon, delta) covers only what the agent's messages reveal to the server "
+            "(and anyone who reads them), and the noise costs accuracy. Use FairXLinUCB for a single agent.",
+            UserWarning,
+            stacklevel=3,
+        )
+    # tight: zcdp_for_approx_dp verified (epsilon, delta) itself; the conversion's epsilon_accounted may
+    # exceed epsilon by its root-finding tolerance (~1e-13)
+    reported = epsilon if calibration == "tight" else max(epsilon, cal.epsilon_accounted)
+    plan.spent = privacy_spent(reported, delta, **protects)
+    plan.spent.update(
+        noise_calibration=calibration,
+        epsilon_accounted=cal.epsilon_accounted,
+        delta_accounted=cal.delta_accounted,
+        rho=cal.rho,
+        node_sigma=cal.node_sigma,
+        n_releases=plan.n_releases,
+    )
+    if protocol == "log-det":
+        plan.spent["note"] = "the data-dependent timing of the log-det trigger is not covered"
+    return plan
+
+
+
+def _tree_keys(random_state: Any, run_ids: tuple[int, ...], agents: np.ndarray) -> np.ndarray | None:
+    """Keys of the seeded PRIVATIZER trees of rows ``(run, agent)``: ``tree_key(seed, run, agent)``.
+
+    ``None`` (the source's own stream) unless the noise is seeded by an integer; a Generator or a
+    seeded source gives one base integer drawn from it.
+    """
+    if random_state is None or isinstance(random_state, bool):
+        return None
+    if isinstance(random_state, int | np.integer):
+        base = int(random_state)
+    elif isinstance(random_state, np.random.Generator):
+        base = int(random_state.integers(2**63))
+    elif isinstance(random_state, SeededNoise):
+        base = int(random_state.rng.integers(2**63))
+    else:
+        return None
+    return np.array([[tree_key(base, run, int(a)) for a in agents] for run in run_ids], dtype=np.uint64)
+
+
+class _Rounds:
+    """Algorithm 1, lines 5-9, for rows ``(learner, seed, agent)`` (numpy, one vectorized step per round).
+
+    ``plans`` share ``merit``, ``n_steps`` and ``regularization`` (a batch); the other
+    hyper-parameters may differ per learner.  ``ridge`` holds ``V^i, V^{-1}, b^i`` of shape
+    ``(L, S, M, ...)``.
+    """
+
+    def __init__(self, plans: list[_Plan], n_seeds: int, n_agents: int, dim: int, n_actions: int) -> None:
+        L, S, M = len(plans), n_seeds, n_agents
+        self.shape, self.dim, self.n_actions = (L, S, M), dim, n_actions
+        core0 = plans[0].core
+        self.merit, self.n_steps, lam = core0["merit"], core0["n_steps"], core0["regularization"]
+        self.ridge = RidgeState(dim, batch_shape=(L, S, M), regularization=lam)
+        per_learner = lambda key: np.repeat(np.array([p.core[key] for p in plans], dtype=float), S * M)  # noqa: E731
+        self.scale = per_learner("merit_scale")[:, None]
+        self.step = per_learner("step_size")[:, None]
+        self.noise_std = per_learner("noise_std")
+        self.norm_bound = per_learner("theta_norm_bound")
+        self.log_conf = 2.0 * np.log(1.0 / per_learner("confidence_delta"))
+        self.theory = np.array([p.core["radius"] == "theory" for p in plans])
+        self.constant = np.repeat(
+            np.array([0.0 if p.core["radius"] == "theory" else p.core["radius"] for p in plans]), S * M
+        )
+        self.theory_rows = np.repeat(self.theory, S * M)
+        self.learner_scale = np.array([p.core["merit_scale"] for p in plans])[:, None, None, None]
+        self.rows = np.arange(L * S * M)
+
+    def select(self, Xt: np.ndarray, u: np.ndarray, rho_min: np.ndarray, extra: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Lines 5-8 for every row: the action and the policy.
+
+        ``Xt`` ``(N, K, d)`` contexts, ``u`` ``(N,)`` uniform variates, ``rho_min`` and ``extra``
+        ``(L, S)`` the synchronization state of the confidence radius.
+        """
+        M, d = self.shape[2], self.dim
+        gram = self.ridge.gram.reshape(-1, d, d)
+        eigvals, eigvecs = np.linalg.eigh(gram)
+        center = self.ridge.theta().reshape(-1, d)
+        # confidence radius sqrt(beta_t) (module docstring of dpfair.bandits.federated; Abbasi-Yadkori et al.
+        # Thm 2 / Lemma 4)
+        if self.theory.any():
+            rm = np.repeat(rho_min.reshape(-1), M)
+            log_ratio = np.maximum(np.log(eigvals).sum(axis=-1) - d * np.log(rm), 0.0)
+            radius = self.noise_std * np.sqrt(self.log_conf + log_ratio) + np.sqrt(rm) * self.norm_bound
+            radius = radius + np.repeat(extra.reshape(-1), M)
+            radius = np.where(self.theory_rows, radius, self.constant)
+        else:
+            radius = self.constant
+        # Algorithm 1, line 6: optimistic theta by projected gradient ascent; line 7: the policy
+        theta = _ascent(Xt, center, eigvals, eigvecs, radius, self.merit, self.scale, self.n_steps, self.step)
+        mu = np.einsum("nkd,nd->nk", Xt, theta)
+        pi = _policy(mu, self.merit, self.scale)[0]
+        # line 8: sample a ~ pi with the round's uniform variate
+        action = np.minimum((np.cumsum(pi, axis=-1) < u[:, None]).sum(axis=-1), self.n_actions - 1)
+        return action, pi
+
+    def update(self, x: np.ndarray, y: np.ndarray) -> None:
+        """Line 9's ridge part: ``V += x x^T``, ``b += x y`` for every row (``x`` ``(L, S, M, d)``)."""
+        self.ridge.update(x, y)
+
+
+class _AgentSync:
+    """The agents' half of one learner's synchronizations, batched over ``(seed, agent)``.
+
+    ``local``: optional ``(S, s)`` arrays of shapes ``(n_seeds, n_agents, d, d)`` and
+    ``(n_seeds, n_agents, d)`` to use (and update in place) as the local statistics (the compiled
+    engine's kernels accumulate them).  ``tree_keys``: the seeded PRIVATIZER trees' keys
+    ``(n_seeds, n_agents)``.  ``n_agents_total``: agents of the federation (the rows here may be a
+    single agent of it).
+    """
+
+    def __init__(
+        self, plan: _Plan, n_seeds: int, n_agents: int, dim: int,
+        local: tuple[np.ndarray, np.ndarray] | None = None, *, tree_keys: np.ndarray | None = None,
+        n_agents_total: int | None = None,
+    ) -> None:
+        self.plan, self.d = plan, dim
+        self.m = n_agents if n_agents_total is None else n_agents_total
+        S, M = n_seeds, n_agents
+        if local is None:
+            local = np.zeros((S, M, dim, dim)), np.zeros((S, M, dim))
+        self.local_gram, self.local_target = local
+        # each agent's own running sums up to its last release (the PRIVATIZER's input)
+        self.own_gram, self.own_target = np.zeros((S, M, dim, dim)), np.zeros((S, M, dim))
+        self.synced = np.zeros(S, dtype=bool)
+        self.comms = np.zeros(S, dtype=np.int64)
+        lam = plan.core["regularization"]
+        self.rho_min = np.full(S, lam)
+        self.extra = np.zeros(S)  # (sqrt(rho_max) - sqrt(rho_min)) S + z after the first sync
+        self.t_last = np.zeros(S)
+        self.logdet_last = np.full((S, M), dim * math.log(lam))
+        self.privatizer: Privatizer | None = None
+        if plan.private:
+            self.privatizer = Privatizer(
+                plan.epsilon, plan.delta, plan.context_bound, dim, plan.n_releases, (S, M),
+                reward_bound=plan.reward_bound, noise_calibration=plan.noise_calibration,
+                random_state=plan.random_state, tree_keys=tree_keys,
+            )
+
+    def accumulate(self, x: np.ndarray, y: np.ndarray) -> None:
+        """Algorithm 1, line 9: ``S += x x^T``, ``s += x y`` (shared rewards clipped to ``B`` when private)."""
+        if self.plan.private:
+            y = np.clip(y, -self.plan.reward_bound, self.plan.reward_bound)
+        self.local_gram += x[..., :, None] * x[..., None, :]
+        self.local_target += y[..., None] * x
+
+    def trigger(self, t: int, gram: np.ndarray) -> np.ndarray:
+        """B1: ``(t - t_last) ln(det V_t / det V_last) > D`` per row ``(S, M)`` (``gram`` is ``V``)."""
+        logdet = np.linalg.slogdet(gram)[1]
+        return (t - self.t_last)[:, None] * (logdet - self.logdet_last) > self.plan.threshold
+
+    def release(self, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Lines 19-20: the statistics that leave the agents of seeds ``mask`` (``U_hat``, ``u_hat`` per row).
+
+        Private learners: Algorithm 2 (the tree advances; exact running sums rounded to the grid plus
+        the tree's noise).  Rows outside ``mask`` release nothing (their values are not meaningful).
+        """
+        lam, d = self.plan.core["regularization"], self.d
+        sel = mask[:, None, None, None]
+        self.own_gram = np.where(sel, self.own_gram + self.local_gram, self.own_gram)
+        self.own_target = np.where(mask[:, None, None], self.own_target + self.local_target, self.own_target)
+        if self.privatizer is not None:
+            self.privatizer.advance(np.broadcast_to(mask[:, None], self.privatizer.batch_shape))
+            gram, target = self.privatizer.privatize(self.own_gram, self.own_target)
+        else:
+            gram, target = self.own_gram, self.own_target
+        return gram + lam * np.eye(d), target.copy()
+
+    def receive(self, t: int, shared_gram: np.ndarray, shared_target: np.ndarray, mask: np.ndarray,
+                gram: np.ndarray, gram_inverse: np.ndarray, target: np.ndarray) -> None:
+        """Lines 22 and 27: ``V^i = U (+ c I)``, ``b^i = u``, ``S^i = 0`` for the agents of seeds ``mask``.
+
+        ``shared_*`` have shapes ``(S, d, d)`` and ``(S, d)``; ``gram``, ``gram_inverse``, ``target`` are
+        the agents' ridge state ``(S, M, ...)``, updated in place.
+        """
+        plan, m, d, lam = self.plan, self.m, self.d, self.plan.core["regularization"]
+        first = mask & ~self.synced
+        if m > 1 or plan.private:  # one agent with exact statistics: U is V already (nothing to receive)
+            new = shared_gram[:, None] + (plan.shift * np.eye(d) if plan.private else 0.0)
+            new = np.broadcast_to(new, gram.shape)
+            new_target = np.broadcast_to(shared_target[:, None], target.shape)
+            rows = np.broadcast_to(mask[:, None], gram.shape[:2])
+            sub = new[rows]
+            sub = 0.5 * (sub + np.swapaxes(sub, -1, -2))
+            try:
+                chol = np.linalg.cholesky(sub)
+            except np.linalg.LinAlgError:
+                raise ValueError(
+                    "a synchronized Gram matrix is not positive definite (release noise above the shift); "
+                    "raise regularization or confidence_delta's shift, or use a larger epsilon."
+                ) from None
+            inv_chol = np.linalg.inv(chol)  # LAPACK gesv on the identity, as solve(chol, I)
+            gram[rows] = sub
+            gram_inverse[rows] = np.swapaxes(inv_chol, -1, -2) @ inv_chol
+            target[rows] = new_target[rows]
+        self.local_gram[mask] = 0.0
+        self.local_target[mask] = 0.0
+        if first.any():
+            rho_min = m * lam
+            self.rho_min[first] = rho_min
+            if plan.private:
+                rho_max = rho_min + plan.rho_max_extra
+                z = plan.target_noise_bound / math.sqrt(rho_min)
+                self.extra[first] = (math.sqrt(rho_max) - math.sqrt(rho_min)) * plan.core["theta_norm_bound"] + z
+        self.synced |= mask
+        self.comms += mask
+        self.t_last[mask] = t
+        if plan.schedule is None:
+            self.logdet_last[mask] = np.linalg.slogdet(gram[mask])[1]
+
+
+class _ServerSync:
+    """The server's half: when to synchronize, and ``U = sum_j U_hat^j`` over each agent's latest release.
+
+    Batched over seeds ``S`` with ``M`` agents each.  Before its first release an agent counts as
+    ``U_1 = lambda I`` (Algorithm 1, line 2).
+    """
+
+    def __init__(self, plan: _Plan, n_seeds: int, n_agents: int, dim: int) -> None:
+        self.plan = plan
+        lam = plan.core["regularization"]
+        self.last_gram = np.broadcast_to(lam * np.eye(dim), (n_seeds, n_agents, dim, dim)).copy()
+        self.last_target = np.zeros((n_seeds, n_agents, dim))
+
+    def next_round(self, after: int) -> int | None:
+        """The next scheduled synchronization round after round ``after`` (``None``: no more, or log-det)."""
+        if self.plan.schedule is None:
+            return None
+        later = np.flatnonzero(self.plan.schedule[after + 1:])
+        return None if later.size == 0 else int(after + 1 + later[0])
+
+    def aggregate(self, gram: np.ndarray, target: np.ndarray, received: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Line 22: keep the releases of rows ``received`` ``(S, M)`` and return ``U, u`` per seed."""
+        self.last_gram[received] = gram[received]
+        self.last_target[received] = target[received]
+        return self.last_gram.sum(axis=1), self.last_target.sum(axis=1)
+
+
+class _Sync:
+    """Both halves of one learner's synchronizations for the simulator, batched over ``(seed, agent)``.
+
+    ``index`` is the learner's position in the batch (its slice of the ridge state); ``local`` and
+    ``tree_keys`` as in :class:`_AgentSync`.
+    """
+
+    def __init__(
+        self, plan: _Plan, index: int, n_seeds: int, n_agents: int, dim: int,
+        local: tuple[np.ndarray, np.ndarray] | None = None, *, tree_keys: np.ndarray | None = None,
+    ) -> None:
+        self.plan, self.index = plan, index
+        self.agents = _AgentSync(plan, n_seeds, n_agents, dim, local, tree_keys=tree_keys)
+        self.server = _ServerSync(plan, n_seeds, n_agents, dim)
+
+    # the agents' state, read by the simulator and its compiled engine
+    comms = property(lambda self: self.agents.comms)
+    rho_min = property(lambda self: self.agents.rho_min)
+    extra = property(lambda self: self.agents.extra)
+    t_last = property(lambda self: self.agents.t_last)
+    logdet_last = property(lambda self: self.agents.logdet_last)
+    privatizer = property(lambda self: self.agents.privatizer)
+
+    def after_round(self, t: int, x: np.ndarray, y: np.ndarray, ridge: RidgeState) -> None:
+        """Line 9 (accumulate) then the protocol's check at the end of round ``t``."""
+        self.agents.accumulate(x, y)
+        self.check(t, ridge)
+
+    def check(self, t: int, ridge: RidgeState) -> bool:
+        """Synchronize at the end of round ``t`` if the protocol says so (Algorithm 1, lines 10-18); say whether it did."""
+        plan = self.plan
+        if plan.schedule is not None:
+            if not plan.schedule[t]:
+                return False
+            mask = np.ones(self.agents.synced.shape[0], dtype=bool)
+        else:  # B1: any agent's trigger synchronizes every agent of its seed
+            mask = self.agents.trigger(t, ridge.gram[self.index]).any(axis=1)
+            if not mask.any():
+                return False
+        gram, target = self.agents.release(mask)
+        received = np.broadcast_to(mask[:, None], gram.shape[:2])
+        shared_gram, shared_target = self.server.aggregate(gram, target, received)
+        i = self.index
+        self.agents.receive(t, shared_gram, shared_target, mask, ridge.gram[i], ridge.gram_inverse[i], ridge.target[i])
+        return True
