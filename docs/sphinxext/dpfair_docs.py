@@ -38,6 +38,7 @@ API_PACKAGES = (
     "dpfair.classification",
     "dpfair.linear_model",
     "dpfair.bandits",
+    "dpfair.federated",
     "dpfair.datasets",
     "dpfair.experiments",
 )

@@ -16,7 +16,20 @@ from typing import Annotated, NoReturn, ParamSpec, TypeVar
 
 import typer
 
-__all__ = ["app", "assess", "data_app", "data_fetch", "data_home", "data_info", "list_experiments", "main", "report", "run"]
+__all__ = [
+    "app",
+    "assess",
+    "data_app",
+    "data_fetch",
+    "data_home",
+    "data_info",
+    "federated_app",
+    "federated_demo",
+    "list_experiments",
+    "main",
+    "report",
+    "run",
+]
 
 #: The ``dpfair`` command (a :class:`typer.Typer` application).
 app = typer.Typer(
@@ -30,6 +43,12 @@ data_app = typer.Typer(
     rich_markup_mode=None, invoke_without_command=True, help="Inspect, locate and fetch the real datasets."
 )
 app.add_typer(data_app, name="data")
+#: The ``dpfair federated`` sub-command.
+federated_app = typer.Typer(
+    rich_markup_mode=None, invoke_without_command=True,
+    help="Federated learners on Flower: run the Flower apps over local SuperLink/SuperNode processes.",
+)
+app.add_typer(federated_app, name="federated")
 
 
 def _version(value: bool) -> None:
@@ -48,6 +67,13 @@ def _root(
     ] = False,
 ) -> None:
     if ctx.invoked_subcommand is None:  # bare `dpfair`: help, and success
+        typer.echo(ctx.get_help())
+        raise typer.Exit()
+
+
+@federated_app.callback()
+def _federated_root(ctx: typer.Context) -> None:
+    if ctx.invoked_subcommand is None:
         typer.echo(ctx.get_help())
         raise typer.Exit()
 
@@ -487,6 +513,48 @@ def assess(
         _fail(f"cannot write into --out {out} ({exc.strerror or exc}).", "pass a writable folder.")
     typer.echo(f"table: {csv_path}")
     typer.echo(f"assessment: {html_path}")
+
+
+@federated_app.command("demo", short_help="Run Fed-/Priv-FairX-LinUCB on Flower: one SuperNode process per agent.")
+def federated_demo(
+    agents: Annotated[int, typer.Option("--agents", min=1, help="Agents: one SuperNode process each.")] = 5,
+    horizon: Annotated[int, typer.Option("--horizon", min=1, help="Rounds T.")] = 2000,
+    learner: Annotated[str, typer.Option("--learner", help="priv (Priv-FairX-LinUCB) or fed (Fed-FairX-LinUCB).")] = "priv",
+    protocol: Annotated[str, typer.Option("--protocol", help="bounded-gap, p-fcb or log-det.")] = "bounded-gap",
+    epsilon: Annotated[float, typer.Option("--epsilon", help="Privacy of each agent's stream (priv).")] = 2.0,
+    delta: Annotated[float, typer.Option("--delta", help="Privacy delta (priv).")] = 0.1,
+    seed: Annotated[int, typer.Option("--seed", min=0, help="Seed of the synthetic world.")] = 0,
+    random_state: Annotated[
+        int | None, typer.Option("--random-state", min=0, help="Seeded (reproducible, not hardened) noise; default secure.")
+    ] = None,
+    out: Annotated[Path | None, typer.Option("--out", metavar="DIR", help="Folder for result.json, metrics and logs.")] = None,
+    executor: Annotated[str, typer.Option("--executor", help="persistent (fast) or flower (a process per message).")] = (
+        "persistent"
+    ),
+) -> None:
+    """Start a local SuperLink and one SuperNode per agent on 127.0.0.1, run the Flower app, print the
+    fairness regret, the communication rounds and each agent's privacy_spent, and stop every process
+    (also on Ctrl-C)."""
+    try:
+        import flwr  # noqa: F401
+    except ImportError:
+        _fail("the federated demo needs Flower, which is not installed.", 'pip install "dpfair[federated]".')
+    from dpfair.federated.demo import run_demo, summary
+
+    try:
+        result = run_demo(
+            agents, horizon, learner=learner, protocol=protocol, epsilon=epsilon, delta=delta, seed=seed,
+            random_state=random_state, out=out, executor=executor, echo=typer.echo,
+        )
+    except (ValueError, TypeError) as exc:
+        _fail(str(exc), "run `dpfair federated demo --help`.")
+    except KeyboardInterrupt:
+        typer.echo("interrupted: every process the demo started was stopped.", err=True)
+        raise typer.Exit(code=130) from None
+    for line in summary(result):
+        typer.echo(line)
+    if not result.get("completed"):
+        raise typer.Exit(code=1)
 
 
 @data_app.command("info", short_help="Show the data home, how it was chosen, and which files are verified.")
