@@ -29,7 +29,14 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from dpfair._validation import _as_float, as_finite_array, check_int, check_nonnegative_finite, check_positive_finite
+from dpfair._validation import (
+    _as_float,
+    as_finite_array,
+    check_int,
+    check_nonnegative_finite,
+    check_open_unit,
+    check_positive_finite,
+)
 from dpfair.bandits.fairx_online import _OnlineFairX
 from dpfair.fairness import merit_proportional_policy
 
@@ -299,9 +306,7 @@ class _FairXParameters(BaseEstimator):
     def _core(self) -> dict[str, Any]:
         merit, scale = _check_merit(self.merit, self.merit_scale)
         noise_std = check_nonnegative_finite(self.noise_std, "noise_std")
-        confidence_delta = _as_float(self.confidence_delta, "confidence_delta")
-        if not 0.0 < confidence_delta < 1.0:
-            raise ValueError(f"confidence_delta must be in (0, 1), got {self.confidence_delta!r}.")
+        confidence_delta = check_open_unit(self.confidence_delta, "confidence_delta")
         return {
             "merit": merit,
             "merit_scale": scale,

@@ -35,10 +35,10 @@ from typing import Any
 import numpy as np
 
 from dpfair._estimator import check_budget, privacy_spent
-from dpfair._validation import check_delta, check_epsilon, check_positive_finite
+from dpfair._validation import check_positive_finite
 from dpfair.bandits.fairx import FairXLinUCB, _ascent, _policy
 from dpfair.bandits.federated_learners import FedFairXLinUCB
-from dpfair.bandits.privatizer import CALIBRATIONS, Privatizer, calibrate_privatizer, tree_key
+from dpfair.bandits.privatizer import CALIBRATIONS, Privatizer, _check_privacy, calibrate_privatizer, tree_key
 from dpfair.bandits.protocols import _check_protocol, communication_schedule
 from dpfair.bandits.ridge import RidgeState
 from dpfair.privacy.noise import SeededNoise, check_random_state
@@ -107,10 +107,7 @@ def _plan(name: str, learner: Any, horizon: int, n_agents: int, dim: int) -> _Pl
         plan.n_releases = len(rounds)
     if not learner._private:
         return plan
-    epsilon = check_epsilon(learner.epsilon)
-    delta = check_delta(learner.delta)
-    if not 0.0 < delta < 1.0:
-        raise ValueError(f"delta must be in (0, 1) for the PRIVATIZER's Gaussian noise, got {learner.delta!r}.")
+    epsilon, delta = _check_privacy(learner.epsilon, learner.delta)
     if learner.context_bound is None:
         raise ValueError(
             "context_bound is required: declare L >= ||x||_2 of every context (sqrt(dim) for contexts in "

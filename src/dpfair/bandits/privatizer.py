@@ -65,7 +65,7 @@ from typing import Any
 
 import numpy as np
 
-from dpfair._validation import as_finite_array, check_delta, check_epsilon, check_int, check_positive_finite
+from dpfair._validation import as_finite_array, check_epsilon, check_int, check_open_unit, check_positive_finite
 from dpfair.privacy.accounting import zcdp_delta, zcdp_for_approx_dp, zcdp_to_approx_dp
 from dpfair.privacy.lattice import LatticeGaussian, lattice_granularity
 from dpfair.privacy.noise import NoiseSource, SecureNoise, get_noise_source
@@ -108,9 +108,7 @@ def privatizer_depth(n_releases: int) -> int:
 
 def _check_privacy(epsilon: Any, delta: Any) -> tuple[float, float]:
     epsilon = check_epsilon(epsilon)
-    delta = check_delta(delta)
-    if not 0.0 < delta < 1.0:
-        raise ValueError(f"delta must be in (0, 1) for the PRIVATIZER's Gaussian noise, got {delta!r}.")
+    delta = check_open_unit(delta, "delta")  # the PRIVATIZER's Gaussian noise needs delta > 0
     if math.isfinite(epsilon) and not 1e-100 <= epsilon <= 1e4:
         raise ValueError(
             f"epsilon={epsilon:g} is outside [1e-100, 1e4], where the PRIVATIZER's noise is representable in float64; "
