@@ -164,9 +164,9 @@ def test_coin_flip_error_is_explained_in_the_table_note():
 def test_verdict_says_where_the_inprocessing_frontier_first_wins():
     # in-processing beats post-processing (error 0.25 - gamma / 2 at violation gamma / 2) only at epsilon >= 1,000
     wins_late = _oracle_frame(inprocessing_error=lambda eps, gamma: 0.1 if eps >= 1e3 else 0.45)
-    verdict = clf.oracle_verdict(wins_late)
+    verdict = clf.oracle_verdict(wins_late, {})
     assert verdict.status == "matches"  # Communities: post-processing wins at every epsilon <= 10, as the paper says
     assert "first beats post-processing at epsilon = 1000" in verdict.detail
     assert "eps=100: 0.450 vs 0.225" in verdict.detail
-    never = clf.oracle_verdict(_oracle_frame("adult", inprocessing_error=lambda eps, gamma: 0.45))
+    never = clf.oracle_verdict(_oracle_frame("adult", inprocessing_error=lambda eps, gamma: 0.45), {})
     assert never.status == "differs" and "never beats post-processing" in never.detail

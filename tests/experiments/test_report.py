@@ -57,14 +57,14 @@ def _selection_rows(case, values):
 
 
 def _paper_values(case):
-    from dpfair.experiments.report import PAPER_TABLE_1, _printed
-    from dpfair.experiments.selection import PAPER_LIMITS, PAPER_MEAN_R
+    from dpfair.experiments import PaperValue
+    from dpfair.experiments.selection import PAPER_LIMITS, PAPER_MEAN_R, PAPER_TABLE_1
 
     out = {}
     for m in (1, 2, 3, 4):
-        eps, t_o, t_inf, red = PAPER_TABLE_1[case][m]
-        out[m] = {"epsilon_o": _printed(eps), "theta_epsilon_o": _printed(t_o), "theta_inf": _printed(t_inf),
-                  "accuracy_reduction": _printed(red), "limit_A0": PAPER_LIMITS[case][m][0],
+        eps, t_o, t_inf, red = (PaperValue(v, "Table 1").value for v in PAPER_TABLE_1[case][m])
+        out[m] = {"epsilon_o": eps, "theta_epsilon_o": t_o, "theta_inf": t_inf,
+                  "accuracy_reduction": red, "limit_A0": PAPER_LIMITS[case][m][0],
                   "limit_A1": PAPER_LIMITS[case][m][1], "mean_R_A0": PAPER_MEAN_R[case][0], "mean_R_A1": PAPER_MEAN_R[case][1]}
     return out
 

@@ -122,6 +122,20 @@ def _group_names() -> list[str]:
 
 
 def selection_figures(results: pd.DataFrame, folder: Path) -> list[FigureInfo]:
+    """Draw the share of rounds in which each group is selected, by method.
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        The experiment's result rows.
+    folder : pathlib.Path
+        Folder the PNG files are written into.
+
+    Returns
+    -------
+    list of FigureInfo
+        The figures written.
+    """
     import matplotlib.pyplot as plt
 
     names = _group_names()
@@ -144,6 +158,18 @@ def selection_figures(results: pd.DataFrame, folder: Path) -> list[FigureInfo]:
 
 
 def selection_tables(results: pd.DataFrame) -> list[TableInfo]:
+    """Tabulate each group's mean selection share by method.
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        The experiment's result rows.
+
+    Returns
+    -------
+    list of TableInfo
+        The tables for the report.
+    """
     names = _group_names()
     table = pd.DataFrame({names[k]: _summary(results, f"share_g{k}")["mean"] for k in range(N_GROUPS)})
     return [TableInfo("Selection share per group (mean over seeds)", table.round(4),
@@ -169,6 +195,20 @@ def _curves(results: pd.DataFrame, metric: str, ax: Any) -> None:
 
 
 def regret_figures(results: pd.DataFrame, folder: Path) -> list[FigureInfo]:
+    """Draw fairness regret and reward regret over the rounds, by method.
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        The experiment's result rows.
+    folder : pathlib.Path
+        Folder the PNG files are written into.
+
+    Returns
+    -------
+    list of FigureInfo
+        The figures written.
+    """
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 2, figsize=(10.5, 3.8))
@@ -183,6 +223,18 @@ def regret_figures(results: pd.DataFrame, folder: Path) -> list[FigureInfo]:
 
 
 def regret_tables(results: pd.DataFrame) -> list[TableInfo]:
+    """Tabulate the fairness and reward regret at the horizon, by method.
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        The experiment's result rows.
+
+    Returns
+    -------
+    list of TableInfo
+        The tables for the report.
+    """
     fair, reward = _summary(results, "fair_regret"), _summary(results, "regret")
     table = pd.DataFrame({"fair regret": fair["mean"], "fair s.e.": fair["se"], "reward regret": reward["mean"],
                           "reward s.e.": reward["se"], "seeds": fair["n_seeds"]})
@@ -206,6 +258,20 @@ def _epsilon_of(method: str) -> float:
 
 
 def sweep_figures(results: pd.DataFrame, folder: Path) -> list[FigureInfo]:
+    """Draw the regret at the horizon against epsilon.
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        The experiment's result rows.
+    folder : pathlib.Path
+        Folder the PNG files are written into.
+
+    Returns
+    -------
+    list of FigureInfo
+        The figures written.
+    """
     import matplotlib.pyplot as plt
 
     table = _sweep_table(results)
@@ -234,6 +300,18 @@ def sweep_figures(results: pd.DataFrame, folder: Path) -> list[FigureInfo]:
 
 
 def sweep_tables(results: pd.DataFrame) -> list[TableInfo]:
+    """Tabulate the regret at the horizon by epsilon.
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        The experiment's result rows.
+
+    Returns
+    -------
+    list of TableInfo
+        The tables for the report.
+    """
     table = _sweep_table(results)
     note = "Fair-Greedy is Private-Fair-Greedy at epsilon = inf."
     if "OFUL" in table.index:

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +48,7 @@ import numpy as np
 import pandas as pd
 
 from dpfair.experiments.registry import register
-from dpfair.experiments.spec import ExperimentSpec, FigureInfo, TableInfo, save_figure
+from dpfair.experiments.spec import ExperimentSpec, FigureInfo, PaperValue, TableInfo, Verdict, save_figure
 
 #: Figure 1 (right) privacy levels.
 PP_EPSILONS = (0.5, 1.0, 2.0, 3.0, 5.0, math.inf)
@@ -555,7 +556,7 @@ def oracle_tables(results: pd.DataFrame) -> list[TableInfo]:
     return infos
 
 
-def oracle_verdict(results: pd.DataFrame) -> Any:
+def oracle_verdict(results: pd.DataFrame, paper: Mapping[str, PaperValue]) -> Verdict:
     """At which epsilon the in-processing frontier first beats the post-processing one (or that it never does).
 
     The paper (Section 5) expects post-processing to win on small data sets (Communities, m ~ 2K: good
@@ -567,14 +568,14 @@ def oracle_verdict(results: pd.DataFrame) -> Any:
     ----------
     results : pandas.DataFrame
         The experiment's result rows.
+    paper : mapping of str to PaperValue
+        Empty: the paper states the claim in words (Section 5) and prints no numbers for it.
 
     Returns
     -------
-    dpfair.experiments.report.Verdict
+    Verdict
         ``matches`` or ``differs`` with the first winning epsilon and the numbers at every epsilon.
     """
-    from dpfair.experiments.report import Verdict
-
     table = _summary(results)
     dataset = str(table["dataset"].iloc[0])
     head = table[table["evaluation"] == _headline_evaluation(table)]

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +40,7 @@ import numpy as np
 import pandas as pd
 
 from dpfair.experiments.registry import register
-from dpfair.experiments.spec import ExperimentSpec, FigureInfo, TableInfo, save_figure
+from dpfair.experiments.spec import ExperimentSpec, FigureInfo, PaperValue, TableInfo, save_figure
 
 DIM = 5
 N_ACTIONS = 10
@@ -496,13 +497,15 @@ def _fmt(means: dict[str, float], names: tuple[str, ...]) -> str:
     return ", ".join(f"{n} {means[n]:,.0f}" for n in names if n in means)
 
 
-def exp1_verdict(results: pd.DataFrame) -> Any:
+def exp1_verdict(results: pd.DataFrame, paper: Mapping[str, PaperValue]) -> Any:
     """Section 6.5's claim for Exp 1: both federated algorithms beat the single-agent baseline B0.
 
     Parameters
     ----------
     results : pandas.DataFrame
         The experiment's result rows.
+    paper : mapping of str to PaperValue
+        Empty: Section 6.5 states the claim in words and prints no numbers for it.
 
     Returns
     -------
@@ -530,13 +533,15 @@ def exp1_verdict(results: pd.DataFrame) -> Any:
     return Verdict("differs", f"the paper plots Fed and Priv below B0; {numbers}{paper_note}{tight_note}")
 
 
-def exp2_verdict(results: pd.DataFrame) -> Any:
+def exp2_verdict(results: pd.DataFrame, paper: Mapping[str, PaperValue]) -> Any:
     """Section 6.5's claim for Exp 2: Priv beats B1 and is comparable to B2 (within a factor 1.5 here).
 
     Parameters
     ----------
     results : pandas.DataFrame
         The experiment's result rows.
+    paper : mapping of str to PaperValue
+        Empty: Section 6.5 states the claim in words and prints no numbers for it.
 
     Returns
     -------
@@ -558,13 +563,15 @@ def exp2_verdict(results: pd.DataFrame) -> Any:
     return Verdict("differs", f"the paper says Priv beats B1 and is comparable to B2; {numbers}{why}")
 
 
-def exp3_verdict(results: pd.DataFrame) -> Any:
+def exp3_verdict(results: pd.DataFrame, paper: Mapping[str, PaperValue]) -> Any:
     """Section 6.5's claim for Exp 3: fairness regret (per agent, Definition 1) falls as more agents collaborate.
 
     Parameters
     ----------
     results : pandas.DataFrame
         The experiment's result rows.
+    paper : mapping of str to PaperValue
+        Empty: Section 6.5 states the claim in words and prints no numbers for it.
 
     Returns
     -------
@@ -588,13 +595,15 @@ def exp3_verdict(results: pd.DataFrame) -> Any:
                               "noise in the shared Gram matrix grows with sqrt(m).")
 
 
-def exp4_verdict(results: pd.DataFrame) -> Any:
+def exp4_verdict(results: pd.DataFrame, paper: Mapping[str, PaperValue]) -> Any:
     """Section 6.5's claim for Exp 4: "reasonable performance for epsilon of 1 or greater" (read: below B0).
 
     Parameters
     ----------
     results : pandas.DataFrame
         The experiment's result rows.
+    paper : mapping of str to PaperValue
+        Empty: Section 6.5 states the claim in words and prints no numbers for it.
 
     Returns
     -------

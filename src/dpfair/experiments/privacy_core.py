@@ -8,6 +8,7 @@ mechanism with half the noise (or twice epsilon in the exponent) is caught.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from dpfair.experiments.registry import register
-from dpfair.experiments.spec import ExperimentSpec, FigureInfo, TableInfo, save_figure, task_rng
+from dpfair.experiments.spec import ExperimentSpec, FigureInfo, PaperValue, TableInfo, Verdict, save_figure, task_rng
 from dpfair.privacy import (
     PrivacyLeakWarning,
     TopMExponentialMechanism,
@@ -60,7 +61,20 @@ def _mechanism(name: str, broken: bool) -> tuple[Any, Any, Any, float, float, bo
 
 
 def audit_task(cell: dict[str, Any], seed: int) -> dict[str, float]:
-    """Audit one mechanism (honest or broken) with one seed."""
+    """Audit one mechanism (honest or broken) with one seed.
+
+    Parameters
+    ----------
+    cell : dict
+        The cell's parameters.
+    seed : int
+        The seed.
+
+    Returns
+    -------
+    dict of str to float
+        The experiment's metrics.
+    """
     mech, a, b, claimed, delta, discrete = _mechanism(cell["mechanism"], cell["noise"] == "half")
     rng = task_rng("privacy-audit", cell, seed)
     result = audit_epsilon(mech, a, b, n_samples=int(cell["n_samples"]), delta=delta, discrete=discrete, random_state=rng)
@@ -72,6 +86,20 @@ def audit_task(cell: dict[str, Any], seed: int) -> dict[str, float]:
 
 
 def audit_figures(results: pd.DataFrame, folder: Path) -> list[FigureInfo]:
+    """Draw each mechanism's audit lower bound against its claimed epsilon.
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        The experiment's result rows.
+    folder : pathlib.Path
+        Folder the PNG files are written into.
+
+    Returns
+    -------
+    list of FigureInfo
+        The figures written.
+    """
     import matplotlib.pyplot as plt
 
     wide = results.pivot_table(index=["mechanism", "noise"], columns="metric", values="value", aggfunc="mean").reset_index()
@@ -92,8 +120,49 @@ def audit_figures(results: pd.DataFrame, folder: Path) -> list[FigureInfo]:
 
 
 def audit_tables(results: pd.DataFrame) -> list[TableInfo]:
+    """Tabulate the mean audit lower bound by mechanism and noise.
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        The experiment's result rows.
+
+    Returns
+    -------
+    list of TableInfo
+        The tables for the report.
+    """
     wide = results.pivot_table(index=["mechanism", "noise"], columns="metric", values="value", aggfunc="mean")
     return [TableInfo("Audit lower bound (mean over seeds)", wide.round(3), "A violation is a lower bound above the claim.")]
+
+
+def audit_verdict(results: pd.DataFrame, paper: Mapping[str, PaperValue]) -> Verdict:
+    """Check dpfair's own claim: no honest mechanism exceeds its epsilon and every broken one is caught.
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        The result rows of ``privacy-audit``.
+    paper : mapping of str to PaperValue
+        Empty: no paper prints numbers for this experiment.
+
+    Returns
+    -------
+    Verdict
+        ``matches`` when no calibrated mechanism shows a violation and every broken one does, else
+        ``differs`` naming the mechanisms.
+    """
+    wide = results.pivot_table(index=["mechanism", "noise"], columns="metric", values="value", aggfunc="max")
+    found = wide["violation_found"]
+    honest = [m for (m, noise), v in found.items() if noise == "calibrated" and v > 0]
+    missed = [m for (m, noise), v in found.items() if noise != "calibrated" and v == 0]
+    n_broken = sum(1 for (_, noise) in found.index if noise != "calibrated")
+    if honest or missed:
+        parts = [f"honest mechanism(s) over their claim: {', '.join(honest)}"] if honest else []
+        parts += [f"broken mechanism(s) not caught: {', '.join(missed)}"] if missed else []
+        return Verdict("differs", "; ".join(parts) + " (no paper figure: the claim is dpfair's own).")
+    return Verdict("matches", f"no honest mechanism exceeds its claim and all {n_broken} broken ones are caught "
+                              "(no paper figure: the claim is dpfair's own).")
 
 
 SPEC = register(
@@ -111,6 +180,7 @@ SPEC = register(
         task=audit_task,
         figures=audit_figures,
         tables=audit_tables,
+        verdict=audit_verdict,
         privacy="epsilon = 1 per mechanism (Gaussian: delta = delta(sigma=1, eps=1) = 0.127); top-m audited against eps/2",
     )
 )

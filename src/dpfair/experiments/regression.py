@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,15 @@ import numpy as np
 import pandas as pd
 
 from dpfair.experiments.registry import register
-from dpfair.experiments.spec import ExperimentSpec, FigureInfo, TableInfo, save_figure
+from dpfair.experiments.spec import (
+    ExperimentSpec,
+    FigureInfo,
+    PaperValue,
+    TableInfo,
+    Verdict,
+    VerdictRow,
+    save_figure,
+)
 
 ALPHAS = (0.0, 0.005, 0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 1.0)
 EPSILONS = (math.inf, 10.0, 5.0, 1.0, 0.5, 0.1)
@@ -39,6 +48,13 @@ DATASETS = {
     "law_school": {"bounds": (1.0, 4.0), "bins": (36, 180), "groups": ("asian", "black", "hisp", "white")},
 }
 ENVELOPE_BINS = (1, 7, 8, 11, 24, 36, 48, 60)
+#: Xian et al. 2024, Figures 3 and 4, as printed: every line ends at the constant predictor (k = 1).
+ENVELOPE_PAPER_VALUES = {
+    "mse[k=1]": PaperValue("0.6772", "Figures 3 and 4"),
+    "ks[k=1]": PaperValue("0", "Figures 3 and 4"),
+}
+#: Tolerances of the envelope check: the k = 1 MSE within 1 % of the printed one, its KS at most 0.02.
+TOL_ENVELOPE_MSE, TOL_ENVELOPE_KS = 0.01, 0.02
 
 
 def _metric(name: str, alpha: float) -> str:
@@ -66,7 +82,20 @@ def _sweep(pp: Any, test_outputs: np.ndarray, test_groups: np.ndarray, y_test: n
 
 
 def sweep_task(cell: dict[str, Any], seed: int) -> dict[str, float]:
-    """Identity regressor on the true target; one private fit, all alphas."""
+    """Identity regressor on the true target; one private fit, all alphas.
+
+    Parameters
+    ----------
+    cell : dict
+        The cell's parameters.
+    seed : int
+        The seed.
+
+    Returns
+    -------
+    dict of str to float
+        The experiment's metrics.
+    """
     from sklearn.model_selection import train_test_split
 
     from dpfair.regression import FairRegressionPostProcessor
@@ -85,7 +114,20 @@ def sweep_task(cell: dict[str, Any], seed: int) -> dict[str, float]:
 
 
 def ridge_task(cell: dict[str, Any], seed: int) -> dict[str, float]:
-    """Ridge on Law School features (35%), private post-processing (35%), test (30%)."""
+    """Ridge on Law School features (35%), private post-processing (35%), test (30%).
+
+    Parameters
+    ----------
+    cell : dict
+        The cell's parameters.
+    seed : int
+        The seed.
+
+    Returns
+    -------
+    dict of str to float
+        The experiment's metrics.
+    """
     from sklearn.linear_model import Ridge
     from sklearn.model_selection import train_test_split
 
@@ -154,6 +196,20 @@ def _lower_envelope(points: pd.DataFrame) -> pd.DataFrame:
 
 
 def figure2(results: pd.DataFrame, folder: Path) -> list[FigureInfo]:
+    """Draw Figure 2: MSE against KS unfairness for each dataset, k and epsilon.
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        The experiment's result rows.
+    folder : pathlib.Path
+        Folder the PNG files are written into.
+
+    Returns
+    -------
+    list of FigureInfo
+        The figures written.
+    """
     import matplotlib.pyplot as plt
 
     table = _tradeoff(results)
@@ -182,6 +238,18 @@ def figure2(results: pd.DataFrame, folder: Path) -> list[FigureInfo]:
 
 
 def figure2_tables(results: pd.DataFrame) -> list[TableInfo]:
+    """Tabulate Figure 2 at alpha = 0 (MSE and KS by dataset, k and epsilon) and the unprocessed violation.
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        The experiment's result rows.
+
+    Returns
+    -------
+    list of TableInfo
+        The tables for the report.
+    """
     table = _tradeoff(results)
     at0 = table[table["alpha"] == 0.0].pivot_table(index=["dataset", "k"], columns="epsilon", values=["mse", "ks"])
     unprocessed = results[results["metric"] == "ks_unprocessed"].groupby("dataset")["value"].mean().rename("KS unprocessed")
@@ -191,6 +259,20 @@ def figure2_tables(results: pd.DataFrame) -> list[TableInfo]:
 
 
 def envelope_figures(results: pd.DataFrame, folder: Path) -> list[FigureInfo]:
+    """Draw Figures 3 and 4: the alpha sweeps for every k and their lower envelopes.
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        The experiment's result rows.
+    folder : pathlib.Path
+        Folder the PNG files are written into.
+
+    Returns
+    -------
+    list of FigureInfo
+        The figures written.
+    """
     import matplotlib.pyplot as plt
 
     table = _tradeoff(results)
@@ -235,14 +317,82 @@ def envelope_figures(results: pd.DataFrame, folder: Path) -> list[FigureInfo]:
 
 
 def envelope_tables(results: pd.DataFrame) -> list[TableInfo]:
+    """Tabulate the k = 1 (constant predictor) line ends, where the paper prints a number.
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        The experiment's result rows.
+
+    Returns
+    -------
+    list of TableInfo
+        The tables for the report.
+    """
     table = _tradeoff(results)
     k1 = table[(table["k"] == 1)]
     rows = k1.groupby("epsilon")[["mse", "ks"]].mean()
+    mse, ks = ENVELOPE_PAPER_VALUES["mse[k=1]"].printed, ENVELOPE_PAPER_VALUES["ks[k=1]"].printed
     return [TableInfo("k = 1 (constant predictor): right end of Figures 3 and 4", rows.round(4),
-                      "The paper: all lines end at (MSE 0.6772, KS 0).")]
+                      f"The paper: all lines end at (MSE {mse}, KS {ks}).")]
+
+
+def envelope_verdict(results: pd.DataFrame, paper: Mapping[str, PaperValue]) -> Verdict:
+    """Check that every k = 1 line ends where Xian et al. print it (Figures 3 and 4).
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        The result rows of ``regression-law-envelopes``.
+    paper : mapping of str to PaperValue
+        The spec's paper values (:data:`ENVELOPE_PAPER_VALUES`).
+
+    Returns
+    -------
+    Verdict
+        ``matches`` when the k = 1 line of every epsilon ends at the printed MSE (within 1 %) with KS at
+        most 0.02, ``differs`` naming the lines that do not, ``not checked`` without k = 1 cells; one
+        :class:`VerdictRow` per line and quantity.
+    """
+    tables = [t.table for t in envelope_tables(results) if t.title.startswith("k = 1")]
+    if not tables or tables[0].empty:
+        return Verdict("not checked", "no k = 1 cells among the results.")
+    wide = tables[0]
+    mse_paper, ks_paper = paper["mse[k=1]"], paper["ks[k=1]"]
+    rows, bad = [], []
+    for eps, m, k in zip(wide.index, wide["mse"], wide["ks"], strict=True):
+        mse_ok = not abs(m - mse_paper.value) > TOL_ENVELOPE_MSE * mse_paper.value
+        ks_ok = not k > ks_paper.value + TOL_ENVELOPE_KS
+        rows += [VerdictRow(f"k = 1, eps = {eps:g}: MSE", "matches" if mse_ok else "differs", f"{m:.4f}",
+                            mse_paper.printed, mse_paper.where, f"within {100 * TOL_ENVELOPE_MSE:g} %"),
+                 VerdictRow(f"k = 1, eps = {eps:g}: KS", "matches" if ks_ok else "differs", f"{k:.3f}",
+                            ks_paper.printed, ks_paper.where, f"at most {TOL_ENVELOPE_KS:g} above")]
+        if not (mse_ok and ks_ok):
+            bad.append(f"eps = {eps:g}: (MSE {m:.4f}, KS {k:.3f})")
+    printed = f"(MSE {mse_paper.printed}, KS {ks_paper.printed})"
+    if bad:
+        return Verdict("differs", f"the paper prints that all lines end at {printed}; ours: " + "; ".join(bad) + ".",
+                       tuple(rows))
+    return Verdict("matches", f"every k = 1 line ends at {printed}, as printed (within {100 * TOL_ENVELOPE_MSE:g} %, "
+                              f"KS <= {TOL_ENVELOPE_KS:g}); the rest of Figures 3 and 4 has no printed numbers: "
+                              "compare the figures.", tuple(rows))
 
 
 def ridge_figures(results: pd.DataFrame, folder: Path) -> list[FigureInfo]:
+    """Draw MSE against KS unfairness of the post-processed ridge regressor.
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        The experiment's result rows.
+    folder : pathlib.Path
+        Folder the PNG files are written into.
+
+    Returns
+    -------
+    list of FigureInfo
+        The figures written.
+    """
     import matplotlib.pyplot as plt
 
     table = _tradeoff(results)
@@ -292,6 +442,7 @@ register(ExperimentSpec(
     quick_seeds=(33,),
     metrics=(*_SWEEP_METRICS, "ks_unprocessed"),
     task=sweep_task, figures=envelope_figures, tables=envelope_tables, privacy=_PRIVACY, requires_data=("law_school",),
+    paper_values=ENVELOPE_PAPER_VALUES, verdict=envelope_verdict,
 ))
 
 register(ExperimentSpec(
@@ -323,7 +474,20 @@ def _tuning_objective(mse: float, ks: float, width: float) -> float:
 
 
 def tuning_task(cell: dict[str, Any], seed: int) -> dict[str, float]:
-    """70/30 split; on the 70%: private search (its own fit/validation split) vs the exhaustive non-private one."""
+    """70/30 split; on the 70%: private search (its own fit/validation split) vs the exhaustive non-private one.
+
+    Parameters
+    ----------
+    cell : dict
+        The cell's parameters.
+    seed : int
+        The seed.
+
+    Returns
+    -------
+    dict of str to float
+        The experiment's metrics.
+    """
     import warnings
 
     from sklearn.model_selection import train_test_split
@@ -370,6 +534,20 @@ def _tuning_table(results: pd.DataFrame) -> pd.DataFrame:
 
 
 def tuning_figures(results: pd.DataFrame, folder: Path) -> list[FigureInfo]:
+    """Draw the private choice of (k, alpha) against the best non-private one.
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        The experiment's result rows.
+    folder : pathlib.Path
+        Folder the PNG files are written into.
+
+    Returns
+    -------
+    list of FigureInfo
+        The figures written.
+    """
     import matplotlib.pyplot as plt
 
     wide = results.pivot_table(index=["dataset", "epsilon", "seed"], columns="metric", values="value").reset_index()
@@ -400,6 +578,18 @@ def _se(values: pd.Series) -> float:
 
 
 def tuning_tables(results: pd.DataFrame) -> list[TableInfo]:
+    """Tabulate the private and the non-private choice of (k, alpha), means over seeds.
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        The experiment's result rows.
+
+    Returns
+    -------
+    list of TableInfo
+        The tables for the report.
+    """
     return [TableInfo("Private vs non-private choice of (k, alpha): means over seeds", _tuning_table(results).round(4),
                       f"Objective = test MSE + {TUNING_KS_WEIGHT:g} (t - s)^2 KS. The private search spends the whole "
                       "epsilon (trial fits, validation scores and the random-K selection); the non-private one fits "

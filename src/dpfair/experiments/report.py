@@ -7,8 +7,6 @@ import html
 import json
 import math
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -17,143 +15,10 @@ from dpfair import __version__
 from dpfair.datasets import DataIntegrityError, DataUnavailableError
 from dpfair.experiments.registry import all_specs
 from dpfair.experiments.runner import data_problems
-from dpfair.experiments.spec import ExperimentSpec, cell_key
+from dpfair.experiments.spec import ExperimentSpec, Verdict, VerdictRow, cell_key
 from dpfair.experiments.store import ResultsStore, ResultsStoreError
 
-__all__ = ["PAPER_CHECKS", "Verdict", "build_report", "verdict_for"]
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """The report's judgement of one experiment against the paper.
-
-    Parameters
-    ----------
-    status : {"matches", "differs", "not run", "not checked"}
-        *matches*: every number the paper prints is reproduced within the stated tolerance;
-        *differs*: at least one is not (``detail`` says which, quoting the paper as printed);
-        *not run*: no results (``detail`` says why: data missing or corrupt, or not yet run);
-        *not checked*: the paper prints no numbers for it (compare the figures).
-    detail : str
-        The reason, in words.
-    """
-
-    status: str
-    detail: str
-
-
-def _printed(value: str) -> float:
-    """A number as the paper prints it ("47.92%" -> 0.4792)."""
-    return float(value.rstrip("%")) / 100 if value.endswith("%") else float(value)
-
-
-#: Khalili et al. 2021, Table 1, as printed: m -> (eps_o, theta(eps_o), theta(inf), accuracy reduction).
-PAPER_TABLE_1 = {
-    "synthetic": {1: ("2.76", "0.50", "0.96", "47.92%"), 2: ("7.78", "0.64", "0.88", "27.27%"),
-                  3: ("21.11", "0.73", "0.77", "5.19%"), 4: ("0", "0.4", "0.71", "44.66%")},
-    "fico-whitehisp-asian": {1: ("10.35", "0.94", "0.97", "3.09%"), 2: ("22.47", "0.94", "0.96", "2.10%"),
-                             3: ("0", "0.70", "0.93", "24.73%"), 4: ("0", "0.70", "0.90", "22.22%")},
-}
-#: Tolerances: a printed epsilon_o within 10 % (Monte Carlo root), a printed probability within
-#: 0.02 (two printed decimals plus 10,000-sample Monte Carlo), a printed limit within 0.01.
-_TOL_EPS, _TOL_THETA, _TOL_LIMIT = 0.10, 0.02, 0.01
-
-
-def _wide(results: pd.DataFrame, index: str) -> pd.DataFrame:
-    return results.pivot_table(index=index, columns="metric", values="value", aggfunc="mean")
-
-
-def _selection_table_check(results: pd.DataFrame) -> Verdict:
-    from dpfair.experiments.selection import PAPER_LIMITS, PAPER_MEAN_R  # the paper's printed values
-
-    case = str(results["case"].iloc[0])
-    wide = _wide(results, "m")
-    diffs: list[str] = []
-    checked = 0
-    for m, row in wide.iterrows():
-        m = int(m)
-        if case in PAPER_TABLE_1:
-            eps, t_o, t_inf, red = PAPER_TABLE_1[case][m]
-            ours_eps = float(row["epsilon_o"])
-            checked += 4
-            if _printed(eps) == 0:
-                if ours_eps != 0:
-                    diffs.append(f"Table 1, m = {m}: eps_o {ours_eps:.3g}, printed 0 (no perfectly fair epsilon)")
-            elif abs(ours_eps - _printed(eps)) > _TOL_EPS * _printed(eps):
-                diffs.append(f"Table 1, m = {m}: eps_o {ours_eps:.3g}, printed {eps}")
-            for name, printed, ours, tol in (
-                ("theta(eps_o)", t_o, row["theta_epsilon_o"], _TOL_THETA),
-                ("theta(inf)", t_inf, row["theta_inf"], _TOL_THETA),
-                ("accuracy reduction", red, row["accuracy_reduction"], 2 * _TOL_THETA),
-            ):
-                if not abs(float(ours) - _printed(printed)) <= tol:
-                    shown = f"{100 * float(ours):.2f}%" if printed.endswith("%") else f"{float(ours):.3g}"
-                    diffs.append(f"Table 1, m = {m}: {name} {shown}, printed {printed}")
-        for a in (0, 1):
-            printed = PAPER_LIMITS[case][m][a]
-            checked += 1
-            if not abs(float(row[f"limit_A{a}"]) - printed) <= _TOL_LIMIT:
-                ours = float(row[f"limit_A{a}"])
-                diffs.append(f"E[selected | Y=1, A={a}] at eps = inf, m = {m}: {ours:.4f}, printed {printed:g}")
-    first = wide.iloc[0]
-    for a in (0, 1):
-        checked += 1
-        if not abs(float(first[f"mean_R_A{a}"]) - PAPER_MEAN_R[case][a]) <= _TOL_LIMIT:
-            diffs.append(f"E[R | Y=1, A={a}]: {float(first[f'mean_R_A{a}']):.4f}, printed {PAPER_MEAN_R[case][a]:g}")
-    if diffs:
-        why = _SELECTION_WHY.get(case, "")
-        return Verdict("differs", f"{len(diffs)} of {checked} printed numbers: " + "; ".join(diffs) + f". {why}".rstrip())
-    return Verdict("matches", f"all {checked} printed numbers within tolerance.")
-
-
-_SELECTION_WHY = {
-    "synthetic": "Why: the paper does not print its synthetic PMF; ours is fitted to the numbers it states, "
-    "so these differences measure how far those numbers pin the PMF down.",
-    "fico-white-black": "Why: the paper's values are 10,000-sample Monte Carlo; for m >= 3 they are below what "
-    "m = 1, 2 imply, while ours are exact and checked by brute force in the tests.",
-    "fico-whitehisp-asian": "Why: the paper's values are 10,000-sample Monte Carlo; for m >= 3 they are below what "
-    "m = 1, 2 imply, while ours are exact (m > 1 of Table 1: Monte Carlo with common random numbers).",
-}
-
-
-def _law_envelope_check(results: pd.DataFrame) -> Verdict:
-    from dpfair.experiments.regression import envelope_tables  # the experiment's own k = 1 table
-
-    tables = [t.table for t in envelope_tables(results) if t.title.startswith("k = 1")]
-    if not tables or tables[0].empty:
-        return Verdict("not checked", "no k = 1 cells among the results.")
-    wide = tables[0]
-    bad = [f"eps = {eps:g}: (MSE {m:.4f}, KS {k:.3f})" for eps, m, k in zip(wide.index, wide["mse"], wide["ks"], strict=True)
-           if abs(m - 0.6772) > 0.01 * 0.6772 or k > 0.02]
-    if bad:
-        return Verdict("differs", "the paper prints that all lines end at (MSE 0.6772, KS 0); ours: " + "; ".join(bad) + ".")
-    return Verdict("matches", "every k = 1 line ends at (MSE 0.6772, KS 0), as printed (within 1 %, KS <= 0.02); "
-                              "the rest of Figures 3 and 4 has no printed numbers: compare the figures.")
-
-
-def _privacy_audit_check(results: pd.DataFrame) -> Verdict:
-    wide = results.pivot_table(index=["mechanism", "noise"], columns="metric", values="value", aggfunc="max")
-    found = wide["violation_found"]
-    honest = [m for (m, noise), v in found.items() if noise == "calibrated" and v > 0]
-    missed = [m for (m, noise), v in found.items() if noise != "calibrated" and v == 0]
-    n_broken = sum(1 for (_, noise) in found.index if noise != "calibrated")
-    if honest or missed:
-        parts = [f"honest mechanism(s) over their claim: {', '.join(honest)}"] if honest else []
-        parts += [f"broken mechanism(s) not caught: {', '.join(missed)}"] if missed else []
-        return Verdict("differs", "; ".join(parts) + " (no paper figure: the claim is dpfair's own).")
-    return Verdict("matches", f"no honest mechanism exceeds its claim and all {n_broken} broken ones are caught "
-                              "(no paper figure: the claim is dpfair's own).")
-
-
-#: Checks of stored results against what the paper prints, by experiment id.  An experiment not
-#: listed here is "not checked" unless its spec has a ``verdict`` callable (results -> Verdict).
-PAPER_CHECKS: dict[str, Callable[[pd.DataFrame], Verdict]] = {
-    "selection-synthetic-table": _selection_table_check,
-    "selection-fico-white-black-table": _selection_table_check,
-    "selection-fico-whitehisp-asian-table": _selection_table_check,
-    "regression-law-envelopes": _law_envelope_check,
-    "privacy-audit": _privacy_audit_check,
-}
+__all__ = ["Verdict", "VerdictRow", "build_report", "verdict_for"]
 
 
 def _is_paper_figure(spec: ExperimentSpec) -> bool:
@@ -187,24 +52,42 @@ def verdict_for(spec: ExperimentSpec, results: pd.DataFrame) -> Verdict:
     -------
     Verdict
         *not run* (data missing or corrupt, naming the file; or not yet run) when there are
-        no results; else the spec's own ``verdict`` callable or :data:`PAPER_CHECKS` entry; else
-        *not checked* (the paper prints no numbers for it).
+        no results; else what the spec's ``verdict`` callable returns for the results and the spec's
+        ``paper_values``; else *not checked* (the paper prints no numbers for it).  A check that cannot
+        read the results (KeyError, ValueError, TypeError, IndexError), or that returns something other
+        than a :class:`Verdict`, gives *not checked* saying so.
     """
     if results.empty:
         problems = data_problems(spec)
         if problems:
             return Verdict("not run", "; ".join(f"data {p.kind}: {p.file}" for p in problems))
         return Verdict("not run", f"not yet run (dpfair run {spec.id} --quick)")
-    check = getattr(spec, "verdict", None) or PAPER_CHECKS.get(spec.id)
+    check = spec.verdict
     if check is None:
         if not _is_paper_figure(spec):
             return Verdict("not checked", "not a paper figure (dpfair's own experiment): nothing printed to compare with; "
                                           "the section says what it measures.")
         return Verdict("not checked", "the paper prints no numbers for it: compare the figures.")
     try:
-        return check(results)
+        verdict = check(results, spec.paper_values)
     except (KeyError, ValueError, TypeError, IndexError) as exc:
         return Verdict("not checked", f"the check could not read these results ({type(exc).__name__}: {exc}).")
+    if not isinstance(verdict, Verdict):
+        return Verdict("not checked", f"the check returned {type(verdict).__name__}, not a Verdict.")
+    return verdict
+
+
+def _rows_table(rows: tuple[VerdictRow, ...]) -> str:
+    """The printed numbers an experiment's verdict compared, as an HTML table."""
+    head = "".join(f"<th>{h}</th>" for h in ("Quantity", "Ours", "Printed", "Where", "Tolerance", "Verdict", "Comment"))
+    body = "".join(
+        f"<tr><td>{html.escape(r.quantity)}</td><td>{html.escape(r.measured)}</td><td>{html.escape(r.printed)}</td>"
+        f"<td>{html.escape(r.where)}</td><td>{html.escape(r.tolerance)}</td>"
+        f"<td><span class='{r.status}'>{html.escape(r.status)}</span></td><td>{html.escape(r.comment)}</td></tr>"
+        for r in rows
+    )
+    return (f"<details><summary>Printed numbers compared ({len(rows)})</summary>"
+            f"<table class='checks'><tr>{head}</tr>{body}</table></details>")
 
 
 def _scale(spec: ExperimentSpec, done: set[tuple[str, int]]) -> tuple[str, str]:
@@ -252,7 +135,7 @@ figure{margin:1em 0}figure img{max-width:100%;border:1px solid #ddd}figcaption{f
 table{border-collapse:collapse;font-size:.85em;margin:.5em 0}td,th{border:1px solid #ccc;padding:3px 7px;text-align:right}
 .meta{font-size:.9em;color:#444}table.overview td{text-align:left;vertical-align:top}
 .matches{color:#17663a;font-weight:bold}.differs{color:#a33;font-weight:bold}.notrun,.notchecked{color:#666;font-weight:bold}
-.note{font-size:.9em;color:#555}code{background:#f3f3f3;padding:0 3px}
+.note{font-size:.9em;color:#555}table.checks td{text-align:left}code{background:#f3f3f3;padding:0 3px}
 """
 
 
@@ -333,7 +216,7 @@ def _build(out: Path) -> Path:
         f"results in <code>{html.escape(str(out / 'results.sqlite'))}</code>.</p>",
         "<h2 id='overview'>Overview</h2>",
         "<p class='note'>One row per experiment. <b>Verdict</b>: <i>matches</i> when every number the paper prints "
-        "for it is reproduced within tolerance (epsilon_o within 10 %, probabilities within 0.02, limits within 0.01); "
+        "for it is reproduced within the tolerance its experiment states (listed with each number in its section); "
         "<i>differs</i> names what does not, quoting the paper as printed; <i>not checked</i> when the paper prints "
         "no numbers for it (compare the figures); <i>not run</i> says why.</p>",
         "<table class='overview'><tr><th>Experiment</th><th>Reproduces</th><th>Scale</th>"
@@ -366,6 +249,8 @@ def _build(out: Path) -> Path:
             f"<p class='meta'>Verdict: <span class='{verdict.status.replace(' ', '')}'>{html.escape(verdict.status)}</span>"
             f": {html.escape(verdict.detail)}</p>"
         )
+        if verdict.rows:
+            parts.append(_rows_table(verdict.rows))
         if sub.empty:
             how = f"dpfair run {spec.id} --quick"
             parts.append(f"<p>Not run: {html.escape(verdict.detail)} (then <code>{html.escape(how)}</code>).</p>")

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,15 @@ import numpy as np
 import pandas as pd
 
 from dpfair.experiments.registry import register
-from dpfair.experiments.spec import ExperimentSpec, FigureInfo, TableInfo, save_figure
+from dpfair.experiments.spec import (
+    ExperimentSpec,
+    FigureInfo,
+    PaperValue,
+    TableInfo,
+    Verdict,
+    VerdictRow,
+    save_figure,
+)
 from dpfair.selection import SelectionProblem
 from dpfair.selection.synthetic_case import CASE_STUDY_TARGETS, case_study_problem
 
@@ -40,17 +49,68 @@ GROUP_NAMES = {
     "fico-whitehisp-asian": ("White+Hispanic", "Asian"),
 }
 
-#: Numbers the paper publishes (Table 1; Tables 2, 4, 6: E[selected | Y=1, A=a] at epsilon = inf).
+#: Khalili et al. 2021, Table 1, as printed (the one copy in dpfair.experiments): case -> m ->
+#: (epsilon_o, theta(epsilon_o), theta(inf), accuracy reduction).  ``epsilon_o`` printed 0: no perfectly fair epsilon.
 PAPER_TABLE_1 = {
-    "synthetic": {1: (2.76, 0.50, 0.96), 2: (7.78, 0.64, 0.88), 3: (21.11, 0.73, 0.77), 4: (0.0, 0.4, 0.71)},
-    "fico-whitehisp-asian": {1: (10.35, 0.94, 0.97), 2: (22.47, 0.94, 0.96), 3: (0.0, 0.70, 0.93), 4: (0.0, 0.70, 0.90)},
+    "synthetic": {1: ("2.76", "0.50", "0.96", "47.92%"), 2: ("7.78", "0.64", "0.88", "27.27%"),
+                  3: ("21.11", "0.73", "0.77", "5.19%"), 4: ("0", "0.4", "0.71", "44.66%")},
+    "fico-whitehisp-asian": {1: ("10.35", "0.94", "0.97", "3.09%"), 2: ("22.47", "0.94", "0.96", "2.10%"),
+                             3: ("0", "0.70", "0.93", "24.73%"), 4: ("0", "0.70", "0.90", "22.22%")},
 }
+#: Tables 2, 4, 6: E[selected | Y=1, A=a] at epsilon = inf, case -> m -> (A=0, A=1).
 PAPER_LIMITS = {
     "synthetic": CASE_STUDY_TARGETS["limit_selected_qualified"],
     "fico-white-black": {1: (0.1425, 0.0486), 2: (0.2851, 0.1099), 3: (0.3765, 0.1743), 4: (0.4142, 0.2216)},
     "fico-whitehisp-asian": {1: (0.1462, 0.1389), 2: (0.2781, 0.2778), 3: (0.3635, 0.3745), 4: (0.4072, 0.4315)},
 }
+#: Tables 3, 5, 7: E[R | Y=1, A=a], case -> (A=0, A=1).
 PAPER_MEAN_R = {"synthetic": (0.68, 0.72), "fico-white-black": (0.6445, 0.4694), "fico-whitehisp-asian": (0.6088, 0.6213)}
+#: The paper's table numbers per case: (limits at epsilon = inf, mean scores of the qualified).
+_TABLE_NUMBERS = {"synthetic": (2, 3), "fico-white-black": (4, 5), "fico-whitehisp-asian": (6, 7)}
+#: Tolerances: a printed epsilon_o within 10 % (Monte Carlo root), a printed probability within
+#: 0.02 (two printed decimals plus 10,000-sample Monte Carlo), a printed limit within 0.01.
+TOL_EPSILON_O, TOL_THETA, TOL_LIMIT = 0.10, 0.02, 0.01
+#: Why the table experiments' numbers may differ from the paper's, by case (the verdict's last sentence).
+WHY_TABLES_DIFFER = {
+    "synthetic": "Why: the paper does not print its synthetic PMF; ours is fitted to the numbers it states, "
+    "so these differences measure how far those numbers pin the PMF down.",
+    "fico-white-black": "Why: the paper's values are 10,000-sample Monte Carlo; for m >= 3 they are below what "
+    "m = 1, 2 imply, while ours are exact and checked by brute force in the tests.",
+    "fico-whitehisp-asian": "Why: the paper's values are 10,000-sample Monte Carlo; for m >= 3 they are below what "
+    "m = 1, 2 imply, while ours are exact (m > 1 of Table 1: Monte Carlo with common random numbers).",
+}
+#: Table 1's columns: (metric, which names its paper value as "<metric>[m=<m>]"; name in the verdict).
+_TABLE_1_COLUMNS = (("epsilon_o", "eps_o"), ("theta_epsilon_o", "theta(eps_o)"), ("theta_inf", "theta(inf)"),
+                    ("accuracy_reduction", "accuracy reduction"))
+
+
+def paper_values(case: str) -> dict[str, PaperValue]:
+    """The numbers Khalili et al. (2021) print for one case study's table experiment.
+
+    Parameters
+    ----------
+    case : str
+        A key of :data:`CASES`.
+
+    Returns
+    -------
+    dict of str to PaperValue
+        ``"<metric>[m=<m>]"`` for Table 1's four columns (where the paper prints a Table 1 row for
+        the case) and the limits ``limit_A0``/``limit_A1`` at epsilon = inf; ``"mean_R_A0"`` and
+        ``"mean_R_A1"``; each with the table that prints it.
+    """
+    limits_table, mean_table = _TABLE_NUMBERS[case]
+    out: dict[str, PaperValue] = {}
+    for m, row in PAPER_TABLE_1.get(case, {}).items():
+        for (name, _), printed in zip(_TABLE_1_COLUMNS, row, strict=True):
+            out[f"{name}[m={m}]"] = PaperValue(printed, "Table 1")
+    for m, pair in PAPER_LIMITS[case].items():
+        for a in (0, 1):
+            out[f"limit_A{a}[m={m}]"] = PaperValue(f"{pair[a]:g}", f"Table {limits_table}")
+    for a in (0, 1):
+        out[f"mean_R_A{a}"] = PaperValue(f"{PAPER_MEAN_R[case][a]:g}", f"Table {mean_table}")
+    return out
+
 
 FULL_EPSILONS = (*(float(e) for e in np.round(np.geomspace(0.05, 100.0, 40), 4)), math.inf)
 QUICK_EPSILONS = (0.1, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, math.inf)
@@ -58,7 +118,25 @@ QUICK_EPSILONS = (0.1, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, math.inf)
 
 @functools.lru_cache(maxsize=8)
 def build_problem(case: str, n_mc_samples: int = 40_000) -> SelectionProblem:
-    """The :class:`SelectionProblem` of a case study (cached per worker process)."""
+    """The :class:`SelectionProblem` of a case study (cached per worker process).
+
+    Parameters
+    ----------
+    case : str
+        A key of :data:`CASES`.
+    n_mc_samples : int, default 40000
+        Monte Carlo samples of the FICO problems with m > 1.
+
+    Returns
+    -------
+    SelectionProblem
+        The problem.
+
+    Raises
+    ------
+    ValueError
+        If ``case`` is unknown.
+    """
     if case == "synthetic":
         return case_study_problem()
     if case == "fico-white-black":
@@ -71,7 +149,20 @@ def build_problem(case: str, n_mc_samples: int = 40_000) -> SelectionProblem:
 
 
 def curve_task(cell: dict[str, Any], seed: int) -> dict[str, float]:
-    """gamma and theta at one epsilon (the Monte Carlo seed, where used, is ``seed``)."""
+    """Compute gamma and theta at one epsilon (the Monte Carlo seed, where used, is ``seed``).
+
+    Parameters
+    ----------
+    cell : dict
+        The cell's parameters.
+    seed : int
+        The seed.
+
+    Returns
+    -------
+    dict of str to float
+        The experiment's metrics.
+    """
     problem = build_problem(cell["case"], int(cell["n_mc_samples"]))
     problem.random_state = seed
     gamma = problem.fairness_gap(float(cell["epsilon"]), int(cell["m"]))
@@ -81,7 +172,20 @@ def curve_task(cell: dict[str, Any], seed: int) -> dict[str, float]:
 
 
 def table_task(cell: dict[str, Any], seed: int) -> dict[str, float]:
-    """Table 1 row and the epsilon = inf limits for one m."""
+    """Table 1 row and the epsilon = inf limits for one m.
+
+    Parameters
+    ----------
+    cell : dict
+        The cell's parameters.
+    seed : int
+        The seed.
+
+    Returns
+    -------
+    dict of str to float
+        The experiment's metrics.
+    """
     problem = build_problem(cell["case"], int(cell["n_mc_samples"]))
     problem.random_state = seed
     m = int(cell["m"])
@@ -114,6 +218,20 @@ def _curves(results: pd.DataFrame) -> pd.DataFrame:
 
 
 def curve_figures(results: pd.DataFrame, folder: Path) -> list[FigureInfo]:
+    """Draw the paper's gamma(epsilon) and theta(epsilon) figures for one case study.
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        The experiment's result rows.
+    folder : pathlib.Path
+        Folder the PNG files are written into.
+
+    Returns
+    -------
+    list of FigureInfo
+        The figures written.
+    """
     import matplotlib.pyplot as plt
 
     case = results["case"].iloc[0]
@@ -143,6 +261,18 @@ def curve_figures(results: pd.DataFrame, folder: Path) -> list[FigureInfo]:
 
 
 def curve_tables(results: pd.DataFrame) -> list[TableInfo]:
+    """Tabulate gamma(epsilon) and theta(epsilon) by m.
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        The experiment's result rows.
+
+    Returns
+    -------
+    list of TableInfo
+        The tables for the report.
+    """
     wide = _curves(results)
     table = wide.pivot_table(index="epsilon", columns="m", values=["gamma", "theta"])
     note = "Exact unless a standard error is shown in the figure."
@@ -178,10 +308,36 @@ def _pmf_figure(case: str, folder: Path) -> FigureInfo:
 
 
 def table_figures(results: pd.DataFrame, folder: Path) -> list[FigureInfo]:
+    """Draw the case study's score distributions (Figures 1, 4, 7).
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        The experiment's result rows.
+    folder : pathlib.Path
+        Folder the PNG files are written into.
+
+    Returns
+    -------
+    list of FigureInfo
+        The figures written.
+    """
     return [_pmf_figure(results["case"].iloc[0], folder)]
 
 
 def table_tables(results: pd.DataFrame) -> list[TableInfo]:
+    """Tabulate Table 1, the epsilon = inf limits (Tables 2, 4, 6) and the mean scores (Tables 3, 5, 7).
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        The experiment's result rows.
+
+    Returns
+    -------
+    list of TableInfo
+        The tables for the report.
+    """
     case = results["case"].iloc[0]
     wide = results.pivot_table(index="m", columns="metric", values="value", aggfunc="mean")
     out = []
@@ -196,7 +352,7 @@ def table_tables(results: pd.DataFrame) -> list[TableInfo]:
             "acc. reduction (ours)": row["accuracy_reduction"],
         }
         if case in PAPER_TABLE_1:
-            e, t_o, t_inf = PAPER_TABLE_1[case][int(m)]
+            e, t_o, t_inf = (float(v) for v in PAPER_TABLE_1[case][int(m)][:3])
             entry.update({"eps_o (paper)": e, "theta(eps_o) (paper)": t_o, "theta(inf) (paper)": t_inf,
                           "acc. reduction (paper)": (t_inf - t_o) / t_inf})
         rows.append(entry)
@@ -230,6 +386,78 @@ def table_tables(results: pd.DataFrame) -> list[TableInfo]:
     return out
 
 
+def table_verdict(results: pd.DataFrame, paper: Mapping[str, PaperValue]) -> Verdict:
+    """Check a table experiment's results against the numbers the paper prints (Tables 1-7).
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        The experiment's result rows (one case, m = 1..4).
+    paper : mapping of str to PaperValue
+        The spec's :attr:`~dpfair.experiments.ExperimentSpec.paper_values` (:func:`paper_values`).
+
+    Returns
+    -------
+    Verdict
+        ``matches`` when every printed number is reproduced within tolerance (epsilon_o within 10 %,
+        probabilities within 0.02, the accuracy reduction within 0.04, limits and mean scores within 0.01),
+        else ``differs`` quoting each number that is not, as printed; one :class:`VerdictRow` per number.
+
+    Raises
+    ------
+    KeyError
+        If a metric of the table task or a printed limit is missing.
+    """
+    case = str(results["case"].iloc[0])
+    wide = results.pivot_table(index="m", columns="metric", values="value", aggfunc="mean")
+    rows: list[VerdictRow] = []
+    diffs: list[str] = []
+
+    def add(ok: bool, quantity: str, measured: str, value: PaperValue, tolerance: str, phrase: str,
+            comment: str = "") -> None:
+        rows.append(VerdictRow(quantity, "matches" if ok else "differs", measured, value.printed, value.where,
+                               tolerance, "" if ok else comment))
+        if not ok:
+            diffs.append(phrase)
+
+    for m, row in wide.iterrows():
+        m = int(m)
+        if f"epsilon_o[m={m}]" in paper:
+            eps = paper[f"epsilon_o[m={m}]"]
+            ours = float(row["epsilon_o"])
+            shown = f"{ours:.3g}"
+            if eps.value == 0:
+                add(ours == 0, f"Table 1, m = {m}: eps_o", shown, eps, "exactly 0",
+                    f"Table 1, m = {m}: eps_o {shown}, printed 0 (no perfectly fair epsilon)", "no perfectly fair epsilon")
+            else:
+                add(not abs(ours - eps.value) > TOL_EPSILON_O * eps.value, f"Table 1, m = {m}: eps_o", shown, eps,
+                    f"within {100 * TOL_EPSILON_O:g} %", f"Table 1, m = {m}: eps_o {shown}, printed {eps.printed}")
+            for metric, name in _TABLE_1_COLUMNS[1:]:
+                value = paper[f"{metric}[m={m}]"]
+                tol = 2 * TOL_THETA if metric == "accuracy_reduction" else TOL_THETA
+                ours = float(row[metric])
+                shown = f"{100 * ours:.2f}%" if value.printed.endswith("%") else f"{ours:.3g}"
+                add(abs(ours - value.value) <= tol, f"Table 1, m = {m}: {name}", shown, value, f"within {tol:g}",
+                    f"Table 1, m = {m}: {name} {shown}, printed {value.printed}")
+        for a in (0, 1):
+            value = paper[f"limit_A{a}[m={m}]"]
+            ours = float(row[f"limit_A{a}"])
+            quantity = f"E[selected | Y=1, A={a}] at eps = inf, m = {m}"
+            add(abs(ours - value.value) <= TOL_LIMIT, quantity, f"{ours:.4f}", value, f"within {TOL_LIMIT:g}",
+                f"{quantity}: {ours:.4f}, printed {value.printed}")
+    first = wide.iloc[0]
+    for a in (0, 1):
+        value = paper[f"mean_R_A{a}"]
+        ours = float(first[f"mean_R_A{a}"])
+        add(abs(ours - value.value) <= TOL_LIMIT, f"E[R | Y=1, A={a}]", f"{ours:.4f}", value, f"within {TOL_LIMIT:g}",
+            f"E[R | Y=1, A={a}]: {ours:.4f}, printed {value.printed}")
+    if diffs:
+        why = WHY_TABLES_DIFFER.get(case, "")
+        detail = f"{len(diffs)} of {len(rows)} printed numbers: " + "; ".join(diffs) + f". {why}".rstrip()
+        return Verdict("differs", detail, tuple(rows))
+    return Verdict("matches", f"all {len(rows)} printed numbers within tolerance.", tuple(rows))
+
+
 def _register(case: str) -> None:
     data = CASES[case]["data"]
     fico = case != "synthetic"
@@ -260,6 +488,7 @@ def _register(case: str) -> None:
         metrics=("epsilon_o", "n_roots", "theta_epsilon_o", "theta_inf", "accuracy_reduction", "limit_A0", "limit_A1",
                  "gamma_inf", "mean_R_A0", "mean_R_A1", "theorem_holds"),
         task=table_task, figures=table_figures, tables=table_tables, privacy=privacy, requires_data=data,
+        paper_values=paper_values(case), verdict=table_verdict,
     ))
 
 

@@ -19,7 +19,17 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["ExperimentSpec", "FigureInfo", "TableInfo", "cell_key", "save_figure", "task_rng"]
+__all__ = [
+    "ExperimentSpec",
+    "FigureInfo",
+    "PaperValue",
+    "TableInfo",
+    "Verdict",
+    "VerdictRow",
+    "cell_key",
+    "save_figure",
+    "task_rng",
+]
 
 
 @dataclass(frozen=True)
@@ -99,6 +109,163 @@ class TableInfo:
 
 
 @dataclass(frozen=True)
+class PaperValue:
+    """A number as a paper prints it, and where.
+
+    Parameters
+    ----------
+    printed : str
+        The number exactly as printed (``"2.76"``, ``"0.50"``, ``"12.5%"``); verdicts quote it so.
+    where : str
+        Where the paper prints it (``"Table 1"``, ``"Figure 3"``, ``"Section 6.5"``).
+
+    Examples
+    --------
+    >>> PaperValue("12.5%", "Table 3").value
+    0.125
+    """
+
+    printed: str
+    where: str
+
+    @property
+    def value(self) -> float:
+        """The printed number as a float (a percentage as a fraction: ``"12.5%"`` is 0.125).
+
+        Returns
+        -------
+        float
+            The number.
+
+        Raises
+        ------
+        ValueError
+            If ``printed`` is not a number.
+        """
+        text = self.printed.strip()
+        return float(text[:-1]) / 100 if text.endswith("%") else float(text)
+
+
+#: Statuses of a :class:`VerdictRow`.
+ROW_STATUSES = ("matches", "differs")
+#: Statuses of a :class:`Verdict`.
+VERDICT_STATUSES = ("matches", "differs", "not run", "not checked")
+
+
+@dataclass(frozen=True)
+class VerdictRow:
+    """One printed number of a paper against the value an experiment measured.
+
+    Parameters
+    ----------
+    quantity : str
+        What is compared (``"Table 1, m = 1: eps_o"``).
+    status : {"matches", "differs"}
+        Whether ``measured`` is within the check's tolerance of ``printed``.
+    measured : str
+        The experiment's value, formatted as the check shows it.
+    printed : str
+        The paper's value as printed (:attr:`PaperValue.printed`).
+    where : str, default ""
+        Where the paper prints it (:attr:`PaperValue.where`).
+    tolerance : str, default ""
+        The tolerance of the comparison, in words (``"within 10 %"``).
+    comment : str, default ""
+        Why the two differ, or what the printed value means (``"no perfectly fair epsilon"``).
+
+    Raises
+    ------
+    ValueError
+        If ``status`` is not ``"matches"`` or ``"differs"``.
+    """
+
+    quantity: str
+    status: str
+    measured: str
+    printed: str
+    where: str = ""
+    tolerance: str = ""
+    comment: str = ""
+
+    def __post_init__(self) -> None:
+        if self.status not in ROW_STATUSES:
+            raise ValueError(f"status must be one of {ROW_STATUSES}, got {self.status!r}.")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The judgement of one experiment's results against its paper: the report's verdict column.
+
+    Parameters
+    ----------
+    status : {"matches", "differs", "not run", "not checked"}
+        *matches*: every number the paper prints is reproduced within the stated tolerance;
+        *differs*: at least one is not (``detail`` says which, quoting the paper as printed);
+        *not run*: no results (``detail`` says why: data missing or corrupt, or not yet run);
+        *not checked*: the paper prints no numbers for it (compare the figures).
+    detail : str
+        The reason, in words.
+    rows : tuple of VerdictRow, default ()
+        The printed numbers compared one by one (the report shows them as a table in the experiment's section).
+
+    Raises
+    ------
+    ValueError
+        If ``status`` is not one of the four.
+    """
+
+    status: str
+    detail: str
+    rows: tuple[VerdictRow, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.status not in VERDICT_STATUSES:
+            raise ValueError(f"status must be one of {VERDICT_STATUSES}, got {self.status!r}.")
+        object.__setattr__(self, "rows", tuple(self.rows))
+
+    @classmethod
+    def from_rows(cls, rows: Sequence[VerdictRow], note: str = "") -> Verdict:
+        """Summarize compared numbers: *differs* naming each that differs, else *matches*.
+
+        Parameters
+        ----------
+        rows : sequence of VerdictRow
+            The numbers compared (at least one).
+        note : str, default ""
+            A sentence appended to the detail (for example why the numbers may differ).
+
+        Returns
+        -------
+        Verdict
+            ``"differs"`` with ``"k of n printed numbers: <quantity> <measured>, printed <printed>; ..."``
+            when any row differs, else ``"matches"`` with ``"all n printed numbers within tolerance."``;
+            ``rows`` kept.
+
+        Raises
+        ------
+        ValueError
+            If ``rows`` is empty.
+
+        Examples
+        --------
+        >>> row = VerdictRow("Table 1: accuracy", "differs", "0.81", "0.90", "Table 1")
+        >>> Verdict.from_rows([row]).detail
+        '1 of 1 printed numbers: Table 1: accuracy 0.81, printed 0.90.'
+        """
+        rows = tuple(rows)
+        if not rows:
+            raise ValueError("from_rows needs at least one compared number.")
+        differs = [r for r in rows if r.status == "differs"]
+        tail = f" {note}" if note else ""
+        if differs:
+            listed = "; ".join(
+                f"{r.quantity} {r.measured}, printed {r.printed}" + (f" ({r.comment})" if r.comment else "") for r in differs
+            )
+            return cls("differs", f"{len(differs)} of {len(rows)} printed numbers: {listed}.{tail}", rows)
+        return cls("matches", f"all {len(rows)} printed numbers within tolerance.{tail}", rows)
+
+
+@dataclass(frozen=True)
 class ExperimentSpec:
     """One reproducible experiment.
 
@@ -134,9 +301,13 @@ class ExperimentSpec:
         Privacy parameters, in words, for the report.
     requires_data : tuple of str, default ()
         Dataset names whose files must be in the data home.
+    paper_values : mapping of str to PaperValue, optional
+        The numbers the paper prints for this experiment, by name (a metric name, or one with the cell it
+        belongs to, such as ``"epsilon_o[m=1]"``), each with where it is printed; handed to ``verdict``.
     verdict : callable, optional
-        ``verdict(results: DataFrame) -> dpfair.experiments.report.Verdict``: the experiment's own check of
-        its results against what the paper prints or claims (the report's verdict column).
+        ``verdict(results: DataFrame, paper_values: Mapping[str, PaperValue]) -> Verdict``: the experiment's
+        own check of its results against what the paper prints or claims (the report's verdict column),
+        usually with one :class:`VerdictRow` per printed number.  Without it the report says *not checked*.
     """
 
     id: str
@@ -154,7 +325,8 @@ class ExperimentSpec:
     tables: Callable[[pd.DataFrame], list[TableInfo]] | None = None
     privacy: str = ""
     requires_data: tuple[str, ...] = field(default_factory=tuple)
-    verdict: Callable[[pd.DataFrame], Any] | None = None
+    paper_values: Mapping[str, PaperValue] = field(default_factory=dict)
+    verdict: Callable[[pd.DataFrame, Mapping[str, PaperValue]], Verdict] | None = None
 
     def cells(self, quick: bool) -> list[dict[str, Any]]:
         """Every parameter combination of the chosen variant.
