@@ -513,7 +513,7 @@ def exp1_verdict(results: pd.DataFrame, paper: Mapping[str, PaperValue]) -> Any:
         ``matches`` when Fed and the tight Priv end below B0, with the reason in one sentence.
     """
     from dpfair.bandits import communication_schedule
-    from dpfair.experiments.report import Verdict
+    from dpfair.experiments.spec import Verdict
 
     m = _final_means(results)
     horizon = int(results["horizon"].max())
@@ -548,7 +548,7 @@ def exp2_verdict(results: pd.DataFrame, paper: Mapping[str, PaperValue]) -> Any:
     dpfair.experiments.report.Verdict
         ``matches`` or ``differs``, with the numbers and the reason.
     """
-    from dpfair.experiments.report import Verdict
+    from dpfair.experiments.spec import Verdict
 
     m = _final_means(results)
     comms = _final_means(results, "communication_rounds")
@@ -578,7 +578,7 @@ def exp3_verdict(results: pd.DataFrame, paper: Mapping[str, PaperValue]) -> Any:
     dpfair.experiments.report.Verdict
         ``matches`` when Fed's and the tight Priv's regret at T are lower at the largest m than at the smallest.
     """
-    from dpfair.experiments.report import Verdict
+    from dpfair.experiments.spec import Verdict
 
     horizon = int(results["horizon"].max())
     sub = results[(results["horizon"] == horizon)]
@@ -611,7 +611,7 @@ def exp4_verdict(results: pd.DataFrame, paper: Mapping[str, PaperValue]) -> Any:
         ``matches`` when the tight Priv beats B0 at every epsilon >= 1 of the grid, with the smallest epsilon at
         which each private learner beats B0.
     """
-    from dpfair.experiments.report import Verdict
+    from dpfair.experiments.spec import Verdict
 
     m = _final_means(results)
     eps = _sweep_epsilons(results)
