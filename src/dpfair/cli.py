@@ -521,6 +521,9 @@ def federated_demo(
     horizon: Annotated[int, typer.Option("--horizon", min=1, help="Rounds T.")] = 2000,
     learner: Annotated[str, typer.Option("--learner", help="priv (Priv-FairX-LinUCB) or fed (Fed-FairX-LinUCB).")] = "priv",
     protocol: Annotated[str, typer.Option("--protocol", help="bounded-gap, p-fcb or log-det.")] = "bounded-gap",
+    learners: Annotated[
+        str, typer.Option("--learners", help="Several learners on the same streams: 'fed:bounded-gap,priv:p-fcb,...'.")
+    ] = "",
     epsilon: Annotated[float, typer.Option("--epsilon", help="Privacy of each agent's stream (priv).")] = 2.0,
     delta: Annotated[float, typer.Option("--delta", help="Privacy delta (priv).")] = 0.1,
     seed: Annotated[int, typer.Option("--seed", min=0, help="Seed of the synthetic world.")] = 0,
@@ -543,7 +546,7 @@ def federated_demo(
 
     try:
         result = run_demo(
-            agents, horizon, learner=learner, protocol=protocol, epsilon=epsilon, delta=delta, seed=seed,
+            agents, horizon, learner=learner, protocol=protocol, learners=learners, epsilon=epsilon, delta=delta, seed=seed,
             random_state=random_state, out=out, executor=executor, echo=typer.echo,
         )
     except (ValueError, TypeError) as exc:
@@ -553,7 +556,7 @@ def federated_demo(
         raise typer.Exit(code=130) from None
     for line in summary(result):
         typer.echo(line)
-    if not result.get("completed"):
+    if not result.server.get("completed"):
         raise typer.Exit(code=1)
 
 

@@ -12,7 +12,7 @@ pytest.importorskip("flwr")
 from flower_inprocess import InProcessGrid, task_identity
 
 from dpfair.bandits import FederatedSyntheticEnvironment, FedFairXLinUCB, PrivFairXLinUCB, simulate_federated
-from dpfair.federated import apps, learner_from_config
+from dpfair.federated import apps, learner_from_config, learners_from_config
 
 T, M, SEED = 500, 3, 4
 L5 = math.sqrt(5)
@@ -32,27 +32,39 @@ def _metrics(tmp_path):
     return [np.load(tmp_path / "metrics" / f"agent-{i}.npz") for i in range(M)]
 
 
-@pytest.mark.parametrize("name", list(LEARNERS))
-def test_apps_reproduce_the_simulator(tmp_path, name):
-    extra, learner = LEARNERS[name]
-    grid = InProcessGrid(_config(tmp_path, extra), M)
-    result = apps._serve(grid, _config(tmp_path, extra), learner_from_config)
-    env = FederatedSyntheticEnvironment()
-    actions = simulate_federated(env, {name: learner}, T, M, [SEED], record_actions=True)
-    compiled = simulate_federated(env, {name: learner}, T, M, [SEED])
-    metrics = _metrics(tmp_path)
-    for i in range(M):
-        np.testing.assert_array_equal(metrics[i]["actions"], actions.actions[0, 0, i])
-    fair = np.cumsum(np.mean([m["fair"] for m in metrics], axis=0))
-    reward = np.cumsum(np.mean([m["reward"] for m in metrics], axis=0))
-    np.testing.assert_allclose(fair, compiled.fair_regret[0, 0], rtol=0, atol=1e-9)
-    np.testing.assert_allclose(reward, compiled.reward_regret[0, 0], rtol=0, atol=1e-9)
-    assert result["communication_rounds"] == compiled.communication_rounds[0, 0]
-    assert all(int(m["synchronizations"]) == compiled.communication_rounds[0, 0] for m in metrics)
+def test_apps_reproduce_the_simulator(tmp_path):
+    """Three learners in one run (common random numbers), each agent on its own stream, as in simulate_federated."""
+    config = _config(tmp_path, {"learners": "fed:bounded-gap,fed:p-fcb,priv:bounded-gap", "random-state": 3})
+    grid = InProcessGrid(config, M)
+    result = apps._serve(grid, config, learners_from_config)
     assert result["completed"] and not result["dropped"] and not result["errors"]
-    assert set(result["privacy_spent"]) == {"0", "1", "2"}
-    if name == "priv":
-        assert result["privacy_spent"]["0"]["epsilon"] == pytest.approx(2.0)
+    env = FederatedSyntheticEnvironment()
+    metrics = _metrics(tmp_path)
+    for name, (_, learner) in LEARNERS.items():
+        label = {"fed-bounded-gap": "fed-bounded-gap", "fed-p-fcb": "fed-p-fcb", "priv": "priv-bounded-gap"}[name]
+        actions = simulate_federated(env, {name: learner}, T, M, [SEED], record_actions=True)
+        compiled = simulate_federated(env, {name: learner}, T, M, [SEED])
+        for i in range(M):
+            np.testing.assert_array_equal(metrics[i][f"{label}:actions"], actions.actions[0, 0, i])
+        fair = np.cumsum(np.mean([m[f"{label}:fair"] for m in metrics], axis=0))
+        reward = np.cumsum(np.mean([m[f"{label}:reward"] for m in metrics], axis=0))
+        np.testing.assert_allclose(fair, compiled.fair_regret[0, 0], rtol=0, atol=1e-9)
+        np.testing.assert_allclose(reward, compiled.reward_regret[0, 0], rtol=0, atol=1e-9)
+        entry = result["learners"][label]
+        assert entry["communication_rounds"] == compiled.communication_rounds[0, 0]
+        assert all(int(m[f"{label}:synchronizations"]) == compiled.communication_rounds[0, 0] for m in metrics)
+        assert entry["privacy_spent"]["0"] == compiled.privacy_spent[name]
+
+
+def test_log_det_over_the_apps_reports_triggers(tmp_path):
+    config = _config(tmp_path, {"learners": "fed:log-det,fed:p-fcb", "sync-threshold": 2.0}, horizon=60)
+    result = apps._serve(InProcessGrid(config, M), config, learners_from_config)
+    reference = simulate_federated(FederatedSyntheticEnvironment(), {"B1": FedFairXLinUCB("log-det", sync_threshold=2.0)},
+                                   60, M, [SEED], record_actions=True)
+    metrics = _metrics(tmp_path)
+    assert result["learners"]["fed-log-det"]["communication_rounds"] == reference.communication_rounds[0, 0] > 0
+    for i in range(M):
+        np.testing.assert_array_equal(metrics[i]["fed-log-det:actions"], reference.actions[0, 0, i])
 
 
 def _exact_statistics(stream, actions, upto, lam=1.0, bound=1.0):
@@ -65,25 +77,25 @@ def _exact_statistics(stream, actions, upto, lam=1.0, bound=1.0):
 def test_only_privatized_statistics_cross_the_wire(tmp_path, learner):
     extra = {"learner": learner, "protocol": "p-fcb", "random-state": 5}
     grid = InProcessGrid(_config(tmp_path, extra, horizon=200), M)
-    result = apps._serve(grid, _config(tmp_path, extra, horizon=200), learner_from_config)
+    result = apps._serve(grid, _config(tmp_path, extra, horizon=200))
     assert result["completed"]
     env = FederatedSyntheticEnvironment()
     streams = [env.agent_stream(SEED, 200, M, i) for i in range(M)]
-    actions = [m["actions"] for m in _metrics(tmp_path)]
+    actions = [m[f"{learner}-p-fcb:actions"] for m in _metrics(tmp_path)]
     sigma = learner_from_config({"dim": 5, **extra}).reset(10, 5, 200, n_agents=M).__dict__["_online"]["sync"]
     sigma = sigma.privatizer.node_sigma if sigma.privatizer is not None else 0.0
     residuals = []
     for reply in grid.seen:  # every message that reached the server
         content = reply.content
-        assert set(content) <= {"config", "statistics"}
+        stats = f"statistics:{learner}-p-fcb"
+        assert set(content) == {"config"}
         config = dict(content["config"])
-        assert set(config) <= {"step", "agent", "trigger", "privacy_spent", "synchronizations"}
-        if "statistics" in content:
-            assert set(content["statistics"]) == {"gram", "target"}
+        assert set(config) <= {"step", "agent", "privacy_spent", "synchronizations", stats}
+        if stats in config:
             agent = config["agent"]
             # which synchronization: the p-fcb rounds in order of the agent's releases
             rounds = [1, 2, 4, 8, 16, 32, 64, 128][sum(1 for r in residuals if r[0] == agent)]
-            gram, target = content["statistics"]["gram"].numpy(), content["statistics"]["target"].numpy()
+            gram, target = apps._unpack(config[stats], 5, "statistics")
             bound = 1.0 if learner == "priv" else np.inf  # shared rewards are clipped to reward_bound when private
             exact_gram, exact_target = _exact_statistics(streams[agent], actions[agent], rounds, bound=bound)
             residuals.append((agent, np.concatenate([(gram - exact_gram).ravel(), target - exact_target])))
@@ -102,21 +114,24 @@ def test_a_dead_agent_is_dropped_and_the_rest_carry_on(tmp_path):
     extra = {"learner": "priv", "protocol": "bounded-gap", "random-state": 1}
     # node 101 (agent 1) answers init and 249 play messages, then dies around T / 2
     grid = InProcessGrid(_config(tmp_path, extra), M, silent={101: 250})
-    result = apps._serve(grid, _config(tmp_path, extra), learner_from_config)
+    result = apps._serve(grid, _config(tmp_path, extra))
     assert result["completed"] and result["rounds_played"] == T
     assert result["dropped"] == {"1": 250}
     assert any("agent 1" in e and "no answer" in e for e in result["errors"])
-    assert set(result["privacy_spent"]) == {"0", "2"}
-    assert result["communication_rounds"] == T  # bounded-gap at d = 5 synchronizes every round; none lost
-    # nothing aggregated is lost: agent 1's last release stays in U (its lambda I and its rounds)
+    entry = result["learners"]["priv-bounded-gap"]
+    assert set(entry["privacy_spent"]) == {"0", "2"}
+    assert entry["communication_rounds"] == T  # bounded-gap at d = 5 synchronizes every round; none lost
     metrics = {i: np.load(tmp_path / "metrics" / f"agent-{i}.npz") for i in (0, 2)}
-    assert all(len(m["actions"]) == T for m in metrics.values())
+    assert all(len(m["priv-bounded-gap:actions"]) == T for m in metrics.values())
+    assert not (tmp_path / "metrics" / "agent-1.npz").exists()
 
 
 def test_wrong_settings_are_refused_before_any_round(tmp_path):
     grid = InProcessGrid(_config(tmp_path, {"learner": "nope"}), M)
     with pytest.raises(ValueError, match="learner must be 'fed'"):
-        apps._serve(grid, _config(tmp_path, {"learner": "nope"}), learner_from_config)
+        apps._serve(grid, _config(tmp_path, {"learner": "nope"}))
+    with pytest.raises(ValueError, match="twice"):
+        learners_from_config({"learners": "fed:p-fcb,fed:p-fcb"})
     with pytest.raises(ValueError, match="unknown run setting"):
         learner_from_config({"horizn": 3})
 
@@ -137,7 +152,7 @@ def _send(context, step, shared=None, **config):
 
     content = apps._records(step, **config)
     if shared is not None:
-        apps._with_arrays(content, "shared", gram=shared[0], target=shared[1])
+        content["config"]["shared:priv-p-fcb"] = apps._pack(*shared) if isinstance(shared, tuple) else shared
     message = Message(content, dst_node_id=7, message_type="train")
     message.metadata.__dict__["_message_id"] = "x"
     return dict(apps._handle(message, context, apps._default_stream).content["config"])
@@ -147,29 +162,32 @@ def _send(context, step, shared=None, **config):
     ("step", "shared", "config", "match"),
     [
         ("jump", None, {"round": 1, "until": 2}, "unknown step"),
-        ("play", None, {"round": 0, "until": 2, "release": True}, "round 0 is in the past"),
+        ("play", None, {"round": 0, "until": 2, "release": "priv-p-fcb"}, "round 0 is in the past"),
+        ("play", None, {"round": 1, "until": 2, "release": "fed-p-fcb"}, "learner\\(s\\) \\['fed-p-fcb'\\]"),
         ("play", None, {"round": 5, "until": 6}, "ahead of this agent"),
         ("play", None, {"round": 1, "until": 1}, "'until' must be an integer in \\(1, 50\\]"),
         ("play", None, {"round": 1, "until": 99}, "'until' must be"),
-        ("play", (np.eye(4), np.zeros(4)), {"round": 1, "until": 2}, "shapes \\(4, 4\\) and \\(4,\\)"),
+        ("play", (np.eye(4), np.zeros(4)), {"round": 1, "until": 2}, "dimension 4 \\(21 values\\); expected 5 \\(31 values\\)"),
         ("play", (np.full((5, 5), np.nan), np.zeros(5)), {"round": 1, "until": 2}, "NaN"),
         ("play", (-1e6 * np.eye(5), np.zeros(5)), {"round": 1, "until": 2}, "not positive definite"),
         ("play", (np.triu(np.ones((5, 5))), np.zeros(5)), {"round": 1, "until": 2}, "gram must be symmetric"),
+        ("play", b"abc", {"round": 1, "until": 2}, "packed float64 bytes"),
+        ("play", "not bytes", {"round": 1, "until": 2}, "packed float64 bytes"),
     ],
 )
 def test_a_malformed_message_is_refused_and_changes_nothing(tmp_path, step, shared, config, match):
     context = _client(tmp_path)
     assert _send(context, "init") == {"step": "init", "agent": 0}
-    first = _send(context, "play", round=0, until=1, release=True)
+    first = _send(context, "play", round=0, until=1, release="priv-p-fcb")
     assert "error" not in first
-    saved = context.state["dpfair"]["learner"]
+    saved = context.state["dpfair"]["learners"]
     answer = _send(context, step, shared, **config)
     assert answer["step"] == "refused"
     assert answer["error"].startswith("agent 0 refused the message: ")
     assert __import__("re").search(match, answer["error"])
-    assert context.state["dpfair"]["learner"] == saved  # the agent's state is untouched
+    assert context.state["dpfair"]["learners"] == saved  # the agent's state is untouched
     # and it goes on with a well-formed message
-    good = _send(context, "play", (np.eye(5) * 3.0, np.zeros(5)), round=1, until=2, release=True)
+    good = _send(context, "play", (np.eye(5) * 3.0, np.zeros(5)), round=1, until=2, release="priv-p-fcb")
     assert "error" not in good and good["agent"] == 0
 
 

@@ -2,7 +2,9 @@
 
 * :func:`make_server_app` / :func:`make_client_app` -- Flower apps running Fed-FairX-LinUCB and
   Priv-FairX-LinUCB over the Message API (:mod:`dpfair.federated.apps`);
-* :func:`app_dir` -- the Flower app project shipped with dpfair (``flwr run <app_dir()> <connection>``).
+* :func:`app_dir` -- the Flower app project shipped with dpfair (``flwr run <app_dir()> <connection>``);
+* :class:`LocalFederation` -- a SuperLink and one SuperNode per agent as local processes, and
+  :func:`run_demo` (``dpfair federated demo``) on top of it.
 
 ``flwr`` is imported only when an app is built, so ``import dpfair.federated`` works without it.
 """
@@ -11,9 +13,22 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dpfair.federated.apps import RUN_CONFIG, learner_from_config, make_client_app, make_server_app
+from dpfair.federated._deployment import LocalFederation, format_run_config
+from dpfair.federated.apps import RUN_CONFIG, learner_from_config, learners_from_config, make_client_app, make_server_app
+from dpfair.federated.demo import DemoResult, run_demo
 
-__all__ = ["RUN_CONFIG", "app_dir", "learner_from_config", "make_client_app", "make_server_app"]
+__all__ = [
+    "RUN_CONFIG",
+    "DemoResult",
+    "LocalFederation",
+    "app_dir",
+    "format_run_config",
+    "learner_from_config",
+    "learners_from_config",
+    "make_client_app",
+    "make_server_app",
+    "run_demo",
+]
 
 
 def app_dir() -> Path:

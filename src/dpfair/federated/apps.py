@@ -43,15 +43,18 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["RUN_CONFIG", "learner_from_config", "make_client_app", "make_server_app"]
+__all__ = ["RUN_CONFIG", "learner_from_config", "learners_from_config", "make_client_app", "make_server_app"]
 
-#: Every run setting with its default.  Strings: ``learner`` ("fed" or "priv"), ``protocol``,
+#: Every run setting with its default.  ``learners``: several learners on the same streams in one run,
+#: ``"kind:protocol,kind:protocol"`` (e.g. ``"fed:bounded-gap,fed:p-fcb,priv:bounded-gap"``; empty: the one
+#: ``learner`` with ``protocol``); each is labelled ``kind-protocol``.  Strings: ``learner`` ("fed" or "priv"), ``protocol``,
 #: ``noise-calibration``, ``radius`` ("theory" or a number), paths (``result-path``, ``wire-log``,
 #: ``metrics-dir``; empty: not written).  ``random-state`` -1 draws secure noise.  ``context-bound``
 #: 0 declares ``sqrt(dim)`` (the synthetic world's bound); ``sync-threshold`` 0 the log-det default.
 RUN_CONFIG: dict[str, Any] = {
     "learner": "priv",
     "protocol": "bounded-gap",
+    "learners": "",
     "horizon": 2000,
     "n-agents": 5,
     "dim": 5,
@@ -129,6 +132,32 @@ def learner_from_config(config: Mapping[str, Any]) -> Any:
     raise ValueError(f"learner must be 'fed' (Fed-FairX-LinUCB) or 'priv' (Priv-FairX-LinUCB), got {c['learner']!r}.")
 
 
+def learners_from_config(config: Mapping[str, Any]) -> dict[str, Any]:
+    """Every learner of a run, by label (``kind-protocol``), from the ``learners`` setting (or ``learner``).
+
+    Parameters
+    ----------
+    config : mapping
+        Run settings (:data:`RUN_CONFIG` keys).
+
+    Returns
+    -------
+    dict
+        Label -> learner, in the order given.
+    """
+    c = _settings(config)
+    items = [item.strip() for item in str(c["learners"]).split(",") if item.strip()] or [f"{c['learner']}:{c['protocol']}"]
+    out: dict[str, Any] = {}
+    for item in items:
+        kind, _, protocol = item.partition(":")
+        protocol = protocol or c["protocol"]
+        label = f"{kind}-{protocol}"
+        if label in out:
+            raise ValueError(f"learners lists {label!r} twice; list each kind:protocol once.")
+        out[label] = learner_from_config({**c, "learner": kind, "protocol": protocol, "learners": ""})
+    return out
+
+
 def _write_json(path: str, payload: Any) -> None:
     """Atomically: a temporary file in the same folder, then a rename."""
     target = Path(path)
@@ -145,11 +174,29 @@ def _records(step: str, **config: Any) -> Any:
     return RecordDict({"config": ConfigRecord({"step": step, **config})})
 
 
-def _with_arrays(content: Any, name: str, **arrays: np.ndarray) -> Any:
-    from flwr.app import Array, ArrayRecord
+def _pack(gram: np.ndarray, target: np.ndarray) -> bytes:
+    """``d, U (row-major), u`` as little-endian float64 bytes: one value of the message's one ConfigRecord.
 
-    content[name] = ArrayRecord({k: Array(np.ascontiguousarray(v, dtype=float)) for k, v in arrays.items()})
-    return content
+    Each Flower ``Array`` is a separate object that every hop stores and fetches with its own request;
+    bytes in the ``config`` record keep a message at three objects, whatever the number of learners.
+    """
+    d = target.shape[0]
+    values = np.concatenate([[float(d)], np.asarray(gram, dtype=float).ravel(), np.asarray(target, dtype=float)])
+    return values.astype("<f8").tobytes()
+
+
+def _unpack(value: Any, dim: int, what: str) -> tuple[np.ndarray, np.ndarray]:
+    """Inverse of :func:`_pack`, refusing anything but ``dim x dim`` and ``dim`` finite values."""
+    if not isinstance(value, bytes) or len(value) % 8:
+        raise _Refused(f"{what} must be packed float64 bytes, got {type(value).__name__}")
+    flat = np.frombuffer(value, dtype="<f8")
+    if flat.size != 1 + dim * dim + dim or flat[0] != dim:
+        got = int(flat[0]) if flat.size and np.isfinite(flat[0]) else "?"
+        raise _Refused(f"{what} have dimension {got} ({flat.size} values); expected {dim} ({1 + dim * dim + dim} values)")
+    gram, target = flat[1 : 1 + dim * dim].reshape(dim, dim).copy(), flat[1 + dim * dim :].copy()
+    if not (np.isfinite(gram).all() and np.isfinite(target).all()):
+        raise _Refused(f"{what} hold NaN or infinite values")
+    return gram, target
 
 
 # ------------------------------------------------------------------------------------------------ server
@@ -158,12 +205,14 @@ class _Exchange:
 
     def __init__(self, grid: Any, timeout: float, wire_log: str) -> None:
         self.grid, self.timeout, self.wire_log = grid, timeout, wire_log
+        self.count = 0
 
     def __call__(self, contents: Mapping[int, Any]) -> dict[int, Any]:
         from flwr.app import Message
 
         messages = [Message(content, dst_node_id=node, message_type=_MESSAGE_TYPE, ttl=max(self.timeout, 5.0) + 60.0)
                     for node, content in contents.items()]
+        self.count += 1
         ids = set(self.grid.push_messages(messages))
         replies: dict[int, Any] = {}
         deadline = time.monotonic() + self.timeout
@@ -187,10 +236,8 @@ class _Exchange:
             entry["error"] = str(reply.error.reason)
         else:
             for name, record in reply.content.items():
-                if hasattr(record, "to_numpy_ndarrays") or type(record).__name__ == "ArrayRecord":
-                    entry[name] = {k: v.numpy().tolist() for k, v in record.items()}
-                else:
-                    entry[name] = {k: (v if isinstance(v, int | float | str | bool) else repr(v)) for k, v in record.items()}
+                entry[name] = {k: (np.frombuffer(v, dtype="<f8").tolist() if isinstance(v, bytes) else
+                                   v if isinstance(v, int | float | str | bool) else repr(v)) for k, v in record.items()}
         with open(self.wire_log, "a") as handle:
             handle.write(json.dumps(entry) + "\n")
 
@@ -204,15 +251,17 @@ def _reply_config(reply: Any) -> dict[str, Any]:
     return config
 
 
-def _serve(grid: Any, run_config: Mapping[str, Any], learner_factory: Callable[[Mapping[str, Any]], Any]) -> dict[str, Any]:
+def _serve(grid: Any, run_config: Mapping[str, Any],
+           learner_factory: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None) -> dict[str, Any]:
     c = _settings(run_config)
     T, m, d = int(c["horizon"]), int(c["n-agents"]), int(c["dim"])
-    learner = learner_factory(c)
-    server = learner.make_server(d, T, m)
+    learners = (learners_from_config if learner_factory is None else learner_factory)(c)
+    servers = {label: learner.make_server(d, T, m) for label, learner in learners.items()}
     result: dict[str, Any] = {
-        "learner": type(learner).__name__, "protocol": server.protocol, "horizon": T, "n_agents": m,
-        "communication_rounds": 0, "synchronization_rounds": [], "dropped": {}, "errors": [], "agents": {},
-        "privacy_spent": {}, "completed": False,
+        "horizon": T, "n_agents": m, "dropped": {}, "errors": [], "agents": {}, "completed": False,
+        "learners": {label: {"learner": type(learner).__name__, "protocol": servers[label].protocol,
+                             "communication_rounds": 0, "synchronization_rounds": [], "privacy_spent": {}}
+                     for label, learner in learners.items()},
     }
     exchange = _Exchange(grid, float(c["round-timeout"]), str(c["wire-log"]))
     start = time.monotonic()
@@ -237,86 +286,92 @@ def _serve(grid: Any, run_config: Mapping[str, Any], learner_factory: Callable[[
             continue
         live[agent] = node
     result["agents"] = {str(a): n for a, n in sorted(live.items())}
-    if len(live) < m:
-        result["dropped"].update({str(a): 1 for a in range(m) if a not in live})
+    result["dropped"].update({str(a): 1 for a in range(m) if a not in live})
 
-    def drop(agent: int, first_round: int, why: str | None = None) -> None:
+    def drop(agent: int, first_round: int, why: str) -> None:
         result["dropped"][str(agent)] = first_round
-        if why:
-            result["errors"].append(f"agent {agent}, round {first_round}: {why}")
+        result["errors"].append(f"agent {agent}, round {first_round}: {why}")
         live.pop(agent, None)
 
-    def ask(step: str, t: int, shared: tuple[np.ndarray, np.ndarray] | None, **extra: Any) -> dict[int, dict[str, Any]]:
+    def ask(step: str, t: int, shared: Mapping[str, tuple[np.ndarray, np.ndarray]], **extra: Any) -> dict[int, Any]:
         contents = {}
         for node in live.values():
-            content = _records(step, round=t, **extra)
-            if shared is not None:
-                _with_arrays(content, "shared", gram=shared[0], target=shared[1])
-            contents[node] = content
+            packed = {f"shared:{label}": _pack(gram, target) for label, (gram, target) in shared.items()}
+            contents[node] = _records(step, round=t, **extra, **packed)
         replies = exchange(contents)
-        answers: dict[int, dict[str, Any]] = {}
+        answers: dict[int, Any] = {}
         for agent, node in list(live.items()):
             reply = replies.get(node)
             if reply is None:
                 drop(agent, t + 1, f"no answer within round-timeout={c['round-timeout']} s")
                 continue
             try:
-                answers[agent] = {"config": _reply_config(reply), "reply": reply}
+                answers[agent] = (_reply_config(reply), reply)
             except (RuntimeError, ValueError) as exc:
                 drop(agent, t + 1, str(exc))
         return answers
 
-    def releases(answers: Mapping[int, dict[str, Any]]) -> dict[int, tuple[np.ndarray, np.ndarray]]:
-        out = {}
-        for agent, answer in answers.items():
-            arrays = answer["reply"].content["statistics"]
-            out[agent] = (arrays["gram"].numpy(), arrays["target"].numpy())
-        return out
+    def aggregate(label: str, answers: Mapping[int, Any], t: int) -> tuple[np.ndarray, np.ndarray]:
+        releases = {}
+        for agent, (config, _) in list(answers.items()):
+            try:
+                releases[agent] = _unpack(config.get(f"statistics:{label}"), d, f"agent {agent}'s statistics of {label}")
+            except _Refused as exc:  # a malformed reply: the agent is dropped, its last release stays in the sum
+                drop(agent, t + 1, str(exc))
+        entry = result["learners"][label]
+        entry["communication_rounds"] += 1
+        entry["synchronization_rounds"].append(t)
+        return servers[label].aggregate(releases)
 
-    t, shared = 0, None  # shared: the U, u of a synchronization not yet delivered
-    log_det = server.protocol == "log-det"
+    triggered_by = [label for label, server in servers.items() if server.protocol == "log-det"]
+    loop_start, exchanges_before = time.monotonic(), exchange.count
+    t, pending = 0, {}  # pending: label -> the U, u of a synchronization not yet delivered
     while t < T and live:
-        if log_det:
-            until, release = t + 1, False
-        else:
-            scheduled = server.next_round(t)
-            until, release = (scheduled, True) if scheduled is not None else (T, False)
-        answers = ask("play", t, shared, until=until, release=release)
-        shared = None  # delivered: each synchronization's U, u reaches an agent once
-        t = until
-        if log_det and any(a["config"].get("trigger", False) for a in answers.values()):
-            answers, release = ask("release", t, None), True
-        if release and answers:
-            shared = server.aggregate(releases(answers))
-            result["communication_rounds"] += 1
-            result["synchronization_rounds"].append(t)
-    for agent, answer in ask("finish", t, shared).items():
-        result["privacy_spent"][str(agent)] = json.loads(answer["config"]["privacy_spent"])
+        scheduled = {label: server.next_round(t) for label, server in servers.items() if server.protocol != "log-det"}
+        upcoming = [r for r in scheduled.values() if r is not None]
+        until = t + 1 if triggered_by else min(upcoming, default=T)
+        release = [label for label, r in scheduled.items() if r == until]
+        answers = ask("play", t, pending, until=until, release=",".join(release))
+        pending, t = {}, until
+        for label in release:
+            pending[label] = aggregate(label, answers, t)
+        fired = [label for label in triggered_by if any(a[0].get(f"trigger:{label}", False) for a in answers.values())]
+        if fired and live:
+            answers = ask("release", t, {}, release=",".join(fired))
+            for label in fired:
+                pending[label] = aggregate(label, answers, t)
+    for agent, (config, _) in ask("finish", t, pending).items():
+        for label, spent in json.loads(config["privacy_spent"]).items():
+            result["learners"][label]["privacy_spent"][str(agent)] = spent
     result["completed"] = t >= T
     result["rounds_played"] = t
+    # the communication cost: message rounds (Flower round trips) of the play loop and their mean wall time
+    loop_seconds, n_exchanges = time.monotonic() - loop_start, exchange.count - exchanges_before
+    result["message_rounds"] = n_exchanges
+    result["seconds_per_message_round"] = loop_seconds / max(n_exchanges, 1)
     return result
 
 
-def make_server_app(*, learner_factory: Callable[[Mapping[str, Any]], Any] | None = None) -> Any:
+def make_server_app(*, learner_factory: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None) -> Any:
     """A Flower ``ServerApp`` running the server's half of Fed-/Priv-FairX-LinUCB.
 
     Parameters
     ----------
     learner_factory : callable, optional
-        ``run settings -> learner``; default :func:`learner_from_config`.  The server uses only the
-        learner's protocol and schedule (:class:`~dpfair.bandits.FederatedServer`).
+        ``run settings -> {label: learner}``; default :func:`learners_from_config`.  The server uses only
+        each learner's protocol and schedule (:class:`~dpfair.bandits.FederatedServer`).
 
     Returns
     -------
     flwr.serverapp.ServerApp
-        Its ``main`` writes the run's result (JSON) to the ``result-path`` setting: communication
-        rounds, the rounds they happened at, each agent's ``privacy_spent``, dropped agents (agent ->
-        first round missed) and errors.
+        Its ``main`` writes the run's result (JSON) to the ``result-path`` setting: per learner the
+        communication rounds, the rounds they happened at and each agent's ``privacy_spent``; dropped
+        agents (agent -> first round missed) and errors.
     """
     from flwr.serverapp import ServerApp
 
     app = ServerApp()
-    factory = learner_from_config if learner_factory is None else learner_factory
+    factory = learners_from_config if learner_factory is None else learner_factory
 
     @app.main()
     def main(grid: Any, context: Any) -> None:
@@ -345,46 +400,64 @@ class _Refused(ValueError):
     """A message the agent will not act on."""
 
 
+def _rounds_played(state: dict[str, Any]) -> int:
+    return next(iter(state["learners"].values())).t_
+
+
 def _check_round(config: Mapping[str, Any], state: dict[str, Any]) -> int:
-    t = config.get("round")
+    t, played = config.get("round"), _rounds_played(state)
     if isinstance(t, bool) or not isinstance(t, int):
         raise _Refused(f"the message has no integer 'round' (got {t!r})")
-    if t != state["learner"].t_:
-        past = "in the past" if t < state["learner"].t_ else "ahead of this agent"
-        raise _Refused(f"the message's round {t} is {past}: this agent has played {state['learner'].t_} rounds")
+    if t != played:
+        raise _Refused(f"the message's round {t} is {'in the past' if t < played else 'ahead of this agent'}: "
+                       f"this agent has played {played} rounds")
     return t
 
 
-def _receive(content: Any, state: dict[str, Any]) -> None:
-    if "shared" not in content:
-        return
-    arrays = content["shared"]
-    if set(arrays) != {"gram", "target"}:
-        raise _Refused(f"the shared statistics must be 'gram' and 'target', got {sorted(arrays)}")
-    d = state["learner"].dim_
-    gram, target = arrays["gram"].numpy(), arrays["target"].numpy()
-    if gram.shape != (d, d) or target.shape != (d,):
-        raise _Refused(f"the shared statistics have shapes {gram.shape} and {target.shape}; expected {(d, d)} and {(d,)}")
-    if not (np.isfinite(gram).all() and np.isfinite(target).all()):
-        raise _Refused("the shared statistics hold NaN or infinite values")
-    # symmetric, and positive definite once Lemma 4's shift is added, or ValueError before any change
-    state["learner"].receive_shared(gram, target)
+def _labels(config: Mapping[str, Any], state: dict[str, Any], key: str = "release") -> list[str]:
+    labels = [label for label in str(config.get(key, "")).split(",") if label]
+    unknown = sorted(set(labels) - set(state["learners"]))
+    if unknown:
+        raise _Refused(f"the message names learner(s) {unknown} this run does not have ({sorted(state['learners'])})")
+    return labels
+
+
+def _receive(config: Mapping[str, Any], state: dict[str, Any]) -> None:
+    shared = {}
+    for name, value in config.items():
+        if not name.startswith("shared:"):
+            continue
+        label = name.split(":", 1)[1]
+        if label not in state["learners"]:
+            raise _Refused(f"shared statistics for learner {label!r}, which this run does not have")
+        shared[label] = _unpack(value, state["learners"][label].dim_, "the shared statistics")
+    for label, (gram, target) in shared.items():
+        # symmetric, and positive definite once Lemma 4's shift is added, or ValueError (the state is then reloaded)
+        state["learners"][label].receive_shared(gram, target)
 
 
 def _play(state: dict[str, Any], until: int) -> None:
-    learner, stream, metrics = state["learner"], state["stream"], state["metrics"]
-    scale = float(state["merit_scale"])
-    while learner.t_ < until:
-        t = learner.t_ + 1
+    stream, scale = state["stream"], float(state["merit_scale"])
+    scored = hasattr(stream, "fairness_terms")
+    while _rounds_played(state) < until:
+        t = _rounds_played(state) + 1
         x = stream.contexts(t)
         uniform = stream.uniform(t) if hasattr(stream, "uniform") else None
-        action = learner.select(x, uniform=uniform)
-        learner.update(x, action, stream.reward(t, action))
-        metrics["actions"].append(action)
-        if hasattr(stream, "fairness_terms"):
-            fair, reward = stream.fairness_terms(t, learner.policy_, scale)
-            metrics["fair"].append(fair)
-            metrics["reward"].append(reward)
+        for label, learner in state["learners"].items():  # the same contexts and variates: common random numbers
+            action = learner.select(x, uniform=uniform)
+            learner.update(x, action, stream.reward(t, action))
+            metrics = state["metrics"][label]
+            metrics["actions"].append(action)
+            if scored:
+                fair, reward = stream.fairness_terms(t, learner.policy_, scale)
+                metrics["fair"].append(fair)
+                metrics["reward"].append(reward)
+
+
+def _statistics(reply: Any, state: dict[str, Any], labels: list[str]) -> None:
+    for label in labels:
+        gram, target = state["learners"][label].local_statistics()
+        reply["config"][f"statistics:{label}"] = _pack(gram, target)
 
 
 def _handle(message: Any, context: Any, stream_factory: Callable[[Mapping[str, Any], int], Any]) -> Any:
@@ -406,32 +479,32 @@ def _handle(message: Any, context: Any, stream_factory: Callable[[Mapping[str, A
             return Message(_records("init", agent=state["agent"]), reply_to=message)
         state = _AGENTS.get(key) or _load(context, config, stream_factory)
         _check_round(step_config, state)
-        learner = state["learner"]
         reply = _records(step, agent=state["agent"])
         if step == "play":
+            played, horizon = _rounds_played(state), next(iter(state["learners"].values())).horizon_
             until = step_config.get("until")
-            if isinstance(until, bool) or not isinstance(until, int) or not learner.t_ < until <= learner.horizon_:
-                raise _Refused(f"'until' must be an integer in ({learner.t_}, {learner.horizon_}], got {until!r}")
-            _receive(message.content, state)
+            if isinstance(until, bool) or not isinstance(until, int) or not played < until <= horizon:
+                raise _Refused(f"'until' must be an integer in ({played}, {horizon}], got {until!r}")
+            release = _labels(step_config, state)
+            _receive(step_config, state)
             _play(state, until)
-            if step_config.get("release", False):
-                gram, target = learner.local_statistics()
-                _with_arrays(reply, "statistics", gram=gram, target=target)
-            elif learner.protocol == "log-det":
-                reply["config"]["trigger"] = learner.synchronization_requested()
+            _statistics(reply, state, release)
+            for label, learner in state["learners"].items():
+                if learner.protocol == "log-det" and label not in release:
+                    reply["config"][f"trigger:{label}"] = learner.synchronization_requested()
         elif step == "release":
-            gram, target = learner.local_statistics()
-            _with_arrays(reply, "statistics", gram=gram, target=target)
+            _statistics(reply, state, _labels(step_config, state))
         else:  # finish
-            _receive(message.content, state)
-            reply["config"]["privacy_spent"] = json.dumps(learner.privacy_spent_, default=str)
-            reply["config"]["synchronizations"] = learner.n_synchronizations_
+            _receive(step_config, state)
+            learners = state["learners"]
+            reply["config"]["privacy_spent"] = json.dumps({k: v.privacy_spent_ for k, v in learners.items()}, default=str)
+            reply["config"]["synchronizations"] = json.dumps({k: v.n_synchronizations_ for k, v in learners.items()})
             _write_metrics(state, context)
         _AGENTS[key] = state
         _save(context, state)
         return Message(reply, reply_to=message)
     except (_Refused, ValueError, TypeError) as exc:
-        # refuse: the state is not saved, so the agent stays as it was before this message
+        # refuse: the state is not saved (and the in-process copy dropped), so the agent stays as it was
         _AGENTS.pop(key, None)
         agent = context.node_config.get("partition-id", "?")
         return Message(_records("refused", error=f"agent {agent} refused the message: {exc}"), reply_to=message)
@@ -443,19 +516,20 @@ def _start(config: Mapping[str, Any], context: Any, stream_factory: Callable[[Ma
     if isinstance(agent, bool) or not isinstance(agent, int):
         raise _Refused(f"this SuperNode has no integer partition-id node setting (got {agent!r}); start it with "
                        "--node-config 'partition-id=<agent index>'")
-    learner = learner_from_config(c)
-    learner.reset(int(c["n-actions"]), int(c["dim"]), int(c["horizon"]), n_agents=int(c["n-agents"]), agent=agent,
-                  run_id=int(c["seed"]))
-    return {"agent": agent, "learner": learner, "stream": stream_factory(c, agent),
-            "metrics": {"actions": [], "fair": [], "reward": []}, "merit_scale": c["merit-scale"]}
+    learners = learners_from_config(c)
+    for learner in learners.values():
+        learner.reset(int(c["n-actions"]), int(c["dim"]), int(c["horizon"]), n_agents=int(c["n-agents"]), agent=agent,
+                      run_id=int(c["seed"]))
+    return {"agent": agent, "learners": learners, "stream": stream_factory(c, agent), "merit_scale": c["merit-scale"],
+            "metrics": {label: {"actions": [], "fair": [], "reward": []} for label in learners}}
 
 
 def _save(context: Any, state: dict[str, Any]) -> None:
     from flwr.app import ConfigRecord
 
-    # the node's own state (kept by its SuperNode, never sent): the learner and the metrics so far
+    # the node's own state (kept by its SuperNode, never sent): the learners and the metrics so far
     context.state["dpfair"] = ConfigRecord({
-        "agent": state["agent"], "learner": pickle.dumps(state["learner"]), "metrics": pickle.dumps(state["metrics"]),
+        "agent": state["agent"], "learners": pickle.dumps(state["learners"]), "metrics": pickle.dumps(state["metrics"]),
     })
 
 
@@ -464,8 +538,9 @@ def _load(context: Any, config: Mapping[str, Any], stream_factory: Callable[[Map
         raise _Refused("this agent has not been initialized (no 'init' message yet)")
     saved = context.state["dpfair"]
     agent = int(saved["agent"])
-    return {"agent": agent, "learner": pickle.loads(saved["learner"]), "metrics": pickle.loads(saved["metrics"]),
-            "stream": stream_factory(_settings(config), agent), "merit_scale": _settings(config)["merit-scale"]}
+    c = _settings(config)
+    return {"agent": agent, "learners": pickle.loads(saved["learners"]), "metrics": pickle.loads(saved["metrics"]),
+            "stream": stream_factory(c, agent), "merit_scale": c["merit-scale"]}
 
 
 def _write_metrics(state: dict[str, Any], context: Any) -> None:
@@ -474,11 +549,15 @@ def _write_metrics(state: dict[str, Any], context: Any) -> None:
         return
     target = Path(str(folder))
     target.mkdir(parents=True, exist_ok=True)
-    m = state["metrics"]
+    arrays = {}
+    for label, m in state["metrics"].items():
+        arrays[f"{label}:actions"] = np.asarray(m["actions"], dtype=np.int64)
+        arrays[f"{label}:fair"] = np.asarray(m["fair"])
+        arrays[f"{label}:reward"] = np.asarray(m["reward"])
+        arrays[f"{label}:synchronizations"] = np.asarray(state["learners"][label].n_synchronizations_)
     fd, tmp = tempfile.mkstemp(dir=target, prefix=f".agent-{state['agent']}.", suffix=".npz")
     with os.fdopen(fd, "wb") as handle:
-        np.savez(handle, actions=np.asarray(m["actions"], dtype=np.int64), fair=np.asarray(m["fair"]),
-                 reward=np.asarray(m["reward"]), synchronizations=state["learner"].n_synchronizations_)
+        np.savez(handle, **arrays)
     os.replace(tmp, target / f"agent-{state['agent']}.npz")
 
 

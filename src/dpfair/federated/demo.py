@@ -13,19 +13,44 @@ import json
 import math
 import tempfile
 import time
+import warnings
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-__all__ = ["DemoResult", "run_demo"]
+__all__ = ["DemoResult", "run_demo", "summary"]
 
 
-class DemoResult(dict):
-    """The demo's numbers: the server's result (``communication_rounds``, ``dropped``, ``privacy_spent``, ...)
-    plus ``fair_regret`` / ``reward_regret`` (cumulative, averaged over the agents that finished),
-    ``actions`` (agent -> array) and ``wall_seconds``."""
+@dataclass
+class DemoResult:
+    """What :func:`run_demo` measured.
+
+    Attributes
+    ----------
+    server : dict
+        The ServerApp's ``result.json``: per learner (``learners``) the communication rounds, the rounds
+        they happened at and each agent's ``privacy_spent``; ``dropped`` (agent -> first round missed),
+        ``errors``, ``completed``.
+    fair_regret, reward_regret : dict of str to numpy.ndarray
+        Per learner, the cumulative regrets averaged over the agents that played every round (from the
+        agents' own metrics files, which never crossed the wire).
+    actions : dict of str to dict of int to numpy.ndarray
+        Per learner and agent, the actions played.
+    wall_seconds : float
+        From starting the processes to their end.
+    out : pathlib.Path
+        Folder with ``result.json``, ``metrics/`` and ``logs/``.
+    """
+
+    server: dict[str, Any]
+    fair_regret: dict[str, np.ndarray] = field(default_factory=dict)
+    reward_regret: dict[str, np.ndarray] = field(default_factory=dict)
+    actions: dict[str, dict[int, np.ndarray]] = field(default_factory=dict)
+    wall_seconds: float = 0.0
+    out: Path = Path(".")
 
 
 def run_demo(
@@ -34,6 +59,7 @@ def run_demo(
     *,
     learner: str = "priv",
     protocol: str = "bounded-gap",
+    learners: str = "",
     epsilon: float = 2.0,
     delta: float = 0.1,
     seed: int = 0,
@@ -57,6 +83,9 @@ def run_demo(
         Priv-FairX-LinUCB or Fed-FairX-LinUCB.
     protocol : {"bounded-gap", "p-fcb", "log-det"}, default "bounded-gap"
         Communication protocol.
+    learners : str, default ""
+        Several learners on the same streams in one run, ``"kind:protocol,..."`` (e.g.
+        ``"fed:bounded-gap,fed:p-fcb,priv:bounded-gap"``); overrides ``learner`` and ``protocol``.
     epsilon, delta : float
         Privacy of each agent's stream (``learner="priv"``).
     seed : int, default 0
@@ -80,6 +109,7 @@ def run_demo(
     Returns
     -------
     DemoResult
+        The server's result, each learner's regret curves and actions, the wall time.
     """
     from dpfair.federated import LocalFederation, app_dir
     from dpfair.federated.apps import RUN_CONFIG
@@ -89,7 +119,8 @@ def run_demo(
     folder.mkdir(parents=True, exist_ok=True)
     metrics = folder / "metrics"
     config = {
-        "learner": learner, "protocol": protocol, "horizon": int(horizon), "n-agents": int(n_agents), "seed": int(seed),
+        "learner": learner, "protocol": protocol, "learners": learners, "horizon": int(horizon),
+        "n-agents": int(n_agents), "seed": int(seed),
         "epsilon": float(epsilon), "delta": float(delta), "random-state": -1 if random_state is None else int(random_state),
         "result-path": str(folder / "result.json"), "metrics-dir": str(metrics),
     }
@@ -97,10 +128,12 @@ def run_demo(
     unknown = sorted(set(config) - set(RUN_CONFIG))
     if unknown:
         raise ValueError(f"unknown run setting(s) {unknown}; the settings are {sorted(RUN_CONFIG)}.")
-    from dpfair.federated.apps import learner_from_config
+    from dpfair.federated.apps import learners_from_config
 
-    learner_from_config(config).reset(int(config.get("n-actions", 10)), int(config.get("dim", 5)), int(horizon),
-                                      n_agents=int(n_agents))  # refuse bad settings before starting processes
+    for check in learners_from_config(config).values():  # refuse bad settings before starting any process
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            check.reset(int(config.get("n-actions", 10)), int(config.get("dim", 5)), int(horizon), n_agents=int(n_agents))
     (folder / "result.json").unlink(missing_ok=True)
     for old in metrics.glob("agent-*.npz"):
         old.unlink()
@@ -115,36 +148,47 @@ def run_demo(
     path = folder / "result.json"
     if not path.exists():
         raise RuntimeError(f"the ServerApp wrote no result to {path}; see the logs in {folder / 'logs'}.")
-    result = DemoResult(json.loads(path.read_text()))
+    result = DemoResult(server=json.loads(path.read_text()), wall_seconds=wall, out=folder)
     finished = {int(p.stem.split("-")[1]): np.load(p) for p in sorted(metrics.glob("agent-*.npz"))}
-    complete = [m for m in finished.values() if len(m["fair"]) == horizon]
-    if complete:
-        result["fair_regret"] = np.cumsum(np.mean([m["fair"] for m in complete], axis=0))
-        result["reward_regret"] = np.cumsum(np.mean([m["reward"] for m in complete], axis=0))
-    result["actions"] = {agent: m["actions"] for agent, m in finished.items()}
-    result["wall_seconds"] = wall
-    result["out"] = str(folder)
+    for label in result.server["learners"]:
+        result.actions[label] = {agent: m[f"{label}:actions"] for agent, m in finished.items()}
+        complete = [m for m in finished.values() if len(m[f"{label}:fair"]) == horizon]
+        if complete:
+            result.fair_regret[label] = np.cumsum(np.mean([m[f"{label}:fair"] for m in complete], axis=0))
+            result.reward_regret[label] = np.cumsum(np.mean([m[f"{label}:reward"] for m in complete], axis=0))
     return result
 
 
 def summary(result: DemoResult) -> list[str]:
-    """The lines ``dpfair federated demo`` prints."""
-    lines = [
-        f"{result['learner']} ({result['protocol']}), T={result['horizon']}, m={result['n_agents']}: "
-        f"{'completed' if result.get('completed') else 'NOT completed'} in {result['wall_seconds']:.1f} s",
-    ]
-    if "fair_regret" in result:
-        lines.append(f"fairness regret at T: {result['fair_regret'][-1]:.2f} (reward regret {result['reward_regret'][-1]:.2f}),"
-                     " averaged over the agents that finished")
-    lines.append(f"communication rounds: {result['communication_rounds']}")
-    for agent, spent in sorted(result["privacy_spent"].items(), key=lambda kv: int(kv[0])):
-        eps = spent.get("epsilon")
-        eps_text = "inf" if eps is None or (isinstance(eps, float) and math.isinf(eps)) else f"{eps:g}"
-        protects = spent.get("protects")
-        lines.append(f"agent {agent}: privacy_spent epsilon={eps_text}, delta={spent.get('delta', 0):g} -- {protects}")
-    for agent, first in sorted(result["dropped"].items(), key=lambda kv: int(kv[0])):
+    """The lines ``dpfair federated demo`` prints.
+
+    Parameters
+    ----------
+    result : DemoResult
+        What :func:`run_demo` returned.
+
+    Returns
+    -------
+    list of str
+        One learner per block: fairness and reward regret at ``T``, communication rounds, each agent's
+        ``privacy_spent``; then dropped agents, errors and where the result is.
+    """
+    server = result.server
+    lines = [f"T={server['horizon']}, m={server['n_agents']}: {'completed' if server.get('completed') else 'NOT completed'}"
+             f" in {result.wall_seconds:.1f} s"]
+    for label, entry in server["learners"].items():
+        lines.append(f"{label} ({entry['learner']}, {entry['protocol']}): communication rounds {entry['communication_rounds']}")
+        if label in result.fair_regret:
+            lines.append(f"  fairness regret at T: {result.fair_regret[label][-1]:.2f} (reward regret "
+                         f"{result.reward_regret[label][-1]:.2f}), averaged over the agents that played every round")
+        for agent, spent in sorted(entry["privacy_spent"].items(), key=lambda kv: int(kv[0])):
+            eps = spent.get("epsilon")
+            eps_text = "inf" if eps is None or (isinstance(eps, float) and math.isinf(eps)) else f"{eps:g}"
+            protects = spent.get("protects")
+            lines.append(f"  agent {agent}: privacy_spent epsilon={eps_text}, delta={spent.get('delta', 0):g} -- {protects}")
+    for agent, first in sorted(server["dropped"].items(), key=lambda kv: int(kv[0])):
         lines.append(f"agent {agent} DROPPED from round {first}")
-    for error in result["errors"]:
+    for error in server["errors"]:
         lines.append(f"error: {error}")
-    lines.append(f"result: {Path(result['out']) / 'result.json'}")
+    lines.append(f"result: {result.out / 'result.json'}")
     return lines

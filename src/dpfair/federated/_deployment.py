@@ -1,0 +1,569 @@
+"""A local Flower deployment: one SuperLink and one SuperNode per agent, as separate processes on loopback.
+
+:class:`LocalFederation` starts ``flower-superlink`` and ``n_nodes`` SuperNodes (each in its own process
+group), waits until every SuperNode is registered, runs a Flower app with ``flwr run ... --stream`` and stops
+every process it started (also on ``KeyboardInterrupt``). Built for flwr 1.41.0.
+
+Two executors run the ClientApp of each SuperNode:
+
+``"persistent"`` (default)
+    The SuperNode runs with ``--isolation process`` and its idle sleeps capped, next to one long-lived
+    ``python -m dpfair.federated._executor clientapp-executor`` process that runs every ClientApp task
+    in-process (the ClientApp is loaded once per FAB): a message round trip takes milliseconds.
+``"flower"``
+    Stock Flower: ``flower-supernode --isolation subprocess`` spawns a ``flwr-clientapp`` process per
+    message and its fleet loop sleeps 3 s when idle: seconds per round trip.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import weakref
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+__all__ = ["LocalFederation", "RunHandle", "format_run_config"]
+
+_REGISTERED_MARK = "SuperNode ID:"
+_EXECUTOR_READY_MARK = "[dpfair executor] serving"
+
+
+def format_run_config(run_config: Mapping[str, Any]) -> str:
+    """Format a run config as the ``k=v k=v`` string of ``flwr run --run-config`` (TOML values).
+
+    Parameters
+    ----------
+    run_config : mapping of str to bool, int, float or str
+        Strings are quoted, booleans written ``true`` / ``false``.
+
+    Returns
+    -------
+    str
+    """
+    parts = []
+    for key, value in run_config.items():
+        if not isinstance(key, str) or not key or any(c.isspace() or c == "=" for c in key):
+            raise ValueError(f"invalid run-config key {key!r}")
+        if isinstance(value, bool):
+            text = "true" if value else "false"
+        elif isinstance(value, int):
+            text = str(int(value))
+        elif isinstance(value, float):
+            if value != value or value in (float("inf"), float("-inf")):
+                raise ValueError(f"run-config value {key}={value!r} is not finite")
+            text = repr(float(value))
+        elif isinstance(value, (str, os.PathLike)):
+            text = json.dumps(os.fspath(value))  # a TOML basic string
+        else:
+            raise TypeError(f"run-config value {key}={value!r}: expected bool, int, float or str")
+        parts.append(f"{key}={text}")
+    return " ".join(parts)
+
+
+def _free_ports(host: str, count: int) -> list[int]:
+    socks, ports = [], []
+    try:
+        for _ in range(count):
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.bind((host, 0))
+            socks.append(s)
+            ports.append(s.getsockname()[1])
+    finally:
+        for s in socks:
+            s.close()
+    return ports
+
+
+def _port_open(host: str, port: int) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=0.2):
+            return True
+    except OSError:
+        return False
+
+
+def _children_map() -> dict[int, list[int]]:
+    """ppid -> pids of every process (Linux /proc; empty elsewhere)."""
+    kids: dict[int, list[int]] = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return kids
+    for name in entries:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as fh:
+                stat = fh.read()
+        except OSError:
+            continue
+        ppid = int(stat[stat.rfind(b")") + 2 :].split()[1])
+        kids.setdefault(ppid, []).append(int(name))
+    return kids
+
+
+def _descendants(pids: list[int]) -> list[int]:
+    kids = _children_map()
+    out, stack = [], list(pids)
+    while stack:
+        for child in kids.get(stack.pop(), []):
+            out.append(child)
+            stack.append(child)
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            stat = fh.read()
+        return stat[stat.rfind(b")") + 2 :].split()[0] != b"Z"
+    except FileNotFoundError:
+        return False
+    except OSError:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
+
+
+def _signal_group(proc: subprocess.Popen, sig: int) -> None:
+    try:
+        os.killpg(proc.pid, sig)  # started with start_new_session: its pgid is its pid
+    except (ProcessLookupError, PermissionError):
+        try:
+            proc.send_signal(sig)
+        except (ProcessLookupError, OSError):
+            pass
+
+
+def _tail(path: Path, n: int = 20) -> str:
+    try:
+        lines = path.read_text(errors="replace").splitlines()
+    except OSError:
+        return ""
+    return "\n".join(lines[-n:])
+
+
+@dataclass
+class RunHandle:
+    """A ``flwr run --stream`` started by :meth:`LocalFederation.submit`.
+
+    Attributes
+    ----------
+    process : subprocess.Popen
+        The ``flwr run`` process (stdout and stderr go to ``log_path``).
+    args : list of str
+        Its command line.
+    log_path : pathlib.Path
+        The file receiving its output.
+    """
+
+    process: subprocess.Popen
+    args: list[str]
+    log_path: Path
+    _log_file: Any = field(repr=False, default=None)
+
+    def wait(self, timeout: float | None = None) -> subprocess.CompletedProcess:
+        """Wait until the run has finished; its output is in ``stdout`` (stderr merged).
+
+        Raises
+        ------
+        TimeoutError
+            If it did not finish within *timeout* seconds (the ``flwr run`` process is then killed).
+        """
+        try:
+            code = self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            _signal_group(self.process, signal.SIGKILL)
+            self.process.wait()
+            self._close()
+            raise TimeoutError(
+                f"`flwr run` did not finish within {timeout} s; see {self.log_path}\n{_tail(self.log_path)}"
+            ) from None
+        self._close()
+        return subprocess.CompletedProcess(self.args, code, self.log_path.read_text(errors="replace"), "")
+
+    def _close(self) -> None:
+        if self._log_file is not None:
+            self._log_file.close()
+            self._log_file = None
+
+
+_LIVE: weakref.WeakSet[LocalFederation] = weakref.WeakSet()
+
+
+@atexit.register
+def _stop_all_at_exit() -> None:  # pragma: no cover - interpreter exit
+    for fed in list(_LIVE):
+        fed.stop()
+
+
+class LocalFederation:
+    """A SuperLink and ``n_nodes`` SuperNodes on the loopback address, as separate processes.
+
+    Use as a context manager; every process it started is stopped on exit, also on ``KeyboardInterrupt``.
+
+    Parameters
+    ----------
+    n_nodes : int
+        Number of SuperNodes (agents).
+    app_dir : path
+        The Flower app project to run (a folder with a ``pyproject.toml`` holding ``[tool.flwr.app]``).
+    node_configs : list of mapping, optional
+        One ``--node-config`` per node; default ``{"partition-id": i, "num-partitions": n_nodes}``.
+    executor : {"persistent", "flower"}
+        How ClientApp messages are executed: ``"persistent"`` (one long-lived in-process executor per node and
+        a SuperNode with capped idle sleeps; milliseconds per round trip, needs flwr 1.41.0) or ``"flower"``
+        (stock Flower processes; seconds per round trip).
+    host : str
+        Address the SuperLink binds to and the nodes connect to.
+    flwr_home : path, optional
+        ``FLWR_HOME`` of the ``flwr`` CLI (its ``config.toml`` gets a ``local`` connection); each node gets
+        its own ``FLWR_HOME`` below it (installed FABs). Default: a temporary folder, removed on stop.
+    log_dir : path, optional
+        Folder receiving one log file per process. Default: a temporary folder (kept: its path is in errors).
+    startup_timeout : float
+        Seconds to wait for the SuperLink to listen and every SuperNode to register.
+    stop_timeout : float
+        Grace period between SIGTERM and SIGKILL when stopping.
+
+    Attributes
+    ----------
+    processes : dict of str to subprocess.Popen
+        Every process started, by name: ``"superlink"``, ``"supernode-<i>"``, ``"executor-<i>"``.
+    superlink_address : str
+        ``host:port`` of the SuperLink (Fleet, Control and Runtime APIs).
+    connection : str
+        Name of the ``flwr`` CLI connection to the SuperLink (``"local"``).
+    """
+
+    connection = "local"
+
+    def __init__(
+        self,
+        n_nodes: int,
+        *,
+        app_dir: str | os.PathLike[str],
+        node_configs: list[Mapping[str, Any]] | None = None,
+        executor: Literal["persistent", "flower"] = "persistent",
+        host: str = "127.0.0.1",
+        flwr_home: str | os.PathLike[str] | None = None,
+        log_dir: str | os.PathLike[str] | None = None,
+        startup_timeout: float = 60.0,
+        stop_timeout: float = 5.0,
+    ) -> None:
+        if int(n_nodes) < 1:
+            raise ValueError(f"n_nodes must be >= 1, got {n_nodes}")
+        if executor not in ("persistent", "flower"):
+            raise ValueError(f"executor must be 'persistent' or 'flower', got {executor!r}")
+        self.n_nodes = int(n_nodes)
+        self.app_dir = Path(app_dir).resolve()
+        if not (self.app_dir / "pyproject.toml").is_file():
+            raise FileNotFoundError(f"no pyproject.toml in Flower app folder {self.app_dir}")
+        if node_configs is None:
+            node_configs = [{"partition-id": i, "num-partitions": self.n_nodes} for i in range(self.n_nodes)]
+        if len(node_configs) != self.n_nodes:
+            raise ValueError(f"{len(node_configs)} node_configs for {self.n_nodes} nodes")
+        self.node_configs = [dict(c) for c in node_configs]
+        self.executor = executor
+        self.host = host
+        self.startup_timeout = float(startup_timeout)
+        self.stop_timeout = float(stop_timeout)
+        self._own_home = flwr_home is None
+        self.flwr_home = Path(flwr_home or tempfile.mkdtemp(prefix="dpfair-flwr-home-")).resolve()
+        self.log_dir = Path(log_dir or tempfile.mkdtemp(prefix="dpfair-flwr-logs-")).resolve()
+        self.processes: dict[str, subprocess.Popen] = {}
+        self._logs: dict[str, Path] = {}
+        self._files: list[Any] = []
+        self._seen_pids: set[int] = set()
+        self._killed_nodes: set[int] = set()
+        self._runs = 0
+        self.superlink_address = ""
+        self._bin = Path(sys.executable).parent
+
+    # ------------------------------------------------------------------ processes
+    @property
+    def pids(self) -> dict[str, int]:
+        """Pid of every process started, by name (see :attr:`processes`)."""
+        return {name: p.pid for name, p in self.processes.items()}
+
+    def all_pids(self) -> set[int]:
+        """Pids of every process started and of every descendant seen so far (flwr's own subprocesses)."""
+        self._seen_pids.update(p.pid for p in self.processes.values())
+        self._seen_pids.update(_descendants([p.pid for p in self.processes.values()]))
+        return set(self._seen_pids)
+
+    def log_path(self, name: str) -> Path:
+        """The log file of process *name* (``"superlink"``, ``"supernode-<i>"``, ``"executor-<i>"``, ``"run-<k>"``)."""
+        return self.log_dir / f"{name}.log"
+
+    def _env(self, flwr_home: Path) -> dict[str, str]:
+        env = dict(os.environ)
+        env["PATH"] = str(self._bin) + os.pathsep + env.get("PATH", "")
+        env["FLWR_HOME"] = str(flwr_home)
+        env["PYTHONUNBUFFERED"] = "1"
+        env.setdefault("FLWR_SUPEREXEC_TASK_POLL_INTERVAL", "0.1")
+        env.setdefault("FLWR_TELEMETRY_ENABLED", "0")
+        return env
+
+    def _spawn(self, name: str, args: list[str], env: dict[str, str]) -> subprocess.Popen:
+        path = self.log_path(name)
+        fh = open(path, "ab")
+        self._files.append(fh)
+        fh.write(f"$ {' '.join(args)}\n".encode())
+        fh.flush()
+        proc = subprocess.Popen(
+            args, stdin=subprocess.DEVNULL, stdout=fh, stderr=subprocess.STDOUT, env=env, start_new_session=True
+        )
+        self.processes[name] = proc
+        self._logs[name] = path
+        self._seen_pids.add(proc.pid)
+        return proc
+
+    def _check_alive(self, name: str, what: str) -> None:
+        proc = self.processes[name]
+        code = proc.poll()
+        if code is not None:
+            path = self._logs[name]
+            raise RuntimeError(f"{what} exited with code {code} during start-up; see {path}\n{_tail(path)}")
+
+    def _wait_for(self, name: str, what: str, ready: Any, deadline: float) -> None:
+        while not ready():
+            self._check_alive(name, what)
+            if time.monotonic() > deadline:
+                path = self._logs[name]
+                raise TimeoutError(f"{what} not ready within {self.startup_timeout} s; see {path}\n{_tail(path)}")
+            time.sleep(0.05)
+
+    def start(self) -> LocalFederation:
+        """Start the SuperLink and the SuperNodes; return when every SuperNode is registered."""
+        if self.processes:
+            raise RuntimeError("this LocalFederation was already started")
+        _LIVE.add(self)
+        try:
+            self._start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _start(self) -> None:
+        deadline = time.monotonic() + self.startup_timeout
+        ports = _free_ports(self.host, 1 + self.n_nodes)
+        link_port, node_ports = ports[0], ports[1:]
+        self.superlink_address = f"{self.host}:{link_port}"
+        self.flwr_home.mkdir(parents=True, exist_ok=True)
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        (self.flwr_home / "config.toml").write_text(
+            f'[superlink]\ndefault = "{self.connection}"\n\n[superlink.{self.connection}]\n'
+            f'address = "{self.superlink_address}"\ninsecure = true\n'
+        )
+        link_home = self.flwr_home / "superlink"
+        link_home.mkdir(exist_ok=True)
+        link_env = self._env(link_home)
+        if self.executor == "persistent":
+            # The SuperLink's SuperExec starts `flwr-serverapp` from PATH: a shim with fast object pulls.
+            shim_dir = self.flwr_home / "bin"
+            shim_dir.mkdir(exist_ok=True)
+            shim = shim_dir / "flwr-serverapp"
+            shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m dpfair.federated._executor serverapp "$@"\n')
+            shim.chmod(0o755)
+            link_env["PATH"] = str(shim_dir) + os.pathsep + link_env["PATH"]
+        self._spawn(
+            "superlink",
+            [
+                str(self._bin / "flower-superlink"),
+                "--insecure",
+                "--disable-runtime-dependency-installation",
+                "--host",
+                self.host,
+                "--port",
+                str(link_port),
+            ],
+            link_env,
+        )
+        self._wait_for("superlink", "SuperLink", lambda: _port_open(self.host, link_port), deadline)
+
+        for i, port in enumerate(node_ports):
+            home = self.flwr_home / f"node-{i}"
+            home.mkdir(exist_ok=True)
+            env = self._env(home)
+            node_args = [
+                "--insecure",
+                "--superlink",
+                self.superlink_address,
+                "--port",
+                str(port),
+                "--node-config",
+                format_run_config(self.node_configs[i]),
+            ]
+            if self.executor == "persistent":
+                self._spawn(
+                    f"supernode-{i}",
+                    [sys.executable, "-m", "dpfair.federated._executor", "supernode", *node_args, "--isolation", "process"],
+                    env,
+                )
+                self._spawn(
+                    f"executor-{i}",
+                    [
+                        sys.executable,
+                        "-m",
+                        "dpfair.federated._executor",
+                        "clientapp-executor",
+                        "--runtime-api-address",
+                        f"{self.host}:{port}",
+                        "--parent-pid",
+                        str(os.getpid()),
+                    ],
+                    env,
+                )
+            else:
+                self._spawn(f"supernode-{i}", [str(self._bin / "flower-supernode"), *node_args], env)
+
+        for i in range(self.n_nodes):
+            log = self._logs[f"supernode-{i}"]
+            self._wait_for(
+                f"supernode-{i}", f"SuperNode {i}", lambda log=log: _REGISTERED_MARK in log.read_text(errors="replace"), deadline
+            )
+            if self.executor == "persistent":
+                elog = self._logs[f"executor-{i}"]
+                self._wait_for(
+                    f"executor-{i}",
+                    f"Executor of SuperNode {i}",
+                    lambda elog=elog: _EXECUTOR_READY_MARK in elog.read_text(errors="replace"),
+                    deadline,
+                )
+        self.all_pids()
+
+    # ------------------------------------------------------------------ runs
+    def submit(self, run_config: Mapping[str, Any] | None = None) -> RunHandle:
+        """Start ``flwr run <app_dir> local --run-config ... --stream`` and return without waiting.
+
+        Parameters
+        ----------
+        run_config : mapping, optional
+            Overrides of the app's ``[tool.flwr.app.config]`` (see :func:`format_run_config`).
+        """
+        if "superlink" not in self.processes:
+            raise RuntimeError("LocalFederation not started (use it as a context manager or call start())")
+        for name, proc in self.processes.items():
+            if proc.poll() is not None and not (name != "superlink" and int(name.split("-")[1]) in self._killed_nodes):
+                raise RuntimeError(f"{name} exited with code {proc.returncode}; see {self._logs[name]}")
+        self._runs += 1
+        name = f"run-{self._runs}"
+        args = [str(self._bin / "flwr"), "run", str(self.app_dir), self.connection, "--stream"]
+        if run_config:
+            args += ["--run-config", format_run_config(run_config)]
+        path = self.log_path(name)
+        fh = open(path, "wb")
+        proc = subprocess.Popen(
+            args,
+            stdin=subprocess.DEVNULL,
+            stdout=fh,
+            stderr=subprocess.STDOUT,
+            env=self._env(self.flwr_home),
+            start_new_session=True,
+        )
+        self.processes[name] = proc
+        self._logs[name] = path
+        return RunHandle(proc, args, path, fh)
+
+    def run(self, run_config: Mapping[str, Any] | None = None, timeout: float | None = None) -> subprocess.CompletedProcess:
+        """Run the app and wait until the run has finished.
+
+        Returns
+        -------
+        subprocess.CompletedProcess
+            ``returncode`` and output (``stdout``, stderr merged) of ``flwr run --stream``.
+
+        Raises
+        ------
+        TimeoutError
+            If the run did not finish within *timeout* seconds.
+        """
+        return self.submit(run_config).wait(timeout)
+
+    # ------------------------------------------------------------------ faults and stop
+    def kill_node(self, i: int) -> None:
+        """SIGKILL SuperNode *i* and its executor (whole process groups), as a crash would."""
+        if not 0 <= i < self.n_nodes:
+            raise IndexError(f"no node {i} (n_nodes={self.n_nodes})")
+        self.all_pids()
+        for name in (f"supernode-{i}", f"executor-{i}"):
+            proc = self.processes.get(name)
+            if proc is not None:
+                _signal_group(proc, signal.SIGKILL)
+        for name in (f"supernode-{i}", f"executor-{i}"):
+            proc = self.processes.get(name)
+            if proc is not None:
+                proc.wait()
+        self._killed_nodes.add(i)
+
+    def stop(self) -> None:
+        """Stop every process started (SIGTERM to their process groups, SIGKILL after ``stop_timeout``)."""
+        procs = list(self.processes.values())
+        try:
+            extra = set(_descendants([p.pid for p in procs]))
+            self._seen_pids.update(extra)
+            for proc in reversed(procs):
+                if proc.poll() is None:
+                    _signal_group(proc, signal.SIGTERM)
+            for pid in extra:
+                try:
+                    os.kill(pid, signal.SIGTERM)
+                except OSError:
+                    pass
+            deadline = time.monotonic() + self.stop_timeout
+            for proc in procs:
+                try:
+                    proc.wait(max(0.0, deadline - time.monotonic()))
+                except subprocess.TimeoutExpired:
+                    pass
+            extra |= set(_descendants([p.pid for p in procs]))
+            while time.monotonic() < deadline and any(_alive(pid) for pid in extra):
+                time.sleep(0.05)
+            for proc in procs:
+                _signal_group(proc, signal.SIGKILL)
+                try:
+                    proc.wait(1.0)
+                except subprocess.TimeoutExpired:
+                    pass
+            for pid in extra:
+                if _alive(pid):
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except OSError:
+                        pass
+        finally:
+            for fh in self._files:
+                fh.close()
+            self._files.clear()
+            _LIVE.discard(self)
+            if self._own_home:
+                shutil.rmtree(self.flwr_home, ignore_errors=True)
+
+    def __enter__(self) -> LocalFederation:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        return (
+            f"LocalFederation(n_nodes={self.n_nodes}, executor={self.executor!r}, "
+            f"superlink={self.superlink_address or None!r}, log_dir='{self.log_dir}')"
+        )
