@@ -220,7 +220,9 @@ class _FederatedOnline(_OnlineFairX):
         Returns
         -------
         gram : numpy.ndarray of shape (dim, dim)
+            ``U_hat``.
         target : numpy.ndarray of shape (dim,)
+            ``u_hat``.
         """
         state = self._state()
         if state["released"]:
@@ -268,6 +270,7 @@ class _FederatedOnline(_OnlineFairX):
         Returns
         -------
         FederatedServer
+            The server's half, knowing this learner's protocol and schedule.
         """
         return FederatedServer(self, dim, horizon, n_agents)
 
@@ -339,7 +342,9 @@ class FederatedServer:
         Returns
         -------
         gram : numpy.ndarray of shape (dim, dim)
+            ``U``, the sum of every agent's latest release.
         target : numpy.ndarray of shape (dim,)
+            ``u``.
         """
         d, m = self.dim, self.n_agents
         gram = np.zeros((1, m, d, d))

@@ -145,6 +145,7 @@ class FederatedSyntheticEnvironment(BaseEstimator):
         Returns
         -------
         AgentStream
+            The agent's contexts, reward noise and sampling variates for rounds ``1 .. horizon``.
         """
         seed = check_int(seed, "seed", minimum=0)
         horizon = check_int(horizon, "horizon", minimum=1)
@@ -176,6 +177,7 @@ class AgentStream:
     theta : numpy.ndarray of shape (d,)
         ``theta*``.
     contexts : numpy.ndarray of shape (T, K, d)
+        The candidates of every round.
     noise : numpy.ndarray of shape (T,)
         Reward noise per round.
     uniforms : numpy.ndarray of shape (T,)
@@ -193,25 +195,71 @@ class AgentStream:
         return int(t) - 1
 
     def contexts(self, t: int) -> np.ndarray:
-        """The ``(K, d)`` candidates of round ``t``."""
+        """Return the candidates of round ``t``.
+
+        Parameters
+        ----------
+        t : int
+            Round in ``[1, T]``.
+
+        Returns
+        -------
+        numpy.ndarray of shape (K, d)
+            One context per action.
+        """
         return self.contexts_[self._round(t)]
 
     def uniform(self, t: int) -> float:
-        """The variate that draws round ``t``'s action."""
+        """Return the variate that draws round ``t``'s action.
+
+        Parameters
+        ----------
+        t : int
+            Round in ``[1, T]``.
+
+        Returns
+        -------
+        float
+            Uniform in ``[0, 1)``.
+        """
         return float(self.uniforms[self._round(t)])
 
     def reward(self, t: int, action: int) -> float:
-        """``theta* . x(a) + noise`` of round ``t``."""
+        """Return the reward of ``action`` at round ``t``: ``theta* . x(a) + noise``.
+
+        Parameters
+        ----------
+        t : int
+            Round in ``[1, T]``.
+        action : int
+            The action played.
+
+        Returns
+        -------
+        float
+            Its reward.
+        """
         i = self._round(t)
         return float(self._mu[i, action] + self.noise[i])
 
     def fairness_terms(self, t: int, policy: np.ndarray, merit_scale: float = 10.0) -> tuple[float, float]:
-        """Round ``t``'s fairness-regret and reward-regret terms of ``policy`` (exponential merit).
+        """Return round ``t``'s fairness-regret and reward-regret terms of ``policy`` (exponential merit).
+
+        Parameters
+        ----------
+        t : int
+            Round in ``[1, T]``.
+        policy : numpy.ndarray of shape (K,)
+            The policy played.
+        merit_scale : float, default 10.0
+            Steepness of the merit ``exp(merit_scale * mu)`` of the optimal fair policy ``pi*``.
 
         Returns
         -------
-        fair, reward : float
-            ``||pi - pi*||_1`` and ``sum (pi* - pi) mu``.
+        fair : float
+            ``||pi - pi*||_1``.
+        reward : float
+            ``sum (pi* - pi) mu``.
         """
         from dpfair.bandits.fairx import _policy
 

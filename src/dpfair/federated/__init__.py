@@ -37,5 +37,6 @@ def app_dir() -> Path:
     Returns
     -------
     pathlib.Path
+        The folder to pass to ``flwr run``.
     """
     return Path(__file__).resolve().parent / "flower_app"

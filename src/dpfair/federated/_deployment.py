@@ -50,6 +50,7 @@ def format_run_config(run_config: Mapping[str, Any]) -> str:
     Returns
     -------
     str
+        ``k=v`` pairs separated by spaces, for ``flwr run --run-config``.
     """
     parts = []
     for key, value in run_config.items():
@@ -302,13 +303,30 @@ class LocalFederation:
         return {name: p.pid for name, p in self.processes.items()}
 
     def all_pids(self) -> set[int]:
-        """Pids of every process started and of every descendant seen so far (flwr's own subprocesses)."""
+        """Return the pids of every process started and of every descendant seen so far (flwr's own subprocesses).
+
+        Returns
+        -------
+        set of int
+            Every pid, alive or not.
+        """
         self._seen_pids.update(p.pid for p in self.processes.values())
         self._seen_pids.update(_descendants([p.pid for p in self.processes.values()]))
         return set(self._seen_pids)
 
     def log_path(self, name: str) -> Path:
-        """The log file of process *name* (``"superlink"``, ``"supernode-<i>"``, ``"executor-<i>"``, ``"run-<k>"``)."""
+        """Return the log file of a process.
+
+        Parameters
+        ----------
+        name : str
+            ``"superlink"``, ``"supernode-<i>"``, ``"executor-<i>"`` or ``"run-<k>"``.
+
+        Returns
+        -------
+        pathlib.Path
+            The log file (it may not exist yet).
+        """
         return self.log_dir / f"{name}.log"
 
     def _env(self, flwr_home: Path) -> dict[str, str]:
@@ -350,7 +368,13 @@ class LocalFederation:
             time.sleep(0.05)
 
     def start(self) -> LocalFederation:
-        """Start the SuperLink and the SuperNodes; return when every SuperNode is registered."""
+        """Start the SuperLink and the SuperNodes; return when every SuperNode is registered.
+
+        Returns
+        -------
+        LocalFederation
+            ``self``.
+        """
         if self.processes:
             raise RuntimeError("this LocalFederation was already started")
         _LIVE.add(self)
@@ -457,6 +481,11 @@ class LocalFederation:
         ----------
         run_config : mapping, optional
             Overrides of the app's ``[tool.flwr.app.config]`` (see :func:`format_run_config`).
+
+        Returns
+        -------
+        RunHandle
+            The ``flwr run`` process (``.process``, ``.log_path``, ``.wait(timeout)``).
         """
         if "superlink" not in self.processes:
             raise RuntimeError("LocalFederation not started (use it as a context manager or call start())")
@@ -485,6 +514,13 @@ class LocalFederation:
     def run(self, run_config: Mapping[str, Any] | None = None, timeout: float | None = None) -> subprocess.CompletedProcess:
         """Run the app and wait until the run has finished.
 
+        Parameters
+        ----------
+        run_config : mapping, optional
+            Overrides of the app's ``[tool.flwr.app.config]``.
+        timeout : float, optional
+            Seconds to wait (``None``: no limit).
+
         Returns
         -------
         subprocess.CompletedProcess
@@ -499,7 +535,13 @@ class LocalFederation:
 
     # ------------------------------------------------------------------ faults and stop
     def kill_node(self, i: int) -> None:
-        """SIGKILL SuperNode *i* and its executor (whole process groups), as a crash would."""
+        """SIGKILL SuperNode ``i`` and its executor (whole process groups), as a crash would.
+
+        Parameters
+        ----------
+        i : int
+            The node's index in ``[0, n_nodes)``.
+        """
         if not 0 <= i < self.n_nodes:
             raise IndexError(f"no node {i} (n_nodes={self.n_nodes})")
         self.all_pids()

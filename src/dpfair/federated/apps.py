@@ -107,6 +107,7 @@ def learner_from_config(config: Mapping[str, Any]) -> Any:
     Returns
     -------
     FedFairXLinUCB or PrivFairXLinUCB
+        Unfitted; each agent calls its ``reset``.
     """
     from dpfair.bandits import FedFairXLinUCB, PrivFairXLinUCB
 
@@ -577,6 +578,7 @@ def make_client_app(*, stream_factory: Callable[[Mapping[str, Any], int], Any] |
     Returns
     -------
     flwr.clientapp.ClientApp
+        Its ``train`` handler serves every step of the protocol (init, play, release, finish).
     """
     from flwr.clientapp import ClientApp
 

@@ -28,7 +28,7 @@ __all__ = ["DemoResult", "run_demo", "summary"]
 class DemoResult:
     """What :func:`run_demo` measured.
 
-    Attributes
+    Parameters
     ----------
     server : dict
         The ServerApp's ``result.json``: per learner (``learners``) the communication rounds, the rounds
