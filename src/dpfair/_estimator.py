@@ -28,7 +28,7 @@ import pandas as pd
 from sklearn.utils import get_tags
 
 from dpfair._validation import check_bool, check_delta, check_epsilon
-from dpfair.privacy.budget import PrivacyBudget, default_budget
+from dpfair.privacy.budget import PrivacyBudget, check_budget, default_budget
 from dpfair.privacy.leaks import warn_privacy_leak
 from dpfair.privacy.noise import NoiseSource, get_noise_source
 
@@ -72,16 +72,6 @@ def privacy_spent(epsilon: float, delta: float, *, protects: str, neighbouring: 
         ``{"epsilon": float, "delta": float, "protects": str, "neighbouring": str}``.
     """
     return {"epsilon": float(epsilon), "delta": float(delta), "protects": str(protects), "neighbouring": str(neighbouring)}
-
-
-def check_budget(budget: Any, name: str = "budget") -> PrivacyBudget | None:
-    """Return ``budget`` if it is ``None`` or a :class:`~dpfair.privacy.PrivacyBudget`; raise ``TypeError`` otherwise."""
-    if budget is None or isinstance(budget, PrivacyBudget):
-        return budget
-    raise TypeError(
-        f"{name} must be a dpfair.privacy.PrivacyBudget or None, got {type(budget).__name__}; "
-        "create one with PrivacyBudget(epsilon, delta) and pass the same object to every step it governs."
-    )
 
 
 def charge_budget(budget: PrivacyBudget | None, epsilon: float, delta: float = 0.0, *, label: str) -> None:

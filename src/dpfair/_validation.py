@@ -18,6 +18,7 @@ __all__ = [
     "as_finite_array",
     "check_allocation",
     "check_bool",
+    "check_bounds",
     "check_budgets_cover",
     "check_delta",
     "check_epsilon",
@@ -29,6 +30,7 @@ __all__ = [
     "check_rho",
     "check_sensitivity",
     "check_squares_fit",
+    "real_array",
 ]
 
 
@@ -615,3 +617,47 @@ def real_array(values: Any, name: str) -> np.ndarray:
     if not np.isfinite(arr).all():
         raise ValueError(f"{name} contains NaN or infinite values; remove or impute them first.")
     return arr
+
+
+def check_bounds(bounds: Any, name: str = "bounds", *, max_width: float | None = None) -> tuple[float, float]:
+    """The one rule for declared bounds: a pair ``(low, high)`` of finite real numbers with ``low < high``.
+
+    Bounds are what a privacy guarantee is calibrated to, so nothing is guessed: a string (``"01"``),
+    booleans, a pair of the wrong length, NaN or infinity, or ``low >= high`` is refused by name.
+
+    Parameters
+    ----------
+    bounds : tuple of 2 real numbers
+        The declared range.
+    name : str, default "bounds"
+        Argument name used in messages.
+    max_width : float, optional
+        Refuse ``high - low`` above it (a range whose squares or sums would overflow float64).
+
+    Returns
+    -------
+    tuple of float
+        ``(low, high)``.
+
+    Raises
+    ------
+    TypeError
+        If ``bounds`` is not a pair of real numbers.
+    ValueError
+        If a bound is not finite, ``low >= high``, or the width exceeds ``max_width``.
+    """
+    if isinstance(bounds, str | bytes) or not hasattr(bounds, "__len__") or len(bounds) != 2:
+        raise TypeError(f"{name} must be a pair (low, high) of real numbers, e.g. (0.0, 1.0), got {bounds!r}.")
+    values = []
+    for value in bounds:
+        if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
+            raise TypeError(f"{name} must be a pair (low, high) of real numbers, e.g. (0.0, 1.0), got {bounds!r}.")
+        values.append(float(value))
+    low, high = values
+    if not (math.isfinite(low) and math.isfinite(high)):
+        raise ValueError(f"{name} must be finite, got {bounds!r}; declare the range the values can take.")
+    if not low < high:
+        raise ValueError(f"{name} must have low < high, got {bounds!r}.")
+    if max_width is not None and not high - low <= max_width:
+        raise ValueError(f"{name}={bounds!r} is wider than {max_width:g}; declare a narrower range (or rescale the data).")
+    return low, high

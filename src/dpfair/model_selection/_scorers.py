@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from dpfair._estimator import as_sensitive_features, group_index, resolve_groups
-from dpfair._validation import check_int, real_array
+from dpfair._validation import check_bounds, check_int, real_array
 from dpfair.privacy.mechanisms import laplace_mechanism
 from dpfair.privacy.noise import NoiseSource
 from dpfair.regression import l_inf_isotonic_cdf
@@ -23,20 +23,23 @@ from dpfair.regression import l_inf_isotonic_cdf
 __all__ = ["PrivateKSScorer", "PrivateMSEKSScorer", "PrivateMSEScorer"]
 
 
-def _check_bounds(bounds: Any, owner: str) -> tuple[float, float]:
-    try:
-        lo, hi = (float(b) for b in bounds)
-    except (TypeError, ValueError):
-        raise TypeError(f"{owner}: bounds must be a pair (s, t) of real numbers, got {bounds!r}.") from None
-    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
-        raise ValueError(f"{owner}: bounds must be finite with s < t, got {bounds!r}.")
-    return lo, hi
+def _rows(n_rows: Any) -> int:
+    return check_int(n_rows, "n_rows", minimum=1)
 
 
 class _PrivateScorer:
     """Base class: ``scorer(estimator, X, y, sensitive_features, *, epsilon, noise) -> float`` (higher is better)."""
 
     protects = ""
+
+    def check(self, X: Any, y: Any, sensitive_features: Any) -> None:
+        """Refuse validation rows this scorer cannot score (before the search charges anything).
+
+        Parameters
+        ----------
+        X, y, sensitive_features : array-like
+            The validation rows.
+        """
 
     def __call__(self, estimator: Any, X: Any, y: Any, sensitive_features: Any, *, epsilon: float,
                  noise: NoiseSource) -> float:  # pragma: no cover - abstract
@@ -65,7 +68,7 @@ class PrivateMSEScorer(_PrivateScorer):
     protects = "the features, label and group of every validation row (clipped squared error, Laplace)"
 
     def __init__(self, bounds: tuple[float, float]) -> None:
-        self.bounds = _check_bounds(bounds, "PrivateMSEScorer")
+        self.bounds = check_bounds(bounds, "PrivateMSEScorer bounds", max_width=1e150)
 
     def sensitivity(self, n_rows: int) -> float:
         """L1 sensitivity of the clipped MSE to replacing one of ``n_rows`` rows.
@@ -81,7 +84,7 @@ class PrivateMSEScorer(_PrivateScorer):
             ``(t - s)^2 / n_rows``.
         """
         lo, hi = self.bounds
-        return (hi - lo) ** 2 / n_rows
+        return (hi - lo) ** 2 / _rows(n_rows)
 
     def noisy_mse(self, estimator: Any, X: Any, y: Any, sensitive_features: Any, *, epsilon: float,
                   noise: NoiseSource) -> float:
@@ -127,6 +130,16 @@ class PrivateMSEScorer(_PrivateScorer):
         """
         return -self.noisy_mse(estimator, X, y, sensitive_features, epsilon=epsilon, noise=noise)
 
+    def check(self, X: Any, y: Any, sensitive_features: Any) -> None:
+        """Refuse labels that are not finite real numbers (they are clipped to ``bounds``, never guessed).
+
+        Parameters
+        ----------
+        X, y, sensitive_features : array-like
+            The validation rows.
+        """
+        real_array(y, "y")
+
 
 class PrivateKSScorer(_PrivateScorer):
     """Private statistical-parity violation (max pairwise KS distance) on the validation rows.
@@ -151,7 +164,7 @@ class PrivateKSScorer(_PrivateScorer):
     protects = "the features and group of every validation row (noisy joint histogram of group and predicted bin)"
 
     def __init__(self, bounds: tuple[float, float], groups: Any, n_bins: int = 50) -> None:
-        self.bounds = _check_bounds(bounds, "PrivateKSScorer")
+        self.bounds = check_bounds(bounds, "PrivateKSScorer bounds")
         self.groups = np.asarray(resolve_groups(groups, np.empty(0, dtype=object), 1.0)[0])
         self.n_bins = check_int(n_bins, "n_bins", minimum=1)
 
@@ -168,7 +181,7 @@ class PrivateKSScorer(_PrivateScorer):
         float
             ``2 / n_rows``.
         """
-        return 2.0 / n_rows
+        return 2.0 / _rows(n_rows)
 
     def noisy_ks(self, estimator: Any, X: Any, sensitive_features: Any, *, epsilon: float, noise: NoiseSource) -> float:
         """The released KS violation.
@@ -220,6 +233,23 @@ class PrivateKSScorer(_PrivateScorer):
         """
         return -self.noisy_ks(estimator, X, sensitive_features, epsilon=epsilon, noise=noise)
 
+    def check(self, X: Any, y: Any, sensitive_features: Any) -> None:
+        """Refuse validation rows whose groups are not this scorer's declared ``groups``.
+
+        Parameters
+        ----------
+        X, y, sensitive_features : array-like
+            The validation rows.
+        """
+        if sensitive_features is None:
+            raise ValueError(f"{type(self).__name__} needs sensitive_features: it compares the declared groups "
+                             f"{self.groups.tolist()}.")
+        values = as_sensitive_features(sensitive_features, len(sensitive_features))
+        try:
+            group_index(self.groups, values)
+        except ValueError as exc:
+            raise ValueError(f"{type(self).__name__}(groups=...) does not declare every group of the data: {exc}") from None
+
 
 class PrivateMSEKSScorer(_PrivateScorer):
     """MSE with a fairness penalty: ``-(MSE + ks_weight * KS)``, or MSE subject to ``KS <= ks_target``.
@@ -258,6 +288,17 @@ class PrivateMSEKSScorer(_PrivateScorer):
             raise ValueError(f"ks_target must be None or a number in [0, 1], got {ks_target!r}.")
         self.ks_weight = float(ks_weight)
         self.ks_target = None if ks_target is None else float(ks_target)
+
+    def check(self, X: Any, y: Any, sensitive_features: Any) -> None:
+        """Both parts' checks (:meth:`PrivateMSEScorer.check`, :meth:`PrivateKSScorer.check`).
+
+        Parameters
+        ----------
+        X, y, sensitive_features : array-like
+            The validation rows.
+        """
+        self.mse.check(X, y, sensitive_features)
+        self.ks.check(X, y, sensitive_features)
 
     def __call__(self, estimator: Any, X: Any, y: Any, sensitive_features: Any, *, epsilon: float,
                  noise: NoiseSource) -> float:

@@ -32,13 +32,20 @@ from dpfair._estimator import as_sensitive_features, charge_budget, check_budget
 from dpfair._validation import check_delta, check_epsilon
 from dpfair.model_selection._random_stopping import check_selection, draw_n_trials, trial_epsilon_for
 from dpfair.model_selection._scorers import _PrivateScorer
-from dpfair.privacy import suspend_default_budget
+from dpfair.privacy import PrivacyBudget, PrivacyBudgetExceededError, suspend_default_budget
 from dpfair.privacy.leaks import PrivacyLeakWarning, warn_privacy_leak
 from dpfair.privacy.noise import NoiseSource, SecureNoise, get_noise_source
 
 __all__ = ["PrivateRandomSearch"]
 
 _NEIGHBOURING = "replace one row (the number of rows n and the train/validation split sizes are public)"
+
+
+def _spent_budget() -> PrivacyBudget:
+    """A budget with nothing left: it refuses every charge (the probes of :meth:`PrivateRandomSearch._check_trials`)."""
+    budget = PrivacyBudget(1e-300)
+    budget.spend(1e-300, label="spent: a probe's budget")
+    return budget
 
 
 class PrivateRandomSearch(MetaEstimatorMixin, RegressorMixin, BaseEstimator):
@@ -154,6 +161,35 @@ class PrivateRandomSearch(MetaEstimatorMixin, RegressorMixin, BaseEstimator):
             extra["random_state"] = None if isinstance(noise, SecureNoise) else int(noise.uniform(1)[0] * 2**32)
         return est.set_params(**params, **extra)
 
+    def _check_trials(self, candidates: list[dict], trial_epsilon: float, X: Any, y: Any, sensitive: Any) -> None:
+        """Run every candidate's own validation on the training rows, stopping at its charge (nothing is spent).
+
+        Each candidate is a clone with a budget that refuses every charge: the estimator contract
+        (validate everything, then charge, then draw noise) makes a valid candidate stop at
+        ``PrivacyBudgetExceededError`` and an invalid one raise its own error, which is re-raised here
+        naming the candidate -- before the search charges its budget.  Estimators without a ``budget``
+        parameter, or trials with ``epsilon = inf`` (which charge nothing), are not probed.
+        """
+        if math.isinf(trial_epsilon) or "budget" not in self.estimator.get_params(deep=False):
+            return
+        for params in candidates:
+            probe = clone(self.estimator)
+            # every budget of the probe, nested ones (a private base model's) included, refuses every charge
+            nested = {k: _spent_budget() for k, v in probe.get_params(deep=True).items()
+                      if k.endswith("__budget") and v is not None}
+            try:
+                probe.set_params(**params, epsilon=trial_epsilon, budget=_spent_budget(), **nested)
+            except ValueError as exc:
+                raise ValueError(f"param_grid candidate {params}: {exc}") from None
+            try:
+                with warnings.catch_warnings(), suspend_default_budget():
+                    warnings.simplefilter("ignore")
+                    probe.fit(X, y, sensitive_features=sensitive)
+            except PrivacyBudgetExceededError:
+                continue  # valid: it reached its charge
+            except (ValueError, TypeError) as exc:
+                raise type(exc)(f"param_grid candidate {params}: {exc}") from None
+
     def _dpfair_fit_charges(self) -> list[tuple[Any, float, float]]:
         """``[(budget, epsilon, delta)]``: one charge for the whole search (its trials charge nothing)."""
         epsilon = check_epsilon(self.epsilon)
@@ -202,6 +238,12 @@ class PrivateRandomSearch(MetaEstimatorMixin, RegressorMixin, BaseEstimator):
         candidates = list(ParameterGrid(self.param_grid))
         if not candidates:
             raise ValueError("param_grid must hold at least one candidate.")
+        for key in ("epsilon", "budget", "random_state"):
+            if any(key in params for params in candidates):
+                raise ValueError(
+                    f"param_grid sets {key!r}, which the search sets itself (each trial gets trial_epsilon_ from the "
+                    "search's epsilon, no budget of its own, and noise from the search's random_state); remove it."
+                )
         frac = self.validation_fraction
         if isinstance(frac, bool) or not isinstance(frac, numbers.Real) or not 0 < frac < 1:
             raise ValueError(f"validation_fraction must be a number in (0, 1), got {frac!r}.")
@@ -228,6 +270,10 @@ class PrivateRandomSearch(MetaEstimatorMixin, RegressorMixin, BaseEstimator):
             except (TypeError, ValueError):
                 raise TypeError("y must hold real numbers (Unknown label type for a regression search); "
                                 "convert the labels to floats.") from None
+        if y_arr.dtype.kind == "c" or (sparse.issparse(X) is False and np.iscomplexobj(X)):
+            raise ValueError("Complex data not supported: X and y must hold real numbers.")
+        if y_arr.dtype.kind in "USO":
+            raise TypeError(f"y must hold real numbers, got dtype {y_arr.dtype}; convert the labels to floats.")
         if y_arr.ndim == 0 or y_arr.ndim > 2 or (y_arr.ndim == 2 and y_arr.shape[1] != 1):
             raise ValueError(f"y must be a 1-d array of labels (one per row), got shape {y_arr.shape}.")
         if y_arr.shape[0] != n:
@@ -239,13 +285,16 @@ class PrivateRandomSearch(MetaEstimatorMixin, RegressorMixin, BaseEstimator):
             )
         sensitive = None if sensitive_features is None else as_sensitive_features(sensitive_features, n)
         noise = get_noise_source(self.random_state)
-        charge_budget(budget, total[0], total[1], label=f"{type(self).__name__}.fit (trials, scores, random-K selection)")
         # public randomness: the split, K and the candidates do not depend on the data
         order = np.argsort(noise.uniform(n), kind="stable")
         val, train = np.sort(order[:n_val]), np.sort(order[n_val:])
         X_train, X_val = _safe_indexing(X, train), _safe_indexing(X, val)
         y_train, y_val = y_arr[train], y_arr[val]
         s_train, s_val = (None, None) if sensitive is None else (sensitive[train], sensitive[val])
+        # every argument, every trial's parameters and the data are checked before the one charge
+        self._check_trials(candidates, trial_epsilon, X_train, y_train, s_train)
+        self.scoring.check(X_val, y_val, s_val)
+        charge_budget(budget, total[0], total[1], label=f"{type(self).__name__}.fit (trials, scores, random-K selection)")
         if math.isinf(epsilon):
             warn_privacy_leak(
                 "epsilon=inf: every candidate is fitted and scored exactly on the data; the selection carries no "

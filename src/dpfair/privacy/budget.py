@@ -293,7 +293,10 @@ def check_budget(budget: object, name: str = "budget") -> PrivacyBudget | None:
     """
     if budget is None or isinstance(budget, PrivacyBudget):
         return budget
-    raise TypeError(f"{name} must be a dpfair.privacy.PrivacyBudget or None, got {type(budget).__name__}.")
+    raise TypeError(
+        f"{name} must be a dpfair.privacy.PrivacyBudget or None, got {type(budget).__name__}; "
+        "create one with PrivacyBudget(epsilon, delta) and pass the same object to every step it governs."
+    )
 
 
 _DEFAULT_BUDGET: PrivacyBudget | None = None
