@@ -228,3 +228,18 @@ def test_large_mean_selection_is_fast_and_exact_in_sum():
     sel = ExponentialSelector(5.0, 100)
     assert sel.selection_probabilities(scores).sum() == pytest.approx(100)
     assert sel.select(scores, random_state=1).shape == (100,)
+
+
+@pytest.mark.parametrize(
+    ("bounds", "error", "match"),
+    [
+        ((-1e308, 1e308), ValueError, "score_bounds=.* is wider than"),
+        ("01", TypeError, "score_bounds must be a pair"),
+        ((False, True), TypeError, "score_bounds must be a pair"),
+        ((0.0, float("nan")), ValueError, "score_bounds must be finite"),
+    ],
+)
+def test_score_bounds_follow_the_one_bounds_rule(bounds, error, match):
+    """Issue 22: one bounds rule (dpfair._validation.check_bounds), naming score_bounds."""
+    with pytest.raises(error, match=match):
+        ExponentialSelector(n_select=1, epsilon=1.0, score_bounds=bounds).fit(np.array([0.1, 0.2]))

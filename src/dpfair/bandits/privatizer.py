@@ -117,7 +117,7 @@ def _check_privacy(epsilon: Any, delta: Any) -> tuple[float, float]:
     return epsilon, delta
 
 
-def _check_bounds(context_bound: Any, reward_bound: Any) -> tuple[float, float]:
+def _check_norm_bounds(context_bound: Any, reward_bound: Any) -> tuple[float, float]:
     bound = check_positive_finite(context_bound, "context_bound")
     reward = check_positive_finite(reward_bound, "reward_bound")
     for value, name in ((bound, "context_bound"), (reward, "reward_bound")):
@@ -157,7 +157,7 @@ def privatizer_node_variance(
         The variance ``sigma^2`` of each entry of ``N_hat``.
     """
     epsilon, delta = _check_privacy(epsilon, delta)
-    bound, reward = _check_bounds(context_bound, reward_bound)
+    bound, reward = _check_norm_bounds(context_bound, reward_bound)
     n = check_int(n_levels, "n_levels", minimum=1)
     if math.isinf(epsilon):
         return 0.0
@@ -295,7 +295,7 @@ def calibrate_privatizer(
     epsilon, delta = _check_privacy(epsilon, delta)
     if math.isinf(epsilon):
         raise ValueError("the PRIVATIZER needs a finite epsilon; epsilon=inf shares exact statistics (no noise).")
-    bound, reward = _check_bounds(context_bound, reward_bound)
+    bound, reward = _check_norm_bounds(context_bound, reward_bound)
     dim = check_int(dim, "dim", minimum=1)
     tau = check_int(n_releases, "n_releases", minimum=1)
     if noise_calibration not in CALIBRATIONS:

@@ -7,113 +7,15 @@ no message prints a value or a count read off the (possibly private) data.
 
 from __future__ import annotations
 
-import math
 import numbers
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import sparse
 
-from dpfair._validation import check_int
+from dpfair._validation import as_real_array, check_bounds, check_int
 
-__all__ = ["as_real_array", "check_bounds", "check_epsilon_array", "check_n_select"]
-
-
-def _is_missing(value: Any) -> bool:
-    try:
-        return bool(pd.isna(value))
-    except (TypeError, ValueError):
-        return False
-
-
-def as_real_array(values: Any, name: str, *, ndim: int | tuple[int, ...] = 1, allow_empty: bool = False) -> np.ndarray:
-    """Return ``values`` as a finite float64 array, refusing anything that is not real numbers.
-
-    Accepts lists, tuples, numpy arrays and pandas Series / DataFrames (their index is ignored).
-
-    Raises
-    ------
-    TypeError
-        If the values are strings (even numeric ones), booleans, dates, other objects or sparse.
-    ValueError
-        If the values are complex, the array is ragged, has the wrong number of dimensions, is empty (unless
-        ``allow_empty``), or holds NaN, infinite or missing values.
-    """
-    allowed = (ndim,) if isinstance(ndim, int) else tuple(ndim)
-    shape_hint = " or ".join(f"{d}-dimensional" for d in allowed)
-    if sparse.issparse(values):
-        raise TypeError(f"{name}: sparse input is not supported; pass a dense array (e.g. {name}.toarray()).")
-    if isinstance(values, pd.DataFrame | pd.Series):
-        values = values.to_numpy()
-    if values is None or isinstance(values, str | bytes | dict | set | frozenset):
-        raise TypeError(f"{name} must be an array-like of real numbers ({shape_hint}), got {type(values).__name__}.")
-    try:
-        arr = np.asarray(values)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a rectangular {shape_hint} array of real numbers (got a ragged sequence).") from None
-    kind = arr.dtype.kind
-    if isinstance(values, list | tuple) and kind in "iufc":
-        # numpy turns [False, True, 0.5] into floats: look at the Python objects themselves
-        if any(isinstance(v, bool | np.bool_) for v in np.asarray(values, dtype=object).ravel()):
-            raise TypeError(f"{name} must hold real numbers, got booleans; convert them explicitly if that is meant.")
-    if kind == "O":
-        flat = arr.ravel()
-        if any(_is_missing(v) for v in flat):
-            raise ValueError(f"{name} contains missing values (None, NaN or pd.NA); remove or impute them first.")
-        if not all(isinstance(v, numbers.Real) and not isinstance(v, bool | np.bool_) for v in flat):
-            raise TypeError(
-                f"{name} must hold real numbers only (int or float); it holds other objects "
-                "(strings, booleans, containers ...). Convert them explicitly first."
-            )
-        kind = "f"
-    if kind in "US":
-        raise TypeError(f"{name} must hold real numbers, got strings (dtype {arr.dtype}); numeric strings are not converted, "
-                        f"pass numbers (e.g. {name}.astype(float) after checking them).")
-    if kind == "b":
-        raise TypeError(f"{name} must hold real numbers, got booleans; convert them explicitly (astype(float)) if that is meant.")
-    if kind == "c":
-        raise ValueError(f"{name}: Complex data not supported; pass real numbers.")
-    if kind not in "iuf":
-        raise TypeError(f"{name} must hold real numbers, got dtype {arr.dtype}.")
-    if arr.ndim not in allowed:
-        raise ValueError(f"{name} must be {shape_hint}, got shape {arr.shape}.")
-    with np.errstate(over="ignore"):
-        out = np.asarray(arr, dtype=np.float64)
-    if out.size == 0 and not allow_empty:
-        raise ValueError(f"{name} is empty; pass at least one value.")
-    if not np.isfinite(out).all():
-        raise ValueError(f"{name} contains NaN or infinite values; remove or impute them first.")
-    return out
-
-
-def _real_scalar(value: Any, name: str) -> float:
-    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__}.")
-    return float(value)
-
-
-def check_bounds(bounds: Any, name: str = "score_bounds") -> tuple[float, float]:
-    """Return a declared ``(lo, hi)`` pair of finite floats with ``lo < hi``.
-
-    Raises
-    ------
-    TypeError
-        If ``bounds`` is not a pair of real numbers.
-    ValueError
-        If a bound is NaN or infinite, or ``lo >= hi``.
-    """
-    if isinstance(bounds, str | bytes) or not hasattr(bounds, "__len__") or len(bounds) != 2:
-        raise TypeError(f"{name} must be a pair of numbers (lo, hi), e.g. {name}=(0.0, 1.0), got {bounds!r}.")
-    lo, hi = (_real_scalar(b, name) for b in bounds)
-    if not (math.isfinite(lo) and math.isfinite(hi)):
-        raise ValueError(
-            f"{name} must be finite, got {bounds!r}: the privacy guarantee and the sensitivity are computed from "
-            "the declared range, so declare the real (finite) range of the scores."
-        )
-    if not lo < hi:
-        raise ValueError(f"{name} must satisfy lo < hi, got {bounds!r}.")
-    return lo, hi
+__all__ = ["as_real_array", "check_bounds", "check_epsilon_array", "check_n_select"]  # the first two: dpfair._validation
 
 
 def check_epsilon_array(epsilon: Any, name: str = "epsilon") -> np.ndarray:

@@ -148,7 +148,8 @@ class ExponentialSelector(BaseEstimator):
     def _config(self) -> _Config:
         epsilon = check_epsilon(self.epsilon)
         n_select = check_int(self.n_select, "n_select", minimum=1)
-        lo, hi = check_bounds(self.score_bounds, "score_bounds")
+        # the sensitivity is hi - lo: a range wider than float64 holds is refused by name
+        lo, hi = check_bounds(self.score_bounds, "score_bounds", max_width=float(np.finfo(float).max))
         if not isinstance(self.utility, str) or self.utility not in _UTILITIES:
             raise ValueError(f"utility must be one of {_UTILITIES}, got {self.utility!r}.")
         if self.utility == "rms" and lo < 0:
