@@ -162,7 +162,7 @@ class PrivateRandomSearch(MetaEstimatorMixin, RegressorMixin, BaseEstimator):
         return est.set_params(**params, **extra)
 
     def _check_trials(self, candidates: list[dict], trial_epsilon: float, X: Any, y: Any, sensitive: Any) -> None:
-        """Run every candidate's own validation on the training rows, stopping at its charge (nothing is spent).
+        """Run every candidate's own validation on all rows, stopping at its charge (nothing is spent).
 
         Each candidate is a clone with a budget that refuses every charge: the estimator contract
         (validate everything, then charge, then draw noise) makes a valid candidate stop at
@@ -292,7 +292,8 @@ class PrivateRandomSearch(MetaEstimatorMixin, RegressorMixin, BaseEstimator):
         y_train, y_val = y_arr[train], y_arr[val]
         s_train, s_val = (None, None) if sensitive is None else (sensitive[train], sensitive[val])
         # every argument, every trial's parameters and the data are checked before the one charge
-        self._check_trials(candidates, trial_epsilon, X_train, y_train, s_train)
+        # every row: the training rows are fitted, the validation rows predicted by each trial
+        self._check_trials(candidates, trial_epsilon, X, y_arr, sensitive)
         self.scoring.check(X_val, y_val, s_val)
         charge_budget(budget, total[0], total[1], label=f"{type(self).__name__}.fit (trials, scores, random-K selection)")
         if math.isinf(epsilon):
