@@ -49,6 +49,7 @@ bench: $(STAMP) data-home
 	$(BIN)/python benchmarks/bench_bandits.py
 	$(BIN)/python benchmarks/bench_federated.py
 	$(BIN)/python benchmarks/bench_federated_secure.py
+	$(BIN)/python benchmarks/bench_flower.py
 	$(BIN)/python benchmarks/bench_metrics.py
 
 privacy-demo: $(STAMP)
