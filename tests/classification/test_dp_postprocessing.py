@@ -299,3 +299,16 @@ def test_prefit_defaults_to_true_and_an_unfitted_estimator_says_how_to_fit_it():
     X, y, g = make_classification(300, random_state=3)
     with pytest.raises(NotFittedError, match=r"prefit=True \(the default; before dpfair 0.3 it was False\).*prefit=False"):
         DPEqualizedOddsPostProcessor(LogisticRegression(), epsilon=1.0, groups=[0, 1]).fit(X, y, sensitive_features=g)
+
+
+def test_score_is_the_accuracy_of_predict_and_names_y():
+    """The one ``score`` of the post-processors (issue 22): accuracy here, ``y`` validated and named."""
+    X, y, g = make_classification(400, random_state=2)
+    est = DPEqualizedOddsPostProcessor(LogisticRegression(), prefit=False, epsilon=2.0, groups=[0, 1], random_state=0)
+    est.fit(X, y, sensitive_features=g)
+    expected = np.mean(est.predict(X, sensitive_features=g) == y)  # a seeded estimator predicts reproducibly
+    assert est.score(X, y, sensitive_features=g) == pytest.approx(expected)
+    with pytest.raises(ValueError, match=r"^y contains"):
+        est.score(X, np.where(y == 1, np.nan, 0.0), sensitive_features=g)
+    with pytest.raises(ValueError, match="y must have one value per row"):
+        est.score(X, y[:-1], sensitive_features=g)

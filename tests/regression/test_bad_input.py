@@ -141,3 +141,55 @@ def test_mismatched_lengths_name_the_argument():
 def test_unhashable_labels_name_the_argument(labels):
     with pytest.raises(TypeError, match="sensitive_features must hold hashable labels"):
         _pp().fit(Y, sensitive_features=np.array(labels, dtype=object))
+
+
+# ---------------------------------------------------------------------------- issue 22, section 4
+@pytest.mark.parametrize("n_bins", [10**10, 2**70])
+def test_n_bins_that_cannot_fit_in_memory_is_refused_by_name_before_anything_is_charged(n_bins):
+    from dpfair.privacy import PrivacyBudget
+
+    budget = PrivacyBudget(5.0)
+    pp = _pp(n_bins=n_bins, budget=budget)
+    with pytest.raises(ValueError, match="n_bins") as info:  # was MemoryError / "Maximum allowed size exceeded"
+        pp.fit(Y, sensitive_features=G)
+    assert "lower n_bins" in str(info.value)
+    assert budget.spent() == (0.0, 0.0) and not hasattr(pp, "pmfs_")
+
+
+@pytest.mark.parametrize("estimator", [_pp(), WassersteinBarycenterPostProcessor(groups=["a", "b"], random_state=0)])
+def test_score_names_y_with_nan_or_the_wrong_length(estimator):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fitted = estimator.fit(Y, sensitive_features=G)
+    with pytest.raises(ValueError, match=r"^y contains") as info:  # was scikit-learn's "Input contains NaN."
+        fitted.score(Y, np.array([0.1, np.nan, 0.5, 0.5]), sensitive_features=G)
+    assert "NaN" in str(info.value)
+    with pytest.raises(ValueError, match="y must have one value per row"):
+        fitted.score(Y, Y[:3], sensitive_features=G)
+    with pytest.raises(TypeError, match="y"):
+        fitted.score(Y, ["a", "b", "c", "d"], sensitive_features=G)
+    assert np.isfinite(fitted.score(Y, Y, sensitive_features=G))
+
+
+def test_make_regression_that_cannot_fit_in_memory_is_refused_by_name():
+    from dpfair.datasets import make_regression
+
+    for n_samples in (10**20, 2**70):
+        with pytest.raises(ValueError, match="n_samples") as info:  # was MemoryError
+            make_regression(n_samples)
+        assert "lower n_samples" in str(info.value)
+    X, y, groups = make_regression(7, random_state=0)
+    assert X.shape == (7, 5) and y.shape == groups.shape == (7,)
+
+
+def test_outputs_outside_bounds_are_clipped_with_a_warning_as_post_processing_of_the_regressor():
+    """CONTRIBUTING rule 9: ``bounds`` declares the range of the wrapped regressor's outputs; an output beyond it is
+    a prediction, clamped to the end bin (a fixed per-row map before the mechanism: the sensitivity is unchanged),
+    with a warning, not refused."""
+    outputs = np.array([-3.0, 0.3, 0.6, 7.0])
+    with pytest.warns(UserWarning, match="some outputs lie outside bounds"):
+        clipped = _pp(n_bins=4).fit(outputs, sensitive_features=G)
+    inside = _pp(n_bins=4).fit(np.clip(outputs, 0.0, 1.0), sensitive_features=G)
+    np.testing.assert_array_equal(clipped.pmfs_, inside.pmfs_)  # same seed, same histogram: exactly the clamp

@@ -15,15 +15,12 @@ prediction randomness, a seed gives reproducible, *not hardened* randomness.
 from __future__ import annotations
 
 import math
-import numbers
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from scipy.optimize import linprog
-from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
-from sklearn.exceptions import NotFittedError
-from sklearn.metrics import accuracy_score
+from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin
 from sklearn.utils.validation import _num_samples, check_is_fitted, column_or_1d
 
 from dpfair._estimator import (
@@ -45,8 +42,8 @@ from dpfair._estimator import prediction_noise as _prediction_noise
 from dpfair._estimator import rows_of_fitted_groups as _rows_of_fitted_groups
 from dpfair._estimator import single_group_rows as _single_group_rows
 from dpfair._estimator import wrapped_tags as _wrapped_tags
-from dpfair._validation import check_budgets_cover, check_epsilon, check_nonnegative_finite
-from dpfair.privacy import default_budget
+from dpfair._validation import check_epsilon, check_nonnegative_finite, check_open_unit
+from dpfair._wrapped_fit import SensitiveScoreMixin, WrappedEstimator, check_shared_budgets, fit_wrapped_estimator
 from dpfair.privacy.mechanisms import laplace_mechanism
 from dpfair.privacy.noise import get_noise_source
 
@@ -73,15 +70,6 @@ _NEIGHBOURING_END_TO_END = "replace one training row (X, y, A) (the number of ro
 
 
 # ---------------------------------------------------------------------------- helpers
-def _check_beta(beta: Any) -> float:
-    if isinstance(beta, bool | np.bool_) or not isinstance(beta, numbers.Real):
-        raise TypeError(f"beta must be a real number in (0, 1), got {type(beta).__name__} ({beta!r}).")
-    value = float(beta)
-    if not 0.0 < value < 1.0:
-        raise ValueError(f"beta must be in (0, 1) (the failure probability of the slack), got {beta!r}.")
-    return value
-
-
 def _check_constraints(constraints: Any) -> str:
     if not isinstance(constraints, str) or constraints not in CONSTRAINTS:
         raise ValueError(f"constraints must be one of {list(CONSTRAINTS)}, got {constraints!r}.")
@@ -136,27 +124,16 @@ def _classes(values: Any, name: str, fix: str) -> tuple[np.ndarray, np.ndarray]:
     return classes, encoded.astype(np.int64)
 
 
-def _fit_base(estimator: Any, prefit: bool, X: Any, y: Any, owner: str) -> Any:
-    """The base classifier ``Y_hat``: as is (``prefit``) or ``clone(estimator).fit(X, y)`` (never on A)."""
-    if estimator is None or not hasattr(estimator, "predict"):
-        raise TypeError(f"estimator must be a classifier with a predict method, got {type(estimator).__name__}.")
-    if prefit:
-        try:
-            check_is_fitted(estimator)
-        except NotFittedError:
-            raise NotFittedError(
-                f"estimator is not fitted but prefit=True (the default; before dpfair 0.3 it was False): fit it "
-                f"first, or pass prefit=False to let {owner} fit a clone of it on (X, y) (a private one, e.g. "
-                "dpfair.linear_model.DPLogisticRegression, keeps the whole pipeline private)."
-            ) from None
-        except TypeError:
-            pass  # not a scikit-learn estimator: trust prefit=True
-        return estimator
-    # Algorithm 1, line 1: train the base classifier on {(X_i, Y_i)} only -- A is never passed.
-    try:
-        return clone(estimator).fit(X, y)
-    except (TypeError, ValueError) as exc:
-        raise type(exc)(f"X, y: fitting clone(estimator) on (X, y) failed ({exc}); pass valid features and labels.") from None
+#: How the post-processor uses its base classifier (dpfair._wrapped_fit).  X and y are public (Section 2.3), so a
+#: clone trained on them non-privately does not weaken the guarantee: no leak warning.
+_BASE_CLASSIFIER = WrappedEstimator(
+    kind="classifier",
+    not_fitted=(
+        "estimator is not fitted but prefit=True (the default; before dpfair 0.3 it was False): fit it first, or "
+        "pass prefit=False to let {owner} fit a clone of it on (X, y) (a private one, e.g. "
+        "dpfair.linear_model.DPLogisticRegression, keeps the whole pipeline private)."
+    ),
+)
 
 
 def _base_predictions(estimator: Any, X: Any, classes: np.ndarray) -> np.ndarray:
@@ -318,7 +295,7 @@ def solve_lp(
 
 
 # ---------------------------------------------------------------------------- estimator
-class DPEqualizedOddsPostProcessor(CloneLineageMixin, MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
+class DPEqualizedOddsPostProcessor(SensitiveScoreMixin, CloneLineageMixin, MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     """Differentially private equalized-odds post-processing (Jagielski et al. 2019, Algorithm 1).
 
     Derives from a binary base classifier ``Y_hat`` a randomized classifier ``Y_hat_p`` that predicts
@@ -418,6 +395,8 @@ default "equalized_odds"
         estimator's ``privacy_spent_`` when it was fitted here (``prefit=False``) and is private.
     """
 
+    _score_metric = "accuracy"  # SensitiveScoreMixin.score
+
     def __init__(
         self, estimator: Any = None, *, epsilon: float = 1.0, gamma: float = 0.0, beta: float = 0.05,
         constraints: str = "equalized_odds", groups: Any = None, prefit: bool = True, budget: Any = None,
@@ -486,7 +465,7 @@ default "equalized_odds"
         owner = type(self).__name__
         epsilon = check_epsilon(self.epsilon)
         gamma = check_nonnegative_finite(self.gamma, "gamma")
-        beta = _check_beta(self.beta)
+        beta = check_open_unit(self.beta, "beta")  # the failure probability of the slack
         constraints = _check_constraints(self.constraints)
         prefit = _check_bool(self.prefit, "prefit")
         budget = check_budget(self.budget)
@@ -511,13 +490,11 @@ default "equalized_odds"
             raise ValueError(f"y must have one label per row of X ({m} rows), got {labels.shape[0]}.")
         if m == 0:
             raise ValueError("X is empty; pass at least one row.")
-        if not prefit and self.estimator is not None:  # refuse a too-small shared budget before the base's fit
-            charges = [(b if b is not None else default_budget(), e, d) for b, e, d in self._dpfair_fit_charges()]
-            check_budgets_cover(
-                [(b, e, d, "estimator.budget" if i < len(charges) - 1 else "budget") for i, (b, e, d) in enumerate(charges)],
-                fix="give the post-processor and its base estimator a budget that pays for both fits",
-            )
-        estimator = _fit_base(self.estimator, prefit, X, y_array if classes[0] != 0 or classes[1] != 1 else labels, owner)
+        check_shared_budgets(self, prefit, kind="base estimator")  # before the base's fit
+        # Algorithm 1, line 1: the base classifier is trained on {(X_i, Y_i)} only -- A is never passed
+        estimator = fit_wrapped_estimator(_BASE_CLASSIFIER, self.estimator, X,
+                                          y_array if classes[0] != 0 or classes[1] != 1 else labels,
+                                          prefit=prefit, owner=owner, caller=self)
         y_pred = _base_predictions(estimator, X, classes)
         if y_pred.shape[0] != m:
             raise ValueError(f"the estimator returned {y_pred.shape[0]} predictions for {m} rows of X.")
@@ -637,24 +614,3 @@ default "equalized_odds"
         y_pred, index = self._rows(X, sensitive_features)
         noise = _prediction_noise(random_state, self._predict_seed_)
         return self.classes_[(noise.uniform(y_pred.size) < self.probabilities_[y_pred, index]).astype(np.int64)]
-
-    def score(self, X: Any, y: Any, sample_weight: Any = None, *, sensitive_features: Any = None) -> float:
-        """Accuracy of :meth:`predict` on ``(X, y)``.
-
-        Parameters
-        ----------
-        X : array-like
-            As in :meth:`predict`.
-        y : array-like of shape (n_samples,)
-            True labels.
-        sample_weight : array-like of shape (n_samples,) or None, default None
-            Sample weights.
-        sensitive_features : array-like of shape (n_samples,) or None, default None
-            Group of every row; routed by ``set_score_request(sensitive_features=True)``.
-
-        Returns
-        -------
-        float
-            Accuracy of the (randomized) predictions.
-        """
-        return float(accuracy_score(y, self.predict(X, sensitive_features=sensitive_features), sample_weight=sample_weight))

@@ -62,11 +62,20 @@ from dpfair._estimator import (
     charge_budget,
     check_budget,
     group_index,
+    prediction_noise,
     privacy_spent,
     resolve_groups,
     warn_non_private,
 )
-from dpfair._validation import _as_float, check_bool, check_epsilon, check_int, check_open_unit, check_positive_finite
+from dpfair._estimator import predict_seed as _predict_seed
+from dpfair._validation import (
+    check_bool,
+    check_epsilon,
+    check_int,
+    check_nonnegative_finite,
+    check_open_unit,
+    check_positive_finite,
+)
 from dpfair.classification.reductions_accounting import (  # noqa: F401
     _MAX_ITER,
     _MAX_ITER_INF,
@@ -146,16 +155,6 @@ def _features(estimator: Any, X: Any, *, reset: bool, y: Any = None) -> tuple[np
         if "X" not in message and "y" not in message:
             message = f"X: {message}"
         raise type(exc)(f"{message} Pass X as a finite 2-d array of real numbers (and y as one binary label per row).") from None
-
-
-def _labels(sensitive_features: Any, n_rows: int) -> np.ndarray:
-    values = as_sensitive_features(sensitive_features, n_rows)
-    try:
-        for value in values:
-            hash(value)
-    except TypeError:
-        raise TypeError("sensitive_features must hold hashable labels (str, int, ...), found an unhashable one.") from None
-    return values
 
 
 def _l1_row_bound(x_norm_bound: Any, x_l1_bound: Any, n_features: int) -> tuple[float, np.ndarray | None, float | None]:
@@ -413,9 +412,7 @@ class DPExponentiatedGradient(ClassifierMixin, BaseEstimator):
         """
         epsilon = check_epsilon(self.epsilon)
         delta = check_open_unit(self.delta, "delta")
-        gamma = _as_float(self.gamma, "gamma")
-        if not (math.isfinite(gamma) and gamma >= 0):
-            raise ValueError(f"gamma must be finite and >= 0, got {gamma!r}.")
+        gamma = check_nonnegative_finite(self.gamma, "gamma")
         bound_B = None if self.bound_B is None else check_positive_finite(self.bound_B, "bound_B")
         beta = check_open_unit(self.beta, "beta")
         n_iter = None if self.n_iter is None else check_int(self.n_iter, "n_iter", minimum=1)
@@ -467,9 +464,9 @@ class DPExponentiatedGradient(ClassifierMixin, BaseEstimator):
                 )
             index = np.zeros(m, dtype=np.int64)
         elif declared is None:  # epsilon = inf only: read off the data
-            declared, index = resolve_groups(None, _labels(sensitive_features, m), epsilon)
+            declared, index = resolve_groups(None, as_sensitive_features(sensitive_features, m), epsilon)
         else:
-            index = group_index(declared, _labels(sensitive_features, m))
+            index = group_index(declared, as_sensitive_features(sensitive_features, m))
         n_groups = declared.size
         bound_B = float(n_groups) if bound_B is None else bound_B  # Corollary 4.6.1: B = |A|
         nu = 1.0 / math.sqrt(m) if nu is None else nu
@@ -613,7 +610,7 @@ class DPExponentiatedGradient(ClassifierMixin, BaseEstimator):
                     ConvergenceWarning,
                     stacklevel=2,
                 )
-        predict_seed = None if noise.secure else [int(u * 2**32) for u in noise.uniform(4)]
+        predict_seed = _predict_seed(noise)
 
         # every fitted attribute is assigned only now
         self.classes_ = classes
@@ -655,7 +652,7 @@ class DPExponentiatedGradient(ClassifierMixin, BaseEstimator):
                 )
             index = np.zeros(m, dtype=np.int64)
         else:
-            index = group_index(self.groups_, _labels(sensitive_features, m))
+            index = group_index(self.groups_, as_sensitive_features(sensitive_features, m))
         return np.hstack([X_arr, np.eye(self.groups_.size)[index]])
 
     def predict_proba(self, X: Any, *, sensitive_features: Any = None) -> np.ndarray:
@@ -710,12 +707,7 @@ class DPExponentiatedGradient(ClassifierMixin, BaseEstimator):
             For invalid input (the message names the argument).
         """
         proba = self.predict_proba(X, sensitive_features=sensitive_features)[:, 1]
-        if random_state is not None:
-            source = get_noise_source(random_state)
-        elif self._predict_seed_ is None:
-            source = get_noise_source(None)
-        else:
-            source = get_noise_source(np.random.default_rng(self._predict_seed_))
+        source = prediction_noise(random_state, self._predict_seed_)
         u = source.uniform(proba.size) if proba.size else np.empty(0)
         return self.classes_[(u < proba).astype(np.int64)]
 

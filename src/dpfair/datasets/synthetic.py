@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from dpfair._validation import as_finite_array, check_int, check_nonnegative_finite, check_positive_finite
+from dpfair._validation import as_finite_array, check_allocation, check_int, check_nonnegative_finite, check_positive_finite
 
 __all__ = [
     "make_bandit_contexts",
@@ -236,13 +236,21 @@ def make_regression(
     TypeError
         If an argument has the wrong type.
     ValueError
-        If an argument is out of range, or ``disparity`` is so large that the linear
-        predictor overflows.
+        If an argument is out of range, the arrays cannot fit in this machine's memory (the
+        message names ``n_samples``), or ``disparity`` is so large that the linear predictor
+        overflows.
     """
     n_samples = check_int(n_samples, "n_samples", minimum=1)
     n_groups = check_int(n_groups, "n_groups", minimum=1)
     n_features = check_int(n_features, "n_features", minimum=1)
     disparity = _finite(disparity, "disparity")
+    # X, its normal draws and the shift (3 n_features floats per row), groups, noise, linear and y (4 more)
+    check_allocation(
+        8 * n_samples * (3 * n_features + 4),
+        subject=f"make_regression(n_samples={n_samples}, n_features={n_features})",
+        what="the features and targets",
+        fix="lower n_samples (or n_features)",
+    )
     rng = _rng(random_state)
     groups = rng.integers(0, n_groups, size=n_samples)
     with np.errstate(over="ignore", invalid="ignore"):

@@ -29,7 +29,6 @@ from typing import Any
 import numpy as np
 from scipy import sparse
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, RegressorMixin
-from sklearn.metrics import r2_score
 from sklearn.utils.validation import check_is_fitted
 
 from dpfair._estimator import (
@@ -63,11 +62,12 @@ from dpfair._estimator import (
 from dpfair._estimator import (
     wrapped_tags as _wrapped_tags,
 )
-from dpfair._validation import check_epsilon, check_int, real_array
+from dpfair._validation import check_allocation, check_epsilon, check_int, real_array
+from dpfair._wrapped_fit import SensitiveScoreMixin, check_shared_budgets, fit_wrapped_estimator
 from dpfair.privacy.mechanisms import laplace_mechanism
 from dpfair.privacy.noise import get_noise_source
 from dpfair.regression._lp import BarycenterSolution, check_alpha, check_coupling_size, solve_barycenter_lp
-from dpfair.regression._wrapped import _NEIGHBOURING, _check_shared_budgets, _fit_wrapped, _predict_outputs
+from dpfair.regression._wrapped import _NEIGHBOURING, WRAPPED_REGRESSOR, _predict_outputs
 
 __all__ = ["FairRegressionPostProcessor", "l_inf_isotonic_cdf"]
 
@@ -140,6 +140,21 @@ def l_inf_isotonic_cdf(partial_sums: np.ndarray) -> np.ndarray:
     return cdf
 
 
+#: float64 values held per (group, bin) cell at the peak of ``fit`` (histograms, CDFs, couplings, sparse maps),
+#: measured with some margin: about 30.
+_VALUES_PER_CELL = 32
+
+
+def _check_histogram_size(n_bins: int, n_groups: int) -> None:
+    """Refuse, before anything is fitted or charged, an ``n_bins`` whose histograms cannot fit in memory."""
+    check_allocation(
+        8 * _VALUES_PER_CELL * n_bins * n_groups,
+        subject=f"n_bins={n_bins} with {n_groups} group(s)",
+        what="the private histograms and the sparse transport maps",
+        fix="lower n_bins",
+    )
+
+
 def _bin_index(outputs: np.ndarray, lo: float, hi: float, k: int) -> np.ndarray:
     """Line 2: index of the nearest bin midpoint (outputs outside ``[lo, hi]`` go to the end bins)."""
     position = (outputs - lo) / (hi - lo) * k
@@ -147,7 +162,7 @@ def _bin_index(outputs: np.ndarray, lo: float, hi: float, k: int) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------- Algorithm 1
-class FairRegressionPostProcessor(CloneLineageMixin, MetaEstimatorMixin, RegressorMixin, BaseEstimator):
+class FairRegressionPostProcessor(SensitiveScoreMixin, CloneLineageMixin, MetaEstimatorMixin, RegressorMixin, BaseEstimator):
     """Differentially private fair post-processing of a regressor (Algorithm 1, Xian et al. 2024).
 
     Learns, from unlabeled data, randomized maps ``g_a`` that transport each group's
@@ -191,8 +206,12 @@ class FairRegressionPostProcessor(CloneLineageMixin, MetaEstimatorMixin, Regress
     bounds : (float, float) or None, default None
         Declared interval ``[s, t]`` containing the regressor's outputs.  Required with finite
         ``epsilon``: reading it off the data would break DP.  With ``epsilon = inf`` it may be
-        omitted and is then read off the data.  Outputs outside it are sent to the nearest end
-        bin (the discretizer of line 2) with a warning that says only that clipping happened.
+        omitted and is then read off the data.  It bounds the *predictions* of the wrapped
+        regressor, not data: an output outside it is sent to the nearest end bin (the discretizer
+        of line 2) with a warning that says only that clipping happened, rather than refused.  The
+        clamp is a fixed per-row map applied before the Laplace mechanism (post-processing of the
+        regressor), so the histogram's sensitivity and the guarantee are unchanged (CONTRIBUTING,
+        rule 9).
     groups : list or None, default None
         The declared set of groups, in order (group 0 first).  Required with finite ``epsilon``
         (reading it off the data reveals whether a rare group is present).  A declared group with
@@ -357,8 +376,9 @@ class FairRegressionPostProcessor(CloneLineageMixin, MetaEstimatorMixin, Regress
         declared = None
         if self.groups is not None:
             declared, _ = resolve_groups(self.groups, np.empty(0, dtype=object), epsilon)
-        _check_shared_budgets(self, prefit)
-        estimator = _fit_wrapped(self.estimator, prefit, X, y, owner, caller=self)
+        _check_histogram_size(k, 1 if declared is None else declared.size)
+        check_shared_budgets(self, prefit, kind="regressor")
+        estimator = fit_wrapped_estimator(WRAPPED_REGRESSOR, self.estimator, X, y, prefit=prefit, owner=owner, caller=self)
         outputs = _predict_outputs(estimator, X)
         n = outputs.size
         if sensitive_features is None:
@@ -368,6 +388,7 @@ class FairRegressionPostProcessor(CloneLineageMixin, MetaEstimatorMixin, Regress
         else:
             index = group_index(declared, _labels(sensitive_features, n))
         n_groups = declared.size
+        _check_histogram_size(k, n_groups)  # groups read off the data (epsilon = inf)
         scale = 2.0 / (n * epsilon)
         if scale > _MAX_NOISE_SCALE:
             raise ValueError(
@@ -607,26 +628,5 @@ class FairRegressionPostProcessor(CloneLineageMixin, MetaEstimatorMixin, Regress
         level = base + noise.uniform(outputs.size) * (cumulative[end - 1] - base)
         position = np.clip(np.searchsorted(cumulative, level, side="right"), start, end - 1)
         return self.grid_[transport.indices[position]]
-
-    def score(self, X: Any, y: Any, sample_weight: Any = None, *, sensitive_features: Any = None) -> float:
-        """Coefficient of determination R^2 of :meth:`predict` on ``(X, y)``.
-
-        Parameters
-        ----------
-        X : array-like
-            As in :meth:`predict`.
-        y : array-like of shape (n_samples,)
-            True targets.
-        sample_weight : array-like of shape (n_samples,) or None, default None
-            Sample weights.
-        sensitive_features : array-like of shape (n_samples,) or None, default None
-            Group of every row; routed by ``set_score_request(sensitive_features=True)``.
-
-        Returns
-        -------
-        float
-            R^2 of the (randomized) predictions.
-        """
-        return float(r2_score(y, self.predict(X, sensitive_features=sensitive_features), sample_weight=sample_weight))
 
 

@@ -8,7 +8,6 @@ from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, RegressorMixin
-from sklearn.metrics import r2_score
 from sklearn.utils.validation import check_is_fitted
 
 from dpfair._estimator import (
@@ -37,12 +36,15 @@ from dpfair._estimator import (
     wrapped_tags as _wrapped_tags,
 )
 from dpfair._validation import check_nonnegative_finite
+from dpfair._wrapped_fit import SensitiveScoreMixin, fit_wrapped_estimator
 from dpfair.privacy.noise import get_noise_source
-from dpfair.regression._wrapped import _NEIGHBOURING, _fit_wrapped, _predict_outputs
+from dpfair.regression._wrapped import _NEIGHBOURING, WRAPPED_REGRESSOR, _predict_outputs
 
 
 # ---------------------------------------------------------------------------- Chzhen et al.
-class WassersteinBarycenterPostProcessor(CloneLineageMixin, MetaEstimatorMixin, RegressorMixin, BaseEstimator):
+class WassersteinBarycenterPostProcessor(
+    SensitiveScoreMixin, CloneLineageMixin, MetaEstimatorMixin, RegressorMixin, BaseEstimator
+):
     """Non-private, non-discretized fair post-processing of Chzhen et al. (2020) (exact parity).
 
     ``f_fair(x, a) = sum_b w_b Q_b(F_a(f(x) + jitter))``: each group's output is mapped through
@@ -137,7 +139,7 @@ class WassersteinBarycenterPostProcessor(CloneLineageMixin, MetaEstimatorMixin, 
         noise = get_noise_source(self.random_state)
         if self.groups is not None:
             resolve_groups(self.groups, np.empty(0, dtype=object), math.inf)
-        estimator = _fit_wrapped(self.estimator, prefit, X, y, owner, caller=self)
+        estimator = fit_wrapped_estimator(WRAPPED_REGRESSOR, self.estimator, X, y, prefit=prefit, owner=owner, caller=self)
         outputs = _predict_outputs(estimator, X)
         n = outputs.size
         if sensitive_features is None:
@@ -221,24 +223,3 @@ class WassersteinBarycenterPostProcessor(CloneLineageMixin, MetaEstimatorMixin, 
             pos = np.clip(np.ceil(levels * sorted_b.size).astype(int) - 1, 0, sorted_b.size - 1)
             out += self.group_weights_[b] * sorted_b[pos]
         return out
-
-    def score(self, X: Any, y: Any, sample_weight: Any = None, *, sensitive_features: Any = None) -> float:
-        """Coefficient of determination R^2 of :meth:`predict` on ``(X, y)``.
-
-        Parameters
-        ----------
-        X : array-like
-            As in :meth:`predict`.
-        y : array-like of shape (n_samples,)
-            True targets.
-        sample_weight : array-like of shape (n_samples,) or None, default None
-            Sample weights.
-        sensitive_features : array-like of shape (n_samples,) or None, default None
-            Group of every row; routed by ``set_score_request(sensitive_features=True)``.
-
-        Returns
-        -------
-        float
-            R^2 of the (jittered) predictions.
-        """
-        return float(r2_score(y, self.predict(X, sensitive_features=sensitive_features), sample_weight=sample_weight))

@@ -1,0 +1,246 @@
+"""The wrapped estimator of a post-processor: fitted once, by one function, for every subpackage.
+
+A dpfair post-processor wraps an ``estimator`` (a regressor in :mod:`dpfair.regression`, a
+classifier in :mod:`dpfair.classification`).  Rule 5 of the estimator contract (``CONTRIBUTING.md``)
+says how it is used: as is with ``prefit=True`` (it must then be fitted), or as
+``clone(estimator).fit(X, y)`` with ``prefit=False`` (the caller's object is never modified).  What
+differs between post-processors is declared once per class in a :class:`WrappedEstimator`: the
+word for the wrapped model, whether it may be ``None`` (``X`` then holds its outputs), the advice of
+the not-fitted error, and whether a clone trained non-privately on the same rows voids the guarantee
+(it does when the post-processor protects the rows the clone is trained on; it does not when ``X``
+and ``y`` are public, as in Jagielski et al.).
+
+* :func:`fit_wrapped_estimator` returns the estimator to post-process;
+* :func:`check_shared_budgets` refuses, before the wrapped estimator is fitted, budgets that cannot pay
+  for its fit and the post-processor's release together;
+* :func:`wrapped_feature_attributes` gives the ``n_features_in_`` / ``feature_names_in_`` a fitted
+  post-processor takes from its estimator;
+* :class:`SensitiveScoreMixin` is the one ``score(X, y, sample_weight=None, *, sensitive_features=None)``
+  of the post-processors (R^2 for a regressor, accuracy for a classifier), whose ``y`` is validated
+  and named like every other argument.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
+from sklearn.metrics import accuracy_score, r2_score
+from sklearn.utils.validation import _num_samples, check_is_fitted, column_or_1d
+
+from dpfair._estimator import private_base, warn_leak_once
+from dpfair._validation import as_finite_array, check_budgets_cover
+
+__all__ = [
+    "SensitiveScoreMixin",
+    "WrappedEstimator",
+    "check_shared_budgets",
+    "fit_wrapped_estimator",
+    "wrapped_feature_attributes",
+]
+
+
+@dataclass(frozen=True)
+class WrappedEstimator:
+    """How a post-processor uses its wrapped ``estimator`` (declared once per class).
+
+    Parameters
+    ----------
+    kind : str
+        The word for the wrapped model in messages ("regressor", "classifier").
+    optional : bool
+        Whether ``estimator=None`` is accepted (``X`` then holds the model's outputs).
+    not_fitted : str
+        The ``NotFittedError`` message for an unfitted estimator with ``prefit=True`` (``{owner}`` is
+        replaced by the post-processor's class name).
+    clone_leak : str or None
+        With ``prefit=False``, the :class:`~dpfair.privacy.PrivacyLeakWarning` raised when the clone
+        fitted on ``(X, y)`` is not private (reports no ``privacy_spent_``); ``None`` when ``X`` and
+        ``y`` are public, so that training on them does not weaken the guarantee.
+    """
+
+    kind: str
+    optional: bool = False
+    not_fitted: str = (
+        "estimator is not fitted but prefit=True: fit it first, or pass prefit=False to let {owner} fit a clone "
+        "of it on (X, y)."
+    )
+    clone_leak: str | None = None
+
+
+def fit_wrapped_estimator(
+    spec: WrappedEstimator, estimator: Any, X: Any, y: Any, *, prefit: bool, owner: str, caller: Any = None
+) -> Any:
+    """Return the estimator to post-process: as is (``prefit``) or ``clone(estimator).fit(X, y)``.
+
+    Parameters
+    ----------
+    spec : WrappedEstimator
+        The post-processor's declaration.
+    estimator : estimator or None
+        The wrapped estimator, as the caller passed it (never modified).
+    X, y : array-like
+        The rows ``clone(estimator)`` is fitted on with ``prefit=False`` (``y`` is the wrapped
+        estimator's to validate; only its presence and length are checked here).
+    prefit : bool
+        Already validated.
+    owner : str
+        The post-processor's class name, for messages.
+    caller : estimator, optional
+        The post-processor: a search's clones of it warn once per configuration.
+
+    Returns
+    -------
+    estimator or None
+        ``None`` only when ``spec.optional`` and ``estimator`` is ``None``.
+
+    Raises
+    ------
+    TypeError
+        If ``estimator`` has no ``predict`` method (or is ``None`` where it is required).
+    NotFittedError
+        If ``prefit=True`` and ``estimator`` is not fitted.
+    ValueError
+        If ``prefit=False`` and ``y`` is missing or not one value per row of ``X``; the clone's own
+        ``ValueError`` / ``TypeError`` is re-raised naming ``X, y``.
+
+    Warns
+    -----
+    PrivacyLeakWarning
+        ``spec.clone_leak``, when a clone fitted here is not private.
+    """
+    if estimator is None and spec.optional:
+        return None
+    if estimator is None or not hasattr(estimator, "predict"):
+        alternative = " (or None)" if spec.optional else ""
+        raise TypeError(
+            f"estimator must be a {spec.kind} with a predict method{alternative}, got {type(estimator).__name__}."
+        )
+    if prefit:
+        try:
+            check_is_fitted(estimator)
+        except NotFittedError:
+            raise NotFittedError(spec.not_fitted.format(owner=owner)) from None
+        except TypeError:
+            pass  # not a scikit-learn estimator: trust prefit=True, its predict is called next
+        return estimator
+    if y is None:
+        raise ValueError(
+            f"{owner} requires y to be passed, but the target y is None: prefit=False fits a clone of estimator "
+            "on (X, y); pass y, or pass a fitted estimator with prefit=True."
+        )
+    y = column_or_1d(y, warn=True)  # its values are the wrapped estimator's to validate
+    n_rows = _num_samples(X)
+    if y.shape[0] != n_rows:
+        raise ValueError(f"y must have one value per row of X ({n_rows} rows), got {y.shape[0]}.")
+    try:
+        fitted = clone(estimator).fit(X, y)
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(f"X, y: fitting clone(estimator) on (X, y) failed ({exc}); pass valid features and targets.") from None
+    if spec.clone_leak is not None and not private_base(fitted):
+        warn_leak_once(caller, spec.clone_leak.format(owner=owner), stacklevel=4)
+    return fitted
+
+
+def check_shared_budgets(caller: Any, prefit: bool, *, kind: str) -> None:
+    """With ``prefit=False``, refuse before any fit budgets that cannot pay for the wrapped fit and ``caller``'s release.
+
+    ``caller._dpfair_fit_charges()`` lists the wrapped estimator's charges first and ``caller``'s own
+    last (see :func:`dpfair._estimator.fit_charges`).
+
+    Raises
+    ------
+    PrivacyBudgetExceededError
+        If a budget cannot pay for every charge made to it; nothing is charged.
+    """
+    if prefit or caller.estimator is None:
+        return
+    charges = list(caller._dpfair_fit_charges())
+    check_budgets_cover(
+        [(b, e, d, "estimator.budget" if i < len(charges) - 1 else "budget") for i, (b, e, d) in enumerate(charges)],
+        fix=f"give the post-processor and its {kind} a budget that pays for both fits",
+    )
+
+
+def wrapped_feature_attributes(estimator: Any) -> dict[str, Any]:
+    """``n_features_in_`` / ``feature_names_in_`` of a post-processor of ``estimator`` (1 feature: ``None``)."""
+    out: dict[str, Any] = {}
+    if estimator is None:
+        out["n_features_in_"] = 1
+    elif hasattr(estimator, "n_features_in_"):
+        out["n_features_in_"] = estimator.n_features_in_
+    if hasattr(estimator, "feature_names_in_"):
+        out["feature_names_in_"] = estimator.feature_names_in_
+    return out
+
+
+def _score_targets(y: Any, *, real: bool) -> np.ndarray:
+    """``y`` of :meth:`SensitiveScoreMixin.score` as a 1-d array: finite numbers (``real``) or labels without gaps."""
+    if y is None:
+        raise ValueError("y is required: pass the true target of every row, score(X, y, sensitive_features=g).")
+    if real:
+        arr = as_finite_array(y, "y", allow_bool=True)
+    else:
+        if isinstance(y, str | bytes):
+            raise TypeError(f"y must hold one class label per row, got a {type(y).__name__}.")
+        arr = np.asarray(y.to_numpy() if hasattr(y, "to_numpy") else y)
+        if arr.dtype.kind == "O" and pd.isna(pd.Series(arr.ravel(), dtype=object)).any():
+            raise ValueError("y contains missing values (None or NaN); pass a class label for every row.")
+        if arr.dtype.kind == "f" and not np.isfinite(arr).all():
+            raise ValueError("y contains NaN or infinite values; pass a class label for every row.")
+        if arr.size == 0:
+            raise ValueError("y is empty; pass at least one row.")
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr[:, 0]
+    if arr.ndim != 1:
+        raise ValueError(f"y must be 1-dimensional (one value per row), got shape {arr.shape}.")
+    return arr
+
+
+class SensitiveScoreMixin:
+    """``score(X, y, sample_weight=None, *, sensitive_features=None)`` of a post-processor (before the scikit-learn mixin).
+
+    The score is R^2 (``_score_metric = "r2"``) or accuracy (``"accuracy"``) of :meth:`predict`, which
+    receives ``sensitive_features``; routed by ``set_score_request(sensitive_features=True)``.
+    """
+
+    _score_metric: ClassVar[str] = "r2"
+
+    def score(self, X: Any, y: Any, sample_weight: Any = None, *, sensitive_features: Any = None) -> float:
+        """R^2 (regressors) or accuracy (classifiers) of :meth:`predict` on ``(X, y)``.
+
+        Parameters
+        ----------
+        X : array-like
+            As in :meth:`predict`.
+        y : array-like of shape (n_samples,)
+            True targets (finite numbers for a regressor, class labels for a classifier).
+        sample_weight : array-like of shape (n_samples,) or None, default None
+            Sample weights.
+        sensitive_features : array-like of shape (n_samples,) or None, default None
+            Group of every row; routed by ``set_score_request(sensitive_features=True)``.
+
+        Returns
+        -------
+        float
+            The score of the (randomized) predictions.
+
+        Raises
+        ------
+        NotFittedError
+            Before ``fit``.
+        ValueError, TypeError
+            On invalid input (the message names the argument): ``y`` with NaN, of the wrong shape or
+            length, or ``X`` / ``sensitive_features`` as in :meth:`predict`.
+        """
+        real = self._score_metric == "r2"
+        y_true = _score_targets(y, real=real)
+        pred = self.predict(X, sensitive_features=sensitive_features)
+        if y_true.shape[0] != pred.shape[0]:
+            raise ValueError(f"y must have one value per row of X ({pred.shape[0]} rows), got {y_true.shape[0]}.")
+        metric = r2_score if real else accuracy_score
+        return float(metric(y_true, pred, sample_weight=sample_weight))
