@@ -157,7 +157,8 @@ def check_shared_budgets(caller: Any, prefit: bool, *, kind: str) -> None:
     PrivacyBudgetExceededError
         If a budget cannot pay for every charge made to it; nothing is charged.
     """
-    if prefit or caller.estimator is None:
+    if prefit or caller.estimator is None or not private_base(caller.estimator):
+        # a non-private wrapped model charges nothing: the caller's own charge, after every check, refuses atomically
         return
     charges = list(caller._dpfair_fit_charges())
     check_budgets_cover(

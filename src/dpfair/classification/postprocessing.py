@@ -490,6 +490,8 @@ default "equalized_odds"
             raise ValueError(f"y must have one label per row of X ({m} rows), got {labels.shape[0]}.")
         if m == 0:
             raise ValueError("X is empty; pass at least one row.")
+        if sensitive_features is not None and declared is not None:  # undeclared groups: refused before any fit
+            group_index(declared, _labels(sensitive_features, m))
         check_shared_budgets(self, prefit, kind="base estimator")  # before the base's fit
         # Algorithm 1, line 1: the base classifier is trained on {(X_i, Y_i)} only -- A is never passed
         estimator = fit_wrapped_estimator(_BASE_CLASSIFIER, self.estimator, X,

@@ -410,6 +410,18 @@ class DPExponentiatedGradient(ClassifierMixin, BaseEstimator):
         ConvergenceWarning
             When the output clearly exceeds ``gamma`` (raise ``bound_B``).
         """
+        # scikit-learn's validate_data sets n_features_in_ while checking X: a refused fit must leave
+        # the estimator as it was (contract rule 3), so those attributes are restored on any error
+        saved = {k: vars(self)[k] for k in ("n_features_in_", "feature_names_in_") if k in vars(self)}
+        try:
+            return self._fit(X, y, sensitive_features=sensitive_features)
+        except BaseException:
+            for key in ("n_features_in_", "feature_names_in_"):
+                vars(self).pop(key, None)
+            vars(self).update(saved)
+            raise
+
+    def _fit(self, X: Any, y: Any, *, sensitive_features: Any = None) -> DPExponentiatedGradient:
         epsilon = check_epsilon(self.epsilon)
         delta = check_open_unit(self.delta, "delta")
         gamma = check_nonnegative_finite(self.gamma, "gamma")

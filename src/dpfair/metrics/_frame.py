@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from dpfair._estimator import charge_budget, check_budget, predict_seed, privacy_spent, resolve_groups, warn_non_private
-from dpfair._validation import _as_float, as_finite_array, check_delta, check_epsilon, check_open_unit
+from dpfair._validation import as_finite_array, check_bounds, check_delta, check_epsilon, check_open_unit
 from dpfair.metrics import _core
 from dpfair.metrics._core import COUNT_METRICS, REAL_METRICS, SUPPORTED, MetricSpec
 from dpfair.privacy.noise import get_noise_source
@@ -66,17 +66,6 @@ def _parse_metrics(metrics: Any) -> tuple[list[tuple[str, str]], bool]:
         return out, False
     name = _metric_name(metrics, "metrics")
     return [(name, name)], True
-
-
-def _check_bounds(bounds: Any) -> tuple[float, float]:
-    if isinstance(bounds, str | bytes) or not hasattr(bounds, "__len__") or len(bounds) != 2:
-        raise TypeError(
-            f"bounds must be a pair (lower, upper) of numbers that y_true and y_pred always lie in, got {bounds!r:.80}."
-        )
-    lo, hi = (_as_float(b, "bounds") for b in bounds)
-    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
-        raise ValueError(f"bounds must be finite with lower < upper, got {bounds!r:.80}.")
-    return lo, hi
 
 
 def _as_1d(values: Any, name: str, n_rows: int | None = None) -> np.ndarray:
@@ -446,7 +435,7 @@ class PrivateMetricFrame:
                     f"bounds is required for the real-valued metric(s) {real_names}: declare (lower, upper) that y_true "
                     "and y_pred always lie in, from public knowledge (never read off the data)."
                 )
-            bounds_ = _check_bounds(bounds)
+            bounds_ = check_bounds(bounds, "bounds")
         y_t = _as_1d(y_true, "y_true")
         n_rows = y_t.shape[0]
         y_p = _as_1d(y_pred, "y_pred", n_rows)

@@ -22,14 +22,13 @@ and whose ``random_state`` policy is:
 from __future__ import annotations
 
 import math
-import numbers
 import warnings
 from typing import Any
 
 import numpy as np
 from scipy import sparse
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, RegressorMixin
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import _num_samples, check_is_fitted
 
 from dpfair._estimator import (
     CloneLineageMixin,
@@ -62,7 +61,7 @@ from dpfair._estimator import (
 from dpfair._estimator import (
     wrapped_tags as _wrapped_tags,
 )
-from dpfair._validation import check_allocation, check_epsilon, check_int, real_array
+from dpfair._validation import check_allocation, check_bounds, check_epsilon, check_int, real_array
 from dpfair._wrapped_fit import SensitiveScoreMixin, check_shared_budgets, fit_wrapped_estimator
 from dpfair.privacy.mechanisms import laplace_mechanism
 from dpfair.privacy.noise import get_noise_source
@@ -86,26 +85,6 @@ _PROTECTS_END_TO_END = (
 
 
 # ---------------------------------------------------------------------------- helpers
-def _check_bounds(bounds: Any) -> tuple[float, float] | None:
-    if bounds is None:
-        return None
-    try:
-        pair = tuple(bounds)
-    except TypeError:
-        raise TypeError(f"bounds must be a pair (s, t) of real numbers, got {bounds!r}.") from None
-    if len(pair) != 2 or any(isinstance(b, bool | str | bytes) or not isinstance(b, numbers.Real) for b in pair):
-        raise TypeError(f"bounds must be a pair (s, t) of real numbers, got {bounds!r}.")
-    lo, hi = float(pair[0]), float(pair[1])
-    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
-        raise ValueError(f"bounds must be finite with s < t, got {bounds!r}.")
-    if not hi - lo <= _MAX_WIDTH:
-        raise ValueError(
-            f"bounds must be at most {_MAX_WIDTH:g} wide (squared transport costs overflow beyond), got {bounds!r}; "
-            "rescale the target."
-        )
-    return lo, hi
-
-
 def l_inf_isotonic_cdf(partial_sums: np.ndarray) -> np.ndarray:
     """Algorithm 1, line 8: L-infinity isotonic regression of noisy partial sums, clipped to [0, 1].
 
@@ -362,7 +341,8 @@ class FairRegressionPostProcessor(SensitiveScoreMixin, CloneLineageMixin, MetaEs
         epsilon = check_epsilon(self.epsilon)
         k = check_int(self.n_bins, "n_bins", minimum=1)
         alpha = check_alpha(self.alpha)
-        declared_bounds = _check_bounds(self.bounds)
+        # one bounds rule; squared transport costs overflow beyond _MAX_WIDTH
+        declared_bounds = None if self.bounds is None else check_bounds(self.bounds, "bounds", max_width=_MAX_WIDTH)
         prefit = _check_bool(self.prefit, "prefit")
         budget = check_budget(self.budget)
         noise = get_noise_source(self.random_state)
@@ -377,6 +357,8 @@ class FairRegressionPostProcessor(SensitiveScoreMixin, CloneLineageMixin, MetaEs
         if self.groups is not None:
             declared, _ = resolve_groups(self.groups, np.empty(0, dtype=object), epsilon)
         _check_histogram_size(k, 1 if declared is None else declared.size)
+        if sensitive_features is not None and declared is not None:  # undeclared groups: refused before any fit
+            group_index(declared, _labels(sensitive_features, _num_samples(X)))
         check_shared_budgets(self, prefit, kind="regressor")
         estimator = fit_wrapped_estimator(WRAPPED_REGRESSOR, self.estimator, X, y, prefit=prefit, owner=owner, caller=self)
         outputs = _predict_outputs(estimator, X)

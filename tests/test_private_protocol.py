@@ -1,0 +1,207 @@
+"""Issue 22: every public private estimator, selector, scorer and search refuses bad input before it charges.
+
+For each, every kind of refused input -- NaN, a wrong shape, an undeclared group, a bad parameter, too
+small a budget -- must raise a clear error (ValueError / TypeError naming what is wrong, or
+PrivacyBudgetExceededError), leave the budget exactly as it was, and leave nothing fitted.  The list
+of classes is read from the subpackages' ``__all__``: a new public class with an ``epsilon`` must be
+added here or this test fails.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+
+import numpy as np
+import pytest
+from sklearn.linear_model import LinearRegression, LogisticRegression
+
+from dpfair.classification import DPEqualizedOddsPostProcessor, DPExponentiatedGradient
+from dpfair.linear_model import DPLinearRegression, DPLogisticRegression
+from dpfair.metrics import PrivateMetricFrame
+from dpfair.model_selection import PrivateKSScorer, PrivateMSEKSScorer, PrivateMSEScorer, PrivateRandomSearch
+from dpfair.privacy import PrivacyBudget, PrivacyBudgetExceededError
+from dpfair.privacy.noise import get_noise_source
+from dpfair.regression import FairRegressionPostProcessor
+from dpfair.selection import ExponentialSelector
+
+RNG = np.random.default_rng(0)
+N = 240
+X = RNG.uniform(0, 1, size=(N, 2))
+GROUPS = np.tile(["a", "b"], N // 2)
+Y_BIN = (X[:, 0] + 0.3 * (GROUPS == "a") + RNG.normal(0, 0.2, N) > 0.7).astype(int)
+Y_REAL = np.clip(X[:, 0] * 0.8 + RNG.normal(0, 0.05, N), 0, 1)
+SCORES = RNG.uniform(0, 1, size=N)
+
+
+def _nan(a):
+    a = np.array(a, dtype=float)
+    a.flat[3] = np.nan
+    return a
+
+
+def _other_group(g):
+    g = np.array(g, dtype=object)
+    g[5] = "zzz"
+    return g
+
+
+# name -> (make(budget, **changes), fit(estimator, X, y, groups), valid data (X, y, groups), refused cases)
+def _eo(budget, **kw):
+    return DPEqualizedOddsPostProcessor(LogisticRegression().fit(X, Y_BIN), epsilon=2.0, groups=["a", "b"],
+                                        budget=budget, random_state=0).set_params(**kw)
+
+
+def _eg(budget, **kw):
+    return DPExponentiatedGradient(epsilon=2.0, delta=1e-5, gamma=0.1, x_norm_bound=2.0, n_iter=3, groups=["a", "b"],
+                                   budget=budget, random_state=0).set_params(**kw)
+
+
+def _frpp(budget, **kw):
+    return FairRegressionPostProcessor(epsilon=2.0, bounds=(0, 1), groups=["a", "b"], budget=budget,
+                                       random_state=0).set_params(**kw)
+
+
+def _sel(budget, **kw):
+    return ExponentialSelector(epsilon=1.0, n_select=3, score_bounds=(0, 1), budget=budget, random_state=0).set_params(**kw)
+
+
+def _lin(budget, **kw):
+    return DPLinearRegression(epsilon=2.0, data_norm=2.0, target_bound=1.0, budget=budget, random_state=0).set_params(**kw)
+
+
+def _log(budget, **kw):
+    return DPLogisticRegression(epsilon=2.0, data_norm=2.0, budget=budget, random_state=0).set_params(**kw)
+
+
+def _search(budget, **kw):
+    est = FairRegressionPostProcessor(LinearRegression(), bounds=(0, 1), groups=["a", "b"], prefit=False)
+    return PrivateRandomSearch(est, {"n_bins": [4, 8]}, scoring=PrivateMSEScorer((0, 1)), epsilon=2.0, budget=budget,
+                               random_state=0).set_params(**kw)
+
+
+def _fit_xy_g(est, x, y, g):
+    return est.fit(x, y, sensitive_features=g)
+
+
+def _fit_xy(est, x, y, g):
+    return est.fit(x, y)
+
+
+def _fit_scores(est, x, y, g):
+    return est.fit(x)
+
+
+ESTIMATORS = {
+    "DPEqualizedOddsPostProcessor": (_eo, _fit_xy_g, (X, Y_BIN, GROUPS), {"gamma": -1.0}),
+    "DPExponentiatedGradient": (_eg, _fit_xy_g, (X, Y_BIN, GROUPS), {"gamma": -1.0}),
+    "FairRegressionPostProcessor": (_frpp, _fit_xy_g, (Y_REAL, Y_REAL, GROUPS), {"n_bins": 0}),
+    "ExponentialSelector": (_sel, _fit_scores, (SCORES, None, None), {"n_select": 0}),
+    "DPLinearRegression": (_lin, _fit_xy, (X, Y_REAL, None), {"alpha": -1.0}),
+    "DPLogisticRegression": (_log, _fit_xy, (X, Y_BIN, None), {"C": -1.0}),
+    "PrivateRandomSearch": (_search, _fit_xy_g, (X, Y_REAL, GROUPS), {"validation_fraction": 1.5}),
+}
+SCORERS = {
+    "PrivateMSEScorer": lambda: PrivateMSEScorer((0, 1)),
+    "PrivateKSScorer": lambda: PrivateKSScorer((0, 1), groups=["a", "b"]),
+    "PrivateMSEKSScorer": lambda: PrivateMSEKSScorer((0, 1), groups=["a", "b"]),
+}
+ANALYSES = {"PrivateMetricFrame"}  # computes in its constructor: tested below
+NOT_ESTIMATORS = {"SearchCost"}  # a cost description (epsilon is its output), no data
+
+
+def _refused_inputs(name):
+    x, y, g = ESTIMATORS[name][2]
+    cases = {"NaN": (_nan(x), y, g)}
+    if np.ndim(x) == 2:
+        cases["wrong shape"] = (x[:, :1].ravel()[:, None].T, y, g)
+    else:
+        cases["wrong shape"] = (np.stack([x, x, x], axis=1), y, g)
+    if g is not None:
+        cases["undeclared group"] = (x, y, _other_group(g))
+    return cases
+
+
+def _fitted(est):
+    return sorted(k for k in vars(est) if k.endswith("_") and not k.startswith("_"))
+
+
+def test_every_public_private_class_is_covered():
+    covered = set(ESTIMATORS) | set(SCORERS) | ANALYSES | NOT_ESTIMATORS
+    missing = []
+    for package in ("classification", "regression", "selection", "linear_model", "model_selection", "metrics"):
+        module = importlib.import_module(f"dpfair.{package}")
+        for name in module.__all__:
+            obj = getattr(module, name)
+            if inspect.isclass(obj) and ("epsilon" in inspect.signature(obj.__init__).parameters
+                                         or name.endswith("Scorer")) and name not in covered:
+                missing.append(f"dpfair.{package}.{name}")
+    assert not missing, f"add these to tests/test_private_protocol.py: {missing}"
+
+
+@pytest.mark.parametrize("name", list(ESTIMATORS))
+@pytest.mark.parametrize("kind", ["NaN", "wrong shape", "undeclared group", "bad parameter", "too small a budget"])
+def test_refused_input_spends_nothing_and_fits_nothing(name, kind):
+    make, fit, (x, y, g), bad = ESTIMATORS[name]
+    budget = PrivacyBudget(10.0, 1e-3)
+    if kind == "bad parameter":
+        est, data, errors = make(budget, **bad), (x, y, g), (ValueError, TypeError)
+    elif kind == "too small a budget":
+        budget = PrivacyBudget(0.5, 1e-3)
+        est, data, errors = make(budget), (x, y, g), (PrivacyBudgetExceededError,)
+    else:
+        cases = _refused_inputs(name)
+        if kind not in cases:
+            pytest.skip(f"{name} takes no sensitive_features")
+        est, data, errors = make(budget), cases[kind], (ValueError, TypeError)
+    before = budget.spent()
+    with pytest.raises(errors) as caught:
+        fit(est, *data)
+    assert str(caught.value).strip(), "the error says nothing"
+    assert budget.spent() == before, f"{name} spent its budget on a refused {kind}"
+    assert not _fitted(est), f"{name} kept fitted attributes after a refused {kind}: {_fitted(est)}"
+
+
+@pytest.mark.parametrize("name", list(ESTIMATORS))
+def test_the_valid_fit_charges_once(name):
+    make, fit, (x, y, g), _ = ESTIMATORS[name]
+    budget = PrivacyBudget(10.0, 1e-3)
+    est = fit(make(budget), x, y, g)
+    assert budget.spent()[0] > 0 and len(budget.ledger) >= 1
+    assert est.privacy_spent_["epsilon"] > 0
+
+
+@pytest.mark.parametrize("name", list(SCORERS))
+def test_scorers_refuse_bad_rows_before_any_noise(name):
+    scorer = SCORERS[name]()
+    model = FairRegressionPostProcessor(bounds=(0, 1), groups=["a", "b"], epsilon=float("inf"))
+    with pytest.warns(Warning):
+        model.fit(Y_REAL, Y_REAL, sensitive_features=GROUPS)
+    noise = get_noise_source(0)
+    state = noise.rng.bit_generator.state
+    with pytest.raises((ValueError, TypeError)):
+        if name == "PrivateMSEScorer":
+            scorer.check(Y_REAL, _nan(Y_REAL), GROUPS)
+        else:
+            scorer.check(Y_REAL, Y_REAL, _other_group(GROUPS))
+    assert noise.rng.bit_generator.state == state  # nothing drawn
+
+
+@pytest.mark.parametrize(
+    ("kind", "changes", "errors"),
+    [
+        ("NaN", {"y_pred": _nan(Y_BIN)}, (ValueError, TypeError)),
+        ("wrong shape", {"y_pred": Y_BIN[:-1]}, (ValueError, TypeError)),
+        ("undeclared group", {"sensitive_features": _other_group(GROUPS)}, (ValueError,)),
+        ("bad parameter", {"confidence_level": 1.5}, (ValueError, TypeError)),
+        ("too small a budget", {"budget": "small"}, (PrivacyBudgetExceededError,)),
+    ],
+)
+def test_private_metric_frame_refuses_before_charging(kind, changes, errors):
+    budget = PrivacyBudget(0.5) if changes.get("budget") == "small" else PrivacyBudget(10.0)
+    args = {"metrics": "selection_rate", "y_true": Y_BIN, "y_pred": Y_BIN, "sensitive_features": GROUPS,
+            "epsilon": 1.0, "groups": ["a", "b"], "random_state": 0, **changes, "budget": budget}
+    before = budget.spent()
+    with pytest.raises(errors):
+        PrivateMetricFrame(**args)
+    assert budget.spent() == before
