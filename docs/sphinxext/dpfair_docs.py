@@ -30,6 +30,7 @@ logger = logging.getLogger("dpfair_docs")
 #: The public subpackages documented in the API reference, in reading order.
 API_PACKAGES = (
     "dpfair.privacy",
+    "dpfair.base",
     "dpfair.fairness",
     "dpfair.metrics",
     "dpfair.selection",

@@ -1,0 +1,245 @@
+"""One private-estimator protocol: privacy parameters declared once, one release template.
+
+A private class declares its privacy parameters once, in the spirit of scikit-learn's
+``_parameter_constraints``::
+
+    _privacy_parameters = {"epsilon": "epsilon", "delta": "delta", "bounds": "bounds",
+                           "groups": "groups", "budget": "budget", "random_state": "random_state"}
+
+(parameter name -> role; the roles are :data:`ROLES`).  The template :meth:`PrivateMechanismMixin._release`
+then runs the one pipeline of the estimator contract (``CONTRIBUTING.md``, rules 7-9):
+
+1. ``_validate_all``: every declared privacy parameter by its role, the subclass's other parameters
+   (:meth:`~PrivateMechanismMixin._validate_params`) and the data
+   (:meth:`~PrivateMechanismMixin._validate_data`);
+2. resolve the declared groups (:func:`dpfair._estimator.resolve_groups`);
+3. :meth:`~PrivateMechanismMixin._compute_statistics` (exact statistics, no noise available);
+4. charge the budget once (:func:`dpfair._estimator.charge_budget`), done by the template only;
+5. :meth:`~PrivateMechanismMixin._draw_noise`, which receives the noise source, created only after
+   the charge;
+6. :meth:`~PrivateMechanismMixin._solve` (post-processing of the noisy statistics);
+7. the result, with ``privacy_spent_``; :class:`PrivateEstimator` sets the fitted attributes only
+   here, so nothing fitted is left, and earlier fitted state is unchanged, if any step raises.
+
+Subclasses fill steps 1, 3, 5 and 6; they cannot override the template nor the charge
+(:meth:`~PrivateMechanismMixin.__init_subclass__` refuses it), and the noise source is handed to them only
+after the charge.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+
+from dpfair._estimator import (
+    as_sensitive_features,
+    charge_budget,
+    privacy_spent,
+    resolve_groups,
+    single_group_rows,
+    warn_non_private,
+)
+from dpfair._validation import check_bounds, check_delta, check_epsilon
+from dpfair.privacy.budget import check_budget
+from dpfair.privacy.noise import NoiseSource, get_noise_source
+
+__all__ = ["ROLES", "PrivacyParameters", "PrivateEstimator", "PrivateMechanismMixin"]
+
+#: The roles a declared privacy parameter may have.
+ROLES = ("epsilon", "delta", "bounds", "groups", "budget", "random_state")
+
+#: Methods of the template that no subclass may redefine.
+_FINAL = ("_release", "_validate_all", "_charge", "_validate_privacy_parameters")
+
+
+@dataclass(frozen=True)
+class PrivacyParameters:
+    """The validated privacy parameters of one release.
+
+    Attributes
+    ----------
+    epsilon : float
+        Privacy loss parameter (``inf`` for a non-private release).
+    delta : float
+        Failure probability (0 for pure DP).
+    bounds : tuple of float or None
+        The declared ``(low, high)``, or ``None`` when the class declares none.
+    groups : object
+        The caller's declaration of the groups, unchanged (resolved in step 2).
+    budget : PrivacyBudget or None
+        The budget to charge.
+    extra : dict
+        What :meth:`PrivateMechanismMixin._validate_params` returned (the other parameters).
+    """
+
+    epsilon: float = math.inf
+    delta: float = 0.0
+    bounds: tuple[float, float] | None = None
+    groups: Any = None
+    budget: Any = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class PrivateMechanismMixin:
+    """Mixin for private mechanisms that are not estimators (selectors, scorers, the search).
+
+    A subclass sets these class attributes: ``_privacy_parameters`` (parameter name -> role, one of
+    :data:`ROLES`; each name is an attribute of the object), ``_privacy_protects`` and
+    ``_privacy_neighbouring`` (the words of ``privacy_spent_``) and, optionally, ``_privacy_label`` (the
+    label of the budget charge; the class name when ``None``).
+    """
+
+    _privacy_parameters: ClassVar[dict[str, str]] = {}
+    _privacy_protects: ClassVar[str] = "every row"
+    _privacy_neighbouring: ClassVar[str] = "replace one row"
+    _privacy_label: ClassVar[str | None] = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for name in _FINAL:
+            if name in vars(cls):
+                raise TypeError(
+                    f"{cls.__name__} redefines {name}, a step of the one release template of dpfair.base; "
+                    "fill _validate_params, _validate_data, _compute_statistics, _draw_noise and _solve instead."
+                )
+        unknown = {role for role in cls._privacy_parameters.values() if role not in ROLES}
+        if unknown:
+            raise TypeError(f"{cls.__name__}._privacy_parameters uses unknown role(s) {sorted(unknown)}; use {ROLES}.")
+
+    # ------------------------------------------------------------------ steps a subclass fills
+    def _validate_params(self) -> dict[str, Any]:
+        """Validate the parameters that are not privacy parameters; return them by name.
+
+        Raise ``ValueError`` / ``TypeError`` naming the argument and the fix.  Nothing is charged yet.
+        """
+        return {}
+
+    def _validate_data(self, params: PrivacyParameters, *data: Any, **metadata: Any) -> dict[str, Any]:
+        """Validate the data; return it by name.
+
+        Include ``"sensitive_features"`` (the raw labels, or ``None``) and ``"n_rows"`` when the class
+        declares ``groups``: the template resolves them into ``"groups"`` (declared labels) and
+        ``"group_index"`` (each row's group number).  A value outside a declared bound raises.
+        """
+        raise NotImplementedError(f"{type(self).__name__} must define _validate_data")
+
+    def _compute_statistics(self, params: PrivacyParameters, data: dict[str, Any]) -> Any:
+        """Exact (not yet private) statistics of ``data``; no noise is available here."""
+        raise NotImplementedError(f"{type(self).__name__} must define _compute_statistics")
+
+    def _privacy_cost(self, params: PrivacyParameters) -> tuple[float, float]:
+        """What one release charges; ``(epsilon, delta)`` by default."""
+        return params.epsilon, params.delta
+
+    def _draw_noise(self, params: PrivacyParameters, statistics: Any, noise: NoiseSource) -> Any:
+        """Privatise ``statistics`` with ``noise`` (called only after the budget was charged)."""
+        raise NotImplementedError(f"{type(self).__name__} must define _draw_noise")
+
+    def _solve(self, params: PrivacyParameters, noisy: Any, data: dict[str, Any]) -> dict[str, Any]:
+        """Post-process the noisy statistics; return the results by name (fitted attributes end in ``_``)."""
+        raise NotImplementedError(f"{type(self).__name__} must define _solve")
+
+    # ------------------------------------------------------------------ the template (final)
+    def _privacy_value(self, role: str, default: Any = None) -> Any:
+        for name, declared_role in self._privacy_parameters.items():
+            if declared_role == role:
+                return getattr(self, name)
+        return default
+
+    def _privacy_name(self, role: str) -> str:
+        for name, declared_role in self._privacy_parameters.items():
+            if declared_role == role:
+                return name
+        return role
+
+    def _validate_privacy_parameters(self) -> PrivacyParameters:
+        roles = set(self._privacy_parameters.values())
+        epsilon = check_epsilon(self._privacy_value("epsilon"), self._privacy_name("epsilon")) if "epsilon" in roles else math.inf
+        delta = check_delta(self._privacy_value("delta"), self._privacy_name("delta")) if "delta" in roles else 0.0
+        bounds = check_bounds(self._privacy_value("bounds"), self._privacy_name("bounds")) if "bounds" in roles else None
+        budget = check_budget(self._privacy_value("budget"), self._privacy_name("budget")) if "budget" in roles else None
+        groups = self._privacy_value("groups")
+        if "groups" in roles and groups is None and not math.isinf(epsilon):
+            name = self._privacy_name("groups")
+            raise ValueError(
+                f"{name} is required with a finite epsilon: declare the list of possible group labels "
+                f"(e.g. {name}=['a', 'b']); reading them off the data breaks differential privacy."
+            )
+        return PrivacyParameters(epsilon=epsilon, delta=delta, bounds=bounds, groups=groups, budget=budget)
+
+    def _validate_all(self, *data: Any, **metadata: Any) -> tuple[PrivacyParameters, dict[str, Any]]:
+        """Step 1: every argument, then the data.  Returns ``(params, data)``; charges nothing."""
+        params = self._validate_privacy_parameters()
+        params = PrivacyParameters(
+            epsilon=params.epsilon, delta=params.delta, bounds=params.bounds, groups=params.groups,
+            budget=params.budget, extra=dict(self._validate_params()),
+        )
+        validated = dict(self._validate_data(params, *data, **metadata))
+        if "groups" in self._privacy_parameters.values():
+            validated.update(self._resolve_declared_groups(params, validated))
+        return params, validated
+
+    def _resolve_declared_groups(self, params: PrivacyParameters, data: dict[str, Any]) -> dict[str, Any]:
+        """Step 2: map rows to the declared groups (ValueError for an undeclared label)."""
+        n_rows = int(data["n_rows"])
+        raw = data.get("sensitive_features")
+        if raw is None:
+            declared, index = single_group_rows(params.groups, n_rows, params.epsilon, type(self).__name__)
+        else:
+            values = as_sensitive_features(raw, n_rows)
+            declared, index = resolve_groups(params.groups, values, params.epsilon, name=self._privacy_name("groups"))
+        return {"groups": declared, "group_index": np.asarray(index, dtype=np.int64)}
+
+    def _charge(self, params: PrivacyParameters) -> NoiseSource:
+        """Step 4: charge the budget once, then (only then) create the noise source."""
+        epsilon, delta = self._privacy_cost(params)
+        charge_budget(params.budget, epsilon, delta, label=self._privacy_label or type(self).__name__)
+        return get_noise_source(self._privacy_value("random_state"))
+
+    def _release(self, *data: Any, **metadata: Any) -> dict[str, Any]:
+        """Run the template once; return the results with ``privacy_spent_`` (nothing is set on ``self``)."""
+        params, validated = self._validate_all(*data, **metadata)
+        if math.isinf(params.epsilon):
+            warn_non_private(params.epsilon, f"the release of {type(self).__name__}", estimator=self)
+        statistics = self._compute_statistics(params, validated)
+        noise = self._charge(params)
+        noisy = self._draw_noise(params, statistics, noise)
+        results = dict(self._solve(params, noisy, validated))
+        epsilon, delta = self._privacy_cost(params)
+        results["privacy_spent_"] = privacy_spent(
+            epsilon, delta, protects=self._privacy_protects, neighbouring=self._privacy_neighbouring
+        )
+        return results
+
+
+class PrivateEstimator(PrivateMechanismMixin):
+    """Mixin for private estimators, used beside :class:`sklearn.base.BaseEstimator`.
+
+    ``class MyEstimator(PrivateEstimator, RegressorMixin, BaseEstimator)``: declare
+    ``_privacy_parameters`` and fill the steps of :class:`PrivateMechanismMixin`; :meth:`fit` runs the
+    template and sets every result (names ending in ``_``, and ``privacy_spent_``) at the very end.
+    """
+
+    def fit(self, X: Any, y: Any = None, *, sensitive_features: Any = None) -> PrivateEstimator:
+        """Validate, charge once, draw noise, solve; set the fitted attributes at the end.
+
+        Parameters
+        ----------
+        X : array-like
+            Training rows.
+        y : array-like or None
+            Targets or labels, where the estimator uses them.
+        sensitive_features : array-like or None
+            Each row's group label (declared in ``groups=``).
+
+        Returns
+        -------
+        self
+        """
+        results = self._release(X, y, sensitive_features=sensitive_features)
+        for name, value in results.items():
+            setattr(self, name, value)
+        return self
