@@ -146,6 +146,14 @@ def fit_wrapped_estimator(
     return fitted
 
 
+def _charges_privacy(estimator: Any) -> bool:
+    """Whether fitting ``estimator`` charges a budget: a dpfair private estimator (it has an ``epsilon``)."""
+    try:
+        return "epsilon" in estimator.get_params(deep=False)
+    except (AttributeError, TypeError):
+        return False
+
+
 def check_shared_budgets(caller: Any, prefit: bool, *, kind: str) -> None:
     """With ``prefit=False``, refuse before any fit budgets that cannot pay for the wrapped fit and ``caller``'s release.
 
@@ -157,7 +165,7 @@ def check_shared_budgets(caller: Any, prefit: bool, *, kind: str) -> None:
     PrivacyBudgetExceededError
         If a budget cannot pay for every charge made to it; nothing is charged.
     """
-    if prefit or caller.estimator is None or not private_base(caller.estimator):
+    if prefit or caller.estimator is None or not _charges_privacy(caller.estimator):
         # a non-private wrapped model charges nothing: the caller's own charge, after every check, refuses atomically
         return
     charges = list(caller._dpfair_fit_charges())

@@ -73,7 +73,7 @@ def accuracy_n_iter(bound_B: float, nu: float, n_groups: int, *, reference: str 
         return 1
     n_plus_1 = n_constraints(n_groups, reference) + 1
     t = 16.0 * bound_B**2 * math.log(n_plus_1) / nu**2
-    return int(min(math.ceil(t), 10**9))
+    return int(min(max(math.ceil(t), 1), 10**9))  # at least one round (B^2 can underflow to 0)
 
 
 def min_informative_n_iter(n_groups: int, *, reference: str = "group0") -> int:
