@@ -59,7 +59,7 @@ _FINAL = ("_release", "_validate_all", "_charge", "_validate_privacy_parameters"
 class PrivacyParameters:
     """The validated privacy parameters of one release.
 
-    Attributes
+    Parameters
     ----------
     epsilon : float
         Privacy loss parameter (``inf`` for a non-private release).
@@ -238,6 +238,7 @@ class PrivateEstimator(PrivateMechanismMixin):
         Returns
         -------
         self
+            The fitted estimator.
         """
         results = self._release(X, y, sensitive_features=sensitive_features)
         for name, value in results.items():
