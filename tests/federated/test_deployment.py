@@ -58,7 +58,7 @@ def test_bad_arguments(tmp_path):
 
 
 def test_round_trip_latency_and_cleanup(tmp_path):
-    rounds = 30
+    rounds = 15
     with LocalFederation(3, app_dir=TOY_APP, log_dir=tmp_path / "logs") as fed:
         assert set(fed.pids) == {"superlink", *(f"{k}-{i}" for i in range(3) for k in ("supernode", "executor"))}
         res = fed.run({"rounds": rounds, "n-nodes": 3, "result-path": str(tmp_path / "r.json")}, timeout=60)
@@ -82,36 +82,7 @@ def test_round_trip_latency_and_cleanup(tmp_path):
     assert _wait_dead(pids) == []
 
 
-def test_killed_node_server_carries_on(tmp_path):
-    progress = tmp_path / "progress"
-    result = tmp_path / "r.json"
-    rounds = 25
-    with LocalFederation(3, app_dir=TOY_APP, log_dir=tmp_path / "logs") as fed:
-        run = fed.submit(
-            {"rounds": rounds, "n-nodes": 3, "result-path": str(result), "progress-path": str(progress), "round-timeout": 2.0}
-        )
-        deadline = time.monotonic() + 40
-        while not (progress.exists() and len(progress.read_text().split()) >= 8):
-            assert run.process.poll() is None, run.log_path.read_text()
-            assert time.monotonic() < deadline, "run made no progress"
-            time.sleep(0.01)
-        victim = fed.pids["supernode-1"], fed.pids["executor-1"]
-        fed.kill_node(1)
-        assert not any(_alive(p) for p in victim)
-        res = run.wait(timeout=60)
-        assert res.returncode == 0, res.stdout
-        pids = fed.all_pids()
-    out = json.loads(result.read_text())
-    assert len(out["rounds"]) == rounds
-    ((_node, info),) = out["dropped"].items()
-    assert info["partition"] == 1
-    assert 8 <= info["round"] < rounds
-    print(f"\nnode of partition 1 dropped at round {info['round']} ({info['reason']})")
-    for r, got in enumerate(out["rounds"]):
-        expected = ["0", "1", "2"] if r < info["round"] else ["0", "2"]
-        assert sorted(got) == expected
-        assert got["0"]["count"] == r + 1
-    assert _wait_dead(pids) == []
+# A killed SuperNode over the real app: tests/federated/test_flower_processes.py (kept once: each costs ~20-40 s).
 
 
 _CHILD = textwrap.dedent(
