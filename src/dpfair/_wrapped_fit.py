@@ -13,8 +13,6 @@ and ``y`` are public, as in Jagielski et al.).
 * :func:`fit_wrapped_estimator` returns the estimator to post-process;
 * :func:`check_shared_budgets` refuses, before the wrapped estimator is fitted, budgets that cannot pay
   for its fit and the post-processor's release together;
-* :func:`wrapped_feature_attributes` gives the ``n_features_in_`` / ``feature_names_in_`` a fitted
-  post-processor takes from its estimator;
 * :class:`SensitiveScoreMixin` is the one ``score(X, y, sample_weight=None, *, sensitive_features=None)``
   of the post-processors (R^2 for a regressor, accuracy for a classifier), whose ``y`` is validated
   and named like every other argument.
@@ -40,7 +38,6 @@ __all__ = [
     "WrappedEstimator",
     "check_shared_budgets",
     "fit_wrapped_estimator",
-    "wrapped_feature_attributes",
 ]
 
 
@@ -173,18 +170,6 @@ def check_shared_budgets(caller: Any, prefit: bool, *, kind: str) -> None:
         [(b, e, d, "estimator.budget" if i < len(charges) - 1 else "budget") for i, (b, e, d) in enumerate(charges)],
         fix=f"give the post-processor and its {kind} a budget that pays for both fits",
     )
-
-
-def wrapped_feature_attributes(estimator: Any) -> dict[str, Any]:
-    """``n_features_in_`` / ``feature_names_in_`` of a post-processor of ``estimator`` (1 feature: ``None``)."""
-    out: dict[str, Any] = {}
-    if estimator is None:
-        out["n_features_in_"] = 1
-    elif hasattr(estimator, "n_features_in_"):
-        out["n_features_in_"] = estimator.n_features_in_
-    if hasattr(estimator, "feature_names_in_"):
-        out["feature_names_in_"] = estimator.feature_names_in_
-    return out
 
 
 def _score_targets(y: Any, *, real: bool) -> np.ndarray:

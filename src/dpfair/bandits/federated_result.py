@@ -37,8 +37,6 @@ class FederatedResult(SimulationResult):
     actions : numpy.ndarray, optional
         Every agent's action, ``(n_learners, n_seeds, n_agents, horizon)``, when the simulation was
         asked to record them (``record_actions=True``); else ``None``.
-    dropped : dict, optional
-        Deployments only (:mod:`dpfair.federated`): agent -> the first round it did not answer.
     """
 
     learner_names: tuple[str, ...] = ()
@@ -46,7 +44,6 @@ class FederatedResult(SimulationResult):
     reward_regret: np.ndarray = field(default_factory=lambda: np.zeros((0, 0, 0)))
     communication_rounds: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.int64))
     actions: np.ndarray | None = None
-    dropped: dict[int, int] = field(default_factory=dict)
 
     _curves: ClassVar[tuple[str, ...]] = ("fair_regret", "reward_regret")
     _names_attribute: ClassVar[str] = "learner_names"
