@@ -29,7 +29,7 @@ after the charge.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -71,6 +71,8 @@ class PrivacyParameters:
         The caller's declaration of the groups, unchanged (resolved in step 2).
     budget : PrivacyBudget or None
         The budget to charge.
+    random_state : object
+        The noise seed (``None``: the secure source), as declared or overridden for this release.
     extra : dict
         What :meth:`PrivateMechanismMixin._validate_params` returned (the other parameters).
     """
@@ -80,6 +82,7 @@ class PrivacyParameters:
     bounds: tuple[float, float] | None = None
     groups: Any = None
     budget: Any = None
+    random_state: Any = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -142,6 +145,19 @@ class PrivateMechanismMixin:
         """Post-process the noisy statistics; return the results by name (fitted attributes end in ``_``)."""
         raise NotImplementedError(f"{type(self).__name__} must define _solve")
 
+    def _warn_non_private(self, params: PrivacyParameters) -> None:
+        """Raise the :class:`~dpfair.privacy.PrivacyLeakWarning` of an ``epsilon = inf`` release.
+
+        Called by the template, before any statistic is computed, only when ``params.epsilon`` is
+        infinite; override it to name what is released.
+        """
+        warn_non_private(params.epsilon, f"the release of {type(self).__name__}", estimator=self)
+
+    def _privacy_spent(self, params: PrivacyParameters, results: dict[str, Any]) -> dict[str, Any]:
+        """The ``privacy_spent_`` of this release (override to compose it with a private base model's)."""
+        epsilon, delta = self._privacy_cost(params)
+        return privacy_spent(epsilon, delta, protects=self._privacy_protects, neighbouring=self._privacy_neighbouring)
+
     # ------------------------------------------------------------------ the template (final)
     def _privacy_value(self, role: str, default: Any = None) -> Any:
         for name, declared_role in self._privacy_parameters.items():
@@ -155,12 +171,18 @@ class PrivateMechanismMixin:
                 return name
         return role
 
-    def _validate_privacy_parameters(self) -> PrivacyParameters:
+    def _validate_privacy_parameters(self, overrides: dict[str, Any] | None = None) -> PrivacyParameters:
+        overrides = {role: value for role, value in (overrides or {}).items() if value is not None}
+        unknown = set(overrides) - {"budget", "random_state"}
+        if unknown:
+            raise TypeError(f"only budget and random_state may be given for one release, not {sorted(unknown)}")
         roles = set(self._privacy_parameters.values())
         epsilon = check_epsilon(self._privacy_value("epsilon"), self._privacy_name("epsilon")) if "epsilon" in roles else math.inf
         delta = check_delta(self._privacy_value("delta"), self._privacy_name("delta")) if "delta" in roles else 0.0
         bounds = check_bounds(self._privacy_value("bounds"), self._privacy_name("bounds")) if "bounds" in roles else None
-        budget = check_budget(self._privacy_value("budget"), self._privacy_name("budget")) if "budget" in roles else None
+        budget = overrides.get("budget", self._privacy_value("budget"))
+        budget = check_budget(budget, self._privacy_name("budget")) if "budget" in roles or "budget" in overrides else None
+        random_state = overrides.get("random_state", self._privacy_value("random_state"))
         groups = self._privacy_value("groups")
         if "groups" in roles and groups is None and not math.isinf(epsilon):
             name = self._privacy_name("groups")
@@ -168,15 +190,19 @@ class PrivateMechanismMixin:
                 f"{name} is required with a finite epsilon: declare the list of possible group labels "
                 f"(e.g. {name}=['a', 'b']); reading them off the data breaks differential privacy."
             )
-        return PrivacyParameters(epsilon=epsilon, delta=delta, bounds=bounds, groups=groups, budget=budget)
+        return PrivacyParameters(epsilon=epsilon, delta=delta, bounds=bounds, groups=groups, budget=budget,
+                                 random_state=random_state)
 
-    def _validate_all(self, *data: Any, **metadata: Any) -> tuple[PrivacyParameters, dict[str, Any]]:
-        """Step 1: every argument, then the data.  Returns ``(params, data)``; charges nothing."""
-        params = self._validate_privacy_parameters()
-        params = PrivacyParameters(
-            epsilon=params.epsilon, delta=params.delta, bounds=params.bounds, groups=params.groups,
-            budget=params.budget, extra=dict(self._validate_params()),
-        )
+    def _validate_all(
+        self, *data: Any, privacy_overrides: dict[str, Any] | None = None, **metadata: Any
+    ) -> tuple[PrivacyParameters, dict[str, Any]]:
+        """Step 1: every argument, then the data.  Returns ``(params, data)``; charges nothing.
+
+        ``privacy_overrides`` may give this release's own ``budget`` / ``random_state`` (by role;
+        ``None`` values keep the declared ones), as :meth:`ExponentialSelector.select` does.
+        """
+        params = self._validate_privacy_parameters(privacy_overrides)
+        params = replace(params, extra=dict(self._validate_params()))
         validated = dict(self._validate_data(params, *data, **metadata))
         if "groups" in self._privacy_parameters.values():
             validated.update(self._resolve_declared_groups(params, validated))
@@ -197,21 +223,20 @@ class PrivateMechanismMixin:
         """Step 4: charge the budget once, then (only then) create the noise source."""
         epsilon, delta = self._privacy_cost(params)
         charge_budget(params.budget, epsilon, delta, label=self._privacy_label or type(self).__name__)
-        return get_noise_source(self._privacy_value("random_state"))
+        return get_noise_source(params.random_state)
 
-    def _release(self, *data: Any, **metadata: Any) -> dict[str, Any]:
+    def _release(
+        self, *data: Any, privacy_overrides: dict[str, Any] | None = None, **metadata: Any
+    ) -> dict[str, Any]:
         """Run the template once; return the results with ``privacy_spent_`` (nothing is set on ``self``)."""
-        params, validated = self._validate_all(*data, **metadata)
+        params, validated = self._validate_all(*data, privacy_overrides=privacy_overrides, **metadata)
         if math.isinf(params.epsilon):
-            warn_non_private(params.epsilon, f"the release of {type(self).__name__}", estimator=self)
+            self._warn_non_private(params)
         statistics = self._compute_statistics(params, validated)
         noise = self._charge(params)
         noisy = self._draw_noise(params, statistics, noise)
         results = dict(self._solve(params, noisy, validated))
-        epsilon, delta = self._privacy_cost(params)
-        results["privacy_spent_"] = privacy_spent(
-            epsilon, delta, protects=self._privacy_protects, neighbouring=self._privacy_neighbouring
-        )
+        results["privacy_spent_"] = self._privacy_spent(params, results)
         return results
 
 
@@ -240,7 +265,13 @@ class PrivateEstimator(PrivateMechanismMixin):
         self
             The fitted estimator.
         """
-        results = self._release(X, y, sensitive_features=sensitive_features)
+        return self._set_fitted(self._release(X, y, sensitive_features=sensitive_features))
+
+    def _set_fitted(self, results: dict[str, Any]) -> PrivateEstimator:
+        """Set every result of :meth:`_release` as an attribute, all at once, at the end of a fit.
+
+        A subclass whose ``fit`` has another signature calls ``self._set_fitted(self._release(...))``.
+        """
         for name, value in results.items():
             setattr(self, name, value)
         return self
