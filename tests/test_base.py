@@ -101,3 +101,22 @@ def test_template_steps_cannot_be_redefined():
         type("Bad", (PrivateMechanismMixin,), {"_charge": lambda self, params: None})
     with pytest.raises(TypeError, match="role"):
         type("Bad", (PrivateMechanismMixin,), {"_privacy_parameters": {"eps": "epsilonn"}})
+
+
+def test_bad_random_state_is_refused_before_the_charge():
+    budget = PrivacyBudget(2.0)
+    with pytest.raises(TypeError):
+        _NoisyMean(groups=["a", "b"], budget=budget, random_state=0.5).fit(None, Y, sensitive_features=G)
+    assert budget.spent()[0] == 0.0
+
+
+def test_per_release_overrides_take_budget_and_random_state_only():
+    own, other = PrivacyBudget(2.0), PrivacyBudget(2.0)
+    est = _NoisyMean(groups=["a", "b"], budget=own, random_state=0)
+    results = est._release(None, Y, sensitive_features=G, privacy_overrides={"budget": other, "random_state": 1})
+    assert other.spent()[0] == pytest.approx(1.0) and own.spent()[0] == 0.0
+    again = _NoisyMean(groups=["a", "b"], random_state=1).fit(None, Y, sensitive_features=G)
+    np.testing.assert_array_equal(results["means_"], again.means_)
+    with pytest.raises(TypeError, match="only budget and random_state"):
+        est._release(None, Y, sensitive_features=G, privacy_overrides={"epsilon": 5.0})
+    assert own.spent()[0] == 0.0

@@ -44,7 +44,7 @@ from dpfair._estimator import (
 )
 from dpfair._validation import check_bounds, check_delta, check_epsilon
 from dpfair.privacy.budget import check_budget
-from dpfair.privacy.noise import NoiseSource, get_noise_source
+from dpfair.privacy.noise import NoiseSource, check_random_state, get_noise_source
 
 __all__ = ["ROLES", "PrivacyParameters", "PrivateEstimator", "PrivateMechanismMixin"]
 
@@ -183,6 +183,7 @@ class PrivateMechanismMixin:
         budget = overrides.get("budget", self._privacy_value("budget"))
         budget = check_budget(budget, self._privacy_name("budget")) if "budget" in roles or "budget" in overrides else None
         random_state = overrides.get("random_state", self._privacy_value("random_state"))
+        check_random_state(random_state)
         groups = self._privacy_value("groups")
         if "groups" in roles and groups is None and not math.isinf(epsilon):
             name = self._privacy_name("groups")
