@@ -120,3 +120,11 @@ def test_per_release_overrides_take_budget_and_random_state_only():
     with pytest.raises(TypeError, match="only budget and random_state"):
         est._release(None, Y, sensitive_features=G, privacy_overrides={"epsilon": 5.0})
     assert own.spent()[0] == 0.0
+
+
+def test_the_epsilon_inf_warning_points_at_the_callers_line():
+    from dpfair.privacy import PrivacyLeakWarning
+
+    with pytest.warns(PrivacyLeakWarning) as caught:
+        _NoisyMean(epsilon=float("inf"), groups=["a", "b"]).fit(None, Y, sensitive_features=G)
+    assert caught[0].filename == __file__

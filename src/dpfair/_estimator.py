@@ -9,8 +9,9 @@ message and the same privacy accounting everywhere:
 * :func:`as_sensitive_features` turns ``sensitive_features`` into a clean 1-d array;
 * :func:`resolve_groups` and :func:`group_index` map rows to *declared* groups (``groups=``): the
   set of groups is public knowledge the caller declares, never read off private data;
-* :func:`warn_non_private` raises :class:`~dpfair.privacy.PrivacyLeakWarning` for ``epsilon = inf``,
-  once per estimator configuration among the clones of one estimator (:class:`CloneLineageMixin`);
+* :func:`warn_non_private` raises :class:`~dpfair.privacy.PrivacyLeakWarning` for ``epsilon = inf`` (also
+  for the mechanisms of :mod:`dpfair.privacy.mechanisms`), once per estimator configuration among the clones
+  of one estimator (:class:`CloneLineageMixin`);
 * :func:`fit_charges` says, before any fit, what one ``fit`` of an estimator charges to which budget
   (the search costs of :mod:`dpfair.model_selection` add them up);
 * :func:`combined_privacy_spent` composes a post-processor's own release with the ``privacy_spent_``
@@ -29,7 +30,7 @@ from sklearn.utils import get_tags
 
 from dpfair._validation import check_bool, check_delta, check_epsilon
 from dpfair.privacy.budget import PrivacyBudget, check_budget, default_budget
-from dpfair.privacy.leaks import warn_privacy_leak
+from dpfair.privacy.leaks import exact_release_message, warn_privacy_leak
 from dpfair.privacy.noise import NoiseSource, get_noise_source
 
 __all__ = [
@@ -38,6 +39,7 @@ __all__ = [
     "charge_budget",
     "check_bool",
     "check_budget",
+    "check_groups_declared",
     "combined_privacy_spent",
     "fit_charges",
     "group_index",
@@ -158,18 +160,34 @@ def warn_leak_once(estimator: Any, message: str, *, stacklevel: int = 3) -> None
     warn_privacy_leak(message, stacklevel=stacklevel + 1)
 
 
-def warn_non_private(epsilon: float, what: str, *, estimator: Any = None) -> None:
+def warn_non_private(epsilon: float, what: str, *, estimator: Any = None, stacklevel: int = 4) -> None:
     """Raise :class:`~dpfair.privacy.PrivacyLeakWarning` when ``epsilon`` is infinite (exact, non-private output).
 
-    With ``estimator``, a clone made by a search warns once per configuration (:func:`warn_leak_once`).
+    The estimators' exact-release warning; its text is :func:`dpfair.privacy.leaks.exact_release_message`,
+    the one the mechanisms of :mod:`dpfair.privacy.mechanisms` raise through
+    :func:`dpfair.privacy.leaks.warn_exact_release`.  With ``estimator``, a clone made by a search warns
+    once per configuration (:func:`warn_leak_once`).
+
+    Parameters
+    ----------
+    epsilon : float
+        The privacy parameter (a zCDP ``rho`` works the same way); only ``inf`` warns.
+    what : str
+        What is released exactly, as the message names it (e.g. ``"the post-processed predictions"``).
+    estimator : estimator, optional
+        The estimator being fitted (``None``: always warn).
+    stacklevel : int, default 4
+        As for :func:`warn_leak_once`, counted from its caller: 4 points the warning at the caller of the
+        function that calls this one; :class:`dpfair.base.PrivateMechanismMixin` passes more, so that its
+        warning points at the user's ``fit`` line.
+
+    Warns
+    -----
+    PrivacyLeakWarning
+        If ``epsilon`` is infinite.
     """
     if math.isinf(epsilon):
-        warn_leak_once(
-            estimator,
-            f"epsilon=inf: {what} is an exact function of the data and carries no privacy guarantee; "
-            "use a finite epsilon on real people's data.",
-            stacklevel=4,
-        )
+        warn_leak_once(estimator, exact_release_message(what), stacklevel=stacklevel)
 
 
 def fit_charges(estimator: Any) -> list[tuple[PrivacyBudget | None, float, float]]:
@@ -344,6 +362,31 @@ def group_index(declared: np.ndarray, values: np.ndarray, name: str = "sensitive
     return index.astype(np.int64)
 
 
+def check_groups_declared(groups: Any, epsilon: float, name: str = "groups") -> None:
+    """Refuse ``groups=None`` with a finite ``epsilon``: the set of groups must be declared, not read off the data.
+
+    Parameters
+    ----------
+    groups : object
+        The declaration (``None``: not declared).
+    epsilon : float
+        The release's privacy parameter; ``inf`` allows reading the groups off the data.
+    name : str, default "groups"
+        The parameter's name in the message.
+
+    Raises
+    ------
+    ValueError
+        If ``groups`` is ``None`` and ``epsilon`` is finite.
+    """
+    if groups is None and not math.isinf(epsilon):
+        raise ValueError(
+            f"{name} is required with a finite epsilon: declare the list of possible group labels "
+            f"(e.g. {name}=['a', 'b']). Reading them off the data would reveal, without noise, whether a rare "
+            "group is present, which breaks differential privacy (allowed only with epsilon=inf)."
+        )
+
+
 def resolve_groups(
     groups: Any, values: np.ndarray, epsilon: float, *, name: str = "groups"
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -367,12 +410,7 @@ def resolve_groups(
         If ``groups`` is not a list of hashable labels.
     """
     if groups is None:
-        if not math.isinf(epsilon):
-            raise ValueError(
-                f"{name} is required with a finite epsilon: declare the list of possible group labels "
-                f"(e.g. {name}=['a', 'b']). Reading them off the data would reveal, without noise, whether a rare "
-                "group is present, which breaks differential privacy (allowed only with epsilon=inf)."
-            )
+        check_groups_declared(groups, epsilon, name)
         uniques = pd.unique(pd.Series(values, dtype=object))
         try:
             declared = np.asarray(sorted(uniques.tolist()), dtype=object)

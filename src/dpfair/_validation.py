@@ -357,21 +357,25 @@ def _object_to_float(raw: np.ndarray, name: str, allow_bool: bool) -> np.ndarray
         raise ValueError(f"{name} holds a number outside the float64 range.") from None
 
 
+_MODES = ("convert", "dtype", "strict")
+
+
 def as_finite_array(
     values: Any,
     name: str,
     *,
-    ndim: int | None = None,
+    ndim: int | tuple[int, ...] | None = None,
     allow_empty: bool = False,
     dtype: Any = float,
     allow_bool: bool = False,
     allow_nonfinite: bool = False,
+    mode: str = "convert",
 ) -> np.ndarray:
-    """Convert ``values`` (array-like or pandas object) to a finite numeric array.
+    """Convert ``values`` (array-like or pandas object) to a finite numeric array: the one array coercion.
 
     Only real numbers are accepted.  Strings (also numeric strings such as ``"1.5"``),
     complex numbers (their imaginary part would be dropped), datetimes, ``None`` and
-    other objects raise :class:`TypeError`.  Booleans raise :class:`TypeError` too
+    other objects are refused, never coerced.  Booleans raise :class:`TypeError` too
     unless ``allow_bool`` is True: a mask passed where numbers are meant is almost
     always a mistake (the scikit-learn parameter-validation convention); convert it
     explicitly with ``.astype(float)``.
@@ -382,8 +386,8 @@ def as_finite_array(
         The values; a scalar gives a 0-d array.
     name : str
         Argument name used in error messages.
-    ndim : int, optional
-        Required number of dimensions.
+    ndim : int or tuple of int, optional
+        Required number of dimensions (one of them, for a tuple).
     allow_empty : bool, default False
         Whether an array with no elements is accepted.
     dtype : numpy dtype, default float
@@ -394,6 +398,18 @@ def as_finite_array(
     allow_nonfinite : bool, default False
         Return NaN and infinite values (float ``dtype`` only) for the caller to refuse with its own
         message (one that, for private data, does not count them).
+    mode : {"convert", "dtype", "strict"}, default "convert"
+        How values that are not a numpy numeric array are judged:
+
+        - ``"convert"``: an object array is converted element by element when every element is a
+          real number; the message for NaN or infinite values counts them.
+        - ``"dtype"``: only numeric dtypes (bool, int, float) are accepted; an object array is
+          refused whatever it holds and a ragged sequence is a :class:`TypeError`.  Messages never
+          count or print the values.
+        - ``"strict"`` (scikit-learn's conventions): booleans are refused even inside a list of
+          floats, missing values (``None``, NaN, ``pd.NA``) in an object array are named as missing
+          (:class:`ValueError`), complex values are a :class:`ValueError`, and sparse matrices,
+          ``None``, dicts and sets are refused by type.  Messages never count or print the values.
 
     Returns
     -------
@@ -409,39 +425,107 @@ def as_finite_array(
         dimensions, holds NaN or infinite values, or (integer ``dtype``) non-integral
         or out-of-range values.
     """
-    if hasattr(values, "to_numpy"):
+    if mode not in _MODES:
+        raise ValueError(f"mode must be one of {_MODES}, got {mode!r}.")
+    strict = mode == "strict"
+    allowed = None if ndim is None else ((ndim,) if isinstance(ndim, int) else tuple(ndim))
+    shape_hint = " or ".join(f"{d}-dimensional" for d in allowed) if allowed else "numeric"
+    if strict and sparse.issparse(values):
+        raise TypeError(f"{name}: sparse input is not supported; pass a dense array (e.g. {name}.toarray()).")
+    if hasattr(values, "to_numpy") and not isinstance(values, np.ndarray):
         values = values.to_numpy()
-    if isinstance(values, str | bytes):
+    if strict and (values is None or isinstance(values, str | bytes | dict | set | frozenset)):
+        raise TypeError(f"{name} must be an array-like of real numbers ({shape_hint}), got {type(values).__name__}.")
+    if mode == "convert" and isinstance(values, str | bytes):
         raise TypeError(f"{name} must be numeric array-like, got a {type(values).__name__}.")
     try:
         raw = np.asarray(values)
     except (TypeError, ValueError) as exc:  # ragged nested sequences
+        if mode == "dtype":
+            raise TypeError(f"{name} must be a numeric array (int or float), got {type(values).__name__}.") from None
+        if strict:
+            raise ValueError(
+                f"{name} must be a rectangular {shape_hint} array of real numbers (got a ragged sequence)."
+            ) from None
         raise ValueError(f"{name} must be a rectangular numeric array-like: {exc}") from None
-    kind = raw.dtype.kind
-    target = np.dtype(dtype)
-    if kind == "b" and not allow_bool:
-        raise TypeError(f"{name} is boolean; pass numbers (convert a mask with .astype(float) if 0/1 is meant).")
-    if kind == "c":
-        raise TypeError(f"{name} is complex; pass real numbers (take .real explicitly if that is meant).")
-    if kind == "O":
-        raw = _object_to_float(raw, name, allow_bool)
-        kind = "f"
-    elif kind not in "biuf":
-        raise TypeError(f"{name} must hold real numbers, got dtype {raw.dtype} (strings, datetimes and records are refused).")
-    if ndim is not None and raw.ndim != ndim:
-        raise ValueError(f"{name} must be {ndim}-dimensional, got shape {raw.shape}.")
+    raw = _check_kind(raw, values, name, mode, allow_bool)
+    if allowed is not None and raw.ndim not in allowed:
+        raise ValueError(f"{name} must be {shape_hint}, got shape {raw.shape}.")
     if raw.size == 0 and not allow_empty:
         raise ValueError(f"{name} is empty; pass at least one value.")
+    target = np.dtype(dtype)
     if target.kind in "iu":
         return _to_integer(raw, name, target)
     with np.errstate(over="ignore"):
         arr = raw.astype(target, copy=False)
-    if allow_nonfinite:
-        return arr
-    if not np.isfinite(arr).all():
+    if not allow_nonfinite:
+        _refuse_nonfinite(arr, name, count=mode == "convert")
+    return arr
+
+
+def _refuse_nonfinite(arr: np.ndarray, name: str, *, count: bool = True) -> None:
+    """``ValueError`` naming ``name`` if ``arr`` holds NaN or inf; ``count=False`` for messages that must not count them."""
+    if np.isfinite(arr).all():
+        return
+    if count:
         bad = int(np.size(arr) - np.count_nonzero(np.isfinite(arr)))
         raise ValueError(f"{name} contains {bad} NaN or infinite value(s); remove or impute them first.")
-    return arr
+    raise ValueError(f"{name} contains NaN or infinite values; remove or impute them first.")
+
+
+def _check_kind(raw: np.ndarray, values: Any, name: str, mode: str, allow_bool: bool) -> np.ndarray:
+    """Refuse what is not real numbers under ``mode``'s rules (see :func:`as_finite_array`); the array to cast.
+
+    ``"convert"`` turns an object array into floats here; ``"strict"`` returns it checked, as objects.
+    """
+    kind = raw.dtype.kind
+    if kind == "b" and not allow_bool:
+        if mode == "strict":
+            raise TypeError(
+                f"{name} must hold real numbers, got booleans; convert them explicitly (astype(float)) if that is meant."
+            )
+        raise TypeError(f"{name} is boolean; pass numbers (convert a mask with .astype(float) if 0/1 is meant).")
+    if mode == "dtype":
+        if kind not in "biuf":
+            raise TypeError(
+                f"{name} must hold real numbers (int or float), got dtype {raw.dtype}; "
+                "convert strings or objects to floats yourself, complex numbers are not accepted."
+            )
+        return raw
+    if mode == "convert":
+        if kind == "c":
+            raise TypeError(f"{name} is complex; pass real numbers (take .real explicitly if that is meant).")
+        if kind == "O":
+            return _object_to_float(raw, name, allow_bool)
+        if kind not in "biuf":
+            raise TypeError(
+                f"{name} must hold real numbers, got dtype {raw.dtype} (strings, datetimes and records are refused)."
+            )
+        return raw
+    if isinstance(values, list | tuple) and kind in "iufc" and not allow_bool:
+        # numpy turns [False, True, 0.5] into floats: look at the Python objects themselves
+        if any(isinstance(v, bool | np.bool_) for v in np.asarray(values, dtype=object).ravel()):
+            raise TypeError(f"{name} must hold real numbers, got booleans; convert them explicitly if that is meant.")
+    if kind == "O":
+        flat = raw.ravel()
+        if any(_is_missing(v) for v in flat):
+            raise ValueError(f"{name} contains missing values (None, NaN or pd.NA); remove or impute them first.")
+        if not all(isinstance(v, numbers.Real) and not isinstance(v, bool | np.bool_) for v in flat):
+            raise TypeError(
+                f"{name} must hold real numbers only (int or float); it holds other objects "
+                "(strings, booleans, containers ...). Convert them explicitly first."
+            )
+        return raw
+    if kind in "US":
+        raise TypeError(
+            f"{name} must hold real numbers, got strings (dtype {raw.dtype}); numeric strings are not converted, "
+            f"pass numbers (e.g. {name}.astype(float) after checking them)."
+        )
+    if kind == "c":
+        raise ValueError(f"{name}: Complex data not supported; pass real numbers.")
+    if kind not in "biuf":
+        raise TypeError(f"{name} must hold real numbers, got dtype {raw.dtype}.")
+    return raw
 
 
 def _to_integer(raw: np.ndarray, name: str, target: np.dtype) -> np.ndarray:
@@ -452,9 +536,7 @@ def _to_integer(raw: np.ndarray, name: str, target: np.dtype) -> np.ndarray:
             raise ValueError(f"{name} holds integers outside the range of {target}.")
         return raw.astype(target, copy=False)
     arr = raw.astype(float, copy=False)
-    if not np.isfinite(arr).all():
-        bad = int(np.size(arr) - np.count_nonzero(np.isfinite(arr)))
-        raise ValueError(f"{name} contains {bad} NaN or infinite value(s); remove or impute them first.")
+    _refuse_nonfinite(arr, name)
     if not (arr == np.trunc(arr)).all():
         raise ValueError(f"{name} must hold integers; it holds non-integral values (round them explicitly if that is meant).")
     # 2**63 is exactly representable; every float below it in magnitude converts exactly
@@ -600,26 +682,9 @@ def check_budgets_cover(charges: Any, *, fix: str = "give each a budget that pay
 
 
 def real_array(values: Any, name: str) -> np.ndarray:
-    """``values`` as a float64 array; refuse non-real dtypes (``TypeError``) and NaN or inf (``ValueError``).
-
-    Booleans and integers are real numbers and are converted; strings (even numeric ones), objects and
-    complex numbers are refused rather than silently coerced.  Messages never count or print the values.
-    """
-    if hasattr(values, "to_numpy") and not isinstance(values, np.ndarray):
-        values = values.to_numpy()
-    try:
-        arr = np.asarray(values)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a numeric array (int or float), got {type(values).__name__}.") from None
-    if arr.dtype.kind not in "biuf":
-        raise TypeError(
-            f"{name} must hold real numbers (int or float), got dtype {arr.dtype}; "
-            "convert strings or objects to floats yourself, complex numbers are not accepted."
-        )
-    arr = arr.astype(np.float64, copy=False)
-    if not np.isfinite(arr).all():
-        raise ValueError(f"{name} contains NaN or infinite values; remove or impute them first.")
-    return arr
+    """``as_finite_array(values, name, mode="dtype", allow_bool=True, allow_empty=True)``."""
+    # TODO(issue 22): callers move to as_finite_array(values, name, mode="dtype", allow_bool=True, allow_empty=True)
+    return as_finite_array(values, name, mode="dtype", allow_bool=True, allow_empty=True)
 
 
 def check_bounds(bounds: Any, name: str = "bounds", *, max_width: float | None = None) -> tuple[float, float]:
@@ -677,60 +742,6 @@ def _is_missing(value: Any) -> bool:
 
 
 def as_real_array(values: Any, name: str, *, ndim: int | tuple[int, ...] = 1, allow_empty: bool = False) -> np.ndarray:
-    """Return ``values`` as a finite float64 array, refusing anything that is not real numbers.
-
-    Accepts lists, tuples, numpy arrays and pandas Series / DataFrames (their index is ignored).
-
-    Raises
-    ------
-    TypeError
-        If the values are strings (even numeric ones), booleans, dates, other objects or sparse.
-    ValueError
-        If the values are complex, the array is ragged, has the wrong number of dimensions, is empty (unless
-        ``allow_empty``), or holds NaN, infinite or missing values.
-    """
-    allowed = (ndim,) if isinstance(ndim, int) else tuple(ndim)
-    shape_hint = " or ".join(f"{d}-dimensional" for d in allowed)
-    if sparse.issparse(values):
-        raise TypeError(f"{name}: sparse input is not supported; pass a dense array (e.g. {name}.toarray()).")
-    if isinstance(values, pd.DataFrame | pd.Series):
-        values = values.to_numpy()
-    if values is None or isinstance(values, str | bytes | dict | set | frozenset):
-        raise TypeError(f"{name} must be an array-like of real numbers ({shape_hint}), got {type(values).__name__}.")
-    try:
-        arr = np.asarray(values)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a rectangular {shape_hint} array of real numbers (got a ragged sequence).") from None
-    kind = arr.dtype.kind
-    if isinstance(values, list | tuple) and kind in "iufc":
-        # numpy turns [False, True, 0.5] into floats: look at the Python objects themselves
-        if any(isinstance(v, bool | np.bool_) for v in np.asarray(values, dtype=object).ravel()):
-            raise TypeError(f"{name} must hold real numbers, got booleans; convert them explicitly if that is meant.")
-    if kind == "O":
-        flat = arr.ravel()
-        if any(_is_missing(v) for v in flat):
-            raise ValueError(f"{name} contains missing values (None, NaN or pd.NA); remove or impute them first.")
-        if not all(isinstance(v, numbers.Real) and not isinstance(v, bool | np.bool_) for v in flat):
-            raise TypeError(
-                f"{name} must hold real numbers only (int or float); it holds other objects "
-                "(strings, booleans, containers ...). Convert them explicitly first."
-            )
-        kind = "f"
-    if kind in "US":
-        raise TypeError(f"{name} must hold real numbers, got strings (dtype {arr.dtype}); numeric strings are not converted, "
-                        f"pass numbers (e.g. {name}.astype(float) after checking them).")
-    if kind == "b":
-        raise TypeError(f"{name} must hold real numbers, got booleans; convert them explicitly (astype(float)) if that is meant.")
-    if kind == "c":
-        raise ValueError(f"{name}: Complex data not supported; pass real numbers.")
-    if kind not in "iuf":
-        raise TypeError(f"{name} must hold real numbers, got dtype {arr.dtype}.")
-    if arr.ndim not in allowed:
-        raise ValueError(f"{name} must be {shape_hint}, got shape {arr.shape}.")
-    with np.errstate(over="ignore"):
-        out = np.asarray(arr, dtype=np.float64)
-    if out.size == 0 and not allow_empty:
-        raise ValueError(f"{name} is empty; pass at least one value.")
-    if not np.isfinite(out).all():
-        raise ValueError(f"{name} contains NaN or infinite values; remove or impute them first.")
-    return out
+    """``as_finite_array(values, name, mode="strict", ndim=ndim, allow_empty=allow_empty)``."""
+    # TODO(issue 22): callers move to as_finite_array(values, name, mode="strict", ndim=..., allow_empty=...)
+    return as_finite_array(values, name, mode="strict", ndim=ndim, allow_empty=allow_empty)

@@ -13,6 +13,8 @@ and ``y`` are public, as in Jagielski et al.).
 * :func:`fit_wrapped_estimator` returns the estimator to post-process;
 * :func:`check_shared_budgets` refuses, before the wrapped estimator is fitted, budgets that cannot pay
   for its fit and the post-processor's release together;
+* :func:`wrapped_feature_attributes` gives the ``n_features_in_`` / ``feature_names_in_`` a fitted
+  post-processor takes from its estimator;
 * :class:`SensitiveScoreMixin` is the one ``score(X, y, sample_weight=None, *, sensitive_features=None)``
   of the post-processors (R^2 for a regressor, accuracy for a classifier), whose ``y`` is validated
   and named like every other argument.
@@ -38,6 +40,7 @@ __all__ = [
     "WrappedEstimator",
     "check_shared_budgets",
     "fit_wrapped_estimator",
+    "wrapped_feature_attributes",
 ]
 
 
@@ -70,7 +73,8 @@ class WrappedEstimator:
 
 
 def fit_wrapped_estimator(
-    spec: WrappedEstimator, estimator: Any, X: Any, y: Any, *, prefit: bool, owner: str, caller: Any = None
+    spec: WrappedEstimator, estimator: Any, X: Any, y: Any, *, prefit: bool, owner: str, caller: Any = None,
+    stacklevel: int = 4,
 ) -> Any:
     """Return the estimator to post-process: as is (``prefit``) or ``clone(estimator).fit(X, y)``.
 
@@ -89,6 +93,10 @@ def fit_wrapped_estimator(
         The post-processor's class name, for messages.
     caller : estimator, optional
         The post-processor: a search's clones of it warn once per configuration.
+    stacklevel : int, default 4
+        Of the warning, as for :func:`dpfair._estimator.warn_leak_once`: the default points at the caller
+        of the ``fit`` that calls this function directly; add one per frame between that ``fit`` and this
+        function (helpers, the steps of the :mod:`dpfair.base` template).
 
     Returns
     -------
@@ -139,7 +147,7 @@ def fit_wrapped_estimator(
     except (TypeError, ValueError) as exc:
         raise type(exc)(f"X, y: fitting clone(estimator) on (X, y) failed ({exc}); pass valid features and targets.") from None
     if spec.clone_leak is not None and not private_base(fitted):
-        warn_leak_once(caller, spec.clone_leak.format(owner=owner), stacklevel=4)
+        warn_leak_once(caller, spec.clone_leak.format(owner=owner), stacklevel=stacklevel)
     return fitted
 
 
@@ -170,6 +178,29 @@ def check_shared_budgets(caller: Any, prefit: bool, *, kind: str) -> None:
         [(b, e, d, "estimator.budget" if i < len(charges) - 1 else "budget") for i, (b, e, d) in enumerate(charges)],
         fix=f"give the post-processor and its {kind} a budget that pays for both fits",
     )
+
+
+def wrapped_feature_attributes(estimator: Any) -> dict[str, Any]:
+    """``n_features_in_`` / ``feature_names_in_`` of a post-processor of ``estimator`` (``None``: 1 feature).
+
+    Parameters
+    ----------
+    estimator : estimator or None
+        The fitted wrapped estimator (``None``: ``X`` held the outputs, one column).
+
+    Returns
+    -------
+    dict
+        The attributes the fitted post-processor takes, by name (those the estimator lacks are left out).
+    """
+    out: dict[str, Any] = {}
+    if estimator is None:
+        out["n_features_in_"] = 1
+    elif hasattr(estimator, "n_features_in_"):
+        out["n_features_in_"] = estimator.n_features_in_
+    if hasattr(estimator, "feature_names_in_"):
+        out["feature_names_in_"] = estimator.feature_names_in_
+    return out
 
 
 def _score_targets(y: Any, *, real: bool) -> np.ndarray:

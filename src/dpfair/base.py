@@ -37,6 +37,7 @@ import numpy as np
 from dpfair._estimator import (
     as_sensitive_features,
     charge_budget,
+    check_groups_declared,
     privacy_spent,
     resolve_groups,
     single_group_rows,
@@ -151,7 +152,8 @@ class PrivateMechanismMixin:
         Called by the template, before any statistic is computed, only when ``params.epsilon`` is
         infinite; override it to name what is released.
         """
-        warn_non_private(params.epsilon, f"the release of {type(self).__name__}", estimator=self)
+        # stacklevel 6: warn_non_private <- here <- _release <- fit / select <- the user's line
+        warn_non_private(params.epsilon, f"the release of {type(self).__name__}", estimator=self, stacklevel=6)
 
     def _privacy_spent(self, params: PrivacyParameters, results: dict[str, Any]) -> dict[str, Any]:
         """The ``privacy_spent_`` of this release (override to compose it with a private base model's)."""
@@ -185,12 +187,8 @@ class PrivateMechanismMixin:
         random_state = overrides.get("random_state", self._privacy_value("random_state"))
         check_random_state(random_state)
         groups = self._privacy_value("groups")
-        if "groups" in roles and groups is None and not math.isinf(epsilon):
-            name = self._privacy_name("groups")
-            raise ValueError(
-                f"{name} is required with a finite epsilon: declare the list of possible group labels "
-                f"(e.g. {name}=['a', 'b']); reading them off the data breaks differential privacy."
-            )
+        if "groups" in roles:
+            check_groups_declared(groups, epsilon, self._privacy_name("groups"))
         return PrivacyParameters(epsilon=epsilon, delta=delta, bounds=bounds, groups=groups, budget=budget,
                                  random_state=random_state)
 

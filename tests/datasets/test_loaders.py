@@ -123,3 +123,16 @@ def test_make_selection_pmf_refuses_a_grid_whose_span_overflows():
 
     with pytest.raises(ValueError, match="score_values spans more than the float range"):
         make_selection_pmf([-1e308, 1e308], group_probabilities=(0.5, 0.5))
+
+
+@pytest.mark.parametrize("generator", [ds.make_classification, ds.make_regression])
+def test_synthetic_sizes_that_cannot_fit_in_memory_are_refused_by_name(generator):
+    """Issue 22: was MemoryError / "Maximum allowed size exceeded" for make_classification."""
+    for n_samples in (10**20, 2**70):
+        with pytest.raises(ValueError, match="n_samples") as info:
+            generator(n_samples)
+        assert "lower n_samples" in str(info.value)
+    with pytest.raises(ValueError, match="n_features=10000000000000000"):
+        generator(10, n_features=10**16)
+    X, y, groups = generator(7, random_state=0)
+    assert X.shape == (7, 5) and y.shape == groups.shape == (7,)

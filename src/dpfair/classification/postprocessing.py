@@ -15,7 +15,7 @@ prediction randomness, a seed gives reproducible, *not hardened* randomness.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -25,27 +25,22 @@ from sklearn.utils.validation import _num_samples, check_is_fitted, column_or_1d
 
 from dpfair._estimator import (
     CloneLineageMixin,
-    charge_budget,
     check_budget,
     combined_privacy_spent,
     fit_charges,
-    group_index,
-    privacy_spent,
     private_base,
-    resolve_groups,
     warn_non_private,
 )
-from dpfair._estimator import as_sensitive_features as _labels
 from dpfair._estimator import check_bool as _check_bool
 from dpfair._estimator import predict_seed as _predict_seed
 from dpfair._estimator import prediction_noise as _prediction_noise
 from dpfair._estimator import rows_of_fitted_groups as _rows_of_fitted_groups
-from dpfair._estimator import single_group_rows as _single_group_rows
 from dpfair._estimator import wrapped_tags as _wrapped_tags
 from dpfair._validation import check_epsilon, check_nonnegative_finite, check_open_unit
 from dpfair._wrapped_fit import SensitiveScoreMixin, WrappedEstimator, check_shared_budgets, fit_wrapped_estimator
+from dpfair.base import PrivacyParameters, PrivateEstimator
 from dpfair.privacy.mechanisms import laplace_mechanism
-from dpfair.privacy.noise import get_noise_source
+from dpfair.privacy.noise import NoiseSource
 
 __all__ = ["DPEqualizedOddsPostProcessor"]
 
@@ -295,7 +290,9 @@ def solve_lp(
 
 
 # ---------------------------------------------------------------------------- estimator
-class DPEqualizedOddsPostProcessor(SensitiveScoreMixin, CloneLineageMixin, MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
+class DPEqualizedOddsPostProcessor(
+    PrivateEstimator, SensitiveScoreMixin, CloneLineageMixin, MetaEstimatorMixin, ClassifierMixin, BaseEstimator
+):
     """Differentially private equalized-odds post-processing (Jagielski et al. 2019, Algorithm 1).
 
     Derives from a binary base classifier ``Y_hat`` a randomized classifier ``Y_hat_p`` that predicts
@@ -396,6 +393,11 @@ default "equalized_odds"
     """
 
     _score_metric = "accuracy"  # SensitiveScoreMixin.score
+    _privacy_parameters: ClassVar[dict[str, str]] = {
+        "epsilon": "epsilon", "groups": "groups", "budget": "budget", "random_state": "random_state"
+    }
+    _privacy_protects = _PROTECTS
+    _privacy_neighbouring = _NEIGHBOURING
 
     def __init__(
         self, estimator: Any = None, *, epsilon: float = 1.0, gamma: float = 0.0, beta: float = 0.05,
@@ -462,21 +464,28 @@ default "equalized_odds"
         PrivacyLeakWarning
             With ``epsilon = inf``.
         """
-        owner = type(self).__name__
-        epsilon = check_epsilon(self.epsilon)
-        gamma = check_nonnegative_finite(self.gamma, "gamma")
-        beta = check_open_unit(self.beta, "beta")  # the failure probability of the slack
-        constraints = _check_constraints(self.constraints)
-        prefit = _check_bool(self.prefit, "prefit")
-        budget = check_budget(self.budget)
-        noise = get_noise_source(self.random_state)
-        if self.groups is None and not math.isinf(epsilon):
-            resolve_groups(None, np.empty(0, dtype=object), epsilon)  # raises: groups is required
-        declared = None
-        if self.groups is not None:
-            declared, _ = resolve_groups(self.groups, np.empty(0, dtype=object), epsilon)
+        return self._set_fitted(self._release(X, y, sensitive_features=sensitive_features))
+
+    # ------------------------------------------------------------------ the steps of dpfair.base's release template
+    @property
+    def _privacy_label(self) -> str:  # the ledger's label of the charge
+        return f"{type(self).__name__}.fit (Laplace frequency table)"
+
+    def _validate_params(self) -> dict[str, Any]:
+        return {
+            "gamma": check_nonnegative_finite(self.gamma, "gamma"),
+            "beta": check_open_unit(self.beta, "beta"),  # the failure probability of the slack
+            "constraints": _check_constraints(self.constraints),
+            "prefit": _check_bool(self.prefit, "prefit"),
+        }
+
+    def _validate_data(
+        self, params: PrivacyParameters, X: Any, y: Any, *, sensitive_features: Any = None
+    ) -> dict[str, Any]:
         if y is None:
-            raise ValueError(f"{owner} requires y to be passed, but the target y is None: pass the two class labels.")
+            raise ValueError(
+                f"{type(self).__name__} requires y to be passed, but the target y is None: pass the two class labels."
+            )
         if hasattr(X, "dtype") and np.iscomplexobj(X):
             raise ValueError("Complex data not supported: X must hold real numbers.")
         y_array = np.asarray(y)
@@ -490,33 +499,40 @@ default "equalized_odds"
             raise ValueError(f"y must have one label per row of X ({m} rows), got {labels.shape[0]}.")
         if m == 0:
             raise ValueError("X is empty; pass at least one row.")
-        if sensitive_features is not None and declared is not None:  # undeclared groups: refused before any fit
-            group_index(declared, _labels(sensitive_features, m))
-        check_shared_budgets(self, prefit, kind="base estimator")  # before the base's fit
-        # Algorithm 1, line 1: the base classifier is trained on {(X_i, Y_i)} only -- A is never passed
-        estimator = fit_wrapped_estimator(_BASE_CLASSIFIER, self.estimator, X,
-                                          y_array if classes[0] != 0 or classes[1] != 1 else labels,
-                                          prefit=prefit, owner=owner, caller=self)
-        y_pred = _base_predictions(estimator, X, classes)
-        if y_pred.shape[0] != m:
-            raise ValueError(f"the estimator returned {y_pred.shape[0]} predictions for {m} rows of X.")
-        if sensitive_features is None:
-            declared, index = _single_group_rows(self.groups, m, epsilon, owner)
-        elif declared is None:  # epsilon = inf only: read off the data
-            declared, index = resolve_groups(None, _labels(sensitive_features, m), epsilon)
-        else:
-            index = group_index(declared, _labels(sensitive_features, m))
-        n_groups = declared.size
+        epsilon = params.epsilon
         if not math.isinf(epsilon) and 2.0 / (m * epsilon) > _MAX_NOISE_SCALE:
             raise ValueError(
                 f"epsilon={epsilon!r} is too small for the number of rows: the Laplace scale 2/(m*epsilon) exceeds "
                 f"{_MAX_NOISE_SCALE:g}; the table would carry no information. Use a larger epsilon."
             )
-        warn_non_private(epsilon, "the fitted post-processor (exact frequency table)", estimator=self)
-        q_hat = joint_frequencies(y_pred, index, labels, n_groups)  # line 2
-        charge_budget(budget, epsilon, 0.0, label=f"{owner}.fit (Laplace frequency table)")
-        q_tilde = q_hat if math.isinf(epsilon) else noisy_frequencies(q_hat, m, epsilon, noise)  # lines 3-4
-        predict_seed = _predict_seed(noise)
+        return {"X": X, "y": y_array, "classes": classes, "labels": labels, "n_rows": m,
+                "sensitive_features": sensitive_features}
+
+    def _warn_non_private(self, params: PrivacyParameters) -> None:
+        warn_non_private(params.epsilon, "the fitted post-processor (exact frequency table)", estimator=self, stacklevel=6)
+
+    def _compute_statistics(self, params: PrivacyParameters, data: dict[str, Any]) -> dict[str, Any]:
+        prefit = params.extra["prefit"]
+        check_shared_budgets(self, prefit, kind="base estimator")  # before the base's fit (and its own charge)
+        classes, labels, m = data["classes"], data["labels"], data["n_rows"]
+        # Algorithm 1, line 1: the base classifier is trained on {(X_i, Y_i)} only -- A is never passed
+        estimator = fit_wrapped_estimator(_BASE_CLASSIFIER, self.estimator, data["X"],
+                                          data["y"] if classes[0] != 0 or classes[1] != 1 else labels,
+                                          prefit=prefit, owner=type(self).__name__, caller=self)
+        y_pred = _base_predictions(estimator, data["X"], classes)
+        if y_pred.shape[0] != m:
+            raise ValueError(f"the estimator returned {y_pred.shape[0]} predictions for {m} rows of X.")
+        q_hat = joint_frequencies(y_pred, data["group_index"], labels, data["groups"].size)  # line 2
+        return {"estimator": estimator, "q_hat": q_hat, "n_rows": m}
+
+    def _draw_noise(self, params: PrivacyParameters, statistics: dict[str, Any], noise: NoiseSource) -> dict[str, Any]:
+        q_hat, epsilon = statistics["q_hat"], params.epsilon
+        q_tilde = q_hat if math.isinf(epsilon) else noisy_frequencies(q_hat, statistics["n_rows"], epsilon, noise)  # 3-4
+        return {**statistics, "q_tilde": q_tilde, "predict_seed": _predict_seed(noise)}
+
+    def _solve(self, params: PrivacyParameters, noisy: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
+        q_tilde, epsilon, constraints = noisy["q_tilde"], params.epsilon, params.extra["constraints"]
+        n_groups = data["groups"].size
         bound_fp = bound_tp = None
         slack_fp = slack_tp = np.zeros(n_groups)
         if n_groups > 1:
@@ -529,33 +545,30 @@ default "equalized_odds"
                     "undefined: every declared group needs rows of each constrained label. Use a larger epsilon, "
                     "fewer groups (merge small ones), or more rows."
                 )
-            slack_fp, slack_tp = lp_slack(q_tilde, m, epsilon, beta)
+            slack_fp, slack_tp = lp_slack(q_tilde, noisy["n_rows"], epsilon, params.extra["beta"])
             if constraints != "true_positive_rate_parity":
-                bound_fp = np.minimum(gamma + slack_fp, _HIGHS_INF)
+                bound_fp = np.minimum(params.extra["gamma"] + slack_fp, _HIGHS_INF)
             if constraints != "false_positive_rate_parity":
-                bound_tp = np.minimum(gamma + slack_tp, _HIGHS_INF)
+                bound_tp = np.minimum(params.extra["gamma"] + slack_tp, _HIGHS_INF)
         p, objective = solve_lp(q_tilde, bound_fp, bound_tp)  # line 5
-        # every fitted attribute is assigned only now: a refused charge or a failure leaves the old state
-        self.estimator_ = estimator
-        self.classes_ = classes
-        self.groups_ = declared
-        self.noisy_frequencies_ = np.array(q_tilde, dtype=float)
-        self.slack_fp_ = slack_fp
-        self.slack_tp_ = slack_tp
-        self.probabilities_ = p
-        self.objective_ = objective
-        self._predict_seed_ = predict_seed
-        if hasattr(estimator, "n_features_in_"):
-            self.n_features_in_ = estimator.n_features_in_
-        if hasattr(estimator, "feature_names_in_"):
-            self.feature_names_in_ = estimator.feature_names_in_
-        spent = privacy_spent(epsilon, 0.0, protects=_PROTECTS, neighbouring=_NEIGHBOURING)
-        if not prefit and private_base(estimator):
+        estimator = noisy["estimator"]
+        results = {
+            "estimator_": estimator, "classes_": data["classes"], "groups_": data["groups"],
+            "noisy_frequencies_": np.array(q_tilde, dtype=float), "slack_fp_": slack_fp, "slack_tp_": slack_tp,
+            "probabilities_": p, "objective_": objective, "_predict_seed_": noisy["predict_seed"],
+        }
+        for name in ("n_features_in_", "feature_names_in_"):
+            if hasattr(estimator, name):
+                results[name] = getattr(estimator, name)
+        return results
+
+    def _privacy_spent(self, params: PrivacyParameters, results: dict[str, Any]) -> dict[str, Any]:
+        spent = super()._privacy_spent(params, results)
+        if not params.extra["prefit"] and private_base(results["estimator_"]):
             spent = combined_privacy_spent(
-                spent, estimator, protects=_PROTECTS_END_TO_END, neighbouring=_NEIGHBOURING_END_TO_END
+                spent, results["estimator_"], protects=_PROTECTS_END_TO_END, neighbouring=_NEIGHBOURING_END_TO_END
             )
-        self.privacy_spent_ = spent
-        return self
+        return spent
 
     def _rows(self, X: Any, sensitive_features: Any) -> tuple[np.ndarray, np.ndarray]:
         check_is_fitted(self, "probabilities_")

@@ -49,7 +49,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
@@ -59,23 +59,20 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from dpfair._estimator import (
     as_sensitive_features,
-    charge_budget,
-    check_budget,
     group_index,
     prediction_noise,
     privacy_spent,
-    resolve_groups,
     warn_non_private,
 )
 from dpfair._estimator import predict_seed as _predict_seed
 from dpfair._validation import (
     check_bool,
-    check_epsilon,
     check_int,
     check_nonnegative_finite,
     check_open_unit,
     check_positive_finite,
 )
+from dpfair.base import PrivacyParameters, PrivateEstimator
 from dpfair.classification.reductions_accounting import (  # noqa: F401
     _MAX_ITER,
     _MAX_ITER_INF,
@@ -109,7 +106,7 @@ from dpfair.classification.reductions_game import (  # noqa: F401
     violations,
 )
 from dpfair.privacy.mechanisms import laplace_mechanism
-from dpfair.privacy.noise import get_noise_source
+from dpfair.privacy.noise import NoiseSource
 
 __all__ = ["DPExponentiatedGradient", "SmallBudgetWarning", "per_round_epsilon"]
 
@@ -118,6 +115,9 @@ _GAP_CHECK_EVERY = 10
 
 #: Largest Laplace scale accepted: beyond it a release carries no information and sums overflow.
 _MAX_NOISE_SCALE = 1e100
+
+#: The parts of Algorithm 3's plan (fixed before the charge) that the output reports.
+_PLAN = ("private", "n_groups", "bound_B", "nu", "eta", "epsilon_step", "certified_by")
 
 
 REFERENCES = ("group0", "overall")
@@ -191,7 +191,7 @@ def _l1_row_bound(x_norm_bound: Any, x_l1_bound: Any, n_features: int) -> tuple[
     return min(bounds), per_feature, l2
 
 
-class DPExponentiatedGradient(ClassifierMixin, BaseEstimator):
+class DPExponentiatedGradient(PrivateEstimator, ClassifierMixin, BaseEstimator):
     """Differentially private fair classifier under equalized odds (DP-oracle-learner).
 
     Algorithm 3 of Jagielski et al. (2019): the Auditor plays exponentiated gradient on noisy
@@ -326,6 +326,12 @@ class DPExponentiatedGradient(ClassifierMixin, BaseEstimator):
     (2, 2)
     """
 
+    _privacy_parameters: ClassVar[dict[str, str]] = {
+        "epsilon": "epsilon", "groups": "groups", "budget": "budget", "random_state": "random_state"
+    }
+    _privacy_protects = _PROTECTS
+    _privacy_neighbouring = _NEIGHBOURING
+
     def __init__(
         self,
         *,
@@ -414,15 +420,20 @@ class DPExponentiatedGradient(ClassifierMixin, BaseEstimator):
         # the estimator as it was (contract rule 3), so those attributes are restored on any error
         saved = {k: vars(self)[k] for k in ("n_features_in_", "feature_names_in_") if k in vars(self)}
         try:
-            return self._fit(X, y, sensitive_features=sensitive_features)
+            return self._set_fitted(self._release(X, y, sensitive_features=sensitive_features))
         except BaseException:
             for key in ("n_features_in_", "feature_names_in_"):
                 vars(self).pop(key, None)
             vars(self).update(saved)
             raise
 
-    def _fit(self, X: Any, y: Any, *, sensitive_features: Any = None) -> DPExponentiatedGradient:
-        epsilon = check_epsilon(self.epsilon)
+    # ------------------------------------------------------------------ the steps of dpfair.base's release template
+    @property
+    def _privacy_label(self) -> str:  # the ledger's label of the charge
+        return f"{type(self).__name__}.fit (Algorithm 3)"
+
+    def _validate_params(self) -> dict[str, Any]:
+        # delta is not the template's delta role (0 <= delta < 1): Algorithm 3's T and epsilon' need ln(1/delta) > 0
         delta = check_open_unit(self.delta, "delta")
         gamma = check_nonnegative_finite(self.gamma, "gamma")
         bound_B = None if self.bound_B is None else check_positive_finite(self.bound_B, "bound_B")
@@ -436,13 +447,15 @@ class DPExponentiatedGradient(ClassifierMixin, BaseEstimator):
         accountant = _check_choice(self.accountant, "accountant", ACCOUNTANTS)
         selection = _check_choice(self.selection, "selection", SELECTIONS)
         aware = check_bool(self.use_sensitive_at_test_time, "use_sensitive_at_test_time")
-        budget = check_budget(self.budget)
-        noise = get_noise_source(self.random_state)
-        if self.groups is None and not math.isinf(epsilon):
-            resolve_groups(None, np.empty(0, dtype=object), epsilon)  # raises: groups is required
-        declared = None
-        if self.groups is not None:
-            declared, _ = resolve_groups(self.groups, np.empty(0, dtype=object), epsilon)
+        return {"delta": delta, "gamma": gamma, "bound_B": bound_B, "beta": beta, "n_iter": n_iter, "eta": eta,
+                "nu": nu, "reference": reference, "accountant": accountant, "selection": selection, "aware": aware}
+
+    def _privacy_cost(self, params: PrivacyParameters) -> tuple[float, float]:
+        return params.epsilon, 0.0 if math.isinf(params.epsilon) else params.extra["delta"]
+
+    def _validate_data(
+        self, params: PrivacyParameters, X: Any, y: Any, *, sensitive_features: Any = None
+    ) -> dict[str, Any]:
         if y is None:
             raise ValueError(
                 f"{type(self).__name__} requires y to be passed, but the target y is None; pass one binary label per row."
@@ -461,39 +474,36 @@ class DPExponentiatedGradient(ClassifierMixin, BaseEstimator):
                 f"{type_of_target(y_arr, input_name='y')}; y must hold exactly two classes."
             )
         m, d = X_arr.shape
-        if self.x_norm_bound is None and self.x_l1_bound is None and math.isinf(epsilon):
+        if self.x_norm_bound is None and self.x_l1_bound is None and math.isinf(params.epsilon):
             l1_row_bound = math.inf  # no noise to calibrate
         else:
             l1_row_bound, per_feature, l2 = _l1_row_bound(self.x_norm_bound, self.x_l1_bound, d)
             l1_scalar = None if self.x_l1_bound is None or per_feature is not None else float(self.x_l1_bound)
             _check_rows(X_arr, l2, l1_scalar, per_feature)
-        if sensitive_features is None:
-            if declared is None or declared.size != 1:
-                raise ValueError(
-                    "sensitive_features is required: pass the group of every row, e.g. fit(X, y, sensitive_features=g) "
-                    "(with metadata routing, set_fit_request(sensitive_features=True)). It may be omitted only when "
-                    "groups= declares exactly one group, which then holds every row."
-                )
-            index = np.zeros(m, dtype=np.int64)
-        elif declared is None:  # epsilon = inf only: read off the data
-            declared, index = resolve_groups(None, as_sensitive_features(sensitive_features, m), epsilon)
-        else:
-            index = group_index(declared, as_sensitive_features(sensitive_features, m))
-        n_groups = declared.size
-        bound_B = float(n_groups) if bound_B is None else bound_B  # Corollary 4.6.1: B = |A|
-        nu = 1.0 / math.sqrt(m) if nu is None else nu
-        vc_dim = d + n_groups if aware else d + 1
-        t_privacy = default_n_iter(epsilon, delta, bound_B, n_groups, m, vc_dim, beta, reference=reference)
+        return {"X": X_arr, "y01": y01, "classes": classes, "l1_row_bound": l1_row_bound, "n_rows": m,
+                "sensitive_features": sensitive_features}
+
+    def _warn_non_private(self, params: PrivacyParameters) -> None:
+        warn_non_private(params.epsilon, "the fitted classifier", estimator=self, stacklevel=6)
+
+    def _compute_statistics(self, params: PrivacyParameters, data: dict[str, Any]) -> dict[str, Any]:
+        """Algorithm 3's plan (``T``, ``eta``, the privacy split: public) and the exact statistics it releases."""
+        epsilon, delta, extra = params.epsilon, params.extra["delta"], params.extra
+        reference, aware, l1_row_bound = extra["reference"], extra["aware"], data["l1_row_bound"]
+        X_arr, y01, index, m = data["X"], data["y01"], data["group_index"], data["n_rows"]
+        n_groups = data["groups"].size
+        bound_B = float(n_groups) if extra["bound_B"] is None else extra["bound_B"]  # Corollary 4.6.1: B = |A|
+        nu = 1.0 / math.sqrt(m) if extra["nu"] is None else extra["nu"]
+        vc_dim = X_arr.shape[1] + n_groups if aware else X_arr.shape[1] + 1
+        t_privacy = default_n_iter(epsilon, delta, bound_B, n_groups, m, vc_dim, extra["beta"], reference=reference)
+        n_iter = extra["n_iter"]
         T = n_iter if n_iter is not None else min(t_privacy, accuracy_n_iter(bound_B, nu, n_groups, reference=reference))
-        eta = eta if eta is not None else default_eta(n_groups, T, reference=reference)
+        eta = extra["eta"] if extra["eta"] is not None else default_eta(n_groups, T, reference=reference)
         private = not math.isinf(epsilon) and n_groups > 1  # with one group no output depends on the labels
         certified_by = "none (epsilon = inf)"
         if private:
-            epsilon_step, epsilon_rest, certified_by = privacy_split(epsilon, delta, T, accountant)
+            epsilon_step, epsilon_rest, certified_by = privacy_split(epsilon, delta, T, extra["accountant"])
             epsilon_counts = epsilon_rest / 2.0 if aware else epsilon_rest
-        else:
-            epsilon_step = epsilon_counts = epsilon_rest = math.inf
-        if private:
             # worst case over the (not yet released) counts: denominators are clipped to >= 1, so q~_min >= 1/m
             ones = np.ones((n_groups, 2))
             worst = max(
@@ -508,8 +518,8 @@ class DPExponentiatedGradient(ClassifierMixin, BaseEstimator):
                     f"{T} rounds) gives Laplace scales above {_MAX_NOISE_SCALE:g}: the releases would carry no "
                     "information and overflow; use a larger epsilon, fewer rounds (n_iter) or a smaller bound_B."
                 )
-        if math.isinf(epsilon):
-            warn_non_private(epsilon, "the fitted classifier", estimator=self)
+        else:
+            epsilon_step = epsilon_counts = epsilon_rest = math.inf
         enough = min_informative_n_iter(n_groups, reference=reference)
         if private and n_iter is None and t_privacy < enough:
             warnings.warn(
@@ -520,31 +530,41 @@ class DPExponentiatedGradient(ClassifierMixin, BaseEstimator):
                 "response. With this budget, DPEqualizedOddsPostProcessor (one release) is the better choice; or use "
                 "a larger epsilon or more rows.",
                 SmallBudgetWarning,
-                stacklevel=2,
+                stacklevel=4,  # fit, as before the release template
             )
-
         cell = index * 2 + y01  # (group, label) cell of every row
-        exact_counts = np.bincount(cell, minlength=2 * n_groups).reshape(n_groups, 2).astype(float)
-        label_counts = np.bincount(y01, minlength=2).astype(float)  # public: y is public
         Z = np.hstack([X_arr, np.eye(n_groups)[index]]) if aware else np.hstack([X_arr, np.ones((m, 1))])
         c0 = y01.astype(float)  # Subroutine 2: C_0 = 1{y != 0}
+        return {
+            "m": m, "n_groups": n_groups, "bound_B": bound_B, "nu": nu, "T": T, "eta": eta, "private": private,
+            "epsilon_step": epsilon_step, "epsilon_counts": epsilon_counts, "epsilon_rest": epsilon_rest,
+            "certified_by": certified_by, "y01": y01, "cell": cell, "Z": Z, "c0": c0,
+            "exact_counts": np.bincount(cell, minlength=2 * n_groups).reshape(n_groups, 2).astype(float),
+            "label_counts": np.bincount(y01, minlength=2).astype(float),  # public: y is public
+            "gram": Z.T @ Z, "moment0": Z.T @ c0, "l1_row_bound": l1_row_bound,
+        }
 
-        charge_budget(budget, epsilon, 0.0 if math.isinf(epsilon) else delta, label=f"{type(self).__name__}.fit (Algorithm 3)")
+    def _draw_noise(self, params: PrivacyParameters, statistics: dict[str, Any], noise: NoiseSource) -> dict[str, Any]:
+        """Algorithm 3 after the charge: the one-off releases, then the noisy game (every use of ``noise``)."""
+        s, extra = statistics, params.extra
+        reference, aware, selection, gamma = extra["reference"], extra["aware"], extra["selection"], extra["gamma"]
+        private, m, n_groups, T, bound_B = s["private"], s["m"], s["n_groups"], s["T"], s["bound_B"]
+        epsilon_step, epsilon_counts, epsilon_rest = s["epsilon_step"], s["epsilon_counts"], s["epsilon_rest"]
+        y01, cell, Z, c0, label_counts = s["y01"], s["cell"], s["Z"], s["c0"], s["label_counts"]
+        gram, moment0 = s["gram"], s["moment0"]
         # ---- one-off releases (paid from epsilon_rest): the cell counts, Laplace with L1 sensitivity 2
         if private:
-            counts = laplace_mechanism(exact_counts, sensitivity=2.0, epsilon=epsilon_counts, random_state=noise)
+            counts = laplace_mechanism(s["exact_counts"], sensitivity=2.0, epsilon=epsilon_counts, random_state=noise)
         else:
-            counts = exact_counts
+            counts = s["exact_counts"]
         denominators = np.maximum(counts, 1.0)  # public after release (post-processing)
         proportions = denominators / m  # q~_ay
         label_proportions = label_counts / m
-        gram = Z.T @ Z
-        moment0 = Z.T @ c0
         if aware and private:
             upper = np.triu_indices(gram.shape[0])
             released = laplace_mechanism(
                 np.concatenate([gram[upper], moment0]),
-                sensitivity=aware_static_sensitivity(l1_row_bound),
+                sensitivity=aware_static_sensitivity(s["l1_row_bound"]),
                 epsilon=epsilon_rest - epsilon_counts,
                 random_state=noise,
             )
@@ -553,7 +573,8 @@ class DPExponentiatedGradient(ClassifierMixin, BaseEstimator):
             gram = gram + np.triu(gram, 1).T
             moment0 = released[upper[0].size :]
         gram_inv = _psd_inverse(gram, exact=not (aware and private))
-        sens_oracle = oracle_sensitivity(bound_B, proportions, l1_row_bound, aware, reference=reference) if private else math.inf
+        sens_oracle = (oracle_sensitivity(bound_B, proportions, s["l1_row_bound"], aware, reference=reference)
+                       if private else math.inf)
         sens_auditor = auditor_sensitivity(denominators, reference=reference, label_counts=label_counts, aware=aware)
         # Z^T C_1 = Z^T 1{y != 1} + sum_cells tau_cell Z^T 1_cell (the same vector, computed once per cell)
         zt_base = Z.T @ (1.0 - c0)
@@ -588,7 +609,7 @@ class DPExponentiatedGradient(ClassifierMixin, BaseEstimator):
                                            label_counts=label_counts, aware=aware)
             else:
                 r_noisy = np.full_like(theta, -gamma)
-            theta = theta + eta * r_noisy  # line 8
+            theta = theta + s["eta"] * r_noisy  # line 8
             # the output: Algorithm 3's average, or the best iterate by its (noisy, pessimistic) primal value
             r_sum += r_noisy
             err_sum += game.error(h)
@@ -601,17 +622,26 @@ class DPExponentiatedGradient(ClassifierMixin, BaseEstimator):
                 r_best_sum = r_sum.copy()
             if not private and n_groups > 1 and n % _GAP_CHECK_EVERY == 0 and n < T:
                 gap = game.gap(h_best / best_t, lam_sums[best_t] / best_t, bound_B, best_response)
-                if gap <= nu:  # a nu-approximate equilibrium: stop (Theorem 4.3)
+                if gap <= s["nu"]:  # a nu-approximate equilibrium: stop (Theorem 4.3)
                     rounds = n
                     break
         if not private and n_groups > 1 and rounds == T:
             gap = game.gap(h_best / best_t, lam_sums[best_t] / best_t, bound_B, best_response)
-        if n_groups > 1:
+        return {
+            "game": game, "denominators": denominators, "label_counts": label_counts, "noise_sd": noise_sd,
+            "weights": weights, "lam_sums": lam_sums, "h_best": h_best, "r_best_sum": r_best_sum, "best_t": best_t,
+            "rounds": rounds, "gap": gap, "predict_seed": _predict_seed(noise), **{k: s[k] for k in _PLAN},
+        }
+
+    def _solve(self, params: PrivacyParameters, noisy: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
+        gamma, private, best_t, bound_B = params.extra["gamma"], noisy["private"], noisy["best_t"], noisy["bound_B"]
+        if noisy["n_groups"] > 1:
             # Lemma C.4: a violation above gamma with the multipliers at their bound means B is too small for this
             # problem's accuracy / fairness trade-off.  Read off the released (noisy) violations: post-processing.
-            r_best = violations(game.positives(h_best / best_t), denominators, gamma, reference=reference,
-                                label_counts=label_counts) if not private else r_best_sum / best_t
-            excess = float(r_best.max()) - 2.0 * noise_sd / math.sqrt(best_t)
+            r_best = violations(noisy["game"].positives(noisy["h_best"] / best_t), noisy["denominators"], gamma,
+                                reference=params.extra["reference"], label_counts=noisy["label_counts"]
+                                ) if not private else noisy["r_best_sum"] / best_t
+            excess = float(r_best.max()) - 2.0 * noisy["noise_sd"] / math.sqrt(best_t)
             if excess > 0.25 * max(gamma, 0.01):
                 shown = f" by about {excess:.3g}" if not private else ""
                 warnings.warn(
@@ -620,33 +650,26 @@ class DPExponentiatedGradient(ClassifierMixin, BaseEstimator):
                     "per unit of violation than B allows (Lemma C.4: violation <= gamma + (1 + 2 nu) / B). Pass a larger "
                     "bound_B (more rounds and, at finite epsilon, more noise) if the violation matters more than the error.",
                     ConvergenceWarning,
-                    stacklevel=2,
+                    stacklevel=4,  # fit, as before the release template
                 )
-        predict_seed = _predict_seed(noise)
+        return {
+            "classes_": data["classes"], "groups_": data["groups"], "bound_B_": bound_B, "nu_": noisy["nu"],
+            "n_iter_": noisy["rounds"], "best_iter_": best_t, "eta_": noisy["eta"],
+            "epsilon_step_": noisy["epsilon_step"], "accountant_": noisy["certified_by"],
+            "gap_": float(noisy["gap"]) if not private else math.nan, "coef_": noisy["weights"][:best_t].copy(),
+            "lambda_": noisy["lam_sums"][best_t] / best_t, "_aware": params.extra["aware"],
+            "_predict_seed_": noisy["predict_seed"],
+        }
 
-        # every fitted attribute is assigned only now
-        self.classes_ = classes
-        self.groups_ = declared
-        self.bound_B_ = bound_B
-        self.nu_ = nu
-        self.n_iter_ = rounds
-        self.best_iter_ = best_t
-        self.eta_ = eta
-        self.epsilon_step_ = epsilon_step
-        self.accountant_ = certified_by
-        self.gap_ = float(gap) if not private else math.nan
-        self.coef_ = weights[:best_t].copy()
-        self.lambda_ = lam_sums[best_t] / best_t
-        self._aware = aware
-        self._predict_seed_ = predict_seed
-        if math.isinf(epsilon):
-            self.privacy_spent_ = privacy_spent(
+    def _privacy_spent(self, params: PrivacyParameters, results: dict[str, Any]) -> dict[str, Any]:
+        if math.isinf(params.epsilon):
+            return privacy_spent(
                 math.inf, 0.0, protects="nothing: epsilon=inf runs the exact reduction", neighbouring=_NEIGHBOURING
             )
-        else:
-            how = f"; the 2T = {2 * T} per-round releases composed by: {certified_by} (accountant={accountant!r})"
-            self.privacy_spent_ = privacy_spent(epsilon, delta, protects=_PROTECTS + how, neighbouring=_NEIGHBOURING)
-        return self
+        # with a finite epsilon the game never stops early, so n_iter_ is the planned T
+        how = (f"; the 2T = {2 * results['n_iter_']} per-round releases composed by: {results['accountant_']} "
+               f"(accountant={params.extra['accountant']!r})")
+        return privacy_spent(params.epsilon, params.extra["delta"], protects=_PROTECTS + how, neighbouring=_NEIGHBOURING)
 
     # ------------------------------------------------------------------ prediction
     def _design(self, X: Any, sensitive_features: Any) -> np.ndarray:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -54,6 +55,12 @@ def _attribute_names(names_path: Any) -> list[str]:
     with open(names_path, encoding="latin-1") as fh:
         text = fh.read()
     return re.findall(r"^@attribute\s+(\S+)", text, flags=re.MULTILINE)
+
+
+def _files(dataset: str, data_home: PathLike, download: Any) -> dict[str, Path]:
+    """The checked paths of ``dataset``'s files (after checking ``download``): :func:`dataset_paths`."""
+    check_bool(download, "download")
+    return dataset_paths(dataset, data_home, download=download)
 
 
 def _check_choice(value: Any, name: str, choices: tuple[str, ...]) -> str:
@@ -102,8 +109,7 @@ def load_communities(variant: str = "uci", *, data_home: PathLike = None, downlo
         A file in the data home is not the published one (sha256 mismatch, or a folder).
     """
     _check_choice(variant, "variant", ("uci", "kearns"))
-    check_bool(download, "download")
-    files = dataset_paths("communities", data_home, download=download)
+    files = _files("communities", data_home, download)
     if variant == "uci":
         names = _attribute_names(files["communities_crime/uci/communities.names"])
         raw = pd.read_csv(files["communities_crime/uci/communities.data"], header=None, names=names, na_values="?")
@@ -169,8 +175,7 @@ def load_law_school(*, data_home: PathLike = None, download: bool = True) -> Dat
     DataIntegrityError
         A file in the data home is not the published one (sha256 mismatch, or a folder).
     """
-    check_bool(download, "download")
-    path = dataset_paths("law_school", data_home, download=download)["law_school/bar_pass_prediction.csv"]
+    path = _files("law_school", data_home, download)["law_school/bar_pass_prediction.csv"]
     raw = pd.read_csv(path, index_col=0, na_values="?")
     frame = raw[raw["race1"].isin(LAW_GROUPS)].reset_index(drop=True)
     X = pd.DataFrame(
@@ -244,8 +249,7 @@ def load_fico(*, data_home: PathLike = None, download: bool = True) -> FicoData:
     DataIntegrityError
         A file in the data home is not the published one (sha256 mismatch, or a folder).
     """
-    check_bool(download, "download")
-    files = dataset_paths("fico", data_home, download=download)
+    files = _files("fico", data_home, download)
     cdf = pd.read_csv(files["fico/transrisk_cdf_by_race_ssa.csv"]).rename(columns=_FICO_COLUMNS)
     perf = pd.read_csv(files["fico/transrisk_performance_by_race_ssa.csv"]).rename(columns=_FICO_COLUMNS)
     totals = pd.read_csv(files["fico/totals.csv"]).rename(columns=_FICO_COLUMNS)
@@ -303,8 +307,7 @@ def load_adult(*, drop_missing: bool = True, data_home: PathLike = None, downloa
         A file in the data home is not the published one (sha256 mismatch, or a folder).
     """
     check_bool(drop_missing, "drop_missing")
-    check_bool(download, "download")
-    files = dataset_paths("adult", data_home, download=download)
+    files = _files("adult", data_home, download)
     parts = []
     for split, key, skip in (("train", "adult/adult.data", 0), ("test", "adult/adult.test", 1)):
         part = pd.read_csv(files[key], header=None, names=_ADULT_COLUMNS, skipinitialspace=True, skiprows=skip, na_values="?")
@@ -370,8 +373,7 @@ def load_acs_excerpt(region: str = "national", *, data_home: PathLike = None, do
         A file in the data home is not the published one (sha256 mismatch, or a folder).
     """
     _check_choice(region, "region", tuple(sorted(_ACS_REGIONS)))
-    check_bool(download, "download")
-    path = dataset_paths("acs", data_home, download=download)[_ACS_REGIONS[region]]
+    path = _files("acs", data_home, download)[_ACS_REGIONS[region]]
     raw = pd.read_csv(path, na_values="N", dtype={"PUMA": str})
     keep = (raw["AGEP"] > 16) & (raw["PINCP"] > 100) & (raw["PWGTP"] >= 1)
     frame = raw[keep].reset_index(drop=True)

@@ -45,6 +45,16 @@ def _finite(value: Any, name: str) -> float:
     return out
 
 
+def _check_fits(function: str, n_samples: int, n_features: int, floats_per_row: int) -> None:
+    """Refuse, naming ``n_samples``, sizes whose arrays (``floats_per_row`` 8-byte values a row) cannot fit."""
+    check_allocation(
+        8 * n_samples * floats_per_row,
+        subject=f"{function}(n_samples={n_samples}, n_features={n_features})",
+        what="the features and targets",
+        fix="lower n_samples (or n_features)",
+    )
+
+
 def make_bandit_contexts(
     n_rounds: int, n_arms: int, dim: int, *, group_shift: float = 0.5, noise_sd: float = 0.1, random_state: Any = None
 ) -> dict[str, np.ndarray]:
@@ -245,12 +255,7 @@ def make_regression(
     n_features = check_int(n_features, "n_features", minimum=1)
     disparity = _finite(disparity, "disparity")
     # X, its normal draws and the shift (3 n_features floats per row), groups, noise, linear and y (4 more)
-    check_allocation(
-        8 * n_samples * (3 * n_features + 4),
-        subject=f"make_regression(n_samples={n_samples}, n_features={n_features})",
-        what="the features and targets",
-        fix="lower n_samples (or n_features)",
-    )
+    _check_fits("make_regression", n_samples, n_features, 3 * n_features + 4)
     rng = _rng(random_state)
     groups = rng.integers(0, n_groups, size=n_samples)
     with np.errstate(over="ignore", invalid="ignore"):
@@ -293,11 +298,14 @@ def make_classification(
     TypeError
         If an argument has the wrong type.
     ValueError
-        If an argument is out of range.
+        If an argument is out of range, or the arrays cannot fit in this machine's memory (the
+        message names ``n_samples``).
     """
     n_samples = check_int(n_samples, "n_samples", minimum=1)
     n_features = check_int(n_features, "n_features", minimum=1)
     disparity = _finite(disparity, "disparity")
+    # X (n_features floats per row), groups, X @ w, the offsets, logits, the uniforms, the probabilities and y
+    _check_fits("make_classification", n_samples, n_features, n_features + 7)
     rng = _rng(random_state)
     groups = rng.integers(0, 2, size=n_samples)
     X = rng.normal(size=(n_samples, n_features))

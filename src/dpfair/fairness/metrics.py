@@ -47,28 +47,23 @@ def _to_array(values: Any, name: str, *, dtype: Any = None) -> np.ndarray:
 
 
 def _numeric(values: Any, name: str, *, ndim: int | None = None, allow_bool: bool = False) -> np.ndarray:
-    """A finite float array of real numbers; strings are refused (never parsed), booleans unless ``allow_bool``."""
+    """A finite float array of real numbers (:func:`~dpfair._validation.as_finite_array`); missing values are named.
+
+    Strings are refused (never parsed), booleans unless ``allow_bool``; ``None``, ``pd.NA`` and ``pd.NaT`` in an
+    object array are a :class:`ValueError` (missing values), ragged input a :class:`TypeError`.
+    """
     arr = _to_array(values, name)
-    kind = arr.dtype.kind
-    if kind == "b":
-        if not allow_bool:
-            raise TypeError(f"{name} is boolean; pass numbers (convert a mask with .astype(float) if 0/1 is meant).")
-        arr = arr.astype(float)
-    elif kind == "O":
-        for item in arr.flat:
+    if arr.dtype.kind == "O":
+        for item in arr.flat:  # up to the first item that is not a real number: as_finite_array names it
             if item is None or item is pd.NA or item is pd.NaT:
                 raise ValueError(f"{name} contains missing values; remove or impute them first.")
-            if isinstance(item, bool | np.bool_) and not allow_bool:
-                raise TypeError(f"{name} holds a bool; pass numbers (convert a mask with .astype(float) if 0/1 is meant).")
-            if not isinstance(item, numbers.Real):
+            if isinstance(item, np.bool_) and allow_bool:  # a numpy bool is no numbers.Real
                 raise TypeError(f"{name} must hold real numbers only, found {type(item).__name__}.")
-        try:
-            arr = np.array([float(item) for item in arr.flat], dtype=float).reshape(arr.shape)
-        except OverflowError:
-            raise ValueError(f"{name} holds a number outside the float64 range.") from None
-    elif kind not in "iuf":
+            if (isinstance(item, bool) and not allow_bool) or not isinstance(item, numbers.Real):
+                break
+    elif arr.dtype.kind not in "biuf":
         raise TypeError(f"{name} must hold real numbers, got dtype {arr.dtype} (strings, datetimes, complex are refused).")
-    return as_finite_array(arr, name, ndim=ndim)
+    return as_finite_array(arr, name, ndim=ndim, allow_bool=allow_bool)
 
 
 def _labels(values: Any, name: str) -> np.ndarray:

@@ -1,14 +1,17 @@
-"""Input checks shared by the private linear models (declared bounds, never read off the data)."""
+"""What the private linear models share: checks of declared bounds (never read off the data) and their part of the
+release template of :mod:`dpfair.base` (:class:`PrivateLinearModel`)."""
 
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from sklearn.utils.validation import _get_feature_names, check_X_y
 
+from dpfair._estimator import privacy_spent, warn_non_private
 from dpfair._validation import check_positive_finite
+from dpfair.base import PrivacyParameters, PrivateEstimator
 
 #: Relative tolerance on a declared bound (absorbs rounding in a row scaled to exactly the bound).
 BOUND_TOL = 1e-9
@@ -65,10 +68,37 @@ def check_row_norms(X: np.ndarray, data_norm: float | None) -> None:
         )
 
 
-def set_feature_attributes(estimator: Any, n_features: int, names: Any) -> None:
-    """Set ``n_features_in_`` and ``feature_names_in_`` (removing a stale one) at the end of ``fit``."""
-    estimator.n_features_in_ = n_features
-    if names is not None:
-        estimator.feature_names_in_ = names
-    elif hasattr(estimator, "feature_names_in_"):
-        del estimator.feature_names_in_
+def feature_attributes(n_features: int, names: Any) -> dict[str, Any]:
+    """``n_features_in_`` and, when ``X`` had column names, ``feature_names_in_`` (fitted attributes, by name)."""
+    return {"n_features_in_": n_features} if names is None else {"n_features_in_": n_features, "feature_names_in_": names}
+
+
+class PrivateLinearModel(PrivateEstimator):
+    """The steps of the release template (:class:`dpfair.base.PrivateEstimator`) both linear models share.
+
+    ``fit(X, y)`` (no ``sensitive_features``) runs the template once.  A subclass sets
+    ``_privacy_protects`` and ``_exact_protects`` (what ``privacy_spent_`` says at ``epsilon = inf``)
+    and fills the template's steps.
+    """
+
+    _privacy_neighbouring: ClassVar[str] = NEIGHBOURING
+    _exact_protects: ClassVar[str] = "nothing: epsilon=inf fits the exact model"
+
+    def _dpfair_fit_charges(self) -> list[tuple[Any, float, float]]:
+        """``[(budget, epsilon, delta)]``: what one ``fit`` charges (for search costs), from the privacy parameters only."""
+        params = self._validate_privacy_parameters()
+        return [(params.budget, *self._privacy_cost(params))]
+
+    def _warn_non_private(self, params: PrivacyParameters) -> None:
+        warn_non_private(params.epsilon, f"{type(self).__name__}'s coefficients", estimator=self, stacklevel=6)
+
+    def _privacy_spent(self, params: PrivacyParameters, results: dict[str, Any]) -> dict[str, Any]:
+        epsilon, delta = self._privacy_cost(params)
+        protects = self._exact_protects if math.isinf(epsilon) else self._privacy_protects
+        return privacy_spent(epsilon, delta, protects=protects, neighbouring=self._privacy_neighbouring)
+
+    def _set_fitted(self, results: dict[str, Any]) -> PrivateLinearModel:
+        """Set the results at the end of ``fit``; a ``feature_names_in_`` left from an earlier fit on a DataFrame goes."""
+        if "feature_names_in_" not in results and hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+        return super()._set_fitted(results)

@@ -10,32 +10,27 @@ equations from the noisy statistics: everything after the release is post-proces
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from dpfair._estimator import (
-    CloneLineageMixin,
-    charge_budget,
-    check_bool,
-    check_budget,
-    privacy_spent,
-    warn_non_private,
-)
-from dpfair._validation import check_delta, check_epsilon, check_nonnegative_finite
+from dpfair._estimator import CloneLineageMixin
+from dpfair._validation import check_bool, check_nonnegative_finite
+from dpfair.base import PrivacyParameters
 from dpfair.linear_model._common import (
-    NEIGHBOURING,
+    BOUND_TOL,
+    PrivateLinearModel,
     check_declared_bound,
     check_row_norms,
-    set_feature_attributes,
+    feature_attributes,
     squared_bound,
     validated_xy,
 )
 from dpfair.privacy.accounting import gaussian_sigma_approx_dp, laplace_scale
 from dpfair.privacy.mechanisms import gaussian_mechanism, laplace_mechanism
-from dpfair.privacy.noise import NoiseSource, check_noise_room, get_noise_source
+from dpfair.privacy.noise import NoiseSource, check_noise_room
 
 __all__ = ["DPLinearRegression"]
 
@@ -43,6 +38,31 @@ MECHANISMS = ("gaussian", "laplace")
 
 #: Largest noise scale accepted: beyond it the release carries no information and the solve overflows.
 _MAX_NOISE_SCALE = 1e100
+
+
+def check_mechanism(mechanism: Any, epsilon: float = math.inf, delta: float = 0.0) -> str:
+    """``mechanism``, one of ``MECHANISMS``; the Gaussian mechanism at a finite ``epsilon`` needs ``delta > 0``.
+
+    Parameters
+    ----------
+    mechanism : object
+        The candidate.
+    epsilon, delta : float, default inf, 0
+        The validated privacy parameters (the default checks the name only).
+
+    Returns
+    -------
+    str
+        ``mechanism``.
+    """
+    if not isinstance(mechanism, str) or mechanism not in MECHANISMS:
+        raise ValueError(f"mechanism must be one of {list(MECHANISMS)}, got {mechanism!r}.")
+    if mechanism == "gaussian" and not math.isinf(epsilon) and delta == 0.0:
+        raise ValueError(
+            "delta must be > 0 with mechanism='gaussian' (the Gaussian mechanism is (epsilon, delta)-DP); "
+            "pass e.g. delta=1e-6, or mechanism='laplace' for pure epsilon-DP."
+        )
+    return mechanism
 
 
 def ssp_sensitivity(bound_sq: float, dim: int, mechanism: str) -> float:
@@ -181,7 +201,7 @@ def solve_normal_equations(gram: np.ndarray, moment: np.ndarray, alpha: float, i
         return np.linalg.lstsq(system, moment, rcond=None)[0]
 
 
-class DPLinearRegression(CloneLineageMixin, RegressorMixin, BaseEstimator):
+class DPLinearRegression(PrivateLinearModel, CloneLineageMixin, RegressorMixin, BaseEstimator):
     """Differentially private (ridge) linear regression by sufficient-statistics perturbation.
 
     Releases ``Z^T Z`` and ``Z^T y`` (``Z`` = the features, plus a column of ones with
@@ -264,6 +284,16 @@ class DPLinearRegression(CloneLineageMixin, RegressorMixin, BaseEstimator):
     array([ 1. , -0.5])
     """
 
+    _privacy_parameters: ClassVar[dict[str, str]] = {
+        "epsilon": "epsilon", "delta": "delta", "budget": "budget", "random_state": "random_state",
+    }
+    _privacy_protects: ClassVar[str] = "every training row (x, y): features and target"
+    _exact_protects: ClassVar[str] = "nothing: epsilon=inf fits the exact least-squares solution"
+
+    @property
+    def _privacy_label(self) -> str:  # the ledger's label of the one charge
+        return f"{type(self).__name__}.fit ({self.mechanism} sufficient statistics)"
+
     def __init__(
         self, *, epsilon: float = 1.0, delta: float = 1e-6, data_norm: float | None = None,
         target_bound: float | None = None, alpha: float = 1.0, fit_intercept: bool = True,
@@ -278,25 +308,6 @@ class DPLinearRegression(CloneLineageMixin, RegressorMixin, BaseEstimator):
         self.mechanism = mechanism
         self.budget = budget
         self.random_state = random_state
-
-    def _params(self) -> tuple[float, float, str]:
-        """``(epsilon, delta spent, mechanism)`` after validation."""
-        epsilon = check_epsilon(self.epsilon)
-        if not isinstance(self.mechanism, str) or self.mechanism not in MECHANISMS:
-            raise ValueError(f"mechanism must be one of {list(MECHANISMS)}, got {self.mechanism!r}.")
-        delta = check_delta(self.delta)
-        if self.mechanism == "gaussian" and not math.isinf(epsilon) and delta == 0.0:
-            raise ValueError(
-                "delta must be > 0 with mechanism='gaussian' (the Gaussian mechanism is (epsilon, delta)-DP); "
-                "pass e.g. delta=1e-6, or mechanism='laplace' for pure epsilon-DP."
-            )
-        spent_delta = 0.0 if self.mechanism == "laplace" or math.isinf(epsilon) else delta
-        return epsilon, spent_delta, self.mechanism
-
-    def _dpfair_fit_charges(self) -> list[tuple[Any, float, float]]:
-        """``[(budget, epsilon, delta)]``: what one ``fit`` charges (for search costs)."""
-        epsilon, delta, _ = self._params()
-        return [(check_budget(self.budget), epsilon, delta)]
 
     def fit(self, X: Any, y: Any) -> DPLinearRegression:
         """Release the noisy sufficient statistics and solve the ridge normal equations.
@@ -326,68 +337,88 @@ class DPLinearRegression(CloneLineageMixin, RegressorMixin, BaseEstimator):
         PrivacyLeakWarning
             With ``epsilon = inf``.
         """
-        owner = type(self).__name__
-        epsilon, delta, mechanism = self._params()
-        data_norm = check_declared_bound(self.data_norm, "data_norm", epsilon, "a bound on every row's L2 norm ||x||")
-        target_bound = check_declared_bound(self.target_bound, "target_bound", epsilon, "a bound on every |y|")
+        return self._set_fitted(self._release(X, y))
+
+    # ------------------------------------------------------------------ the steps of dpfair.base's template
+    def _validate_params(self) -> dict[str, Any]:
+        check_mechanism(self.mechanism)
         alpha = check_nonnegative_finite(self.alpha, "alpha")
         intercept = check_bool(self.fit_intercept, "fit_intercept")
-        budget = check_budget(self.budget)
-        noise = get_noise_source(self.random_state)
-        X_arr, y_arr, names = validated_xy(X, y, owner=owner, y_numeric=True)
+        return {"alpha": alpha, "intercept": intercept}
+
+    def _privacy_cost(self, params: PrivacyParameters) -> tuple[float, float]:
+        """``(epsilon, delta)``; the Laplace mechanism and ``epsilon = inf`` spend ``delta = 0``."""
+        mechanism = check_mechanism(self.mechanism, params.epsilon, params.delta)
+        return params.epsilon, 0.0 if mechanism == "laplace" or math.isinf(params.epsilon) else params.delta
+
+    def _validate_data(self, params: PrivacyParameters, X: Any, y: Any) -> dict[str, Any]:
+        mechanism = check_mechanism(self.mechanism, params.epsilon, params.delta)
+        data_norm = check_declared_bound(self.data_norm, "data_norm", params.epsilon, "a bound on every row's L2 norm ||x||")
+        target_bound = check_declared_bound(self.target_bound, "target_bound", params.epsilon, "a bound on every |y|")
+        X_arr, y_arr, names = validated_xy(X, y, owner=type(self).__name__, y_numeric=True)
         check_row_norms(X_arr, data_norm)
-        if target_bound is not None and not (np.abs(y_arr) <= target_bound * (1.0 + 1e-9)).all():
+        if target_bound is not None and not (np.abs(y_arr) <= target_bound * (1.0 + BOUND_TOL)).all():
             raise ValueError(
                 f"y has value(s) outside the declared target_bound={target_bound:g} (|y| <= target_bound): the "
                 "privacy guarantee rests on that bound. Clip or rescale y with public constants, or declare a larger "
                 "target_bound."
             )
-        n, d = X_arr.shape
-        Z = np.column_stack([X_arr, np.ones(n)]) if intercept else X_arr
+        return {"X": X_arr, "y": y_arr, "names": names, "mechanism": mechanism, "data_norm": data_norm,
+                "target_bound": target_bound}
+
+    def _compute_statistics(self, params: PrivacyParameters, data: dict[str, Any]) -> dict[str, Any]:
+        """The exact ``Z^T Z`` and ``Z^T y`` and the noise they will need (its scale is refused when useless)."""
+        X, intercept, mechanism = data["X"], params.extra["intercept"], data["mechanism"]
+        n = X.shape[0]
+        Z = np.column_stack([X, np.ones(n)]) if intercept else X
         p = Z.shape[1]
-        exact = sufficient_statistics(Z, y_arr, intercept)
-        if math.isinf(epsilon):
+        exact = sufficient_statistics(Z, data["y"], intercept)
+        if math.isinf(params.epsilon):
             scale, sensitivity = 0.0, 0.0
         else:
-            bound_sq = squared_bound(data_norm=data_norm, target_bound=target_bound) + float(intercept)
+            bound_sq = squared_bound(data_norm=data["data_norm"], target_bound=data["target_bound"]) + float(intercept)
             sensitivity = ssp_sensitivity(bound_sq, p + 1, mechanism)
             if mechanism == "gaussian":
-                scale = gaussian_sigma_approx_dp(sensitivity, epsilon, delta)
+                scale = gaussian_sigma_approx_dp(sensitivity, params.epsilon, params.delta)
             else:
-                scale = laplace_scale(sensitivity, epsilon)
+                scale = laplace_scale(sensitivity, params.epsilon)
             if not scale <= _MAX_NOISE_SCALE:
                 raise ValueError(
-                    f"epsilon={epsilon!r} is too small for the declared data_norm and target_bound: the noise scale "
-                    f"({scale:.3g}) exceeds {_MAX_NOISE_SCALE:g}, the release would carry no information; use a larger "
-                    "epsilon or rescale the data."
+                    f"epsilon={params.epsilon!r} is too small for the declared data_norm and target_bound: the noise "
+                    f"scale ({scale:.3g}) exceeds {_MAX_NOISE_SCALE:g}, the release would carry no information; use a "
+                    "larger epsilon or rescale the data."
                 )
             check_noise_room(exact, scale, "the sufficient statistics")
-        charge_budget(budget, epsilon, delta, label=f"{owner}.fit ({mechanism} sufficient statistics)")
-        if math.isinf(epsilon):
-            warn_non_private(epsilon, f"{owner}'s coefficients", estimator=self)
-            noisy = exact
-        else:
-            noisy = release_statistics(
-                exact, sensitivity=sensitivity, epsilon=epsilon, delta=delta, mechanism=mechanism, noise=noise
-            )
-        gram, moment = unpack_statistics(noisy, p, n, intercept)
-        weights = solve_normal_equations(gram, moment, alpha, intercept, repair=not math.isinf(epsilon))
+        return {"exact": exact, "sensitivity": sensitivity, "scale": scale, "mechanism": mechanism, "p": p, "n": n}
+
+    def _draw_noise(self, params: PrivacyParameters, statistics: dict[str, Any], noise: NoiseSource) -> dict[str, Any]:
+        """Release the sufficient statistics (unchanged at ``epsilon = inf``)."""
+        if math.isinf(params.epsilon):
+            return {**statistics, "noisy": statistics["exact"]}
+        noisy = release_statistics(
+            statistics["exact"], sensitivity=statistics["sensitivity"], epsilon=params.epsilon,
+            delta=params.delta, mechanism=statistics["mechanism"], noise=noise,
+        )
+        return {**statistics, "noisy": noisy}
+
+    def _solve(self, params: PrivacyParameters, noisy: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
+        """Post-processing: the PSD repair and the ridge normal equations from the released statistics."""
+        intercept, d = params.extra["intercept"], data["X"].shape[1]
+        gram, moment = unpack_statistics(noisy["noisy"], noisy["p"], noisy["n"], intercept)
+        weights = solve_normal_equations(gram, moment, params.extra["alpha"], intercept, repair=not math.isinf(params.epsilon))
         if not np.isfinite(weights).all():  # float64 overflow in the solve (never a NaN out)
             raise ValueError(
                 "the normal equations overflow float64 for these data and this alpha; rescale X and y (and the declared "
                 "data_norm and target_bound) towards 1, or use a larger alpha."
             )
-        self.coef_ = weights[:d].copy()
-        self.intercept_ = float(weights[d]) if intercept else 0.0
-        self.noisy_gram_ = gram
-        self.noisy_moment_ = moment
-        self.noise_scale_ = float(scale)
-        set_feature_attributes(self, d, names)
-        protects = "every training row (x, y): features and target"
-        if math.isinf(epsilon):
-            protects = "nothing: epsilon=inf fits the exact least-squares solution"
-        self.privacy_spent_ = privacy_spent(epsilon, delta, protects=protects, neighbouring=NEIGHBOURING)
-        return self
+        return {
+            "coef_": weights[:d].copy(),
+            "intercept_": float(weights[d]) if intercept else 0.0,
+            "noisy_gram_": gram,
+            "noisy_moment_": moment,
+            "noise_scale_": float(noisy["scale"]),
+            **feature_attributes(d, data["names"]),
+        }
 
     def predict(self, X: Any) -> np.ndarray:
         """Predict ``X @ coef_ + intercept_``.

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from scipy.special import expit, log_expit
@@ -21,17 +21,18 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from dpfair._estimator import CloneLineageMixin, charge_budget, check_bool, check_budget, privacy_spent, warn_non_private
-from dpfair._validation import check_epsilon, check_int, check_positive_finite
+from dpfair._estimator import CloneLineageMixin
+from dpfair._validation import check_bool, check_int, check_positive_finite
+from dpfair.base import PrivacyParameters
 from dpfair.linear_model._common import (
-    NEIGHBOURING,
+    PrivateLinearModel,
     check_declared_bound,
     check_row_norms,
-    set_feature_attributes,
+    feature_attributes,
     squared_bound,
     validated_xy,
 )
-from dpfair.privacy.noise import NoiseSource, get_noise_source
+from dpfair.privacy.noise import NoiseSource
 
 __all__ = ["DPLogisticRegression", "objective_perturbation_constants"]
 
@@ -200,7 +201,7 @@ def _encode_labels(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return classes, np.where(encoded == 1, 1.0, -1.0)
 
 
-class DPLogisticRegression(CloneLineageMixin, ClassifierMixin, BaseEstimator):
+class DPLogisticRegression(PrivateLinearModel, CloneLineageMixin, ClassifierMixin, BaseEstimator):
     """Differentially private binary logistic regression by objective perturbation.
 
     Minimises ``0.5 ||w||^2 + C sum_i log(1 + exp(-s_i w . z_i)) + (noise term)``, where ``z_i`` is the
@@ -279,6 +280,14 @@ class DPLogisticRegression(CloneLineageMixin, ClassifierMixin, BaseEstimator):
     (['no', 'yes'], 0.83)
     """
 
+    _privacy_parameters: ClassVar[dict[str, str]] = {"epsilon": "epsilon", "budget": "budget", "random_state": "random_state"}
+    _privacy_protects: ClassVar[str] = "every training row (x, y): features and label"
+    _exact_protects: ClassVar[str] = "nothing: epsilon=inf fits the exact regularised logistic regression"
+
+    @property
+    def _privacy_label(self) -> str:  # the ledger's label of the one charge
+        return f"{type(self).__name__}.fit (objective perturbation)"
+
     def __init__(
         self, *, epsilon: float = 1.0, data_norm: float | None = None, C: float = 1.0, fit_intercept: bool = True,
         intercept_scaling: float = 1.0, max_iter: int = 100, budget: Any = None, random_state: Any = None,
@@ -297,10 +306,6 @@ class DPLogisticRegression(CloneLineageMixin, ClassifierMixin, BaseEstimator):
         tags.classifier_tags.multi_class = False
         tags.non_deterministic = True
         return tags
-
-    def _dpfair_fit_charges(self) -> list[tuple[Any, float, float]]:
-        """``[(budget, epsilon, 0)]``: what one ``fit`` charges (for search costs)."""
-        return [(check_budget(self.budget), check_epsilon(self.epsilon), 0.0)]
 
     def fit(self, X: Any, y: Any) -> DPLogisticRegression:
         """Minimise the perturbed objective (Algorithm 2 of Chaudhuri et al. 2011).
@@ -330,26 +335,37 @@ class DPLogisticRegression(CloneLineageMixin, ClassifierMixin, BaseEstimator):
         PrivacyLeakWarning
             With ``epsilon = inf``.
         """
-        owner = type(self).__name__
-        epsilon = check_epsilon(self.epsilon)
-        data_norm = check_declared_bound(self.data_norm, "data_norm", epsilon, "a bound on every row's L2 norm ||x||")
-        C = check_positive_finite(self.C, "C")
-        intercept = check_bool(self.fit_intercept, "fit_intercept")
-        scaling = check_positive_finite(self.intercept_scaling, "intercept_scaling")
-        max_iter = check_int(self.max_iter, "max_iter", minimum=1)
-        budget = check_budget(self.budget)
-        noise = get_noise_source(self.random_state)
-        X_arr, y_arr, names = validated_xy(X, y, owner=owner, y_numeric=False)
+        return self._set_fitted(self._release(X, y))
+
+    # ------------------------------------------------------------------ the steps of dpfair.base's template
+    def _validate_params(self) -> dict[str, Any]:
+        params = {
+            "C": check_positive_finite(self.C, "C"),
+            "intercept": check_bool(self.fit_intercept, "fit_intercept"),
+            "scaling": check_positive_finite(self.intercept_scaling, "intercept_scaling"),
+            "max_iter": check_int(self.max_iter, "max_iter", minimum=1),
+        }
+        return params
+
+    def _validate_data(self, params: PrivacyParameters, X: Any, y: Any) -> dict[str, Any]:
+        data_norm = check_declared_bound(self.data_norm, "data_norm", params.epsilon, "a bound on every row's L2 norm ||x||")
+        X_arr, y_arr, names = validated_xy(X, y, owner=type(self).__name__, y_numeric=False)
         classes, s = _encode_labels(y_arr)
         check_row_norms(X_arr, data_norm)
-        n, d = X_arr.shape
-        Z = np.column_stack([X_arr, np.full(n, scaling)]) if intercept else X_arr
-        p = Z.shape[1]
+        return {"X": X_arr, "s": s, "classes": classes, "names": names, "data_norm": data_norm}
+
+    def _compute_statistics(self, params: PrivacyParameters, data: dict[str, Any]) -> dict[str, Any]:
+        """The design ``Z`` and the constants of Algorithm 2, lines 1-2 (refused when the noise would overflow)."""
+        epsilon, C, intercept, scaling = params.epsilon, params.extra["C"], params.extra["intercept"], params.extra["scaling"]
+        n = data["X"].shape[0]
+        Z = np.column_stack([data["X"], np.full(n, scaling)]) if intercept else data["X"]
         if math.isinf(epsilon):
             radius = 1.0  # no rescaling needed: the objective is the same in w
             lam, extra, epsilon_prime = 1.0 / (n * C), 0.0, math.inf
         else:
-            bounds = {"data_norm": data_norm, "intercept_scaling": scaling} if intercept else {"data_norm": data_norm}
+            bounds = {"data_norm": data["data_norm"]}
+            if intercept:
+                bounds["intercept_scaling"] = scaling
             radius = math.sqrt(squared_bound(**bounds))
             lam, extra, epsilon_prime = objective_perturbation_constants(epsilon, C, radius, n)
             if not 2.0 / epsilon_prime <= _MAX_NOISE_SCALE or not math.isfinite(lam + extra) or lam + extra < 1e-250:
@@ -357,38 +373,45 @@ class DPLogisticRegression(CloneLineageMixin, ClassifierMixin, BaseEstimator):
                     f"epsilon={epsilon!r} with C={C!r} is out of range: the objective's noise or regularisation "
                     "overflows float64; use a larger epsilon, or a C closer to 1 (rescale the features instead)."
                 )
-        charge_budget(budget, epsilon, 0.0, label=f"{owner}.fit (objective perturbation)")
-        if math.isinf(epsilon):
-            warn_non_private(epsilon, f"{owner}'s coefficients", estimator=self)
+        return {"Z": Z, "s": data["s"], "radius": radius, "lam": lam, "extra": extra, "epsilon_prime": epsilon_prime}
+
+    def _draw_noise(self, params: PrivacyParameters, statistics: dict[str, Any], noise: NoiseSource) -> dict[str, Any]:
+        """Algorithm 2, lines 3-4: draw ``b``, then minimise the perturbed objective (no noise at ``epsilon = inf``)."""
+        Z, radius, n, p = statistics["Z"], statistics["radius"], *statistics["Z"].shape
+        if math.isinf(params.epsilon):
             b = np.zeros((1, p))
         else:
-            b = draw_objective_noise(noise, 1, p, epsilon_prime)  # Algorithm 2, line 3
+            b = draw_objective_noise(noise, 1, p, statistics["epsilon_prime"])  # Algorithm 2, line 3
         # line 4: f = argmin J(f) + b . f / n + (Delta / 2) ||f||^2, in the rescaled variables u = z / radius
-        F, n_iter, converged = minimise_perturbed_objective(Z / radius, s, lam + extra, b / n, max_iter)
-        if not converged:
+        F, n_iter, converged = minimise_perturbed_objective(
+            Z / radius, statistics["s"], statistics["lam"] + statistics["extra"], b / n, params.extra["max_iter"]
+        )
+        return {**statistics, "F": F, "n_iter": n_iter, "converged": converged}
+
+    def _solve(self, params: PrivacyParameters, noisy: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
+        """Post-processing: the weights in the original variables, and the fitted attributes."""
+        max_iter, intercept, d = params.extra["max_iter"], params.extra["intercept"], data["X"].shape[1]
+        if not noisy["converged"]:
             warnings.warn(
-                f"{owner}: Newton did not converge in max_iter={max_iter} iterations; increase max_iter.",
+                f"{type(self).__name__}: Newton did not converge in max_iter={max_iter} iterations; increase max_iter.",
                 ConvergenceWarning,
-                stacklevel=2,
+                stacklevel=4,  # the caller of fit
             )
-        weights = F[0] / radius
+        weights = noisy["F"][0] / noisy["radius"]
         if not np.isfinite(weights).all():  # float64 overflow (never a NaN out)
             raise ValueError(
                 "the objective overflows float64 for these data, C and epsilon; rescale X (and data_norm) towards 1, "
                 "or use a C closer to 1."
             )
-        self.classes_ = classes
-        self.coef_ = weights[None, :d].copy()
-        self.intercept_ = np.array([weights[d] * scaling if intercept else 0.0])
-        self.epsilon_prime_ = float(epsilon_prime)
-        self.extra_regularization_ = float(extra)
-        self.n_iter_ = np.array([n_iter])
-        set_feature_attributes(self, d, names)
-        protects = "every training row (x, y): features and label"
-        if math.isinf(epsilon):
-            protects = "nothing: epsilon=inf fits the exact regularised logistic regression"
-        self.privacy_spent_ = privacy_spent(epsilon, 0.0, protects=protects, neighbouring=NEIGHBOURING)
-        return self
+        return {
+            "classes_": data["classes"],
+            "coef_": weights[None, :d].copy(),
+            "intercept_": np.array([weights[d] * params.extra["scaling"] if intercept else 0.0]),
+            "epsilon_prime_": float(noisy["epsilon_prime"]),
+            "extra_regularization_": float(noisy["extra"]),
+            "n_iter_": np.array([noisy["n_iter"]]),
+            **feature_attributes(d, data["names"]),
+        }
 
     def decision_function(self, X: Any) -> np.ndarray:
         """Signed score ``X @ coef_[0] + intercept_[0]`` (positive: the second class).

@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 import pandas as pd
 
-from dpfair._estimator import charge_budget, check_budget, predict_seed, privacy_spent, resolve_groups, warn_non_private
-from dpfair._validation import as_finite_array, check_bounds, check_delta, check_epsilon, check_open_unit
+from dpfair._estimator import predict_seed, privacy_spent, resolve_groups, warn_non_private
+from dpfair._validation import as_finite_array, check_bounds, check_open_unit
+from dpfair.base import PrivacyParameters, PrivateMechanismMixin
 from dpfair.metrics import _core
 from dpfair.metrics._core import COUNT_METRICS, REAL_METRICS, SUPPORTED, MetricSpec
-from dpfair.privacy.noise import get_noise_source
+from dpfair.privacy.noise import NoiseSource
 
 __all__ = ["SUPPORTED_METRICS", "PrivateMetricFrame"]
 
@@ -264,8 +265,34 @@ def _resolve_single(groups: Any, name: str, values: np.ndarray, epsilon: float) 
     return declared.tolist(), pd.Index(declared.tolist(), name=name, tupleize_cols=False), where[codes]
 
 
+# ----------------------------------------------------------------------------- the releases
+def _release_plan(specs: list[MetricSpec], count_names: list[str], epsilon: float) -> tuple[float, list[dict[str, Any]]]:
+    """``(share, releases)``: epsilon split equally between the table and each real metric's sums (``releases_``)."""
+    share = epsilon / (1 + sum(spec.real for spec in specs))
+    table_kind = "contingency table (group x y_true x y_pred)" if count_names else "group sizes"
+    releases = [
+        {"release": table_kind, "mechanism": "discrete Laplace (geometric), L1 sensitivity 1", "epsilon": share,
+         "scale": _core.table_scale(share)}
+    ]
+    for spec in specs:
+        if spec.real:
+            releases.append({
+                "release": f"per-group sums for {spec.key} ({spec.name}, per-row value in [0, {spec.width:g}])",
+                "mechanism": f"Laplace, L1 sensitivity {spec.width:g}",
+                "epsilon": share,
+                "scale": 0.0 if math.isinf(share) else spec.width / share,
+            })
+    return share, releases
+
+
+def _split_text(releases: list[dict[str, Any]]) -> str:
+    """How epsilon is split between the releases, in words (the ledger's label and ``privacy_spent_``)."""
+    split = "; ".join(f"{r['release']}: epsilon {r['epsilon']:g}" for r in releases)
+    return f"epsilon split equally: {split}" if len(releases) > 1 else f"one release, {split}"
+
+
 # ----------------------------------------------------------------------------- the frame
-class PrivateMetricFrame:
+class PrivateMetricFrame(PrivateMechanismMixin):
     """Per-group fairness metrics with a differential-privacy guarantee and confidence intervals.
 
     Shaped like fairlearn's ``MetricFrame``: switch by changing the import and adding ``epsilon``
@@ -397,6 +424,11 @@ class PrivateMetricFrame:
     True
     """
 
+    _privacy_parameters: ClassVar[dict[str, str]] = {
+        "epsilon": "epsilon", "delta": "delta", "budget": "budget", "random_state": "random_state",
+    }
+    _privacy_neighbouring: ClassVar[str] = _NEIGHBOURING
+
     def __init__(
         self,
         *,
@@ -419,111 +451,123 @@ class PrivateMetricFrame:
         self.confidence_level = confidence_level
         self.budget = budget
         self.random_state = random_state
+        self._metrics = metrics
+        # one release (dpfair.base): every argument is checked before the single charge; results are set last
+        for name, value in self._release(y_true, y_pred, sensitive_features).items():
+            setattr(self, name, value)
 
-        # ---- validate everything (nothing is charged or drawn before this block ends)
-        parsed, self._single = _parse_metrics(metrics)
-        epsilon = check_epsilon(epsilon)
-        check_delta(delta)
-        confidence = check_open_unit(confidence_level, "confidence_level")
-        budget = check_budget(budget)
-        noise = get_noise_source(random_state)
+    # ------------------------------------------------------------------ the steps of dpfair.base's template
+    @property
+    def _privacy_label(self) -> str:
+        """The ledger's label of the one charge: how epsilon is split (read by the template after every check)."""
+        extra = self._validate_params()
+        epsilon = self._validate_privacy_parameters().epsilon
+        return f"PrivateMetricFrame ({_split_text(_release_plan(extra['specs'], extra['counts'], epsilon)[1])})"
+
+    def _validate_params(self) -> dict[str, Any]:
+        parsed, single = _parse_metrics(self._metrics)
+        confidence = check_open_unit(self.confidence_level, "confidence_level")
         count_names = [name for _, name in parsed if name in COUNT_METRICS]
         real_names = [name for _, name in parsed if name in REAL_METRICS]
+        bounds = None
         if real_names:
-            if bounds is None:
+            if self.bounds is None:
                 raise ValueError(
                     f"bounds is required for the real-valued metric(s) {real_names}: declare (lower, upper) that y_true "
                     "and y_pred always lie in, from public knowledge (never read off the data)."
                 )
-            bounds_ = check_bounds(bounds, "bounds")
+            bounds = check_bounds(self.bounds, "bounds")
+        specs = [_core.real_spec(key, name, bounds) if name in REAL_METRICS else MetricSpec(key, name) for key, name in parsed]
+        return {"single": single, "specs": specs, "confidence": confidence, "counts": count_names, "reals": real_names,
+                "bounds": bounds}
+
+    def _validate_data(self, params: PrivacyParameters, y_true: Any, y_pred: Any, sensitive_features: Any) -> dict[str, Any]:
+        count_names, real_names, bounds = params.extra["counts"], params.extra["reals"], params.extra["bounds"]
         y_t = _as_1d(y_true, "y_true")
         n_rows = y_t.shape[0]
         y_p = _as_1d(y_pred, "y_pred", n_rows)
         columns = _sensitive_columns(sensitive_features, n_rows)
-        specs: list[MetricSpec] = []
-        for key, name in parsed:
-            specs.append(_core.real_spec(key, name, bounds_) if name in REAL_METRICS else MetricSpec(key, name))
-        labels_true = labels_pred = None
+        data: dict[str, Any] = {"labels_true": None, "labels_pred": None, "values_true": None, "values_pred": None}
         if count_names:
-            labels_true = _binary(y_t, "y_true", count_names)
-            labels_pred = _binary(y_p, "y_pred", count_names)
-        values_true = values_pred = None
+            data["labels_true"] = _binary(y_t, "y_true", count_names)
+            data["labels_pred"] = _binary(y_p, "y_pred", count_names)
         if real_names:
-            values_true = _bounded(y_t, "y_true", bounds_)
-            values_pred = _bounded(y_p, "y_pred", bounds_)
+            data["values_true"] = _bounded(y_t, "y_true", bounds)
+            data["values_pred"] = _bounded(y_p, "y_pred", bounds)
         if len(columns) == 1:
-            declared, index, group = _resolve_single(groups, columns[0][0], columns[0][1], epsilon)
+            declared, data["index"], data["group"] = _resolve_single(self.groups, columns[0][0], columns[0][1], params.epsilon)
         else:
-            declared, index, group = _resolve_intersections(groups, columns, epsilon)
-        n_groups = len(declared)
+            declared, data["index"], data["group"] = _resolve_intersections(self.groups, columns, params.epsilon)
+        data["n_groups"] = len(declared)
+        return data
 
-        # ---- exact statistics (not released) and the privacy plan
-        counts = _core.tabulate(group, n_groups, labels_true, labels_pred)
+    def _compute_statistics(self, params: PrivacyParameters, data: dict[str, Any]) -> dict[str, Any]:
+        """The exact table and per-group sums (not released), and the plan of the releases (refused if it overflows)."""
+        specs, group, n_groups = params.extra["specs"], data["group"], data["n_groups"]
+        counts = _core.tabulate(group, n_groups, data["labels_true"], data["labels_pred"])
         sums = {
-            spec.key: _core.group_sums(group, n_groups, _core.per_row_values(spec, values_true, values_pred))
+            spec.key: _core.group_sums(group, n_groups, _core.per_row_values(spec, data["values_true"], data["values_pred"]))
             for spec in specs
             if spec.real
         }
-        n_releases = 1 + len(sums)
-        share = epsilon / n_releases
-        scale = _core.table_scale(share)
+        share, releases = _release_plan(specs, params.extra["counts"], params.epsilon)
+        scale = releases[0]["scale"]
         if scale and (not math.isfinite(1000.0 * scale) or int(counts.max(initial=0)) + 1000.0 * scale >= 2.0**62):
             raise ValueError(
-                f"epsilon={epsilon!r} is too small: the noise (scale {scale:.3g} per count) would overflow; use a larger epsilon."
+                f"epsilon={params.epsilon!r} is too small: the noise (scale {scale:.3g} per count) would overflow; use a "
+                "larger epsilon."
             )
         if scale:
             for spec in specs:
                 if spec.real and not math.isfinite(1000.0 * spec.width / share):
-                    raise ValueError(f"epsilon={epsilon!r} is too small for bounds={bounds!r}: the noise would overflow.")
-        table_kind = "contingency table (group x y_true x y_pred)" if counts.shape[1] == 4 else "group sizes"
-        releases = [
-            {"release": table_kind, "mechanism": "discrete Laplace (geometric), L1 sensitivity 1", "epsilon": share,
-             "scale": scale}
-        ]
-        for spec in specs:
-            if spec.real:
-                releases.append({
-                    "release": f"per-group sums for {spec.key} ({spec.name}, per-row value in [0, {spec.width:g}])",
-                    "mechanism": f"Laplace, L1 sensitivity {spec.width:g}",
-                    "epsilon": share,
-                    "scale": 0.0 if math.isinf(share) else spec.width / share,
-                })
+                    raise ValueError(
+                        f"epsilon={params.epsilon!r} is too small for bounds={self.bounds!r}: the noise would overflow."
+                    )
+        return {"counts": counts, "sums": sums, "share": share, "releases": releases}
 
-        # ---- charge, then release
-        split = "; ".join(f"{r['release']}: epsilon {r['epsilon']:g}" for r in releases)
-        split = f"epsilon split equally: {split}" if len(releases) > 1 else f"one release, {split}"
-        charge_budget(budget, epsilon, 0.0, label=f"PrivateMetricFrame ({split})")
-        warn_non_private(epsilon, "PrivateMetricFrame's table and metrics")
-        noisy = _core.release_table(counts, share, noise)
-        noisy_sums = {spec.key: _core.release_sums(sums[spec.key], spec.width, share, noise) for spec in specs if spec.real}
-        rng = np.random.default_rng(predict_seed(noise))
+    def _privacy_cost(self, params: PrivacyParameters) -> tuple[float, float]:
+        return params.epsilon, 0.0  # pure epsilon-DP: delta is accepted for fairlearn-like signatures, never spent
 
-        # ---- post-processing: estimates, flags and intervals (free)
-        est, flagged, cis = _core.intervals(
-            noisy[None], {k: v[None] for k, v in noisy_sums.items()}, specs, share, share, confidence, rng
-        )
-        self._specs = specs
-        self._index = index
-        self._est = {k: (g[0], o[0]) for k, (g, o) in est.items()}
-        self._flagged = {k: f[0] for k, f in flagged.items()}
-        self._cis = cis
-        self._usable_members = {
-            k: (~f[0]) if (~f[0]).sum() >= 2 else np.ones_like(f[0], dtype=bool) for k, f in flagged.items()
+    def _warn_non_private(self, params: PrivacyParameters) -> None:
+        warn_non_private(params.epsilon, "PrivateMetricFrame's table and metrics", stacklevel=6)
+
+    def _draw_noise(self, params: PrivacyParameters, statistics: dict[str, Any], noise: NoiseSource) -> dict[str, Any]:
+        """Release the table and the sums, each at ``share`` of epsilon; seed the bootstrap of the intervals from ``noise``."""
+        specs, share = params.extra["specs"], statistics["share"]
+        noisy = _core.release_table(statistics["counts"], share, noise)
+        sums = {
+            spec.key: _core.release_sums(statistics["sums"][spec.key], spec.width, share, noise) for spec in specs if spec.real
         }
-        columns_table = list(_core.CELL_NAMES) if counts.shape[1] == 4 else ["count"]
-        self.noisy_table_ = pd.DataFrame(noisy, index=index.copy(), columns=columns_table)
-        self.releases_ = releases
-        if math.isinf(epsilon):
-            self.privacy_spent_ = privacy_spent(
-                math.inf, 0.0, protects="nothing: epsilon=inf computes the exact metrics", neighbouring=_NEIGHBOURING
-            )
+        return {**statistics, "table": noisy, "sums": sums, "rng": np.random.default_rng(predict_seed(noise))}
+
+    def _solve(self, params: PrivacyParameters, noisy: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
+        """Post-processing (free): estimates, flags and intervals from the noisy table and sums."""
+        specs, share, table = params.extra["specs"], noisy["share"], noisy["table"]
+        est, flagged, cis = _core.intervals(
+            table[None], {k: v[None] for k, v in noisy["sums"].items()}, specs, share, share, params.extra["confidence"],
+            noisy["rng"],
+        )
+        columns_table = list(_core.CELL_NAMES) if table.shape[1] == 4 else ["count"]
+        return {
+            "_single": params.extra["single"],
+            "_specs": specs,
+            "_index": data["index"],
+            "_est": {k: (g[0], o[0]) for k, (g, o) in est.items()},
+            "_flagged": {k: f[0] for k, f in flagged.items()},
+            "_cis": cis,
+            "_usable_members": {
+                k: (~f[0]) if (~f[0]).sum() >= 2 else np.ones_like(f[0], dtype=bool) for k, f in flagged.items()
+            },
+            "noisy_table_": pd.DataFrame(table, index=data["index"].copy(), columns=columns_table),
+            "releases_": noisy["releases"],
+        }
+
+    def _privacy_spent(self, params: PrivacyParameters, results: dict[str, Any]) -> dict[str, Any]:
+        if math.isinf(params.epsilon):
+            protects = "nothing: epsilon=inf computes the exact metrics"
         else:
-            self.privacy_spent_ = privacy_spent(
-                epsilon,
-                0.0,
-                protects=f"every row's sensitive features, y_true and y_pred; {split}",
-                neighbouring=_NEIGHBOURING,
-            )
+            protects = f"every row's sensitive features, y_true and y_pred; {_split_text(results['releases_'])}"
+        return privacy_spent(params.epsilon, 0.0, protects=protects, neighbouring=self._privacy_neighbouring)
 
     # ------------------------------------------------------------------ helpers
     @property
@@ -547,6 +591,13 @@ class PrivateMetricFrame:
             raise ValueError(f"method must be one of {list(_METHODS)}, got {method!r}.")
         if errors not in _ERRORS:
             raise ValueError(f"errors must be one of {list(_ERRORS)}, got {errors!r}.")
+
+    def _group_extreme(self, errors: str, fill: float, extreme: Callable[[np.ndarray], Any]) -> Any:
+        """``extreme`` (min or max) of every metric over the usable groups (the others filled with ``fill``)."""
+        self._check(None, errors)
+        return self._scalar_or_series(
+            {k: extreme(np.where(self._usable_members[k], g, fill)) for k, (g, _) in self._est.items()}
+        )
 
     # ------------------------------------------------------------------ fairlearn's interface
     @property
@@ -607,10 +658,7 @@ class PrivateMetricFrame:
         float or pandas.Series
             As :attr:`overall`.
         """
-        self._check(None, errors)
-        return self._scalar_or_series(
-            {k: np.where(self._usable_members[k], g, np.inf).min() for k, (g, _) in self._est.items()}
-        )
+        return self._group_extreme(errors, np.inf, np.min)
 
     def group_max(self, errors: Literal["raise", "coerce"] = "raise") -> Any:
         """The largest group value of each metric (noise-dominated groups left out when two remain).
@@ -625,10 +673,7 @@ class PrivateMetricFrame:
         float or pandas.Series
             As :attr:`overall`.
         """
-        self._check(None, errors)
-        return self._scalar_or_series(
-            {k: np.where(self._usable_members[k], g, -np.inf).max() for k, (g, _) in self._est.items()}
-        )
+        return self._group_extreme(errors, -np.inf, np.max)
 
     def difference(
         self, method: Literal["between_groups", "to_overall"] = "between_groups", errors: Literal["raise", "coerce"] = "coerce"

@@ -31,7 +31,7 @@ from dpfair._validation import as_finite_array, check_epsilon, check_int, check_
 from dpfair.privacy._topm import ConditionalPoissonTree
 from dpfair.privacy.accounting import gaussian_sigma_approx_dp, gaussian_sigma_zcdp, laplace_scale
 from dpfair.privacy.budget import PrivacyBudget, check_budget
-from dpfair.privacy.leaks import warn_privacy_leak
+from dpfair.privacy.leaks import warn_exact_release, warn_privacy_leak
 from dpfair.privacy.noise import NoiseSource, check_noise_room, get_noise_source
 
 __all__ = [
@@ -49,21 +49,21 @@ _MAX_FLOAT = float(np.finfo(float).max)
 _FLOOR = -1e300  # log-weight floor: exp(-1e300) is exactly 0 next to the best item's exp(0)
 
 
-def _warn_exact_release(what: str) -> None:
-    """PrivacyLeakWarning for a mechanism run at epsilon (or rho) = inf; stacklevel reaches the caller."""
-    warn_privacy_leak(
-        f"epsilon=inf: {what} is an exact function of the data and carries no privacy guarantee; "
-        "use a finite epsilon on real people's data.",
-        stacklevel=4,
-    )
-
-
 def _warn_exact_analysis(what: str) -> None:
     warn_privacy_leak(
         f"{what} are exact, noise-free functions of the utilities: an analysis tool for public or synthetic "
         "scores, with no privacy guarantee; release selections with the sampling mechanisms instead.",
         stacklevel=4,
     )
+
+
+def _release_checks(arr: np.ndarray, scale: float, random_state: Any, budget: Any) -> NoiseSource:
+    """The last checks of an additive release, before its charge: the noise source, ``budget`` and overflow room."""
+    noise = get_noise_source(random_state)
+    check_budget(budget)
+    if scale:
+        check_noise_room(arr, scale)
+    return noise
 
 
 def laplace_mechanism(
@@ -109,14 +109,10 @@ def laplace_mechanism(
     """
     arr = as_finite_array(values, "values", allow_empty=True)
     scale = laplace_scale(sensitivity, epsilon)
-    noise = get_noise_source(random_state)
-    check_budget(budget)
-    if scale:
-        check_noise_room(arr, scale)
+    noise = _release_checks(arr, scale, random_state, budget)
     if budget is not None:
         budget.spend(epsilon, 0.0, label=label)
-    if scale == 0:
-        _warn_exact_release("laplace_mechanism's output")
+    warn_exact_release(epsilon, "laplace_mechanism's output")  # epsilon = inf: scale 0, the exact values
     return noise.laplace(arr, scale)
 
 
@@ -175,17 +171,13 @@ def gaussian_mechanism(
         if epsilon is None or delta is None:
             raise ValueError("the (epsilon, delta) calibration needs both epsilon and delta.")
         sigma = gaussian_sigma_approx_dp(sensitivity, epsilon, delta)
-    noise = get_noise_source(random_state)
-    check_budget(budget)
-    if sigma:
-        check_noise_room(arr, sigma)
+    noise = _release_checks(arr, sigma, random_state, budget)
     if budget is not None:
         if rho is not None:
             budget.spend_zcdp(rho, label=label)
         else:
             budget.spend(epsilon, delta, label=label)
-    if sigma == 0:
-        _warn_exact_release("gaussian_mechanism's output")
+    warn_exact_release(epsilon if rho is None else rho, "gaussian_mechanism's output")  # inf: sigma 0
     return noise.gaussian(arr, sigma)
 
 
@@ -299,9 +291,8 @@ def exponential_mechanism(
     if budget is not None:
         budget.spend(epsilon, 0.0, label=label)
     if math.isinf(epsilon):
-        _warn_exact_release("exponential_mechanism's choice")
-        best = np.flatnonzero(u == u.max())
-        return int(best[min(int(noise.uniform(1)[0] * best.size), best.size - 1)])
+        warn_exact_release(epsilon, "exponential_mechanism's choice")
+        return noise._uniform_argmax(u)  # the maximizers, uniformly (NoiseSource's scale = 0 rule)
     scale = 2.0 * sensitivity / epsilon
     if 0.0 < scale <= 1e300 and float(np.max(np.abs(u))) <= 1e300:
         return noise.noisy_argmax_gumbel(u, scale)
@@ -469,8 +460,7 @@ class TopMExponentialMechanism:
         """
         n_draws = 1 if size is None else check_int(size, "size", minimum=1)
         noise: NoiseSource = get_noise_source(random_state)
-        if math.isinf(self.epsilon):
-            _warn_exact_release("TopMExponentialMechanism.sample's subset")
+        warn_exact_release(self.epsilon, "TopMExponentialMechanism.sample's subset")
         out = self._sample(n_draws, noise)
         return out[0] if size is None else out
 
@@ -526,8 +516,7 @@ def top_m_exponential_mechanism(
     check_budget(budget)
     if budget is not None:
         budget.spend(mech.epsilon * n_draws, 0.0, label=label)
-    if math.isinf(mech.epsilon):
-        _warn_exact_release("top_m_exponential_mechanism's subset")
+    warn_exact_release(mech.epsilon, "top_m_exponential_mechanism's subset")
     out = mech._sample(n_draws, noise)
     return out[0] if size is None else out
 

@@ -129,6 +129,25 @@ class NoiseSource(ABC):
             The selected index, in ``[0, n)``.
         """
 
+    def _uniform_argmax(self, scores: np.ndarray) -> int:
+        """Return one of the maximizers of ``scores``, chosen uniformly with :meth:`uniform`.
+
+        The ``scale = 0`` (``epsilon = inf``) case of :meth:`noisy_argmax_gumbel` and of the
+        exponential mechanism.
+
+        Parameters
+        ----------
+        scores : ndarray of shape (n,)
+            Non-empty, finite.
+
+        Returns
+        -------
+        int
+            The selected index, in ``[0, n)``.
+        """
+        best = np.flatnonzero(scores == scores.max())
+        return int(best[min(int(self.uniform(1)[0] * best.size), best.size - 1)])
+
     def random_words(self, shape: int | tuple[int, ...]) -> np.ndarray:
         """Draw independent uniform 64-bit words (for table samplers such as :class:`~dpfair.privacy.lattice.LatticeGaussian`).
 
@@ -170,6 +189,12 @@ def _check_shape(shape: Any) -> tuple[int, ...]:
     if isinstance(shape, tuple | list):
         return tuple(check_int(s, "shape", minimum=0) for s in shape)
     return (check_int(shape, "shape", minimum=0),)
+
+
+def _urandom_words(shape: Any) -> np.ndarray:
+    """Uniform 64-bit words of ``shape`` from the OS CSPRNG (``os.urandom``), in one call (a writable array)."""
+    shape = _check_shape(shape)
+    return np.frombuffer(os.urandom(8 * math.prod(shape)), dtype=np.uint64).reshape(shape).copy()
 
 
 def check_noise_room(arr: np.ndarray, scale: float, name: str = "values") -> None:
@@ -394,8 +419,7 @@ class SeededNoise(NoiseSource):
         """
         arr, scale = _prepare_scores(scores, scale)
         if scale == 0:
-            best = np.flatnonzero(arr == arr.max())
-            return int(best[min(int(self.uniform(1)[0] * best.size), best.size - 1)])
+            return self._uniform_argmax(arr)
         return int(np.argmax(arr + self.rng.gumbel(0.0, scale, size=arr.shape)))
 
     def __repr__(self) -> str:
@@ -416,11 +440,18 @@ class SecureNoise(NoiseSource):
         dp.enable_features("contrib")
         self._dp = dp
 
-    def _float_space(self, metric: str) -> tuple[Any, Any]:
+    def _add_float_noise(self, values: Any, scale: float, law: str) -> np.ndarray:
+        """``values`` plus OpenDP's ``make_laplace`` (L1 space) or ``make_gaussian`` (L2 space) noise."""
+        arr, scale = _prepare(values, scale)
+        if scale == 0 or arr.size == 0:
+            return arr.copy()
         dp = self._dp
         domain = dp.vector_domain(dp.atom_domain(T=float, nan=False))
-        dist = dp.l1_distance(T=float) if metric == "l1" else dp.l2_distance(T=float)
-        return domain, dist
+        if law == "laplace":
+            meas = dp.m.make_laplace(domain, dp.l1_distance(T=float), scale=scale)
+        else:
+            meas = dp.m.make_gaussian(domain, dp.l2_distance(T=float), scale=scale)
+        return np.asarray(meas(arr.ravel().tolist()), dtype=float).reshape(arr.shape)
 
     def laplace(self, values: Any, scale: float) -> np.ndarray:
         """Return ``values + Laplace(0, scale)`` noise from OpenDP's ``make_laplace``, elementwise.
@@ -437,11 +468,7 @@ class SecureNoise(NoiseSource):
         ndarray of float
             ``values`` plus the noise, same shape as ``values``.
         """
-        arr, scale = _prepare(values, scale)
-        if scale == 0 or arr.size == 0:
-            return arr.copy()
-        meas = self._dp.m.make_laplace(*self._float_space("l1"), scale=scale)
-        return np.asarray(meas(arr.ravel().tolist()), dtype=float).reshape(arr.shape)
+        return self._add_float_noise(values, scale, "laplace")
 
     def gaussian(self, values: Any, scale: float) -> np.ndarray:
         """Return ``values + N(0, scale**2)`` noise from OpenDP's ``make_gaussian``, elementwise.
@@ -458,11 +485,7 @@ class SecureNoise(NoiseSource):
         ndarray of float
             ``values`` plus the noise, same shape as ``values``.
         """
-        arr, scale = _prepare(values, scale)
-        if scale == 0 or arr.size == 0:
-            return arr.copy()
-        meas = self._dp.m.make_gaussian(*self._float_space("l2"), scale=scale)
-        return np.asarray(meas(arr.ravel().tolist()), dtype=float).reshape(arr.shape)
+        return self._add_float_noise(values, scale, "gaussian")
 
     def discrete_laplace(self, values: Any, scale: float) -> np.ndarray:
         """Return integer ``values`` plus discrete-Laplace noise ``P(k) ~ exp(-|k|/scale)``.
@@ -504,11 +527,9 @@ class SecureNoise(NoiseSource):
         ndarray of float
             Independent U[0, 1) variates of shape ``shape``.
         """
-        shape = _check_shape(shape)
-        n = math.prod(shape)
-        bits = np.frombuffer(os.urandom(8 * n), dtype=np.uint64)
+        bits = _urandom_words(shape)
         # 53 random bits -> a uniform double on the grid k * 2**-53 in [0, 1)
-        return ((bits >> np.uint64(11)).astype(np.float64) * 2.0**-53).reshape(shape)
+        return (bits >> np.uint64(11)).astype(np.float64) * 2.0**-53
 
     def random_words(self, shape: int | tuple[int, ...]) -> np.ndarray:
         """Draw uniform 64-bit words from the OS CSPRNG (``os.urandom``), all in one call.
@@ -523,9 +544,7 @@ class SecureNoise(NoiseSource):
         ndarray of uint64
             Independent uniform words of shape ``shape``.
         """
-        shape = _check_shape(shape)
-        n = math.prod(shape)
-        return np.frombuffer(os.urandom(8 * n), dtype=np.uint64).reshape(shape).copy()
+        return _urandom_words(shape)
 
     def noisy_argmax_gumbel(self, scores: Any, scale: float) -> int:
         """Return the index of ``max(scores + Gumbel(scale))``: ``P(i) ~ exp(scores_i / scale)``.
@@ -548,8 +567,7 @@ class SecureNoise(NoiseSource):
         """
         arr, scale = _prepare_scores(scores, scale)
         if scale == 0:
-            best = np.flatnonzero(arr == arr.max())
-            return int(best[min(int(self.uniform(1)[0] * best.size), best.size - 1)])
+            return self._uniform_argmax(arr)
         dp = self._dp
         # OpenDP adds Gumbel noise when the output measure is zCDP (the exponential
         # mechanism); with MaxDivergence it adds exponential noise instead, which is

@@ -180,22 +180,12 @@ class BarycenterSolution:
 
     @property
     def n_groups(self) -> int:
-        """Number of groups.
-
-        Returns
-        -------
-        int
-        """
+        """Number of groups (int): the rows of ``targets``."""
         return int(self.targets.shape[0])
 
     @property
     def k(self) -> int:
-        """Number of grid points.
-
-        Returns
-        -------
-        int
-        """
+        """Number of grid points (int): the columns of ``targets``."""
         return int(self.targets.shape[1])
 
     def sparse_couplings(self) -> sparse.csr_array:

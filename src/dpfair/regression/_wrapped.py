@@ -1,6 +1,7 @@
 """What the regression post-processors share about their wrapped regressor: its declaration and its outputs.
 
-Fitting it and the shared-budget check are :mod:`dpfair._wrapped_fit`'s, one function for every post-processor.
+Fitting it and the shared-budget check are :mod:`dpfair._wrapped_fit`'s, one function for every post-processor;
+:func:`fit_regressor_outputs` applies it with this subpackage's declaration and returns the outputs to post-process.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from dpfair._validation import real_array
-from dpfair._wrapped_fit import WrappedEstimator
+from dpfair._wrapped_fit import WrappedEstimator, fit_wrapped_estimator
 
 _NEIGHBOURING = "replace one row of the post-processing data (the number of rows n is public)"
 
@@ -53,3 +54,16 @@ WRAPPED_REGRESSOR = WrappedEstimator(
         "(dpfair.linear_model.DPLinearRegression) for an end-to-end guarantee."
     ),
 )
+
+
+def fit_regressor_outputs(post_processor: Any, X: Any, y: Any, *, prefit: bool, stacklevel: int) -> tuple[Any, np.ndarray]:
+    """The regressor ``post_processor`` post-processes (as is, or a clone fitted on ``(X, y)``) and its outputs on ``X``.
+
+    ``stacklevel`` is :func:`dpfair._wrapped_fit.fit_wrapped_estimator`'s, counted from there (this function is
+    one frame).
+    """
+    estimator = fit_wrapped_estimator(
+        WRAPPED_REGRESSOR, post_processor.estimator, X, y, prefit=prefit, owner=type(post_processor).__name__,
+        caller=post_processor, stacklevel=stacklevel,
+    )
+    return estimator, _predict_outputs(estimator, X)

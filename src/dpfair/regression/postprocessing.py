@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from scipy import sparse
@@ -32,41 +32,28 @@ from sklearn.utils.validation import _num_samples, check_is_fitted
 
 from dpfair._estimator import (
     CloneLineageMixin,
-    charge_budget,
+    as_sensitive_features,
+    check_bool,
     check_budget,
     combined_privacy_spent,
     fit_charges,
     group_index,
+    predict_seed,
+    prediction_noise,
     privacy_spent,
     private_base,
     resolve_groups,
+    rows_of_fitted_groups,
     warn_non_private,
-)
-from dpfair._estimator import as_sensitive_features as _labels  # every label is checked for hashability
-from dpfair._estimator import (
-    check_bool as _check_bool,
-)
-from dpfair._estimator import (
-    predict_seed as _predict_seed,
-)
-from dpfair._estimator import (
-    prediction_noise as _prediction_noise,
-)
-from dpfair._estimator import (
-    rows_of_fitted_groups as _rows_of_fitted_groups,
-)
-from dpfair._estimator import (
-    single_group_rows as _single_group_rows,
-)
-from dpfair._estimator import (
-    wrapped_tags as _wrapped_tags,
+    wrapped_tags,
 )
 from dpfair._validation import check_allocation, check_bounds, check_epsilon, check_int, real_array
-from dpfair._wrapped_fit import SensitiveScoreMixin, check_shared_budgets, fit_wrapped_estimator
+from dpfair._wrapped_fit import SensitiveScoreMixin, check_shared_budgets, wrapped_feature_attributes
+from dpfair.base import PrivacyParameters, PrivateEstimator
 from dpfair.privacy.mechanisms import laplace_mechanism
-from dpfair.privacy.noise import get_noise_source
+from dpfair.privacy.noise import NoiseSource
 from dpfair.regression._lp import BarycenterSolution, check_alpha, check_coupling_size, solve_barycenter_lp
-from dpfair.regression._wrapped import _NEIGHBOURING, WRAPPED_REGRESSOR, _predict_outputs
+from dpfair.regression._wrapped import _NEIGHBOURING, _predict_outputs, fit_regressor_outputs
 
 __all__ = ["FairRegressionPostProcessor", "l_inf_isotonic_cdf"]
 
@@ -140,8 +127,35 @@ def _bin_index(outputs: np.ndarray, lo: float, hi: float, k: int) -> np.ndarray:
     return np.clip(np.floor(np.clip(position, -1.0, k + 1.0)), 0, k - 1).astype(np.int64)
 
 
+def _dense_view(name: str, what: str) -> property:
+    """The property ``name``: a dense ``(n_groups, n_bins, n_bins)`` view of the fitted ``sparse_<name>``."""
+
+    def view(self: Any) -> np.ndarray:
+        matrix = getattr(self, "sparse_" + name)  # AttributeError before fit, as for any fitted attribute
+        n_groups, k = self.targets_.shape
+        check_coupling_size(n_groups, k)
+        return matrix.toarray().reshape(n_groups, k, k)
+
+    view.__doc__ = f"""Dense {what} (a view of ``sparse_{name}``).
+
+        Returns
+        -------
+        ndarray of shape (n_groups, n_bins, n_bins)
+
+        Raises
+        ------
+        AttributeError
+            Before ``fit``.
+        ValueError
+            If ``n_groups * n_bins**2`` exceeds :data:`~dpfair.regression.MAX_COUPLING_CELLS`.
+        """
+    return property(view)
+
+
 # ---------------------------------------------------------------------------- Algorithm 1
-class FairRegressionPostProcessor(SensitiveScoreMixin, CloneLineageMixin, MetaEstimatorMixin, RegressorMixin, BaseEstimator):
+class FairRegressionPostProcessor(
+    PrivateEstimator, SensitiveScoreMixin, CloneLineageMixin, MetaEstimatorMixin, RegressorMixin, BaseEstimator
+):
     """Differentially private fair post-processing of a regressor (Algorithm 1, Xian et al. 2024).
 
     Learns, from unlabeled data, randomized maps ``g_a`` that transport each group's
@@ -262,6 +276,16 @@ class FairRegressionPostProcessor(SensitiveScoreMixin, CloneLineageMixin, MetaEs
     (3,)
     """
 
+    # bounds is not declared with the template's "bounds" role: here it may be omitted with epsilon = inf (read
+    # off the outputs) and has a maximal width, so it is checked in _validate_params / _validate_data.
+    _privacy_parameters: ClassVar[dict[str, str]] = {
+        "epsilon": "epsilon", "groups": "groups", "budget": "budget", "random_state": "random_state",
+    }
+    _privacy_protects: ClassVar[str] = (
+        "the regressor output and group of every post-processing row (labels are not used)"
+    )
+    _privacy_neighbouring: ClassVar[str] = _NEIGHBOURING
+
     def __init__(
         self,
         estimator: Any = None,
@@ -286,7 +310,7 @@ class FairRegressionPostProcessor(SensitiveScoreMixin, CloneLineageMixin, MetaEs
         self.random_state = random_state
 
     def __sklearn_tags__(self):  # scikit-learn's tags, with the wrapped estimator's input support
-        return _wrapped_tags(self, super().__sklearn_tags__())
+        return wrapped_tags(self, super().__sklearn_tags__())
 
     def _dpfair_fit_charges(self) -> list[tuple[Any, float, float]]:
         """``[(budget, epsilon, delta)]`` of one ``fit``: the histogram, plus the regressor's fit with ``prefit=False``."""
@@ -337,46 +361,41 @@ class FairRegressionPostProcessor(SensitiveScoreMixin, CloneLineageMixin, MetaEs
             If some outputs fall outside ``bounds`` (clipped to the end bins), or a group's private
             weight is 0 after noise (its PMF is then uniform).
         """
-        owner = type(self).__name__
-        epsilon = check_epsilon(self.epsilon)
-        k = check_int(self.n_bins, "n_bins", minimum=1)
-        alpha = check_alpha(self.alpha)
-        # one bounds rule; squared transport costs overflow beyond _MAX_WIDTH
-        declared_bounds = None if self.bounds is None else check_bounds(self.bounds, "bounds", max_width=_MAX_WIDTH)
-        prefit = _check_bool(self.prefit, "prefit")
-        budget = check_budget(self.budget)
-        noise = get_noise_source(self.random_state)
-        if declared_bounds is None and not math.isinf(epsilon):
+        return self._set_fitted(self._release(X, y, sensitive_features=sensitive_features))
+
+    # ---------------------------------------------------------------- the steps of the dpfair.base template
+    @property
+    def _privacy_label(self) -> str:  # the label of the budget charge
+        return f"{type(self).__name__}.fit (Laplace histogram)"
+
+    def _validate_params(self) -> dict[str, Any]:
+        return {
+            "n_bins": check_int(self.n_bins, "n_bins", minimum=1),
+            "alpha": check_alpha(self.alpha),
+            # one bounds rule; squared transport costs overflow beyond _MAX_WIDTH; None only with epsilon = inf
+            "bounds": None if self.bounds is None else check_bounds(self.bounds, "bounds", max_width=_MAX_WIDTH),
+            "prefit": check_bool(self.prefit, "prefit"),
+        }
+
+    def _validate_data(
+        self, params: PrivacyParameters, X: Any, y: Any = None, *, sensitive_features: Any = None
+    ) -> dict[str, Any]:
+        """Declarations, then the wrapped regressor's fit (``prefit=False``) and its outputs on ``X``."""
+        k, declared_bounds, prefit = params.extra["n_bins"], params.extra["bounds"], params.extra["prefit"]
+        if declared_bounds is None and not math.isinf(params.epsilon):
             raise ValueError(
                 "bounds is required: declare the interval [s, t] that contains the regressor's outputs. "
                 "Reading it off the data would break differential privacy (allowed only with epsilon=inf)."
             )
-        if self.groups is None and not math.isinf(epsilon):
-            resolve_groups(None, np.empty(0, dtype=object), epsilon)  # raises: groups is required
         declared = None
-        if self.groups is not None:
-            declared, _ = resolve_groups(self.groups, np.empty(0, dtype=object), epsilon)
+        if params.groups is not None:
+            declared, _ = resolve_groups(params.groups, np.empty(0, dtype=object), params.epsilon)
         _check_histogram_size(k, 1 if declared is None else declared.size)
         if sensitive_features is not None and declared is not None:  # undeclared groups: refused before any fit
-            group_index(declared, _labels(sensitive_features, _num_samples(X)))
+            group_index(declared, as_sensitive_features(sensitive_features, _num_samples(X)))
         check_shared_budgets(self, prefit, kind="regressor")
-        estimator = fit_wrapped_estimator(WRAPPED_REGRESSOR, self.estimator, X, y, prefit=prefit, owner=owner, caller=self)
-        outputs = _predict_outputs(estimator, X)
-        n = outputs.size
-        if sensitive_features is None:
-            declared, index = _single_group_rows(self.groups, n, epsilon, owner)
-        elif declared is None:  # epsilon = inf only: read off the data
-            declared, index = resolve_groups(None, _labels(sensitive_features, n), epsilon)
-        else:
-            index = group_index(declared, _labels(sensitive_features, n))
-        n_groups = declared.size
-        _check_histogram_size(k, n_groups)  # groups read off the data (epsilon = inf)
-        scale = 2.0 / (n * epsilon)
-        if scale > _MAX_NOISE_SCALE:
-            raise ValueError(
-                f"epsilon={epsilon!r} is too small for {n} rows: the Laplace scale 2/(n*epsilon) exceeds "
-                f"{_MAX_NOISE_SCALE:g}, the release would carry no information and overflow; use a larger epsilon."
-            )
+        # frames from the warning to the caller of fit: fit, _release, _validate_all, _validate_data, fit_regressor_outputs
+        estimator, outputs = fit_regressor_outputs(self, X, y, prefit=prefit, stacklevel=8)
         if declared_bounds is None:  # epsilon = inf only
             lo, hi = float(outputs.min()), float(outputs.max())
             if not hi > lo:
@@ -386,66 +405,90 @@ class FairRegressionPostProcessor(SensitiveScoreMixin, CloneLineageMixin, MetaEs
                     f"the outputs span more than {_MAX_WIDTH:g}, too wide for the transport costs in float arithmetic; "
                     "declare bounds=(s, t) or rescale the target."
                 )
-        else:
-            lo, hi = declared_bounds
-        if math.isinf(epsilon):
-            read_off = ", and bounds read off the data)" if declared_bounds is None else ")"
-            warn_non_private(epsilon, "the fitted post-processor (histogram" + read_off, estimator=self)
+            declared_bounds = (lo, hi)
+        return {"estimator": estimator, "outputs": outputs, "bounds": declared_bounds, "n_rows": outputs.size,
+                "sensitive_features": sensitive_features}
+
+    def _warn_non_private(self, params: PrivacyParameters) -> None:
+        read_off = ", and bounds read off the data)" if params.extra["bounds"] is None else ")"
+        warn_non_private(params.epsilon, "the fitted post-processor (histogram" + read_off, estimator=self, stacklevel=6)
+
+    def _compute_statistics(self, params: PrivacyParameters, data: dict[str, Any]) -> tuple[np.ndarray, int]:
+        """Lines 2-3: the exact joint distribution of (group, bin) over the declared groups, and ``n``."""
+        k, epsilon, n = params.extra["n_bins"], params.epsilon, data["n_rows"]
+        _check_histogram_size(k, data["groups"].size)  # groups read off the data (epsilon = inf)
+        if 2.0 / (n * epsilon) > _MAX_NOISE_SCALE:
+            raise ValueError(
+                f"epsilon={epsilon!r} is too small for {n} rows: the Laplace scale 2/(n*epsilon) exceeds "
+                f"{_MAX_NOISE_SCALE:g}, the release would carry no information and overflow; use a larger epsilon."
+            )
+        outputs, (lo, hi) = data["outputs"], data["bounds"]
         if ((outputs < lo) | (outputs > hi)).any():
             warnings.warn(
                 f"some outputs lie outside bounds=({lo:g}, {hi:g}); they were clipped to the end bins. "
                 "Declare wider bounds if that is not intended.",
-                stacklevel=2,
+                stacklevel=4,  # the caller of fit (through _release)
             )
-        grid = lo + (np.arange(k) + 0.5) * (hi - lo) / k  # line 1
-        # line 3: empirical joint distribution of (group, bin) over the declared groups
-        joint = np.zeros((n_groups, k))
-        np.add.at(joint, (index, _bin_index(outputs, lo, hi, k)), 1.0 / n)
-        charge_budget(budget, epsilon, 0.0, label=f"{owner}.fit (Laplace histogram)")
-        # line 4: Laplace mechanism, L1 sensitivity 2/n (one row moves 1/n of mass between two cells)
-        if math.isinf(epsilon):  # scale 0: the exact histogram (already warned above)
+        # line 3: empirical joint distribution of (group, bin) over the declared groups (line 2: the bin of each row)
+        joint = np.zeros((data["groups"].size, k))
+        np.add.at(joint, (data["group_index"], _bin_index(outputs, lo, hi, k)), 1.0 / n)
+        return joint, n
+
+    def _draw_noise(
+        self, params: PrivacyParameters, statistics: tuple[np.ndarray, int], noise: NoiseSource
+    ) -> tuple[np.ndarray, list[int] | None]:
+        """Line 4: the Laplace mechanism, L1 sensitivity 2/n (one row moves 1/n of mass between two cells)."""
+        joint, n = statistics
+        if math.isinf(params.epsilon):  # scale 0: the exact histogram (already warned)
             noisy = joint.copy()
         else:
-            noisy = laplace_mechanism(joint, sensitivity=2.0 / n, epsilon=epsilon, random_state=noise)
-        predict_seed = _predict_seed(noise)
-        # line 6: private group weights
-        weights = np.maximum(noisy.sum(axis=1), 0.0)
+            noisy = laplace_mechanism(joint, sensitivity=2.0 / n, epsilon=params.epsilon, random_state=noise)
+        return noisy, predict_seed(noise)
+
+    def _solve(
+        self, params: PrivacyParameters, noisy: tuple[np.ndarray, list[int] | None], data: dict[str, Any]
+    ) -> dict[str, Any]:
+        """Lines 6-12 on the noisy histogram (post-processing)."""
+        histogram, predict_seed = noisy
+        k, declared, (lo, hi) = params.extra["n_bins"], data["groups"], data["bounds"]
+        weights = np.maximum(histogram.sum(axis=1), 0.0)  # line 6: private group weights
         empty = weights <= 0
         if empty.any():
             warnings.warn(
                 f"the private weight of group(s) {declared[empty].tolist()} is 0 after noise; their PMF is set to uniform.",
-                stacklevel=2,
+                stacklevel=4,  # the caller of fit (through _release)
             )
-        partial = np.cumsum(noisy, axis=1) / np.where(empty, 1.0, weights)[:, None]  # line 7
+        partial = np.cumsum(histogram, axis=1) / np.where(empty, 1.0, weights)[:, None]  # line 7
         pmfs = np.diff(l_inf_isotonic_cdf(partial), axis=1, prepend=0.0)  # lines 8-9
         pmfs[empty] = 1.0 / k
-        solution = self._solve(pmfs, weights, k, hi - lo, alpha)
-        # every fitted attribute is assigned only now: a refused charge or a failure leaves the old state
-        self.estimator_ = estimator
-        self.groups_ = declared
-        self.bounds_ = (lo, hi)
-        self.grid_ = grid
-        self.group_weights_ = weights
-        self.pmfs_ = pmfs
-        self._assign_solution(solution)
-        self._predict_seed_ = predict_seed
-        if estimator is None:
-            self.n_features_in_ = 1
-        elif hasattr(estimator, "n_features_in_"):
-            self.n_features_in_ = estimator.n_features_in_
-        if hasattr(estimator, "feature_names_in_"):
-            self.feature_names_in_ = estimator.feature_names_in_
-        fitted_here = estimator is not None and not prefit
-        spent = self._privacy_spent(epsilon, non_private_estimator=fitted_here and not private_base(estimator))
-        if fitted_here and private_base(estimator):
-            spent = combined_privacy_spent(spent, estimator, protects=_PROTECTS_END_TO_END,
-                                           neighbouring=_NEIGHBOURING_END_TO_END)
-        self.privacy_spent_ = spent
-        return self
+        solved = self._solve_maps(pmfs, weights, k, hi - lo, params.extra["alpha"])
+        estimator = data["estimator"]
+        return {
+            "estimator_": estimator,
+            "groups_": declared,
+            "bounds_": (lo, hi),
+            "grid_": lo + (np.arange(k) + 0.5) * (hi - lo) / k,  # line 1
+            "group_weights_": weights,
+            "pmfs_": pmfs,
+            **self._solution_attributes(solved, float(self.alpha)),
+            "_predict_seed_": predict_seed,
+            **wrapped_feature_attributes(estimator),
+        }
 
-    @staticmethod
-    def _privacy_spent(epsilon: float, *, non_private_estimator: bool) -> dict[str, Any]:
-        step = "the regressor output and group of every post-processing row (labels are not used)"
+    def _privacy_spent(self, params: PrivacyParameters, results: dict[str, Any]) -> dict[str, Any]:
+        """The whole fitted object's guarantee: composed with a private regressor fitted here on the same rows."""
+        estimator = results["estimator_"]
+        fitted_here = estimator is not None and not params.extra["prefit"]
+        if fitted_here and private_base(estimator):
+            return combined_privacy_spent(
+                self._own_privacy_spent(params.epsilon, non_private_estimator=False), estimator,
+                protects=_PROTECTS_END_TO_END, neighbouring=_NEIGHBOURING_END_TO_END,
+            )
+        return self._own_privacy_spent(params.epsilon, non_private_estimator=fitted_here)
+
+    @classmethod
+    def _own_privacy_spent(cls, epsilon: float, *, non_private_estimator: bool) -> dict[str, Any]:
+        step = cls._privacy_protects
         if non_private_estimator:
             return privacy_spent(
                 math.inf, 0.0, neighbouring=_NEIGHBOURING,
@@ -463,7 +506,7 @@ class FairRegressionPostProcessor(SensitiveScoreMixin, CloneLineageMixin, MetaEs
         )
 
     @staticmethod
-    def _solve(
+    def _solve_maps(
         pmfs: np.ndarray, weights: np.ndarray, k: int, width: float, alpha: float
     ) -> tuple[BarycenterSolution, float, sparse.csr_array]:
         """Lines 10-12 on private PMFs and weights; returns (solution, objective, sparse transport)."""
@@ -489,54 +532,21 @@ class FairRegressionPostProcessor(SensitiveScoreMixin, CloneLineageMixin, MetaEs
         transport = sparse.csr_array((values[order], columns[order], indptr), shape=(n_rows, k))
         return solution, objective, transport
 
-    def _assign_solution(self, solved: tuple[BarycenterSolution, float, sparse.csr_array], alpha: float | None = None) -> None:
+    @staticmethod
+    def _solution_attributes(solved: tuple[BarycenterSolution, float, sparse.csr_array], alpha: float) -> dict[str, Any]:
+        """The fitted attributes of one solve of lines 10-12 (set by ``fit`` and :meth:`refit_alpha`)."""
         solution, objective, transport = solved
-        self.alpha_ = float(self.alpha) if alpha is None else alpha
-        self.barycenter_ = solution.barycenter
-        self.targets_ = solution.targets
-        self.sparse_couplings_ = solution.sparse_couplings()
-        self.objective_ = objective
-        self.sparse_transport_ = transport
+        return {
+            "alpha_": alpha,
+            "barycenter_": solution.barycenter,
+            "targets_": solution.targets,
+            "sparse_couplings_": solution.sparse_couplings(),
+            "objective_": objective,
+            "sparse_transport_": transport,
+        }
 
-    def _dense(self, name: str) -> np.ndarray:
-        matrix = getattr(self, "sparse_" + name)  # AttributeError before fit, as for any fitted attribute
-        n_groups, k = self.targets_.shape
-        check_coupling_size(n_groups, k)
-        return matrix.toarray().reshape(n_groups, k, k)
-
-    @property
-    def couplings_(self) -> np.ndarray:
-        """Dense optimal couplings ``couplings_[a, j, l] = pi_a(j, l)`` (a view of ``sparse_couplings_``).
-
-        Returns
-        -------
-        ndarray of shape (n_groups, n_bins, n_bins)
-
-        Raises
-        ------
-        AttributeError
-            Before ``fit``.
-        ValueError
-            If ``n_groups * n_bins**2`` exceeds :data:`~dpfair.regression.MAX_COUPLING_CELLS`.
-        """
-        return self._dense("couplings_")
-
-    @property
-    def transport_(self) -> np.ndarray:
-        """Dense maps ``transport_[a, j, l] = P(g_a(v_j) = v_l)`` (a view of ``sparse_transport_``).
-
-        Returns
-        -------
-        ndarray of shape (n_groups, n_bins, n_bins)
-
-        Raises
-        ------
-        AttributeError
-            Before ``fit``.
-        ValueError
-            If ``n_groups * n_bins**2`` exceeds :data:`~dpfair.regression.MAX_COUPLING_CELLS`.
-        """
-        return self._dense("transport_")
+    couplings_ = _dense_view("couplings_", "optimal couplings ``couplings_[a, j, l] = pi_a(j, l)``")
+    transport_ = _dense_view("transport_", "maps ``transport_[a, j, l] = P(g_a(v_j) = v_l)``")
 
     def refit_alpha(self, alpha: float) -> FairRegressionPostProcessor:
         """Re-solve for another ``alpha`` from the same private statistics (no privacy cost).
@@ -565,9 +575,9 @@ class FairRegressionPostProcessor(SensitiveScoreMixin, CloneLineageMixin, MetaEs
         check_is_fitted(self, "pmfs_")
         value = check_alpha(alpha)
         lo, hi = self.bounds_
-        solved = self._solve(self.pmfs_, self.group_weights_, self.grid_.size, hi - lo, value)
+        solved = self._solve_maps(self.pmfs_, self.group_weights_, self.grid_.size, hi - lo, value)
         self.alpha = alpha
-        self._assign_solution(solved, value)
+        self._set_fitted(self._solution_attributes(solved, value))
         return self
 
     def predict(self, X: Any, *, sensitive_features: Any = None, random_state: Any = None) -> np.ndarray:
@@ -597,8 +607,8 @@ class FairRegressionPostProcessor(SensitiveScoreMixin, CloneLineageMixin, MetaEs
         """
         check_is_fitted(self, "sparse_transport_")
         outputs = _predict_outputs(self.estimator_, X)
-        index = _rows_of_fitted_groups(self.groups_, sensitive_features, outputs.size)
-        noise = _prediction_noise(random_state, self._predict_seed_)
+        index = rows_of_fitted_groups(self.groups_, sensitive_features, outputs.size)
+        noise = prediction_noise(random_state, self._predict_seed_)
         lo, hi = self.bounds_
         k = self.grid_.size
         rows = index * k + _bin_index(outputs, lo, hi, k)

@@ -1,4 +1,11 @@
 """The Chzhen et al. (2020) baseline: fair regression by Wasserstein-barycenter post-processing (not private).
+
+It is not a :class:`dpfair.base.PrivateEstimator`: it has no ``epsilon`` and no ``budget``, and releases exact
+quantiles whatever its parameters.  Run through the release template as an ``epsilon = inf`` release, its ``fit``
+would charge ``epsilon = inf`` to the opt-in process-wide ledger (:func:`dpfair.privacy.default_budget`), which
+a finite default budget refuses, and would draw its jitter only after that charge; it would also raise the
+template's ``epsilon=inf`` warning instead of its own.  Its ``fit`` keeps the contract's order by hand:
+validate, fit the wrapped regressor, warn, draw the jitter, set every fitted attribute at the end.
 """
 
 from __future__ import annotations
@@ -12,33 +19,21 @@ from sklearn.utils.validation import check_is_fitted
 
 from dpfair._estimator import (
     CloneLineageMixin,
+    as_sensitive_features,
+    check_bool,
+    predict_seed,
+    prediction_noise,
     privacy_spent,
     resolve_groups,
+    rows_of_fitted_groups,
+    single_group_rows,
     warn_leak_once,
-)
-from dpfair._estimator import as_sensitive_features as _labels  # every label is checked for hashability
-from dpfair._estimator import (
-    check_bool as _check_bool,
-)
-from dpfair._estimator import (
-    predict_seed as _predict_seed,
-)
-from dpfair._estimator import (
-    prediction_noise as _prediction_noise,
-)
-from dpfair._estimator import (
-    rows_of_fitted_groups as _rows_of_fitted_groups,
-)
-from dpfair._estimator import (
-    single_group_rows as _single_group_rows,
-)
-from dpfair._estimator import (
-    wrapped_tags as _wrapped_tags,
+    wrapped_tags,
 )
 from dpfair._validation import check_nonnegative_finite
-from dpfair._wrapped_fit import SensitiveScoreMixin, fit_wrapped_estimator
+from dpfair._wrapped_fit import SensitiveScoreMixin, wrapped_feature_attributes
 from dpfair.privacy.noise import get_noise_source
-from dpfair.regression._wrapped import _NEIGHBOURING, WRAPPED_REGRESSOR, _predict_outputs
+from dpfair.regression._wrapped import _NEIGHBOURING, _predict_outputs, fit_regressor_outputs
 
 
 # ---------------------------------------------------------------------------- Chzhen et al.
@@ -102,7 +97,7 @@ class WassersteinBarycenterPostProcessor(
         self.random_state = random_state
 
     def __sklearn_tags__(self):  # scikit-learn's tags, with the wrapped estimator's input support
-        return _wrapped_tags(self, super().__sklearn_tags__())
+        return wrapped_tags(self, super().__sklearn_tags__())
 
     def fit(self, X: Any, y: Any = None, *, sensitive_features: Any = None) -> WassersteinBarycenterPostProcessor:
         """Store each group's sorted (jittered) outputs and its weight.
@@ -135,17 +130,16 @@ class WassersteinBarycenterPostProcessor(
         """
         owner = type(self).__name__
         sigma = check_nonnegative_finite(self.sigma, "sigma")
-        prefit = _check_bool(self.prefit, "prefit")
+        prefit = check_bool(self.prefit, "prefit")
         noise = get_noise_source(self.random_state)
         if self.groups is not None:
             resolve_groups(self.groups, np.empty(0, dtype=object), math.inf)
-        estimator = fit_wrapped_estimator(WRAPPED_REGRESSOR, self.estimator, X, y, prefit=prefit, owner=owner, caller=self)
-        outputs = _predict_outputs(estimator, X)
+        estimator, outputs = fit_regressor_outputs(self, X, y, prefit=prefit, stacklevel=5)
         n = outputs.size
         if sensitive_features is None:
-            declared, index = _single_group_rows(self.groups, n, math.inf, owner)
+            declared, index = single_group_rows(self.groups, n, math.inf, owner)
         else:
-            declared, index = resolve_groups(self.groups, _labels(sensitive_features, n), math.inf)
+            declared, index = resolve_groups(self.groups, as_sensitive_features(sensitive_features, n), math.inf)
         warn_leak_once(
             self,
             f"{owner} is not differentially private (Chzhen et al. 2020): it stores and releases exact empirical "
@@ -154,23 +148,21 @@ class WassersteinBarycenterPostProcessor(
             stacklevel=3,
         )
         jittered = outputs + (2.0 * noise.uniform(n) - 1.0) * sigma
-        predict_seed = _predict_seed(noise)
-        self.estimator_ = estimator
-        self.groups_ = declared
-        self.sorted_outputs_ = [np.sort(jittered[index == a]) for a in range(declared.size)]
-        self.group_weights_ = np.bincount(index, minlength=declared.size) / n
-        self.sigma_ = sigma
-        self._predict_seed_ = predict_seed
-        if estimator is None:
-            self.n_features_in_ = 1
-        elif hasattr(estimator, "n_features_in_"):
-            self.n_features_in_ = estimator.n_features_in_
-        if hasattr(estimator, "feature_names_in_"):
-            self.feature_names_in_ = estimator.feature_names_in_
-        self.privacy_spent_ = privacy_spent(
-            math.inf, 0.0, neighbouring=_NEIGHBOURING,
-            protects="nothing: the fitted object holds exact (jittered) quantiles of every group's outputs",
-        )
+        fitted = {
+            "estimator_": estimator,
+            "groups_": declared,
+            "sorted_outputs_": [np.sort(jittered[index == a]) for a in range(declared.size)],
+            "group_weights_": np.bincount(index, minlength=declared.size) / n,
+            "sigma_": sigma,
+            "_predict_seed_": predict_seed(noise),
+            **wrapped_feature_attributes(estimator),
+            "privacy_spent_": privacy_spent(
+                math.inf, 0.0, neighbouring=_NEIGHBOURING,
+                protects="nothing: the fitted object holds exact (jittered) quantiles of every group's outputs",
+            ),
+        }
+        for name, value in fitted.items():  # every fitted attribute is set only now
+            setattr(self, name, value)
         return self
 
     def predict(self, X: Any, *, sensitive_features: Any = None, random_state: Any = None) -> np.ndarray:
@@ -201,7 +193,7 @@ class WassersteinBarycenterPostProcessor(
         """
         check_is_fitted(self, "sorted_outputs_")
         outputs = _predict_outputs(self.estimator_, X)
-        index = _rows_of_fitted_groups(self.groups_, sensitive_features, outputs.size)
+        index = rows_of_fitted_groups(self.groups_, sensitive_features, outputs.size)
         sizes = np.array([s.size for s in self.sorted_outputs_])
         unseen = sizes[index] == 0
         if unseen.any():
@@ -209,7 +201,7 @@ class WassersteinBarycenterPostProcessor(
                 f"sensitive_features holds group(s) {self.groups_[np.unique(index[unseen])].tolist()} that had no rows "
                 "in fit: their quantile function is unknown; refit with rows of every group you predict for."
             )
-        noise = _prediction_noise(random_state, self._predict_seed_)
+        noise = prediction_noise(random_state, self._predict_seed_)
         jittered = outputs + (2.0 * noise.uniform(outputs.size) - 1.0) * self.sigma_
         levels = np.empty(outputs.size)
         for a, sorted_a in enumerate(self.sorted_outputs_):

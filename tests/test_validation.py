@@ -1,0 +1,85 @@
+"""Issue 22: one array coercion, ``dpfair._validation.as_finite_array``, whose ``mode`` covers the former copies."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import sparse
+
+from dpfair._validation import as_finite_array, as_real_array, real_array
+
+
+def _objects(*values):
+    return np.array(list(values), dtype=object)
+
+
+INPUTS = [
+    [1, 2],
+    [1.0, np.nan],
+    [],
+    [[1, 2], [3, 4]],
+    [[1], [2, 3]],
+    "1.5",
+    None,
+    {1},
+    [True, False],
+    [False, 0.5],
+    _objects(1, 2),
+    _objects(1, None),
+    _objects("1"),
+    [1 + 2j],
+    np.array(["2020-01-01"], dtype="datetime64[D]"),
+    pd.Series([1.0, 2.0]),
+    sparse.csr_matrix(np.eye(2)),
+]
+
+
+def _outcome(function, *args, **kwargs):
+    try:
+        out = function(*args, **kwargs)
+    except (TypeError, ValueError) as exc:
+        return type(exc), str(exc)
+    return out.dtype, out.shape, out.tobytes()
+
+
+@pytest.mark.parametrize("values", INPUTS, ids=range(len(INPUTS)))
+def test_the_former_coercions_are_modes_of_the_one_function(values):
+    assert _outcome(real_array, values, "v") == _outcome(
+        as_finite_array, values, "v", mode="dtype", allow_bool=True, allow_empty=True
+    )
+    for options in [{"ndim": 1, "allow_empty": False}, {"ndim": (1, 2), "allow_empty": True}]:
+        assert _outcome(as_real_array, values, "v", **options) == _outcome(as_finite_array, values, "v", mode="strict", **options)
+
+
+@pytest.mark.parametrize(
+    ("values", "mode", "error", "match"),
+    [
+        ([[1], [2, 3]], "convert", ValueError, "v must be a rectangular numeric array-like"),
+        ([[1], [2, 3]], "dtype", TypeError, r"v must be a numeric array \(int or float\)"),
+        ([[1], [2, 3]], "strict", ValueError, "v must be a rectangular 1-dimensional array"),
+        ([1 + 2j], "convert", TypeError, "v is complex"),
+        ([1 + 2j], "dtype", TypeError, "v must hold real numbers"),
+        ([1 + 2j], "strict", ValueError, "v: Complex data not supported"),
+        (_objects(1.0, None), "convert", TypeError, "found NoneType"),
+        (_objects(1.0, None), "dtype", TypeError, "got dtype object"),
+        (_objects(1.0, None), "strict", ValueError, "v contains missing values"),
+        ([False, 0.5], "strict", TypeError, "got booleans"),
+        ([np.nan, np.inf], "convert", ValueError, r"v contains 2 NaN or infinite value\(s\)"),
+        ([np.nan, np.inf], "dtype", ValueError, "v contains NaN or infinite values;"),
+        ([np.nan, np.inf], "strict", ValueError, "v contains NaN or infinite values;"),
+    ],
+)
+def test_each_mode_keeps_its_errors(values, mode, error, match):
+    with pytest.raises(error, match=match):
+        as_finite_array(values, "v", mode=mode, ndim=1)
+
+
+def test_modes_share_the_options():
+    assert as_finite_array([[1.0]], "v", ndim=(1, 2)).shape == (1, 1)
+    with pytest.raises(ValueError, match="v must be 1-dimensional or 3-dimensional"):
+        as_finite_array([[1.0]], "v", ndim=(1, 3))
+    assert as_finite_array([False, 0.5], "v").tolist() == [0.0, 0.5]  # convert: numpy's float array, not refused
+    np.testing.assert_array_equal(as_finite_array([np.nan], "v", mode="strict", allow_nonfinite=True), [np.nan])
+    with pytest.raises(ValueError, match="mode must be one of"):
+        as_finite_array([1.0], "v", mode="lenient")
