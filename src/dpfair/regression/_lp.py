@@ -74,7 +74,7 @@ from typing import Any
 import numpy as np
 from scipy import sparse
 
-from dpfair._validation import real_array
+from dpfair._validation import as_finite_array
 
 __all__ = [
     "MAX_COUPLING_CELLS",
@@ -127,7 +127,7 @@ def check_coupling_size(n_groups: int, k: int, name: str = "n_bins") -> None:
 
 def _check_lp_inputs(pmfs: Any, weights: Any, grid: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Validate the LP's inputs: PMFs (rows on the simplex), weights (>= 0, not all 0), grid (increasing)."""
-    pmfs = real_array(pmfs, "pmfs")
+    pmfs = as_finite_array(pmfs, "pmfs", mode="dtype", allow_bool=True, allow_empty=True)
     if pmfs.ndim != 2 or pmfs.shape[0] == 0 or pmfs.shape[1] == 0:
         raise ValueError(f"pmfs must be a non-empty 2-d array of shape (n_groups, k), got shape {pmfs.shape}.")
     n_groups, k = pmfs.shape
@@ -135,12 +135,12 @@ def _check_lp_inputs(pmfs: Any, weights: Any, grid: Any) -> tuple[np.ndarray, np
         raise ValueError("pmfs must be >= 0: each row is a probability mass function.")
     if not np.allclose(pmfs.sum(axis=1), 1.0, rtol=0.0, atol=_PMF_TOL):
         raise ValueError(f"each row of pmfs must sum to 1 (within {_PMF_TOL:g}); normalize them first.")
-    weights = real_array(weights, "weights")
+    weights = as_finite_array(weights, "weights", mode="dtype", allow_bool=True, allow_empty=True)
     if weights.shape != (n_groups,):
         raise ValueError(f"weights must have shape (n_groups,) = ({n_groups},), got {weights.shape}.")
     if (weights < 0).any() or weights.sum() <= 0:
         raise ValueError("weights must be >= 0 and not all 0 (they weight each group's transport cost).")
-    grid = real_array(grid, "grid")
+    grid = as_finite_array(grid, "grid", mode="dtype", allow_bool=True, allow_empty=True)
     if grid.shape != (k,):
         raise ValueError(f"grid must have shape (k,) = ({k},), one point per column of pmfs, got {grid.shape}.")
     if k > 1 and not (np.diff(grid) > 0).all():

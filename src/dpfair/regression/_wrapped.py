@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from dpfair._validation import real_array
+from dpfair._validation import as_finite_array
 from dpfair._wrapped_fit import WrappedEstimator, fit_wrapped_estimator
 
 _NEIGHBOURING = "replace one row of the post-processing data (the number of rows n is public)"
@@ -18,7 +18,7 @@ _NEIGHBOURING = "replace one row of the post-processing data (the number of rows
 
 def _as_outputs(values: Any, name: str) -> np.ndarray:
     """Regressor outputs as a finite 1-d float array (a single column is accepted)."""
-    arr = real_array(values, name)
+    arr = as_finite_array(values, name, mode="dtype", allow_bool=True, allow_empty=True)
     if arr.ndim == 2 and arr.shape[1] == 1:
         arr = arr[:, 0]
     if arr.ndim != 1:

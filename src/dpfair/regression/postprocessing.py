@@ -47,7 +47,7 @@ from dpfair._estimator import (
     warn_non_private,
     wrapped_tags,
 )
-from dpfair._validation import check_allocation, check_bounds, check_epsilon, check_int, real_array
+from dpfair._validation import as_finite_array, check_allocation, check_bounds, check_epsilon, check_int
 from dpfair._wrapped_fit import SensitiveScoreMixin, check_shared_budgets, wrapped_feature_attributes
 from dpfair.base import PrivacyParameters, PrivateEstimator
 from dpfair.privacy.mechanisms import laplace_mechanism
@@ -96,7 +96,7 @@ def l_inf_isotonic_cdf(partial_sums: np.ndarray) -> np.ndarray:
     ValueError
         If it holds NaN or inf, is a scalar, or its last axis is empty.
     """
-    partial_sums = real_array(partial_sums, "partial_sums")
+    partial_sums = as_finite_array(partial_sums, "partial_sums", mode="dtype", allow_bool=True, allow_empty=True)
     if partial_sums.ndim == 0 or partial_sums.shape[-1] == 0 or partial_sums.size == 0:
         raise ValueError(f"partial_sums must have a non-empty last axis, got shape {partial_sums.shape}.")
     prefix_max = np.maximum.accumulate(partial_sums, axis=-1)
