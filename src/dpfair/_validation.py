@@ -33,6 +33,7 @@ __all__ = [
     "check_rho",
     "check_sensitivity",
     "check_squares_fit",
+    "one_value_per_row",
     "real_array",
 ]
 
@@ -685,6 +686,37 @@ def real_array(values: Any, name: str) -> np.ndarray:
     """``as_finite_array(values, name, mode="dtype", allow_bool=True, allow_empty=True)``."""
     # TODO(issue 22): callers move to as_finite_array(values, name, mode="dtype", allow_bool=True, allow_empty=True)
     return as_finite_array(values, name, mode="dtype", allow_bool=True, allow_empty=True)
+
+
+def one_value_per_row(arr: np.ndarray, name: str, *, what: str = "one value per row") -> np.ndarray:
+    """``arr`` as a 1-d array of one value per row: a single column is accepted, nothing empty.
+
+    Parameters
+    ----------
+    arr : numpy.ndarray
+        An array already coerced (e.g. by :func:`as_finite_array`).
+    name : str
+        The argument's name in the messages.
+    what : str, default "one value per row"
+        What each row holds, as the message names it (e.g. "one regressor output per row").
+
+    Returns
+    -------
+    numpy.ndarray
+        ``arr`` or its one column.
+
+    Raises
+    ------
+    ValueError
+        If ``arr`` is not 1-d (nor one column) or is empty.
+    """
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr[:, 0]
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must hold {what} (1-d), got shape {arr.shape}.")
+    if arr.size == 0:
+        raise ValueError(f"{name} is empty; pass at least one row.")
+    return arr
 
 
 def check_bounds(bounds: Any, name: str = "bounds", *, max_width: float | None = None) -> tuple[float, float]:

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from dpfair._estimator import predict_seed, privacy_spent, resolve_groups, warn_non_private
-from dpfair._validation import as_finite_array, check_bounds, check_open_unit
+from dpfair._validation import as_finite_array, check_bounds, check_open_unit, one_value_per_row
 from dpfair.base import PrivacyParameters, PrivateMechanismMixin
 from dpfair.metrics import _core
 from dpfair.metrics._core import COUNT_METRICS, REAL_METRICS, SUPPORTED, MetricSpec
@@ -74,13 +74,7 @@ def _as_1d(values: Any, name: str, n_rows: int | None = None) -> np.ndarray:
         raise ValueError(f"{name} is required: pass one value per row.")
     if isinstance(values, str | bytes):
         raise TypeError(f"{name} must be array-like with one value per row, got a {type(values).__name__}.")
-    arr = values.to_numpy() if hasattr(values, "to_numpy") else np.asarray(values)
-    if arr.ndim == 2 and arr.shape[1] == 1:
-        arr = arr[:, 0]
-    if arr.ndim != 1:
-        raise ValueError(f"{name} must be 1-dimensional (one value per row), got shape {arr.shape}.")
-    if arr.size == 0:
-        raise ValueError(f"{name} is empty; pass at least one row.")
+    arr = one_value_per_row(values.to_numpy() if hasattr(values, "to_numpy") else np.asarray(values), name)
     if n_rows is not None and arr.shape[0] != n_rows:
         raise ValueError(
             f"y_true, y_pred and sensitive_features must have one entry per row; {name} and y_true differ in length."

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from dpfair._validation import as_finite_array
+from dpfair._validation import as_finite_array, one_value_per_row
 from dpfair._wrapped_fit import WrappedEstimator, fit_wrapped_estimator
 
 _NEIGHBOURING = "replace one row of the post-processing data (the number of rows n is public)"
@@ -19,13 +19,7 @@ _NEIGHBOURING = "replace one row of the post-processing data (the number of rows
 def _as_outputs(values: Any, name: str) -> np.ndarray:
     """Regressor outputs as a finite 1-d float array (a single column is accepted)."""
     arr = as_finite_array(values, name, mode="dtype", allow_bool=True, allow_empty=True)
-    if arr.ndim == 2 and arr.shape[1] == 1:
-        arr = arr[:, 0]
-    if arr.ndim != 1:
-        raise ValueError(f"{name} must hold one regressor output per row (1-d), got shape {arr.shape}.")
-    if arr.size == 0:
-        raise ValueError(f"{name} is empty; pass at least one row.")
-    return arr
+    return one_value_per_row(arr, name, what="one regressor output per row")
 
 
 def _predict_outputs(estimator: Any, X: Any) -> np.ndarray:
