@@ -18,7 +18,6 @@ from scipy import sparse
 
 __all__ = [
     "as_finite_array",
-    "as_real_array",
     "check_allocation",
     "check_bool",
     "check_bounds",
@@ -34,7 +33,6 @@ __all__ = [
     "check_sensitivity",
     "check_squares_fit",
     "one_value_per_row",
-    "real_array",
 ]
 
 
@@ -682,11 +680,6 @@ def check_budgets_cover(charges: Any, *, fix: str = "give each a budget that pay
             ) from None
 
 
-def real_array(values: Any, name: str) -> np.ndarray:
-    """``as_finite_array(values, name, mode="dtype", allow_bool=True, allow_empty=True)``."""
-    # TODO(issue 22): callers move to as_finite_array(values, name, mode="dtype", allow_bool=True, allow_empty=True)
-    return as_finite_array(values, name, mode="dtype", allow_bool=True, allow_empty=True)
-
 
 def one_value_per_row(arr: np.ndarray, name: str, *, what: str = "one value per row") -> np.ndarray:
     """``arr`` as a 1-d array of one value per row: a single column is accepted, nothing empty.
@@ -771,9 +764,3 @@ def _is_missing(value: Any) -> bool:
         return bool(pd.isna(value))
     except (TypeError, ValueError):
         return False
-
-
-def as_real_array(values: Any, name: str, *, ndim: int | tuple[int, ...] = 1, allow_empty: bool = False) -> np.ndarray:
-    """``as_finite_array(values, name, mode="strict", ndim=ndim, allow_empty=allow_empty)``."""
-    # TODO(issue 22): callers move to as_finite_array(values, name, mode="strict", ndim=..., allow_empty=...)
-    return as_finite_array(values, name, mode="strict", ndim=ndim, allow_empty=allow_empty)

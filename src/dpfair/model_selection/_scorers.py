@@ -4,18 +4,24 @@ Every scorer is called as ``scorer(estimator, X, y, sensitive_features, *, epsil
 validation rows and returns a noisy score (higher is better) that is ``epsilon``-DP for those rows
 under "replace one row" (their number is public).  Each says what it protects (``protects``) and
 its sensitivity (``sensitivity(n_rows)``).
+
+The scorers are mechanisms of :mod:`dpfair.base` whose charge the search pays: they declare their
+bounds (and groups) in ``_privacy_parameters``, and :meth:`~_PrivateScorer.check` is the template's
+validation (``_validate_all``: the declared parameters by their roles, then the rows), run by the
+search before its one charge.  A scorer never charges a budget itself.
 """
 
 from __future__ import annotations
 
 import math
 import numbers
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from dpfair._estimator import as_sensitive_features, group_index, resolve_groups
-from dpfair._validation import check_bounds, check_int, real_array
+from dpfair._validation import as_finite_array, check_bounds, check_int
+from dpfair.base import PrivacyParameters, PrivateMechanismMixin
 from dpfair.privacy.mechanisms import laplace_mechanism
 from dpfair.privacy.noise import NoiseSource
 from dpfair.regression import l_inf_isotonic_cdf
@@ -23,35 +29,85 @@ from dpfair.regression import l_inf_isotonic_cdf
 __all__ = ["PrivateKSScorer", "PrivateMSEKSScorer", "PrivateMSEScorer"]
 
 
-def _rows(n_rows: Any) -> int:
-    return check_int(n_rows, "n_rows", minimum=1)
+class _PrivateScorer(PrivateMechanismMixin):
+    """Base class: ``scorer(estimator, X, y, sensitive_features, *, epsilon, noise) -> float`` (higher is better).
 
-
-class _PrivateScorer:
-    """Base class: ``scorer(estimator, X, y, sensitive_features, *, epsilon, noise) -> float`` (higher is better)."""
+    A subclass declares ``_privacy_parameters``, validates the rows in ``_validate_data`` and releases its
+    noisy loss in ``_noisy_loss``; the score is minus that loss.
+    """
 
     protects = ""
 
     def check(self, X: Any, y: Any, sensitive_features: Any) -> None:
-        """Refuse validation rows this scorer cannot score (before the search charges anything).
+        """Refuse rows this scorer cannot score (run by the search before it charges anything).
+
+        The template's validation (:meth:`dpfair.base.PrivateMechanismMixin._validate_all`): the declared
+        bounds (and groups) by their roles, then the rows; nothing is charged and no noise is drawn.
 
         Parameters
         ----------
         X, y, sensitive_features : array-like
-            The validation rows.
+            The rows.
         """
+        self._validate_all(X, y, sensitive_features=sensitive_features)
+
+    def _validate_data(self, params: PrivacyParameters, X: Any, y: Any, *,
+                       sensitive_features: Any = None) -> dict[str, Any]:
+        return {}
+
+    def _noisy_loss(self, estimator: Any, X: Any, y: Any, sensitive_features: Any, *, epsilon: float,
+                    noise: NoiseSource) -> float:  # pragma: no cover - abstract
+        raise NotImplementedError
 
     def __call__(self, estimator: Any, X: Any, y: Any, sensitive_features: Any, *, epsilon: float,
-                 noise: NoiseSource) -> float:  # pragma: no cover - abstract
-        raise NotImplementedError
+                 noise: NoiseSource) -> float:
+        """Minus the released (noisy) loss of ``estimator`` on the validation rows: higher is better.
+
+        Parameters
+        ----------
+        estimator, X, y, sensitive_features, epsilon, noise
+            The fitted model (it predicts with ``predict(X, sensitive_features=...)``), the validation
+            rows, this score's privacy parameter (``inf``: exact) and the search's noise source (drawn
+            from only after the search's charge).
+
+        Returns
+        -------
+        float
+            Minus the loss: higher is better.
+        """
+        return -self._noisy_loss(estimator, X, y, sensitive_features, epsilon=epsilon, noise=noise)
 
 
 def _predictions(estimator: Any, X: Any, sensitive_features: Any) -> np.ndarray:
-    pred = real_array(estimator.predict(X, sensitive_features=sensitive_features), "the estimator's predictions")
+    pred = as_finite_array(estimator.predict(X, sensitive_features=sensitive_features), "the estimator's predictions",
+                           mode="dtype", allow_bool=True, allow_empty=True)
     return pred.reshape(-1)
 
 
-class PrivateMSEScorer(_PrivateScorer):
+class _SingleReleaseScorer(_PrivateScorer):
+    """A scorer that releases one noisy statistic of the ``n`` validation rows, of L1 sensitivity ``c / n``."""
+
+    def _row_sensitivity(self) -> float:  # pragma: no cover - abstract
+        """The constant ``c``: how much replacing one row moves ``n`` times the statistic."""
+        raise NotImplementedError
+
+    def sensitivity(self, n_rows: int) -> float:
+        """L1 sensitivity of the released statistic to replacing one of ``n_rows`` rows.
+
+        Parameters
+        ----------
+        n_rows : int
+            Number of validation rows (public).
+
+        Returns
+        -------
+        float
+            ``(t - s)^2 / n_rows`` for the clipped MSE, ``2 / n_rows`` for the KS joint histogram.
+        """
+        return self._row_sensitivity() / check_int(n_rows, "n_rows", minimum=1)
+
+
+class PrivateMSEScorer(_SingleReleaseScorer):
     """Private clipped mean squared error on the validation rows (Laplace mechanism).
 
     Predictions and labels are clipped to the declared ``bounds = (s, t)``, so each row's squared
@@ -66,25 +122,14 @@ class PrivateMSEScorer(_PrivateScorer):
     """
 
     protects = "the features, label and group of every validation row (clipped squared error, Laplace)"
+    _privacy_parameters: ClassVar[dict[str, str]] = {"bounds": "bounds"}
 
     def __init__(self, bounds: tuple[float, float]) -> None:
         self.bounds = check_bounds(bounds, "PrivateMSEScorer bounds", max_width=1e150)
 
-    def sensitivity(self, n_rows: int) -> float:
-        """L1 sensitivity of the clipped MSE to replacing one of ``n_rows`` rows.
-
-        Parameters
-        ----------
-        n_rows : int
-            Number of validation rows (public).
-
-        Returns
-        -------
-        float
-            ``(t - s)^2 / n_rows``.
-        """
+    def _row_sensitivity(self) -> float:
         lo, hi = self.bounds
-        return (hi - lo) ** 2 / _rows(n_rows)
+        return (hi - lo) ** 2  # each row's clipped squared error lies in [0, (t - s)^2]
 
     def noisy_mse(self, estimator: Any, X: Any, y: Any, sensitive_features: Any, *, epsilon: float,
                   noise: NoiseSource) -> float:
@@ -108,40 +153,22 @@ class PrivateMSEScorer(_PrivateScorer):
         """
         lo, hi = self.bounds
         pred = np.clip(_predictions(estimator, X, sensitive_features), lo, hi)
-        labels = np.clip(real_array(y, "y").reshape(-1), lo, hi)
+        labels = np.clip(as_finite_array(y, "y", mode="dtype", allow_bool=True, allow_empty=True).reshape(-1), lo, hi)
         mse = float(np.mean((pred - labels) ** 2))
         if math.isinf(epsilon):
             return mse
         return float(laplace_mechanism(mse, sensitivity=self.sensitivity(labels.size), epsilon=epsilon,
                                        random_state=noise))
 
-    def __call__(self, estimator: Any, X: Any, y: Any, sensitive_features: Any, *, epsilon: float,
-                 noise: NoiseSource) -> float:
-        """Minus the noisy clipped MSE (see :meth:`noisy_mse`).
+    _noisy_loss = noisy_mse
 
-        Parameters
-        ----------
-        estimator, X, y, sensitive_features, epsilon, noise
-            As in :meth:`noisy_mse`.
-
-        Returns
-        -------
-        float
-        """
-        return -self.noisy_mse(estimator, X, y, sensitive_features, epsilon=epsilon, noise=noise)
-
-    def check(self, X: Any, y: Any, sensitive_features: Any) -> None:
-        """Refuse labels that are not finite real numbers (they are clipped to ``bounds``, never guessed).
-
-        Parameters
-        ----------
-        X, y, sensitive_features : array-like
-            The validation rows.
-        """
-        real_array(y, "y")
+    def _validate_data(self, params: PrivacyParameters, X: Any, y: Any, *,
+                       sensitive_features: Any = None) -> dict[str, Any]:
+        # labels must be finite real numbers: they are clipped to bounds, never guessed
+        return {"y": as_finite_array(y, "y", mode="dtype", allow_bool=True, allow_empty=True)}
 
 
-class PrivateKSScorer(_PrivateScorer):
+class PrivateKSScorer(_SingleReleaseScorer):
     """Private statistical-parity violation (max pairwise KS distance) on the validation rows.
 
     Releases the joint histogram of (group, predicted bin) over the declared ``groups`` and
@@ -162,26 +189,15 @@ class PrivateKSScorer(_PrivateScorer):
     """
 
     protects = "the features and group of every validation row (noisy joint histogram of group and predicted bin)"
+    _privacy_parameters: ClassVar[dict[str, str]] = {"bounds": "bounds", "groups": "groups"}
 
     def __init__(self, bounds: tuple[float, float], groups: Any, n_bins: int = 50) -> None:
         self.bounds = check_bounds(bounds, "PrivateKSScorer bounds")
         self.groups = np.asarray(resolve_groups(groups, np.empty(0, dtype=object), 1.0)[0])
         self.n_bins = check_int(n_bins, "n_bins", minimum=1)
 
-    def sensitivity(self, n_rows: int) -> float:
-        """L1 sensitivity of the normalized joint histogram: ``2 / n_rows``.
-
-        Parameters
-        ----------
-        n_rows : int
-            Number of validation rows (public).
-
-        Returns
-        -------
-        float
-            ``2 / n_rows``.
-        """
-        return 2.0 / _rows(n_rows)
+    def _row_sensitivity(self) -> float:
+        return 2.0  # replacing a row moves 1/n of mass out of one cell and into another
 
     def noisy_ks(self, estimator: Any, X: Any, sensitive_features: Any, *, epsilon: float, noise: NoiseSource) -> float:
         """The released KS violation.
@@ -218,37 +234,18 @@ class PrivateKSScorer(_PrivateScorer):
         cdf = l_inf_isotonic_cdf(np.cumsum(joint[present], axis=1) / weights[present, None])
         return float(np.max(cdf.max(axis=0) - cdf.min(axis=0)))
 
-    def __call__(self, estimator: Any, X: Any, y: Any, sensitive_features: Any, *, epsilon: float,
-                 noise: NoiseSource) -> float:
-        """Minus the noisy KS violation (see :meth:`noisy_ks`; ``y`` is not used).
+    def _noisy_loss(self, estimator: Any, X: Any, y: Any, sensitive_features: Any, *, epsilon: float,
+                    noise: NoiseSource) -> float:
+        return self.noisy_ks(estimator, X, sensitive_features, epsilon=epsilon, noise=noise)  # y is not used
 
-        Parameters
-        ----------
-        estimator, X, y, sensitive_features, epsilon, noise
-            As in :meth:`noisy_ks`.
-
-        Returns
-        -------
-        float
-        """
-        return -self.noisy_ks(estimator, X, sensitive_features, epsilon=epsilon, noise=noise)
-
-    def check(self, X: Any, y: Any, sensitive_features: Any) -> None:
-        """Refuse validation rows whose groups are not this scorer's declared ``groups``.
-
-        Parameters
-        ----------
-        X, y, sensitive_features : array-like
-            The validation rows.
-        """
+    def _validate_data(self, params: PrivacyParameters, X: Any, y: Any, *,
+                       sensitive_features: Any = None) -> dict[str, Any]:
+        # the template maps every row to this scorer's declared groups (ValueError for another label)
         if sensitive_features is None:
             raise ValueError(f"{type(self).__name__} needs sensitive_features: it compares the declared groups "
                              f"{self.groups.tolist()}.")
-        values = as_sensitive_features(sensitive_features, len(sensitive_features))
-        try:
-            group_index(self.groups, values)
-        except ValueError as exc:
-            raise ValueError(f"{type(self).__name__}(groups=...) does not declare every group of the data: {exc}") from None
+        n_rows = len(sensitive_features) if hasattr(sensitive_features, "__len__") else 1
+        return {"sensitive_features": sensitive_features, "n_rows": n_rows}
 
 
 class PrivateMSEKSScorer(_PrivateScorer):
@@ -289,38 +286,18 @@ class PrivateMSEKSScorer(_PrivateScorer):
         self.ks_weight = float(ks_weight)
         self.ks_target = None if ks_target is None else float(ks_target)
 
-    def check(self, X: Any, y: Any, sensitive_features: Any) -> None:
-        """Both parts' checks (:meth:`PrivateMSEScorer.check`, :meth:`PrivateKSScorer.check`).
-
-        Parameters
-        ----------
-        X, y, sensitive_features : array-like
-            The validation rows.
-        """
+    def _validate_data(self, params: PrivacyParameters, X: Any, y: Any, *,
+                       sensitive_features: Any = None) -> dict[str, Any]:
+        # both parts' checks: each declares its own bounds (and groups)
         self.mse.check(X, y, sensitive_features)
         self.ks.check(X, y, sensitive_features)
+        return {}
 
-    def __call__(self, estimator: Any, X: Any, y: Any, sensitive_features: Any, *, epsilon: float,
-                 noise: NoiseSource) -> float:
-        """Minus the penalised noisy MSE.
-
-        Parameters
-        ----------
-        estimator : fitted estimator
-            Predicts with ``predict(X, sensitive_features=...)``.
-        X, y, sensitive_features : array-like
-            The validation rows.
-        epsilon : float
-            Privacy parameter of the whole score (split in two halves).
-        noise : NoiseSource
-            Noise source.
-
-        Returns
-        -------
-        float
-        """
+    def _noisy_loss(self, estimator: Any, X: Any, y: Any, sensitive_features: Any, *, epsilon: float,
+                    noise: NoiseSource) -> float:
+        """The penalised noisy MSE; ``epsilon`` (the whole score's) is split in two halves."""
         half = epsilon / 2.0
         mse = self.mse.noisy_mse(estimator, X, y, sensitive_features, epsilon=half, noise=noise)
         ks = self.ks.noisy_ks(estimator, X, sensitive_features, epsilon=half, noise=noise)
         excess = ks if self.ks_target is None else max(0.0, ks - self.ks_target)
-        return -(mse + self.ks_weight * excess)
+        return mse + self.ks_weight * excess

@@ -11,6 +11,12 @@ score a post-processing of it) or a validation row (the fit is unchanged, the sc
 The selection over a random number of trials then costs what :func:`random_stopping_epsilon`
 says; the search charges that whole ``(epsilon, delta)`` to ``budget`` once, before any random
 draw.  ``refit_alpha`` inside a fitted candidate costs nothing.
+
+The search is one release of :class:`dpfair.base.PrivateEstimator`'s template: its own parameters,
+the data, every candidate's parameters (each probed on the rows, stopping at its charge) and the
+scorer's checks are validated first, then the one charge, then the trials (the split, ``K``, the
+candidates and every trial's noise come from the noise source created after the charge), then the
+choice of the best trial.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ from __future__ import annotations
 import math
 import numbers
 import warnings
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from scipy import sparse
@@ -28,13 +34,13 @@ from sklearn.model_selection import ParameterGrid
 from sklearn.utils import _safe_indexing, get_tags
 from sklearn.utils.validation import _num_samples, check_is_fitted
 
-from dpfair._estimator import as_sensitive_features, charge_budget, check_budget, privacy_spent
-from dpfair._validation import check_delta, check_epsilon
+from dpfair._estimator import as_sensitive_features, privacy_spent
+from dpfair.base import PrivacyParameters, PrivateEstimator
 from dpfair.model_selection._random_stopping import check_selection, draw_n_trials, trial_epsilon_for
 from dpfair.model_selection._scorers import _PrivateScorer
 from dpfair.privacy import PrivacyBudget, PrivacyBudgetExceededError, suspend_default_budget
 from dpfair.privacy.leaks import PrivacyLeakWarning, warn_privacy_leak
-from dpfair.privacy.noise import NoiseSource, SecureNoise, get_noise_source
+from dpfair.privacy.noise import NoiseSource, SecureNoise
 
 __all__ = ["PrivateRandomSearch"]
 
@@ -48,7 +54,7 @@ def _spent_budget() -> PrivacyBudget:
     return budget
 
 
-class PrivateRandomSearch(MetaEstimatorMixin, RegressorMixin, BaseEstimator):
+class PrivateRandomSearch(PrivateEstimator, MetaEstimatorMixin, RegressorMixin, BaseEstimator):
     """Differentially private hyper-parameter search by random stopping (Liu & Talwar; Papernot & Steinke).
 
     The private counterpart of scikit-learn's ``RandomizedSearchCV`` for dpfair estimators: the
@@ -124,6 +130,11 @@ class PrivateRandomSearch(MetaEstimatorMixin, RegressorMixin, BaseEstimator):
     ['alpha', 'n_bins']
     """
 
+    _privacy_parameters: ClassVar[dict[str, str]] = {
+        "epsilon": "epsilon", "delta": "delta", "budget": "budget", "random_state": "random_state",
+    }
+    _privacy_neighbouring: ClassVar[str] = _NEIGHBOURING
+
     def __init__(
         self,
         estimator: Any,
@@ -190,10 +201,19 @@ class PrivateRandomSearch(MetaEstimatorMixin, RegressorMixin, BaseEstimator):
             except (ValueError, TypeError) as exc:
                 raise type(exc)(f"param_grid candidate {params}: {exc}") from None
 
+    @property
+    def _privacy_label(self) -> str:  # type: ignore[override]
+        """The label of the one budget charge."""
+        return f"{type(self).__name__}.fit (trials, scores, random-K selection)"
+
+    def _privacy_cost(self, params: PrivacyParameters) -> tuple[float, float]:
+        """The whole search: ``(epsilon, delta)`` (``delta = 0`` with ``epsilon = inf``)."""
+        return params.epsilon, 0.0 if math.isinf(params.epsilon) else params.delta
+
     def _dpfair_fit_charges(self) -> list[tuple[Any, float, float]]:
         """``[(budget, epsilon, delta)]``: one charge for the whole search (its trials charge nothing)."""
-        epsilon = check_epsilon(self.epsilon)
-        return [(check_budget(self.budget), epsilon, 0.0 if math.isinf(epsilon) else check_delta(self.delta))]
+        params = self._validate_privacy_parameters()
+        return [(params.budget, *self._privacy_cost(params))]
 
     def fit(self, X: Any, y: Any = None, *, sensitive_features: Any = None) -> PrivateRandomSearch:
         """Run the private search (module docstring) and keep the best trial's model.
@@ -225,9 +245,14 @@ class PrivateRandomSearch(MetaEstimatorMixin, RegressorMixin, BaseEstimator):
         PrivacyLeakWarning
             With ``epsilon = inf``.
         """
-        epsilon = check_epsilon(self.epsilon)
-        delta = check_delta(self.delta)
-        budget = check_budget(self.budget)
+        results = self._release(X, y, sensitive_features=sensitive_features)
+        for name in ("n_features_in_", "feature_names_in_"):  # as scikit-learn's searches expose them
+            if name not in results and hasattr(self, name):
+                delattr(self, name)
+        return self._set_fitted(results)
+
+    # ------------------------------------------------------------------ step 1: validation, nothing charged
+    def _validate_params(self) -> dict[str, Any]:
         if not isinstance(self.scoring, _PrivateScorer):
             raise TypeError(
                 "scoring must be a dpfair private scorer (PrivateMSEScorer, PrivateKSScorer or PrivateMSEKSScorer), "
@@ -247,12 +272,20 @@ class PrivateRandomSearch(MetaEstimatorMixin, RegressorMixin, BaseEstimator):
         frac = self.validation_fraction
         if isinstance(frac, bool) or not isinstance(frac, numbers.Real) or not 0 < frac < 1:
             raise ValueError(f"validation_fraction must be a number in (0, 1), got {frac!r}.")
-        if math.isinf(epsilon):
-            trial_epsilon, total = math.inf, (math.inf, 0.0)
-        else:
-            n_trials, mean_trials, delta, eta = check_selection(self.n_trials, self.mean_trials, delta, self.eta)
-            trial_epsilon = trial_epsilon_for(epsilon, n_trials=n_trials, mean_trials=mean_trials, delta=delta, eta=eta)
-            total = (epsilon, delta)
+        return {"candidates": candidates, "validation_fraction": frac}
+
+    def _selection(self, params: PrivacyParameters) -> dict[str, Any]:
+        """The random-stopping plan: ``trial_epsilon`` and the law of ``K`` (every candidate once with ``inf``)."""
+        if math.isinf(params.epsilon):
+            return {"trial_epsilon": math.inf}
+        n_trials, mean_trials, delta, eta = check_selection(self.n_trials, self.mean_trials, params.delta, self.eta)
+        trial_epsilon = trial_epsilon_for(params.epsilon, n_trials=n_trials, mean_trials=mean_trials, delta=delta,
+                                          eta=eta)
+        return {"trial_epsilon": trial_epsilon, "n_trials": n_trials, "mean_trials": mean_trials, "eta": eta}
+
+    def _validate_data(self, params: PrivacyParameters, X: Any, y: Any = None, *,
+                       sensitive_features: Any = None) -> dict[str, Any]:
+        selection = self._selection(params)
         if y is None:
             raise ValueError(
                 f"{type(self).__name__} requires y to be passed, but the target y is None: the private validation "
@@ -278,63 +311,90 @@ class PrivateRandomSearch(MetaEstimatorMixin, RegressorMixin, BaseEstimator):
             raise ValueError(f"y must be a 1-d array of labels (one per row), got shape {y_arr.shape}.")
         if y_arr.shape[0] != n:
             raise ValueError(f"X and y have inconsistent numbers of samples: {n} and {y_arr.shape[0]}.")
+        frac = params.extra["validation_fraction"]
         n_val = round(frac * n)
         if n_val < 1 or n - n_val < 1:
             raise ValueError(
                 f"validation_fraction={frac!r} leaves no training or no validation row with n_samples = {n}; use more rows."
             )
         sensitive = None if sensitive_features is None else as_sensitive_features(sensitive_features, n)
-        noise = get_noise_source(self.random_state)
+        # every trial's parameters and the scorer are checked on every row (the split is drawn after the
+        # charge): each row is fitted by the trials or predicted and scored on the validation side
+        self._check_trials(params.extra["candidates"], selection["trial_epsilon"], X, y_arr, sensitive)
+        try:
+            self.scoring.check(X, y_arr, sensitive)
+        except (ValueError, TypeError) as exc:
+            raise type(exc)(f"scoring={type(self.scoring).__name__}: {exc}") from None
+        return {"X": X, "y": y_arr, "sensitive_features": sensitive, "n_rows": n, "n_validation": n_val,
+                "selection": selection}
+
+    def _warn_non_private(self, params: PrivacyParameters) -> None:
+        warn_privacy_leak(
+            "epsilon=inf: every candidate is fitted and scored exactly on the data; the selection carries no "
+            "privacy guarantee (a non-private baseline).",
+            stacklevel=5,  # warn_privacy_leak <- here <- _release <- fit <- the user's line
+        )
+
+    # ------------------------------------------------------------------ steps 3, 5, 6: trials after the one charge
+    def _compute_statistics(self, params: PrivacyParameters, data: dict[str, Any]) -> dict[str, Any]:
+        """A search computes no exact statistic: every released number comes from a private trial."""
+        return data
+
+    def _draw_noise(self, params: PrivacyParameters, statistics: dict[str, Any],
+                    noise: NoiseSource) -> list[tuple[float, dict, Any]]:
+        """The split, ``K``, the candidates and the trials: ``[(noisy score, candidate, fitted model)]`` in order."""
+        data, candidates = statistics, params.extra["candidates"]
+        selection = data["selection"]
+        trial_epsilon = selection["trial_epsilon"]
+        n, n_val = data["n_rows"], data["n_validation"]
         # public randomness: the split, K and the candidates do not depend on the data
         order = np.argsort(noise.uniform(n), kind="stable")
         val, train = np.sort(order[:n_val]), np.sort(order[n_val:])
-        X_train, X_val = _safe_indexing(X, train), _safe_indexing(X, val)
-        y_train, y_val = y_arr[train], y_arr[val]
+        X_train, X_val = _safe_indexing(data["X"], train), _safe_indexing(data["X"], val)
+        y_train, y_val = data["y"][train], data["y"][val]
+        sensitive = data["sensitive_features"]
         s_train, s_val = (None, None) if sensitive is None else (sensitive[train], sensitive[val])
-        # every argument, every trial's parameters and the data are checked before the one charge
-        # every row: the training rows are fitted, the validation rows predicted by each trial
-        self._check_trials(candidates, trial_epsilon, X, y_arr, sensitive)
-        self.scoring.check(X_val, y_val, s_val)
-        charge_budget(budget, total[0], total[1], label=f"{type(self).__name__}.fit (trials, scores, random-K selection)")
-        if math.isinf(epsilon):
-            warn_privacy_leak(
-                "epsilon=inf: every candidate is fitted and scored exactly on the data; the selection carries no "
-                "privacy guarantee (a non-private baseline).",
-                stacklevel=2,
-            )
+        if math.isinf(params.epsilon):
             plan = list(range(len(candidates)))
         else:
-            k = draw_n_trials(noise, n_trials, mean_trials, eta)
+            k = draw_n_trials(noise, selection["n_trials"], selection["mean_trials"], selection["eta"])
             plan = [min(int(noise.uniform(1)[0] * len(candidates)), len(candidates) - 1) for _ in range(k)]
-        best: tuple[float, dict, Any] | None = None
+        trials = []
         for index in plan:
-            params = candidates[index]
-            est = self._trial_estimator(params, trial_epsilon, noise)
+            candidate = candidates[index]
+            est = self._trial_estimator(candidate, trial_epsilon, noise)
             with warnings.catch_warnings(), suspend_default_budget():  # the search is charged as a whole
-                if math.isinf(epsilon):  # already warned once for the whole search
+                if math.isinf(params.epsilon):  # already warned once for the whole search
                     warnings.simplefilter("ignore", PrivacyLeakWarning)
                 est.fit(X_train, y_train, sensitive_features=s_train)
                 score = float(self.scoring(est, X_val, y_val, s_val, epsilon=trial_epsilon, noise=noise))
-            if best is None or score > best[0]:
-                best = (score, dict(params), est)
-        self.trial_epsilon_ = trial_epsilon
-        if best is None:  # Poisson K = 0: the mechanism outputs nothing
-            self.best_score_, self.best_params_, self.best_estimator_ = None, None, None
-        else:
-            self.best_score_, self.best_params_, self.best_estimator_ = best
+            trials.append((score, dict(candidate), est))
+        return trials
+
+    def _solve(self, params: PrivacyParameters, noisy: list[tuple[float, dict, Any]],
+               data: dict[str, Any]) -> dict[str, Any]:
+        """The choice: the first trial with the best noisy score (post-processing of the released scores)."""
+        best: tuple[float, dict, Any] | None = None
+        for trial in noisy:
+            if best is None or trial[0] > best[0]:
+                best = trial
+        score, candidate, model = (None, None, None) if best is None else best  # Poisson K = 0: no output
+        results = {"best_score_": score, "best_params_": candidate, "best_estimator_": model,
+                   "trial_epsilon_": data["selection"]["trial_epsilon"]}
+        for name in ("n_features_in_", "feature_names_in_"):  # as scikit-learn's searches expose them
+            if hasattr(model, name):
+                results[name] = getattr(model, name)
+        return results
+
+    def _privacy_spent(self, params: PrivacyParameters, results: dict[str, Any]) -> dict[str, Any]:
+        epsilon, delta = self._privacy_cost(params)
         protects = (
             "every row of (X, y, sensitive_features): training rows through the trial fits, validation rows "
             f"(labels included) through the private scores ({self.scoring.protects})"
         )
         if math.isinf(epsilon):
             protects = "nothing: epsilon=inf fits and scores every candidate exactly"
-        for name in ("n_features_in_", "feature_names_in_"):  # as scikit-learn's searches expose them
-            if hasattr(self.best_estimator_, name):
-                setattr(self, name, getattr(self.best_estimator_, name))
-            elif hasattr(self, name):
-                delattr(self, name)
-        self.privacy_spent_ = privacy_spent(total[0], total[1], protects=protects, neighbouring=_NEIGHBOURING)
-        return self
+        return privacy_spent(epsilon, delta, protects=protects, neighbouring=self._privacy_neighbouring)
 
     def __sklearn_tags__(self):  # scikit-learn's tags: y required; sparse input as the wrapped estimator
         tags = super().__sklearn_tags__()

@@ -1,8 +1,9 @@
-"""Strict argument checks for the selection module.
+"""Argument checks of the selection analysis that no other module needs.
 
-Stricter than :func:`dpfair._validation.as_finite_array`: numeric *strings* ("0.5"), booleans,
-complex numbers, dates and arbitrary objects are refused instead of being coerced to floats, and
-no message prints a value or a count read off the (possibly private) data.
+The bounds rule and the strict real-array coercion (numeric *strings*, booleans, complex numbers,
+dates and objects refused) are the shared ones of :mod:`dpfair._validation`
+(:func:`~dpfair._validation.check_bounds`, :func:`~dpfair._validation.as_finite_array` with ``mode="strict"``); no message
+prints a value or a count read off the (possibly private) data.
 """
 
 from __future__ import annotations
@@ -13,9 +14,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dpfair._validation import as_real_array, check_bounds, check_int
+from dpfair._validation import check_int
 
-__all__ = ["as_real_array", "check_bounds", "check_epsilon_array", "check_n_select"]  # the first two: dpfair._validation
+__all__ = ["check_epsilon_array", "check_n_select"]
 
 
 def check_epsilon_array(epsilon: Any, name: str = "epsilon") -> np.ndarray:

@@ -59,9 +59,9 @@ from scipy import optimize
 from scipy.special import gammaln, logsumexp
 
 from dpfair._estimator import as_sensitive_features
-from dpfair._validation import check_int, check_nonnegative_finite, check_positive_finite
+from dpfair._validation import as_finite_array, check_bounds, check_int, check_nonnegative_finite, check_positive_finite
 from dpfair.privacy.leaks import warn_privacy_leak
-from dpfair.selection._checks import as_real_array, check_bounds, check_epsilon_array, check_n_select
+from dpfair.selection._checks import check_epsilon_array, check_n_select
 from dpfair.selection._esp import _compositions, _log_esp_binomial_factors, _log_esp_items
 
 __all__ = ["MAX_APPLICANTS", "Estimate", "SelectionProblem"]
@@ -162,8 +162,8 @@ class SelectionProblem:
         n_mc_samples: int = 40_000,
         random_state: int = 0,
     ) -> None:
-        grid = as_real_array(score_values, "score_values", ndim=1)
-        pmf = as_real_array(joint_pmf, "joint_pmf", ndim=3)
+        grid = as_finite_array(score_values, "score_values", ndim=1, mode="strict")
+        pmf = as_finite_array(joint_pmf, "joint_pmf", ndim=3, mode="strict")
         if pmf.shape != (2, 2, grid.size):
             raise ValueError(f"joint_pmf must have shape (2, 2, {grid.size}) (groups, labels, scores); got {pmf.shape}.")
         if (pmf < 0).any() or not math.isclose(pmf.sum(), 1.0, abs_tol=1e-9):
@@ -241,7 +241,7 @@ class SelectionProblem:
         fico = load_fico(data_home=data_home, download=download)
         if isinstance(groups, str) or len(groups) != 2 or len(group_probabilities) != 2:
             raise ValueError("groups and group_probabilities must have two entries each.")
-        probs = as_real_array(group_probabilities, "group_probabilities", ndim=1)
+        probs = as_finite_array(group_probabilities, "group_probabilities", ndim=1, mode="strict")
         if not (np.isclose(probs.sum(), 1.0) and (probs > 0).all()):
             raise ValueError(f"group_probabilities must be positive and sum to 1, got {list(probs)}.")
         joint = np.zeros((2, 2, fico.scores.size))
@@ -296,14 +296,14 @@ class SelectionProblem:
             Always: the law, and every quantity computed from it, is an exact function of the rows.
             Use it on public or synthetic data.
         """
-        r = as_real_array(scores, "scores", ndim=1)
+        r = as_finite_array(scores, "scores", ndim=1, mode="strict")
         g = as_sensitive_features(groups, r.size, "groups")
         if isinstance(labels, pd.Series | pd.DataFrame):
             labels = labels.to_numpy()
         label_arr = np.asarray(labels) if not isinstance(labels, str | bytes) else labels
         if isinstance(label_arr, np.ndarray) and label_arr.dtype.kind == "b":
             label_arr = label_arr.astype(np.int64)
-        y = as_real_array(label_arr, "labels", ndim=1)
+        y = as_finite_array(label_arr, "labels", ndim=1, mode="strict")
         if y.size != r.size:
             raise ValueError("scores, groups and labels must have the same length (one entry per row).")
         if not np.isin(y, (0, 1)).all():

@@ -12,20 +12,20 @@ import itertools
 import math
 import warnings
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 from scipy.special import gammaln, logsumexp
 from sklearn.base import BaseEstimator
 
-from dpfair._estimator import charge_budget, check_budget, privacy_spent, warn_non_private
-from dpfair._validation import check_epsilon, check_int
+from dpfair._estimator import warn_non_private
+from dpfair._validation import as_finite_array, check_bounds, check_epsilon, check_int
+from dpfair.base import PrivacyParameters, PrivateEstimator
 from dpfair.privacy.budget import PrivacyBudget
 from dpfair.privacy.leaks import PrivacyLeakWarning, warn_privacy_leak
 from dpfair.privacy.mechanisms import TopMExponentialMechanism, exponential_mechanism
-from dpfair.privacy.noise import NoiseSource, get_noise_source
-from dpfair.selection._checks import as_real_array, check_bounds
+from dpfair.privacy.noise import NoiseSource
 
 __all__ = ["MAX_ENUMERATION", "ExponentialSelector"]
 
@@ -38,7 +38,7 @@ _NEIGHBOURING = "replace one applicant's score within score_bounds"
 
 @dataclass(frozen=True)
 class _Config:
-    """The validated hyper-parameters of one call."""
+    """The validated hyper-parameters of one call: ``epsilon`` and what ``_validate_params`` returns."""
 
     epsilon: float
     n_select: int
@@ -55,12 +55,8 @@ class _Config:
             return math.sqrt(((m - 1) * lo**2 + hi**2) / m) - lo
         return hi - lo
 
-    @property
-    def label(self) -> str:
-        return f"ExponentialSelector({self.utility}, m={self.n_select})"
 
-
-class ExponentialSelector(BaseEstimator):
+class ExponentialSelector(PrivateEstimator, BaseEstimator):
     """Select ``n_select`` applicants with the exponential mechanism.
 
     ``P(G) ~ exp(epsilon * v(G) / (2 * Delta))`` over subsets ``G`` of size m, where ``v`` is
@@ -80,7 +76,9 @@ class ExponentialSelector(BaseEstimator):
     guarantee and raises :class:`~dpfair.privacy.PrivacyLeakWarning`.
 
     The constructor only stores its arguments (scikit-learn convention); they are validated by
-    :meth:`select`, :meth:`fit` and :meth:`selection_probabilities`.
+    :meth:`select`, :meth:`fit` and :meth:`selection_probabilities`.  :meth:`select` and :meth:`fit` are
+    one release of :class:`dpfair.base.PrivateEstimator`'s template: every argument and the scores are
+    validated, the budget is charged once, then the selection is drawn.
 
     Parameters
     ----------
@@ -121,6 +119,12 @@ class ExponentialSelector(BaseEstimator):
     (2,)
     """
 
+    _privacy_parameters: ClassVar[dict[str, str]] = {
+        "epsilon": "epsilon", "score_bounds": "bounds", "budget": "budget", "random_state": "random_state",
+    }
+    _privacy_protects: ClassVar[str] = _PROTECTS
+    _privacy_neighbouring: ClassVar[str] = _NEIGHBOURING
+
     def __init__(
         self,
         epsilon: float,
@@ -144,9 +148,13 @@ class ExponentialSelector(BaseEstimator):
         tags.target_tags.required = False  # y is ignored
         return tags
 
-    # ------------------------------------------------------------------ validation
-    def _config(self) -> _Config:
-        epsilon = check_epsilon(self.epsilon)
+    @property
+    def _privacy_label(self) -> str:  # type: ignore[override]
+        """The label of the budget charge (read only after the parameters are validated)."""
+        return f"ExponentialSelector({self.utility}, m={int(self.n_select)})"
+
+    # ------------------------------------------------------------------ validation (step 1 of the template)
+    def _validate_params(self) -> dict[str, Any]:
         n_select = check_int(self.n_select, "n_select", minimum=1)
         # the sensitivity is hi - lo: a range wider than float64 holds is refused by name
         lo, hi = check_bounds(self.score_bounds, "score_bounds", max_width=float(np.finfo(float).max))
@@ -155,11 +163,26 @@ class ExponentialSelector(BaseEstimator):
         if self.utility == "rms" and lo < 0:
             raise ValueError("utility='rms' needs score_bounds with lo >= 0 (squares are not monotone below 0); "
                              "shift the scores and their bounds, or use utility='mean'.")
-        return _Config(epsilon, n_select, lo, hi, self.utility)
+        return {"n_select": n_select, "lo": lo, "hi": hi, "utility": self.utility}
+
+    def _config(self, params: PrivacyParameters | None = None) -> _Config:
+        """The validated configuration of a release (``params``) or, without one, of an analysis."""
+        if params is None:  # sensitivity, selection_probabilities: no release, the same checks
+            return _Config(check_epsilon(self.epsilon), **self._validate_params())
+        return _Config(params.epsilon, **params.extra)
+
+    def _validate_data(self, params: PrivacyParameters, scores: Any, *, name: str = "scores",
+                       column: bool = False) -> dict[str, Any]:
+        cfg = self._config(params)
+        s = self._check_scores(scores, cfg, name, column=column)
+        names = None
+        if column and isinstance(scores, pd.DataFrame) and all(isinstance(c, str) for c in scores.columns):
+            names = np.asarray(scores.columns, dtype=object)
+        return {"cfg": cfg, "scores": s, "column": column, "feature_names": names}
 
     @staticmethod
     def _check_scores(scores: Any, cfg: _Config, name: str = "scores", *, column: bool = False) -> np.ndarray:
-        s = as_real_array(scores, name, ndim=(1, 2) if column else 1, allow_empty=True)
+        s = as_finite_array(scores, name, ndim=(1, 2) if column else 1, allow_empty=True, mode="strict")
         if s.ndim == 2:
             if s.shape[1] == 0:
                 raise ValueError(f"{name} has 0 feature(s) (shape={s.shape}) while a minimum of 1 is required: "
@@ -189,15 +212,6 @@ class ExponentialSelector(BaseEstimator):
                 "use utility='mean' (exact O(n*m)) or fewer applicants."
             )
         return s
-
-    @staticmethod
-    def _noise(random_state: Any) -> NoiseSource:
-        try:
-            return get_noise_source(random_state)
-        except (TypeError, ValueError) as exc:
-            raise TypeError(
-                "random_state must be None (secure noise), an int seed, a numpy Generator or a NoiseSource: " f"{exc}"
-            ) from None
 
     @property
     def sensitivity(self) -> float:
@@ -285,12 +299,25 @@ class ExponentialSelector(BaseEstimator):
         others = pool[np.argsort(keys)[: m - 1]]
         return np.sort(order[np.concatenate([[p], others])])
 
-    def _release(self, cfg: _Config, s: np.ndarray, random_state: Any, budget: Any) -> np.ndarray:
-        """Validate the budget and noise source, charge, then draw (the contract's order)."""
-        budget = check_budget(budget)
-        noise = self._noise(random_state)
-        charge_budget(budget, cfg.epsilon, 0.0, label=cfg.label)
+    # ------------------------------------------------------------------ steps 3, 5, 6 of the template
+    def _compute_statistics(self, params: PrivacyParameters, data: dict[str, Any]) -> tuple[_Config, np.ndarray]:
+        return data["cfg"], data["scores"]  # the exponential mechanism's utility is read off the scores themselves
+
+    def _draw_noise(self, params: PrivacyParameters, statistics: tuple[_Config, np.ndarray],
+                    noise: NoiseSource) -> np.ndarray:
+        cfg, s = statistics
         return self._draw(cfg, s, noise).astype(np.int64)
+
+    def _solve(self, params: PrivacyParameters, noisy: np.ndarray, data: dict[str, Any]) -> dict[str, Any]:
+        results: dict[str, Any] = {"selected_": noisy}
+        if data["column"]:  # fit: X is one column of scores
+            results["n_features_in_"] = 1
+            if data["feature_names"] is not None:
+                results["feature_names_in_"] = data["feature_names"]
+        return results
+
+    def _warn_non_private(self, params: PrivacyParameters) -> None:
+        warn_non_private(params.epsilon, "the selection", stacklevel=6)
 
     # ------------------------------------------------------------------ public API
     def select(self, scores: Any, random_state: Any = None, budget: PrivacyBudget | None = None) -> np.ndarray:
@@ -329,12 +356,8 @@ class ExponentialSelector(BaseEstimator):
         PrivacyLeakWarning
             With ``epsilon = inf``: the selection is an exact function of the scores.
         """
-        cfg = self._config()
-        s = self._check_scores(scores, cfg, "scores")
-        chosen = self._release(cfg, s, self.random_state if random_state is None else random_state,
-                               self.budget if budget is None else budget)
-        warn_non_private(cfg.epsilon, "the selection")
-        return chosen
+        overrides = {"budget": budget, "random_state": random_state}  # None keeps the constructor's
+        return self._release(scores, privacy_overrides=overrides, name="scores")["selected_"]
 
     def fit(self, X: Any, y: Any = None) -> ExponentialSelector:
         """Perform one private selection on the scores ``X`` (scikit-learn style).
@@ -364,20 +387,10 @@ class ExponentialSelector(BaseEstimator):
         PrivacyLeakWarning
             With ``epsilon = inf``.
         """
-        cfg = self._config()
-        s = self._check_scores(X, cfg, "X", column=True)
-        chosen = self._release(cfg, s, self.random_state, self.budget)
-        names = None
-        if isinstance(X, pd.DataFrame) and all(isinstance(c, str) for c in X.columns):
-            names = np.asarray(X.columns, dtype=object)
-        self.selected_ = chosen
-        self.privacy_spent_ = privacy_spent(cfg.epsilon, 0.0, protects=_PROTECTS, neighbouring=_NEIGHBOURING)
-        self.n_features_in_ = 1
-        if names is not None:
-            self.feature_names_in_ = names
-        elif hasattr(self, "feature_names_in_"):
-            del self.feature_names_in_
-        warn_non_private(cfg.epsilon, "the selection")
+        results = self._release(X, name="X", column=True)
+        if "feature_names_in_" not in results and hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_  # a stale name from an earlier fit on a DataFrame
+        self._set_fitted(results)
         return self
 
     def selection_probabilities(self, scores: Any) -> np.ndarray:
