@@ -138,6 +138,13 @@ class PrivateMechanismMixin:
         """What one release charges; ``(epsilon, delta)`` by default."""
         return params.epsilon, params.delta
 
+    def _charge_label(self, params: PrivacyParameters) -> str:
+        """The ledger's label of the one charge: ``_privacy_label``, else the class name.
+
+        Override it when the label depends on validated parameters (``params.extra``).
+        """
+        return self._privacy_label or type(self).__name__
+
     def _draw_noise(self, params: PrivacyParameters, statistics: Any, noise: NoiseSource) -> Any:
         """Privatise ``statistics`` with ``noise`` (called only after the budget was charged)."""
         raise NotImplementedError(f"{type(self).__name__} must define _draw_noise")
@@ -221,7 +228,7 @@ class PrivateMechanismMixin:
     def _charge(self, params: PrivacyParameters) -> NoiseSource:
         """Step 4: charge the budget once, then (only then) create the noise source."""
         epsilon, delta = self._privacy_cost(params)
-        charge_budget(params.budget, epsilon, delta, label=self._privacy_label or type(self).__name__)
+        charge_budget(params.budget, epsilon, delta, label=self._charge_label(params))
         return get_noise_source(params.random_state)
 
     def _release(

@@ -451,12 +451,10 @@ class PrivateMetricFrame(PrivateMechanismMixin):
             setattr(self, name, value)
 
     # ------------------------------------------------------------------ the steps of dpfair.base's template
-    @property
-    def _privacy_label(self) -> str:
-        """The ledger's label of the one charge: how epsilon is split (read by the template after every check)."""
-        extra = self._validate_params()
-        epsilon = self._validate_privacy_parameters().epsilon
-        return f"PrivateMetricFrame ({_split_text(_release_plan(extra['specs'], extra['counts'], epsilon)[1])})"
+    def _charge_label(self, params: PrivacyParameters) -> str:
+        """The ledger's label of the one charge: how epsilon is split."""
+        plan = _release_plan(params.extra["specs"], params.extra["counts"], params.epsilon)
+        return f"PrivateMetricFrame ({_split_text(plan[1])})"
 
     def _validate_params(self) -> dict[str, Any]:
         parsed, single = _parse_metrics(self._metrics)
