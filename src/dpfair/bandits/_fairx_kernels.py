@@ -32,29 +32,14 @@ they are compiled in memory at the first call of each process.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any
 
-import numba
 import numpy as np
 
+from dpfair.bandits._numba import jit as _jit
+from dpfair.bandits._numba import sherman_morrison, threads
+
 __all__ = ["pool", "project_rows", "run", "run_rows", "split", "start", "threads"]
-
-# nogil: the row kernels run in several Python threads; numpy semantics: 1/0 = inf, no ZeroDivisionError
-_OPTIONS = {"nogil": True, "error_model": "numpy"}
-
-
-def _jit() -> Callable[[Any], Any]:
-    """``numba.njit`` with the on-disk cache where one can be written, without it elsewhere."""
-
-    def wrap(function: Any) -> Any:
-        try:
-            return numba.njit(cache=True, **_OPTIONS)(function)
-        except RuntimeError:  # "cannot cache function ...: no locator available" (read-only install)
-            return numba.njit(cache=False, **_OPTIONS)(function)
-
-    return wrap
 
 
 # --------------------------------------------------------------------------------------------------
@@ -215,6 +200,17 @@ def _project(z, eigvals, largest, radius, w, out) -> bool:
     return True
 
 
+@_jit(inline="always")  # inlined (numba IR): called in the ascent's every step
+def _exp_weights(mu, scale, top, out) -> float:
+    """``out = exp(scale mu - top)`` (unnormalized exponential-merit weights, Eq. 1); returns their sum."""
+    total = 0.0
+    for k in range(mu.shape[0]):
+        e = math.exp(scale * mu[k] - top)
+        out[k] = e
+        total += e
+    return total
+
+
 @_jit()
 def _softmax(contexts, theta, scale, mu, pi) -> None:
     """``mu = X theta`` and the exponential-merit policy ``pi = softmax(scale mu)`` (Eq. 1)."""
@@ -226,12 +222,7 @@ def _softmax(contexts, theta, scale, mu, pi) -> None:
             acc += contexts[k, i] * theta[i]
         mu[k] = acc
         top = max(top, scale * acc)
-    total = 0.0
-    for k in range(n_actions):
-        e = math.exp(scale * mu[k] - top)
-        pi[k] = e
-        total += e
-    inv_total = 1.0 / total
+    inv_total = 1.0 / _exp_weights(mu, scale, top, pi)
     for k in range(n_actions):
         pi[k] = pi[k] * inv_total
 
@@ -335,12 +326,7 @@ def _row_round(
                 acc += rotated[j, k] * point[j]
             mu[k] = acc
             top = max(top, scale * acc)
-        total = 0.0
-        for k in range(n_actions):
-            e = math.exp(scale * mu[k] - top)
-            pi[k] = e
-            total += e
-        inv_total = 1.0 / total
+        inv_total = 1.0 / _exp_weights(mu, scale, top, pi)
         value = 0.0
         for k in range(n_actions):
             pi[k] = pi[k] * inv_total
@@ -372,11 +358,7 @@ def _row_round(
     top = -np.inf
     for k in range(n_actions):
         top = max(top, scale * mu_true[k])
-    total = 0.0
-    for k in range(n_actions):
-        e = math.exp(scale * mu_true[k] - top)
-        pi_star[k] = e
-        total += e
+    total = _exp_weights(mu_true, scale, top, pi_star)
     fair = 0.0
     regret = 0.0
     for k in range(n_actions):
@@ -394,17 +376,7 @@ def _row_round(
             local_gram[i, j] += x[i] * x[j]
         target[i] += reward * x[i]
         local_target[i] += shared * x[i]
-    denom = 0.0
-    for i in range(d):
-        acc = 0.0
-        for j in range(d):
-            acc += gram_inverse[i, j] * x[j]
-        z[i] = acc
-        denom += x[i] * acc
-    denom = 1.0 + denom
-    for i in range(d):
-        for j in range(d):
-            gram_inverse[i, j] -= z[i] * z[j] / denom
+    sherman_morrison(gram_inverse, x, z)
     return fair, regret
 
 
@@ -527,11 +499,6 @@ def _save(n, gram, gram_inverse, target, local_gram, local_target, mat, saved, d
 
 # spans with less work than this (rows x rounds, about 5 us each) run in the calling thread alone
 _PARALLEL_WORK = 500
-
-
-def threads() -> int:
-    """Threads for the row kernels: numba's setting (``NUMBA_NUM_THREADS``, by default the CPUs)."""
-    return max(1, int(numba.config.NUMBA_NUM_THREADS))
 
 
 def pool() -> ThreadPoolExecutor:

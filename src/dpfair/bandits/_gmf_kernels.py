@@ -46,30 +46,14 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any
 
-import numba
 import numpy as np
+
+from dpfair.bandits._numba import jit as _jit
+from dpfair.bandits._numba import sherman_morrison, threads
 
 __all__ = ["fair_greedy_rounds", "oful_rounds", "parallel_runs", "threads"]
 
-_OPTIONS = {"nogil": True, "error_model": "numpy"}  # numpy semantics: 1/0 = inf, no ZeroDivisionError
 _BLOCK = 2048  # support rows projected per pass (their projections stay in L1)
-
-
-def _jit() -> Callable[[Any], Any]:
-    """``numba.njit`` with the on-disk cache where one can be written, without it elsewhere."""
-
-    def wrap(function: Any) -> Any:
-        try:
-            return numba.njit(cache=True, **_OPTIONS)(function)
-        except RuntimeError:  # "cannot cache function ...: no locator available" (read-only install)
-            return numba.njit(cache=False, **_OPTIONS)(function)
-
-    return wrap
-
-
-def threads() -> int:
-    """Threads for the kernels: numba's setting (``NUMBA_NUM_THREADS``, by default the CPUs)."""
-    return max(1, int(numba.config.NUMBA_NUM_THREADS))
 
 
 def _call_parts(pool: ThreadPoolExecutor | None, parts: list[tuple[int, int]], kernel: Any, *args: Any) -> None:
@@ -243,17 +227,7 @@ def oful_rounds(
                 for j in range(d):
                     V[i, j] = V[i, j] + x[i] * x[j]
                 b[i] = b[i] + y * x[i]
-            denom = 0.0
-            for i in range(d):
-                s = 0.0
-                for j in range(d):
-                    s += V_inv[i, j] * x[j]
-                vx[i] = s
-                denom += x[i] * s
-            denom = 1.0 + denom
-            for i in range(d):
-                for j in range(d):
-                    V_inv[i, j] = V_inv[i, j] - vx[i] * vx[j] / denom
+            sherman_morrison(V_inv, x, vx)
             n_observations[r] += 1
 
 

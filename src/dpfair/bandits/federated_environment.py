@@ -100,6 +100,11 @@ class FederatedSyntheticEnvironment(BaseEstimator):
             )
             done += b
 
+    def _streams(self, seed: int, horizon: int, n_agents: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Every block of a seed's streams joined: contexts ``(T, m, K, d)``, noise and uniforms ``(T, m)``."""
+        parts = list(zip(*self._blocks(seed, horizon, n_agents), strict=True))
+        return np.concatenate(parts[0]), np.concatenate(parts[1]), np.concatenate(parts[2])
+
     def sample(self, seed: int, horizon: int, n_agents: int) -> dict[str, np.ndarray]:
         """All streams of one seed at once (small horizons: tests and inspection).
 
@@ -117,16 +122,9 @@ class FederatedSyntheticEnvironment(BaseEstimator):
         dict
             ``theta`` ``(d,)``, ``contexts`` ``(T, m, K, d)``, ``noise`` ``(T, m)``, ``uniforms`` ``(T, m)``.
         """
-        seed = check_int(seed, "seed", minimum=0)
-        horizon = check_int(horizon, "horizon", minimum=1)
-        n_agents = check_int(n_agents, "n_agents", minimum=1)
-        parts = list(zip(*self._blocks(seed, horizon, n_agents), strict=True))
-        return {
-            "theta": self.theta_star(seed),
-            "contexts": np.concatenate(parts[0]),
-            "noise": np.concatenate(parts[1]),
-            "uniforms": np.concatenate(parts[2]),
-        }
+        seed, horizon, n_agents = _check_run(seed, horizon, n_agents)
+        contexts, noise, uniforms = self._streams(seed, horizon, n_agents)
+        return {"theta": self.theta_star(seed), "contexts": contexts, "noise": noise, "uniforms": uniforms}
 
     def agent_stream(self, seed: int, horizon: int, n_agents: int, agent: int) -> AgentStream:
         """One agent's share of a seed's streams: what that agent alone sees in a deployment.
@@ -147,22 +145,26 @@ class FederatedSyntheticEnvironment(BaseEstimator):
         AgentStream
             The agent's contexts, reward noise and sampling variates for rounds ``1 .. horizon``.
         """
-        seed = check_int(seed, "seed", minimum=0)
-        horizon = check_int(horizon, "horizon", minimum=1)
-        n_agents = check_int(n_agents, "n_agents", minimum=1)
+        seed, horizon, n_agents = _check_run(seed, horizon, n_agents)
         agent = check_int(agent, "agent", minimum=0)
         if agent >= n_agents:
             raise ValueError(f"agent={agent} must be below n_agents={n_agents}.")
         _, k, _ = self._validate()
         check_allocation(8 * horizon * n_agents * (k * (self.dim + 1) + 2), subject=f"horizon={horizon}",
                          what="the agent's streams", fix="lower horizon")
-        parts = list(zip(*self._blocks(seed, horizon, n_agents), strict=True))
+        contexts, noise, uniforms = self._streams(seed, horizon, n_agents)
         return AgentStream(
             theta=self.theta_star(seed),
-            contexts=np.concatenate(parts[0])[:, agent].copy(),
-            noise=np.concatenate(parts[1])[:, agent].copy(),
-            uniforms=np.concatenate(parts[2])[:, agent].copy(),
+            contexts=contexts[:, agent].copy(),
+            noise=noise[:, agent].copy(),
+            uniforms=uniforms[:, agent].copy(),
         )
+
+
+def _check_run(seed: int, horizon: int, n_agents: int) -> tuple[int, int, int]:
+    """``seed >= 0``, ``horizon >= 1`` and ``n_agents >= 1`` as ints (a run of the federated world)."""
+    return (check_int(seed, "seed", minimum=0), check_int(horizon, "horizon", minimum=1),
+            check_int(n_agents, "n_agents", minimum=1))
 
 
 class AgentStream:

@@ -40,7 +40,7 @@ from dpfair.bandits.fairx import FairXLinUCB, _ascent, _policy
 from dpfair.bandits.federated_learners import FedFairXLinUCB
 from dpfair.bandits.privatizer import CALIBRATIONS, Privatizer, _check_privacy, calibrate_privatizer, tree_key
 from dpfair.bandits.protocols import _check_protocol, communication_schedule
-from dpfair.bandits.ridge import RidgeState
+from dpfair.bandits.ridge import RidgeState, _cholesky
 from dpfair.privacy.noise import SeededNoise, check_random_state
 
 __all__: list[str] = []
@@ -326,13 +326,11 @@ class _AgentSync:
             rows = np.broadcast_to(mask[:, None], gram.shape[:2])
             sub = new[rows]
             sub = 0.5 * (sub + np.swapaxes(sub, -1, -2))
-            try:
-                chol = np.linalg.cholesky(sub)
-            except np.linalg.LinAlgError:
-                raise ValueError(
-                    "a synchronized Gram matrix is not positive definite (release noise above the shift); "
-                    "raise regularization or confidence_delta's shift, or use a larger epsilon."
-                ) from None
+            chol = _cholesky(
+                sub,
+                "a synchronized Gram matrix is not positive definite (release noise above the shift); "
+                "raise regularization or confidence_delta's shift, or use a larger epsilon.",
+            )
             inv_chol = np.linalg.inv(chol)  # LAPACK gesv on the identity, as solve(chol, I)
             gram[rows] = sub
             gram_inverse[rows] = np.swapaxes(inv_chol, -1, -2) @ inv_chol

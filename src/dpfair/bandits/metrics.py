@@ -30,8 +30,12 @@ def _chosen(values: Any, actions: Any, name: str) -> tuple[np.ndarray, np.ndarra
     return v, np.take_along_axis(v, a[..., None], axis=-1)[..., 0]
 
 
-def _cumulative(gaps: np.ndarray, axis: Any, name: str) -> np.ndarray:
-    """Running sum of the per-round gaps along the round axis, refusing an overflow (never inf or NaN out)."""
+def _cumulative_gap(values: Any, actions: Any, axis: Any, name: str) -> np.ndarray:
+    """Running sum along the round axis of the per-round gap ``max_k v_k - v_{k_t}`` (the chosen group's
+    shortfall), refusing an overflow (never inf or NaN out)."""
+    v, chosen = _chosen(values, actions, name)
+    with np.errstate(over="ignore", invalid="ignore"):
+        gaps = v.max(axis=-1) - chosen
     axis = check_int(axis, "axis")
     if gaps.ndim == 0 or not -gaps.ndim <= axis < gaps.ndim:
         raise ValueError(f"axis={axis} is out of range for actions of shape {gaps.shape}; pass the round axis.")
@@ -59,10 +63,7 @@ def cumulative_fair_regret(relative_ranks: Any, actions: Any, axis: int = 0) -> 
     numpy.ndarray
         Running sum of ``max_k F_k - F_{k_t}``, the shape of ``actions``.
     """
-    v, chosen = _chosen(relative_ranks, actions, "relative_ranks")
-    with np.errstate(over="ignore", invalid="ignore"):
-        gaps = v.max(axis=-1) - chosen
-    return _cumulative(gaps, axis, "relative_ranks")
+    return _cumulative_gap(relative_ranks, actions, axis, "relative_ranks")
 
 
 def cumulative_regret(mean_rewards: Any, actions: Any, axis: int = 0) -> np.ndarray:
@@ -82,7 +83,4 @@ def cumulative_regret(mean_rewards: Any, actions: Any, axis: int = 0) -> np.ndar
     numpy.ndarray
         Running sum of ``max_k <x_k, theta*> - <x_{k_t}, theta*>``, the shape of ``actions``.
     """
-    v, chosen = _chosen(mean_rewards, actions, "mean_rewards")
-    with np.errstate(over="ignore", invalid="ignore"):
-        gaps = v.max(axis=-1) - chosen
-    return _cumulative(gaps, axis, "mean_rewards")
+    return _cumulative_gap(mean_rewards, actions, axis, "mean_rewards")

@@ -88,6 +88,28 @@ def confidence_radius(
     return radius
 
 
+def _cholesky(gram: np.ndarray, problem: str) -> np.ndarray:
+    """Lower Cholesky factor of the symmetric ``gram`` (batched), or a ``ValueError(problem)`` where one is not
+    positive definite.
+
+    Parameters
+    ----------
+    gram : numpy.ndarray of shape (..., d, d)
+        Symmetric matrices.
+    problem : str
+        The error message: what went wrong and how to fix it.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``L`` with ``gram = L L^T`` (:func:`numpy.linalg.cholesky`).
+    """
+    try:
+        return np.linalg.cholesky(gram)
+    except np.linalg.LinAlgError:
+        raise ValueError(problem) from None
+
+
 class RidgeState:
     """Ridge-regression sufficient statistics for a batch of independent linear learners.
 
@@ -205,16 +227,9 @@ class RidgeState:
         ValueError
             When the updated ``V`` is not positive definite (a noisy increment too negative).
         """
-        gram_increment = as_finite_array(gram_increment, "gram_increment", allow_empty=True, allow_nonfinite=True)
-        target_increment = as_finite_array(target_increment, "target_increment", allow_empty=True, allow_nonfinite=True)
-        for value, name in ((gram_increment, "gram_increment"), (target_increment, "target_increment")):
-            if not np.isfinite(value).all():
-                raise ValueError(f"{name} holds NaN or infinite values; pass finite statistics.")
-        if gram_increment.shape != self.gram.shape or target_increment.shape != self.target.shape:
-            raise ValueError(
-                f"gram_increment and target_increment must have shapes {self.gram.shape} and {self.target.shape}, "
-                f"got {gram_increment.shape} and {target_increment.shape}."
-            )
+        gram_increment, target_increment = self._checked_statistics(
+            gram_increment, target_increment, "gram_increment", "target_increment"
+        )
         counts = as_finite_array(n_observations, "n_observations", dtype=np.int64, allow_empty=True)
         try:
             counts = np.broadcast_to(counts, self.batch_shape)
@@ -231,6 +246,20 @@ class RidgeState:
         self.set_statistics(gram, target)
         self.n_observations = self.n_observations + counts
 
+    def _checked_statistics(self, gram: Any, target: Any, gram_name: str, target_name: str) -> tuple[np.ndarray, np.ndarray]:
+        """``gram`` and ``target`` as finite float arrays of the shapes of ``V`` and ``b`` (else a ValueError naming them)."""
+        gram = as_finite_array(gram, gram_name, allow_empty=True, allow_nonfinite=True)
+        target = as_finite_array(target, target_name, allow_empty=True, allow_nonfinite=True)
+        for value, name in ((gram, gram_name), (target, target_name)):
+            if not np.isfinite(value).all():
+                raise ValueError(f"{name} holds NaN or infinite values; pass finite statistics.")
+        if gram.shape != self.gram.shape or target.shape != self.target.shape:
+            raise ValueError(
+                f"{gram_name} and {target_name} must have shapes {self.gram.shape} and {self.target.shape}, "
+                f"got {gram.shape} and {target.shape}."
+            )
+        return gram, target
+
     def set_statistics(self, gram: Any, target: Any) -> None:
         """Replace ``V`` and ``b`` (``V`` already includes the regularization) and re-invert.
 
@@ -246,25 +275,14 @@ class RidgeState:
         ValueError
             When ``gram`` is not positive definite.
         """
-        gram = np.array(as_finite_array(gram, "gram", allow_empty=True, allow_nonfinite=True), dtype=float)
-        target = np.array(as_finite_array(target, "target", allow_empty=True, allow_nonfinite=True), dtype=float)
-        for value, name in ((gram, "gram"), (target, "target")):
-            if not np.isfinite(value).all():
-                raise ValueError(f"{name} holds NaN or infinite values; pass finite statistics.")
-        if gram.shape != self.gram.shape or target.shape != self.target.shape:
-            raise ValueError(
-                f"gram and target must have shapes {self.gram.shape} and {self.target.shape}, got {gram.shape} and "
-                f"{target.shape}."
-            )
+        gram, target = (np.array(v, dtype=float) for v in self._checked_statistics(gram, target, "gram", "target"))
         with np.errstate(over="ignore"):
             gram = 0.5 * gram + 0.5 * np.swapaxes(gram, -1, -2)
-        try:
-            chol = np.linalg.cholesky(gram)
-        except np.linalg.LinAlgError:
-            raise ValueError(
-                "the Gram matrix is not positive definite (a noisy release below the shift?): raise the "
-                "regularization or the privacy shift."
-            ) from None
+        chol = _cholesky(
+            gram,
+            "the Gram matrix is not positive definite (a noisy release below the shift?): raise the "
+            "regularization or the privacy shift.",
+        )
         eye = np.broadcast_to(np.eye(self.dim), gram.shape)
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
             chol_inv = np.linalg.solve(chol, eye)

@@ -327,44 +327,27 @@ _PRIVACY = (f"(epsilon, delta)-joint DP for Private-Fair-Greedy (delta = {DELTA:
             "tree-based regression and the rank estimates); OFUL, Fair-Greedy: none; Random: uses no data")
 _REPRODUCES = "An, Palacci & Paschalidis, Private-Fair-Greedy"
 
-register(ExperimentSpec(
-    id="gmf-census-selection",
-    title="Group meritocratic hiring on ACS records: selection share per race group",
-    reproduces=_REPRODUCES + ", Figure 2",
-    dataset="acs",
-    algorithms=METHODS,
-    grid={"method": METHODS, "horizon": (HORIZON,)},
-    seeds=tuple(range(10)),
-    quick_grid={"method": METHODS, "horizon": (QUICK_HORIZON,)},
-    quick_seeds=(0, 1),
-    metrics=_METRICS,
-    task=task, figures=selection_figures, tables=selection_tables, privacy=_PRIVACY, requires_data=("acs",),
-))
 
-register(ExperimentSpec(
-    id="gmf-census-regret",
-    title="Group meritocratic hiring on ACS records: cumulative fair pseudo-regret",
-    reproduces=_REPRODUCES + ", Figure 3",
-    dataset="acs",
-    algorithms=METHODS,
-    grid={"method": METHODS, "horizon": (HORIZON,)},
-    seeds=tuple(range(10)),
-    quick_grid={"method": METHODS, "horizon": (QUICK_HORIZON,)},
-    quick_seeds=(0, 1),
-    metrics=_METRICS,
-    task=task, figures=regret_figures, tables=regret_tables, privacy=_PRIVACY, requires_data=("acs",),
-))
+def _register(experiment_id: str, title: str, reproduces: str, figures: Any, tables: Any, **overrides: Any) -> None:
+    """Register one of the ACS experiments: every one runs :func:`task` on ten seeds of the ACS records."""
+    spec = dict(
+        id=experiment_id, title=title, reproduces=_REPRODUCES + reproduces, dataset="acs", algorithms=METHODS,
+        grid={"method": METHODS, "horizon": (HORIZON,)}, seeds=tuple(range(10)),
+        quick_grid={"method": METHODS, "horizon": (QUICK_HORIZON,)}, quick_seeds=(0, 1), metrics=_METRICS,
+        task=task, figures=figures, tables=tables, privacy=_PRIVACY, requires_data=("acs",),
+    )
+    register(ExperimentSpec(**{**spec, **overrides}))
 
-register(ExperimentSpec(
-    id="gmf-epsilon-sweep",
-    title="Private-Fair-Greedy on ACS records: final regrets as epsilon grows",
-    reproduces=_REPRODUCES + " (beyond the paper: the epsilon sweep it leaves open)",
-    dataset="acs",
+
+_register("gmf-census-selection", "Group meritocratic hiring on ACS records: selection share per race group",
+          ", Figure 2", selection_figures, selection_tables)
+_register("gmf-census-regret", "Group meritocratic hiring on ACS records: cumulative fair pseudo-regret",
+          ", Figure 3", regret_figures, regret_tables)
+_register(
+    "gmf-epsilon-sweep", "Private-Fair-Greedy on ACS records: final regrets as epsilon grows",
+    " (beyond the paper: the epsilon sweep it leaves open)", sweep_figures, sweep_tables,
     algorithms=("OFUL", "Fair-Greedy", "Private-Fair-Greedy"),
     grid={"method": ("OFUL", "Fair-Greedy", "Random", *[_pfg(e) for e in SWEEP_EPSILONS]), "horizon": (HORIZON,)},
-    seeds=tuple(range(10)),
     quick_grid={"method": ("OFUL", "Fair-Greedy", *[_pfg(e) for e in (1.0, 15.0, 100.0)]), "horizon": (QUICK_HORIZON,)},
     quick_seeds=(0,),
-    metrics=_METRICS,
-    task=task, figures=sweep_figures, tables=sweep_tables, privacy=_PRIVACY, requires_data=("acs",),
-))
+)
