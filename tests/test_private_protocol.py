@@ -139,6 +139,21 @@ def test_every_public_private_class_is_covered():
     assert not missing, f"add these to tests/test_private_protocol.py: {missing}"
 
 
+def test_every_private_class_runs_the_one_release_template():
+    """Issue 22: every estimator, selector, scorer, the search and the metric frame use dpfair.base."""
+    from dpfair.base import PrivateEstimator, PrivateMechanismMixin
+
+    classes = {name: getattr(importlib.import_module(f"dpfair.{package}"), name)
+               for package in ("classification", "regression", "selection", "linear_model", "model_selection", "metrics")
+               for name in importlib.import_module(f"dpfair.{package}").__all__}
+    for name in ESTIMATORS:
+        assert issubclass(classes[name], PrivateEstimator), name
+        assert classes[name].__mro__[1] is PrivateEstimator or issubclass(classes[name].__mro__[1], PrivateEstimator), (
+            f"{name}: PrivateEstimator must come before the scikit-learn mixins")
+    for name in (*SCORERS, *ANALYSES):
+        assert issubclass(classes[name], PrivateMechanismMixin), name
+
+
 @pytest.mark.parametrize("name", list(ESTIMATORS))
 @pytest.mark.parametrize("kind", ["NaN", "wrong shape", "undeclared group", "bad parameter", "too small a budget"])
 def test_refused_input_spends_nothing_and_fits_nothing(name, kind):
