@@ -80,6 +80,14 @@ def _search(budget, **kw):
                                random_state=0).set_params(**kw)
 
 
+def _search_private_base(budget, **kw):
+    """A search over a post-processor that fits a private base model on the same rows (prefit=False)."""
+    base = DPLinearRegression(epsilon=1.0, data_norm=2.0, target_bound=1.0, random_state=0)
+    est = FairRegressionPostProcessor(base, bounds=(0, 1), groups=["a", "b"], prefit=False)
+    return PrivateRandomSearch(est, {"n_bins": [4, 8]}, scoring=PrivateMSEScorer((0, 1)), epsilon=2.0, budget=budget,
+                               random_state=0).set_params(**kw)
+
+
 def _fit_xy_g(est, x, y, g):
     return est.fit(x, y, sensitive_features=g)
 
@@ -100,6 +108,8 @@ ESTIMATORS = {
     "DPLinearRegression": (_lin, _fit_xy, (X, Y_REAL, None), {"alpha": -1.0}),
     "DPLogisticRegression": (_log, _fit_xy, (X, Y_BIN, None), {"C": -1.0}),
     "PrivateRandomSearch": (_search, _fit_xy_g, (X, Y_REAL, GROUPS), {"validation_fraction": 1.5}),
+    "PrivateRandomSearch[private base]": (_search_private_base, _fit_xy_g, (X, Y_REAL, GROUPS),
+                                          {"param_grid": {"n_bins": [0]}}),
 }
 SCORERS = {
     "PrivateMSEScorer": lambda: PrivateMSEScorer((0, 1)),
@@ -146,7 +156,7 @@ def test_every_private_class_runs_the_one_release_template():
     classes = {name: getattr(importlib.import_module(f"dpfair.{package}"), name)
                for package in ("classification", "regression", "selection", "linear_model", "model_selection", "metrics")
                for name in importlib.import_module(f"dpfair.{package}").__all__}
-    for name in ESTIMATORS:
+    for name in {key.split("[")[0] for key in ESTIMATORS}:
         assert issubclass(classes[name], PrivateEstimator), name
         assert classes[name].__mro__[1] is PrivateEstimator or issubclass(classes[name].__mro__[1], PrivateEstimator), (
             f"{name}: PrivateEstimator must come before the scikit-learn mixins")
@@ -220,3 +230,16 @@ def test_private_metric_frame_refuses_before_charging(kind, changes, errors):
     with pytest.raises(errors):
         PrivateMetricFrame(**args)
     assert budget.spent() == before
+
+
+@pytest.mark.parametrize("name", [key for key, spec in ESTIMATORS.items() if np.ndim(spec[2][0]) == 2])
+def test_a_refit_on_an_array_drops_the_feature_names_of_an_earlier_dataframe_fit(name):
+    import pandas as pd
+
+    make, fit, (x, y, g), _ = ESTIMATORS[name]
+    changes = {"estimator": LogisticRegression(), "prefit": False} if name == "DPEqualizedOddsPostProcessor" else {}
+    est = fit(make(PrivacyBudget(100.0, 1e-2), **changes), pd.DataFrame(x, columns=[f"f{i}" for i in range(x.shape[1])]),
+              y, g)
+    assert list(est.feature_names_in_) == ["f0", "f1"]
+    fit(est, x, y, g)
+    assert not hasattr(est, "feature_names_in_"), f"{name} kept the feature names of the earlier DataFrame fit"

@@ -86,3 +86,9 @@ def test_modes_share_the_options():
     np.testing.assert_array_equal(as_finite_array([np.nan], "v", mode="strict", allow_nonfinite=True), [np.nan])
     with pytest.raises(ValueError, match="mode must be one of"):
         as_finite_array([1.0], "v", mode="lenient")
+
+
+@pytest.mark.parametrize("mode", ["convert", "strict"])
+def test_an_int_beyond_float64_is_a_value_error_naming_the_argument(mode):
+    with pytest.raises(ValueError, match="v holds a number outside the float64 range"):
+        as_finite_array([10**400, 0.5], "v", mode=mode)

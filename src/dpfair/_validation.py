@@ -455,8 +455,11 @@ def as_finite_array(
     target = np.dtype(dtype)
     if target.kind in "iu":
         return _to_integer(raw, name, target)
-    with np.errstate(over="ignore"):
-        arr = raw.astype(target, copy=False)
+    try:
+        with np.errstate(over="ignore"):
+            arr = raw.astype(target, copy=False)
+    except OverflowError:  # a Python int beyond float64 (strict mode keeps objects until here)
+        raise ValueError(f"{name} holds a number outside the float64 range.") from None
     if not allow_nonfinite:
         _refuse_nonfinite(arr, name, count=mode == "convert")
     return arr

@@ -273,11 +273,20 @@ class PrivateEstimator(PrivateMechanismMixin):
         """
         return self._set_fitted(self._release(X, y, sensitive_features=sensitive_features))
 
+    #: ``True`` when the results of :meth:`_release` are the only source of ``n_features_in_`` /
+    #: ``feature_names_in_`` (not scikit-learn's ``validate_data`` on ``self``): :meth:`_set_fitted` then
+    #: removes those an earlier fit left and this one does not set (a DataFrame fit, then an array fit).
+    _results_hold_feature_attributes: ClassVar[bool] = False
+
     def _set_fitted(self, results: dict[str, Any]) -> PrivateEstimator:
         """Set every result of :meth:`_release` as an attribute, all at once, at the end of a fit.
 
         A subclass whose ``fit`` has another signature calls ``self._set_fitted(self._release(...))``.
         """
+        if self._results_hold_feature_attributes:
+            for name in ("n_features_in_", "feature_names_in_"):
+                if name not in results and name in vars(self):
+                    delattr(self, name)  # stale, from an earlier fit
         for name, value in results.items():
             setattr(self, name, value)
         return self

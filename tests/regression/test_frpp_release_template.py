@@ -84,3 +84,20 @@ def test_warnings_point_at_the_caller_of_fit():
     assert any(kind is PrivacyLeakWarning and text.startswith("prefit=False") for kind, text in messages)
     assert any(kind is UserWarning and text.startswith("some outputs lie outside bounds") for kind, text in messages)
     assert {w.filename for w in caught} == {__file__}
+
+
+@pytest.mark.parametrize("case", ["sensitive_features missing", "undeclared group", "epsilon too small"])
+def test_row_checks_come_before_a_private_base_model_is_charged(case):
+    """The groups and the noise scale are checked before the wrapped private regressor's fit charges."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-0.5, 0.5, size=(300, 2))
+    y = np.clip(X.sum(axis=1), -1, 1)
+    g = rng.integers(0, 2, 300)
+    budget = PrivacyBudget(10.0, 1e-3)
+    base = DPLinearRegression(epsilon=1.0, delta=1e-6, data_norm=1.0, target_bound=1.0, budget=budget, random_state=0)
+    post = FairRegressionPostProcessor(base, prefit=False, epsilon=1e-300 if case == "epsilon too small" else 1.0,
+                                       bounds=(-2, 2), groups=[0, 1], budget=budget, random_state=0)
+    sensitive = {"sensitive_features missing": None, "undeclared group": np.where(g == 0, 7, g)}.get(case, g)
+    with pytest.raises(ValueError):
+        post.fit(X, y, sensitive_features=sensitive)
+    assert budget.spent() == (0, 0) and not budget.ledger

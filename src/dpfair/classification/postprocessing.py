@@ -396,6 +396,7 @@ default "equalized_odds"
     _privacy_parameters: ClassVar[dict[str, str]] = {
         "epsilon": "epsilon", "groups": "groups", "budget": "budget", "random_state": "random_state"
     }
+    _results_hold_feature_attributes: ClassVar[bool] = True  # stale feature attributes go (dpfair.base)
     _privacy_protects = _PROTECTS
     _privacy_neighbouring = _NEIGHBOURING
 

@@ -81,6 +81,8 @@ class PrivateLinearModel(PrivateEstimator):
     and fills the template's steps.
     """
 
+    _results_hold_feature_attributes: ClassVar[bool] = True  # stale feature attributes go (dpfair.base)
+
     _privacy_neighbouring: ClassVar[str] = NEIGHBOURING
     _exact_protects: ClassVar[str] = "nothing: epsilon=inf fits the exact model"
 
@@ -97,8 +99,3 @@ class PrivateLinearModel(PrivateEstimator):
         protects = self._exact_protects if math.isinf(epsilon) else self._privacy_protects
         return privacy_spent(epsilon, delta, protects=protects, neighbouring=self._privacy_neighbouring)
 
-    def _set_fitted(self, results: dict[str, Any]) -> PrivateLinearModel:
-        """Set the results at the end of ``fit``; a ``feature_names_in_`` left from an earlier fit on a DataFrame goes."""
-        if "feature_names_in_" not in results and hasattr(self, "feature_names_in_"):
-            del self.feature_names_in_
-        return super()._set_fitted(results)

@@ -47,11 +47,31 @@ __all__ = ["PrivateRandomSearch"]
 _NEIGHBOURING = "replace one row (the number of rows n and the train/validation split sizes are public)"
 
 
-def _spent_budget() -> PrivacyBudget:
-    """A budget with nothing left: it refuses every charge (the probes of :meth:`PrivateRandomSearch._check_trials`)."""
-    budget = PrivacyBudget(1e-300)
-    budget.spend(1e-300, label="spent: a probe's budget")
-    return budget
+class _ProbeReachedCharge(BaseException):
+    """Raised by a probe's budget at the probe's first real charge: every check before it passed.
+
+    A ``BaseException``, like ``GeneratorExit``: a control-flow signal that no ``except Exception`` of
+    the estimators (which re-word ``ValueError`` / ``TypeError``) may swallow.
+    """
+
+
+class _ProbeBudget(PrivacyBudget):
+    """The budget of a search's probe (:meth:`PrivateRandomSearch._check_trials`).
+
+    The pre-checks of a budget pass (``check_budgets_cover`` replays the charges on a copy, and a copy
+    is an unlimited budget), and the first real charge stops the probe with :class:`_ProbeReachedCharge`:
+    a probe reaches exactly the point where its trial would start to spend, draws no noise and
+    fits no private model.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(math.inf, 0.5)
+
+    def _charge(self, entry: Any) -> None:
+        raise _ProbeReachedCharge(entry.label)
+
+    def __deepcopy__(self, memo: dict) -> PrivacyBudget:
+        return PrivacyBudget(math.inf, 0.5)
 
 
 class PrivateRandomSearch(PrivateEstimator, MetaEstimatorMixin, RegressorMixin, BaseEstimator):
@@ -133,6 +153,7 @@ class PrivateRandomSearch(PrivateEstimator, MetaEstimatorMixin, RegressorMixin, 
     _privacy_parameters: ClassVar[dict[str, str]] = {
         "epsilon": "epsilon", "delta": "delta", "budget": "budget", "random_state": "random_state",
     }
+    _results_hold_feature_attributes: ClassVar[bool] = True  # stale feature attributes go (dpfair.base)
     _privacy_neighbouring: ClassVar[str] = _NEIGHBOURING
 
     def __init__(
@@ -175,31 +196,37 @@ class PrivateRandomSearch(PrivateEstimator, MetaEstimatorMixin, RegressorMixin, 
     def _check_trials(self, candidates: list[dict], trial_epsilon: float, X: Any, y: Any, sensitive: Any) -> None:
         """Run every candidate's own validation on all rows, stopping at its charge (nothing is spent).
 
-        Each candidate is a clone with a budget that refuses every charge: the estimator contract
-        (validate everything, then charge, then draw noise) makes a valid candidate stop at
-        ``PrivacyBudgetExceededError`` and an invalid one raise its own error, which is re-raised here
-        naming the candidate -- before the search charges its budget.  Estimators without a ``budget``
-        parameter, or trials with ``epsilon = inf`` (which charge nothing), are not probed.
+        Each candidate is a clone whose budgets (its own and a private base model's) are
+        :class:`_ProbeBudget`: they pass the budget pre-checks and stop the fit at its first charge.
+        The release template of :mod:`dpfair.base` (validate everything, then charge, then draw noise)
+        makes a valid candidate stop there, before any noise, and an invalid one raise its own error,
+        which is re-raised here naming the candidate -- before the search charges its budget.  With a
+        private base model fitted inside the candidate (``prefit=False``), the probe stops at the base
+        model's charge: the checks that need its outputs cannot run before it.  Estimators without a
+        ``budget`` parameter, or trials with ``epsilon = inf`` (which charge nothing), are not probed.
         """
         if math.isinf(trial_epsilon) or "budget" not in self.estimator.get_params(deep=False):
             return
         for params in candidates:
             probe = clone(self.estimator)
-            # every budget of the probe, nested ones (a private base model's) included, refuses every charge
-            nested = {k: _spent_budget() for k, v in probe.get_params(deep=True).items()
-                      if k.endswith("__budget") and v is not None}
+            # every budget of the probe, nested ones (a private base model's) included, stops it at its first charge
+            nested = {k: _ProbeBudget() for k in probe.get_params(deep=True) if k.endswith("__budget")}
             try:
-                probe.set_params(**params, epsilon=trial_epsilon, budget=_spent_budget(), **nested)
+                probe.set_params(**params, epsilon=trial_epsilon, budget=_ProbeBudget(), **nested)
             except ValueError as exc:
                 raise ValueError(f"param_grid candidate {params}: {exc}") from None
             try:
                 with warnings.catch_warnings(), suspend_default_budget():
                     warnings.simplefilter("ignore")
                     probe.fit(X, y, sensitive_features=sensitive)
-            except PrivacyBudgetExceededError:
-                continue  # valid: it reached its charge
-            except (ValueError, TypeError) as exc:
+            except _ProbeReachedCharge:
+                continue  # valid: it reached its (first) charge
+            except (ValueError, TypeError, PrivacyBudgetExceededError) as exc:
                 raise type(exc)(f"param_grid candidate {params}: {exc}") from None
+            raise TypeError(
+                f"param_grid candidate {params}: the estimator's fit returned without charging its budget; "
+                "the search can only run estimators that charge the budget they are given."
+            )
 
     @property
     def _privacy_label(self) -> str:  # type: ignore[override]
@@ -245,11 +272,7 @@ class PrivateRandomSearch(PrivateEstimator, MetaEstimatorMixin, RegressorMixin, 
         PrivacyLeakWarning
             With ``epsilon = inf``.
         """
-        results = self._release(X, y, sensitive_features=sensitive_features)
-        for name in ("n_features_in_", "feature_names_in_"):  # as scikit-learn's searches expose them
-            if name not in results and hasattr(self, name):
-                delattr(self, name)
-        return self._set_fitted(results)
+        return self._set_fitted(self._release(X, y, sensitive_features=sensitive_features))
 
     # ------------------------------------------------------------------ step 1: validation, nothing charged
     def _validate_params(self) -> dict[str, Any]:

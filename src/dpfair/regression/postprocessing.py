@@ -32,12 +32,10 @@ from sklearn.utils.validation import _num_samples, check_is_fitted
 
 from dpfair._estimator import (
     CloneLineageMixin,
-    as_sensitive_features,
     check_bool,
     check_budget,
     combined_privacy_spent,
     fit_charges,
-    group_index,
     predict_seed,
     prediction_noise,
     privacy_spent,
@@ -153,6 +151,15 @@ def _dense_view(name: str, what: str) -> property:
 
 
 # ---------------------------------------------------------------------------- Algorithm 1
+def _check_noise_scale(epsilon: float, n_rows: int) -> None:
+    """Refuse an ``epsilon`` whose Laplace scale ``2/(n*epsilon)`` would carry no information and overflow."""
+    if 2.0 / (n_rows * epsilon) > _MAX_NOISE_SCALE:
+        raise ValueError(
+            f"epsilon={epsilon!r} is too small for {n_rows} rows: the Laplace scale 2/(n*epsilon) exceeds "
+            f"{_MAX_NOISE_SCALE:g}, the release would carry no information and overflow; use a larger epsilon."
+        )
+
+
 class FairRegressionPostProcessor(
     PrivateEstimator, SensitiveScoreMixin, CloneLineageMixin, MetaEstimatorMixin, RegressorMixin, BaseEstimator
 ):
@@ -281,6 +288,7 @@ class FairRegressionPostProcessor(
     _privacy_parameters: ClassVar[dict[str, str]] = {
         "epsilon": "epsilon", "groups": "groups", "budget": "budget", "random_state": "random_state",
     }
+    _results_hold_feature_attributes: ClassVar[bool] = True  # stale feature attributes go (dpfair.base)
     _privacy_protects: ClassVar[str] = (
         "the regressor output and group of every post-processing row (labels are not used)"
     )
@@ -391,8 +399,15 @@ class FairRegressionPostProcessor(
         if params.groups is not None:
             declared, _ = resolve_groups(params.groups, np.empty(0, dtype=object), params.epsilon)
         _check_histogram_size(k, 1 if declared is None else declared.size)
-        if sensitive_features is not None and declared is not None:  # undeclared groups: refused before any fit
-            group_index(declared, as_sensitive_features(sensitive_features, _num_samples(X)))
+        # every check of the rows that needs no regressor output comes before the wrapped fit, which may
+        # charge a private regressor's budget: the groups (missing, undeclared, wrong length) and the noise scale
+        try:
+            n_rows = _num_samples(X)
+        except TypeError:  # not array-like: refused by name when the rows are read (before any charge)
+            n_rows = 0
+        if n_rows > 0:
+            self._resolve_declared_groups(params, {"n_rows": n_rows, "sensitive_features": sensitive_features})
+            _check_noise_scale(params.epsilon, n_rows)
         check_shared_budgets(self, prefit, kind="regressor")
         # frames from the warning to the caller of fit: fit, _release, _validate_all, _validate_data, fit_regressor_outputs
         estimator, outputs = fit_regressor_outputs(self, X, y, prefit=prefit, stacklevel=8)
@@ -415,13 +430,8 @@ class FairRegressionPostProcessor(
 
     def _compute_statistics(self, params: PrivacyParameters, data: dict[str, Any]) -> tuple[np.ndarray, int]:
         """Lines 2-3: the exact joint distribution of (group, bin) over the declared groups, and ``n``."""
-        k, epsilon, n = params.extra["n_bins"], params.epsilon, data["n_rows"]
+        k, n = params.extra["n_bins"], data["n_rows"]
         _check_histogram_size(k, data["groups"].size)  # groups read off the data (epsilon = inf)
-        if 2.0 / (n * epsilon) > _MAX_NOISE_SCALE:
-            raise ValueError(
-                f"epsilon={epsilon!r} is too small for {n} rows: the Laplace scale 2/(n*epsilon) exceeds "
-                f"{_MAX_NOISE_SCALE:g}, the release would carry no information and overflow; use a larger epsilon."
-            )
         outputs, (lo, hi) = data["outputs"], data["bounds"]
         if ((outputs < lo) | (outputs > hi)).any():
             warnings.warn(

@@ -122,6 +122,7 @@ class ExponentialSelector(PrivateEstimator, BaseEstimator):
     _privacy_parameters: ClassVar[dict[str, str]] = {
         "epsilon": "epsilon", "score_bounds": "bounds", "budget": "budget", "random_state": "random_state",
     }
+    _results_hold_feature_attributes: ClassVar[bool] = True  # stale feature attributes go (dpfair.base)
     _privacy_protects: ClassVar[str] = _PROTECTS
     _privacy_neighbouring: ClassVar[str] = _NEIGHBOURING
 
@@ -387,11 +388,7 @@ class ExponentialSelector(PrivateEstimator, BaseEstimator):
         PrivacyLeakWarning
             With ``epsilon = inf``.
         """
-        results = self._release(X, name="X", column=True)
-        if "feature_names_in_" not in results and hasattr(self, "feature_names_in_"):
-            del self.feature_names_in_  # a stale name from an earlier fit on a DataFrame
-        self._set_fitted(results)
-        return self
+        return self._set_fitted(self._release(X, name="X", column=True))
 
     def selection_probabilities(self, scores: Any) -> np.ndarray:
         """Exact probability that each applicant is selected (sums to ``n_select``).
