@@ -137,6 +137,16 @@ class PrivateRandomSearch(PrivateEstimator, MetaEstimatorMixin, RegressorMixin, 
     privacy_spent_ : dict
         ``{"epsilon", "delta", "protects", "neighbouring"}`` for the whole search.
 
+    Notes
+    -----
+    Before its one charge the search validates its own parameters, the data, the scorer, and every
+    candidate of ``param_grid`` on all rows: a probe clone of each runs its own checks up to its first
+    charge (that of a private base model with ``prefit=False``, else its own), drawing no noise.  Two
+    kinds of refusal cannot be foreseen there and would come after the charge: a check that needs a
+    private base model's outputs, and one that depends on the random training/validation split (a
+    class absent from the training rows of a non-private base classifier, say).  The split is drawn
+    from the search's randomness after the charge, so that seeded runs stay reproducible.
+
     Examples
     --------
     >>> from dpfair.datasets import make_regression
