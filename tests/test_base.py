@@ -99,6 +99,9 @@ def test_noise_comes_only_after_the_charge():
 def test_template_steps_cannot_be_redefined():
     with pytest.raises(TypeError, match="_charge"):
         type("Bad", (PrivateMechanismMixin,), {"_charge": lambda self, params: None})
+    for step in ("_release", "_validate_all", "_resolve_declared_groups", "_set_fitted"):
+        with pytest.raises(TypeError, match=step):
+            type("Bad", (PrivateEstimator,), {step: lambda self, *args, **kwargs: None})
     with pytest.raises(TypeError, match="role"):
         type("Bad", (PrivateMechanismMixin,), {"_privacy_parameters": {"eps": "epsilonn"}})
 

@@ -165,6 +165,25 @@ def test_every_private_class_runs_the_one_release_template():
 
 
 @pytest.mark.parametrize("name", list(ESTIMATORS))
+def test_every_fit_goes_through_the_template_once(name, monkeypatch):
+    """A subclass's own fit must call the template (validate, charge once, noise, set results)."""
+    from dpfair.base import PrivateMechanismMixin
+
+    calls = []
+    release = PrivateMechanismMixin._release
+
+    def counting(self, *args, **kwargs):
+        calls.append(type(self).__name__)
+        return release(self, *args, **kwargs)
+
+    monkeypatch.setattr(PrivateMechanismMixin, "_release", counting)
+    make, fit, (x, y, g), _ = ESTIMATORS[name]
+    fit(make(PrivacyBudget(10.0, 1e-3)), x, y, g)
+    top = name.split("[")[0]
+    assert calls and calls[0] == top, f"{name}.fit did not run dpfair.base's template: {calls}"
+
+
+@pytest.mark.parametrize("name", list(ESTIMATORS))
 @pytest.mark.parametrize("kind", ["NaN", "wrong shape", "undeclared group", "bad parameter", "too small a budget"])
 def test_refused_input_spends_nothing_and_fits_nothing(name, kind):
     make, fit, (x, y, g), bad = ESTIMATORS[name]

@@ -53,7 +53,8 @@ __all__ = ["ROLES", "PrivacyParameters", "PrivateEstimator", "PrivateMechanismMi
 ROLES = ("epsilon", "delta", "bounds", "groups", "budget", "random_state")
 
 #: Methods of the template that no subclass may redefine.
-_FINAL = ("_release", "_validate_all", "_charge", "_validate_privacy_parameters")
+_FINAL = ("_release", "_validate_all", "_charge", "_validate_privacy_parameters", "_resolve_declared_groups",
+          "_set_fitted")
 
 
 @dataclass(frozen=True)
@@ -104,7 +105,7 @@ class PrivateMechanismMixin:
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         for name in _FINAL:
-            if name in vars(cls):
+            if name in vars(cls) and cls.__module__ != __name__:  # PrivateEstimator defines _set_fitted
                 raise TypeError(
                     f"{cls.__name__} redefines {name}, a step of the one release template of dpfair.base; "
                     "fill _validate_params, _validate_data, _compute_statistics, _draw_noise and _solve instead."
