@@ -211,7 +211,8 @@ class PrivateMechanismMixin:
         params = self._validate_privacy_parameters(privacy_overrides)
         params = replace(params, extra=dict(self._validate_params()))
         validated = dict(self._validate_data(params, *data, **metadata))
-        if "groups" in self._privacy_parameters.values():
+        if "groups" in self._privacy_parameters.values() and "group_index" not in validated:
+            # (a subclass that had to resolve them earlier, before a wrapped fit, returns them)
             validated.update(self._resolve_declared_groups(params, validated))
         return params, validated
 

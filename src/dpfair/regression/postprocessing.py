@@ -405,8 +405,9 @@ class FairRegressionPostProcessor(
             n_rows = _num_samples(X)
         except TypeError:  # not array-like: refused by name when the rows are read (before any charge)
             n_rows = 0
+        resolved: dict[str, Any] = {}
         if n_rows > 0:
-            self._resolve_declared_groups(params, {"n_rows": n_rows, "sensitive_features": sensitive_features})
+            resolved = self._resolve_declared_groups(params, {"n_rows": n_rows, "sensitive_features": sensitive_features})
             _check_noise_scale(params.epsilon, n_rows)
         check_shared_budgets(self, prefit, kind="regressor")
         # frames from the warning to the caller of fit: fit, _release, _validate_all, _validate_data, fit_regressor_outputs
@@ -422,7 +423,7 @@ class FairRegressionPostProcessor(
                 )
             declared_bounds = (lo, hi)
         return {"estimator": estimator, "outputs": outputs, "bounds": declared_bounds, "n_rows": outputs.size,
-                "sensitive_features": sensitive_features}
+                "sensitive_features": sensitive_features, **resolved}
 
     def _warn_non_private(self, params: PrivacyParameters) -> None:
         read_off = ", and bounds read off the data)" if params.extra["bounds"] is None else ")"
