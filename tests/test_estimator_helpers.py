@@ -23,7 +23,11 @@ from dpfair.privacy import PrivacyBudget, PrivacyBudgetExceededError, PrivacyLea
 
 def test_privacy_spent_has_one_shape():
     out = privacy_spent(1, 0, protects="x", neighbouring="replace one row")
-    assert out == {"epsilon": 1.0, "delta": 0.0, "protects": "x", "neighbouring": "replace one row"}
+    assert out == {"epsilon": 1.0, "delta": 0.0, "protects": "x", "neighbouring": "replace one row",
+                   "relation": "replace", "noise": "secure"}
+    assert privacy_spent(math.inf, 0, protects="x", neighbouring="y")["noise"] == "none"
+    with pytest.raises(ValueError, match="relation"):
+        privacy_spent(1, 0, protects="x", neighbouring="y", relation="swap")
     assert all(type(out[k]) is float for k in ("epsilon", "delta"))
 
 

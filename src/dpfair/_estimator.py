@@ -29,9 +29,10 @@ import pandas as pd
 from sklearn.utils import get_tags
 
 from dpfair._validation import check_bool, check_delta, check_epsilon
-from dpfair.privacy.budget import PrivacyBudget, check_budget, default_budget
-from dpfair.privacy.leaks import exact_release_message, warn_privacy_leak
+from dpfair.privacy.budget import PrivacyBudget, charge, check_budget
+from dpfair.privacy.leaks import exact_release_message, user_stacklevel, warn_privacy_leak, warn_seeded_noise
 from dpfair.privacy.noise import NoiseSource, get_noise_source
+from dpfair.privacy.relations import REPLACE, check_relation, convert_guarantee
 
 __all__ = [
     "CloneLineageMixin",
@@ -43,6 +44,7 @@ __all__ = [
     "combined_privacy_spent",
     "fit_charges",
     "group_index",
+    "noise_kind",
     "predict_seed",
     "prediction_noise",
     "privacy_spent",
@@ -50,13 +52,16 @@ __all__ = [
     "resolve_groups",
     "rows_of_fitted_groups",
     "single_group_rows",
+    "user_stacklevel",
     "warn_leak_once",
     "warn_non_private",
+    "warn_seeded_noise",
     "wrapped_tags",
 ]
 
 
-def privacy_spent(epsilon: float, delta: float, *, protects: str, neighbouring: str) -> dict[str, Any]:
+def privacy_spent(epsilon: float, delta: float, *, protects: str, neighbouring: str, relation: str = REPLACE,
+                  noise: str | None = None) -> dict[str, Any]:
     """The one shape of every ``privacy_spent_`` attribute.
 
     Parameters
@@ -66,17 +71,40 @@ def privacy_spent(epsilon: float, delta: float, *, protects: str, neighbouring: 
     protects : str
         What is protected, in words (e.g. "the group and regressor output of every post-processing row").
     neighbouring : str
-        The neighbouring relation (e.g. "replace one row").
+        The neighbouring relation in words (e.g. "replace one row (the number of rows n is public)").
+    relation : {"replace", "add_remove", "change_attribute"}, default "replace"
+        The same relation as a key of :mod:`dpfair.privacy.relations`, for budgets and composition.
+    noise : {"secure", "seeded", "none"} or None
+        Where the noise came from: ``"seeded"`` marks reproducible, *not hardened* noise (a
+        ``random_state`` was given), ``"none"`` an exact release.  ``None``: ``"none"`` when ``epsilon``
+        is infinite, else ``"secure"``.
 
     Returns
     -------
     dict
-        ``{"epsilon": float, "delta": float, "protects": str, "neighbouring": str}``.
+        ``{"epsilon", "delta", "protects", "neighbouring", "relation", "noise"}``.
     """
-    return {"epsilon": float(epsilon), "delta": float(delta), "protects": str(protects), "neighbouring": str(neighbouring)}
+    if noise is None:
+        noise = "none" if math.isinf(float(epsilon)) else "secure"
+    if noise not in NOISE_KINDS:
+        raise ValueError(f"noise must be one of {NOISE_KINDS}, got {noise!r}.")
+    return {"epsilon": float(epsilon), "delta": float(delta), "protects": str(protects), "neighbouring": str(neighbouring),
+            "relation": check_relation(relation, "relation"), "noise": noise}
 
 
-def charge_budget(budget: PrivacyBudget | None, epsilon: float, delta: float = 0.0, *, label: str) -> None:
+#: The values of ``privacy_spent_["noise"]``.
+NOISE_KINDS = ("secure", "seeded", "none")
+
+
+def noise_kind(noise: NoiseSource | None, epsilon: float) -> str:
+    """``privacy_spent_["noise"]`` of a release that drew from ``noise`` at ``epsilon``."""
+    if math.isinf(epsilon):
+        return "none"
+    return "secure" if noise is None or noise.secure else "seeded"
+
+
+def charge_budget(budget: PrivacyBudget | None, epsilon: float, delta: float = 0.0, *, label: str,
+                  neighbouring: str = REPLACE) -> None:
     """Charge ``(epsilon, delta)`` to ``budget``, or to the process-wide ledger when ``budget`` is ``None``.
 
     Call it after every argument has been validated and just before the first noise draw, and
@@ -84,12 +112,11 @@ def charge_budget(budget: PrivacyBudget | None, epsilon: float, delta: float = 0
     (:class:`~dpfair.privacy.PrivacyBudgetExceededError`) then leaves the budget and any earlier
     fitted state unchanged.  With ``budget=None`` the charge goes to
     :func:`dpfair.privacy.default_budget` when the program has opted in with
-    :func:`dpfair.privacy.set_default_budget` (otherwise nothing is recorded).
+    :func:`dpfair.privacy.set_default_budget` (otherwise nothing is recorded; in a worker process of a
+    program whose ledger is on, the charge is refused: it would be lost).  ``neighbouring`` is the
+    relation of the release's guarantee (:mod:`dpfair.privacy.relations`); the budget converts it or refuses.
     """
-    if budget is None:
-        budget = default_budget()
-    if budget is not None:
-        budget.spend(epsilon, delta, label=label)
+    charge(budget, epsilon, delta, label=label, neighbouring=neighbouring)
 
 
 class _Lineage:
@@ -259,12 +286,16 @@ def private_base(estimator: Any) -> bool:
     return isinstance(spent, dict) and "epsilon" in spent and "delta" in spent
 
 
-def combined_privacy_spent(own: dict[str, Any], base: Any, *, protects: str, neighbouring: str) -> dict[str, Any]:
+def combined_privacy_spent(own: dict[str, Any], base: Any, *, protects: str, neighbouring: str,
+                           relation: str = REPLACE) -> dict[str, Any]:
     """``privacy_spent_`` of a post-processor that fitted a private ``base`` estimator on the same rows.
 
     Basic composition: the base's fit is released first and the post-processor's own release is
     computed given it, so the whole object is ``(eps_base + eps_own, delta_base + delta_own)``-DP for
-    what both protect (``protects``, under ``neighbouring``).
+    what both protect (``protects``, under ``neighbouring``).  The base's guarantee is first converted
+    into ``relation`` (:func:`dpfair.privacy.relations.convert_guarantee`: an add/remove-one-row base
+    counts twice under replacement); the post-processor's own step is stated under ``relation`` by the
+    caller (its own mechanism's sensitivity must hold under it given the base).
 
     Parameters
     ----------
@@ -273,19 +304,30 @@ def combined_privacy_spent(own: dict[str, Any], base: Any, *, protects: str, nei
     base : estimator
         The fitted base estimator, with a ``privacy_spent_``.
     protects, neighbouring : str
-        What the composed guarantee protects, and under which neighbouring relation.
+        What the composed guarantee protects, and under which neighbouring relation (words).
+    relation : str, default "replace"
+        The composed relation's key (:mod:`dpfair.privacy.relations`).
 
     Returns
     -------
     dict
         The one ``privacy_spent_`` shape.
+
+    Raises
+    ------
+    ValueError
+        When the base's guarantee cannot be converted into ``relation`` (no sound conversion exists).
     """
     spent = base.privacy_spent_
-    epsilon = float(spent["epsilon"]) + float(own["epsilon"])
-    delta = min(1.0, float(spent["delta"]) + float(own["delta"]))
+    base_epsilon, base_delta, _ = convert_guarantee(float(spent["epsilon"]), float(spent["delta"]), 0.0,
+                                                    spent.get("relation", REPLACE), relation)
+    epsilon = base_epsilon + float(own["epsilon"])
+    delta = min(1.0, base_delta + float(own["delta"]))
     if math.isinf(epsilon):
         protects = f"nothing end to end (the base estimator spent epsilon={float(spent['epsilon']):g})"
-    return privacy_spent(epsilon, delta, protects=protects, neighbouring=neighbouring)
+    kinds = {spent.get("noise"), own.get("noise")}
+    noise = "none" if math.isinf(epsilon) else ("seeded" if "seeded" in kinds else "secure")
+    return privacy_spent(epsilon, delta, protects=protects, neighbouring=neighbouring, relation=relation, noise=noise)
 
 
 def as_sensitive_features(sensitive_features: Any, n_rows: int, name: str = "sensitive_features") -> np.ndarray:

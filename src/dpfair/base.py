@@ -38,14 +38,17 @@ from dpfair._estimator import (
     as_sensitive_features,
     charge_budget,
     check_groups_declared,
+    noise_kind,
     privacy_spent,
     resolve_groups,
     single_group_rows,
     warn_non_private,
+    warn_seeded_noise,
 )
 from dpfair._validation import check_bounds, check_delta, check_epsilon
 from dpfair.privacy.budget import check_budget
 from dpfair.privacy.noise import NoiseSource, check_random_state, get_noise_source
+from dpfair.privacy.relations import REPLACE, check_relation
 
 __all__ = ["ROLES", "PrivacyParameters", "PrivateEstimator", "PrivateMechanismMixin"]
 
@@ -93,13 +96,15 @@ class PrivateMechanismMixin:
 
     A subclass sets these class attributes: ``_privacy_parameters`` (parameter name -> role, one of
     :data:`ROLES`; each name is an attribute of the object), ``_privacy_protects`` and
-    ``_privacy_neighbouring`` (the words of ``privacy_spent_``) and, optionally, ``_privacy_label`` (the
-    label of the budget charge; the class name when ``None``).
+    ``_privacy_neighbouring`` (the words of ``privacy_spent_``), ``_privacy_relation`` (the same relation as
+    a key of :mod:`dpfair.privacy.relations`: what the budget converts or refuses) and, optionally,
+    ``_privacy_label`` (the label of the budget charge; the class name when ``None``).
     """
 
     _privacy_parameters: ClassVar[dict[str, str]] = {}
     _privacy_protects: ClassVar[str] = "every row"
     _privacy_neighbouring: ClassVar[str] = "replace one row"
+    _privacy_relation: ClassVar[str] = REPLACE
     _privacy_label: ClassVar[str | None] = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -113,6 +118,7 @@ class PrivateMechanismMixin:
         unknown = {role for role in cls._privacy_parameters.values() if role not in ROLES}
         if unknown:
             raise TypeError(f"{cls.__name__}._privacy_parameters uses unknown role(s) {sorted(unknown)}; use {ROLES}.")
+        check_relation(cls._privacy_relation, f"{cls.__name__}._privacy_relation")
 
     # ------------------------------------------------------------------ steps a subclass fills
     def _validate_params(self) -> dict[str, Any]:
@@ -146,6 +152,15 @@ class PrivateMechanismMixin:
         """
         return self._privacy_label or type(self).__name__
 
+    def _charge_relation(self, params: PrivacyParameters) -> str:
+        """The neighbouring relation of this release's guarantee (``_privacy_relation`` by default).
+
+        Override it when the relation depends on validated parameters (a post-processor whose own step
+        holds under replacement only when its base model is private).  The budget converts the charge
+        into its own relation or refuses it (:mod:`dpfair.privacy.relations`).
+        """
+        return self._privacy_relation
+
     def _draw_noise(self, params: PrivacyParameters, statistics: Any, noise: NoiseSource) -> Any:
         """Privatise ``statistics`` with ``noise`` (called only after the budget was charged)."""
         raise NotImplementedError(f"{type(self).__name__} must define _draw_noise")
@@ -166,7 +181,8 @@ class PrivateMechanismMixin:
     def _privacy_spent(self, params: PrivacyParameters, results: dict[str, Any]) -> dict[str, Any]:
         """The ``privacy_spent_`` of this release (override to compose it with a private base model's)."""
         epsilon, delta = self._privacy_cost(params)
-        return privacy_spent(epsilon, delta, protects=self._privacy_protects, neighbouring=self._privacy_neighbouring)
+        return privacy_spent(epsilon, delta, protects=self._privacy_protects, neighbouring=self._privacy_neighbouring,
+                             relation=self._charge_relation(params))
 
     # ------------------------------------------------------------------ the template (final)
     def _privacy_value(self, role: str, default: Any = None) -> Any:
@@ -228,10 +244,17 @@ class PrivateMechanismMixin:
         return {"groups": declared, "group_index": np.asarray(index, dtype=np.int64)}
 
     def _charge(self, params: PrivacyParameters) -> NoiseSource:
-        """Step 4: charge the budget once, then (only then) create the noise source."""
+        """Step 4: charge the budget once, then (only then) create the noise source.
+
+        Seeded noise at finite epsilon raises :class:`~dpfair.privacy.SeededNoiseWarning` at the user's
+        line (and the template marks ``privacy_spent_["noise"] = "seeded"``).
+        """
         epsilon, delta = self._privacy_cost(params)
-        charge_budget(params.budget, epsilon, delta, label=self._charge_label(params))
-        return get_noise_source(params.random_state)
+        charge_budget(params.budget, epsilon, delta, label=self._charge_label(params),
+                      neighbouring=check_relation(self._charge_relation(params), "_charge_relation"))
+        noise = get_noise_source(params.random_state)
+        warn_seeded_noise(noise, params.epsilon, f"{type(self).__name__} (epsilon={params.epsilon:g})")
+        return noise
 
     def _release(
         self, *data: Any, privacy_overrides: dict[str, Any] | None = None, **metadata: Any
@@ -244,7 +267,10 @@ class PrivateMechanismMixin:
         noise = self._charge(params)
         noisy = self._draw_noise(params, statistics, noise)
         results = dict(self._solve(params, noisy, validated))
-        results["privacy_spent_"] = self._privacy_spent(params, results)
+        spent = dict(self._privacy_spent(params, results))
+        if noise_kind(noise, params.epsilon) == "seeded" and spent.get("noise") != "none":
+            spent["noise"] = "seeded"  # (a composed base model's own mark is kept by _privacy_spent)
+        results["privacy_spent_"] = spent
         return results
 
 

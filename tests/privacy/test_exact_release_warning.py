@@ -43,11 +43,11 @@ def test_an_exact_release_warns_through_warn_non_private_at_the_callers_line(wha
     assert calls == [(math.inf, what)]
 
 
-def test_a_finite_epsilon_does_not_warn():
+def test_a_finite_epsilon_with_secure_noise_does_not_warn():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        laplace_mechanism(np.zeros(2), sensitivity=1.0, epsilon=1.0, random_state=0)
-        gaussian_mechanism(np.zeros(2), sensitivity=1.0, epsilon=1.0, delta=1e-6, random_state=0)
+        laplace_mechanism(np.zeros(2), sensitivity=1.0, epsilon=1.0)
+        gaussian_mechanism(np.zeros(2), sensitivity=1.0, epsilon=1.0, delta=1e-6)
 
 
 def test_estimators_and_mechanisms_share_one_text():

@@ -159,15 +159,16 @@ def test_exact_functions_of_private_data_warn_once_at_the_callers_line(name):
 
 
 def test_private_releases_and_internal_probabilities_do_not_warn():
+    """Secure noise (the default) at finite epsilon: no warning at all (seeded noise warns: tests/privacy/test_seams.py)."""
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         mech = TopMExponentialMechanism(U, 2, sensitivity=1.0, epsilon=1.0)
-        mech.sample(size=3, random_state=0)
-        top_m_exponential_mechanism(U, 2, sensitivity=1.0, epsilon=1.0, random_state=0)
-        exponential_mechanism(U, sensitivity=1.0, epsilon=1.0, random_state=0)
-        laplace_mechanism(U, sensitivity=1.0, epsilon=1.0, random_state=0)
-        gaussian_mechanism(U, sensitivity=1.0, rho=1.0, random_state=0)
-        BinaryTreeMechanism(4, (2,), sensitivity=1.0, rho=1.0, random_state=0).step([1.0, 2.0])
+        mech.sample(size=3)
+        top_m_exponential_mechanism(U, 2, sensitivity=1.0, epsilon=1.0)
+        exponential_mechanism(U, sensitivity=1.0, epsilon=1.0)
+        laplace_mechanism(U, sensitivity=1.0, epsilon=1.0)
+        gaussian_mechanism(U, sensitivity=1.0, rho=1.0)
+        BinaryTreeMechanism(4, (2,), sensitivity=1.0, rho=1.0).step([1.0, 2.0])
 
 
 def test_a_refused_charge_at_infinite_epsilon_releases_and_warns_nothing():

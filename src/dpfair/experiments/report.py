@@ -214,6 +214,10 @@ def _build(out: Path) -> Path:
         f"<style>{_CSS}</style></head><body><h1>dpfair: reproduction report</h1>",
         f"<p class='meta'>dpfair {html.escape(__version__)}, generated {time.strftime('%Y-%m-%d %H:%M:%S')}; "
         f"results in <code>{html.escape(str(out / 'results.sqlite'))}</code>.</p>",
+        "<p class='note'><b>Seeded noise.</b> Every private number on this page was computed with seeded noise "
+        "(each task's seed is listed with its experiment), so that the reproduction can be re-run exactly: seeded "
+        "noise is reproducible and not hardened, and protects nobody who knows the seed. Releases of real "
+        "people's data use dpfair's default secure noise (<code>random_state=None</code>).</p>",
         "<h2 id='overview'>Overview</h2>",
         "<p class='note'>One row per experiment. <b>Verdict</b>: <i>matches</i> when every number the paper prints "
         "for it is reproduced within the tolerance its experiment states (listed with each number in its section); "

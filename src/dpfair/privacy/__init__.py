@@ -9,7 +9,9 @@ lattice     Tabulated discrete Gaussian noise on a fine grid (secure at ~0.1 us 
 mechanisms  Laplace, Gaussian, exponential and exact top-m exponential mechanisms.
 continual   Binary-tree continual release of running sums.
 audit       Empirical lower bounds on epsilon for testing mechanisms.
-leaks       :class:`PrivacyLeakWarning` for outputs that are exact functions of private data.
+leaks       :class:`PrivacyLeakWarning` for outputs that are exact functions of private data (and
+            :class:`SeededNoiseWarning` for releases whose noise a seed reproduces).
+relations   Neighbouring relations (add/remove, replace, change one attribute) and their sound conversions.
 """
 
 from dpfair.privacy.accounting import (
@@ -38,7 +40,7 @@ from dpfair.privacy.budget import (
     suspend_default_budget,
 )
 from dpfair.privacy.continual import BinaryTreeMechanism
-from dpfair.privacy.leaks import PrivacyLeakWarning, warn_privacy_leak
+from dpfair.privacy.leaks import PrivacyLeakWarning, SeededNoiseWarning, warn_privacy_leak
 from dpfair.privacy.mechanisms import (
     TopMExponentialMechanism,
     exponential_mechanism,
@@ -60,6 +62,7 @@ __all__ = [
     "PrivacyLeakWarning",
     "SecureNoise",
     "SeededNoise",
+    "SeededNoiseWarning",
     "TopMExponentialMechanism",
     "advanced_composition",
     "approx_dp_to_zcdp",

@@ -15,6 +15,24 @@ The total spent is therefore
 charges and ``(sum eps_i, sum delta_i)`` otherwise.  A charge that would push the total
 above the budget raises :class:`PrivacyBudgetExceededError` and changes nothing.
 
+Neighbouring relations
+----------------------
+A budget is kept in one neighbouring relation (``neighbouring``, default ``"replace"``: replace one row;
+:mod:`dpfair.privacy.relations`).  Every charge names its own relation; a charge under another relation
+is converted into the budget's where a sound conversion exists (an add/remove-one-row charge costs twice
+its epsilon under replacement; a replace-one-row charge is also a change-one-attribute charge) and is
+refused, naming both relations, where none exists (a change-one-attribute guarantee cannot be counted in a
+replace-one-row budget).  The ledger keeps each charge in the budget's relation, with the relation it was
+made under.
+
+Processes
+---------
+A budget charges only in the process that created it.  A copy pickled into another process (a worker of
+``n_jobs > 1``) refuses every charge: its spending would never reach the caller's budget.  Likewise, a
+process started by a program that opted in to the process-wide ledger refuses charges with ``budget=None``
+(the ledger stays in the parent).  Account parallel fits up front
+(:func:`dpfair.model_selection.fit_search`) or run them with ``n_jobs=1``.
+
 The process-wide ledger
 -----------------------
 An estimator given no ``budget`` charges nothing and its spend is recorded nowhere, unless the
@@ -29,16 +47,20 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import math
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 from dpfair._validation import check_delta, check_epsilon, check_rho
 from dpfair.privacy.accounting import zcdp_to_approx_dp
+from dpfair.privacy.relations import REPLACE, can_convert, check_relation, convert_guarantee, describe
 
 __all__ = [
     "LedgerEntry",
     "PrivacyBudget",
     "PrivacyBudgetExceededError",
+    "charge",
+    "check_ledger_process",
     "default_budget",
     "set_default_budget",
     "suspend_default_budget",
@@ -69,6 +91,9 @@ class LedgerEntry:
         For ``"approx_dp"`` charges; zero for zCDP charges.
     rho : float
         For ``"zcdp"`` charges; zero otherwise.
+    relation : str
+        The neighbouring relation the charge was made under (:mod:`dpfair.privacy.relations`);
+        ``epsilon``, ``delta`` and ``rho`` are already converted into the budget's relation.
     """
 
     label: str
@@ -76,6 +101,7 @@ class LedgerEntry:
     epsilon: float = 0.0
     delta: float = 0.0
     rho: float = 0.0
+    relation: str = REPLACE
 
 
 class PrivacyBudget:
@@ -87,11 +113,14 @@ class PrivacyBudget:
         Total epsilon (> 0; ``inf`` means no privacy constraint).
     delta : float, default 0.0
         Total delta in [0, 1).  zCDP charges (:meth:`spend_zcdp`) need ``delta > 0``.
+    neighbouring : {"replace", "add_remove", "change_attribute"}, default "replace"
+        The neighbouring relation the totals are stated in (module docstring): charges under another
+        relation are converted into it, or refused when no sound conversion exists.
 
     Raises
     ------
     TypeError, ValueError
-        If ``epsilon`` or ``delta`` is invalid.
+        If ``epsilon``, ``delta`` or ``neighbouring`` is invalid.
 
     Examples
     --------
@@ -101,10 +130,17 @@ class PrivacyBudget:
     (0.5, 1e-06)
     """
 
-    def __init__(self, epsilon: float, delta: float = 0.0) -> None:
+    def __init__(self, epsilon: float, delta: float = 0.0, *, neighbouring: str = REPLACE) -> None:
         self.epsilon = check_epsilon(epsilon)
         self.delta = check_delta(delta)
+        self.neighbouring = check_relation(neighbouring)
         self._ledger: list[LedgerEntry] = []
+        self._owner_pid = os.getpid()
+
+    def __setstate__(self, state: dict) -> None:  # budgets pickled before relations existed
+        state.setdefault("neighbouring", REPLACE)
+        state.setdefault("_owner_pid", os.getpid())
+        self.__dict__.update(state)
 
     # ------------------------------------------------------------------ totals
     @staticmethod
@@ -176,7 +212,30 @@ class PrivacyBudget:
         return out
 
     # ------------------------------------------------------------------ charges
+    def _check_process(self, label: str) -> None:
+        if os.getpid() != self._owner_pid:
+            if not _process_alive(self._owner_pid):  # unpickled after its process ended: this copy is the ledger now
+                self._owner_pid = os.getpid()
+                return
+            raise PrivacyBudgetExceededError(
+                f"charge {label!r}: this PrivacyBudget was created in another process (process {self._owner_pid}) and "
+                "copied here, e.g. into a worker of n_jobs > 1; a charge here would never reach the caller's budget. "
+                "Run the fits with n_jobs=1, or account them up front with dpfair.model_selection.fit_search."
+            )
+
+    def _converted(self, label: str, relation: str, epsilon: float, delta: float, rho: float) -> tuple[float, float, float]:
+        relation = check_relation(relation)
+        if not can_convert(relation, self.neighbouring):
+            raise PrivacyBudgetExceededError(
+                f"charge {label!r} holds under '{describe(relation)}', and this budget counts '{describe(self.neighbouring)}': "
+                "no sound conversion exists (dpfair.privacy.relations), so it cannot be added. Keep the two "
+                f"releases on separate budgets, or state this budget in the weaker relation: "
+                f"PrivacyBudget(..., neighbouring={relation!r})."
+            )
+        return convert_guarantee(epsilon, delta, rho, relation, self.neighbouring)
+
     def _charge(self, entry: LedgerEntry) -> None:
+        self._check_process(entry.label)
         candidate = [*self._ledger, entry]
         eps, delta = self._total(candidate, self.delta)
         over_eps = eps > self.epsilon * (1 + _TOL) if math.isfinite(self.epsilon) else False
@@ -191,7 +250,7 @@ class PrivacyBudget:
             )
         self._ledger.append(entry)
 
-    def spend(self, epsilon: float, delta: float = 0.0, *, label: str = "") -> None:
+    def spend(self, epsilon: float, delta: float = 0.0, *, label: str = "", neighbouring: str = REPLACE) -> None:
         """Charge an ``(epsilon, delta)``-DP release.
 
         Parameters
@@ -202,19 +261,23 @@ class PrivacyBudget:
             ``delta`` in [0, 1) of the release.
         label : str, default ""
             What was released, for the ledger.
+        neighbouring : {"replace", "add_remove", "change_attribute"}, default "replace"
+            The relation the release's guarantee holds under; converted into the budget's.
 
         Raises
         ------
         TypeError, ValueError
-            If ``epsilon`` or ``delta`` is invalid (nothing is charged).
+            If ``epsilon``, ``delta`` or ``neighbouring`` is invalid (nothing is charged).
         PrivacyBudgetExceededError
-            If the total would exceed the budget; the ledger is left unchanged.
+            If the total would exceed the budget, the relation cannot be converted into the budget's, or
+            the budget belongs to another process; the ledger is left unchanged.
         """
         eps = check_epsilon(epsilon)
         d = check_delta(delta)
-        self._charge(LedgerEntry(label=str(label), kind="approx_dp", epsilon=eps, delta=d))
+        eps, d, _ = self._converted(str(label), neighbouring, eps, d, 0.0)
+        self._charge(LedgerEntry(label=str(label), kind="approx_dp", epsilon=eps, delta=d, relation=neighbouring))
 
-    def spend_zcdp(self, rho: float, *, label: str = "") -> None:
+    def spend_zcdp(self, rho: float, *, label: str = "", neighbouring: str = REPLACE) -> None:
         """Charge a ``rho``-zCDP release (needs ``delta > 0`` in the budget).
 
         Parameters
@@ -223,6 +286,8 @@ class PrivacyBudget:
             ``rho > 0`` of the release.
         label : str, default ""
             What was released, for the ledger.
+        neighbouring : {"replace", "add_remove", "change_attribute"}, default "replace"
+            The relation the release's guarantee holds under; converted into the budget's.
 
         Raises
         ------
@@ -233,6 +298,7 @@ class PrivacyBudget:
             convert zCDP to ``(epsilon, delta)``-DP; the ledger is left unchanged.
         """
         r = check_rho(rho)
+        _, _, r = self._converted(str(label), neighbouring, 0.0, 0.0, r)
         if math.isfinite(self.epsilon):
             used_delta = sum(e.delta for e in self._ledger if e.kind == "approx_dp")
             if self.delta == 0:
@@ -247,7 +313,7 @@ class PrivacyBudget:
                     f"(epsilon, delta) charges have used all of it (delta={self.delta:.3g}); "
                     "create a budget with a larger delta."
                 )
-        self._charge(LedgerEntry(label=str(label), kind="zcdp", rho=r))
+        self._charge(LedgerEntry(label=str(label), kind="zcdp", rho=r, relation=neighbouring))
 
     def __sklearn_clone__(self) -> PrivacyBudget:
         """Return ``self``: a budget is a shared accountant, never copied by :func:`sklearn.base.clone`.
@@ -266,8 +332,9 @@ class PrivacyBudget:
 
     def __repr__(self) -> str:
         eps, delta = self.spent()
+        relation = "" if self.neighbouring == REPLACE else f", neighbouring={self.neighbouring!r}"
         return (
-            f"PrivacyBudget(epsilon={self.epsilon!r}, delta={self.delta!r}; "
+            f"PrivacyBudget(epsilon={self.epsilon!r}, delta={self.delta!r}{relation}; "
             f"spent epsilon={eps:.6g}, delta={delta:.3g} in {len(self._ledger)} charge(s))"
         )
 
@@ -297,6 +364,89 @@ def check_budget(budget: object, name: str = "budget") -> PrivacyBudget | None:
         f"{name} must be a dpfair.privacy.PrivacyBudget or None, got {type(budget).__name__}; "
         "create one with PrivacyBudget(epsilon, delta) and pass the same object to every step it governs."
     )
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # alive, owned by another user
+        return True
+    return True
+
+
+#: Set by :func:`set_default_budget` for the processes a program starts: the process whose ledger is on.
+_LEDGER_PID_VARIABLE = "DPFAIR_DEFAULT_LEDGER_PID"
+
+
+def check_ledger_process(label: str) -> None:
+    """Refuse a ``budget=None`` charge in a process started by a program whose process-wide ledger is on.
+
+    :func:`set_default_budget` records its process in the environment, which the processes it starts
+    inherit (the workers of ``n_jobs > 1``, a Dask local cluster); there the ledger does not exist, and a
+    charge that would have gone to it would be lost.
+
+    Parameters
+    ----------
+    label : str
+        The charge's label, for the message.
+
+    Raises
+    ------
+    PrivacyBudgetExceededError
+        In such a process, while the ledger's process is alive.
+    """
+    if _DEFAULT_BUDGET is not None or _SUSPENDED.get():
+        return
+    owner = os.environ.get(_LEDGER_PID_VARIABLE, "")
+    if not owner.isdigit() or int(owner) == os.getpid() or not _process_alive(int(owner)):
+        return
+    raise PrivacyBudgetExceededError(
+        f"charge {label!r}: the program's process-wide ledger (set_default_budget) lives in process {owner}, and this "
+        "is another process it started (e.g. a worker of n_jobs > 1); the charge would never reach the ledger. "
+        "Run the fits with n_jobs=1, or account them up front with dpfair.model_selection.fit_search."
+    )
+
+
+def charge(budget: PrivacyBudget | None, epsilon: float = 0.0, delta: float = 0.0, *, rho: float | None = None,
+           label: str, neighbouring: str = REPLACE) -> None:
+    """The one charge of a release: to ``budget``, or to the process-wide ledger when ``budget`` is ``None``.
+
+    Every private release in dpfair charges through here, after every argument is validated and before its
+    noise source is created.  With ``budget=None`` the charge goes to :func:`default_budget` when the
+    program opted in (:func:`set_default_budget`), is refused in a process that such a program started
+    (:func:`check_ledger_process`), and is recorded nowhere otherwise.
+
+    Parameters
+    ----------
+    budget : PrivacyBudget or None
+        The budget given to the release.
+    epsilon, delta : float
+        An approximate-DP charge (ignored when ``rho`` is given).
+    rho : float or None
+        A zCDP charge.
+    label : str
+        The ledger's label.
+    neighbouring : str, default "replace"
+        The relation of the release's guarantee (:mod:`dpfair.privacy.relations`).
+
+    Raises
+    ------
+    PrivacyBudgetExceededError
+        As :meth:`PrivacyBudget.spend` / :meth:`PrivacyBudget.spend_zcdp`, and in a worker of a program
+        whose ledger is on; nothing is charged.
+    """
+    check_budget(budget)
+    if budget is None:
+        budget = default_budget()
+        if budget is None:
+            check_ledger_process(label)
+            return
+    if rho is not None:
+        budget.spend_zcdp(rho, label=label, neighbouring=neighbouring)
+    else:
+        budget.spend(epsilon, delta, label=label, neighbouring=neighbouring)
 
 
 _DEFAULT_BUDGET: PrivacyBudget | None = None
@@ -352,6 +502,10 @@ def set_default_budget(budget: PrivacyBudget | None) -> PrivacyBudget | None:
     global _DEFAULT_BUDGET
     check_budget(budget)
     previous, _DEFAULT_BUDGET = _DEFAULT_BUDGET, budget
+    if budget is not None:
+        os.environ[_LEDGER_PID_VARIABLE] = str(os.getpid())
+    elif os.environ.get(_LEDGER_PID_VARIABLE) == str(os.getpid()):
+        del os.environ[_LEDGER_PID_VARIABLE]
     return previous
 
 

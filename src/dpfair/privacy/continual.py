@@ -44,9 +44,9 @@ from dpfair._validation import (
     check_rho,
     check_sensitivity,
 )
-from dpfair.privacy.budget import PrivacyBudget, check_budget
-from dpfair.privacy.leaks import warn_privacy_leak
-from dpfair.privacy.noise import SeededNoise, check_noise_room, get_noise_source
+from dpfair.privacy.budget import PrivacyBudget, charge, check_budget
+from dpfair.privacy.leaks import warn_privacy_leak, warn_seeded_noise
+from dpfair.privacy.noise import SeededNoise, check_noise_room, check_random_state, get_noise_source
 
 __all__ = ["BinaryTreeMechanism"]
 
@@ -144,18 +144,19 @@ class BinaryTreeMechanism:
         if scale:
             # the largest release sums n_levels nodes of noise; keep headroom for it
             check_noise_room(np.zeros(1), scale * self.n_levels, cost_name)
-        noise = get_noise_source(random_state)
+        check_random_state(random_state)
         check_budget(budget)
         try:
             exact = np.zeros((self.n_levels, *self.shape))
             noisy = np.zeros((self.n_levels, *self.shape))
         except (MemoryError, ValueError):
             raise ValueError(f"shape={self.shape} is too large to hold {self.n_levels} partial sums in memory.") from None
-        if budget is not None:
-            if self.noise_kind == "gaussian":
-                budget.spend_zcdp(cost, label=label)
-            else:
-                budget.spend(cost, 0.0, label=label)
+        if self.noise_kind == "gaussian":  # the one charge (budget=None: the process-wide ledger), then the noise
+            charge(budget, rho=cost, label=label)
+        else:
+            charge(budget, cost, 0.0, label=label)
+        noise = get_noise_source(random_state)
+        warn_seeded_noise(noise, cost, "BinaryTreeMechanism")
         if math.isinf(cost):
             warn_privacy_leak(
                 f"{cost_name}=inf: BinaryTreeMechanism releases the exact running sums, which carry no privacy "

@@ -2,9 +2,21 @@
 
 from __future__ import annotations
 
+import inspect
+import math
+import os
 import warnings
+from typing import Any
 
-__all__ = ["PrivacyLeakWarning", "exact_release_message", "warn_exact_release", "warn_privacy_leak"]
+__all__ = [
+    "PrivacyLeakWarning",
+    "SeededNoiseWarning",
+    "exact_release_message",
+    "user_stacklevel",
+    "warn_exact_release",
+    "warn_privacy_leak",
+    "warn_seeded_noise",
+]
 
 
 class PrivacyLeakWarning(UserWarning):
@@ -57,7 +69,7 @@ def exact_release_message(what: str) -> str:
     )
 
 
-def warn_exact_release(epsilon: float, what: str, *, stacklevel: int = 3) -> None:
+def warn_exact_release(epsilon: float, what: str, *, stacklevel: int | None = 3) -> None:
     """Raise :class:`PrivacyLeakWarning` when ``epsilon`` (or a zCDP ``rho``) is infinite.
 
     The mechanisms of :mod:`dpfair.privacy.mechanisms` call it; estimators call
@@ -70,8 +82,76 @@ def warn_exact_release(epsilon: float, what: str, *, stacklevel: int = 3) -> Non
         The privacy parameter; only ``inf`` warns.
     what : str
         What is released exactly.
-    stacklevel : int, default 3
-        Counted from this function: 3 points the warning at the caller of the function that calls it.
+    stacklevel : int or None, default 3
+        Counted from this function: 3 points the warning at the caller of the function that calls it;
+        ``None`` points it at the first frame outside dpfair (:func:`user_stacklevel`).
     """
     if epsilon == float("inf"):
-        warn_privacy_leak(exact_release_message(what), stacklevel=stacklevel + 1)
+        level = user_stacklevel() if stacklevel is None else stacklevel
+        warn_privacy_leak(exact_release_message(what), stacklevel=level + 1)
+
+
+class SeededNoiseWarning(PrivacyLeakWarning):
+    """A release at finite epsilon draws seeded (reproducible, not hardened) noise.
+
+    Anyone who knows or can guess the seed can subtract the noise, so the release protects nobody in
+    practice.  Raised at the user's line whenever a ``random_state`` seeds the noise of a private release;
+    the release's ``privacy_spent_["noise"]`` says ``"seeded"`` and every page or report that shows the
+    numbers says so too.  Experiments and tests that want reproducible noise silence it deliberately::
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SeededNoiseWarning)
+            ...
+    """
+
+
+def warn_seeded_noise(noise: Any, epsilon: float, what: str, *, stacklevel: int | None = None) -> None:
+    """Raise :class:`~dpfair.privacy.SeededNoiseWarning` when a finite-epsilon release draws seeded noise.
+
+    Seeded noise is reproducible: whoever knows the seed can subtract the noise, and its floating-point
+    samples are not hardened.  So a ``random_state`` given to a release at finite epsilon is said out loud
+    at the user's line (here), in ``privacy_spent_["noise"]`` (``"seeded"``) and on every page that shows
+    the numbers.  Experiments and tests that want reproducible noise silence it deliberately.
+
+    Parameters
+    ----------
+    noise : NoiseSource (anything with a ``secure`` attribute)
+        The source the release draws from.
+    epsilon : float
+        The release's epsilon (no warning at ``inf``: that release warns that it is exact).
+    what : str
+        What is released, for the message.
+    stacklevel : int or None
+        Passed to :func:`warnings.warn`; ``None`` points at the first frame outside dpfair (and its test helpers).
+    """
+    if noise.secure or math.isinf(epsilon):
+        return
+    warnings.warn(
+        f"{what} draws seeded noise (random_state was given): reproducible and not hardened, so it gives no privacy "
+        "against anyone who knows or can guess the seed. Use random_state=None (secure noise) on real people's data.",
+        SeededNoiseWarning, stacklevel=stacklevel if stacklevel is not None else user_stacklevel(),
+    )
+
+
+def user_stacklevel() -> int:
+    """The ``stacklevel`` (counted from the caller of this function) of the first frame outside ``dpfair``.
+
+    Points a warning at the user's line without counting frames by hand (pandas' ``find_stack_level`` idea).
+    """
+    import dpfair
+
+    package = os.path.dirname(dpfair.__file__)
+    frame = inspect.currentframe()
+    level = 0
+    try:
+        frame = frame.f_back if frame is not None else None  # the caller of user_stacklevel is level 1
+        while frame is not None:
+            level += 1
+            filename = frame.f_code.co_filename
+            if not filename.startswith(package) and "sklearn" + os.sep not in filename \
+                    and "joblib" + os.sep not in filename:
+                return level
+            frame = frame.f_back
+    finally:
+        del frame
+    return max(level, 1)

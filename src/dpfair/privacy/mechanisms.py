@@ -30,9 +30,10 @@ from scipy.special import softmax
 from dpfair._validation import as_finite_array, check_epsilon, check_int, check_sensitivity
 from dpfair.privacy._topm import ConditionalPoissonTree
 from dpfair.privacy.accounting import gaussian_sigma_approx_dp, gaussian_sigma_zcdp, laplace_scale
-from dpfair.privacy.budget import PrivacyBudget, check_budget
-from dpfair.privacy.leaks import warn_exact_release, warn_privacy_leak
-from dpfair.privacy.noise import NoiseSource, check_noise_room, get_noise_source
+from dpfair.privacy.budget import PrivacyBudget, charge, check_budget
+from dpfair.privacy.leaks import warn_exact_release, warn_privacy_leak, warn_seeded_noise
+from dpfair.privacy.noise import NoiseSource, check_noise_room, check_random_state, get_noise_source
+from dpfair.privacy.relations import REPLACE, check_relation
 
 __all__ = [
     "TopMExponentialMechanism",
@@ -57,12 +58,19 @@ def _warn_exact_analysis(what: str) -> None:
     )
 
 
-def _release_checks(arr: np.ndarray, scale: float, random_state: Any, budget: Any) -> NoiseSource:
-    """The last checks of an additive release, before its charge: the noise source, ``budget`` and overflow room."""
-    noise = get_noise_source(random_state)
+def _release_checks(arr: np.ndarray, scale: float, random_state: Any, budget: Any, neighbouring: str) -> None:
+    """The last checks of an additive release, before its charge: ``random_state``, ``budget``, relation, overflow room."""
+    check_random_state(random_state)
     check_budget(budget)
+    check_relation(neighbouring)
     if scale:
         check_noise_room(arr, scale)
+
+
+def _noise_after_charge(random_state: Any, epsilon: float, what: str) -> NoiseSource:
+    """The noise source, created only after the charge; seeded noise at finite epsilon says so."""
+    noise = get_noise_source(random_state)
+    warn_seeded_noise(noise, epsilon, what)
     return noise
 
 
@@ -74,6 +82,7 @@ def laplace_mechanism(
     random_state: Any = None,
     budget: PrivacyBudget | None = None,
     label: str = "laplace",
+    neighbouring: str = REPLACE,
 ) -> np.ndarray:
     """Release ``values + Laplace(sensitivity / epsilon)``: pure ``epsilon``-DP.
 
@@ -93,6 +102,9 @@ def laplace_mechanism(
         is drawn.
     label : str
         Ledger label for the charge.
+    neighbouring : str, default "replace"
+        The relation the declared sensitivity holds under (:mod:`dpfair.privacy.relations`); the budget
+        converts it into its own or refuses.
 
     Returns
     -------
@@ -109,9 +121,9 @@ def laplace_mechanism(
     """
     arr = as_finite_array(values, "values", allow_empty=True)
     scale = laplace_scale(sensitivity, epsilon)
-    noise = _release_checks(arr, scale, random_state, budget)
-    if budget is not None:
-        budget.spend(epsilon, 0.0, label=label)
+    _release_checks(arr, scale, random_state, budget, neighbouring)
+    charge(budget, epsilon, 0.0, label=label, neighbouring=neighbouring)
+    noise = _noise_after_charge(random_state, epsilon, "laplace_mechanism")
     warn_exact_release(epsilon, "laplace_mechanism's output")  # epsilon = inf: scale 0, the exact values
     return noise.laplace(arr, scale)
 
@@ -126,6 +138,7 @@ def gaussian_mechanism(
     random_state: Any = None,
     budget: PrivacyBudget | None = None,
     label: str = "gaussian",
+    neighbouring: str = REPLACE,
 ) -> np.ndarray:
     """Release ``values + N(0, sigma**2)``, calibrated to ``rho``-zCDP or ``(epsilon, delta)``-DP.
 
@@ -149,6 +162,9 @@ def gaussian_mechanism(
         Charged ``rho`` (zCDP) or ``(epsilon, delta)`` after validation, before any draw.
     label : str
         Ledger label for the charge.
+    neighbouring : str, default "replace"
+        The relation the declared sensitivity holds under (:mod:`dpfair.privacy.relations`); the budget
+        converts it into its own or refuses.
 
     Returns
     -------
@@ -171,12 +187,12 @@ def gaussian_mechanism(
         if epsilon is None or delta is None:
             raise ValueError("the (epsilon, delta) calibration needs both epsilon and delta.")
         sigma = gaussian_sigma_approx_dp(sensitivity, epsilon, delta)
-    noise = _release_checks(arr, sigma, random_state, budget)
-    if budget is not None:
-        if rho is not None:
-            budget.spend_zcdp(rho, label=label)
-        else:
-            budget.spend(epsilon, delta, label=label)
+    _release_checks(arr, sigma, random_state, budget, neighbouring)
+    if rho is not None:
+        charge(budget, rho=rho, label=label, neighbouring=neighbouring)
+    else:
+        charge(budget, epsilon, delta, label=label, neighbouring=neighbouring)
+    noise = _noise_after_charge(random_state, epsilon if rho is None else rho, "gaussian_mechanism")
     warn_exact_release(epsilon if rho is None else rho, "gaussian_mechanism's output")  # inf: sigma 0
     return noise.gaussian(arr, sigma)
 
@@ -250,6 +266,7 @@ def exponential_mechanism(
     random_state: Any = None,
     budget: PrivacyBudget | None = None,
     label: str = "exponential",
+    neighbouring: str = REPLACE,
 ) -> int:
     """Pick one index with probability proportional to ``exp(epsilon * u_i / (2*sensitivity))``.
 
@@ -270,6 +287,9 @@ def exponential_mechanism(
         Charged ``(epsilon, 0)`` after validation, before any draw.
     label : str
         Ledger label for the charge.
+    neighbouring : str, default "replace"
+        The relation the declared sensitivity holds under (:mod:`dpfair.privacy.relations`); the budget
+        converts it into its own or refuses.
 
     Returns
     -------
@@ -286,10 +306,11 @@ def exponential_mechanism(
     u = _utilities(utilities)
     sensitivity = check_sensitivity(sensitivity)
     epsilon = check_epsilon(epsilon)
-    noise = get_noise_source(random_state)
+    check_random_state(random_state)
     check_budget(budget)
-    if budget is not None:
-        budget.spend(epsilon, 0.0, label=label)
+    check_relation(neighbouring)
+    charge(budget, epsilon, 0.0, label=label, neighbouring=neighbouring)
+    noise = _noise_after_charge(random_state, epsilon, "exponential_mechanism")
     if math.isinf(epsilon):
         warn_exact_release(epsilon, "exponential_mechanism's choice")
         return noise._uniform_argmax(u)  # the maximizers, uniformly (NoiseSource's scale = 0 rule)
@@ -438,8 +459,9 @@ class TopMExponentialMechanism:
         except MemoryError:
             raise ValueError(f"size={n_draws} draws of {m} items need too much memory; draw in batches.") from None
 
-    def sample(self, size: int | None = None, random_state: Any = None) -> np.ndarray:
-        """Draw subsets.
+    def sample(self, size: int | None = None, random_state: Any = None, *, budget: PrivacyBudget | None = None,
+               label: str = "top_m_exponential", neighbouring: str = REPLACE) -> np.ndarray:
+        """Draw subsets; charges ``epsilon`` per draw (to ``budget``, or the process-wide ledger).
 
         Parameters
         ----------
@@ -447,6 +469,14 @@ class TopMExponentialMechanism:
             Number of independent draws (``>= 1``); ``None`` gives one draw.
         random_state : None, int, Generator or NoiseSource
             ``None``: uniforms from the OS CSPRNG. Otherwise seeded.
+        budget : PrivacyBudget, optional
+            Charged ``epsilon`` per draw, after validation and before anything is drawn; ``None``
+            charges the process-wide ledger when the program opted in
+            (:func:`~dpfair.privacy.set_default_budget`).
+        label : str
+            Ledger label for the charge.
+        neighbouring : str, default "replace"
+            The relation the declared sensitivity holds under (:mod:`dpfair.privacy.relations`).
 
         Returns
         -------
@@ -458,9 +488,17 @@ class TopMExponentialMechanism:
         TypeError, ValueError
             For an invalid ``size`` or ``random_state``.
         """
+        return self._draw(size, random_state, budget, label, neighbouring, "TopMExponentialMechanism.sample")
+
+    def _draw(self, size: int | None, random_state: Any, budget: PrivacyBudget | None, label: str, neighbouring: str,
+              what: str) -> np.ndarray:
         n_draws = 1 if size is None else check_int(size, "size", minimum=1)
-        noise: NoiseSource = get_noise_source(random_state)
-        warn_exact_release(self.epsilon, "TopMExponentialMechanism.sample's subset")
+        check_random_state(random_state)
+        check_budget(budget)
+        check_relation(neighbouring)
+        charge(budget, self.epsilon * n_draws, 0.0, label=label, neighbouring=neighbouring)
+        noise = _noise_after_charge(random_state, self.epsilon, what)
+        warn_exact_release(self.epsilon, f"{what}'s subset", stacklevel=None)
         out = self._sample(n_draws, noise)
         return out[0] if size is None else out
 
@@ -475,6 +513,7 @@ def top_m_exponential_mechanism(
     size: int | None = None,
     budget: PrivacyBudget | None = None,
     label: str = "top_m_exponential",
+    neighbouring: str = REPLACE,
 ) -> np.ndarray:
     """Draw from the exact top-m exponential mechanism (see :class:`TopMExponentialMechanism`).
 
@@ -497,6 +536,9 @@ def top_m_exponential_mechanism(
         Charged ``epsilon`` per draw, after validation and before anything is drawn.
     label : str
         Ledger label for the charge.
+    neighbouring : str, default "replace"
+        The relation the declared sensitivity holds under (:mod:`dpfair.privacy.relations`); the budget
+        converts it into its own or refuses.
 
     Returns
     -------
@@ -511,14 +553,7 @@ def top_m_exponential_mechanism(
         If ``budget`` refuses the charge.
     """
     mech = TopMExponentialMechanism(utilities, n_select, sensitivity=sensitivity, epsilon=epsilon)
-    n_draws = 1 if size is None else check_int(size, "size", minimum=1)
-    noise = get_noise_source(random_state)
-    check_budget(budget)
-    if budget is not None:
-        budget.spend(mech.epsilon * n_draws, 0.0, label=label)
-    warn_exact_release(mech.epsilon, "top_m_exponential_mechanism's subset")
-    out = mech._sample(n_draws, noise)
-    return out[0] if size is None else out
+    return mech._draw(size, random_state, budget, label, neighbouring, "top_m_exponential_mechanism")
 
 
 def top_m_inclusion_probabilities(
