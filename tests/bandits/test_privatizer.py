@@ -71,21 +71,25 @@ def test_privatizer_draws_distinct_entries_in_one_call_per_release():
     assert calls[-1] == (4000, 10)
 
 
-def test_privatize_rounds_to_the_grid_and_refuses_bad_input():
+def test_release_rounds_to_the_grid_and_refuses_bad_input():
     priv = Privatizer(2.0, 0.1, 1.0, 2, 4, (3,), random_state=0)
-    priv.advance()
     gram = np.tile(np.array([[0.3, 0.1], [0.1, 0.7]]), (3, 1, 1))
     target = np.full((3, 2), 0.123456789)
-    g_hat, t_hat = priv.privatize(gram, target)
+    g_hat, t_hat = priv.release(gram, target)
     g = priv.granularity
     assert np.all(g_hat / g == np.rint(g_hat / g)) and np.all(t_hat / g == np.rint(t_hat / g))
     np.testing.assert_allclose(t_hat - priv.noise()[1], target, atol=g / 2)
-    with pytest.raises(ValueError, match="gram"):
-        priv.privatize(np.full((3, 2, 2), np.nan), target)
-    with pytest.raises(ValueError, match=r"gram must have shape \(3, 2, 2\)"):
-        priv.privatize(gram[:2], target)
-    with pytest.raises(ValueError, match="target must have shape"):
-        priv.privatize(gram, target[:, :1])
+    g_hat, t_hat = priv.release(gram, target, np.array([True, False, True]))  # the second tree keeps its release
+    np.testing.assert_array_equal(priv.count, [2, 1, 2])
+    np.testing.assert_allclose(t_hat - priv.noise()[1], target * np.array([[2], [1], [2]]), atol=g)
+    with pytest.raises(ValueError, match="gram_increment"):
+        priv.release(np.full((3, 2, 2), np.nan), target)
+    with pytest.raises(ValueError, match=r"gram_increment must have shape \(3, 2, 2\)"):
+        priv.release(gram[:2], target)
+    with pytest.raises(ValueError, match="target_increment must have shape"):
+        priv.release(gram, target[:, :1])
+    with pytest.raises(ValueError, match="2\\*\\*62 grid steps"):
+        priv.release(gram * 2.0**70, target)
     with pytest.raises(ValueError, match="mask of shape"):
         priv.advance(np.array([True, False]))
     with pytest.raises(TypeError, match="mask must be a boolean"):
@@ -171,3 +175,11 @@ def test_extreme_privacy_inputs_are_refused_by_name(kwargs, name, calibration):
     reward = args.pop("reward_bound", 1.0)
     with pytest.raises(ValueError, match=name):
         calibrate_privatizer(**args, reward_bound=reward, noise_calibration=calibration)
+
+
+def test_a_horizon_beyond_exact_running_sums_is_refused_before_the_charge():
+    budget = PrivacyBudget(10.0, 0.5)
+    learner = PrivFairXLinUCB(2.0, 0.1, 1.0, "log-det", budget=budget, random_state=0)
+    with pytest.raises(ValueError, match=r"horizon=.* is too long for the PRIVATIZER's exact running sums"):
+        learner.reset(2, 1, 2**61, n_agents=2)
+    assert budget.spent() == (0.0, 0.0)

@@ -88,3 +88,23 @@ def test_zcdp_for_approx_dp_inverts_the_tight_conversion(epsilon, delta):
     # the largest such rho: a little more is over budget
     assert zcdp_delta(rho * (1 + 1e-6), epsilon) > delta
     assert zcdp_for_approx_dp(math.inf, delta) == math.inf
+
+
+@pytest.mark.parametrize("sigma_units", [1.0, 2.5, 7.0, 1000.3, 2.0**14 + 0.5, 2.0**15 - 1.0])
+def test_constant_time_search_returns_the_inverse_cdf_bit_for_bit(sigma_units):
+    # the sampler's law is the table's: |Z| = #{k : cumulative[k] <= word >> 1} (searchsorted, side="right"),
+    # the sign the word's low bit -- on random words, on words at and just below every tabulated boundary, and
+    # on the deepest tail words
+    lattice = LatticeGaussian(sigma_units, 1.0)
+    cumulative = lattice._cumulative
+    rng = np.random.default_rng(2)
+    stride = max(1, cumulative.size // 20_000)
+    edges = np.concatenate([cumulative[:-1:stride], cumulative[:-1:stride] - np.uint64(1), cumulative[-2:-1]])
+    deepest = np.uint64(2**63 - 1) - rng.integers(0, 2**24, 5_000, dtype=np.uint64)
+    magnitudes = np.concatenate([rng.integers(0, 2**63, 200_000, dtype=np.uint64), edges, deepest,
+                                 np.array([0, 2**63 - 1], dtype=np.uint64)])
+    for sign in (np.uint64(0), np.uint64(1)):
+        words = (magnitudes << np.uint64(1)) | sign
+        expected = np.searchsorted(cumulative, magnitudes, side="right").astype(np.int64)
+        np.testing.assert_array_equal(lattice.sample_units(words), -expected if sign else expected)
+    assert lattice.sample_units(np.array([2**64 - 1], dtype=np.uint64))[0] == -(cumulative.size - 1)  # the last entry

@@ -21,7 +21,11 @@ what the numpy reference (``_run_group`` of :mod:`dpfair.bandits.federated` with
 5. for the log-det protocol, a conservative version of the trigger of ``_Sync.after_round``: the
    span stops after the first round where it may fire for any row, and Python decides exactly.
 
-Synchronizations (and the PRIVATIZER) stay in numpy, called at the rounds where the span stops.
+Synchronizations (and the PRIVATIZER) stay in numpy, called at the rounds where the span stops.  The
+local statistics ``S``, ``s`` the kernels accumulate are exact (unrounded) increments since the last
+release, bit for bit those of the numpy rounds; the PRIVATIZER rounds each increment to its noise
+grid once, when it is released (:meth:`dpfair.bandits.privatizer.Privatizer.release`), so both
+engines release the same values and nothing here rounds.
 Only the exponential merit is compiled; a callable merit runs the numpy reference.
 
 The kernels are cached on disk (``cache=True``) next to this file or, where the package is

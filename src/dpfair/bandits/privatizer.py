@@ -3,10 +3,23 @@ agent's ridge statistics at the communication rounds.
 
 One binary tree per agent runs over the *communication rounds* (not the bandit rounds): the
 element inserted at communication round ``k`` is what the agent gathered since the previous one,
-``[S | s]`` with ``S = sum x x^T`` and ``s = sum x y``.  Each node of the tree is noised once, when it
-is completed, and the release at round ``k`` is the exact running sum plus the noise of the
-``popcount(k)`` nodes of the binary decomposition of ``k`` (Algorithm 2, lines 10-15; Dubey &
-Pentland 2020, Algorithm 5).
+``[S | s]`` with ``S = sum x x^T`` and ``s = sum x y`` (the *increment*), rounded to the noise grid.
+Each node of the tree is noised once, when it is completed, and the release at round ``k`` is the
+running sum of the rounded increments plus the noise of the ``popcount(k)`` nodes of the binary
+decomposition of ``k`` (Algorithm 2, lines 10-15; Dubey & Pentland 2020, Algorithm 5):
+:meth:`Privatizer.release`.
+
+Rounding the increments, not the sums
+-------------------------------------
+Every increment is rounded to the grid *before* it enters the running sum, so the sum is an exact
+integer number of grid steps and the release is that integer plus the integer noise, times the grid,
+with no further rounding.  Turned back into tree nodes, node ``(a, b]`` is then exactly the sum of the
+rounded increments ``a + 1 .. b`` plus its own noise: replacing one round's ``(x, y)`` changes one
+increment, hence only the ``floor(log2 tau) + 1`` nodes that contain it, each by at most ``Delta``
+below.  (Rounding the running sum instead, ``round(S_k) + noise``, makes node ``(a, b]`` equal to
+``round(S_b) - round(S_a) + N``: a changed element moves the rounding of *every later* sum, so nodes
+without the change differ too and the tree's accounting does not hold --
+``tests/bandits/test_privatizer_neighbours.py``.)
 
 Node noise (Algorithm 2, lines 5-8)
 -----------------------------------
@@ -20,18 +33,19 @@ release, for every tree of the batch).  The released ``H`` is the top-left ``d x
 ``h`` the first ``d`` entries of its last column; the corner ``sum y^2`` is never released.
 
 The entries are discrete Gaussians on a grid ``g = 2**k`` about ``sigma / 2**14``
-(:class:`dpfair.privacy.lattice.LatticeGaussian`): floating-point safe (:meth:`Privatizer.privatize`
-rounds the exact statistics to the grid before adding the noise), ~0.1 us per entry from the OS
-CSPRNG by default, the same law from a seeded generator in experiments.  (Inside
-:func:`dpfair.bandits.simulate_federated`, where nothing leaves the process, the noise is added to
-the exact statistics without the rounding, which moves each entry by less than ``g / 2``.)
+(:class:`dpfair.privacy.lattice.LatticeGaussian`): floating-point safe (the running sums and the noise
+are held as exact integers of grid steps, and the released float is a deterministic function of
+their exact integer sum: no low-order bit of the data survives), drawn by a search of fixed length
+from the OS CSPRNG by default, the same law from a seeded generator in experiments.  Every engine
+(:func:`dpfair.bandits.simulate_federated`'s numpy and compiled engines, an agent run on its own
+under :mod:`dpfair.federated`) releases through :meth:`Privatizer.release`: the same rounding.
 
 Calibration (``noise_calibration=``)
 ------------------------------------
 Replacing one round's ``(x, y)`` of an agent (``||x|| <= L`` declared, ``|y| <= B`` by clipping)
-changes ``D = z z^T - z' z'^T`` by ``||D||_F <= sqrt(2) (L^2 + B^2)`` (both terms are PSD rank one);
-rounding to the grid adds at most ``g`` per released entry, so
-``Delta = sqrt(2) (L^2 + B^2) + g sqrt((d+1)^2 - 1)``.  With the noise above one node is
+changes one rounded increment, and so every node that contains it, by at most
+``Delta = sqrt(2) (L^2 + B^2) + g sqrt((d+1)^2 - 1)`` in Frobenius norm (proof in
+:func:`calibrate_privatizer`).  With the noise above one node is
 ``Delta^2 / (4 sigma^2)``-zCDP (Canonne, Kamath & Steinke 2020 for the discrete Gaussian), and the
 element lies in at most ``levels = floor(log2 tau) + 1`` nodes, so one agent's whole stream of
 releases is ``rho = levels Delta^2 / (4 sigma^2)``-zCDP (Bun & Steinke 2016).  The table sampler is
@@ -67,8 +81,10 @@ import numpy as np
 
 from dpfair._validation import as_finite_array, check_epsilon, check_int, check_open_unit, check_positive_finite
 from dpfair.privacy.accounting import zcdp_delta, zcdp_for_approx_dp, zcdp_to_approx_dp
+from dpfair.privacy.budget import PrivacyBudget, charge, check_budget, inside_charged_release
 from dpfair.privacy.lattice import LatticeGaussian, lattice_granularity
-from dpfair.privacy.noise import NoiseSource, SecureNoise, get_noise_source
+from dpfair.privacy.leaks import warn_seeded_noise
+from dpfair.privacy.noise import NoiseSource, SecureNoise, check_random_state, get_noise_source
 
 __all__ = [
     "CALIBRATIONS",
@@ -86,7 +102,8 @@ _RESOLUTION_BITS = 14
 # the lattice sampler may use at most this fraction of delta; beyond it (large epsilon: the share grows as
 # e^epsilon) secure noise comes from OpenDP's exact discrete Gaussian instead (~8 us per entry)
 _SAMPLER_SHARE_LIMIT = 0.01
-_MAX_ENTRIES = 2**27  # noise entries held at once (1 GiB of float64)
+_MAX_ENTRIES = 2**27  # noise entries held at once (1 GiB of int64)
+_MAX_STEPS = 2.0**62  # running sums and noise are int64 numbers of grid steps
 
 
 def privatizer_depth(n_releases: int) -> int:
@@ -259,6 +276,30 @@ def calibrate_privatizer(
 ) -> PrivatizerCalibration:
     """Node noise of the PRIVATIZER for one agent's stream of ``n_releases`` releases (module docstring).
 
+    **Sensitivity of one node** (``sensitivity`` below), under "replace one round's ``(x, y)`` of one
+    agent".  A node holds the symmetric ``(d+1) x (d+1)`` sum of the *rounded* increments it covers;
+    the released entries are all of them but the corner ``sum y^2`` (``(d+1)^2 - 1`` entries, the
+    ``d`` entries of ``sum x y`` twice, as in ``N``).  Only the increment ``I = A + z z^T`` of the
+    communication round holding the replaced pair changes, to ``I' = A + z' z'^T`` (``z = (x, y)``,
+    ``||z||^2 <= L^2 + B^2``; ``A`` the round's other pairs, unchanged), so a node either holds it and
+    moves by ``round_g(I) - round_g(I')`` or does not move at all.  Entrywise,
+    ``round_g(I) - round_g(I') = (z z^T - z' z'^T) + E`` with ``E = (round_g(I) - I) - (round_g(I') - I')``,
+    ``|E_ij| <= g / 2 + g / 2 = g``, and ``E`` symmetric (the increments are).  By the triangle
+    inequality, over the released entries,
+
+    * ``||z z^T - z' z'^T||_F^2 = ||z||^4 + ||z'||^4 - 2 (z . z')^2 <= 2 (L^2 + B^2)^2`` (dropping the
+      corner only lowers it), and
+    * ``||E||_F <= g sqrt((d+1)^2 - 1)``,
+
+    so ``Delta = sqrt(2) (L^2 + B^2) + g sqrt((d+1)^2 - 1)``.  With the node noise ``N`` (off-diagonal
+    variance ``sigma^2``, diagonal ``2 sigma^2``, its distinct entries independent) one node is
+    ``sum_{i<j} D_ij^2 / (2 sigma^2) + sum_i D_ii^2 / (4 sigma^2) = ||D||_F^2 / (4 sigma^2)``-zCDP, and
+    the changed increment lies in at most ``floor(log2 tau) + 1`` nodes.  This needs each increment
+    rounded on its own: rounding running sums moves later nodes too (module docstring).  The
+    increments are summed in float64 before they are rounded; that summation's own error (at most
+    ``n 2**-53`` times the sum of the ``n`` terms' magnitudes: ``1e-5`` after ``10^5`` bandit rounds
+    with ``L^2 + B^2 = 6``) is treated as exact arithmetic, not added to ``Delta``.
+
     Parameters
     ----------
     epsilon : float
@@ -404,11 +445,14 @@ def tree_key(random_state: Any, run_id: int, agent: int) -> np.uint64:
 
 
 class Privatizer:
-    """Noise of Algorithm 2's trees for a batch of agents (one tree per agent, batched over leading axes).
+    """Algorithm 2's trees for a batch of agents (one tree per agent, batched over leading axes).
 
     Because the tree mechanism is linear, a release is the running sum plus the sum of the noisy
-    nodes' noise; this class keeps the noise only, so the released statistics are
-    :meth:`privatize` ``(exact)`` after every :meth:`advance`.
+    nodes' noise.  :meth:`release` takes each communication round's *increment* (what the agent
+    gathered since its previous release), rounds it to the grid, adds it to the tree's running sum
+    (held as exact integers of grid steps, as is the noise) and returns sum plus noise: the released
+    statistics.  :meth:`advance` and :meth:`noise` give the noise alone (a release with zero
+    increments).
 
     Parameters
     ----------
@@ -453,6 +497,15 @@ class Privatizer:
         zCDP of one agent's whole stream of releases.
     count : numpy.ndarray
         Releases made so far per tree, shape ``batch_shape``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> priv = Privatizer(1.0, 1e-5, 1.0, 2, 8, (1,), random_state=0)
+    >>> x = np.array([[0.6, 0.8]])
+    >>> gram_hat, target_hat = priv.release(x[:, :, None] * x[:, None, :], 0.5 * x)
+    >>> bool(np.all(gram_hat / priv.granularity == np.rint(gram_hat / priv.granularity)))
+    True
     """
 
     def __init__(
@@ -468,10 +521,13 @@ class Privatizer:
         noise_calibration: str = "tight",
         random_state: Any = None,
         tree_keys: Any = None,
+        budget: PrivacyBudget | None = None,
     ) -> None:
         self.calibration = calibrate_privatizer(
             epsilon, delta, context_bound, dim, n_releases, reward_bound=reward_bound, noise_calibration=noise_calibration
         )
+        check_budget(budget)
+        check_random_state(random_state)
         cal = self.calibration
         self.epsilon, self.delta = cal.epsilon, cal.delta
         self.context_bound, self.reward_bound = float(context_bound), float(reward_bound)
@@ -482,14 +538,17 @@ class Privatizer:
         self.node_sigma = cal.node_sigma
         self.granularity = cal.granularity
         self.rho = cal.rho
-        self._noise: NoiseSource = get_noise_source(random_state)
         d1 = self.dim + 1
         self._upper = np.triu_indices(d1)
         self._lattices: tuple[float, LatticeGaussian, LatticeGaussian] | None = None
-        self._nodes = np.zeros((self.n_levels, *self.batch_shape, d1, d1))
+        # node noise and the running sums of the rounded increments, in integer grid steps (exact)
+        self._nodes = np.zeros((self.n_levels, *self.batch_shape, d1, d1), dtype=np.int64)
+        self._gram_units = np.zeros((*self.batch_shape, self.dim, self.dim), dtype=np.int64)
+        self._target_units = np.zeros((*self.batch_shape, self.dim), dtype=np.int64)
         self.count = np.zeros(self.batch_shape, dtype=np.int64)
         self._keys: np.ndarray | None = None
-        if tree_keys is not None and not isinstance(self._noise, SecureNoise):
+        secure = random_state is None or bool(getattr(random_state, "secure", False))
+        if tree_keys is not None and not secure:
             keys = np.asarray(tree_keys)
             if keys.dtype != np.uint64 or keys.shape != self.batch_shape:
                 raise ValueError(
@@ -497,6 +556,14 @@ class Privatizer:
                     f"got dtype {keys.dtype} and shape {keys.shape}."
                 )
             self._keys = keys.copy()
+        # every argument is valid: the one charge of a PRIVATIZER used on its own (each tree of the batch protects
+        # a different agent: parallel composition), then its noise source; a learner creates its trees inside its
+        # own charged release (dpfair.privacy.budget.charged_release) and pays there
+        if not inside_charged_release():
+            charge(budget, cal.epsilon, cal.delta, label="Privatizer (the trees of one batch of agents)")
+        self._noise: NoiseSource = get_noise_source(random_state)
+        if not inside_charged_release():
+            warn_seeded_noise(self._noise, cal.epsilon, "Privatizer")
 
     def _check_batch_shape(self, batch_shape: Any) -> tuple[int, ...]:
         if isinstance(batch_shape, int | np.integer) or not isinstance(batch_shape, tuple | list):
@@ -543,7 +610,7 @@ class Privatizer:
         return self._lattices[1], self._lattices[2]
 
     def _draw(self, n_trees: int, keys: np.ndarray | None = None, counts: np.ndarray | None = None) -> np.ndarray:
-        """Symmetric node noise for ``n_trees`` trees: one call to the noise source for all of them.
+        """Symmetric node noise for ``n_trees`` trees, in integer grid steps: one call to the noise source for all of them.
 
         With ``keys`` (seeded, keyed trees) the words of tree ``k`` at its release ``counts[k]`` are
         positions ``counts[k] * n_entries + e`` of the tree's own SplitMix64 stream.
@@ -559,33 +626,55 @@ class Privatizer:
             else:
                 words = self._noise.random_words((n_trees, rows.size))  # the (d+1)(d+2)/2 distinct entries
             off, diag = self._lattice()
-            values = np.empty(words.shape)
-            values[:, on_diagonal] = diag.sample(words[:, on_diagonal])  # variance 2 sigma^2
-            values[:, ~on_diagonal] = off.sample(words[:, ~on_diagonal])  # variance sigma^2
-        out = np.zeros((n_trees, d1, d1))
+            values = np.empty(words.shape, dtype=np.int64)
+            values[:, on_diagonal] = diag.sample_units(words[:, on_diagonal])  # variance 2 sigma^2
+            values[:, ~on_diagonal] = off.sample_units(words[:, ~on_diagonal])  # variance sigma^2
+        out = np.zeros((n_trees, d1, d1), dtype=np.int64)
         out[:, rows, cols] = values
         out[:, cols, rows] = values
         return out
 
     def _exact(self, n_trees: int, on_diagonal: np.ndarray) -> np.ndarray:
-        """OpenDP's exact discrete Gaussian on the same grid: one call per law (off-diagonal, diagonal)."""
+        """OpenDP's exact discrete Gaussian on the same grid, in grid steps: one call per law (off-diagonal, diagonal)."""
         import opendp.prelude as dp
 
         dp.enable_features("contrib")
         g = self.granularity
-        values = np.empty((n_trees, on_diagonal.size))
+        values = np.empty((n_trees, on_diagonal.size), dtype=np.int64)
         for where, sigma in ((~on_diagonal, self.node_sigma), (on_diagonal, math.sqrt(2.0) * self.node_sigma)):
             size = n_trees * int(where.sum())
             domain = dp.vector_domain(dp.atom_domain(T="i64"), size=size)
             meas = dp.m.make_gaussian(domain, dp.l2_distance(T="i64"), scale=sigma / g)
-            values[:, where] = np.asarray(meas([0] * size), dtype=float).reshape(n_trees, -1) * g
+            values[:, where] = np.asarray(meas([0] * size), dtype=np.int64).reshape(n_trees, -1)
         return values
 
+    def _selection(self, mask: Any) -> np.ndarray:
+        """``mask`` checked and broadcast to ``batch_shape`` (default: every tree)."""
+        if mask is None:
+            return np.ones(self.batch_shape, bool)
+        raw = np.asarray(mask)
+        if raw.dtype != bool:
+            raise TypeError(f"mask must be a boolean array (the trees that communicate), got dtype {raw.dtype}.")
+        try:
+            return np.broadcast_to(raw, self.batch_shape)
+        except ValueError:
+            raise ValueError(
+                f"mask of shape {raw.shape} does not broadcast to the privatizer's batch_shape {self.batch_shape}."
+            ) from None
+
+    def _check_capacity(self, sel: np.ndarray) -> None:
+        if (self.count + sel > self.n_releases).any():
+            raise ValueError(
+                f"the PRIVATIZER's tree holds n_releases={self.n_releases} communication rounds; a further "
+                "release was requested: plan more releases."
+            )
+
     def advance(self, mask: Any = None) -> None:
-        """Insert the next element into the trees selected by ``mask`` (a communication round).
+        """Insert the next element into the trees selected by ``mask`` (a communication round), noise only.
 
         The node completed at release ``k`` (level = lowest set bit of ``k``) gets fresh noise; the lower
-        levels, now covered by it, are cleared.
+        levels, now covered by it, are cleared.  :meth:`release` calls it; on its own it is a release
+        of zero increments.
 
         Parameters
         ----------
@@ -598,37 +687,27 @@ class Privatizer:
             When a tree would exceed its planned ``n_releases``, or ``mask`` is not a boolean array that
             broadcasts to ``batch_shape``.
         """
-        if mask is None:
-            sel = np.ones(self.batch_shape, bool)
-        else:
-            raw = np.asarray(mask)
-            if raw.dtype != bool:
-                raise TypeError(f"mask must be a boolean array (the trees that communicate), got dtype {raw.dtype}.")
-            try:
-                sel = np.broadcast_to(raw, self.batch_shape)
-            except ValueError:
-                raise ValueError(
-                    f"mask of shape {raw.shape} does not broadcast to the privatizer's batch_shape {self.batch_shape}."
-                ) from None
+        sel = self._selection(mask)
         if not sel.any():
             return
+        self._check_capacity(sel)
         new_count = self.count + sel
-        if (new_count > self.n_releases).any():
-            raise ValueError(
-                f"the PRIVATIZER's tree holds n_releases={self.n_releases} communication rounds; a further "
-                "release was requested: plan more releases."
-            )
         k = np.where(sel, new_count, 1)
         level = np.log2(k & -k).astype(np.int64)  # lowest set bit of k
         keys = None if self._keys is None else self._keys[sel]
         fresh = self._draw(int(sel.sum()), keys, new_count[sel])  # Algorithm 2, lines 6-7
         levels = np.arange(self.n_levels).reshape((-1,) + (1,) * len(self.batch_shape))
         clear = (levels < level) & sel
-        self._nodes[clear] = 0.0
+        self._nodes[clear] = 0
         nodes = np.moveaxis(self._nodes, 0, -3)  # (*batch, n_levels, d1, d1), a view
         idx = np.nonzero(sel)
         nodes[(*idx, level[sel])] = fresh
         self.count = new_count
+
+    def _noise_units(self) -> tuple[np.ndarray, np.ndarray]:
+        total = self._nodes.sum(axis=0)  # nodes of levels whose bit is 0 in the count are zero
+        d = self.dim
+        return total[..., :d, :d], total[..., :d, d]
 
     def noise(self) -> tuple[np.ndarray, np.ndarray]:
         """Noise of the current releases: ``H`` (``d x d``) and ``h`` (``d``) per tree.
@@ -640,37 +719,75 @@ class Privatizer:
         h : numpy.ndarray
             Shape ``(*batch_shape, d)``.
         """
-        total = self._nodes.sum(axis=0)  # nodes of levels whose bit is 0 in the count are zero
-        d = self.dim
-        return total[..., :d, :d], total[..., :d, d]
+        H, h = self._noise_units()
+        g = self.granularity
+        return H.astype(float) * g, h.astype(float) * g
 
-    def privatize(self, gram: Any, target: Any) -> tuple[np.ndarray, np.ndarray]:
-        """Release exact running sums: rounded to the noise grid, plus the current noise (Algorithm 2, lines 13-14).
+    def release(self, gram_increment: Any, target_increment: Any, mask: Any = None) -> tuple[np.ndarray, np.ndarray]:
+        """One communication round: round each increment to the grid, add it to the running sum, release sum + noise.
+
+        Algorithm 2, lines 10-15, for the trees of ``mask``: the increment (what the agent gathered
+        since its previous release) is rounded to the noise grid *before* it enters the tree, so every
+        running sum is an exact number of grid steps and each tree node is exactly the sum of the
+        rounded increments it covers plus its noise (module docstring; the node sensitivity is proved in
+        :func:`calibrate_privatizer`).  The released value is ``(sum + noise) * granularity``, a
+        deterministic function of that exact integer: no further rounding.
 
         Parameters
         ----------
-        gram : array-like of shape ``batch_shape + (d, d)``
-            Exact ``sum x x^T`` up to the last release (finite).
-        target : array-like of shape ``batch_shape + (d,)``
-            Exact ``sum x y`` up to the last release (finite).
+        gram_increment : array-like of shape ``batch_shape + (d, d)``
+            ``sum x x^T`` over the bandit rounds since each tree's previous release (finite, symmetric).
+        target_increment : array-like of shape ``batch_shape + (d,)``
+            ``sum x y`` over the same rounds (finite).
+        mask : array-like of bool, optional
+            Trees that communicate (broadcast to ``batch_shape``); default all.  The other trees' entries
+            of the increments are ignored and their rows of the output repeat their previous release.
 
         Returns
         -------
         gram_hat : numpy.ndarray
-            The released ``round_g(sum x x^T) + H``.
+            The released ``sum round_g(increments) + H``, shape ``batch_shape + (d, d)``, symmetric.
         target_hat : numpy.ndarray
-            The released ``round_g(sum x y) + h``.
+            The released ``sum round_g(increments) + h``, shape ``batch_shape + (d,)``.
+
+        Raises
+        ------
+        ValueError
+            Before any noise is drawn: increments that are not finite, of the wrong shape, an asymmetric
+            ``gram_increment``, running sums beyond ``2**62`` grid steps, a bad ``mask`` or a tree past its
+            planned ``n_releases``.
         """
         d = self.dim
-        gram = as_finite_array(gram, "gram")
-        target = as_finite_array(target, "target")
+        gram = as_finite_array(gram_increment, "gram_increment")
+        target = as_finite_array(target_increment, "target_increment")
         if gram.shape != (*self.batch_shape, d, d):
-            raise ValueError(f"gram must have shape {(*self.batch_shape, d, d)} (batch_shape + (d, d)), got {gram.shape}.")
+            raise ValueError(
+                f"gram_increment must have shape {(*self.batch_shape, d, d)} (batch_shape + (d, d)), got {gram.shape}."
+            )
         if target.shape != (*self.batch_shape, d):
-            raise ValueError(f"target must have shape {(*self.batch_shape, d)} (batch_shape + (d,)), got {target.shape}.")
-        H, h = self.noise()
-        off, _ = self._lattice()
-        return off.round(gram) + H, off.round(target) + h
+            raise ValueError(
+                f"target_increment must have shape {(*self.batch_shape, d)} (batch_shape + (d,)), got {target.shape}."
+            )
+        if not np.array_equal(gram, np.swapaxes(gram, -1, -2)):
+            raise ValueError("gram_increment must be symmetric (a sum of x x^T); its rounding must be too.")
+        sel = self._selection(mask)
+        self._check_capacity(sel)
+        g = self.granularity
+        # exact: dividing by a power of two and rint; the rows that do not communicate add nothing
+        gram_steps = np.where(sel[..., None, None], np.rint(gram / g), 0.0)
+        target_steps = np.where(sel[..., None], np.rint(target / g), 0.0)
+        gram_sum = self._gram_units + gram_steps  # float64 here only to check the range below
+        target_sum = self._target_units + target_steps
+        if max(float(np.abs(gram_sum).max(initial=0.0)), float(np.abs(target_sum).max(initial=0.0))) >= _MAX_STEPS:
+            raise ValueError(
+                "the running sums reach 2**62 grid steps of the noise, beyond exact integer arithmetic; rescale "
+                "the contexts and rewards (smaller context_bound and reward_bound) or plan fewer rounds."
+            )
+        self.advance(sel)
+        self._gram_units += gram_steps.astype(np.int64)
+        self._target_units += target_steps.astype(np.int64)
+        H, h = self._noise_units()
+        return (self._gram_units + H).astype(float) * g, (self._target_units + h).astype(float) * g
 
     def __repr__(self) -> str:
         return (

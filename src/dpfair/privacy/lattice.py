@@ -4,7 +4,7 @@ OpenDP's exact samplers cost 8-45 microseconds per float sample (the default gri
 needs arbitrary-precision arithmetic; a grid of ``2**-40`` still costs ~8 us).  Mechanisms that
 release millions of Gaussian entries (the PRIVATIZER of Priv-FairX-LinUCB releases ``(d+1)(d+2)/2``
 entries per agent per communication round: 21 million for the paper's Exp 1) cannot pay that.
-:class:`LatticeGaussian` draws the same kind of noise in ~0.1 us per sample:
+:class:`LatticeGaussian` draws the same kind of noise in ~0.05 us per sample:
 
 * **A grid.**  Noise and released values are integer multiples of ``granularity = 2**k`` with
   ``k = floor(log2 sigma) - resolution_bits`` (``sigma / granularity`` is between ``2**14`` and
@@ -26,6 +26,18 @@ entries per agent per communication round: 21 million for the paper's Exp 1) can
   A mechanism that draws ``n`` such samples is ``(epsilon, delta + (1 + e^epsilon) n tv)``-DP when the
   exact one is ``(epsilon, delta)``-DP (for every event ``S``, ``P'(S) <= P(S) + n tv``): callers
   account that term (the PRIVATIZER takes it out of ``delta`` before it calibrates).
+* **Constant time.**  The inverse CDF is a search of fixed length: every word walks every level of a
+  search tree over the table (8 entries compared per level, their count -- a sum, with no branch --
+  picks the next block), so a draw costs the same at the centre of the law as in its deepest tail
+  (``tests/privacy/test_lattice_timing.py``).  A search that stops where it finds the value (a guide
+  table and a linear scan: 4 ns per draw at the centre, 80 us at 8 sigma) makes the duration of a
+  release reveal its tail noise.
+
+**The rule for every sampler in dpfair: no sampler's running time may depend on the sampled value.**
+A sampler of its own (a table, a rejection loop, a search) runs a number of steps fixed by its
+parameters only, with no branch on the value; a timing test compares draws at the centre and in the
+tail.  (What remains is the cache: the table entries read depend on the value.  The reads are the
+same in number, and the last levels of an 8-way tree touch a few cache lines.)
 
 The random words come from the noise source: the OS CSPRNG for :class:`~dpfair.privacy.SecureNoise`
 (``os.urandom``), the numpy generator for :class:`~dpfair.privacy.SeededNoise` (reproducible, not
@@ -76,28 +88,54 @@ def lattice_granularity(sigma: float, resolution_bits: int = 14) -> float:
     return math.ldexp(1.0, exponent)
 
 
-_GUIDE_BITS = 16
+_FANOUT = 8  # entries compared per level of the search tree (8: the fastest on x86-64 with AVX2)
 
 
 @numba.njit(cache=True, nogil=True)
-def _search(cumulative: np.ndarray, guide: np.ndarray, words: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover
-    # |Z| = #{k : cumulative[k] <= u} for u = word >> 1 (searchsorted(..., side="right")), started from the guide
-    # table's first candidate for u's top bits; the sign is the word's low bit
-    shift = np.uint64(63 - _GUIDE_BITS)
+def _search(levels: np.ndarray, offsets: np.ndarray, words: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover
+    # |Z| = #{k : cumulative[k] <= u} for u = word >> 1 (searchsorted(..., side="right")), the sign the word's
+    # low bit.  Constant time: every word walks every level of the search tree (_search_tree) from the top and
+    # compares u with all _FANOUT entries of one block per level; the count of entries below u -- a sum of
+    # comparisons, no branch and no select -- picks the block of the next level.  The work depends on the
+    # table's size only, never on u; the sign is applied by arithmetic.  levels[k] = cumulative[k] - 1, so
+    # that "cumulative <= u" is the signed "levels < u" (u < 2**63).
     one = np.uint64(1)
+    n_levels = offsets.size
     for j in range(words.size):
         word = words[j]
-        u = word >> one
-        i = guide[u >> shift]
-        while cumulative[i] <= u:
-            i += 1
-        out[j] = -i if (word & one) else i
+        u = np.int64(word >> one)
+        position = 0
+        for level in range(n_levels - 1, -1, -1):
+            start = offsets[level] + position * _FANOUT
+            below = 0
+            for k in range(_FANOUT):
+                below += np.int64(levels[start + k] < u)
+            position = position * _FANOUT + below
+        sign = np.int64(word & one)
+        out[j] = (position ^ -sign) + sign  # -position when the sign bit is set (two's complement)
 
 
-def _guide(cumulative: np.ndarray) -> np.ndarray:
-    """For each value of the top bits of ``u``, the first index whose cumulative weight exceeds the bucket's start."""
-    starts = np.arange(2**_GUIDE_BITS, dtype=np.uint64) << np.uint64(63 - _GUIDE_BITS)
-    return np.searchsorted(cumulative, starts, side="right").astype(np.int64)
+def _search_tree(cumulative: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The levels of the constant-time search over ``cumulative`` (one flat int64 array) and their offsets.
+
+    Level 0 is ``cumulative`` padded with ``2**63`` (above every ``u``) to a multiple of ``_FANOUT``;
+    level ``l + 1`` holds the last entry of each block of level ``l``, padded the same way, up to a
+    level of one block.  Every block's last entry is above ``u`` in the block the search reaches (the
+    table ends at ``2**63``), so the count of entries ``<= u`` in that block is below ``_FANOUT`` and
+    ``position * _FANOUT + count`` is the block to read one level down; at level 0 it is
+    ``#{k : cumulative[k] <= u}``.  Stored minus one as int64 (all entries are at least 1).
+    """
+    end = np.uint64(_ONE)
+
+    def padded(a: np.ndarray) -> np.ndarray:
+        return np.concatenate([a, np.full(-a.size % _FANOUT, end, dtype=np.uint64)])
+
+    levels = [padded(cumulative)]
+    while levels[-1].size > _FANOUT:
+        levels.append(padded(levels[-1][_FANOUT - 1:: _FANOUT]))
+    offsets = np.cumsum([0] + [level.size for level in levels[:-1]]).astype(np.int64)
+    flat = (np.concatenate(levels) - np.uint64(1)).astype(np.int64)  # in [0, 2**63 - 1]
+    return np.ascontiguousarray(flat), offsets
 
 
 @lru_cache(maxsize=16)
@@ -129,9 +167,11 @@ def _table(sigma_units: float) -> tuple[np.ndarray, float]:
     ulp = float(np.finfo(np.longdouble).eps)
     tv = 1.01 * rounding + abs(adjust) / _ONE + 16.0 * ulp * math.log2(half + 2) + 1e-30
     return cumulative, tv
+
+
 @lru_cache(maxsize=16)
-def _guide_for(sigma_units: float) -> np.ndarray:
-    return _guide(_table(sigma_units)[0])
+def _search_tree_for(sigma_units: float) -> tuple[np.ndarray, np.ndarray]:
+    return _search_tree(_table(sigma_units)[0])
 
 
 class LatticeGaussian:
@@ -167,7 +207,7 @@ class LatticeGaussian:
                 f"sigma / granularity must be in [1, 2**18], got {self.sigma_units:.4g}; use lattice_granularity(sigma)."
             )
         self._cumulative, self.total_variation = _table(self.sigma_units)
-        self._guide = _guide_for(self.sigma_units)
+        self._levels, self._offsets = _search_tree_for(self.sigma_units)
 
     def sample_units(self, words: Any) -> np.ndarray:
         """Discrete Gaussian integers (in grid units), one per 64-bit random word.
@@ -187,7 +227,7 @@ class LatticeGaussian:
             raise TypeError(f"words must be a uint64 array of uniform random words, got dtype {w.dtype}.")
         flat = np.ascontiguousarray(w).reshape(-1)
         out = np.empty(flat.size, dtype=np.int64)
-        _search(self._cumulative, self._guide, flat, out)
+        _search(self._levels, self._offsets, flat, out)
         return out.reshape(w.shape)
 
     def sample(self, words: Any) -> np.ndarray:
