@@ -34,7 +34,7 @@ def test_private_estimator_first_in_the_bases(make):
 
 @pytest.mark.parametrize("make", [_eo, _eg])
 def test_a_bad_random_state_is_refused_before_the_charge(make):
-    budget = PrivacyBudget(10.0, 1e-3)
+    budget = PrivacyBudget(10.0, 1e-3, neighbouring="change_attribute")
     with pytest.raises(TypeError, match="random_state"):
         make(budget, random_state="seed").fit(X, Y, sensitive_features=G)
     assert budget.spent() == (0.0, 0.0) and not budget.ledger
@@ -42,7 +42,7 @@ def test_a_bad_random_state_is_refused_before_the_charge(make):
 
 @pytest.mark.parametrize(("make", "modules"), [(_eo, [pp_module]), (_eg, [reductions, reductions_game])])
 def test_every_noise_draw_comes_after_the_single_charge(make, modules, monkeypatch):
-    budget = PrivacyBudget(10.0, 1e-3)
+    budget = PrivacyBudget(10.0, 1e-3, neighbouring="change_attribute")
     seen = []
     for module in modules:
         real = module.laplace_mechanism

@@ -260,7 +260,7 @@ def test_groups_required_with_finite_epsilon_and_inf_warns():
 
 def test_budget_refusal_leaves_budget_and_fitted_state_unchanged():
     X, y, g = _data(300)
-    budget = PrivacyBudget(1.5, 1e-4)
+    budget = PrivacyBudget(1.5, 1e-4, neighbouring="change_attribute")
     clf = DPExponentiatedGradient(
         epsilon=1.0, delta=1e-5, gamma=0.1, bound_B=1.0, x_norm_bound=1.0, groups=[0, 1], budget=budget, random_state=0
     ).fit(X, y, sensitive_features=g)

@@ -45,7 +45,7 @@ def _data(n=800, seed=0):
 
 def test_pipeline_and_cross_validate_route_sensitive_features_and_charge_a_shared_budget():
     X, y, g = _data()
-    budget = PrivacyBudget(10.0)
+    budget = PrivacyBudget(10.0, neighbouring="change_attribute")
     post = DPEqualizedOddsPostProcessor(LogisticRegression(), prefit=False, epsilon=2.0, gamma=0.05, groups=["a", "b"],
                                         budget=budget, random_state=0)
     with sklearn.config_context(enable_metadata_routing=True):

@@ -9,9 +9,11 @@ public, as in the paper.
   (exponentiated gradient over a noisy auditor, a private least-squares cost-sensitive oracle).
 * :class:`SmallBudgetWarning`: raised by :class:`DPExponentiatedGradient` when the budget buys too few
   rounds for the game to carry information.
+* :class:`VacuousConstraintWarning`: raised by :class:`DPEqualizedOddsPostProcessor` when a declared
+  group's constraint binds nothing (too little of it in the noisy table, e.g. a group without rows).
 """
 
-from dpfair.classification.postprocessing import DPEqualizedOddsPostProcessor
+from dpfair.classification.postprocessing import DPEqualizedOddsPostProcessor, VacuousConstraintWarning
 from dpfair.classification.reductions import DPExponentiatedGradient, SmallBudgetWarning
 
-__all__ = ["DPEqualizedOddsPostProcessor", "DPExponentiatedGradient", "SmallBudgetWarning"]
+__all__ = ["DPEqualizedOddsPostProcessor", "DPExponentiatedGradient", "SmallBudgetWarning", "VacuousConstraintWarning"]

@@ -15,6 +15,7 @@ prediction randomness, a seed gives reproducible, *not hardened* randomness.
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any, ClassVar
 
 import numpy as np
@@ -41,8 +42,9 @@ from dpfair._wrapped_fit import SensitiveScoreMixin, WrappedEstimator, check_sha
 from dpfair.base import PrivacyParameters, PrivateEstimator
 from dpfair.privacy.mechanisms import laplace_mechanism
 from dpfair.privacy.noise import NoiseSource
+from dpfair.privacy.relations import CHANGE_ATTRIBUTE, REPLACE
 
-__all__ = ["DPEqualizedOddsPostProcessor"]
+__all__ = ["DPEqualizedOddsPostProcessor", "VacuousConstraintWarning"]
 
 CONSTRAINTS = ("equalized_odds", "true_positive_rate_parity", "false_positive_rate_parity")
 
@@ -62,6 +64,17 @@ _PROTECTS_END_TO_END = (
     "(base prediction, A, y)"
 )
 _NEIGHBOURING_END_TO_END = "replace one training row (X, y, A) (the number of rows m is public)"
+
+
+class VacuousConstraintWarning(UserWarning):
+    """A fairness constraint of LP~ (1) binds nothing in this fit (raised by ``DPEqualizedOddsPostProcessor.fit``).
+
+    The noisy table holds too little mass for a declared group (or for the anchor, group 0) and a label, so the
+    slack ``4 ln(4|A|/beta) / (min{q~_ay, q~_0y} m epsilon)`` is at least 1 (undefined, i.e. infinite, when a
+    noisy ``q~_ay`` is 0): a rate difference is at most 1, so the constraint is vacuous.  Or HiGHS found no
+    optimum and the best constant classifier (fair in every group) was returned.  The fit is still valid and
+    private (everything is read off the released table); the message names the declared group, never a value.
+    """
 
 
 # ---------------------------------------------------------------------------- helpers
@@ -195,16 +208,40 @@ def noisy_frequencies(q_hat: np.ndarray, m: int, epsilon: float, random_state: A
     return laplace_mechanism(q_hat, sensitivity=2.0 / m, epsilon=epsilon, random_state=random_state)
 
 
+def valid_frequencies(q_tilde: np.ndarray) -> np.ndarray:
+    """The noisy table projected onto valid frequency tables: every cell clipped at 0 (post-processing).
+
+    The exact ``q_hat`` is non-negative, so clipping a noisy cell at 0 only moves it closer to ``q_hat``
+    (``|max(q~, 0) - q_hat| <= |q~ - q_hat|``): the concentration behind LP~ (1)'s slack (Lemma B.2) holds for the
+    clipped table too, and every rate ``q_(y_hat a y) / q_ay`` of a cell with ``q_ay > 0`` lies in ``[0, 1]``.
+    A table without negative cells (e.g. at ``epsilon = inf``) is unchanged.
+
+    Parameters
+    ----------
+    q_tilde : ndarray
+        The released noisy table (any shape).
+
+    Returns
+    -------
+    ndarray
+        ``max(q_tilde, 0)``, same shape.
+    """
+    return np.maximum(np.asarray(q_tilde, dtype=float), 0.0)
+
+
 def lp_slack(q_tilde: np.ndarray, m: int, epsilon: float, beta: float) -> tuple[np.ndarray, np.ndarray]:
     """Slack of LP~ (1) for the false- and true-positive constraints of every group ``a != 0``.
 
     ``4 ln(4|A|/beta) / (min{q~_a0, q~_00} m epsilon)`` (FP) and the same with ``y = 1`` (TP), where
-    ``q~_ay = q~_0ay + q~_1ay``; group 0 gets 0.  0 when ``epsilon`` is infinite.
+    ``q~_ay = q~_0ay + q~_1ay``; group 0 gets 0.  0 when ``epsilon`` is infinite.  Where ``min{q~_ay, q~_0y} <= 0``
+    (no evidence about a rate: a declared group absent from the data, or drowned by the noise) the slack is
+    its limit as that frequency tends to 0, infinite, reported as 1e20 (HiGHS's infinity): the constraint is
+    vacuous, at any ``epsilon``.
 
     Parameters
     ----------
     q_tilde : ndarray of shape (2, n_groups, 2)
-        Noisy frequencies; every ``q~_ay`` used must be > 0.
+        Noisy frequencies (usually :func:`valid_frequencies` of the release).
     m : int
         Number of rows.
     epsilon : float
@@ -221,12 +258,15 @@ def lp_slack(q_tilde: np.ndarray, m: int, epsilon: float, beta: float) -> tuple[
     """
     q_ay = q_tilde.sum(axis=0)  # (n_groups, 2)
     n_groups = q_ay.shape[0]
+    smallest = np.minimum(q_ay, q_ay[:1])  # (n_groups, 2)
     if math.isinf(epsilon):
-        return np.zeros(n_groups), np.zeros(n_groups)
-    numerator = 4.0 * math.log(4.0 * n_groups / beta)
-    with np.errstate(over="ignore", divide="ignore"):
-        slack = numerator / (np.minimum(q_ay, q_ay[:1]) * m * epsilon)  # (n_groups, 2)
-    slack = np.minimum(slack, _HIGHS_INF)
+        slack = np.zeros((n_groups, 2))
+    else:
+        numerator = 4.0 * math.log(4.0 * n_groups / beta)
+        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+            slack = numerator / (smallest * m * epsilon)
+        slack = np.minimum(slack, _HIGHS_INF)
+    slack[~(smallest > 0)] = _HIGHS_INF  # no evidence: the limit of the slack, a vacuous constraint
     slack[0] = 0.0
     return slack[:, 0].copy(), slack[:, 1].copy()
 
@@ -245,7 +285,8 @@ def solve_lp(
     q : ndarray of shape (2, n_groups, 2)
         (Noisy) frequencies ``q[y_hat, a, y]``; ``q_ay > 0`` for every constrained rate.
     bound_fp, bound_tp : ndarray of shape (n_groups,) or None
-        Right-hand sides ``gamma + slack`` (entry 0 unused); ``None`` drops that family.
+        Right-hand sides ``gamma + slack`` (entry 0 unused); ``None`` drops that family, and an entry
+        ``>= 1e20`` (HiGHS's infinity) drops that group's constraint.
 
     Returns
     -------
@@ -257,7 +298,8 @@ def solve_lp(
     Raises
     ------
     ValueError
-        If HiGHS reports no optimal solution (infeasible, or numerical trouble).
+        If HiGHS reports no optimal solution (infeasible, or numerical trouble), or a rate with a finite
+        bound has ``q_ay <= 0``.
     """
     n_groups = q.shape[1]
     c = (q[:, :, 0] - q[:, :, 1]).ravel()  # variable index y_hat * n_groups + a
@@ -266,8 +308,17 @@ def solve_lp(
     for y_value, bound in ((0, bound_fp), (1, bound_tp)):
         if bound is None or n_groups < 2:
             continue
-        rate = q[:, :, y_value] / q[:, :, y_value].sum(axis=0)  # coefficients of R_a in p
+        denominator = q[:, :, y_value].sum(axis=0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rate = q[:, :, y_value] / denominator  # coefficients of R_a in p
         for a in range(1, n_groups):
+            if bound[a] >= _HIGHS_INF:  # vacuous (HiGHS's infinity): no row
+                continue
+            if not (denominator[a] > 0 and denominator[0] > 0):
+                raise ValueError(
+                    "a constrained rate of LP (6) has a frequency q_ay <= 0 (undefined) and a finite bound: pass "
+                    "bound 1e20 (vacuous) for it, as lp_slack does."
+                )
             row = np.zeros((2, n_groups))
             row[:, a] += rate[:, a]
             row[:, 0] -= rate[:, 0]
@@ -287,6 +338,50 @@ def solve_lp(
         )
     p = np.clip(result.x.reshape(2, n_groups), 0.0, 1.0)
     return p, float(result.fun) + constant
+
+
+def best_constant_classifier(q: np.ndarray, n_groups: int) -> tuple[np.ndarray, float]:
+    """The constant classifier (``p = 0`` or ``p = 1`` everywhere) of smaller error under the table ``q``.
+
+    Its rates are equal in every group, so it satisfies every constraint of LP (6) / LP~ (1): the fallback of
+    a fit whose LP HiGHS could not solve.
+
+    Parameters
+    ----------
+    q : ndarray of shape (2, n_groups, 2)
+        (Noisy, valid) frequencies ``q[y_hat, a, y]``.
+    n_groups : int
+        Number of declared groups.
+
+    Returns
+    -------
+    p : ndarray of shape (2, n_groups)
+        All zeros or all ones.
+    objective : float
+        Its error under ``q``.
+    """
+    negatives, positives = float(q[:, :, 0].sum()), float(q[:, :, 1].sum())
+    value = 1.0 if negatives < positives else 0.0
+    return np.full((2, n_groups), value), negatives if value else positives
+
+
+def _warn_vacuous(vacuous: dict[str, np.ndarray], groups: np.ndarray, epsilon: float) -> None:
+    """One :class:`VacuousConstraintWarning` naming the declared groups whose constraints bind nothing."""
+    parts = []
+    for rate, flags in vacuous.items():
+        names = [repr(label) for label in np.asarray(groups)[1:][flags].tolist()]
+        if names:
+            parts.append(f"the {rate} rate of group(s) {', '.join(names)}")
+    if not parts:
+        return
+    warnings.warn(
+        f"LP~ (1) leaves {'; '.join(parts)} unconstrained (against group 0, {groups.tolist()[0]!r}): at "
+        f"epsilon={epsilon:g} the noisy table holds too little of that group or of group 0 for that label (a "
+        "declared group without rows, or a small one), so the slack of these constraints is at least 1 and they "
+        "bind nothing. The fit is valid and private. Use a larger epsilon, more rows, or merge small groups.",
+        VacuousConstraintWarning,
+        stacklevel=5,  # the user's call of fit
+    )
 
 
 # ---------------------------------------------------------------------------- estimator
@@ -323,14 +418,17 @@ class DPEqualizedOddsPostProcessor(
     the second is the positive class (labels within {0, 1} give ``[0, 1]``).  The base classifier
     must predict the same labels.
 
-    **Slack and failure.** Each constraint of LP~ (1) is widened by
+    **Slack, small groups and failure.** Each constraint of LP~ (1) is widened by
     ``4 ln(4|A|/beta) / (min{q~_a y, q~_0 y} m epsilon)`` (group 0, the first declared group, is the
     anchor), so that the non-private optimum stays feasible with probability ``1 - beta``
-    (Lemma B.2).  The slack is undefined when a noisy ``q~_ay = q~_0ay + q~_1ay`` is ``<= 0`` (a
-    small group or label cell drowned by the noise): ``fit`` then raises ``ValueError``.  With the
-    box ``0 <= p <= 1`` the LP always contains the constant classifiers, so it is infeasible only
-    through numerical trouble; that also raises ``ValueError``.  Neither message prints private
-    values.
+    (Lemma B.2).  Once the table is released, ``fit`` cannot fail (issue 29): the LP is solved on the
+    table clipped to valid frequencies (:func:`valid_frequencies`, post-processing; ``noisy_frequencies_``
+    keeps the release itself), a declared group absent from the data or drowned by the noise (a noisy
+    ``q~_ay <= 0``) gets the limit of the slack, a vacuous constraint, and if HiGHS reports no optimum
+    the best constant classifier (equal rates in every group) is returned.  A
+    :class:`VacuousConstraintWarning` names the declared groups whose constraints bind nothing (slack
+    ``>= 1``) and the fallback; no message prints private values.  A group without evidence gets the LP's
+    choice on its (noise-only) frequencies.
 
     At ``epsilon = inf`` the slack is 0 and this is the post-processing of Hardt et al. (2016),
     the same optimum as fairlearn's ``ThresholdOptimizer(constraints="equalized_odds")`` on binary
@@ -384,7 +482,7 @@ default "equalized_odds"
     probabilities_ : ndarray of shape (2, n_groups)
         ``p~*[y_hat, a]``: probability of predicting 1 given base prediction and group.
     objective_ : float
-        The noisy error ``err~`` of the solution.
+        The noisy error ``err~`` of the solution (under the table clipped to valid frequencies).
     n_features_in_ : int
         Number of features of ``X`` (when the base classifier knows it).
     privacy_spent_ : dict
@@ -399,6 +497,7 @@ default "equalized_odds"
     _results_hold_feature_attributes: ClassVar[bool] = True  # stale feature attributes go (dpfair.base)
     _privacy_protects = _PROTECTS
     _privacy_neighbouring = _NEIGHBOURING
+    _privacy_relation = CHANGE_ATTRIBUTE
 
     def __init__(
         self, estimator: Any = None, *, epsilon: float = 1.0, gamma: float = 0.0, beta: float = 0.05,
@@ -450,8 +549,7 @@ default "equalized_odds"
         ------
         ValueError
             On an invalid argument (the message names it), ``y`` without two labels, ``groups`` missing
-            with finite ``epsilon``, an undeclared group, a noisy ``q~_ay <= 0`` (undefined slack:
-            use a larger ``epsilon`` or fewer groups), or an LP with no solution.
+            with finite ``epsilon``, or an undeclared group; always before the charge.
         TypeError
             If an argument has the wrong type.
         NotFittedError
@@ -464,6 +562,9 @@ default "equalized_odds"
         -----
         PrivacyLeakWarning
             With ``epsilon = inf``.
+        VacuousConstraintWarning
+            When a declared group's constraint binds nothing (too little of the group in the noisy table,
+            e.g. a group without rows), or when HiGHS found no optimum (the best constant classifier is returned).
         """
         return self._set_fitted(self._release(X, y, sensitive_features=sensitive_features))
 
@@ -532,26 +633,39 @@ default "equalized_odds"
         return {**statistics, "q_tilde": q_tilde, "predict_seed": _predict_seed(noise)}
 
     def _solve(self, params: PrivacyParameters, noisy: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
+        """Post-processing of the released table; it cannot fail once the budget was charged (issue 29, item 5).
+
+        A declared group absent from the data (or drowned by the noise) is handled here: the table is clipped to
+        valid frequencies, a rate without evidence gets the vacuous slack (:func:`lp_slack`), and a failed LP falls
+        back to the best constant classifier; each case raises :class:`VacuousConstraintWarning`, never an error.
+        """
         q_tilde, epsilon, constraints = noisy["q_tilde"], params.epsilon, params.extra["constraints"]
-        n_groups = data["groups"].size
+        groups = data["groups"]
+        n_groups = groups.size
+        q_valid = valid_frequencies(q_tilde)
         bound_fp = bound_tp = None
         slack_fp = slack_tp = np.zeros(n_groups)
         if n_groups > 1:
-            used = {"equalized_odds": [0, 1], "false_positive_rate_parity": [0], "true_positive_rate_parity": [1]}
-            q_ay = q_tilde.sum(axis=0)
-            if not (q_ay[:, used[constraints]] > 0).all():
-                what = "noisy frequency" if not math.isinf(epsilon) else "frequency"
-                raise ValueError(
-                    f"a {what} q~_ay of a (group, label) cell is <= 0, so the rates and the slack of LP~ (1) are "
-                    "undefined: every declared group needs rows of each constrained label. Use a larger epsilon, "
-                    "fewer groups (merge small ones), or more rows."
-                )
-            slack_fp, slack_tp = lp_slack(q_tilde, noisy["n_rows"], epsilon, params.extra["beta"])
+            slack_fp, slack_tp = lp_slack(q_valid, noisy["n_rows"], epsilon, params.extra["beta"])
+            vacuous: dict[str, np.ndarray] = {}
             if constraints != "true_positive_rate_parity":
                 bound_fp = np.minimum(params.extra["gamma"] + slack_fp, _HIGHS_INF)
+                vacuous["false-positive"] = slack_fp[1:] >= 1.0
             if constraints != "false_positive_rate_parity":
                 bound_tp = np.minimum(params.extra["gamma"] + slack_tp, _HIGHS_INF)
-        p, objective = solve_lp(q_tilde, bound_fp, bound_tp)  # line 5
+                vacuous["true-positive"] = slack_tp[1:] >= 1.0
+            _warn_vacuous(vacuous, groups, epsilon)
+        try:
+            p, objective = solve_lp(q_valid, bound_fp, bound_tp)  # line 5
+        except ValueError:  # HiGHS found no optimum (numerical trouble): the LP's always-feasible fallback
+            p, objective = best_constant_classifier(q_valid, n_groups)
+            warnings.warn(
+                "HiGHS found no optimum of the noisy linear program LP~ (1); the fitted post-processor is the best "
+                "constant classifier (equal rates in every group, so every constraint holds). Use a larger epsilon, "
+                "fewer (merged) groups or a larger gamma.",
+                VacuousConstraintWarning,
+                stacklevel=4,  # the user's call of fit
+            )
         estimator = noisy["estimator"]
         results = {
             "estimator_": estimator, "classes_": data["classes"], "groups_": data["groups"],
@@ -562,6 +676,18 @@ default "equalized_odds"
             if hasattr(estimator, name):
                 results[name] = getattr(estimator, name)
         return results
+
+    def _declared_relation(self) -> str:
+        """``"replace"`` when a private base model is fitted here (end to end), else ``"change_attribute"``.
+
+        Given the base model's (already released) predictions, replacing a whole row moves it from one cell of
+        the (prediction, group, label) table to another, as changing its group does: the table's sensitivity
+        holds under replacement.  With a base model trained non-privately on the same rows (or given prefit),
+        ``X`` and ``y`` are treated as public and only the change of one row's group is protected.
+        """
+        private_fit_here = self.prefit is False and self.estimator is not None and any(
+            not math.isinf(epsilon) for _, epsilon, _ in fit_charges(self.estimator))
+        return REPLACE if private_fit_here else CHANGE_ATTRIBUTE
 
     def _privacy_spent(self, params: PrivacyParameters, results: dict[str, Any]) -> dict[str, Any]:
         spent = super()._privacy_spent(params, results)

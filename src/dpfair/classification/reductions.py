@@ -26,10 +26,17 @@ Privacy accounting (all through :mod:`dpfair.privacy` and ``dp_accounting``):
   ``epsilon' = epsilon / (4 sqrt(T ln(1/delta)))`` (line 5), lowered where the advanced
   composition theorem does not certify it;
 * the A-aware oracle (``use_sensitive_at_test_time=True``) also releases ``Z^T Z`` and ``Z^T C_0``
-  (``Z = [X, one-hot(A)]``) once;
+  (``Z = [X, one-hot(A)]``) once, and with ``selection="best"`` its best prefix (exponential mechanism);
 * the counts (and the A-aware statistics) get the rest of ``epsilon`` (a tenth, or more with
-  ``accountant="paper"``).  The whole fit is ``(epsilon, delta)``-DP (basic composition of the parts);
-  the best-iterate selection (``selection="best"``) only post-processes the released violations.
+  ``accountant="paper"``), in equal parts.  The whole fit is ``(epsilon, delta)``-DP (basic composition of
+  the parts);
+* the best-iterate selection (``selection="best"``) scores every prefix ``t`` by
+  ``err(Q_t) + B max(0, max_k r~_k(Q_t) + margin)``.  A-blind, ``h(x)`` is a function of public ``X`` and
+  released values, so its training error (``y`` is public) and the choice are post-processing (checked
+  white-box: identical releases give the identical choice).  A-aware (``use_sensitive_at_test_time=True``),
+  ``h(x, a)`` is evaluated at every row's true group, so ``err(Q_t)`` reads ``A`` exactly (issue 29): the
+  prefix is then chosen by the exponential mechanism (utility ``-value_t``, sensitivity ``1/m``), paid with a
+  third of the one-off share (``epsilon_selection_``; the counts and ``Z^T Z`` get the other two thirds).
 
 Defaults (Theorems 4.3-4.6): ``bound_B = |A|`` (the choice of Corollary 4.6.1; Lemma C.4's
 violation slack ``(1 + 2 nu) / B`` is a worst case, and the game's equilibrium only needs ``B``
@@ -55,7 +62,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from dpfair._estimator import (
     as_sensitive_features,
@@ -96,6 +103,7 @@ from dpfair.classification.reductions_game import (  # noqa: F401
     _Game,
     _lambda,
     _noisy_moment,
+    _private_prefix_choice,
     _psd_inverse,
     auditor_sensitivity,
     aware_static_sensitivity,
@@ -105,8 +113,16 @@ from dpfair.classification.reductions_game import (  # noqa: F401
     oracle_sensitivity,
     violations,
 )
+from dpfair.classification.reductions_inputs import (  # noqa: F401  (_l1_row_bound: tests use it here)
+    _NOISE_REACH,
+    _check_release_room,
+    _check_rows,
+    _features,
+    _l1_row_bound,
+)
 from dpfair.privacy.mechanisms import laplace_mechanism
 from dpfair.privacy.noise import NoiseSource
+from dpfair.privacy.relations import CHANGE_ATTRIBUTE
 
 __all__ = ["DPExponentiatedGradient", "SmallBudgetWarning", "per_round_epsilon"]
 
@@ -140,55 +156,6 @@ class SmallBudgetWarning(UserWarning):
     one noisy best response.  :class:`~dpfair.classification.DPEqualizedOddsPostProcessor` spends the same
     budget once and is then the better choice.
     """
-
-
-# ---------------------------------------------------------------------------- validation helpers
-def _features(estimator: Any, X: Any, *, reset: bool, y: Any = None) -> tuple[np.ndarray, np.ndarray | None]:
-    """``X`` (and ``y``) through scikit-learn's validation; messages name the argument."""
-    try:
-        if y is None:
-            return validate_data(estimator, X, reset=reset, dtype=np.float64, ensure_all_finite=True), None
-        X_out, y_out = validate_data(estimator, X, y, reset=reset, dtype=np.float64, ensure_all_finite=True, y_numeric=False)
-        return X_out, y_out
-    except (TypeError, ValueError) as exc:
-        message = str(exc)
-        if "X" not in message and "y" not in message:
-            message = f"X: {message}"
-        raise type(exc)(f"{message} Pass X as a finite 2-d array of real numbers (and y as one binary label per row).") from None
-
-
-def _l1_row_bound(x_norm_bound: Any, x_l1_bound: Any, n_features: int) -> tuple[float, np.ndarray | None, float | None]:
-    """``(bound on ||x||_1, per-feature bounds or None, L2 bound or None)`` from the declared bounds.
-
-    ``x_norm_bound`` (Euclidean) gives ``||x||_1 <= sqrt(d) x_norm_bound``; a scalar ``x_l1_bound`` bounds
-    ``||x||_1`` directly; a vector ``x_l1_bound`` bounds every ``|x_j|``, so ``||x||_1 <= sum_j x_l1_bound[j]``.
-    The smallest of the declared bounds is used.
-    """
-    l2 = None if x_norm_bound is None else check_positive_finite(x_norm_bound, "x_norm_bound")
-    per_feature = None
-    bounds = [] if l2 is None else [math.sqrt(n_features) * l2]
-    if x_l1_bound is not None:
-        if np.ndim(x_l1_bound) == 0:
-            bounds.append(check_positive_finite(x_l1_bound, "x_l1_bound"))
-        else:
-            try:
-                per_feature = np.asarray(x_l1_bound, dtype=np.float64)
-            except (TypeError, ValueError):
-                raise TypeError("x_l1_bound must be a positive number or one positive number per feature.") from None
-            if per_feature.ndim != 1 or per_feature.size != n_features:
-                raise ValueError(
-                    f"x_l1_bound must be a number or hold one bound per feature ({n_features}), got shape "
-                    f"{per_feature.shape}."
-                )
-            if not (np.isfinite(per_feature).all() and (per_feature >= 0).all()):
-                raise ValueError("x_l1_bound must hold finite bounds >= 0 on every |x_j|.")
-            bounds.append(float(per_feature.sum()))
-    if not bounds:
-        raise ValueError(
-            "declare a bound on the rows of X: x_norm_bound (Euclidean norm) or x_l1_bound (L1 norm, or one bound "
-            "per feature on |x_j|); the oracle's noise is calibrated to it, never to the data."
-        )
-    return min(bounds), per_feature, l2
 
 
 class DPExponentiatedGradient(PrivateEstimator, ClassifierMixin, BaseEstimator):
@@ -252,7 +219,11 @@ class DPExponentiatedGradient(PrivateEstimator, ClassifierMixin, BaseEstimator):
         the mixture of the first ``t`` best responses for the ``t`` with the smallest primal value
         ``err(Q_t) + B max(0, max_k r_k(Q_t))`` (fairlearn's best-iterate selection).  The violations
         ``r(Q_t)`` are the averages of the released noisy ``r~``, taken with an upper confidence margin of two
-        standard deviations of their noise: post-processing, so the choice costs no privacy.
+        standard deviations of their noise.  A-blind, the training error ``err(Q_t)`` depends on public ``X``,
+        ``y`` and released values only: the choice is post-processing and costs no privacy.  A-aware
+        (``use_sensitive_at_test_time=True``) the hypotheses read every row's group, so ``err(Q_t)`` is private:
+        with a finite ``epsilon`` the prefix is drawn by the exponential mechanism (sensitivity ``1/m``) with a
+        third of the one-off share of ``epsilon`` (``epsilon_selection_``), inside the total ``epsilon``.
     groups : list or None, default None
         The declared group labels (public; the first is the reference group 0).  Required with a
         finite ``epsilon``; with ``epsilon = inf`` it may be omitted and is read off the data.
@@ -285,6 +256,9 @@ class DPExponentiatedGradient(PrivateEstimator, ClassifierMixin, BaseEstimator):
         Step size used.
     epsilon_step_ : float
         Per-release ``epsilon'`` of each round (``inf`` without privacy).
+    epsilon_selection_ : float
+        The ``epsilon`` of the private best-prefix choice (A-aware, ``selection="best"``, finite ``epsilon``;
+        part of the total ``epsilon``), 0 where the choice is post-processing or not made.
     accountant_ : str
         The bound that certifies ``epsilon_step_`` (also stated in ``privacy_spent_["protects"]``).
     gap_ : float
@@ -331,6 +305,7 @@ class DPExponentiatedGradient(PrivateEstimator, ClassifierMixin, BaseEstimator):
     }
     _privacy_protects = _PROTECTS
     _privacy_neighbouring = _NEIGHBOURING
+    _privacy_relation = CHANGE_ATTRIBUTE  # X, y and the number of rows are public
 
     def __init__(
         self,
@@ -500,17 +475,25 @@ class DPExponentiatedGradient(PrivateEstimator, ClassifierMixin, BaseEstimator):
         T = n_iter if n_iter is not None else min(t_privacy, accuracy_n_iter(bound_B, nu, n_groups, reference=reference))
         eta = extra["eta"] if extra["eta"] is not None else default_eta(n_groups, T, reference=reference)
         private = not math.isinf(epsilon) and n_groups > 1  # with one group no output depends on the labels
+        # A-aware, h and its training error read A exactly: the best-prefix choice is then a charged release
+        private_selection = private and aware and extra["selection"] == "best"
         certified_by = "none (epsilon = inf)"
+        epsilon_gram = epsilon_selection = 0.0
         if private:
             epsilon_step, epsilon_rest, certified_by = privacy_split(epsilon, delta, T, extra["accountant"])
-            epsilon_counts = epsilon_rest / 2.0 if aware else epsilon_rest
+            # the one-off share, in equal parts: the counts; with the A-aware oracle its Z^T Z and Z^T C_0; and
+            # with selection="best" the A-aware prefix choice (basic composition of the parts)
+            n_parts = 1 + int(aware) + int(private_selection)
+            epsilon_counts = epsilon_rest / n_parts
+            epsilon_gram = epsilon_rest / n_parts if aware else 0.0
+            epsilon_selection = epsilon_rest / n_parts if private_selection else 0.0
             # worst case over the (not yet released) counts: denominators are clipped to >= 1, so q~_min >= 1/m
             ones = np.ones((n_groups, 2))
             worst = max(
                 2.0 / epsilon_counts,
                 auditor_sensitivity(ones, reference=reference, label_counts=np.ones(2), aware=aware) / epsilon_step,
                 oracle_sensitivity(bound_B, np.array([1.0 / m]), l1_row_bound, aware, reference=reference) / epsilon_step,
-                aware_static_sensitivity(l1_row_bound) / max(epsilon_rest - epsilon_counts, 1e-300) if aware else 0.0,
+                aware_static_sensitivity(l1_row_bound) / max(epsilon_gram, 1e-300) if aware else 0.0,
             )
             if not worst <= _MAX_NOISE_SCALE:
                 raise ValueError(
@@ -535,13 +518,21 @@ class DPExponentiatedGradient(PrivateEstimator, ClassifierMixin, BaseEstimator):
         cell = index * 2 + y01  # (group, label) cell of every row
         Z = np.hstack([X_arr, np.eye(n_groups)[index]]) if aware else np.hstack([X_arr, np.ones((m, 1))])
         c0 = y01.astype(float)  # Subroutine 2: C_0 = 1{y != 0}
+        with np.errstate(over="ignore", invalid="ignore"):
+            gram, moment0 = Z.T @ Z, Z.T @ c0
+            # Z^T C_1 = Z^T 1{y != 1} + sum_cells tau_cell Z^T 1_cell (the same vectors every round)
+            zt_base = Z.T @ (1.0 - c0)
+            zt_cells = np.stack([Z[cell == c].sum(axis=0) for c in range(2 * n_groups)])
+        if private:
+            _check_release_room(gram, moment0, zt_base, zt_cells, bound_B=bound_B, n_rows=m, worst_scale=worst)
         return {
             "m": m, "n_groups": n_groups, "bound_B": bound_B, "nu": nu, "T": T, "eta": eta, "private": private,
             "epsilon_step": epsilon_step, "epsilon_counts": epsilon_counts, "epsilon_rest": epsilon_rest,
-            "certified_by": certified_by, "y01": y01, "cell": cell, "Z": Z, "c0": c0,
+            "epsilon_gram": epsilon_gram, "epsilon_selection": epsilon_selection, "certified_by": certified_by,
+            "y01": y01, "cell": cell, "Z": Z, "c0": c0,
             "exact_counts": np.bincount(cell, minlength=2 * n_groups).reshape(n_groups, 2).astype(float),
             "label_counts": np.bincount(y01, minlength=2).astype(float),  # public: y is public
-            "gram": Z.T @ Z, "moment0": Z.T @ c0, "l1_row_bound": l1_row_bound,
+            "gram": gram, "moment0": moment0, "zt_base": zt_base, "zt_cells": zt_cells, "l1_row_bound": l1_row_bound,
         }
 
     def _draw_noise(self, params: PrivacyParameters, statistics: dict[str, Any], noise: NoiseSource) -> dict[str, Any]:
@@ -549,8 +540,9 @@ class DPExponentiatedGradient(PrivateEstimator, ClassifierMixin, BaseEstimator):
         s, extra = statistics, params.extra
         reference, aware, selection, gamma = extra["reference"], extra["aware"], extra["selection"], extra["gamma"]
         private, m, n_groups, T, bound_B = s["private"], s["m"], s["n_groups"], s["T"], s["bound_B"]
-        epsilon_step, epsilon_counts, epsilon_rest = s["epsilon_step"], s["epsilon_counts"], s["epsilon_rest"]
-        y01, cell, Z, c0, label_counts = s["y01"], s["cell"], s["Z"], s["c0"], s["label_counts"]
+        epsilon_step, epsilon_counts, epsilon_gram = s["epsilon_step"], s["epsilon_counts"], s["epsilon_gram"]
+        epsilon_selection = s["epsilon_selection"]
+        y01, cell, Z, label_counts = s["y01"], s["cell"], s["Z"], s["label_counts"]
         gram, moment0 = s["gram"], s["moment0"]
         # ---- one-off releases (paid from epsilon_rest): the cell counts, Laplace with L1 sensitivity 2
         if private:
@@ -565,7 +557,7 @@ class DPExponentiatedGradient(PrivateEstimator, ClassifierMixin, BaseEstimator):
             released = laplace_mechanism(
                 np.concatenate([gram[upper], moment0]),
                 sensitivity=aware_static_sensitivity(s["l1_row_bound"]),
-                epsilon=epsilon_rest - epsilon_counts,
+                epsilon=epsilon_gram,
                 random_state=noise,
             )
             gram = np.zeros_like(gram)
@@ -576,9 +568,7 @@ class DPExponentiatedGradient(PrivateEstimator, ClassifierMixin, BaseEstimator):
         sens_oracle = (oracle_sensitivity(bound_B, proportions, s["l1_row_bound"], aware, reference=reference)
                        if private else math.inf)
         sens_auditor = auditor_sensitivity(denominators, reference=reference, label_counts=label_counts, aware=aware)
-        # Z^T C_1 = Z^T 1{y != 1} + sum_cells tau_cell Z^T 1_cell (the same vector, computed once per cell)
-        zt_base = Z.T @ (1.0 - c0)
-        zt_cells = np.stack([Z[cell == c].sum(axis=0) for c in range(2 * n_groups)])
+        zt_base, zt_cells = s["zt_base"], s["zt_cells"]  # Z^T C_1 = zt_base + sum_cells tau_cell zt_cells[cell]
         game = _Game(y01, cell, n_groups, denominators, label_counts, gamma, reference)
 
         def best_response(lam: np.ndarray, step: float) -> tuple[np.ndarray, np.ndarray]:
@@ -595,6 +585,7 @@ class DPExponentiatedGradient(PrivateEstimator, ClassifierMixin, BaseEstimator):
         err_sum = 0.0
         h_sum = np.zeros(m)
         h_best, r_best_sum = h_sum, r_sum
+        values, r_sums = np.empty(T), np.empty((T, *theta.shape))  # every prefix's primal value and sum of r~
         noise_sd = math.sqrt(2.0) * sens_auditor / epsilon_step if private else 0.0  # sd of one Laplace draw
         best_value, best_t, rounds, gap = math.inf, 0, T, math.nan
         for t in range(T):
@@ -615,8 +606,9 @@ class DPExponentiatedGradient(PrivateEstimator, ClassifierMixin, BaseEstimator):
             err_sum += game.error(h)
             n = t + 1
             value = err_sum / n + bound_B * max(0.0, float(np.max(r_sum / n, initial=-math.inf)) + 2.0 * noise_sd / math.sqrt(n))
+            values[t], r_sums[t] = value, r_sum
             h_sum += h
-            if selection == "average" or value <= best_value:
+            if selection == "average" or (value <= best_value and not epsilon_selection):
                 best_value, best_t = value, n
                 h_best = h_sum.copy()
                 r_best_sum = r_sum.copy()
@@ -625,12 +617,16 @@ class DPExponentiatedGradient(PrivateEstimator, ClassifierMixin, BaseEstimator):
                 if gap <= s["nu"]:  # a nu-approximate equilibrium: stop (Theorem 4.3)
                     rounds = n
                     break
+        if epsilon_selection:
+            best_t = _private_prefix_choice(values[:rounds], m, epsilon_selection, noise)
+            r_best_sum = r_sums[best_t - 1].copy()  # (h_best is used only at epsilon = inf)
         if not private and n_groups > 1 and rounds == T:
             gap = game.gap(h_best / best_t, lam_sums[best_t] / best_t, bound_B, best_response)
         return {
             "game": game, "denominators": denominators, "label_counts": label_counts, "noise_sd": noise_sd,
             "weights": weights, "lam_sums": lam_sums, "h_best": h_best, "r_best_sum": r_best_sum, "best_t": best_t,
-            "rounds": rounds, "gap": gap, "predict_seed": _predict_seed(noise), **{k: s[k] for k in _PLAN},
+            "rounds": rounds, "gap": gap, "predict_seed": _predict_seed(noise), "epsilon_selection": epsilon_selection,
+            **{k: s[k] for k in _PLAN},
         }
 
     def _solve(self, params: PrivacyParameters, noisy: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
@@ -655,7 +651,8 @@ class DPExponentiatedGradient(PrivateEstimator, ClassifierMixin, BaseEstimator):
         return {
             "classes_": data["classes"], "groups_": data["groups"], "bound_B_": bound_B, "nu_": noisy["nu"],
             "n_iter_": noisy["rounds"], "best_iter_": best_t, "eta_": noisy["eta"],
-            "epsilon_step_": noisy["epsilon_step"], "accountant_": noisy["certified_by"],
+            "epsilon_step_": noisy["epsilon_step"], "epsilon_selection_": noisy["epsilon_selection"],
+            "accountant_": noisy["certified_by"],
             "gap_": float(noisy["gap"]) if not private else math.nan, "coef_": noisy["weights"][:best_t].copy(),
             "lambda_": noisy["lam_sums"][best_t] / best_t, "_aware": params.extra["aware"],
             "_predict_seed_": noisy["predict_seed"],
@@ -664,12 +661,17 @@ class DPExponentiatedGradient(PrivateEstimator, ClassifierMixin, BaseEstimator):
     def _privacy_spent(self, params: PrivacyParameters, results: dict[str, Any]) -> dict[str, Any]:
         if math.isinf(params.epsilon):
             return privacy_spent(
-                math.inf, 0.0, protects="nothing: epsilon=inf runs the exact reduction", neighbouring=_NEIGHBOURING
+                math.inf, 0.0, protects="nothing: epsilon=inf runs the exact reduction", neighbouring=_NEIGHBOURING,
+                relation=CHANGE_ATTRIBUTE,
             )
         # with a finite epsilon the game never stops early, so n_iter_ is the planned T
         how = (f"; the 2T = {2 * results['n_iter_']} per-round releases composed by: {results['accountant_']} "
                f"(accountant={params.extra['accountant']!r})")
-        return privacy_spent(params.epsilon, params.extra["delta"], protects=_PROTECTS + how, neighbouring=_NEIGHBOURING)
+        if results["epsilon_selection_"]:
+            how += (f"; the A-aware best-prefix choice by the exponential mechanism, epsilon "
+                    f"{results['epsilon_selection_']:.6g} of the total (basic composition)")
+        return privacy_spent(params.epsilon, params.extra["delta"], protects=_PROTECTS + how, neighbouring=_NEIGHBOURING,
+                             relation=CHANGE_ATTRIBUTE)
 
     # ------------------------------------------------------------------ prediction
     def _design(self, X: Any, sensitive_features: Any) -> np.ndarray:
@@ -745,22 +747,3 @@ class DPExponentiatedGradient(PrivateEstimator, ClassifierMixin, BaseEstimator):
         source = prediction_noise(random_state, self._predict_seed_)
         u = source.uniform(proba.size) if proba.size else np.empty(0)
         return self.classes_[(u < proba).astype(np.int64)]
-
-
-def _check_rows(X: np.ndarray, l2: float | None, l1: float | None, per_feature: np.ndarray | None) -> None:
-    """Refuse rows of ``X`` outside a declared bound (the message names it, never a private value)."""
-    if l2 is not None and not (np.linalg.norm(X, axis=1) <= l2).all():
-        raise ValueError(
-            f"X has rows whose Euclidean norm exceeds x_norm_bound={l2:g}; the noise is calibrated to "
-            "this declared bound. Rescale X by a public constant or declare a larger x_norm_bound."
-        )
-    if l1 is not None and not (np.abs(X).sum(axis=1) <= l1).all():
-        raise ValueError(
-            f"X has rows whose L1 norm exceeds x_l1_bound={l1:g}; the noise is calibrated to this declared bound. "
-            "Rescale X by a public constant or declare a larger x_l1_bound."
-        )
-    if per_feature is not None and not (np.abs(X) <= per_feature).all():
-        raise ValueError(
-            "X has a value |x_j| above its declared per-feature bound x_l1_bound[j]; the noise is calibrated "
-            "to these declared bounds. Clip X to public ranges or declare larger bounds."
-        )

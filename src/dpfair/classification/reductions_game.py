@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 from scipy.special import logsumexp
 
-from dpfair.privacy.mechanisms import laplace_mechanism
+from dpfair.privacy.mechanisms import exponential_mechanism, laplace_mechanism
 from dpfair.privacy.noise import NoiseSource
 
 
@@ -194,3 +194,20 @@ class _Game:
         _, h = best_response(lam, math.inf)  # the learner's best response (and the two constant classifiers)
         low = min(self.lagrangian(h, lam), self.lagrangian(np.zeros_like(q), lam), self.lagrangian(np.ones_like(q), lam))
         return max(high - value, value - low)
+
+
+#: Largest |primal value| the private prefix choice scores (larger ones, e.g. with a huge ``bound_B``, are clipped).
+_MAX_UTILITY = 1e200
+
+
+def _private_prefix_choice(values: np.ndarray, n_rows: int, epsilon_selection: float, noise: NoiseSource) -> int:
+    """The A-aware best prefix ``t`` (1-based), chosen by the exponential mechanism on ``-value_t``: ``epsilon_selection``-DP.
+
+    ``value_t = err(Q_t) + B max(0, max_k r~_k(Q_t) + margin)``: given the released ``r~`` and weights, only
+    ``err(Q_t)`` (the mean training error of the first ``t`` A-aware best responses ``h_s(x, a)``) reads ``A``,
+    and changing one row's group changes each ``err(h_s)``, hence every ``err(Q_t)``, by at most ``1 / m``
+    (``m`` public): the utility's sensitivity.  Values are clipped to a finite range first (a 1-Lipschitz map:
+    the sensitivity holds), so the release cannot fail after the charge.
+    """
+    utilities = -np.clip(np.nan_to_num(values, nan=_MAX_UTILITY, posinf=_MAX_UTILITY), -_MAX_UTILITY, _MAX_UTILITY)
+    return exponential_mechanism(utilities, sensitivity=1.0 / n_rows, epsilon=epsilon_selection, random_state=noise) + 1
