@@ -7,6 +7,11 @@ data is read, nothing is fitted); :func:`check_search_budget` refuses, before an
 search that its budget cannot pay for; :func:`fit_search` does both around scikit-learn's own
 ``search.fit`` and turns a budget that runs out inside the search into one clear error.
 
+Parallel fits (``n_jobs`` other than 1, or a joblib / Dask backend that runs more than one job) are
+refused by :func:`check_search_budget` before anything is fitted or charged: a worker process holds a
+pickled copy of the budget, and its charges would never reach the caller's.  Run such searches with
+``n_jobs=1``, or use :class:`~dpfair.model_selection.PrivateRandomSearch` (one charge for the whole search).
+
 Why a function and not a subclass of ``GridSearchCV``: the search stays scikit-learn's own object
 (its ``cv_results_``, ``best_estimator_``, ``refit`` and metadata routing unchanged), and the check
 is one line before ``search.fit``.  A dpfair estimator cannot do the check itself: inside a search
@@ -19,6 +24,7 @@ import copy
 from dataclasses import dataclass
 from typing import Any
 
+import joblib
 import numpy as np
 from sklearn.base import clone, is_classifier
 from sklearn.model_selection import GridSearchCV, ParameterGrid, ParameterSampler, RandomizedSearchCV, check_cv
@@ -26,6 +32,7 @@ from sklearn.utils.validation import _num_samples
 
 from dpfair._estimator import fit_charges
 from dpfair._validation import check_int
+from dpfair.model_selection._search import PrivateRandomSearch
 from dpfair.privacy import PrivacyBudget, PrivacyBudgetExceededError, default_budget
 
 __all__ = ["SearchCost", "check_search_budget", "fit_search", "search_cost"]
@@ -38,9 +45,11 @@ class SearchCost:
     Parameters
     ----------
     n_fits : int
-        Fits the search runs: ``n_splits * n_candidates`` plus 1 with ``refit``.
+        Fits the search runs: ``n_splits * n_candidates`` plus 1 with ``refit``; for a
+        :class:`~dpfair.model_selection.PrivateRandomSearch`, 1 (its one release: the number of its trials
+        is random and never released).
     n_splits : int
-        Cross-validation folds.
+        Cross-validation folds (1 for a ``PrivateRandomSearch``: its one training/validation split).
     n_candidates : int
         Parameter candidates (1 for ``cross_validate``).
     refit : bool
@@ -50,6 +59,8 @@ class SearchCost:
     charges : tuple of (PrivacyBudget or None, float, float)
         Every charge, in order, with the budget it goes to (``None``: an estimator given no budget
         and no :func:`dpfair.privacy.default_budget`, so nothing is charged).
+    one_charge : bool, default False
+        ``True`` for a ``PrivateRandomSearch``: one charge covers every trial, nested parts and scores.
     """
 
     n_fits: int
@@ -59,6 +70,7 @@ class SearchCost:
     epsilon: float
     delta: float
     charges: tuple[tuple[PrivacyBudget | None, float, float], ...]
+    one_charge: bool = False
 
     def needed(self, budget: PrivacyBudget) -> tuple[float, float]:
         """``(epsilon, delta)`` charged to ``budget`` (basic composition of its charges).
@@ -79,6 +91,9 @@ class SearchCost:
         return float(sum(e for e, _ in mine)), float(min(1.0, sum(d for _, d in mine)))
 
     def __str__(self) -> str:
+        if self.one_charge:
+            return (f"PrivateRandomSearch over {self.n_candidates} candidate(s): 1 charge for all its trials (their number "
+                    f"is not released) spending epsilon={self.epsilon:.6g}, delta={self.delta:.3g}")
         fits = f"{self.n_splits} folds x {self.n_candidates} candidate(s)" + (" + 1 refit" if self.refit else "")
         return f"{fits} = {self.n_fits} private fits spending epsilon={self.epsilon:.6g}, delta={self.delta:.3g}"
 
@@ -103,15 +118,18 @@ def search_cost(search: Any, n_samples: int, *, cv: Any = None) -> SearchCost:
 
     Parameters
     ----------
-    search : GridSearchCV, RandomizedSearchCV or estimator
+    search : GridSearchCV, RandomizedSearchCV, PrivateRandomSearch or estimator
         A scikit-learn search whose ``estimator`` holds dpfair estimators (directly, in a
-        ``Pipeline``, or wrapped by a dpfair post-processor with ``prefit=False``), or an estimator: then
+        ``Pipeline``, or wrapped by a dpfair post-processor with ``prefit=False``: their charges are
+        included), a :class:`~dpfair.model_selection.PrivateRandomSearch` (its one charge, after its
+        per-trial costs are checked; with ``cv``, the cost of cross-validating it), or an estimator: then
         the cost of ``cross_validate(estimator, X, cv=cv)``.
     n_samples : int
         Rows of the ``X`` the search will be fitted on (splitters such as ``LeaveOneOut`` need it;
         it is public).
     cv : int, splitter or None, default None
-        Only for an estimator (``cross_validate``'s ``cv``; ``None`` is 5 folds); a search uses its own.
+        Only for an estimator (``cross_validate``'s ``cv``; ``None`` is 5 folds, except for a
+        ``PrivateRandomSearch``, whose own fit it then costs); a search uses its own.
 
     Returns
     -------
@@ -135,13 +153,21 @@ def search_cost(search: Any, n_samples: int, *, cv: Any = None) -> SearchCost:
     >>> from dpfair.privacy import PrivacyBudget
     >>> est = DPLinearRegression(epsilon=0.5, data_norm=1.0, target_bound=1.0, budget=PrivacyBudget(10.0))
     >>> print(search_cost(GridSearchCV(est, {"alpha": [0.1, 1.0, 10.0]}, cv=3), n_samples=1000))
-    3 folds x 3 candidate(s) + 1 refit = 10 private fits spending epsilon=5, delta=1e-05
+    3 folds x 3 candidate(s) + 1 refit = 10 private fits spending epsilon=5, delta=0
     """
     n_samples = check_int(n_samples, "n_samples", minimum=1)
     if type(search).__name__ in ("HalvingGridSearchCV", "HalvingRandomSearchCV"):
         raise TypeError(
             f"{type(search).__name__} decides how many candidates to fit from their scores, so its cost is not known "
             "before it runs; use GridSearchCV (or dpfair.model_selection.PrivateRandomSearch, one charge in all)."
+        )
+    if isinstance(search, PrivateRandomSearch) and cv is None:
+        # one charge for the whole search; _dpfair_fit_charges checks every candidate's trial cost (no data)
+        charges = tuple(_per_fit(search, {}))
+        return SearchCost(
+            n_fits=1, n_splits=1, n_candidates=len(ParameterGrid(search.param_grid)), refit=False,
+            epsilon=float(sum(e for _, e, _ in charges)), delta=float(min(1.0, sum(d for _, _, d in charges))),
+            charges=charges, one_charge=True,
         )
     is_search = isinstance(search, GridSearchCV | RandomizedSearchCV)
     if is_search and cv is not None:
@@ -179,15 +205,31 @@ def search_cost(search: Any, n_samples: int, *, cv: Any = None) -> SearchCost:
 
 
 def _describe(search: Any) -> str:
-    return type(search).__name__ if isinstance(search, GridSearchCV | RandomizedSearchCV) else "cross_validate"
+    searches = GridSearchCV | RandomizedSearchCV | PrivateRandomSearch
+    return type(search).__name__ if isinstance(search, searches) else "cross_validate"
 
 
-def check_search_budget(search: Any, n_samples: int, *, cv: Any = None) -> SearchCost:
-    """Refuse, before its first fit, a search that its budget(s) cannot pay for.
+def _parallel_jobs(search: Any, n_jobs: Any) -> int:
+    """How many jobs joblib would run at once for ``search`` (its ``n_jobs``, or ``cross_validate``'s)."""
+    if isinstance(search, GridSearchCV | RandomizedSearchCV):
+        n_jobs = search.n_jobs
+    try:
+        return int(joblib.effective_n_jobs(n_jobs))  # None: the active parallel_config / backend decides
+    except (TypeError, ValueError):
+        raise ValueError(f"n_jobs must be an int or None, got {n_jobs!r}.") from None
+
+
+def check_search_budget(search: Any, n_samples: int, *, cv: Any = None, n_jobs: Any = None) -> SearchCost:
+    """Refuse, before its first fit, a search that its budget(s) cannot pay for, or that would fit in parallel.
 
     Replays every charge of :func:`search_cost` on a copy of each budget (zCDP and earlier charges
     included), so nothing is spent by the check.  Call it just before ``search.fit`` (or use
     :func:`fit_search`, which does).
+
+    A search that charges a budget is refused when it would run more than one job at once
+    (``n_jobs`` other than 1, or ``n_jobs=None`` inside a joblib ``parallel_config`` / Dask backend that
+    runs several): each worker process fits with a pickled copy of the budget, whose charges the
+    caller's budget never sees (a copy refuses them; before that check they were silently lost).
 
     Parameters
     ----------
@@ -197,6 +239,8 @@ def check_search_budget(search: Any, n_samples: int, *, cv: Any = None) -> Searc
         Rows of the ``X`` the search will be fitted on.
     cv : int, splitter or None, default None
         As for :func:`search_cost`.
+    n_jobs : int or None, default None
+        Only for an estimator: the ``n_jobs`` its ``cross_validate`` will run with (a search uses its own).
 
     Returns
     -------
@@ -208,10 +252,22 @@ def check_search_budget(search: Any, n_samples: int, *, cv: Any = None) -> Searc
     PrivacyBudgetExceededError
         If a budget cannot pay for the whole search (refit included); the message gives the number of
         fits, what the search needs from that budget and what the budget has left.  Nothing is charged.
-    TypeError, ValueError
+    ValueError
+        If the search charges a budget and would run its fits in parallel (message names the fix:
+        ``n_jobs=1``); nothing is fitted or charged.  Also as for :func:`search_cost`.
+    TypeError
         As for :func:`search_cost`.
     """
     cost = search_cost(search, n_samples, cv=cv)
+    jobs = _parallel_jobs(search, n_jobs)
+    if jobs != 1 and any(budget is not None for budget, _, _ in cost.charges):
+        setting = f"n_jobs={search.n_jobs!r}" if isinstance(search, GridSearchCV | RandomizedSearchCV) else f"n_jobs={n_jobs!r}"
+        raise ValueError(
+            f"{_describe(search)} with {setting} would run {jobs} fits at once in worker processes, and each worker "
+            "charges a pickled copy of the privacy budget that the caller's budget never sees; nothing was fitted or "
+            "charged. Run it with n_jobs=1 (every fit is then charged here), or search with "
+            "dpfair.model_selection.PrivateRandomSearch (one charge for the whole search)."
+        )
     trials: dict[int, tuple[PrivacyBudget, PrivacyBudget]] = {}
     for budget, epsilon, delta in cost.charges:
         if budget is None:

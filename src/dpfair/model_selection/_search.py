@@ -12,6 +12,18 @@ The selection over a random number of trials then costs what :func:`random_stopp
 says; the search charges that whole ``(epsilon, delta)`` to ``budget`` once, before any random
 draw.  ``refit_alpha`` inside a fitted candidate costs nothing.
 
+Private parts inside a trial
+----------------------------
+A trial's fit includes every private part the estimator fits itself (a private base model of a
+post-processor with ``prefit=False``): by basic composition on the training rows, those parts keep the
+epsilon they declare and the estimator gets the rest of ``epsilon_trial`` (:meth:`PrivateRandomSearch._outer_epsilons`,
+from the parameters alone).  A candidate whose parts leave the estimator nothing, or charge a ``delta``
+(the random-stopping bounds used here hold for pure-DP trials), is refused before the charge.  In a
+trial every private part's ``budget`` is ``None`` and the process-wide ledger is suspended, so nothing
+but the search's one charge reaches any ledger (a budget shared with a base model does not count the
+trials), and every part's ``random_state`` is the search's.  The selected model's ``privacy_spent_``
+is the search's: it is one output of the whole search.
+
 The search is one release of :class:`dpfair.base.PrivateEstimator`'s template: its own parameters,
 the data, every candidate's parameters (each probed on the rows, stopping at its charge) and the
 scorer's checks are validated first, then the one charge, then the trials (the split, ``K``, the
@@ -24,6 +36,7 @@ from __future__ import annotations
 import math
 import numbers
 import warnings
+from dataclasses import replace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -34,17 +47,37 @@ from sklearn.model_selection import ParameterGrid
 from sklearn.utils import _safe_indexing, get_tags
 from sklearn.utils.validation import _num_samples, check_is_fitted
 
-from dpfair._estimator import as_sensitive_features, privacy_spent
+from dpfair._estimator import as_sensitive_features, fit_charges, privacy_spent
+from dpfair._validation import check_budgets_cover
 from dpfair.base import PrivacyParameters, PrivateEstimator
 from dpfair.model_selection._random_stopping import check_selection, draw_n_trials, trial_epsilon_for
 from dpfair.model_selection._scorers import _PrivateScorer
 from dpfair.privacy import PrivacyBudget, PrivacyBudgetExceededError, suspend_default_budget
 from dpfair.privacy.leaks import PrivacyLeakWarning, warn_privacy_leak
 from dpfair.privacy.noise import NoiseSource, SecureNoise
+from dpfair.privacy.relations import REPLACE, describe, weakest_relation
 
 __all__ = ["PrivateRandomSearch"]
 
 _NEIGHBOURING = "replace one row (the number of rows n and the train/validation split sizes are public)"
+
+
+def _private_parts(estimator: Any) -> list[tuple[str, Any]]:
+    """``(prefix, component)`` of every dpfair private component: ``("", estimator)``, then e.g. ``("estimator__", base)``.
+
+    A private component is one with an ``epsilon`` parameter (a dpfair private estimator), at any depth of
+    ``get_params(deep=True)``; ``prefix + "budget"`` names its budget for ``set_params``.
+    """
+    parts: list[tuple[str, Any]] = [("", estimator)]
+    for key, value in estimator.get_params(deep=True).items():
+        if hasattr(value, "get_params") and not isinstance(value, type):
+            try:
+                own = value.get_params(deep=False)
+            except Exception:  # not a scikit-learn estimator: not a private part
+                continue
+            if "epsilon" in own:
+                parts.append((f"{key}__", value))
+    return parts
 
 
 class _ProbeReachedCharge(BaseException):
@@ -98,7 +131,9 @@ class PrivateRandomSearch(PrivateEstimator, MetaEstimatorMixin, RegressorMixin, 
     estimator : dpfair estimator
         A private estimator with an ``epsilon`` parameter (and optionally ``budget`` and
         ``random_state``, which the search sets for every trial).  Its declared bounds and groups
-        are used as they are.
+        are used as they are.  Private parts it fits itself (a base model with ``prefit=False``) keep
+        their declared epsilon, which must be pure DP and leave the estimator part of each trial's
+        epsilon; their ``budget`` and ``random_state`` are set by the search too.
     param_grid : dict or list of dict
         Candidates, as for :class:`sklearn.model_selection.ParameterGrid` (e.g.
         ``{"n_bins": [12, 36], "alpha": [0, 0.05]}``); public.
@@ -135,7 +170,8 @@ class PrivateRandomSearch(PrivateEstimator, MetaEstimatorMixin, RegressorMixin, 
     trial_epsilon_ : float
         Epsilon of every trial fit and of every score.
     privacy_spent_ : dict
-        ``{"epsilon", "delta", "protects", "neighbouring"}`` for the whole search.
+        ``{"epsilon", "delta", "protects", "neighbouring"}`` for the whole search; ``best_estimator_``'s
+        ``privacy_spent_`` says the same (it was selected by the search).
 
     Notes
     -----
@@ -193,17 +229,96 @@ class PrivateRandomSearch(PrivateEstimator, MetaEstimatorMixin, RegressorMixin, 
         self.budget = budget
         self.random_state = random_state
 
-    def _trial_estimator(self, params: dict, trial_epsilon: float, noise: NoiseSource) -> Any:
-        est = clone(self.estimator)
-        own = est.get_params(deep=False)
-        extra: dict[str, Any] = {"epsilon": trial_epsilon}
-        if "budget" in own:
-            extra["budget"] = None  # the search is charged as a whole
-        if "random_state" in own:
-            extra["random_state"] = None if isinstance(noise, SecureNoise) else int(noise.uniform(1)[0] * 2**32)
-        return est.set_params(**params, **extra)
+    # ------------------------------------------------------------------ one trial: its private parts and its cost
+    def _candidate_estimator(self, params: dict) -> Any:
+        """``clone(estimator)`` with a candidate's parameters (values cloned, as scikit-learn's searches do)."""
+        return clone(self.estimator).set_params(**{k: clone(v, safe=False) for k, v in params.items()})
 
-    def _check_trials(self, candidates: list[dict], trial_epsilon: float, X: Any, y: Any, sensitive: Any) -> None:
+    @staticmethod
+    def _neutralised(est: Any, outer_epsilon: float, random_state: Any, *, budget: Any = None,
+                     nested_budget: Any = None) -> Any:
+        """``est`` with ``epsilon = outer_epsilon``, and every private part's budget and random_state set by the search.
+
+        Every dpfair private component of ``est`` (itself, and each nested one with an ``epsilon``, such as a
+        private base model) gets ``budget`` (``est``) or ``nested_budget`` (the nested ones), both ``None`` in a
+        trial: no trial charges anything anywhere (the search is charged once for all of them, and runs them with
+        the process-wide ledger suspended), and the search's ``random_state`` (``None``: secure noise).
+        """
+        extra: dict[str, Any] = {"epsilon": outer_epsilon}
+        for prefix, part in _private_parts(est):
+            own = part.get_params(deep=False)
+            if "budget" in own:
+                extra[prefix + "budget"] = nested_budget if prefix else budget
+            if "random_state" in own:
+                extra[prefix + "random_state"] = random_state
+        return est.set_params(**extra)
+
+    def _trial_estimator(self, params: dict, outer_epsilon: float, noise: NoiseSource) -> Any:
+        seed = None if isinstance(noise, SecureNoise) else int(noise.uniform(1)[0] * 2**32)
+        return self._neutralised(self._candidate_estimator(params), outer_epsilon, seed)
+
+    def _outer_epsilons(self, candidates: list[dict], selection: dict[str, Any]) -> list[float]:
+        """Each candidate's share of ``trial_epsilon`` for the estimator's own release (validation only).
+
+        A trial fits the candidate on the training rows (its nested private parts, such as a private base
+        model with ``prefit=False``, at the epsilon they declare, then the estimator itself) and scores it
+        on the validation rows: by parallel composition it is ``trial_epsilon``-DP when the fit, nested parts
+        included, is pure ``trial_epsilon``-DP (basic composition on the training rows).  So the estimator
+        gets ``trial_epsilon`` minus what its nested parts charge.  The costs come from the parameters alone
+        (:func:`dpfair._estimator.fit_charges`): nothing is fitted, drawn or charged.
+
+        Raises
+        ------
+        ValueError
+            If a candidate's nested parts charge a ``delta``, leave the estimator no epsilon, or its whole
+            fit is not a pure ``trial_epsilon``-DP release (the random-stopping bounds of
+            :mod:`dpfair.model_selection._random_stopping` hold for pure-DP trials only).
+        """
+        trial_epsilon = selection["trial_epsilon"]
+        if math.isinf(trial_epsilon):
+            return [math.inf] * len(candidates)
+        setting = (f"the search's epsilon={self.epsilon!r} with n_trials={selection['n_trials']!r} and "
+                   f"mean_trials={selection['mean_trials']!r} gives each trial epsilon={trial_epsilon:.6g}")
+        pure_only = ("the random-stopping bounds of this search hold for pure epsilon-DP trials only, so nothing was "
+                     "charged")
+        out = []
+        for params in candidates:
+            try:
+                # costed as the trial runs: every budget None, the process-wide ledger suspended
+                est = self._neutralised(self._candidate_estimator(params), trial_epsilon, None)
+                with suspend_default_budget():
+                    charges = fit_charges(est)
+            except (ValueError, TypeError) as exc:
+                raise type(exc)(f"param_grid candidate {params}: {exc}") from None
+            nested = charges[:-1]  # the estimator's own charge is the last (dpfair._estimator.fit_charges)
+            nested_epsilon = float(sum(e for _, e, _ in nested))
+            if any(d > 0 for _, _, d in nested):
+                raise ValueError(
+                    f"param_grid candidate {params}: a private part fitted inside estimator charges a delta > 0 in "
+                    f"every trial, and {pure_only}. Use pure-DP parts (e.g. DPLinearRegression(mechanism='laplace')), "
+                    "or fit the base model outside the search and pass it with prefit=True."
+                )
+            outer_epsilon = trial_epsilon - nested_epsilon
+            if not outer_epsilon > 0:
+                raise ValueError(
+                    f"param_grid candidate {params}: the private part(s) fitted inside estimator spend "
+                    f"epsilon={nested_epsilon:.6g} in every trial, and {setting}, which must also pay for the "
+                    "estimator's own release; nothing was charged. Raise the search's epsilon, lower the nested "
+                    "epsilon (e.g. estimator__epsilon), or fit the base model outside the search (prefit=True)."
+                )
+            est.set_params(epsilon=outer_epsilon)
+            with suspend_default_budget():
+                total = fit_charges(est)
+            if any(d > 0 for _, _, d in total) or sum(e for _, e, _ in total) > trial_epsilon * (1 + 1e-9):
+                raise ValueError(
+                    f"param_grid candidate {params}: one fit of the estimator at epsilon={outer_epsilon:.6g} charges "
+                    f"(epsilon, delta) = {[(e, d) for _, e, d in total]}, not a pure epsilon={trial_epsilon:.6g}-DP "
+                    f"release, and {pure_only}. Use a pure-DP configuration (e.g. DPLinearRegression(mechanism='laplace'))."
+                )
+            out.append(outer_epsilon)
+        return out
+
+    def _check_trials(self, candidates: list[dict], outer_epsilons: list[float], X: Any, y: Any, sensitive: Any) -> None:
         """Run every candidate's own validation on all rows, stopping at its charge (nothing is spent).
 
         Each candidate is a clone whose budgets (its own and a private base model's) are
@@ -215,14 +330,15 @@ class PrivateRandomSearch(PrivateEstimator, MetaEstimatorMixin, RegressorMixin, 
         model's charge: the checks that need its outputs cannot run before it.  Estimators without a
         ``budget`` parameter, or trials with ``epsilon = inf`` (which charge nothing), are not probed.
         """
-        if math.isinf(trial_epsilon) or "budget" not in self.estimator.get_params(deep=False):
+        if "budget" not in self.estimator.get_params(deep=False):
             return
-        for params in candidates:
-            probe = clone(self.estimator)
-            # every budget of the probe, nested ones (a private base model's) included, stops it at its first charge
-            nested = {k: _ProbeBudget() for k in probe.get_params(deep=True) if k.endswith("__budget")}
+        for params, outer_epsilon in zip(candidates, outer_epsilons, strict=True):
+            if math.isinf(outer_epsilon):
+                return
             try:
-                probe.set_params(**params, epsilon=trial_epsilon, budget=_ProbeBudget(), **nested)
+                # every budget of the probe, nested ones (a private base model's) included, stops it at its first charge
+                probe = self._neutralised(self._candidate_estimator(params), outer_epsilon, None,
+                                          budget=_ProbeBudget(), nested_budget=_ProbeBudget())
             except ValueError as exc:
                 raise ValueError(f"param_grid candidate {params}: {exc}") from None
             try:
@@ -248,8 +364,14 @@ class PrivateRandomSearch(PrivateEstimator, MetaEstimatorMixin, RegressorMixin, 
         return params.epsilon, 0.0 if math.isinf(params.epsilon) else params.delta
 
     def _dpfair_fit_charges(self) -> list[tuple[Any, float, float]]:
-        """``[(budget, epsilon, delta)]``: one charge for the whole search (its trials charge nothing)."""
+        """``[(budget, epsilon, delta)]``: one charge for the whole search (its trials, nested parts included, charge nothing).
+
+        Validates the search's parameters and every candidate's per-trial cost first (no data, nothing
+        charged), so that :func:`~dpfair.model_selection.search_cost` refuses what ``fit`` would refuse.
+        """
         params = self._validate_privacy_parameters()
+        params = replace(params, extra=dict(self._validate_params()))
+        self._selection(params)
         return [(params.budget, *self._privacy_cost(params))]
 
     def fit(self, X: Any, y: Any = None, *, sensitive_features: Any = None) -> PrivateRandomSearch:
@@ -296,11 +418,15 @@ class PrivateRandomSearch(PrivateEstimator, MetaEstimatorMixin, RegressorMixin, 
         candidates = list(ParameterGrid(self.param_grid))
         if not candidates:
             raise ValueError("param_grid must hold at least one candidate.")
-        for key in ("epsilon", "budget", "random_state"):
-            if any(key in params for params in candidates):
+        private_prefixes = [prefix for prefix, _ in _private_parts(self.estimator)]
+        set_by_search = {"epsilon"} | {prefix + key for prefix in private_prefixes for key in ("budget", "random_state")}
+        for params in candidates:
+            hit = sorted(name for name in params if name in set_by_search or name.endswith("__budget"))
+            if hit:
                 raise ValueError(
-                    f"param_grid sets {key!r}, which the search sets itself (each trial gets trial_epsilon_ from the "
-                    "search's epsilon, no budget of its own, and noise from the search's random_state); remove it."
+                    f"param_grid sets {hit[0]!r}, which the search sets itself (each trial gets its epsilon from the "
+                    "search's epsilon, no budget anywhere inside it, and noise from the search's random_state); "
+                    "remove it."
                 )
         frac = self.validation_fraction
         if isinstance(frac, bool) or not isinstance(frac, numbers.Real) or not 0 < frac < 1:
@@ -310,11 +436,13 @@ class PrivateRandomSearch(PrivateEstimator, MetaEstimatorMixin, RegressorMixin, 
     def _selection(self, params: PrivacyParameters) -> dict[str, Any]:
         """The random-stopping plan: ``trial_epsilon`` and the law of ``K`` (every candidate once with ``inf``)."""
         if math.isinf(params.epsilon):
-            return {"trial_epsilon": math.inf}
+            return {"trial_epsilon": math.inf, "outer_epsilons": [math.inf] * len(params.extra["candidates"])}
         n_trials, mean_trials, delta, eta = check_selection(self.n_trials, self.mean_trials, params.delta, self.eta)
         trial_epsilon = trial_epsilon_for(params.epsilon, n_trials=n_trials, mean_trials=mean_trials, delta=delta,
                                           eta=eta)
-        return {"trial_epsilon": trial_epsilon, "n_trials": n_trials, "mean_trials": mean_trials, "eta": eta}
+        selection = {"trial_epsilon": trial_epsilon, "n_trials": n_trials, "mean_trials": mean_trials, "eta": eta}
+        selection["outer_epsilons"] = self._outer_epsilons(params.extra["candidates"], selection)
+        return selection
 
     def _validate_data(self, params: PrivacyParameters, X: Any, y: Any = None, *,
                        sensitive_features: Any = None) -> dict[str, Any]:
@@ -353,11 +481,17 @@ class PrivateRandomSearch(PrivateEstimator, MetaEstimatorMixin, RegressorMixin, 
         sensitive = None if sensitive_features is None else as_sensitive_features(sensitive_features, n)
         # every trial's parameters and the scorer are checked on every row (the split is drawn after the
         # charge): each row is fitted by the trials or predicted and scored on the validation side
-        self._check_trials(params.extra["candidates"], selection["trial_epsilon"], X, y_arr, sensitive)
+        self._check_trials(params.extra["candidates"], selection["outer_epsilons"], X, y_arr, sensitive)
         try:
             self.scoring.check(X, y_arr, sensitive)
         except (ValueError, TypeError) as exc:
             raise type(exc)(f"scoring={type(self.scoring).__name__}: {exc}") from None
+        # the one charge, replayed on a copy: a refusal says that nothing was charged
+        check_budgets_cover(
+            [(params.budget, *self._privacy_cost(params), "budget")],
+            fix="the search charges its epsilon and delta once, whatever the number of trials: give it a budget with "
+                "that much left, or lower the search's epsilon",
+        )
         return {"X": X, "y": y_arr, "sensitive_features": sensitive, "n_rows": n, "n_validation": n_val,
                 "selection": selection}
 
@@ -395,7 +529,7 @@ class PrivateRandomSearch(PrivateEstimator, MetaEstimatorMixin, RegressorMixin, 
         trials = []
         for index in plan:
             candidate = candidates[index]
-            est = self._trial_estimator(candidate, trial_epsilon, noise)
+            est = self._trial_estimator(candidate, selection["outer_epsilons"][index], noise)
             with warnings.catch_warnings(), suspend_default_budget():  # the search is charged as a whole
                 if math.isinf(params.epsilon):  # already warned once for the whole search
                     warnings.simplefilter("ignore", PrivacyLeakWarning)
@@ -412,6 +546,9 @@ class PrivateRandomSearch(PrivateEstimator, MetaEstimatorMixin, RegressorMixin, 
             if best is None or trial[0] > best[0]:
                 best = trial
         score, candidate, model = (None, None, None) if best is None else best  # Poisson K = 0: no output
+        if model is not None:
+            # the released model is one output of the whole search: its guarantee is the search's, not its trial's
+            model.privacy_spent_ = self._search_privacy_spent(params, selected=True)
         results = {"best_score_": score, "best_params_": candidate, "best_estimator_": model,
                    "trial_epsilon_": data["selection"]["trial_epsilon"]}
         for name in ("n_features_in_", "feature_names_in_"):  # as scikit-learn's searches expose them
@@ -419,15 +556,43 @@ class PrivateRandomSearch(PrivateEstimator, MetaEstimatorMixin, RegressorMixin, 
                 results[name] = getattr(model, name)
         return results
 
-    def _privacy_spent(self, params: PrivacyParameters, results: dict[str, Any]) -> dict[str, Any]:
+    def _search_privacy_spent(self, params: PrivacyParameters, *, selected: bool = False) -> dict[str, Any]:
+        """The whole search's guarantee; with ``selected``, as the selected model states it."""
         epsilon, delta = self._privacy_cost(params)
         protects = (
-            "every row of (X, y, sensitive_features): training rows through the trial fits, validation rows "
-            f"(labels included) through the private scores ({self.scoring.protects})"
+            "every row of (X, y, sensitive_features): training rows through the trial fits (nested private parts "
+            f"included), validation rows (labels included) through the private scores ({self.scoring.protects})"
         )
         if math.isinf(epsilon):
             protects = "nothing: epsilon=inf fits and scores every candidate exactly"
-        return privacy_spent(epsilon, delta, protects=protects, neighbouring=self._privacy_neighbouring)
+        if selected:
+            protects = (
+                f"selected by {type(self).__name__}, whose one charge this is (every trial fit, score and the "
+                f"random-K selection; this model's own fit used trial_epsilon_ of it): {protects}"
+            )
+        relation = self._charge_relation(params)
+        neighbouring = self._privacy_neighbouring if relation == REPLACE else (
+            f"{describe(relation)} (the weakest relation among the search's private parts)")
+        return privacy_spent(epsilon, delta, protects=protects, neighbouring=neighbouring, relation=relation)
+
+    def _charge_relation(self, params: PrivacyParameters) -> str:
+        """The weakest relation among the private parts a trial runs (the estimator, its nested parts, the scorer).
+
+        A trial is only as private as its least protective part: a search over a change-one-attribute
+        post-processor protects a change of one row's attribute, not the replacement of a row.
+        """
+        parts = [self.estimator, self.scoring, *self.estimator.get_params(deep=True).values()]
+        relations = []
+        for part in parts:
+            declared = getattr(part, "_declared_relation", None)
+            if callable(declared) and not isinstance(part, type):
+                relations.append(declared())
+            elif isinstance(getattr(part, "_privacy_relation", None), str):
+                relations.append(part._privacy_relation)
+        return weakest_relation(REPLACE, *relations)
+
+    def _privacy_spent(self, params: PrivacyParameters, results: dict[str, Any]) -> dict[str, Any]:
+        return self._search_privacy_spent(params)
 
     def __sklearn_tags__(self):  # scikit-learn's tags: y required; sparse input as the wrapped estimator
         tags = super().__sklearn_tags__()
