@@ -292,3 +292,72 @@ def test_callable_merit_matches_exponential():
         a = simulate_federated(env, {"e": FairXLinUCB()}, 60, 2, [0])
         b = simulate_federated(env, {"c": FairXLinUCB(merit=lambda mu: np.exp(10.0 * mu))}, 60, 2, [0])
     np.testing.assert_allclose(a.fair_regret, b.fair_regret, rtol=1e-5, atol=1e-8)
+
+
+# ------------------------------------------------------------------ refused after spending (issue 29, item 5)
+def _two_private_learners(budget, merit, random_state=0):
+    return {"p1": PrivFairXLinUCB(2.0, 0.1, L5, budget=budget, random_state=random_state),
+            "p2": PrivFairXLinUCB(2.0, 0.1, L5, budget=budget, random_state=random_state, merit=merit)}
+
+
+@pytest.mark.parametrize("random_state", [0, None])
+def test_a_merit_that_fails_on_the_public_probe_is_refused_before_any_charge(random_state):
+    """Before: the first learner's (2, 0.1) and the second's were charged, then merit raised in round 1."""
+    budget = PrivacyBudget(10.0, 0.5)
+    learners = _two_private_learners(budget, lambda mu: -np.ones_like(mu), random_state)
+    with pytest.raises(ValueError, match=r"learners\['p2'\]\.merit") as caught, warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        simulate_federated(_env(), learners, 20, 2, [0])
+    assert "nothing was charged" in str(caught.value)
+    assert budget.ledger == (), f"charged {budget.spent()} before refusing"
+
+
+def test_a_merit_that_fails_on_the_public_probe_charges_no_default_ledger():
+    from dpfair.privacy import set_default_budget
+
+    ledger = PrivacyBudget(math.inf, 0.5)
+    previous = set_default_budget(ledger)
+    try:
+        learners = _two_private_learners(None, lambda mu: np.full(np.shape(mu), np.nan), random_state=None)
+        with pytest.raises(ValueError, match="merit"):
+            simulate_federated(_env(), learners, 20, 2, [0])
+    finally:
+        set_default_budget(previous)
+    assert ledger.ledger == ()
+
+
+def test_a_merit_that_fails_only_during_the_run_is_a_handled_outcome():
+    """What no probe can catch (the merit of the learners' own estimates) is reported, never raised after the charge."""
+
+    class FailsLater:
+        def __init__(self):
+            self.calls = 0
+
+        def __call__(self, mu):
+            self.calls += 1
+            return np.exp(10.0 * mu) if self.calls < 40 else np.zeros_like(mu)
+
+    budget = PrivacyBudget(10.0, 0.5)
+    learners = _two_private_learners(budget, FailsLater(), random_state=None)
+    with pytest.warns(UserWarning, match=r"learners \['p2'\].*merit"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        result = simulate_federated(_env(), learners, 20, 2, [0])
+    assert result.failed == {"p2": {"code": "invalid_merit", "argument": "merit"}}
+    assert len(budget.ledger) == 2  # the charges stand: the noise was drawn
+    assert np.isfinite(result.fair_regret[0]).all() and np.isnan(result.fair_regret[1]).all()
+    assert (result.communication_rounds[1] == -1).all() and (result.communication_rounds[0] > 0).all()
+
+
+def test_privacy_spent_says_what_each_federated_learner_shares_and_whether_its_noise_is_seeded():
+    """Issue 29 item 6 (seeded noise says so) and issue 31 item 9 (Fed-FairX-LinUCB shares exact statistics: inf)."""
+    from dpfair.privacy import SeededNoiseWarning
+
+    learners = {"B0": FairXLinUCB(), "Fed": FedFairXLinUCB(),
+                "seeded": PrivFairXLinUCB(2.0, 0.1, L5, random_state=0), "secure": PrivFairXLinUCB(2.0, 0.1, L5)}
+    with pytest.warns(SeededNoiseWarning, match="'seeded'") as record:
+        res = simulate_federated(_env(), learners, 20, 2, [0])
+    assert sum(issubclass(w.category, SeededNoiseWarning) for w in record) == 1  # the seeded learner only
+    spent = res.privacy_spent
+    assert spent["B0"]["epsilon"] == 0.0  # learns alone: sends nothing
+    assert math.isinf(spent["Fed"]["epsilon"]) and "exact statistics" in spent["Fed"]["protects"]
+    assert spent["seeded"]["noise"] == "seeded" and spent["secure"]["noise"] == "secure"

@@ -134,3 +134,17 @@ def test_server_keeps_each_agents_latest_release():
     with pytest.raises(TypeError, match="FedFairXLinUCB or PrivFairXLinUCB"):
         FederatedServer(FairXLinUCB(), 2, 16, 3)
     assert FederatedServer(FedFairXLinUCB("log-det"), 2, 16, 3).next_round(0) is None
+
+
+def test_an_online_agent_with_a_merit_that_fails_on_public_input_is_refused_before_its_charge():
+    """Issue 29, item 5: the per-agent learner probes a callable merit before it charges (as simulate_federated does)."""
+    import math
+
+    from dpfair.bandits import PrivFairXLinUCB
+    from dpfair.privacy import PrivacyBudget
+
+    budget = PrivacyBudget(math.inf, 0.5)
+    agent = PrivFairXLinUCB(epsilon=2.0, delta=0.1, context_bound=1.5, merit=lambda mu: -mu, budget=budget)
+    with pytest.raises(ValueError, match="nothing was charged"):
+        agent.reset(n_actions=3, dim=2, horizon=20, n_agents=2, agent=0)
+    assert budget.ledger == ()

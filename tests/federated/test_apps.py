@@ -159,32 +159,40 @@ def _send(context, step, shared=None, **config):
 
 
 @pytest.mark.parametrize(
-    ("step", "shared", "config", "match"),
+    ("step", "shared", "config", "match", "code", "argument"),
     [
-        ("jump", None, {"round": 1, "until": 2}, "unknown step"),
-        ("play", None, {"round": 0, "until": 2, "release": "priv-p-fcb"}, "round 0 is in the past"),
-        ("play", None, {"round": 1, "until": 2, "release": "fed-p-fcb"}, "learner\\(s\\) \\['fed-p-fcb'\\]"),
-        ("play", None, {"round": 5, "until": 6}, "ahead of this agent"),
-        ("play", None, {"round": 1, "until": 1}, "'until' must be an integer in \\(1, 50\\]"),
-        ("play", None, {"round": 1, "until": 99}, "'until' must be"),
-        ("play", (np.eye(4), np.zeros(4)), {"round": 1, "until": 2}, "dimension 4 \\(21 values\\); expected 5 \\(31 values\\)"),
-        ("play", (np.full((5, 5), np.nan), np.zeros(5)), {"round": 1, "until": 2}, "NaN"),
-        ("play", (-1e6 * np.eye(5), np.zeros(5)), {"round": 1, "until": 2}, "not positive definite"),
-        ("play", (np.triu(np.ones((5, 5))), np.zeros(5)), {"round": 1, "until": 2}, "gram must be symmetric"),
-        ("play", b"abc", {"round": 1, "until": 2}, "packed float64 bytes"),
-        ("play", "not bytes", {"round": 1, "until": 2}, "packed float64 bytes"),
+        ("jump", None, {"round": 1, "until": 2}, "unknown step", "malformed_message", "step"),
+        ("play", None, {"round": 0, "until": 2, "release": "priv-p-fcb"}, "round 0 is in the past", "malformed_message",
+         "round"),
+        ("play", None, {"round": 1, "until": 2, "release": "fed-p-fcb"}, "learner\\(s\\) \\['fed-p-fcb'\\]",
+         "malformed_message", "release"),
+        ("play", None, {"round": 5, "until": 6}, "ahead of this agent", "malformed_message", "round"),
+        ("play", None, {"round": 1, "until": 1}, "'until' must be an integer in \\(1, 50\\]", "malformed_message", "until"),
+        ("play", None, {"round": 1, "until": 99}, "'until' must be", "malformed_message", "until"),
+        ("play", (np.eye(4), np.zeros(4)), {"round": 1, "until": 2},
+         "dimension 4 \\(21 values\\); expected 5 \\(31 values\\)", "malformed_message", "shared"),
+        ("play", (np.full((5, 5), np.nan), np.zeros(5)), {"round": 1, "until": 2}, "NaN", "malformed_message", "shared"),
+        ("play", (-1e6 * np.eye(5), np.zeros(5)), {"round": 1, "until": 2}, "not positive definite",
+         "invalid_shared_statistics", "shared"),
+        ("play", (np.triu(np.ones((5, 5))), np.zeros(5)), {"round": 1, "until": 2}, "gram must be symmetric",
+         "invalid_shared_statistics", "shared"),
+        ("play", b"abc", {"round": 1, "until": 2}, "packed float64 bytes", "malformed_message", "shared"),
+        ("play", "not bytes", {"round": 1, "until": 2}, "packed float64 bytes", "malformed_message", "shared"),
     ],
 )
-def test_a_malformed_message_is_refused_and_changes_nothing(tmp_path, step, shared, config, match):
+def test_a_malformed_message_is_refused_and_changes_nothing(tmp_path, caplog, step, shared, config, match, code, argument):
     context = _client(tmp_path)
     assert _send(context, "init") == {"step": "init", "agent": 0}
     first = _send(context, "play", round=0, until=1, release="priv-p-fcb")
     assert "error" not in first
     saved = context.state["dpfair"]["learners"]
-    answer = _send(context, step, shared, **config)
+    with caplog.at_level("WARNING", logger="flwr"):
+        answer = _send(context, step, shared, **config)
     assert answer["step"] == "refused"
-    assert answer["error"].startswith("agent 0 refused the message: ")
-    assert __import__("re").search(match, answer["error"])
+    # only a fixed code and the argument's name leave the agent; the details stay in its local log
+    assert (answer["code"], answer["argument"]) == (code, argument)
+    assert answer["error"] == f"agent 0 refused the message: {apps.ERROR_CODES[code]} ({argument})"
+    assert __import__("re").search(match, caplog.text)
     assert context.state["dpfair"]["learners"] == saved  # the agent's state is untouched
     # and it goes on with a well-formed message
     good = _send(context, "play", (np.eye(5) * 3.0, np.zeros(5)), round=1, until=2, release="priv-p-fcb")
@@ -194,4 +202,125 @@ def test_a_malformed_message_is_refused_and_changes_nothing(tmp_path, step, shar
 def test_a_message_before_init_is_refused(tmp_path):
     context = _client(tmp_path)
     answer = _send(context, "play", round=0, until=1)
-    assert "not been initialized" in answer["error"]
+    assert "not been initialized" in answer["error"] and answer["code"] == "not_initialized"
+
+
+# ---------------------------------------------------------------------------------------- error text (issue 29, item 9)
+SECRET = "applicant Jane Roe, SSN 123-45-6789, salary 81000"
+
+
+def _leaky_stream_factory(bad_agent, bad_round, where="reward"):
+    """Agent ``bad_agent``'s data source holds a malformed cell (a private record) at round ``bad_round``."""
+
+    class Leaky:
+        def __init__(self, stream):
+            self.stream = stream
+
+        def __getattr__(self, name):
+            return getattr(self.stream, name)
+
+        def contexts(self, t):
+            if where == "contexts" and t == bad_round:
+                raise ValueError(f"could not convert string to float: '{SECRET}'")
+            return self.stream.contexts(t)
+
+        def reward(self, t, action):
+            if where == "reward" and t == bad_round:
+                return float(SECRET)  # ValueError: could not convert string to float: 'applicant Jane Roe, ...'
+            return self.stream.reward(t, action)
+
+    def factory(config, agent):
+        stream = apps._default_stream(config, agent)
+        return Leaky(stream) if agent == bad_agent else stream
+
+    return factory
+
+
+def _everything_the_server_holds(grid, result, wire_log):
+    seen = []
+    for reply in grid.seen:
+        seen.append(repr(reply.error) if reply.has_error() else repr({k: dict(v) for k, v in reply.content.items()}))
+    return "\n".join([*seen, __import__("json").dumps(result, default=str), wire_log.read_text()])
+
+
+@pytest.mark.parametrize(("where", "code", "argument", "random_state"), [
+    ("reward", "invalid_reward", "rewards", -1),  # secure noise
+    ("reward", "invalid_reward", "rewards", 3),
+    ("contexts", "invalid_context", "contexts", -1),
+])
+def test_a_private_value_in_a_malformed_stream_never_reaches_the_server(tmp_path, caplog, where, code, argument,
+                                                                        random_state):
+    """Before: the server's result held "agent 1, round 5: agent 1 refused the message: could not convert string to
+    float: 'applicant Jane Roe, SSN 123-45-6789, salary 81000'" (and, with secure noise, no agent could start)."""
+    wire_log = tmp_path / "wire.jsonl"
+    config = _config(tmp_path, {"learner": "priv", "protocol": "p-fcb", "random-state": random_state,
+                                "wire-log": str(wire_log)}, horizon=40)
+    grid = InProcessGrid(config, M, stream_factory=_leaky_stream_factory(1, 5, where))
+    with caplog.at_level("DEBUG", logger="flwr"):
+        result = apps._serve(grid, config, learners_from_config)
+    held = _everything_the_server_holds(grid, result, wire_log)
+    for fragment in (SECRET, "Jane", "123-45-6789", "81000", "could not convert"):
+        assert fragment not in held, f"{fragment!r} crossed the trust boundary"
+    # the server learns a fixed code and the argument's name, and drops the agent; the others carry on
+    assert result["completed"] and result["dropped"] == {"1": 5}
+    refusal = [dict(r.content["config"]) for r in grid.seen if not r.has_error() and
+               dict(r.content["config"]).get("step") == "refused"]
+    assert refusal == [{"step": "refused", "agent": 1, "code": code, "argument": argument,
+                        "error": refusal[0]["error"]}]
+    assert any(code in e and argument in e for e in result["errors"])
+    # the details stay in the agent's local log (Flower's logger on the client)
+    assert SECRET in caplog.text
+
+
+def test_an_unexpected_error_inside_the_agent_is_reported_as_a_code(tmp_path):
+    """Not only ValueError: any exception raised while the agent plays stays local."""
+
+    class Exploding:
+        def __init__(self, stream):
+            self.stream = stream
+
+        def __getattr__(self, name):
+            return getattr(self.stream, name)
+
+        def reward(self, t, action):
+            if t == 3:
+                raise KeyError(SECRET)
+            return self.stream.reward(t, action)
+
+    def factory(config, agent):
+        stream = apps._default_stream(config, agent)
+        return Exploding(stream) if agent == 0 else stream
+
+    wire_log = tmp_path / "wire.jsonl"
+    config = _config(tmp_path, {"learner": "fed", "protocol": "p-fcb", "wire-log": str(wire_log)}, horizon=20)
+    grid = InProcessGrid(config, M, stream_factory=factory)
+    result = apps._serve(grid, config, learners_from_config)  # before: the KeyError escaped the agent's handler
+    assert "Jane" not in _everything_the_server_holds(grid, result, wire_log)
+    assert result["completed"] and result["dropped"] == {"0": 3}
+    assert any("invalid_reward (rewards)" in e for e in result["errors"])
+
+
+def test_the_server_keeps_no_text_of_a_flower_error_reply():
+    """An error reply of Flower's own (raised outside the agent's handler) carries the exception's text as its
+    reason: the server records the code only."""
+    from flwr.app import Error, Message
+
+    task_identity()
+    message = Message(apps._records("play"), dst_node_id=7, message_type="train")
+    message.metadata.__dict__["_message_id"] = "x"
+    reply = Message(Error(code=3, reason=f"<class 'ValueError'>:<'{SECRET}'>"), reply_to=message)
+    with pytest.raises(RuntimeError) as caught:
+        apps._reply_config(reply)
+    assert "Jane" not in str(caught.value) and "error code 3" in str(caught.value)
+    refused = Message(apps._records("refused", code="invalid_reward", argument="rewards", error=SECRET), reply_to=message)
+    with pytest.raises(ValueError) as caught:
+        apps._reply_config(refused)
+    assert "Jane" not in str(caught.value) and "invalid_reward (rewards)" in str(caught.value)
+
+
+def test_the_persistent_executor_sends_no_exception_text():
+    """Before: the executor sent str(type(ex)) + ":<'" + str(ex) + "'>" to the server as the error's reason."""
+    from dpfair.federated._executor import client_app_error
+
+    code, reason = client_app_error(ValueError(f"could not convert string to float: '{SECRET}'"))
+    assert "Jane" not in reason and "ValueError" in reason and isinstance(code, int)

@@ -21,7 +21,7 @@ from dpfair._validation import (
 )
 from dpfair.bandits._ranks import tie_break_argmax
 from dpfair.privacy.leaks import warn_privacy_leak
-from dpfair.privacy.noise import get_noise_source
+from dpfair.privacy.noise import check_random_state, get_noise_source
 
 __all__ = ["BanditPolicy"]
 
@@ -32,16 +32,20 @@ _NON_PRIVATE = "nothing: the policy's actions are an exact function of every can
 class BanditPolicy(BaseEstimator):
     """Base class of the group meritocratic selection policies (the online interface).
 
-    Subclasses implement ``_validate``, ``_start``, ``_select`` and ``_observe``.
+    Subclasses implement ``_validate``, ``_start``, ``_select`` and ``_observe``.  A run starts in three
+    steps, in the order of :mod:`dpfair.base`'s release template: :meth:`_prepare` checks everything
+    (charging nothing, creating no noise source), :meth:`_open` charges the budget and only then creates
+    the noise source, :meth:`_begin` allocates the state.  A private policy subclasses
+    :class:`dpfair.base.PrivateMechanismMixin` first and runs the template itself in :meth:`_open`
+    (:class:`~dpfair.bandits.PrivateFairGreedy`): the one charge path of every private class
+    (:func:`dpfair._estimator.charge_budget`, ``budget=None`` charging the default ledger).
     """
 
     def _validate(self) -> dict[str, Any]:  # pragma: no cover - overridden
         return {}
 
-    def _charge(self, config: dict[str, Any]) -> None:
-        """Charge the budget (private policies), after validation and before any noise."""
-
-    def _privacy_spent(self, config: dict[str, Any]) -> dict[str, Any]:
+    def _policy_privacy_spent(self, config: dict[str, Any]) -> dict[str, Any]:
+        """``privacy_spent_`` of a policy that charges nothing (private policies get theirs from the template)."""
         return privacy_spent(math.inf, 0.0, protects=_NON_PRIVATE, neighbouring="none")
 
     def _warn(self, config: dict[str, Any]) -> None:
@@ -91,9 +95,8 @@ class BanditPolicy(BaseEstimator):
             For an invalid argument or hyper-parameter, or sizes whose state cannot fit in memory
             (before any budget is charged).
         """
-        return self._begin(
-            self._prepare(n_groups, dim, horizon, n_runs=n_runs, support=support, support_groups=support_groups)
-        )
+        prepared = self._prepare(n_groups, dim, horizon, n_runs=n_runs, support=support, support_groups=support_groups)
+        return self._begin(self._open(prepared))
 
     def _prepare(
         self,
@@ -105,14 +108,30 @@ class BanditPolicy(BaseEstimator):
         support: Any = None,
         support_groups: Any = None,
     ) -> dict[str, Any]:
-        """Everything :meth:`reset` checks, charging and allocating nothing (:func:`simulate` checks every
-        policy this way before it charges any)."""
+        """Everything :meth:`reset` checks, charging nothing, allocating nothing and creating no noise source
+        (:func:`simulate` checks every policy this way before it charges any)."""
+        return self._check_reset(self._validate(), n_groups, dim, horizon, n_runs=n_runs, support=support,
+                                 support_groups=support_groups)
+
+    def _check_reset(
+        self,
+        config: dict[str, Any],
+        n_groups: int,
+        dim: int,
+        horizon: int,
+        *,
+        n_runs: int | None = None,
+        support: Any = None,
+        support_groups: Any = None,
+    ) -> dict[str, Any]:
+        """The checks of :meth:`reset`'s arguments (sizes, support, memory, ``random_state``), given the validated
+        hyper-parameters ``config``; returns what :meth:`_open` and :meth:`_begin` need."""
+        arguments = (n_groups, dim, horizon, {"n_runs": n_runs, "support": support, "support_groups": support_groups})
         n_groups = check_int(n_groups, "n_groups", minimum=2)
         dim = check_int(dim, "dim", minimum=1)
         horizon = check_int(horizon, "horizon", minimum=1)
         runs = 1 if n_runs is None else check_int(n_runs, "n_runs", minimum=1)
         support_info = self._check_support(support, support_groups, n_groups, dim)
-        config = self._validate()
         n_support = 0 if support_info is None else support_info["support"].shape[0]
         terms = self._state_bytes(n_groups, dim, horizon, runs, n_support)
         check_allocation(
@@ -120,15 +139,21 @@ class BanditPolicy(BaseEstimator):
             subject=f"n_groups={n_groups}, dim={dim}, horizon={horizon} and n_runs={runs}",
             what=f"the state of {type(self).__name__}", fix=max(terms)[1],
         )
-        noise = get_noise_source(self.random_state)
+        check_random_state(self.random_state)  # checked here, used only in _open (after any charge)
         return {"n_groups": n_groups, "dim": dim, "horizon": horizon, "runs": runs, "single": n_runs is None,
-                "support": support_info, "config": config, "noise": noise}
+                "support": support_info, "config": config, "arguments": arguments}
 
-    def _begin(self, prepared: dict[str, Any], *, charge: bool = True) -> BanditPolicy:
-        """Charge (unless the caller already has), warn and allocate the state of a run checked by :meth:`_prepare`."""
+    def _open(self, prepared: dict[str, Any]) -> dict[str, Any]:
+        """Charge (private policies: nothing here) and only then create the noise source of a checked run.
+
+        Returns ``prepared`` with ``"noise"`` (the source every round draws from) and ``"privacy_spent"``.
+        """
+        return {**prepared, "noise": get_noise_source(self.random_state),
+                "privacy_spent": self._policy_privacy_spent(prepared["config"])}
+
+    def _begin(self, prepared: dict[str, Any]) -> BanditPolicy:
+        """Warn and allocate the state of a run checked by :meth:`_prepare` and opened by :meth:`_open`."""
         config = prepared["config"]
-        if charge:
-            self._charge(config)
         self._warn(config)
         self.n_groups_, self.dim_, self.horizon_ = prepared["n_groups"], prepared["dim"], prepared["horizon"]
         self.n_runs_ = runs = prepared["runs"]
@@ -138,7 +163,7 @@ class BanditPolicy(BaseEstimator):
         self._runs = np.arange(runs)
         self.t_ = 0
         self._start(config)
-        self.privacy_spent_ = self._privacy_spent(config)
+        self.privacy_spent_ = prepared["privacy_spent"]
         return self
 
     def _state_bytes(self, n_groups: int, dim: int, horizon: int, runs: int, n_support: int) -> list[tuple[int, str]]:

@@ -25,7 +25,7 @@ import numpy as np
 
 from dpfair._estimator import charge_budget
 from dpfair._validation import as_finite_array, check_int
-from dpfair.privacy.leaks import warn_privacy_leak
+from dpfair.privacy.leaks import warn_privacy_leak, warn_seeded_release
 
 __all__ = ["FederatedServer"]
 
@@ -68,6 +68,7 @@ class _OnlineFairX:
         -------
         self
         """
+        from dpfair.bandits.federated import _probe_merits
         from dpfair.bandits.federated_learners import PrivFairXLinUCB
         from dpfair.bandits.federated_protocol import _AgentSync, _plan, _Rounds, _tree_keys
 
@@ -82,9 +83,12 @@ class _OnlineFairX:
         if horizon >= 2**62:
             raise ValueError(f"horizon={horizon} is too large; use a horizon below 2**62.")
         plan = _plan(type(self).__name__, self, horizon, n_agents, dim)
+        _probe_merits([plan], 1, 1, n_actions)  # a callable merit that fails on public input is refused before the charge
         if isinstance(self, PrivFairXLinUCB):  # every argument is valid: charge, then warn
             if plan.private:
                 charge_budget(self.budget, plan.spent["epsilon"], plan.delta, label=f"Priv-FairX-LinUCB agent {agent}")
+                if plan.spent["noise"] == "seeded":
+                    warn_seeded_release(plan.epsilon, f"Priv-FairX-LinUCB agent {agent}")
             else:
                 warn_privacy_leak(
                     "epsilon=inf: this agent shares exact statistics (Fed-FairX-LinUCB) and carries no privacy "
@@ -213,7 +217,9 @@ class _FederatedOnline(_OnlineFairX):
 
         ``U_hat = lambda I + sum x x^T`` and ``u_hat = sum x y`` over the agent's rounds so far
         (rewards clipped to ``reward_bound``), through the PRIVATIZER for Priv-FairX-LinUCB (Algorithm
-        2: rounded to the noise grid, plus the tree's noise -- the only thing that leaves the agent).
+        2: what the agent gathered since its previous release is rounded to the noise grid and added to
+        the tree's running sum, which is released plus the tree's noise -- the only thing that leaves
+        the agent; :meth:`~dpfair.bandits.privatizer.Privatizer.release`).
         Each call is a release (the tree advances): call it once per synchronization, then
         :meth:`receive_shared`.
 

@@ -67,7 +67,9 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -80,7 +82,7 @@ from dpfair.bandits.federated_learners import PrivFairXLinUCB
 from dpfair.bandits.federated_protocol import _Plan, _plan, _Rounds, _Sync, _tree_keys
 from dpfair.bandits.federated_result import FederatedResult
 from dpfair.bandits.ridge import RidgeState
-from dpfair.privacy.leaks import warn_privacy_leak
+from dpfair.privacy.leaks import warn_privacy_leak, warn_seeded_release
 
 __all__ = ["simulate_federated"]
 
@@ -160,6 +162,23 @@ def simulate_federated(
     PrivacyBudgetExceededError
         When the learners' budgets cannot pay for all of them together.  Every check runs before any
         budget is charged: a refused call spends nothing.
+
+    Warns
+    -----
+    UserWarning
+        When a callable ``merit`` fails during the run (see Notes).
+
+    Notes
+    -----
+    Everything is checked before any budget is charged: the environment, every learner's parameters,
+    the sizes, the budgets together, and each callable ``merit`` on a public probe (the environment's
+    range of mean rewards, ``[0, 1]``, in the shapes the run uses).  One thing can only be checked after
+    the charge: the merit of the learners' own estimates, which depend on the private streams and the
+    noise.  A merit that fails there (not finite and ``> 0``, or raising) is a handled outcome, not an
+    exception: its batch of learners gets NaN curves and ``-1`` communication rounds,
+    ``result.failed`` names each with ``{"code": "invalid_merit", "argument": "merit"}`` (no values), the
+    other learners' results are kept, a ``UserWarning`` is raised and the charges stand (the noise was
+    drawn).
     """
     if not isinstance(record_actions, bool):
         raise TypeError(f"record_actions must be True or False, got {record_actions!r}.")
@@ -226,6 +245,8 @@ def simulate_federated(
                 f"learners[{plan.name!r}].context_bound={plan.context_bound!r} is below the environment's documented "
                 f"bound sqrt(dim)={documented:.6g} (contexts uniform in [0, 1]^dim); declare context_bound >= sqrt(dim)."
             )
+    # every callable merit on a public probe: the documented range of the mean rewards, in the shapes the run uses
+    _probe_merits(plans, len(seeds), n_agents, n_actions)
     # budgets shared by several private learners must pay for all of them before any is charged
     check_budgets_cover(
         [(learner.budget, plan.spent["epsilon"], plan.delta, f"learners[{plan.name!r}].budget")
@@ -238,6 +259,8 @@ def simulate_federated(
         if isinstance(learner, PrivFairXLinUCB):
             if plan.private:
                 charge_budget(learner.budget, plan.spent["epsilon"], plan.delta, label=f"Priv-FairX-LinUCB {plan.name}")
+                if plan.spent["noise"] == "seeded":
+                    warn_seeded_release(plan.epsilon, f"learner {plan.name!r} (Priv-FairX-LinUCB)")
             else:
                 warn_privacy_leak(
                     f"epsilon=inf: learner {plan.name!r} shares exact statistics (Fed-FairX-LinUCB) and carries "
@@ -254,17 +277,41 @@ def simulate_federated(
         c = plan.core
         key = (c["merit"] if c["merit"] is _EXPONENTIAL else id(c["merit"]), c["n_steps"], c["regularization"])
         groups.setdefault(key, []).append(i)
+    failed: dict[str, dict[str, str]] = {}
+    guards: dict[int, _GuardedMerit] = {}
     for members in groups.values():
         group = [plans[i] for i in members]
         # a callable merit cannot be compiled: its batch runs the numpy reference
         if engine == "compiled" and group[0].core["merit"] is _EXPONENTIAL and actions is None:
             f, r, cm = _run_group_compiled(env, group, horizon, n_agents, seeds, dim, n_actions)
         else:
+            merit = group[0].core["merit"]
+            if merit is not _EXPONENTIAL:
+                # the merit of the learners' own estimates can only be checked during the run, after the charge:
+                # a failure there is a handled outcome of this batch (result.failed), never a raise-after-charge
+                guard = guards.setdefault(id(merit), _GuardedMerit(merit))
+                group = [replace(plan, core={**plan.core, "merit": guard}) for plan in group]
             chosen = None if actions is None else np.zeros((len(members), S_, M_, horizon), dtype=np.int64)
-            f, r, cm = _run_group(env, group, horizon, n_agents, seeds, dim, n_actions, chosen)
+            try:
+                f, r, cm = _run_group(env, group, horizon, n_agents, seeds, dim, n_actions, chosen)
+            except _MeritFailed:
+                f, r = np.full((len(members), S, horizon), np.nan), np.full((len(members), S, horizon), np.nan)
+                cm = np.full((len(members), S), -1, dtype=np.int64)
+                if chosen is not None:
+                    chosen[...] = -1
+                failed.update({plans[i].name: {"code": "invalid_merit", "argument": "merit"} for i in members})
             if actions is not None:
                 actions[members] = chosen
         fair[members], reward[members], comms[members] = f, r, cm
+    if failed:
+        warnings.warn(
+            f"learners {sorted(failed)}: merit returned values that are not finite and > 0 (or raised) on the learners' "
+            "own estimates during the run, after the budgets were charged (the charges stand: the noise was drawn). "
+            "Their curves are NaN, their communication rounds -1, and result.failed names them. Use a merit that is "
+            "finite and > 0 for every real mu (e.g. exp, or softplus plus a floor).",
+            UserWarning,
+            stacklevel=2,
+        )
     return FederatedResult(
         seeds=seeds,
         privacy_spent={p.name: p.spent for p in plans},
@@ -273,7 +320,66 @@ def simulate_federated(
         reward_regret=np.cumsum(reward, axis=-1),
         communication_rounds=comms,
         actions=actions,
+        failed=failed,
     )
+
+
+class _MeritFailed(Exception):
+    """A callable merit failed on a learner's estimates during the run (after the charge); no text, no values."""
+
+
+class _GuardedMerit:
+    """A callable merit whose every answer is checked: any failure becomes :class:`_MeritFailed`.
+
+    ``_callable_policy`` checks ``f(mu)`` but not ``f(mu +- h)`` (its derivative); here all three are checked, so
+    a failing merit never leaves NaN in a learner's state.  The inputs are the learners' private estimates:
+    nothing of the failure (its text, the values) is kept.
+    """
+
+    def __init__(self, merit: Any) -> None:
+        self.merit = merit
+
+    def __call__(self, mu: np.ndarray) -> np.ndarray:
+        try:
+            with np.errstate(all="ignore"):
+                values = np.asarray(self.merit(mu), dtype=float)
+        except Exception:
+            raise _MeritFailed from None
+        if values.shape != np.shape(mu) or not np.isfinite(values).all() or (values <= 0).any():
+            raise _MeritFailed
+        return values
+
+
+def _probe_merits(plans: list[_Plan], n_seeds: int, n_agents: int, n_actions: int) -> None:
+    """Refuse, before any charge, a callable merit that fails on a public probe.
+
+    The probe is the documented range of the environment's mean rewards, ``mu = <x, theta*>`` in ``[0, 1]``
+    (contexts in ``[0, 1]^dim``, ``theta*`` non-negative summing to 1), in the shapes a run passes (rows
+    ``(learner, seed, agent)`` by action, and the metrics' ``(n_learners, n_seeds, n_agents, n_actions)``), with the
+    central-difference points ``mu +- h`` the policy's gradient uses.  Nothing private enters it.
+    """
+    from dpfair.bandits.fairx import _callable_policy
+
+    L, S, M, K = len(plans), n_seeds, n_agents, n_actions
+    for plan in plans:
+        merit = plan.core["merit"]
+        if merit is _EXPONENTIAL:
+            continue
+        for shape in ((L * S * M, K), (L, S, M, K)):
+            probe = np.linspace(0.0, 1.0, math.prod(shape)).reshape(shape)
+            try:
+                with np.errstate(all="ignore"):
+                    _, weight = _callable_policy(_GuardedMerit(merit), probe)
+                valid = bool(np.isfinite(weight).all())
+            except _MeritFailed:
+                valid = False
+            if not valid:
+                raise ValueError(
+                    f"learners[{plan.name!r}].merit must return finite values > 0 of the shape of mu for every mu in "
+                    f"[0, 1] (the range of this environment's mean rewards), and it does not on a public probe of "
+                    f"shape {shape}; nothing was charged. Use a merit that is finite and > 0 for every real mu "
+                    "(e.g. exp), which the learners' optimistic estimates may also reach."
+                ) from None
 
 
 def _run_group(

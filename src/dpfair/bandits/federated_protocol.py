@@ -18,8 +18,11 @@ simulator:
 
 What an agent releases is the paper's ``U_hat^i = lambda I + sum_{tau <= t'} x x^T (+ H^i)`` and
 ``u_hat^i = sum x y (+ h^i)``: its own running sums since the start (the PRIVATIZER's tree releases
-running sums), the exact sums rounded to the noise grid before the lattice noise is added
-(:meth:`~dpfair.bandits.privatizer.Privatizer.privatize`).  After a synchronization every agent has
+running sums).  For the private learner each communication round's increment is rounded to the noise
+grid *before* it enters the running sum, and the sum of rounded increments plus the lattice noise is
+released (:meth:`~dpfair.bandits.privatizer.Privatizer.release`): the one place where the engines'
+local statistics are rounded, so the numpy rounds, the compiled kernels and an agent in its own
+process release the same values.  After a synchronization every agent has
 ``V^i = U (+ c I) + S^i`` with ``S^i = 0``: the shift ``c`` of Lemma 4 for the private learner (module
 docstring of :mod:`dpfair.bandits.federated`).  With one agent and exact statistics there is
 nothing to receive and ``V`` is left as it is (bit for bit the single-agent FairX-LinUCB).
@@ -41,6 +44,7 @@ from dpfair.bandits.federated_learners import FedFairXLinUCB
 from dpfair.bandits.privatizer import CALIBRATIONS, Privatizer, _check_privacy, calibrate_privatizer, tree_key
 from dpfair.bandits.protocols import _check_protocol, communication_schedule
 from dpfair.bandits.ridge import RidgeState, _cholesky
+from dpfair.privacy.budget import charged_release
 from dpfair.privacy.noise import SeededNoise, check_random_state
 
 __all__: list[str] = []
@@ -72,6 +76,10 @@ _FEDERATED_DP = {
     "protects": "each agent's (context, reward) pairs against the other agents (federated DP)",
     "neighbouring": "replace one round's (x, y) of one agent",
 }
+_EXACT_SHARING = {
+    "protects": "nothing: each agent sends its exact statistics (Gram matrix, reward sums) to the server",
+    "neighbouring": "replace one round's (x, y) of one agent",
+}
 _ONE_AGENT = (
     "what the single agent's messages reveal of its (context, reward) pairs to the server (no other agent exists)"
 )
@@ -89,11 +97,11 @@ def _plan(name: str, learner: Any, horizon: int, n_agents: int, dim: int) -> _Pl
             f"learners[{name!r}] must be FairXLinUCB, FedFairXLinUCB or PrivFairXLinUCB, got {type(learner).__name__}."
         )
     core = learner._core()
-    non_private = privacy_spent(0.0, 0.0, **_NON_PRIVATE)
-    if isinstance(learner, FairXLinUCB):
-        return _Plan(name, core, "none", spent=non_private)
+    if isinstance(learner, FairXLinUCB):  # learns alone: releases nothing to anyone
+        return _Plan(name, core, "none", spent=privacy_spent(0.0, 0.0, **_NON_PRIVATE))
     protocol = _check_protocol(learner.protocol)
-    plan = _Plan(name, core, protocol, spent=non_private)
+    # Fed-FairX-LinUCB sends exact Gram matrices and reward sums to the server: no guarantee at all
+    plan = _Plan(name, core, protocol, spent=privacy_spent(math.inf, 0.0, **_EXACT_SHARING))
     if protocol == "log-det":
         if learner.sync_threshold is None:
             plan.threshold = horizon * math.log(n_agents * horizon) / (dim * n_agents)
@@ -126,6 +134,12 @@ def _plan(name: str, learner: Any, horizon: int, n_agents: int, dim: int) -> _Pl
     cal = calibrate_privatizer(epsilon, delta, plan.context_bound, dim, plan.n_releases, reward_bound=plan.reward_bound,
                                noise_calibration=calibration)
     plan.noise_calibration = calibration
+    # the PRIVATIZER holds the running sums as int64 numbers of grid steps: |sum x x^T|, |sum x y| <= T (L^2 + B^2)
+    if horizon * (plan.context_bound**2 + plan.reward_bound**2) / cal.granularity >= 2.0**62:
+        raise ValueError(
+            f"horizon={horizon} is too long for the PRIVATIZER's exact running sums at this noise grid (2**62 grid "
+            "steps); use a shorter horizon or a smaller epsilon (the grid is a fixed fraction of the noise)."
+        )
     # Lemma 4 with the noise actually used: a release sums at most cal.nodes_per_release nodes per agent
     sigma_total = cal.node_sigma * math.sqrt(n_agents * cal.nodes_per_release)
     tail = math.sqrt(2.0 * math.log(2.0 * plan.n_releases * n_agents / core["confidence_delta"]))
@@ -148,7 +162,8 @@ def _plan(name: str, learner: Any, horizon: int, n_agents: int, dim: int) -> _Pl
     # tight: zcdp_for_approx_dp verified (epsilon, delta) itself; the conversion's epsilon_accounted may
     # exceed epsilon by its root-finding tolerance (~1e-13)
     reported = epsilon if calibration == "tight" else max(epsilon, cal.epsilon_accounted)
-    plan.spent = privacy_spent(reported, delta, **protects)
+    seeded = learner.random_state is not None and not getattr(learner.random_state, "secure", False)
+    plan.spent = privacy_spent(reported, delta, **protects, noise="seeded" if seeded else "secure")
     plan.spent.update(
         noise_calibration=calibration,
         epsilon_accounted=cal.epsilon_accounted,
@@ -264,7 +279,8 @@ class _AgentSync:
         if local is None:
             local = np.zeros((S, M, dim, dim)), np.zeros((S, M, dim))
         self.local_gram, self.local_target = local
-        # each agent's own running sums up to its last release (the PRIVATIZER's input)
+        # each agent's own exact running sums up to its last release (non-private learners; the PRIVATIZER keeps
+        # its own sums of rounded increments)
         self.own_gram, self.own_target = np.zeros((S, M, dim, dim)), np.zeros((S, M, dim))
         self.synced = np.zeros(S, dtype=bool)
         self.comms = np.zeros(S, dtype=np.int64)
@@ -275,11 +291,12 @@ class _AgentSync:
         self.logdet_last = np.full((S, M), dim * math.log(lam))
         self.privatizer: Privatizer | None = None
         if plan.private:
-            self.privatizer = Privatizer(
-                plan.epsilon, plan.delta, plan.context_bound, dim, plan.n_releases, (S, M),
-                reward_bound=plan.reward_bound, noise_calibration=plan.noise_calibration,
-                random_state=plan.random_state, tree_keys=tree_keys,
-            )
+            with charged_release():  # the learner charged its (epsilon, delta) and warned for its trees already
+                self.privatizer = Privatizer(
+                    plan.epsilon, plan.delta, plan.context_bound, dim, plan.n_releases, (S, M),
+                    reward_bound=plan.reward_bound, noise_calibration=plan.noise_calibration,
+                    random_state=plan.random_state, tree_keys=tree_keys,
+                )
 
     def accumulate(self, x: np.ndarray, y: np.ndarray) -> None:
         """Algorithm 1, line 9: ``S += x x^T``, ``s += x y`` (shared rewards clipped to ``B`` when private)."""
@@ -296,19 +313,22 @@ class _AgentSync:
     def release(self, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Lines 19-20: the statistics that leave the agents of seeds ``mask`` (``U_hat``, ``u_hat`` per row).
 
-        Private learners: Algorithm 2 (the tree advances; exact running sums rounded to the grid plus
-        the tree's noise).  Rows outside ``mask`` release nothing (their values are not meaningful).
+        Private learners: Algorithm 2 through :meth:`Privatizer.release` -- the local statistics
+        gathered since the previous release (the increment, accumulated by the numpy rounds or the
+        compiled kernels alike) are rounded to the noise grid, added to the tree's running sum and
+        released with the tree's noise; the exact running sums never leave this method.  Rows outside
+        ``mask`` release nothing (their values are not meaningful).
         """
         lam, d = self.plan.core["regularization"], self.d
-        sel = mask[:, None, None, None]
-        self.own_gram = np.where(sel, self.own_gram + self.local_gram, self.own_gram)
-        self.own_target = np.where(mask[:, None, None], self.own_target + self.local_target, self.own_target)
         if self.privatizer is not None:
-            self.privatizer.advance(np.broadcast_to(mask[:, None], self.privatizer.batch_shape))
-            gram, target = self.privatizer.privatize(self.own_gram, self.own_target)
+            rows = np.broadcast_to(mask[:, None], self.privatizer.batch_shape)
+            gram, target = self.privatizer.release(self.local_gram, self.local_target, rows)
         else:
-            gram, target = self.own_gram, self.own_target
-        return gram + lam * np.eye(d), target.copy()
+            sel = mask[:, None, None, None]
+            self.own_gram = np.where(sel, self.own_gram + self.local_gram, self.own_gram)
+            self.own_target = np.where(mask[:, None, None], self.own_target + self.local_target, self.own_target)
+            gram, target = self.own_gram, self.own_target.copy()
+        return gram + lam * np.eye(d), target
 
     def receive(self, t: int, shared_gram: np.ndarray, shared_target: np.ndarray, mask: np.ndarray,
                 gram: np.ndarray, gram_inverse: np.ndarray, target: np.ndarray) -> None:

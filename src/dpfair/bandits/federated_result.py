@@ -37,6 +37,10 @@ class FederatedResult(SimulationResult):
     actions : numpy.ndarray, optional
         Every agent's action, ``(n_learners, n_seeds, n_agents, horizon)``, when the simulation was
         asked to record them (``record_actions=True``); else ``None``.
+    failed : dict, optional
+        Learner name -> ``{"code": ..., "argument": ...}`` for each learner whose run failed after its
+        budget was charged (``"invalid_merit"``: its callable ``merit`` failed on its own estimates); its
+        curves are NaN, its communication rounds (and recorded actions) ``-1``.  Empty when every run completed.
     """
 
     learner_names: tuple[str, ...] = ()
@@ -44,6 +48,7 @@ class FederatedResult(SimulationResult):
     reward_regret: np.ndarray = field(default_factory=lambda: np.zeros((0, 0, 0)))
     communication_rounds: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.int64))
     actions: np.ndarray | None = None
+    failed: dict[str, dict[str, str]] = field(default_factory=dict)
 
     _curves: ClassVar[tuple[str, ...]] = ("fair_regret", "reward_regret")
     _names_attribute: ClassVar[str] = "learner_names"

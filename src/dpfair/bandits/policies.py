@@ -56,6 +56,7 @@ from dpfair._validation import (
 from dpfair.bandits._ranks import _chunks, _ContextPool, _factor_support, _SupportPool, tie_break_argmax
 from dpfair.bandits.base import BanditPolicy
 from dpfair.bandits.ridge import RidgeState, confidence_radius
+from dpfair.privacy.budget import suspend_default_budget
 from dpfair.privacy.continual import BinaryTreeMechanism
 from dpfair.privacy.leaks import PrivacyLeakWarning
 
@@ -84,7 +85,7 @@ class RandomPolicy(BanditPolicy):
     def _warn(self, config: dict[str, Any]) -> None:
         pass
 
-    def _privacy_spent(self, config: dict[str, Any]) -> dict[str, Any]:
+    def _policy_privacy_spent(self, config: dict[str, Any]) -> dict[str, Any]:
         return privacy_spent(0.0, 0.0, protects="everything: the actions do not depend on any data",
                              neighbouring="any change")
 
@@ -285,8 +286,10 @@ class FairGreedy(BanditPolicy):
         self._split = config["split_history"]
         # rounds that can enter the regression: floor(T / 2) with the split, T without
         n_regression = max(T // 2 if self._split else T, 1)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", PrivacyLeakWarning)  # epsilon = inf: reset() already warned
+        # the tree is a part of the policy's one release: the policy charged it (its budget, or the default
+        # ledger) and warned (epsilon = inf, seeded noise); the tree must neither charge nor warn again
+        with warnings.catch_warnings(), suspend_default_budget():
+            warnings.simplefilter("ignore", PrivacyLeakWarning)
             self.tree_ = BinaryTreeMechanism(
                 n_regression, (S, d + 1, d + 1), sensitivity=config["sensitivity"], rho=config["rho_regression"],
                 symmetric=True, random_state=self._noise, label="regression",

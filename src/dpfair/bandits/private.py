@@ -30,9 +30,9 @@ composition, the whole policy ``(epsilon, delta)``-jointly DP: the budget is cha
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, ClassVar
 
-from dpfair._estimator import check_budget, privacy_spent
+from dpfair._estimator import check_budget
 from dpfair._validation import (
     check_bool,
     check_delta,
@@ -43,8 +43,10 @@ from dpfair._validation import (
     check_rho,
 )
 from dpfair.bandits.policies import FairGreedy
+from dpfair.base import PrivacyParameters, PrivateMechanismMixin
 from dpfair.privacy.accounting import approx_dp_to_zcdp
 from dpfair.privacy.leaks import warn_privacy_leak
+from dpfair.privacy.noise import NoiseSource
 
 __all__ = ["PrivateFairGreedy", "rank_noise_std"]
 
@@ -92,7 +94,7 @@ def rank_noise_std(pool_size: int, horizon: int, rho_rank: float) -> float:
     return sigma
 
 
-class PrivateFairGreedy(FairGreedy):
+class PrivateFairGreedy(PrivateMechanismMixin, FairGreedy):
     """Private-Fair-Greedy: Fair-Greedy with private regression and private ranks (joint DP).
 
     See the module :mod:`dpfair.bandits.private` for the mechanism.  ``epsilon=float("inf")`` is
@@ -118,7 +120,9 @@ class PrivateFairGreedy(FairGreedy):
     shift_failure_probability : float, default 0.05
         Probability, over the whole horizon, that some shifted Gram release is not positive definite.
     budget : PrivacyBudget, optional
-        Charged ``(epsilon, delta)`` once per :meth:`reset`, before any noise is drawn.
+        Charged ``(epsilon, delta)`` once per :meth:`reset` (or :func:`~dpfair.bandits.simulate`), after every
+        argument is checked and before the noise source exists (:mod:`dpfair.base`'s release template);
+        ``None`` charges the default ledger (:func:`dpfair.privacy.set_default_budget`) when one is set.
     random_state : None, int or numpy.random.Generator, optional
         ``None`` for secure noise; a seed only for reproducible experiments.
 
@@ -129,8 +133,15 @@ class PrivateFairGreedy(FairGreedy):
     rho_rank_ : float
         zCDP budget of all rank releases.
     privacy_spent_ : dict
-        ``{"epsilon", "delta", "protects", "neighbouring"}``.
+        ``{"epsilon", "delta", "protects", "neighbouring", "relation", "noise"}`` (the template's shape).
     """
+
+    _privacy_parameters: ClassVar[dict[str, str]] = {
+        "epsilon": "epsilon", "delta": "delta", "budget": "budget", "random_state": "random_state",
+    }
+    _privacy_protects: ClassVar[str] = _PROTECTS
+    _privacy_neighbouring: ClassVar[str] = _NEIGHBOURING
+    _privacy_label: ClassVar[str | None] = "PrivateFairGreedy (regression + ranks)"
 
     def __init__(
         self,
@@ -221,22 +232,71 @@ class PrivateFairGreedy(FairGreedy):
                 )
         return config
 
-    def _charge(self, config: dict[str, Any]) -> None:
-        if config["budget"] is not None:
-            config["budget"].spend(config["epsilon"], config["delta"], label="PrivateFairGreedy (regression + ranks)")
+    # ---------------------------------------------------------------- the release template (dpfair.base)
+    # One run is one release: reset (or simulate) validates every argument, charges (epsilon, delta) once
+    # through dpfair._estimator.charge_budget (budget=None: the default ledger), and only then creates the
+    # noise source that every round draws from.  The statistics arrive round by round, after the charge.
+    def _validate_params(self) -> dict[str, Any]:
+        return self._validate()
+
+    def _prepare(
+        self,
+        n_groups: int,
+        dim: int,
+        horizon: int,
+        *,
+        n_runs: int | None = None,
+        support: Any = None,
+        support_groups: Any = None,
+    ) -> dict[str, Any]:
+        """The template's step 1 alone (every check; nothing charged, no noise source)."""
+        _, data = self._validate_all(n_groups, dim, horizon, n_runs=n_runs, support=support, support_groups=support_groups)
+        return data["prepared"]
+
+    def _validate_data(
+        self,
+        params: PrivacyParameters,
+        n_groups: int,
+        dim: int,
+        horizon: int,
+        *,
+        n_runs: int | None = None,
+        support: Any = None,
+        support_groups: Any = None,
+    ) -> dict[str, Any]:
+        return {"prepared": self._check_reset(params.extra, n_groups, dim, horizon, n_runs=n_runs, support=support,
+                                              support_groups=support_groups)}
+
+    def _compute_statistics(self, params: PrivacyParameters, data: dict[str, Any]) -> None:
+        return None  # the regression and rank statistics arrive round by round, after the charge
+
+    def _draw_noise(self, params: PrivacyParameters, statistics: None, noise: NoiseSource) -> NoiseSource:
+        return noise  # the source the tree mechanism and the rank releases of every round draw from
+
+    def _solve(self, params: PrivacyParameters, noisy: NoiseSource, data: dict[str, Any]) -> dict[str, Any]:
+        return {"prepared": {**data["prepared"], "noise": noisy}}
+
+    def _warn_non_private(self, params: PrivacyParameters) -> None:
+        # stacklevel 6: warn_privacy_leak <- here <- _release <- _open <- reset / simulate <- the user's line
+        warn_privacy_leak(
+            "epsilon=inf: PrivateFairGreedy runs Fair-Greedy exactly; its actions carry no privacy guarantee. "
+            "Use a finite epsilon on real people's data.",
+            stacklevel=6,
+        )
+
+    def _open(self, prepared: dict[str, Any]) -> dict[str, Any]:
+        """Run the release template on the run :meth:`_prepare` checked: validate, charge once, create the noise."""
+        n_groups, dim, horizon, keywords = prepared["arguments"]
+        results = self._release(n_groups, dim, horizon, **keywords)
+        return {**results["prepared"], "privacy_spent": results["privacy_spent_"]}
 
     def _warn(self, config: dict[str, Any]) -> None:
-        if math.isinf(config["epsilon"]):
-            warn_privacy_leak(
-                "epsilon=inf: PrivateFairGreedy runs Fair-Greedy exactly; its actions carry no privacy guarantee. "
-                "Use a finite epsilon on real people's data.",
-                stacklevel=5,
-            )
+        pass  # the template warned (epsilon = inf) before the charge
 
-    def _privacy_spent(self, config: dict[str, Any]) -> dict[str, Any]:
+    def _start(self, config: dict[str, Any]) -> None:
         self.rho_regression_ = config["rho_regression"]
         self.rho_rank_ = config["rho_rank"]
-        return privacy_spent(config["epsilon"], config["delta"], protects=_PROTECTS, neighbouring=_NEIGHBOURING)
+        super()._start(config)
 
     def rank_noise_std(self, t: int) -> float:
         """Standard deviation ``sigma_t`` of the Gaussian noise on the rank estimates of round ``t``.

@@ -20,6 +20,7 @@ from dpfair.bandits.base import BanditPolicy
 from dpfair.bandits.environments import GroupEnvironment
 from dpfair.bandits.metrics import cumulative_fair_regret, cumulative_regret
 from dpfair.bandits.results import BanditResult
+from dpfair.base import PrivateMechanismMixin
 
 __all__ = ["simulate"]
 
@@ -133,9 +134,11 @@ def simulate(
                     "environment's documentation, never from its data)."
                 )
         learners.append((learner, prepared))
+    # (budget=None: the default ledger, as dpfair._estimator.charge_budget charges it)
     check_budgets_cover(
-        [(prepared["config"].get("budget"), prepared["config"].get("epsilon"), prepared["config"].get("delta"),
-          f"policies[{name!r}].budget") for name, (_, prepared) in zip(policies, learners, strict=True)],
+        [(prepared["config"].get("budget"), *learner._privacy_cost(learner._validate_privacy_parameters()),
+          f"policies[{name!r}].budget") for name, (learner, prepared) in zip(policies, learners, strict=True)
+         if isinstance(learner, PrivateMechanismMixin)],
         fix="give each private policy a budget that pays for it, or a larger shared budget",
     )
     episodes = [env.sample(horizon, s) for s in seeds]
@@ -144,12 +147,12 @@ def simulate(
     means = np.stack([e.mean_rewards for e in episodes], axis=1)
     ranks = np.stack([e.relative_ranks for e in episodes], axis=1)
     del episodes
-    for learner, prepared in learners:
-        learner._charge(prepared["config"])  # every check passed: charge every policy before the first runs
+    # every check passed: charge every private policy (the release template: then, only then, its noise source)
+    learners = [(learner, learner._open(prepared)) for learner, prepared in learners]
     fair, regret, selections, spent = [], [], [], {}
     for name in policies:
         learner, prepared = learners.pop(0)  # one policy's state in memory at a time
-        learner._begin(prepared, charge=False)
+        learner._begin(prepared)
         # compiled: every round at once in numba kernels (None: this policy or stream has no compiled rounds)
         actions = learner._run_compiled(ids, rewards) if engine == "compiled" else None
         if actions is None:  # the numpy reference: one vectorized select and update per round

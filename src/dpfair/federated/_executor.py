@@ -130,6 +130,31 @@ def run_supernode(argv: list[str], *, sleep_cap: float = DEFAULT_SLEEP_CAP) -> N
     flower_supernode()
 
 
+def client_app_error(ex: BaseException) -> tuple[int, str]:
+    """The Flower error code and reason sent to the server when the ClientApp raises ``ex``.
+
+    The reason names the exception's type only: its text may hold the agent's private values (Flower's own
+    runner sends ``str(ex)``), so the details stay in this node's log (the executor prints them to stderr).
+
+    Parameters
+    ----------
+    ex : BaseException
+        What the ClientApp raised.
+
+    Returns
+    -------
+    code : int
+        ``ErrorCode.LOAD_CLIENT_APP_EXCEPTION`` or ``ErrorCode.CLIENT_APP_RAISED_EXCEPTION``.
+    reason : str
+        A text without any of the exception's values.
+    """
+    from flwr.clientapp.client_app import LoadClientAppError
+    from flwr.common.constant import ErrorCode
+
+    if isinstance(ex, LoadClientAppError):
+        return ErrorCode.LOAD_CLIENT_APP_EXCEPTION, "An exception was raised when attempting to load `ClientApp`"
+    return ErrorCode.CLIENT_APP_RAISED_EXCEPTION, f"the ClientApp raised {type(ex).__name__}; the details are in this node's log"
+
 class PersistentClientAppExecutor:
     """Run a SuperNode's ClientApp tasks in this process, one after the other.
 
@@ -187,8 +212,7 @@ class PersistentClientAppExecutor:
         """Execute the task identified by *token* (what one ``flwr-clientapp`` process does)."""
         from flwr.app import Message
         from flwr.app.error import Error
-        from flwr.clientapp.client_app import LoadClientAppError
-        from flwr.common.constant import ErrorCode, SubStatus
+        from flwr.common.constant import SubStatus
         from flwr.supercore.heartbeat import HeartbeatSender, make_task_heartbeat_fn_http
         from flwr.supernode.runtime.run_clientapp import pull_task_input, push_message, push_task_output
 
@@ -205,12 +229,8 @@ class PersistentClientAppExecutor:
             reply = app(message=message, context=context)
             sub_status, details = SubStatus.COMPLETED, ""
         except Exception as ex:
-            code = ErrorCode.CLIENT_APP_RAISED_EXCEPTION
-            reason = str(type(ex)) + ":<'" + str(ex) + "'>"
-            if isinstance(ex, LoadClientAppError):
-                code = ErrorCode.LOAD_CLIENT_APP_EXCEPTION
-                reason = "An exception was raised when attempting to load `ClientApp`"
-            print(f"[dpfair executor] ClientApp raised {reason}", file=sys.stderr, flush=True)
+            code, reason = client_app_error(ex)
+            print(f"[dpfair executor] ClientApp raised {type(ex).__name__}: {ex}", file=sys.stderr, flush=True)
             details = reason
             if message is not None:
                 reply = Message(Error(code=code, reason=reason), reply_to=message)

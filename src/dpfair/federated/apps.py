@@ -23,7 +23,14 @@ Faults: an agent that does not answer within ``round-timeout`` seconds, or answe
 dropped from that round on; the run goes on with the others, its last release stays in the sum
 (nothing already aggregated is lost), and the result says who dropped and from which round.  An agent
 refuses a malformed message (unknown step, wrong shapes, NaN, a round in the past) with an error
-reply naming the problem; its state is left as it was.
+reply; its state is left as it was.
+
+Error text never crosses the trust boundary: whatever goes wrong inside an agent -- a malformed
+message, or an error raised while it plays on its private stream (a reward cell that is not a number,
+a context out of bounds, its own code) -- reaches the server only as a fixed code and the name of the
+argument (``{"code": "invalid_reward", "argument": "rewards"}``, :data:`ERROR_CODES`), never as the
+exception's text, which may hold private values.  The details stay in the agent's local log (Flower's
+logger, ``flwr``, on the client).
 
 Run settings (``[tool.flwr.app.config]`` of the app project, ``flwr run --run-config``): see
 :data:`RUN_CONFIG`.
@@ -43,7 +50,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["RUN_CONFIG", "learner_from_config", "learners_from_config", "make_client_app", "make_server_app"]
+__all__ = ["ERROR_CODES", "RUN_CONFIG", "learner_from_config", "learners_from_config", "make_client_app", "make_server_app"]
 
 #: Every run setting with its default.  ``learners``: several learners on the same streams in one run,
 #: ``"kind:protocol,kind:protocol"`` (e.g. ``"fed:bounded-gap,fed:p-fcb,priv:bounded-gap"``; empty: the one
@@ -81,6 +88,21 @@ RUN_CONFIG: dict[str, Any] = {
     "result-path": "",
     "wire-log": "",
     "metrics-dir": "",
+}
+
+#: The codes an agent's error reply carries (with the argument's name), each with its fixed description:
+#: the only text about an error inside an agent that leaves it.
+ERROR_CODES: dict[str, str] = {
+    "malformed_message": "the server's message is malformed or out of turn",
+    "not_initialized": "this agent has not been initialized (no 'init' message yet)",
+    "invalid_settings": "the run settings do not give a valid learner for this agent",
+    "invalid_stream": "the agent's data source failed",
+    "invalid_context": "a context of the agent's stream is invalid",
+    "invalid_reward": "a reward of the agent's stream is invalid",
+    "invalid_shared_statistics": "the shared statistics cannot be used by this agent",
+    "release_failed": "the agent could not release its statistics",
+    "metrics_failed": "the agent could not compute its local metrics",
+    "agent_error": "an unexpected error inside the agent",
 }
 
 _MESSAGE_TYPE = "train"
@@ -234,7 +256,7 @@ class _Exchange:
             return
         entry: dict[str, Any] = {"node": reply.metadata.src_node_id}
         if reply.has_error():
-            entry["error"] = str(reply.error.reason)
+            entry["error"] = _flower_error(reply)
         else:
             for name, record in reply.content.items():
                 entry[name] = {k: (np.frombuffer(v, dtype="<f8").tolist() if isinstance(v, bytes) else
@@ -243,12 +265,25 @@ class _Exchange:
             handle.write(json.dumps(entry) + "\n")
 
 
+def _flower_error(reply: Any) -> str:
+    """An error reply of Flower's own (the ClientApp failed outside the agent's handler): its code only.
+
+    Flower's ``reason`` holds the exception's text, which may hold the agent's private values: it is not
+    recorded here (the agent's node logs it).
+    """
+    return f"the ClientApp failed (Flower error code {int(reply.error.code)}; the details are in the agent's log)"
+
+
 def _reply_config(reply: Any) -> dict[str, Any]:
     if reply.has_error():
-        raise RuntimeError(f"the ClientApp raised: {reply.error.reason}")
+        raise RuntimeError(_flower_error(reply))
     config = dict(reply.content["config"])
-    if "error" in config:
-        raise ValueError(str(config["error"]))
+    if config.get("step") == "refused" or "error" in config:
+        # only the fixed code and the argument's name are kept, never a text the agent might have put in
+        code = config.get("code") if config.get("code") in ERROR_CODES else "agent_error"
+        argument = config.get("argument")
+        argument = argument if isinstance(argument, str) and argument.replace("-", "_").isidentifier() else "?"
+        raise ValueError(f"refused: {code} ({argument}): {ERROR_CODES[code]}")
     return config
 
 
@@ -398,7 +433,25 @@ def _default_stream(config: Mapping[str, Any], agent: int) -> Any:
 
 
 class _Refused(ValueError):
-    """A message the agent will not act on."""
+    """A message the agent will not act on, or an error while it acts: a fixed code and the argument's name.
+
+    ``detail`` (which may hold private values) goes to the agent's local log only; the reply carries
+    ``code`` and ``argument`` (:data:`ERROR_CODES`).
+    """
+
+    def __init__(self, detail: str, *, code: str = "malformed_message", argument: str = "config") -> None:
+        super().__init__(detail)
+        self.code, self.argument = code, argument
+
+
+def _inside(code: str, argument: str, action: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """Run ``action(*args, **kwargs)`` on the agent's private data; any error becomes ``_Refused(code, argument)``."""
+    try:
+        return action(*args, **kwargs)
+    except _Refused:
+        raise
+    except Exception as exc:
+        raise _Refused(f"{type(exc).__name__}: {exc}", code=code, argument=argument) from exc
 
 
 def _rounds_played(state: dict[str, Any]) -> int:
@@ -408,10 +461,10 @@ def _rounds_played(state: dict[str, Any]) -> int:
 def _check_round(config: Mapping[str, Any], state: dict[str, Any]) -> int:
     t, played = config.get("round"), _rounds_played(state)
     if isinstance(t, bool) or not isinstance(t, int):
-        raise _Refused(f"the message has no integer 'round' (got {t!r})")
+        raise _Refused(f"the message has no integer 'round' (got {t!r})", argument="round")
     if t != played:
         raise _Refused(f"the message's round {t} is {'in the past' if t < played else 'ahead of this agent'}: "
-                       f"this agent has played {played} rounds")
+                       f"this agent has played {played} rounds", argument="round")
     return t
 
 
@@ -419,7 +472,8 @@ def _labels(config: Mapping[str, Any], state: dict[str, Any], key: str = "releas
     labels = [label for label in str(config.get(key, "")).split(",") if label]
     unknown = sorted(set(labels) - set(state["learners"]))
     if unknown:
-        raise _Refused(f"the message names learner(s) {unknown} this run does not have ({sorted(state['learners'])})")
+        raise _Refused(f"the message names learner(s) {unknown} this run does not have ({sorted(state['learners'])})",
+                       argument=key)
     return labels
 
 
@@ -430,34 +484,40 @@ def _receive(config: Mapping[str, Any], state: dict[str, Any]) -> None:
             continue
         label = name.split(":", 1)[1]
         if label not in state["learners"]:
-            raise _Refused(f"shared statistics for learner {label!r}, which this run does not have")
-        shared[label] = _unpack(value, state["learners"][label].dim_, "the shared statistics")
+            raise _Refused(f"shared statistics for learner {label!r}, which this run does not have", argument="shared")
+        try:
+            shared[label] = _unpack(value, state["learners"][label].dim_, "the shared statistics")
+        except _Refused as exc:
+            raise _Refused(str(exc), argument="shared") from None
     for label, (gram, target) in shared.items():
-        # symmetric, and positive definite once Lemma 4's shift is added, or ValueError (the state is then reloaded)
-        state["learners"][label].receive_shared(gram, target)
+        # symmetric, and positive definite once Lemma 4's shift is added (V = U + the agent's own S: private), or
+        # ValueError (the state is then reloaded)
+        _inside("invalid_shared_statistics", "shared", state["learners"][label].receive_shared, gram, target)
 
 
 def _play(state: dict[str, Any], until: int) -> None:
     stream, scale = state["stream"], float(state["merit_scale"])
     scored = hasattr(stream, "fairness_terms")
+    # everything here reads the agent's private stream: an error becomes a code and the argument's name (_inside)
     while _rounds_played(state) < until:
         t = _rounds_played(state) + 1
-        x = stream.contexts(t)
-        uniform = stream.uniform(t) if hasattr(stream, "uniform") else None
+        x = _inside("invalid_context", "contexts", stream.contexts, t)
+        uniform = _inside("invalid_stream", "uniform", stream.uniform, t) if hasattr(stream, "uniform") else None
         for label, learner in state["learners"].items():  # the same contexts and variates: common random numbers
-            action = learner.select(x, uniform=uniform)
-            learner.update(x, action, stream.reward(t, action))
+            action = _inside("invalid_context", "contexts", learner.select, x, uniform=uniform)
+            reward = _inside("invalid_reward", "rewards", stream.reward, t, action)
+            _inside("invalid_reward", "rewards", learner.update, x, action, reward)
             metrics = state["metrics"][label]
             metrics["actions"].append(action)
             if scored:
-                fair, reward = stream.fairness_terms(t, learner.policy_, scale)
+                fair, regret = _inside("metrics_failed", "fairness_terms", stream.fairness_terms, t, learner.policy_, scale)
                 metrics["fair"].append(fair)
-                metrics["reward"].append(reward)
+                metrics["reward"].append(regret)
 
 
 def _statistics(reply: Any, state: dict[str, Any], labels: list[str]) -> None:
     for label in labels:
-        gram, target = state["learners"][label].local_statistics()
+        gram, target = _inside("release_failed", "statistics", state["learners"][label].local_statistics)
         reply["config"][f"statistics:{label}"] = _pack(gram, target)
 
 
@@ -468,11 +528,11 @@ def _handle(message: Any, context: Any, stream_factory: Callable[[Mapping[str, A
     config = dict(context.run_config)
     try:
         if "config" not in message.content or "step" not in message.content["config"]:
-            raise _Refused("the message has no 'config' record with a 'step'")
+            raise _Refused("the message has no 'config' record with a 'step'", argument="step")
         step_config = dict(message.content["config"])
         step = step_config["step"]
         if step not in _STEPS:
-            raise _Refused(f"unknown step {step!r}; expected one of {_STEPS}")
+            raise _Refused(f"unknown step {step!r}; expected one of {_STEPS}", argument="step")
         if step == "init":
             state = _start(config, context, stream_factory)
             _AGENTS[key] = state
@@ -485,7 +545,7 @@ def _handle(message: Any, context: Any, stream_factory: Callable[[Mapping[str, A
             played, horizon = _rounds_played(state), next(iter(state["learners"].values())).horizon_
             until = step_config.get("until")
             if isinstance(until, bool) or not isinstance(until, int) or not played < until <= horizon:
-                raise _Refused(f"'until' must be an integer in ({played}, {horizon}], got {until!r}")
+                raise _Refused(f"'until' must be an integer in ({played}, {horizon}], got {until!r}", argument="until")
             release = _labels(step_config, state)
             _receive(step_config, state)
             _play(state, until)
@@ -500,15 +560,29 @@ def _handle(message: Any, context: Any, stream_factory: Callable[[Mapping[str, A
             learners = state["learners"]
             reply["config"]["privacy_spent"] = json.dumps({k: v.privacy_spent_ for k, v in learners.items()}, default=str)
             reply["config"]["synchronizations"] = json.dumps({k: v.n_synchronizations_ for k, v in learners.items()})
-            _write_metrics(state, context)
+            _inside("metrics_failed", "metrics-dir", _write_metrics, state, context)
         _AGENTS[key] = state
         _save(context, state)
         return Message(reply, reply_to=message)
-    except (_Refused, ValueError, TypeError) as exc:
-        # refuse: the state is not saved (and the in-process copy dropped), so the agent stays as it was
+    except Exception as exc:
+        # refuse: the state is not saved (and the in-process copy dropped), so the agent stays as it was.  Only a
+        # fixed code and the argument's name leave the agent; the details (possibly private values) stay in its log.
         _AGENTS.pop(key, None)
+        code, argument = (exc.code, exc.argument) if isinstance(exc, _Refused) else ("agent_error", "")
         agent = context.node_config.get("partition-id", "?")
-        return Message(_records("refused", error=f"agent {agent} refused the message: {exc}"), reply_to=message)
+        agent = agent if isinstance(agent, int) and not isinstance(agent, bool) else "?"
+        _local_log().warning("agent %s refused a message (%s, argument %r): %s", agent, code, argument, exc,
+                             exc_info=exc)
+        return Message(_records("refused", agent=agent, code=code, argument=argument,
+                                error=f"agent {agent} refused the message: {ERROR_CODES[code]} ({argument})"),
+                       reply_to=message)
+
+
+def _local_log() -> Any:
+    """The agent's local log: Flower's logger on the client (never sent to the server)."""
+    import logging
+
+    return logging.getLogger("flwr")
 
 
 def _start(config: Mapping[str, Any], context: Any, stream_factory: Callable[[Mapping[str, Any], int], Any]) -> dict[str, Any]:
@@ -516,12 +590,13 @@ def _start(config: Mapping[str, Any], context: Any, stream_factory: Callable[[Ma
     agent = context.node_config.get("partition-id")
     if isinstance(agent, bool) or not isinstance(agent, int):
         raise _Refused(f"this SuperNode has no integer partition-id node setting (got {agent!r}); start it with "
-                       "--node-config 'partition-id=<agent index>'")
-    learners = learners_from_config(c)
+                       "--node-config 'partition-id=<agent index>'", code="invalid_settings", argument="partition-id")
+    learners = _inside("invalid_settings", "run_config", learners_from_config, c)
     for learner in learners.values():
-        learner.reset(int(c["n-actions"]), int(c["dim"]), int(c["horizon"]), n_agents=int(c["n-agents"]), agent=agent,
-                      run_id=int(c["seed"]))
-    return {"agent": agent, "learners": learners, "stream": stream_factory(c, agent), "merit_scale": c["merit-scale"],
+        _inside("invalid_settings", "run_config", learner.reset, int(c["n-actions"]), int(c["dim"]), int(c["horizon"]),
+                n_agents=int(c["n-agents"]), agent=agent, run_id=int(c["seed"]))
+    stream = _inside("invalid_stream", "stream", stream_factory, c, agent)
+    return {"agent": agent, "learners": learners, "stream": stream, "merit_scale": c["merit-scale"],
             "metrics": {label: {"actions": [], "fair": [], "reward": []} for label in learners}}
 
 
@@ -530,18 +605,20 @@ def _save(context: Any, state: dict[str, Any]) -> None:
 
     # the node's own state (kept by its SuperNode, never sent): the learners and the metrics so far
     context.state["dpfair"] = ConfigRecord({
-        "agent": state["agent"], "learners": pickle.dumps(state["learners"]), "metrics": pickle.dumps(state["metrics"]),
+        "agent": state["agent"], "metrics": pickle.dumps(state["metrics"]),
+        "learners": pickle.dumps(state["learners"], protocol=pickle.HIGHEST_PROTOCOL),  # SecureNoise pickles as "new"
     })
 
 
 def _load(context: Any, config: Mapping[str, Any], stream_factory: Callable[[Mapping[str, Any], int], Any]) -> dict[str, Any]:
     if "dpfair" not in context.state:
-        raise _Refused("this agent has not been initialized (no 'init' message yet)")
+        raise _Refused("this agent has not been initialized (no 'init' message yet)", code="not_initialized",
+                       argument="step")
     saved = context.state["dpfair"]
     agent = int(saved["agent"])
     c = _settings(config)
     return {"agent": agent, "learners": pickle.loads(saved["learners"]), "metrics": pickle.loads(saved["metrics"]),
-            "stream": stream_factory(c, agent), "merit_scale": c["merit-scale"]}
+            "stream": _inside("invalid_stream", "stream", stream_factory, c, agent), "merit_scale": c["merit-scale"]}
 
 
 def _write_metrics(state: dict[str, Any], context: Any) -> None:

@@ -185,7 +185,9 @@ def summary(result: DemoResult) -> list[str]:
             eps = spent.get("epsilon")
             eps_text = "inf" if eps is None or (isinstance(eps, float) and math.isinf(eps)) else f"{eps:g}"
             protects = spent.get("protects")
-            lines.append(f"  agent {agent}: privacy_spent epsilon={eps_text}, delta={spent.get('delta', 0):g} -- {protects}")
+            seeded = " [seeded noise: reproducible, not hardened]" if spent.get("noise") == "seeded" else ""
+            lines.append(f"  agent {agent}: privacy_spent epsilon={eps_text}, delta={spent.get('delta', 0):g}{seeded} -- "
+                         f"{protects}")
     for agent, first in sorted(server["dropped"].items(), key=lambda kv: int(kv[0])):
         lines.append(f"agent {agent} DROPPED from round {first}")
     for error in server["errors"]:
