@@ -46,7 +46,7 @@ from dpfair._estimator import (
     warn_seeded_noise,
 )
 from dpfair._validation import check_bounds, check_delta, check_epsilon
-from dpfair.privacy.budget import check_budget
+from dpfair.privacy.budget import charged_release, check_budget, inside_charged_release
 from dpfair.privacy.noise import NoiseSource, check_random_state, get_noise_source
 from dpfair.privacy.relations import REPLACE, check_relation
 
@@ -152,14 +152,21 @@ class PrivateMechanismMixin:
         """
         return self._privacy_label or type(self).__name__
 
-    def _charge_relation(self, params: PrivacyParameters) -> str:
-        """The neighbouring relation of this release's guarantee (``_privacy_relation`` by default).
+    def _declared_relation(self) -> str:
+        """The neighbouring relation one release will hold under, from the parameters alone (a dry run).
 
-        Override it when the relation depends on validated parameters (a post-processor whose own step
-        holds under replacement only when its base model is private).  The budget converts the charge
-        into its own relation or refuses it (:mod:`dpfair.privacy.relations`).
+        ``_privacy_relation`` by default; override it when the relation depends on the parameters (a
+        post-processor whose own step holds under replacement only when its base model is private).
+        Containers (a search) read it before they charge.
         """
         return self._privacy_relation
+
+    def _charge_relation(self, params: PrivacyParameters) -> str:
+        """The neighbouring relation of this release's guarantee (:meth:`_declared_relation` by default).
+
+        The budget converts the charge into its own relation or refuses it (:mod:`dpfair.privacy.relations`).
+        """
+        return self._declared_relation()
 
     def _draw_noise(self, params: PrivacyParameters, statistics: Any, noise: NoiseSource) -> Any:
         """Privatise ``statistics`` with ``noise`` (called only after the budget was charged)."""
@@ -253,7 +260,8 @@ class PrivateMechanismMixin:
         charge_budget(params.budget, epsilon, delta, label=self._charge_label(params),
                       neighbouring=check_relation(self._charge_relation(params), "_charge_relation"))
         noise = get_noise_source(params.random_state)
-        warn_seeded_noise(noise, params.epsilon, f"{type(self).__name__} (epsilon={params.epsilon:g})")
+        if not inside_charged_release():  # (a container's release warned once for its parts)
+            warn_seeded_noise(noise, params.epsilon, f"{type(self).__name__} (epsilon={params.epsilon:g})")
         return noise
 
     def _release(
@@ -265,7 +273,8 @@ class PrivateMechanismMixin:
             self._warn_non_private(params)
         statistics = self._compute_statistics(params, validated)
         noise = self._charge(params)
-        noisy = self._draw_noise(params, statistics, noise)
+        with charged_release():  # the mechanisms it calls charge no ledger again and warn no second time
+            noisy = self._draw_noise(params, statistics, noise)
         results = dict(self._solve(params, noisy, validated))
         spent = dict(self._privacy_spent(params, results))
         if noise_kind(noise, params.epsilon) == "seeded" and spent.get("noise") != "none":

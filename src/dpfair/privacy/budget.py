@@ -30,8 +30,8 @@ Processes
 A budget charges only in the process that created it.  A copy pickled into another process (a worker of
 ``n_jobs > 1``) refuses every charge: its spending would never reach the caller's budget.  Likewise, a
 process started by a program that opted in to the process-wide ledger refuses charges with ``budget=None``
-(the ledger stays in the parent).  Account parallel fits up front
-(:func:`dpfair.model_selection.fit_search`) or run them with ``n_jobs=1``.
+(the ledger stays in the parent).  Run parallel fits with ``n_jobs=1``;
+:func:`dpfair.model_selection.fit_search` refuses a parallel search before anything is charged.
 
 The process-wide ledger
 -----------------------
@@ -60,8 +60,10 @@ __all__ = [
     "PrivacyBudget",
     "PrivacyBudgetExceededError",
     "charge",
+    "charged_release",
     "check_ledger_process",
     "default_budget",
+    "inside_charged_release",
     "set_default_budget",
     "suspend_default_budget",
 ]
@@ -220,7 +222,8 @@ class PrivacyBudget:
             raise PrivacyBudgetExceededError(
                 f"charge {label!r}: this PrivacyBudget was created in another process (process {self._owner_pid}) and "
                 "copied here, e.g. into a worker of n_jobs > 1; a charge here would never reach the caller's budget. "
-                "Run the fits with n_jobs=1, or account them up front with dpfair.model_selection.fit_search."
+                "Run the fits with n_jobs=1 (dpfair.model_selection.fit_search refuses a parallel search up front, "
+                "before anything is charged)."
             )
 
     def _converted(self, label: str, relation: str, epsilon: float, delta: float, rho: float) -> tuple[float, float, float]:
@@ -405,7 +408,8 @@ def check_ledger_process(label: str) -> None:
     raise PrivacyBudgetExceededError(
         f"charge {label!r}: the program's process-wide ledger (set_default_budget) lives in process {owner}, and this "
         "is another process it started (e.g. a worker of n_jobs > 1); the charge would never reach the ledger. "
-        "Run the fits with n_jobs=1, or account them up front with dpfair.model_selection.fit_search."
+        "Run the fits with n_jobs=1 (dpfair.model_selection.fit_search refuses a parallel search up front, "
+                "before anything is charged)."
     )
 
 
@@ -507,6 +511,34 @@ def set_default_budget(budget: PrivacyBudget | None) -> PrivacyBudget | None:
     elif os.environ.get(_LEDGER_PID_VARIABLE) == str(os.getpid()):
         del os.environ[_LEDGER_PID_VARIABLE]
     return previous
+
+
+_INSIDE_RELEASE: contextvars.ContextVar[bool] = contextvars.ContextVar("dpfair_inside_charged_release", default=False)
+
+
+@contextlib.contextmanager
+def charged_release() -> Iterator[None]:
+    """The noise draws of a release whose one charge has been made (the template's step 5).
+
+    Inside, the mechanisms of :mod:`dpfair.privacy` that a release calls to draw its noise neither charge the
+    process-wide ledger again (:func:`default_budget` is ``None``) nor repeat the release's
+    :class:`~dpfair.privacy.SeededNoiseWarning`: the release charged and warned once for all of them.
+
+    Yields
+    ------
+    None
+    """
+    token_suspended, token_inside = _SUSPENDED.set(True), _INSIDE_RELEASE.set(True)
+    try:
+        yield
+    finally:
+        _INSIDE_RELEASE.reset(token_inside)
+        _SUSPENDED.reset(token_suspended)
+
+
+def inside_charged_release() -> bool:
+    """Whether the caller runs inside :func:`charged_release` (its release has charged and warned already)."""
+    return _INSIDE_RELEASE.get()
 
 
 @contextlib.contextmanager

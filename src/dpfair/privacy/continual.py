@@ -44,7 +44,7 @@ from dpfair._validation import (
     check_rho,
     check_sensitivity,
 )
-from dpfair.privacy.budget import PrivacyBudget, charge, check_budget
+from dpfair.privacy.budget import PrivacyBudget, charge, check_budget, inside_charged_release
 from dpfair.privacy.leaks import warn_privacy_leak, warn_seeded_noise
 from dpfair.privacy.noise import SeededNoise, check_noise_room, check_random_state, get_noise_source
 
@@ -156,7 +156,8 @@ class BinaryTreeMechanism:
         else:
             charge(budget, cost, 0.0, label=label)
         noise = get_noise_source(random_state)
-        warn_seeded_noise(noise, cost, "BinaryTreeMechanism")
+        if not inside_charged_release():
+            warn_seeded_noise(noise, cost, "BinaryTreeMechanism")
         if math.isinf(cost):
             warn_privacy_leak(
                 f"{cost_name}=inf: BinaryTreeMechanism releases the exact running sums, which carry no privacy "

@@ -16,6 +16,7 @@ __all__ = [
     "warn_exact_release",
     "warn_privacy_leak",
     "warn_seeded_noise",
+    "warn_seeded_release",
 ]
 
 
@@ -124,12 +125,32 @@ def warn_seeded_noise(noise: Any, epsilon: float, what: str, *, stacklevel: int 
     stacklevel : int or None
         Passed to :func:`warnings.warn`; ``None`` points at the first frame outside dpfair (and its test helpers).
     """
-    if noise.secure or math.isinf(epsilon):
+    if noise.secure:
+        return
+    warn_seeded_release(epsilon, what, stacklevel=(user_stacklevel() if stacklevel is None else stacklevel) + 1)
+
+
+def warn_seeded_release(epsilon: float, what: str, *, stacklevel: int | None = None) -> None:
+    """Raise :class:`SeededNoiseWarning` for a finite-``epsilon`` release whose noise a seed reproduces.
+
+    For releases that know they are seeded without holding a noise source (a learner's plan); see
+    :func:`warn_seeded_noise`.
+
+    Parameters
+    ----------
+    epsilon : float
+        The release's epsilon (no warning at ``inf``).
+    what : str
+        What is released, for the message.
+    stacklevel : int or None
+        Passed to :func:`warnings.warn`; ``None`` points at the first frame outside dpfair.
+    """
+    if math.isinf(epsilon):
         return
     warnings.warn(
         f"{what} draws seeded noise (random_state was given): reproducible and not hardened, so it gives no privacy "
         "against anyone who knows or can guess the seed. Use random_state=None (secure noise) on real people's data.",
-        SeededNoiseWarning, stacklevel=stacklevel if stacklevel is not None else user_stacklevel(),
+        SeededNoiseWarning, stacklevel=user_stacklevel() if stacklevel is None else stacklevel,
     )
 
 

@@ -30,7 +30,7 @@ from scipy.special import softmax
 from dpfair._validation import as_finite_array, check_epsilon, check_int, check_sensitivity
 from dpfair.privacy._topm import ConditionalPoissonTree
 from dpfair.privacy.accounting import gaussian_sigma_approx_dp, gaussian_sigma_zcdp, laplace_scale
-from dpfair.privacy.budget import PrivacyBudget, charge, check_budget
+from dpfair.privacy.budget import PrivacyBudget, charge, check_budget, inside_charged_release
 from dpfair.privacy.leaks import warn_exact_release, warn_privacy_leak, warn_seeded_noise
 from dpfair.privacy.noise import NoiseSource, check_noise_room, check_random_state, get_noise_source
 from dpfair.privacy.relations import REPLACE, check_relation
@@ -70,7 +70,8 @@ def _release_checks(arr: np.ndarray, scale: float, random_state: Any, budget: An
 def _noise_after_charge(random_state: Any, epsilon: float, what: str) -> NoiseSource:
     """The noise source, created only after the charge; seeded noise at finite epsilon says so."""
     noise = get_noise_source(random_state)
-    warn_seeded_noise(noise, epsilon, what)
+    if not inside_charged_release():  # (a release calling this mechanism warned once for all its draws)
+        warn_seeded_noise(noise, epsilon, what)
     return noise
 
 

@@ -440,6 +440,14 @@ class SecureNoise(NoiseSource):
         dp.enable_features("contrib")
         self._dp = dp
 
+    def __reduce__(self) -> tuple:
+        """Pickle as "a new secure source": it has no state, and OpenDP's module object cannot be pickled.
+
+        So a learner or estimator that holds one survives ``pickle`` / ``copy.deepcopy`` / Flower's
+        ``context.state``, and the copy draws fresh secure noise.
+        """
+        return (SecureNoise, ())
+
     def _add_float_noise(self, values: Any, scale: float, law: str) -> np.ndarray:
         """``values`` plus OpenDP's ``make_laplace`` (L1 space) or ``make_gaussian`` (L2 space) noise."""
         arr, scale = _prepare(values, scale)

@@ -33,8 +33,8 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["ADD_REMOVE", "CHANGE_ATTRIBUTE", "RELATIONS", "REPLACE", "check_relation", "convert_guarantee",
-           "weakest_relation"]
+__all__ = ["ADD_REMOVE", "CHANGE_ATTRIBUTE", "RELATIONS", "REPLACE", "can_convert", "check_relation", "convert_guarantee",
+           "describe", "weakest_relation"]
 
 ADD_REMOVE = "add_remove"
 REPLACE = "replace"
