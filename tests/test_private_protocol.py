@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import math
 
 import numpy as np
 import pytest
@@ -20,7 +21,15 @@ from dpfair.classification import DPEqualizedOddsPostProcessor, DPExponentiatedG
 from dpfair.linear_model import DPLinearRegression, DPLogisticRegression
 from dpfair.metrics import PrivateMetricFrame
 from dpfair.model_selection import PrivateKSScorer, PrivateMSEKSScorer, PrivateMSEScorer, PrivateRandomSearch
-from dpfair.privacy import PrivacyBudget, PrivacyBudgetExceededError
+from dpfair.privacy import (
+    BinaryTreeMechanism,
+    PrivacyBudget,
+    PrivacyBudgetExceededError,
+    TopMExponentialMechanism,
+    exponential_mechanism,
+    gaussian_mechanism,
+    laplace_mechanism,
+)
 from dpfair.privacy.noise import get_noise_source
 from dpfair.regression import FairRegressionPostProcessor
 from dpfair.selection import ExponentialSelector
@@ -225,6 +234,44 @@ def test_the_valid_fit_charges_once(name):
     assert est.privacy_spent_["relation"] == budget.neighbouring
 
 
+@pytest.mark.parametrize("name", list(ESTIMATORS))
+def test_a_fit_without_a_budget_charges_the_default_ledger_once(name):
+    """Issue 29: with budget=None every private class charges the program's one ledger, once, what it says it spent."""
+    from dpfair.privacy import set_default_budget
+
+    make, fit, (x, y, g), _ = ESTIMATORS[name]
+    ledger = _budget(name, math.inf, 0.5)
+    previous = set_default_budget(ledger)
+    try:
+        est = fit(make(None), x, y, g)
+    finally:
+        set_default_budget(previous)
+    assert len(ledger.ledger) == 1, f"{name} charged the default ledger {len(ledger.ledger)} times"
+    assert ledger.ledger[0].epsilon == pytest.approx(est.privacy_spent_["epsilon"])
+    assert ledger.ledger[0].relation == est.privacy_spent_["relation"]
+
+
+@pytest.mark.parametrize("release", [
+    lambda: PrivateMetricFrame(metrics="selection_rate", y_true=Y_BIN, y_pred=Y_BIN, sensitive_features=GROUPS,
+                               epsilon=1.0, groups=["a", "b"]),
+    lambda: laplace_mechanism([1.0], sensitivity=1.0, epsilon=1.0),
+    lambda: gaussian_mechanism([1.0], sensitivity=1.0, rho=0.5),
+    lambda: exponential_mechanism([1.0, 2.0], sensitivity=1.0, epsilon=1.0),
+    lambda: TopMExponentialMechanism([1.0, 2.0, 3.0], 2, sensitivity=1.0, epsilon=1.0).sample(),
+    lambda: BinaryTreeMechanism(4, (1,), sensitivity=1.0, epsilon=1.0),
+], ids=["PrivateMetricFrame", "laplace", "gaussian", "exponential", "TopMExponentialMechanism", "BinaryTreeMechanism"])
+def test_every_mechanism_and_the_metric_frame_charge_the_default_ledger_once(release):
+    from dpfair.privacy import set_default_budget
+
+    ledger = PrivacyBudget(math.inf, 0.5)
+    previous = set_default_budget(ledger)
+    try:
+        release()
+    finally:
+        set_default_budget(previous)
+    assert len(ledger.ledger) == 1 and ledger.spent()[0] > 0
+
+
 @pytest.mark.parametrize("name", list(SCORERS))
 def test_scorers_refuse_bad_rows_before_any_noise(name):
     scorer = SCORERS[name]()
@@ -278,14 +325,13 @@ def test_a_refit_on_an_array_drops_the_feature_names_of_an_earlier_dataframe_fit
 # The bandit policies and federated learners release online: one "fit" is one reset() of a policy (or one
 # simulate() / simulate_federated() of it).  Each must charge the one ledger (dpfair._estimator.charge_budget:
 # budget=None goes to the default ledger) exactly once, after every check and before its noise source exists.
-import math  # noqa: E402
 import warnings  # noqa: E402
 
 from dpfair.bandits import (  # noqa: E402
     FederatedSyntheticEnvironment,
     PrivateFairGreedy,
-    PrivFairXLinUCB,
     Privatizer,
+    PrivFairXLinUCB,
     SyntheticGroupEnvironment,
     simulate,
     simulate_federated,
