@@ -20,7 +20,14 @@ from sklearn.linear_model import LinearRegression, LogisticRegression
 from dpfair.classification import DPEqualizedOddsPostProcessor, DPExponentiatedGradient
 from dpfair.linear_model import DPLinearRegression, DPLogisticRegression
 from dpfair.metrics import PrivateMetricFrame
-from dpfair.model_selection import PrivateKSScorer, PrivateMSEKSScorer, PrivateMSEScorer, PrivateRandomSearch
+from dpfair.model_selection import (
+    PrivateAccuracyScorer,
+    PrivateEqualizedOddsScorer,
+    PrivateKSScorer,
+    PrivateMSEKSScorer,
+    PrivateMSEScorer,
+    PrivateRandomSearch,
+)
 from dpfair.privacy import (
     BinaryTreeMechanism,
     PrivacyBudget,
@@ -133,6 +140,8 @@ SCORERS = {
     "PrivateMSEScorer": lambda: PrivateMSEScorer((0, 1)),
     "PrivateKSScorer": lambda: PrivateKSScorer((0, 1), groups=["a", "b"]),
     "PrivateMSEKSScorer": lambda: PrivateMSEKSScorer((0, 1), groups=["a", "b"]),
+    "PrivateAccuracyScorer": lambda: PrivateAccuracyScorer(),
+    "PrivateEqualizedOddsScorer": lambda: PrivateEqualizedOddsScorer(groups=["a", "b"]),
 }
 ANALYSES = {"PrivateMetricFrame"}  # computes in its constructor: tested below
 NOT_ESTIMATORS = {"SearchCost"}  # a cost description (epsilon is its output), no data
@@ -281,7 +290,7 @@ def test_scorers_refuse_bad_rows_before_any_noise(name):
     noise = get_noise_source(0)
     state = noise.rng.bit_generator.state
     with pytest.raises((ValueError, TypeError)):
-        if name == "PrivateMSEScorer":
+        if name in ("PrivateMSEScorer", "PrivateAccuracyScorer"):  # the accuracy scorer reads no group
             scorer.check(Y_REAL, _nan(Y_REAL), GROUPS)
         else:
             scorer.check(Y_REAL, Y_REAL, _other_group(GROUPS))

@@ -133,3 +133,50 @@ def test_search_cost_and_check_never_crash(n_samples, cv, epsilons, budget_epsil
         except PrivacyBudgetExceededError as exc:
             assert "nothing was fitted or charged" in str(exc)
         assert budget.spent() == (0.0, 0.0)
+
+
+LABELS = st.sampled_from([["yes", "no"], [0, 1], [True, False], [">50K", "<=50K", None], [0.5, math.nan]])
+
+
+@SETTINGS
+@given(n=st.integers(0, 30), labels=LABELS, n_groups=st.integers(1, 3), epsilon=NUMBERS, seed=st.integers(0, 2**16),
+       declared=st.sampled_from([None, [0, 1, 2], [0], "all", [[0]]]), weight=NUMBERS, target=NUMBERS)
+def test_classifier_scorers_never_crash_nor_return_nan(n, labels, n_groups, epsilon, seed, declared, weight, target):
+    """PrivateAccuracyScorer and PrivateEqualizedOddsScorer: a finite score in range, or a named refusal."""
+    from dpfair.model_selection import PrivateAccuracyScorer, PrivateEqualizedOddsScorer
+    from dpfair.privacy.noise import get_noise_source
+
+    class Fixed:
+        def predict(self, X):
+            return np.asarray(X)
+
+    rng = np.random.default_rng(seed)
+    y = np.array(labels, dtype=object)[rng.integers(0, len(labels), n)]
+    pred = np.array(labels, dtype=object)[rng.integers(0, len(labels), n)]
+    groups = rng.integers(0, n_groups, n)
+    names = ("y", "groups", "sensitive_features", "eo_weight", "eo_target", "epsilon", "n_rows", "pos_label")
+    scorers = [PrivateAccuracyScorer()]
+    made = _expect(lambda: PrivateEqualizedOddsScorer(declared, labels[0], eo_weight=weight, eo_target=target), names)
+    if made is not None:
+        scorers.append(made)
+    for scorer in scorers:
+        def score(scorer=scorer):
+            scorer.check(pred, y, groups)
+            if not (isinstance(epsilon, float) and epsilon > 0) or isinstance(epsilon, bool):
+                raise ValueError("epsilon must be a positive number")  # the search validates epsilon itself
+            return scorer(Fixed(), pred, y, groups, epsilon=epsilon, noise=get_noise_source(0))
+
+        value = _expect(score, names)
+        if value is not None:
+            assert math.isfinite(value)
+            if isinstance(scorer, PrivateEqualizedOddsScorer):
+                assert -(1 + scorer.eo_weight) <= value <= 0
+
+
+@SETTINGS
+@given(table=st.lists(st.floats(-1.0, 1.0), min_size=4, max_size=16).filter(lambda v: len(v) % 4 == 0))
+def test_equalized_odds_post_processing_is_in_range_for_any_noisy_table(table):
+    from dpfair.model_selection import PrivateEqualizedOddsScorer
+
+    error, violation = PrivateEqualizedOddsScorer.error_and_violation(np.reshape(table, (-1, 2, 2)))
+    assert 0 <= error <= 1 and 0 <= violation <= 1

@@ -13,7 +13,12 @@ package implements that selection for any dpfair estimator with an ``epsilon`` p
 * Private scorers with declared bounds: :class:`PrivateMSEScorer` (clipped squared error,
   Laplace), :class:`PrivateKSScorer` (statistical-parity violation from a noisy joint histogram of
   group and predicted bin) and :class:`PrivateMSEKSScorer` (MSE plus a KS penalty, or MSE subject to
-  a KS target).
+  a KS target); for classifiers (any labels, strings included) :class:`PrivateAccuracyScorer` (noisy error
+  count, sensitivity :func:`accuracy_sensitivity`) and :class:`PrivateEqualizedOddsScorer` (error plus an
+  equalized-odds penalty from one noisy table of group, label and prediction, :func:`equalized_odds_sensitivity`).
+* The search runs estimators that take no ``sensitive_features`` (``DPLogisticRegression``,
+  ``DPLinearRegression``); a fitted base model with ``prefit=True`` goes in wrapped in scikit-learn's
+  ``FrozenEstimator`` (``clone`` keeps it fitted), in this search and in ``GridSearchCV`` / ``cross_validate``.
 * :func:`random_stopping_epsilon` and :func:`trial_epsilon_for`: the accounting of the selection
   (geometric ``K``: ``3 epsilon`` pure DP; truncated negative binomial and Poisson ``K``: Renyi-DP
   bounds converted by :func:`dpfair.privacy.rdp_to_approx_dp`).
@@ -25,17 +30,27 @@ package implements that selection for any dpfair estimator with an ``epsilon`` p
 """
 
 from dpfair.model_selection._budget import SearchCost, check_search_budget, fit_search, search_cost
+from dpfair.model_selection._classifier_scorers import (
+    PrivateAccuracyScorer,
+    PrivateEqualizedOddsScorer,
+    accuracy_sensitivity,
+    equalized_odds_sensitivity,
+)
 from dpfair.model_selection._random_stopping import random_stopping_epsilon, trial_epsilon_for
 from dpfair.model_selection._scorers import PrivateKSScorer, PrivateMSEKSScorer, PrivateMSEScorer
 from dpfair.model_selection._search import PrivateRandomSearch
 
 __all__ = [
+    "PrivateAccuracyScorer",
+    "PrivateEqualizedOddsScorer",
     "PrivateKSScorer",
     "PrivateMSEKSScorer",
     "PrivateMSEScorer",
     "PrivateRandomSearch",
     "SearchCost",
+    "accuracy_sensitivity",
     "check_search_budget",
+    "equalized_odds_sensitivity",
     "fit_search",
     "random_stopping_epsilon",
     "search_cost",

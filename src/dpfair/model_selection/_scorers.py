@@ -13,6 +13,7 @@ search before its one charge.  A scorer never charges a budget itself.
 
 from __future__ import annotations
 
+import inspect
 import math
 import numbers
 from typing import Any, ClassVar
@@ -78,9 +79,32 @@ class _PrivateScorer(PrivateMechanismMixin):
         return -self._noisy_loss(estimator, X, y, sensitive_features, epsilon=epsilon, noise=noise)
 
 
-def _predictions(estimator: Any, X: Any, sensitive_features: Any) -> np.ndarray:
-    pred = as_finite_array(estimator.predict(X, sensitive_features=sensitive_features), "the estimator's predictions",
-                           mode="dtype", allow_bool=True, allow_empty=True)
+def takes_sensitive_features(method: Any, sensitive_features: Any) -> bool:
+    """Whether to pass ``sensitive_features=`` to ``method`` (a ``fit`` or ``predict``).
+
+    Yes when its signature names ``sensitive_features``; with only ``**kwargs`` (a ``Pipeline``), when groups are
+    given; never otherwise (``DPLogisticRegression.fit(X, y)``): the search and its scorers still read the groups.
+    """
+    try:
+        parameters = inspect.signature(method).parameters
+    except (TypeError, ValueError):  # no signature: pass groups only when there are some
+        return sensitive_features is not None
+    if "sensitive_features" in parameters:
+        return True
+    return sensitive_features is not None and any(p.kind is p.VAR_KEYWORD for p in parameters.values())
+
+
+def _predictions(estimator: Any, X: Any, sensitive_features: Any, *, labels: bool = False) -> np.ndarray:
+    """The fitted model's predictions of ``X`` (``sensitive_features`` passed when its ``predict`` takes them).
+
+    ``labels``: class labels of any type (a classifier's); else finite real numbers.
+    """
+    predict = estimator.predict
+    raw = predict(X, sensitive_features=sensitive_features) if takes_sensitive_features(predict, sensitive_features) \
+        else predict(X)
+    if labels:
+        return np.asarray(raw).reshape(-1)
+    pred = as_finite_array(raw, "the estimator's predictions", mode="dtype", allow_bool=True, allow_empty=True)
     return pred.reshape(-1)
 
 

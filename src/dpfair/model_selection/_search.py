@@ -41,21 +41,24 @@ from typing import Any, ClassVar
 
 import numpy as np
 from scipy import sparse
-from sklearn.base import BaseEstimator, MetaEstimatorMixin, RegressorMixin, clone
+from sklearn.base import BaseEstimator, MetaEstimatorMixin, RegressorMixin, clone, is_classifier
 from sklearn.exceptions import NotFittedError
+from sklearn.frozen import FrozenEstimator
 from sklearn.model_selection import ParameterGrid
 from sklearn.utils import _safe_indexing, get_tags
 from sklearn.utils.validation import _num_samples, check_is_fitted
 
 from dpfair._estimator import as_sensitive_features, fit_charges, privacy_spent
 from dpfair._validation import check_budgets_cover
+from dpfair._wrapped_fit import SensitiveScoreMixin
 from dpfair.base import PrivacyParameters, PrivateEstimator
+from dpfair.model_selection._classifier_scorers import class_labels
 from dpfair.model_selection._random_stopping import check_selection, draw_n_trials, trial_epsilon_for
-from dpfair.model_selection._scorers import _PrivateScorer
+from dpfair.model_selection._scorers import _PrivateScorer, takes_sensitive_features
 from dpfair.privacy import PrivacyBudget, PrivacyBudgetExceededError, suspend_default_budget
 from dpfair.privacy.leaks import PrivacyLeakWarning, warn_privacy_leak
 from dpfair.privacy.noise import NoiseSource, SecureNoise
-from dpfair.privacy.relations import REPLACE, describe, weakest_relation
+from dpfair.privacy.relations import CHANGE_ATTRIBUTE, REPLACE, describe, weakest_relation
 
 __all__ = ["PrivateRandomSearch"]
 
@@ -69,7 +72,12 @@ def _private_parts(estimator: Any) -> list[tuple[str, Any]]:
     ``get_params(deep=True)``; ``prefix + "budget"`` names its budget for ``set_params``.
     """
     parts: list[tuple[str, Any]] = [("", estimator)]
-    for key, value in estimator.get_params(deep=True).items():
+    deep = estimator.get_params(deep=True)
+    # a FrozenEstimator's inner model is fitted already and never refitted (nor charged, nor re-parametrised)
+    frozen = [key + "__" for key, value in deep.items() if isinstance(value, FrozenEstimator)]
+    for key, value in deep.items():
+        if any(key.startswith(prefix) for prefix in frozen):
+            continue
         if hasattr(value, "get_params") and not isinstance(value, type):
             try:
                 own = value.get_params(deep=False)
@@ -98,16 +106,29 @@ class _ProbeBudget(PrivacyBudget):
     """
 
     def __init__(self) -> None:
-        super().__init__(math.inf, 0.5)
+        # kept in the weakest relation, so that every part's charge converts into it (a change-one-attribute
+        # post-processor included); the search's own budget converts or refuses the search's one charge
+        super().__init__(math.inf, 0.5, neighbouring=CHANGE_ATTRIBUTE)
 
     def _charge(self, entry: Any) -> None:
         raise _ProbeReachedCharge(entry.label)
 
     def __deepcopy__(self, memo: dict) -> PrivacyBudget:
-        return PrivacyBudget(math.inf, 0.5)
+        return PrivacyBudget(math.inf, 0.5, neighbouring=CHANGE_ATTRIBUTE)
 
 
-class PrivateRandomSearch(PrivateEstimator, MetaEstimatorMixin, RegressorMixin, BaseEstimator):
+def _fit(estimator: Any, X: Any, y: Any, sensitive_features: Any) -> Any:
+    """``estimator.fit(X, y)``, with ``sensitive_features=`` when its ``fit`` takes them (``DPLogisticRegression`` does not)."""
+    if takes_sensitive_features(estimator.fit, sensitive_features):
+        return estimator.fit(X, y, sensitive_features=sensitive_features)
+    return estimator.fit(X, y)
+
+
+_FROZEN_HINT = (" A fitted base model given with prefit=True does not survive clone (every trial clones the estimator): "
+                "wrap it in sklearn.frozen.FrozenEstimator(base), which clone keeps fitted.")
+
+
+class PrivateRandomSearch(PrivateEstimator, SensitiveScoreMixin, MetaEstimatorMixin, RegressorMixin, BaseEstimator):
     """Differentially private hyper-parameter search by random stopping (Liu & Talwar; Papernot & Steinke).
 
     The private counterpart of scikit-learn's ``RandomizedSearchCV`` for dpfair estimators: the
@@ -137,8 +158,11 @@ class PrivateRandomSearch(PrivateEstimator, MetaEstimatorMixin, RegressorMixin, 
     param_grid : dict or list of dict
         Candidates, as for :class:`sklearn.model_selection.ParameterGrid` (e.g.
         ``{"n_bins": [12, 36], "alpha": [0, 0.05]}``); public.
-    scoring : PrivateMSEScorer, PrivateKSScorer or PrivateMSEKSScorer
-        The private validation score (higher is better).
+    scoring : PrivateMSEScorer, PrivateKSScorer, PrivateMSEKSScorer, PrivateAccuracyScorer or PrivateEqualizedOddsScorer
+        The private validation score (higher is better).  Over a classifier, ``y`` may hold any labels (strings
+        included) and the search is a classifier; an estimator whose ``fit`` / ``predict`` takes no
+        ``sensitive_features`` (``DPLogisticRegression``) is called without them.  A fitted base model with
+        ``prefit=True`` must be wrapped in ``sklearn.frozen.FrozenEstimator`` (every trial clones the estimator).
     epsilon : float, default 1.0
         Total epsilon of the search (``inf``: every candidate is fitted and scored exactly, a
         non-private baseline, with a :class:`~dpfair.privacy.PrivacyLeakWarning`).
@@ -344,11 +368,12 @@ class PrivateRandomSearch(PrivateEstimator, MetaEstimatorMixin, RegressorMixin, 
             try:
                 with warnings.catch_warnings(), suspend_default_budget():
                     warnings.simplefilter("ignore")
-                    probe.fit(X, y, sensitive_features=sensitive)
+                    _fit(probe, X, y, sensitive)
             except _ProbeReachedCharge:
                 continue  # valid: it reached its (first) charge
             except (ValueError, TypeError, PrivacyBudgetExceededError) as exc:
-                raise type(exc)(f"param_grid candidate {params}: {exc}") from None
+                hint = _FROZEN_HINT if isinstance(exc, NotFittedError) else ""
+                raise type(exc)(f"param_grid candidate {params}: {exc}{hint}") from None
             raise TypeError(
                 f"param_grid candidate {params}: the estimator's fit returned without charging its budget; "
                 "the search can only run estimators that charge the budget they are given."
@@ -410,7 +435,8 @@ class PrivateRandomSearch(PrivateEstimator, MetaEstimatorMixin, RegressorMixin, 
     def _validate_params(self) -> dict[str, Any]:
         if not isinstance(self.scoring, _PrivateScorer):
             raise TypeError(
-                "scoring must be a dpfair private scorer (PrivateMSEScorer, PrivateKSScorer or PrivateMSEKSScorer), "
+                "scoring must be a dpfair private scorer (PrivateMSEScorer, PrivateKSScorer, PrivateMSEKSScorer, "
+                "PrivateAccuracyScorer or PrivateEqualizedOddsScorer), "
                 f"got {type(self.scoring).__name__}: an exact score of the validation rows is not private."
             )
         if not hasattr(self.estimator, "get_params") or "epsilon" not in self.estimator.get_params(deep=False):
@@ -457,17 +483,21 @@ class PrivateRandomSearch(PrivateEstimator, MetaEstimatorMixin, RegressorMixin, 
         elif not (hasattr(X, "shape") or isinstance(X, list | tuple)):
             X = np.asarray(X)
         n = _num_samples(X)
-        y_arr = np.asarray(y)
-        if y_arr.dtype == object:
+        y_arr = np.asarray(y.to_numpy() if hasattr(y, "to_numpy") else y)
+        classifier = is_classifier(self.estimator)  # class labels of any type (strings too); else real numbers
+        if y_arr.dtype == object and not classifier:
             try:
                 y_arr = y_arr.astype(np.float64)
             except (TypeError, ValueError):
                 raise TypeError("y must hold real numbers (Unknown label type for a regression search); "
-                                "convert the labels to floats.") from None
+                                "convert the labels to floats, or search a classifier.") from None
         if y_arr.dtype.kind == "c" or (sparse.issparse(X) is False and np.iscomplexobj(X)):
             raise ValueError("Complex data not supported: X and y must hold real numbers.")
-        if y_arr.dtype.kind in "USO":
-            raise TypeError(f"y must hold real numbers, got dtype {y_arr.dtype}; convert the labels to floats.")
+        if classifier:
+            y_arr = class_labels(y_arr)  # no missing label (a message that names y, before any candidate is probed)
+        if y_arr.dtype.kind in "USO" and not classifier:
+            raise TypeError(f"y must hold real numbers, got dtype {y_arr.dtype}; convert the labels to floats "
+                            "(string labels need a classifier).")
         if y_arr.ndim == 0 or y_arr.ndim > 2 or (y_arr.ndim == 2 and y_arr.shape[1] != 1):
             raise ValueError(f"y must be a 1-d array of labels (one per row), got shape {y_arr.shape}.")
         if y_arr.shape[0] != n:
@@ -533,7 +563,7 @@ class PrivateRandomSearch(PrivateEstimator, MetaEstimatorMixin, RegressorMixin, 
             with warnings.catch_warnings(), suspend_default_budget():  # the search is charged as a whole
                 if math.isinf(params.epsilon):  # already warned once for the whole search
                     warnings.simplefilter("ignore", PrivacyLeakWarning)
-                est.fit(X_train, y_train, sensitive_features=s_train)
+                _fit(est, X_train, y_train, s_train)
                 score = float(self.scoring(est, X_val, y_val, s_val, epsilon=trial_epsilon, noise=noise))
             trials.append((score, dict(candidate), est))
         return trials
@@ -594,14 +624,63 @@ class PrivateRandomSearch(PrivateEstimator, MetaEstimatorMixin, RegressorMixin, 
     def _privacy_spent(self, params: PrivacyParameters, results: dict[str, Any]) -> dict[str, Any]:
         return self._search_privacy_spent(params)
 
-    def __sklearn_tags__(self):  # scikit-learn's tags: y required; sparse input as the wrapped estimator
+    def __sklearn_tags__(self):  # scikit-learn's tags: y required; type and sparse input as the wrapped estimator
         tags = super().__sklearn_tags__()
         tags.target_tags.required = True
         try:
-            tags.input_tags.sparse = get_tags(self.estimator).input_tags.sparse
+            inner = get_tags(self.estimator)
         except Exception:  # not a scikit-learn estimator: keep the defaults
-            pass
+            return tags
+        tags.input_tags.sparse = inner.input_tags.sparse
+        if inner.estimator_type == "classifier":  # a search over a classifier is a classifier (is_classifier, cv)
+            tags.estimator_type, tags.classifier_tags, tags.regressor_tags = "classifier", inner.classifier_tags, None
         return tags
+
+    @property
+    def _score_metric(self) -> str:  # type: ignore[override]
+        """``score`` is accuracy over a classifier, R^2 over a regressor (:class:`dpfair._wrapped_fit.SensitiveScoreMixin`)."""
+        return "accuracy" if is_classifier(self.estimator) else "r2"
+
+    @property
+    def classes_(self) -> np.ndarray:
+        """The selected classifier's ``classes_`` (``AttributeError`` before ``fit`` or over a regressor)."""
+        model = getattr(self, "best_estimator_", None)
+        if model is None or not hasattr(model, "classes_"):
+            raise AttributeError("classes_: the search selected no classifier (fit a search over a classifier first).")
+        return model.classes_
+
+    def score(self, X: Any, y: Any, sample_weight: Any = None, *, sensitive_features: Any = None) -> float:
+        """Accuracy (a classifier) or R^2 (a regressor) of :meth:`predict` on ``(X, y)``: held-out evaluation.
+
+        An exact score of the rows given, as scikit-learn's: use it on held-out rows whose privacy is not at stake
+        (test data), never on the search's training rows to report a private result.  The private choice between
+        candidates is ``scoring``'s noisy score, released as ``best_score_``.
+
+        Parameters
+        ----------
+        X : array-like
+            As in :meth:`predict`.
+        y : array-like of shape (n_samples,)
+            True labels (any class labels for a classifier) or targets (finite numbers for a regressor).
+        sample_weight : array-like of shape (n_samples,) or None, default None
+            Sample weights.
+        sensitive_features : array-like of shape (n_samples,) or None, default None
+            Group of every row, passed to the selected model when its ``predict`` takes it; routed by
+            ``set_score_request(sensitive_features=True)``.
+
+        Returns
+        -------
+        float
+            The score of the (possibly randomized) predictions.
+
+        Raises
+        ------
+        NotFittedError
+            Before ``fit``, or when a Poisson ``K`` was 0.
+        ValueError, TypeError
+            On invalid input (the message names the argument).
+        """
+        return SensitiveScoreMixin.score(self, X, y, sample_weight, sensitive_features=sensitive_features)
 
     def predict(self, X: Any, *, sensitive_features: Any = None, **kwargs: Any) -> np.ndarray:
         """Predict with ``best_estimator_``.
@@ -628,4 +707,7 @@ class PrivateRandomSearch(PrivateEstimator, MetaEstimatorMixin, RegressorMixin, 
         check_is_fitted(self, "privacy_spent_")
         if self.best_estimator_ is None:
             raise NotFittedError("the search ran no trial (a Poisson number of trials was 0): no model was selected.")
-        return self.best_estimator_.predict(X, sensitive_features=sensitive_features, **kwargs)
+        predict = self.best_estimator_.predict
+        if takes_sensitive_features(predict, sensitive_features):
+            return predict(X, sensitive_features=sensitive_features, **kwargs)
+        return predict(X, **kwargs)  # a model that takes no groups (DPLogisticRegression) predicts without them
