@@ -15,7 +15,7 @@ from dpfair.bandits.privatizer import (
     privatizer_depth,
     privatizer_node_variance,
 )
-from dpfair.privacy import PrivacyBudget, SecureNoise, zcdp_delta, zcdp_to_approx_dp
+from dpfair.privacy import PrivacyBudget, SecureNoise, SeededNoiseWarning, zcdp_delta, zcdp_to_approx_dp
 
 L5 = math.sqrt(5.0)
 
@@ -139,6 +139,7 @@ def test_one_agent_says_what_it_protects():
     assert "no other agent" in res.privacy_spent["Priv"]["protects"]
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)
+        warnings.simplefilter("ignore", SeededNoiseWarning)  # (seeded on purpose: said once, tested elsewhere)
         simulate_federated(_env(), {"Priv": learner}, horizon=20, n_agents=2, seeds=[0])
 
 
