@@ -19,7 +19,7 @@ SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[Heal
 NUMBERS = [1e-300, 1e-6, 0.5, 1.0, 3.0, 1e300, math.inf, 0.0, -1.0, math.nan, "1", True, None]
 NAMES = ("X", "y", "epsilon", "delta", "data_norm", "target_bound", "alpha", "fit_intercept", "mechanism", "C",
          "intercept_scaling", "max_iter", "budget", "random_state", "classes", "class", "sample", "feature",
-         "Complex", "NaN", "infinity", "dtype", "too large")
+         "Complex", "NaN", "infinity", "dtype", "too large", "feature_bounds", "range_share")
 
 
 @st.composite
@@ -68,11 +68,16 @@ def _check(est, X, y):
 
 
 LINEAR_VALID = {"epsilon": [1e-300, 0.5, 3.0, math.inf], "delta": [1e-6, 0.1], "data_norm": [1.0, 50.0, 1e300],
-                "target_bound": [1.0, 50.0], "alpha": [0.0, 1.0, 1e300], "fit_intercept": [True, False],
-                "mechanism": ["gaussian", "laplace"]}
+                "target_bound": [1.0, 50.0, (-1.0, 1.0), (-2.0, 5.0)], "alpha": [0.0, 1.0, 1e300, "auto"],
+                "fit_intercept": [True, False], "mechanism": ["gaussian", "laplace", "auto"]}
+#: the per-feature declaration of issue 32 (data_norm is then left out)
+RANGES_VALID = {"epsilon": [1e-300, 0.5, 3.0, math.inf], "delta": [1e-6, 0.1],
+                "feature_bounds": [(-0.5, 0.5), (-1.0, 1e6), [(-0.5, 0.5)] * 3, [(-0.5, 0.5)]],
+                "target_bound": [1.0, (-1.0, 1.0), (-1.0, 2.0)], "alpha": [0.0, 1.0, "auto"], "fit_intercept": [True, False],
+                "mechanism": ["gaussian", "laplace", "auto"], "range_share": [0.0, 0.2, 0.9]}
 LOGISTIC_VALID = {"epsilon": [1e-300, 0.5, 3.0, math.inf], "data_norm": [1.0, 50.0], "C": [1e-300, 0.05, 1.0, 1e300],
                   "fit_intercept": [True, False], "intercept_scaling": [1.0, 3.0], "max_iter": [1, 100]}
-INVALID = [*NUMBERS, "gaussian", [1.0], -3]
+INVALID = [*NUMBERS, "gaussian", [1.0], -3, (1.0, -1.0), (0.0, math.nan), "auto", [(0.0, 1.0), "x"]]
 
 
 @st.composite
@@ -91,3 +96,9 @@ def test_linear_regression_never_crashes_nor_returns_nan(problem, kwargs):
 @given(problems(), params(LOGISTIC_VALID))
 def test_logistic_regression_never_crashes_nor_returns_nan(problem, kwargs):
     _check(DPLogisticRegression(**kwargs, random_state=0), *problem)
+
+
+@SETTINGS
+@given(problems(), params(RANGES_VALID))
+def test_linear_regression_with_feature_bounds_never_crashes_nor_returns_nan(problem, kwargs):
+    _check(DPLinearRegression(**kwargs, random_state=0), *problem)

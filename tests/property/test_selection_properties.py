@@ -118,7 +118,7 @@ def problems(draw):
     return SelectionProblem(grid, weights / weights.sum(), n, max_configurations=max_conf, n_mc_samples=100)
 
 
-PROBLEM_NAMES = ("epsilon", "n_select", "notion", "epsilon_max", "gamma_max", "n_grid")
+PROBLEM_NAMES = ("epsilon", "n_select", "notion", "epsilon_max", "gamma_max", "n_grid", "progress")
 
 
 @SETTINGS
@@ -159,12 +159,15 @@ def test_selection_problem_never_crashes_or_returns_nan(problem, epsilon, n_sele
     epsilon_max=st.sampled_from([10.0, 10.0, 1e300, 1e-4, math.inf, -1.0, "10"]),
     gamma_max=st.sampled_from([0.0, 0.05, 0.05, 1.0, math.nan, -0.1]),
     n_select=st.one_of(st.integers(1, 2), st.integers(0, 4)),
+    progress=st.sampled_from([None, None, False, True, lambda done, total: None, "yes", 1]),
 )
-def test_searches_never_crash(problem, epsilon_max, gamma_max, n_select):
-    roots = expect(lambda: problem.perfectly_fair_epsilons(n_select, epsilon_max, n_grid=6), PROBLEM_NAMES)
+def test_searches_never_crash(problem, epsilon_max, gamma_max, n_select, progress):
+    roots = expect(lambda: problem.perfectly_fair_epsilons(n_select, epsilon_max, n_grid=6, progress=progress),
+                   PROBLEM_NAMES)
     if roots is not None:
         assert all(math.isfinite(r) and 0 < r <= epsilon_max for r in roots)
-    best = expect(lambda: problem.best_epsilon(epsilon_max, gamma_max, n_select, n_grid=6), PROBLEM_NAMES)
+    best = expect(lambda: problem.best_epsilon(epsilon_max, gamma_max, n_select, n_grid=6, progress=progress),
+                  PROBLEM_NAMES)
     if best is not None:
         assert math.isfinite(best) and 0 <= best <= epsilon_max
 

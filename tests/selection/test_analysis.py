@@ -2,6 +2,7 @@
 
 import itertools
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -322,3 +323,123 @@ def test_from_samples_warns_and_refuses_strings():
         SelectionProblem.from_samples([0.1, 0.5], ["a", "b"], [1, 1, 0], 3)
     with pytest.raises(ValueError, match="groups"):
         SelectionProblem.from_samples([0.1, 0.5], ["a", None], [1, 1], 3)
+
+
+# ---------------------------------------------------------------------- issue 32: realistic sizes, same numbers
+def _reference():
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from analysis_reference import SelectionProblem as Reference  # the implementation before issue 32, frozen
+
+    return Reference
+
+
+def _pair(problem, **kwargs):
+    Reference = _reference()
+    new = SelectionProblem(problem.score_values, problem.joint_pmf, problem.n_applicants, **kwargs)
+    return new, Reference(problem.score_values, problem.joint_pmf, problem.n_applicants, **kwargs)
+
+
+def _mlr_problem(n):
+    """A law satisfying Assumption 1 (P(Y=1 | R) increasing in R)."""
+    grid = np.linspace(0.0, 1.0, 6)
+    p_r = np.array([0.1, 0.2, 0.25, 0.2, 0.15, 0.1])
+    p_y = np.linspace(0.1, 0.9, 6)
+    share = np.array([[0.7, 0.3]] * 6).T * np.array([1.0, 1.0, 1.0, 1.1, 1.2, 1.3]) / 1.0
+    share = share / share.sum(axis=0)
+    joint = np.stack([np.stack([(1 - p_y) * p_r * share[a], p_y * p_r * share[a]]) for a in range(2)])
+    return SelectionProblem(grid, joint, n)
+
+
+@pytest.mark.parametrize(("n", "m"), [(6, 2), (6, 3), (40, 2), (40, 5)])
+def test_monte_carlo_matches_the_previous_implementation(n, m):
+    base = case_study_problem(n)
+    new, old = _pair(base, max_configurations=1, n_mc_samples=1500, random_state=3)
+    # the same samples: the histograms of the previous (n_mc_samples, n - 1) draws
+    hist = np.zeros((1500, base.score_values.size))
+    np.add.at(hist, (np.repeat(np.arange(1500), n - 1), old._mc_scores().ravel()), 1.0)
+    np.testing.assert_array_equal(new._mc_counts(), hist)
+    eps = [0.0, 0.05, 1.0, 7.0, 60.0, 400.0, 5000.0]
+    for quantity in ("fairness_gap", "accuracy"):
+        a, b = getattr(new, quantity)(eps, m), getattr(old, quantity)(eps, m)
+        assert a.method == b.method == "monte-carlo"
+        np.testing.assert_allclose(a.value, b.value, rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(a.standard_error, b.standard_error, rtol=1e-7, atol=1e-14)
+    np.testing.assert_allclose(new.selection_probability_given_score(3.0, m).value,
+                               old.selection_probability_given_score(3.0, m).value, rtol=1e-9, atol=1e-12)
+
+
+def test_laplace_integral_on_a_score_lattice_matches_the_previous_implementation():
+    grid = np.array([0.0, 0.005, 0.015, 0.02, 0.3, 0.7, 0.995, 1.0])  # a lattice of step 0.005 with gaps (as FICO)
+    rng = np.random.default_rng(5)
+    joint = rng.random((2, 2, grid.size))
+    for n in (2, 30, 1000):
+        new, old = _pair(SelectionProblem(grid, joint / joint.sum(), n))
+        assert new._score_lattice() is not None
+        for eps in (0.0, 0.01, 2.0, 80.0, 900.0, 1e6):
+            np.testing.assert_allclose(new.selection_probability_given_score(eps).value,
+                                       old.selection_probability_given_score(eps).value, rtol=1e-9, atol=1e-13)
+    assert small_problem()._score_lattice() is None  # 0, 0.3, 0.5, 1: not a lattice of its smallest gap
+
+
+def test_searches_return_what_the_previous_implementation_returned():
+    for base, m in ((case_study_problem(30), 2), (_mlr_problem(25), 2), (_mlr_problem(25), 1)):
+        new, old = _pair(base, max_configurations=1, n_mc_samples=800)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # Assumption 1 fails for the case study
+            for gamma_max in (0.0, 0.002, 0.02):
+                assert new.best_epsilon(60.0, gamma_max, m, n_grid=25) == pytest.approx(
+                    old.best_epsilon(60.0, gamma_max, m, n_grid=25), rel=1e-9)
+        np.testing.assert_allclose(new.perfectly_fair_epsilons(m, 60.0, n_grid=25),
+                                   old.perfectly_fair_epsilons(m, 60.0, n_grid=25), rtol=1e-9)
+
+
+def test_best_epsilon_computes_pi_once_per_epsilon_for_gamma_and_theta(monkeypatch):
+    # before: gamma and theta were each computed over the whole grid (twice the work when Assumption 1 fails)
+    problem = SelectionProblem(GRID, small_problem().joint_pmf, 30, max_configurations=1, n_mc_samples=300)
+    assert not problem.monotone_likelihood_ratio()
+    calls = []
+    original = SelectionProblem._log_weights
+    monkeypatch.setattr(SelectionProblem, "_log_weights", lambda self, e, m: calls.append(e) or original(self, e, m))
+    with pytest.warns(UserWarning, match="Assumption 1"):
+        problem.best_epsilon(50.0, 0.001, 2, n_grid=20)
+    assert len(calls) == 21  # the grid (20 points and 0), once each
+
+
+def test_searches_report_progress_through_a_callback():
+    problem = _mlr_problem(40)
+    seen = []
+    root_count = len(problem.perfectly_fair_epsilons(1, 100.0, n_grid=30, progress=lambda *a: seen.append(a)))
+    done = [d for d, _ in seen]
+    assert done == list(range(1, len(seen) + 1)) and all(total >= d for d, total in seen) and seen[-1][0] == seen[-1][1]
+    assert len(seen) >= 30 + 5 * root_count  # the grid, then Brent's evaluations
+    seen.clear()
+    problem.best_epsilon(100.0, 0.0, 2, n_grid=30, progress=lambda *a: seen.append(a))
+    assert seen and seen[-1][0] == seen[-1][1] >= 31
+    with pytest.raises(TypeError, match="progress"):
+        problem.best_epsilon(100.0, 0.001, 2, progress="yes")
+
+
+def test_progress_bar_can_be_forced_or_silenced(capsys):
+    from rich.progress import Progress
+
+    problem = _mlr_problem(20)
+    silent = problem.best_epsilon(50.0, 0.001, 1, n_grid=10, progress=False)
+    assert problem.best_epsilon(50.0, 0.001, 1, n_grid=10, progress=True) == silent
+    with Progress() as outer:  # another live display (the experiment runner's bar): the search stays silent
+        outer.add_task("runner", total=1)
+        assert problem.best_epsilon(50.0, 0.001, 1, n_grid=10, progress=True) == silent
+
+
+def test_curves_report_progress_per_epsilon():
+    problem = SelectionProblem(GRID, small_problem().joint_pmf, 8, max_configurations=1, n_mc_samples=300)
+    seen = []
+    gaps = problem.fairness_gap([0.5, 2.0, 9.0], 2, progress=lambda *a: seen.append(a))
+    assert seen == [(1, 3), (2, 3), (3, 3)] and gaps.value.shape == (3,)
+    seen.clear()
+    problem.accuracy(1.0, 2, progress=lambda *a: seen.append(a))
+    assert seen == [(1, 1)]
+    with pytest.raises(TypeError, match="progress"):
+        problem.accuracy(1.0, 2, progress=3)

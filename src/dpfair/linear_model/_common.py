@@ -10,7 +10,7 @@ import numpy as np
 from sklearn.utils.validation import _get_feature_names, check_X_y
 
 from dpfair._estimator import privacy_spent, warn_non_private
-from dpfair._validation import check_positive_finite
+from dpfair._validation import check_bounds, check_positive_finite
 from dpfair.base import PrivacyParameters, PrivateEstimator
 
 #: Relative tolerance on a declared bound (absorbs rounding in a row scaled to exactly the bound).
@@ -30,6 +30,36 @@ def check_declared_bound(value: Any, name: str, epsilon: float, what: str) -> fl
             "schema). Reading it off the data would break differential privacy (allowed only with epsilon=inf)."
         )
     return check_positive_finite(value, name)
+
+
+def declared_target_range(value: Any, name: str) -> tuple[float, float]:
+    """``(low, high)`` of a declared target bound: ``b`` (``|y| <= b``, finite, > 0) or a pair ``(low, high)``."""
+    if isinstance(value, tuple | list | np.ndarray):
+        return check_bounds(tuple(np.asarray(value, dtype=object).tolist()) if isinstance(value, np.ndarray) else value,
+                            name, max_width=1e150)
+    bound = check_positive_finite(value, name)
+    if bound > 1e150:
+        raise ValueError(f"{name}={value!r} is too large: its square overflows float64; rescale y and declare a smaller bound.")
+    return -bound, bound
+
+
+def declared_feature_ranges(value: Any, name: str, n_features: int) -> np.ndarray:
+    """Each feature's declared ``(low, high)``, shape ``(2, n_features)``: one pair for all, or one pair per feature.
+
+    Every pair passes :func:`dpfair._validation.check_bounds` (finite, ``low < high``).
+    """
+    if isinstance(value, str | bytes) or not hasattr(value, "__len__"):
+        raise TypeError(f"{name} must be a pair (low, high) for every feature, or one pair per feature, got {value!r}.")
+    items = list(value)
+    if len(items) == 2 and all(not hasattr(item, "__len__") for item in items):
+        low, high = check_bounds(tuple(items), name, max_width=1e150)
+        return np.array([[low] * n_features, [high] * n_features], dtype=float)
+    if len(items) != n_features:
+        raise ValueError(f"{name} must hold one (low, high) pair per feature: X has {n_features} feature(s), {name} has "
+                         f"{len(items)} pair(s).")
+    pairs = [check_bounds(tuple(item) if hasattr(item, "__len__") and not isinstance(item, str | bytes) else item,
+                          f"{name}[{j}]", max_width=1e150) for j, item in enumerate(items)]
+    return np.array(pairs, dtype=float).T.copy()
 
 
 def squared_bound(**bounds: float) -> float:

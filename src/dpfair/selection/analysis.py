@@ -37,32 +37,48 @@ How ``pi_m`` is computed
   multisets of others' scores is at most ``max_configurations`` we sum exactly over them
   (multinomial weights); otherwise we use Monte Carlo over the others' scores with the
   exact conditional inclusion probability (a Rao-Blackwellized estimator, common random
-  numbers across epsilon) and report its standard error.
+  numbers across epsilon) and report its standard error.  Each sample enters only through
+  its histogram ``c`` over the score grid (the others' scores form a multiset): its ``e_k``
+  follow from the power sums ``p_r = c @ w^r`` (one matrix product for all samples) by
+  Newton's identities when ``m <= 8`` and no cancellation can matter, else from the truncated
+  product of ``(1 + w_j z)^{c_j}`` over the grid's ``k`` values (no subtraction).  Either way
+  ``O(k m)`` or ``O(k m^2)`` per sample instead of ``O(n m)``, and the same numbers as the
+  item-by-item recursion to rounding (checked to 1e-9 against it in the tests).
 * Large finite epsilon, ``m > 1``: once ``C(n, m) n exp(-epsilon d / (2 (hi - lo))) < 1e-20``
   (``d`` the smallest gap between score values) the finite-epsilon value provably equals the
   ``epsilon = inf`` value to double precision (see :meth:`SelectionProblem._at_limit`), and
   the limit is computed instead: at such epsilons the weights' rounding errors
   (``epsilon * 1e-16``) would otherwise swamp the result.
+
+Speed and progress
+------------------
+:meth:`SelectionProblem.best_epsilon` and :meth:`SelectionProblem.perfectly_fair_epsilons`
+evaluate a grid of epsilons and refine with Brent's method.  Both quantities a search needs
+(``gamma`` and ``theta``) come from one computation of ``pi_m`` per epsilon, and a progress bar
+(``rich``, as the CLI's) or a ``progress`` callback reports every evaluation of a search that
+takes more than a couple of seconds (``benchmarks/bench_selection_analysis.py`` times them).
 """
 
 from __future__ import annotations
 
 import math
+import time
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import optimize
+from scipy import optimize, signal
 from scipy.special import gammaln, logsumexp
+from threadpoolctl import ThreadpoolController
 
 from dpfair._estimator import as_sensitive_features
 from dpfair._validation import as_finite_array, check_bounds, check_int, check_nonnegative_finite, check_positive_finite
 from dpfair.privacy.leaks import warn_privacy_leak
 from dpfair.selection._checks import check_epsilon_array, check_n_select
-from dpfair.selection._esp import _compositions, _log_esp_binomial_factors, _log_esp_items
+from dpfair.selection._esp import _compositions, _log_esp_binomial_factors
 
 __all__ = ["MAX_APPLICANTS", "Estimate", "SelectionProblem"]
 
@@ -72,6 +88,103 @@ MAX_APPLICANTS = 1000
 #: between score values) drops below this, every quantity equals its epsilon = inf limit to far
 #: better than double precision, and the limit is used (see ``SelectionProblem._at_limit``).
 _LIMIT_TOLERANCE = 1e-20
+
+#: Newton's identities give e_k from power sums up to this degree m (above it: the subtraction-free product).
+_NEWTON_MAX_DEGREE = 8
+#: A sample's e_k from Newton's identities is kept when ``k! e_k >= _NEWTON_SAFETY * p_1^k`` (relative error
+#: below ~1e-16 / _NEWTON_SAFETY times a small constant); otherwise it is recomputed without subtractions.
+_NEWTON_SAFETY = 1e-5
+
+#: Monte Carlo samples drawn per chunk when building their histograms (bounds the memory of the draw).
+_MC_CHUNK_ELEMENTS = 4_000_000
+
+#: ``progress=None`` shows a progress bar once a search is projected to take longer than this (seconds).
+_AUTO_PROGRESS_SECONDS = 2.0
+
+#: A progress argument: None (automatic), a bool, or a callable receiving ``(done, total)`` evaluations.
+ProgressArgument = bool | Callable[[int, int], None] | None
+
+
+def _interactive() -> bool:
+    """Whether standard error is a terminal (``progress=None`` draws no bar into logs or pipes)."""
+    import sys
+
+    stream = sys.stderr
+    return bool(getattr(stream, "isatty", lambda: False)())
+
+
+_BLAS: list[ThreadpoolController] = []
+
+
+def _blas_controller() -> ThreadpoolController:
+    """One :class:`threadpoolctl.ThreadpoolController` per process (building it inspects the loaded libraries)."""
+    if not _BLAS:
+        _BLAS.append(ThreadpoolController())
+    return _BLAS[0]
+
+
+class _SearchProgress:
+    """Progress of a search over epsilon: a rich bar, a ``(done, total)`` callback, or nothing.
+
+    ``progress=None`` starts the bar only when the evaluations so far project a search longer than
+    ``_AUTO_PROGRESS_SECONDS``; ``True`` always shows it; ``False`` never.  The total grows when Brent's
+    method adds evaluations.
+    """
+
+    def __init__(self, progress: ProgressArgument, description: str) -> None:
+        if not (progress is None or isinstance(progress, bool) or callable(progress)):
+            raise TypeError(f"progress must be None, True, False or a callable taking (done, total), got "
+                            f"{type(progress).__name__}.")
+        self.progress = progress
+        self.description = description
+        self.done = 0
+        self.total = 0
+        self.started = time.perf_counter()
+        self._bar: Any = None
+        self._task: Any = None
+
+    def __enter__(self) -> _SearchProgress:
+        return self
+
+    def expect(self, count: int) -> None:
+        """Announce ``count`` more evaluations."""
+        self.total += count
+        if self._bar is not None:
+            self._bar.update(self._task, total=self.total)
+
+    def tick(self) -> None:
+        """One evaluation is done."""
+        self.done += 1
+        self.total = max(self.total, self.done)
+        if callable(self.progress) and not isinstance(self.progress, bool):
+            self.progress(self.done, self.total)
+            return
+        if self._bar is None and self.progress is not False:
+            elapsed = time.perf_counter() - self.started
+            if self.progress is True or (elapsed / self.done * self.total > _AUTO_PROGRESS_SECONDS and _interactive()):
+                self._start_bar()
+        if self._bar is not None:
+            self._bar.update(self._task, completed=self.done, total=self.total)
+
+    def _start_bar(self) -> None:
+        from rich.console import Console
+        from rich.errors import LiveError
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+        bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                       TextColumn("ETA"), TimeRemainingColumn(), transient=True, console=Console(stderr=True))
+        try:
+            bar.__enter__()
+        except LiveError:  # another live display (e.g. the experiment runner's bar) owns the terminal: stay silent
+            self.progress = False
+            return
+        self._bar = bar
+        self._task = bar.add_task(self.description, total=self.total, completed=self.done)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._bar is not None:
+            self._bar.__exit__(None, None, None)
+            self._bar = None
 
 
 @dataclass(frozen=True)
@@ -348,6 +461,20 @@ class SelectionProblem:
         s = np.arange(math.log(1e-20), math.log(80.0) + 0.2, 0.2)
         u = np.exp(s)
         grid = self.score_values
+        lattice = self._score_lattice()
+        if lattice is not None:  # L_rho(u) for every rho at once: a correlation on the lattice (FFT)
+            step, index = lattice
+            top = int(index.max())
+            with np.errstate(over="ignore"):
+                ratio = np.exp(epsilon * (step * np.arange(-top, top + 1)) / (2.0 * (hi - lo)))  # by lattice offset
+                kernel = np.exp(-u[:, None] * ratio[None, :])  # (u, 2 top + 1)
+            mass = np.zeros(top + 1)
+            np.add.at(mass, index[support], f)
+            # L[i, q] = sum_l mass[l] kernel[i, l - q + top] = (mass * reversed kernel)[top + q]
+            full = signal.fftconvolve(mass[None, :], kernel[:, ::-1], mode="full", axes=1)
+            transform = np.clip(full[:, top : 2 * top + 1][:, index], 0.0, 1.0)  # (u, rho)
+            integrand = (u * np.exp(-u))[:, None] * transform ** (self.n_applicants - 1)
+            return np.trapezoid(integrand, s, axis=0)
         out = np.empty(grid.size)
         block = max(1, 2_000_000 // (u.size * f.size))  # applicants' scores per vectorized block
         for start in range(0, grid.size, block):
@@ -359,6 +486,21 @@ class SelectionProblem:
             integrand = (u * np.exp(-u))[:, None] * transform ** (self.n_applicants - 1)
             out[start : start + block] = np.trapezoid(integrand, s, axis=0)
         return out
+
+    def _score_lattice(self) -> tuple[float, np.ndarray] | None:
+        """``(h, index)`` with ``score_values = score_values[0] + h * index`` (integers), or ``None``.
+
+        A grid on a lattice of at most 4,096 steps (FICO's scores / 100: step 0.005; the case study's: 0.1) lets
+        :meth:`_pi_laplace` compute every ``L_rho`` as one correlation; the lattice is checked to ``1e-9`` steps.
+        """
+        grid = self.score_values
+        if grid.size < 2:
+            return None
+        step = float(np.diff(grid).min())
+        index = np.rint((grid - grid[0]) / step)
+        if index[-1] > 4096 or not np.allclose(grid[0] + step * index, grid, rtol=0.0, atol=1e-9 * step):
+            return None
+        return step, index.astype(np.int64)
 
     def _pi_infinity(self, n_select: int) -> np.ndarray:
         """epsilon = inf: top-m with uniform ties, exact for any m (trinomial sum over above / tied / below)."""
@@ -431,64 +573,249 @@ class SelectionProblem:
         pis = self._pi_from_log_esp(log_x, poly[:, n_select - 1], poly[:, n_select])
         return probs, pis
 
-    def _mc_scores(self) -> np.ndarray:
+    def _mc_counts(self) -> np.ndarray:
+        """Histograms of the Monte Carlo samples of the others' scores: shape (n_mc_samples, n_scores).
+
+        Row ``i`` counts the ``n - 1`` scores of sample ``i``.  The draws are those of
+        ``default_rng(random_state).choice(n_scores, size=(n_mc_samples, n - 1), p=P(R))``, taken in
+        chunks of rows (the same stream, without holding the ``(n_mc_samples, n - 1)`` array), and
+        cached per ``(random_state, n_mc_samples)``.
+        """
         # keyed by seed and size: changing random_state (as the experiments do per seed) draws new samples
         seed = check_int(self.random_state, "random_state", minimum=0)
         n_samples = check_int(self.n_mc_samples, "n_mc_samples", minimum=100)
         key = (seed, n_samples)
         if key not in self._mc_cache:
             rng = np.random.default_rng(seed)
-            self._mc_cache[key] = rng.choice(self.score_values.size, size=(n_samples, self.n_applicants - 1), p=self.f_r)
+            k, others = self.score_values.size, self.n_applicants - 1
+            counts = np.zeros((n_samples, k), dtype=np.int32)
+            chunk = max(1, _MC_CHUNK_ELEMENTS // max(others, 1))
+            for start in range(0, n_samples, chunk):
+                rows = min(chunk, n_samples - start)
+                idx = rng.choice(k, size=(rows, others), p=self.f_r)
+                flat = (np.arange(rows)[:, None] * k + idx).ravel()
+                counts[start : start + rows] = np.bincount(flat, minlength=rows * k).reshape(rows, k)
+            self._mc_cache[key] = counts
+        return self._mc_cache[key]
+
+    def _mc_counts_by_score(self) -> np.ndarray:
+        """:meth:`_mc_counts` transposed, C-contiguous (n_scores, n_mc_samples): one row per score value."""
+        counts = self._mc_counts()
+        key = ("by score", id(counts))
+        if key not in self._mc_cache:
+            self._mc_cache = {k: v for k, v in self._mc_cache.items() if not (isinstance(k, tuple) and k[:1] == ("by score",))}
+            self._mc_cache[key] = np.ascontiguousarray(counts.T)
         return self._mc_cache[key]
 
     def _pi_monte_carlo(self, epsilon: float, n_select: int) -> np.ndarray:
-        """Per-sample exact conditional inclusion probabilities, shape (n_mc_samples, n_scores)."""
-        idx = self._mc_scores()
+        """Per-sample exact conditional inclusion probabilities, shape (n_mc_samples, n_scores).
+
+        ``e_k`` of a sample's others is the coefficient of ``z^k`` in ``prod_j (1 + w_j z)^{c_j}`` over
+        the score values ``j`` with ``c_j`` copies.  In the linear domain (when no product of ``m`` weights
+        underflows and no ``e_k`` can overflow) the truncated product is updated in place, one score value
+        at a time, on contiguous rows of all samples; otherwise in log space
+        (:func:`dpfair.selection._esp._log_esp_binomial_factors`).
+        """
+        counts = self._mc_counts()
         if self._at_limit(epsilon, n_select):
             # the same samples' exact conditional at epsilon = inf (top m, uniform ties): continuous in epsilon
-            k = self.score_values.size
-            hist = np.zeros((idx.shape[0], k))
-            np.add.at(hist, (np.repeat(np.arange(idx.shape[0]), idx.shape[1]), idx.ravel()), 1.0)
+            hist = counts.astype(float)
             above = hist[:, ::-1].cumsum(axis=1)[:, ::-1] - hist  # others strictly above each score
             return np.where(above < n_select, np.minimum(1.0, (n_select - above) / (hist + 1.0)), 0.0)
-        log_x = self._log_weights(epsilon, n_select)
-        poly = _log_esp_items(log_x[idx], n_select)
-        return self._pi_from_log_esp(log_x, poly[:, n_select - 1], poly[:, n_select])
+        m = n_select
+        log_x = self._log_weights(epsilon, m)
+        support = np.flatnonzero(self.f_r > 0)
+        if not self._linear_domain(log_x, support, m):
+            poly = _log_esp_binomial_factors(log_x[support], counts[:, support], m)
+            return self._pi_from_log_esp(log_x, poly[:, m - 1], poly[:, m])
+        e_prev, e_m = self._esp_top_two(log_x, support, m)
+        x = np.exp(log_x)
+        numerator = e_prev[:, None] * x[None, :]
+        return numerator / (e_m[:, None] + numerator)
+
+    def _esp_top_two(self, log_x: np.ndarray, support: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(e_{m-1}, e_m)`` of every Monte Carlo sample's others, in the linear domain (no underflow, no overflow).
+
+        Newton's identities from the power sums ``p_r = counts @ w^r`` (matrix products) for ``m <= 8``; they
+        subtract, so a sample whose ``e_k`` is small against ``p_1^k / k!`` (one weight dominating: relative rounding
+        error up to ``1e-16 p_1^k / (k! e_k)``) is recomputed by the subtraction-free product, as is every sample when
+        ``m > 8``.
+        """
+        counts = self._mc_counts()
+        w = np.exp(log_x[support])
+        n_samples = counts.shape[0]
+        if m <= _NEWTON_MAX_DEGREE:
+            dense = self._mc_counts_float()
+            if support.size != dense.shape[1]:
+                dense = dense[:, support]
+            power_sums = dense @ (w[:, None] ** np.arange(1, m + 1)[None, :])  # (S, m): p_1..p_m
+            e = [np.ones(n_samples)]
+            for k in range(1, m + 1):  # k e_k = sum_{i=1..k} (-1)^(i-1) e_{k-i} p_i
+                total = np.zeros(n_samples)
+                for i in range(1, k + 1):
+                    total += (e[k - i] * power_sums[:, i - 1]) if i % 2 else -(e[k - i] * power_sums[:, i - 1])
+                e.append(total / k)
+            p1 = power_sums[:, 0]
+            unsafe = np.zeros(n_samples, dtype=bool)
+            for k in (m - 1, m):
+                if k > 1:
+                    unsafe |= ~(e[k] * math.factorial(k) >= _NEWTON_SAFETY * p1**k)
+            e_prev, e_m = e[m - 1], e[m]
+            redo = np.flatnonzero(unsafe)
+        else:
+            e_prev, e_m = np.empty(n_samples), np.empty(n_samples)
+            redo = np.arange(n_samples)
+        if redo.size:
+            by_score = self._mc_counts_by_score()
+            max_count = int(counts.max()) if counts.size else 0
+            # binomial[t - 1, c] = C(c, t), t = 1..m
+            binomial = np.array([[math.comb(c, t) for c in range(max_count + 1)] for t in range(1, m + 1)], dtype=float)
+            powers = np.arange(1, m + 1)[:, None]
+            poly = np.zeros((m + 1, redo.size))
+            poly[0] = 1.0
+            whole = redo.size == n_samples
+            for position, j in enumerate(support):
+                rows = by_score[j] if whole else by_score[j, redo]
+                factor = np.take(binomial * w[position] ** powers, rows, axis=1)  # (m, S): C(c_j, t) w_j^t
+                for t in range(m, 0, -1):  # poly[t] += sum_{a=1..t} factor[a] poly[t - a], highest t first (in place)
+                    acc = poly[t]
+                    for a in range(1, t + 1):
+                        acc += factor[a - 1] * poly[t - a]
+            e_prev, e_m = e_prev.copy(), e_m.copy()
+            e_prev[redo], e_m[redo] = poly[m - 1], poly[m]
+        return e_prev, e_m
+
+    def _mc_counts_float(self) -> np.ndarray:
+        """:meth:`_mc_counts` as float64 (for the power sums' matrix products), cached with it."""
+        counts = self._mc_counts()
+        key = ("float", id(counts))
+        if key not in self._mc_cache:
+            self._mc_cache = {k: v for k, v in self._mc_cache.items() if not (isinstance(k, tuple) and k[:1] == ("float",))}
+            self._mc_cache[key] = counts.astype(np.float64)
+        return self._mc_cache[key]
+
+    def _method(self, epsilon: float, n_select: int) -> str:
+        """How ``pi_m(.; epsilon)`` is computed (see the module docstring)."""
+        m = n_select
+        if math.isinf(epsilon) or (m > 1 and self._at_limit(epsilon, m) and self._n_configurations() <= self.max_configurations):
+            return "closed-form"
+        if m == 1:
+            return "laplace-integral"
+        if self._n_configurations() <= self.max_configurations:
+            return "enumeration"
+        return "monte-carlo"
 
     def _pi_terms(self, epsilon: float, n_select: int) -> tuple[np.ndarray | None, np.ndarray, str]:
         """``(weights, matrix, method)``: ``pi_m(.; eps) = weights @ matrix`` (``weights=None``: MC rows)."""
         m = n_select
-        if math.isinf(epsilon) or (m > 1 and self._at_limit(epsilon, m) and self._n_configurations() <= self.max_configurations):
-            return np.ones(1), self._pi_infinity(m)[None, :], "closed-form"
-        if m == 1:
-            return np.ones(1), self._pi_laplace(epsilon)[None, :], "laplace-integral"
-        if self._n_configurations() <= self.max_configurations:
+        method = self._method(epsilon, m)
+        if method == "closed-form":
+            return np.ones(1), self._pi_infinity(m)[None, :], method
+        if method == "laplace-integral":
+            return np.ones(1), self._pi_laplace(epsilon)[None, :], method
+        if method == "enumeration":
             probs, pis = self._pi_enumeration(epsilon, m)
-            return probs, pis, "enumeration"
-        return None, self._pi_monte_carlo(epsilon, m), "monte-carlo"
+            return probs, pis, method
+        return None, self._pi_monte_carlo(epsilon, m), method
+
+    def _mc_sample_functionals(self, epsilon: float, n_select: int, coefficients: np.ndarray) -> np.ndarray:
+        """``pi_m``'s Monte Carlo rows times ``coefficients`` (n_scores, c), shape (n_mc_samples, c).
+
+        The same numbers as ``self._pi_monte_carlo(epsilon, n_select) @ coefficients``, computed block by block of
+        samples in the linear domain (the (n_mc_samples, n_scores) matrix is never held).
+        """
+        m = n_select
+        log_x = self._log_weights(epsilon, m)
+        support = np.flatnonzero(self.f_r > 0)
+        if self._at_limit(epsilon, m) or not self._linear_domain(log_x, support, m):
+            return self._pi_monte_carlo(epsilon, m) @ coefficients
+        e_prev, e_m = self._esp_top_two(log_x, support, m)
+        x = np.exp(log_x)[None, :]
+        out = np.empty((e_prev.size, coefficients.shape[1]))
+        block = max(1, 65_536 // max(x.size, 1))  # rows per block: buffers that stay in cache
+        numerator, denominator = np.empty((block, x.size)), np.empty((block, x.size))
+        for start in range(0, e_prev.size, block):
+            rows = slice(start, start + block)
+            size = min(block, e_prev.size - start)
+            num, den = numerator[:size], denominator[:size]
+            np.multiply(e_prev[rows, None], x, out=num)  # pi = x e_{m-1} / (e_m + x e_{m-1})
+            np.add(num, e_m[rows, None], out=den)
+            np.divide(num, den, out=num)
+            out[rows] = num @ coefficients
+        return out
+
+    def _linear_domain(self, log_x: np.ndarray, support: np.ndarray, m: int) -> bool:
+        """Whether no product of ``m`` weights underflows and no ``e_k <= C(n - 1, k)`` overflows (then no logs)."""
+        others = self.n_applicants - 1
+        log_binomial = gammaln(others + 1) - gammaln(m + 1) - gammaln(max(others - m, 0) + 1)
+        return m * float(-log_x[support].min()) < 600.0 and log_binomial < 600.0
 
     def _check_m(self, n_select: Any) -> int:
         return check_n_select(n_select, self.n_applicants, strict=True)
 
-    def _functional(self, epsilon: Any, n_select: int, coefficients: np.ndarray) -> Estimate:
-        """``sum_rho pi_m(rho; eps) * coefficients[rho]`` for each epsilon."""
+    def _functionals(
+        self, epsilon: Any, n_select: int, coefficients: Sequence[np.ndarray], tick: Callable[[], None] | None = None
+    ) -> list[Estimate]:
+        """``sum_rho pi_m(rho; eps) * c[rho]`` for each epsilon and each ``c`` of ``coefficients``: one ``pi_m`` per epsilon.
+
+        ``tick`` (if given) is called after each epsilon.
+        """
         m = self._check_m(n_select)
         eps_arr = check_epsilon_array(epsilon)
-        values = np.empty(eps_arr.size)
-        errors = np.zeros(eps_arr.size)
+        values = np.empty((len(coefficients), eps_arr.size))
+        errors = np.zeros((len(coefficients), eps_arr.size))
+        stacked = np.column_stack(coefficients)
+        with _blas_controller().limit(limits=1, user_api="blas"):  # skinny products: threads contend on a busy machine
+            self._evaluate_functionals(eps_arr, m, stacked, values, errors, tick)
+        method = self._combined_method(eps_arr, m)
+        scalar = np.ndim(epsilon) == 0
+        return [Estimate(values[c, 0] if scalar else values[c], errors[c, 0] if scalar else errors[c], method)
+                for c in range(len(coefficients))]
+
+    def _combined_method(self, eps_arr: np.ndarray, m: int) -> str:
+        """The method reported for several epsilons: the last one that is not the closed form."""
         method = "closed-form"
-        for i, eps in enumerate(eps_arr):
-            weights, matrix, how = self._pi_terms(float(eps), m)
-            if weights is None:
-                per_sample = matrix @ coefficients
-                values[i] = per_sample.mean()
-                errors[i] = per_sample.std(ddof=1) / math.sqrt(per_sample.size)
-            else:
-                values[i] = weights @ (matrix @ coefficients)
+        for eps in eps_arr:
+            how = self._method(float(eps), m)
             if how != "closed-form":
                 method = how
-        scalar = np.ndim(epsilon) == 0
-        return Estimate(values[0] if scalar else values, errors[0] if scalar else errors, method)
+        return method
+
+    def _evaluate_functionals(
+        self, eps_arr: np.ndarray, m: int, stacked: np.ndarray, values: np.ndarray, errors: np.ndarray,
+        tick: Callable[[], None] | None,
+    ) -> None:
+        """Fill ``values`` and ``errors`` (one column per epsilon) for :meth:`_functionals`."""
+        for i, eps in enumerate(eps_arr):
+            how = self._method(float(eps), m)
+            if how == "monte-carlo":
+                weights, matrix = None, np.empty(0)
+            else:
+                weights, matrix, how = self._pi_terms(float(eps), m)
+            if weights is None:
+                per_sample = self._mc_sample_functionals(float(eps), m, stacked)
+                values[:, i] = per_sample.mean(axis=0)
+                errors[:, i] = per_sample.std(axis=0, ddof=1) / math.sqrt(per_sample.shape[0])
+            else:
+                values[:, i] = weights @ (matrix @ stacked)
+            if tick is not None:
+                tick()
+
+    def _functional(
+        self, epsilon: Any, n_select: int, coefficients: np.ndarray, tick: Callable[[], None] | None = None
+    ) -> Estimate:
+        """``sum_rho pi_m(rho; eps) * coefficients[rho]`` for each epsilon."""
+        return self._functionals(epsilon, n_select, [coefficients], tick)[0]
+
+    def _gap_coefficients(self, notion: str) -> np.ndarray:
+        if notion == "equal_opportunity":
+            return self.f_qualified[0] - self.f_qualified[1]
+        if notion == "demographic_parity":
+            return self.f_group[0] - self.f_group[1]
+        raise ValueError(f"notion must be 'equal_opportunity' or 'demographic_parity', got {notion!r}.")
+
+    def _accuracy_coefficients(self, n_select: int) -> np.ndarray:
+        return self.n_applicants / n_select * self.p_qualified_score
 
     # ------------------------------------------------------------------ public quantities
     def selection_probability_given_score(self, epsilon: float, n_select: int = 1) -> Estimate:
@@ -522,7 +849,9 @@ class SelectionProblem:
             return Estimate(matrix.mean(axis=0), matrix.std(axis=0, ddof=1) / math.sqrt(matrix.shape[0]), method)
         return Estimate(weights @ matrix, 0.0, method)
 
-    def fairness_gap(self, epsilon: Any, n_select: int = 1, notion: str = "equal_opportunity") -> Estimate:
+    def fairness_gap(
+        self, epsilon: Any, n_select: int = 1, notion: str = "equal_opportunity", *, progress: ProgressArgument = None
+    ) -> Estimate:
         """Compute the fairness gap gamma(epsilon): P(selected | A=0, Y=1) - P(selected | A=1, Y=1) (Definition 4, eq. 1).
 
         Parameters
@@ -533,6 +862,9 @@ class SelectionProblem:
             Applicants selected, ``1 <= n_select < n_applicants``.
         notion : {"equal_opportunity", "demographic_parity"}, default="equal_opportunity"
             ``"demographic_parity"`` gives the appendix's P(selected | A=0) - P(selected | A=1).
+        progress : None, bool or callable, default None
+            As in :meth:`best_epsilon`: a progress bar over the epsilons once they are projected to take
+            over 2 seconds; ``True`` / ``False`` force it; a callable receives ``(done, total)``.
 
         Returns
         -------
@@ -547,15 +879,13 @@ class SelectionProblem:
         TypeError
             If ``epsilon`` or ``n_select`` is not numeric.
         """
-        if notion == "equal_opportunity":
-            coef = self.f_qualified[0] - self.f_qualified[1]
-        elif notion == "demographic_parity":
-            coef = self.f_group[0] - self.f_group[1]
-        else:
-            raise ValueError(f"notion must be 'equal_opportunity' or 'demographic_parity', got {notion!r}.")
-        return self._functional(epsilon, n_select, coef)
+        coefficients = self._gap_coefficients(notion)
+        size = check_epsilon_array(epsilon).size
+        with _SearchProgress(progress, f"gamma (n={self.n_applicants}, m={n_select})") as bar:
+            bar.expect(size)
+            return self._functional(epsilon, n_select, coefficients, bar.tick)
 
-    def accuracy(self, epsilon: Any, n_select: int = 1) -> Estimate:
+    def accuracy(self, epsilon: Any, n_select: int = 1, *, progress: ProgressArgument = None) -> Estimate:
         """Compute the accuracy theta(epsilon): expected fraction of the m selected who are qualified (Definition 5, eq. 8).
 
         Parameters
@@ -564,6 +894,8 @@ class SelectionProblem:
             Privacy parameter(s), each ``>= 0`` (``inf``: the top-m rule).
         n_select : int, default=1
             Applicants selected, ``1 <= n_select < n_applicants``.
+        progress : None, bool or callable, default None
+            As in :meth:`fairness_gap`.
 
         Returns
         -------
@@ -576,10 +908,14 @@ class SelectionProblem:
             As :meth:`fairness_gap`.
         """
         m = self._check_m(n_select)
-        return self._functional(epsilon, m, self.n_applicants / m * self.p_qualified_score)
+        size = check_epsilon_array(epsilon).size
+        with _SearchProgress(progress, f"theta (n={self.n_applicants}, m={m})") as bar:
+            bar.expect(size)
+            return self._functional(epsilon, m, self._accuracy_coefficients(m), bar.tick)
 
     def perfectly_fair_epsilons(
-        self, n_select: int = 1, epsilon_max: float = 100.0, *, notion: str = "equal_opportunity", n_grid: int = 120
+        self, n_select: int = 1, epsilon_max: float = 100.0, *, notion: str = "equal_opportunity", n_grid: int = 120,
+        progress: ProgressArgument = None,
     ) -> list[float]:
         """Every epsilon_o in (0, epsilon_max] with gamma(epsilon_o) = 0 (bracketing, then Brent's method).
 
@@ -596,6 +932,10 @@ class SelectionProblem:
             Fairness notion (see :meth:`fairness_gap`).
         n_grid : int, default=120
             Grid points (>= 2).
+        progress : None, bool or callable, default None
+            ``None``: a progress bar (``rich``) once the search is projected to take over 2 seconds;
+            ``True``: always; ``False``: never; a callable is called with ``(done, total)`` after every
+            evaluation of gamma (the total grows as Brent's method adds evaluations).
 
         Returns
         -------
@@ -612,16 +952,26 @@ class SelectionProblem:
         if epsilon_max <= 1e-3:
             raise ValueError(f"epsilon_max must be > 1e-3 (the search grid starts there), got {epsilon_max!r}.")
         n_grid = check_int(n_grid, "n_grid", minimum=2)
+        coef = self._gap_coefficients(notion)
         grid = np.geomspace(1e-3, epsilon_max, n_grid)
-        gaps = np.asarray(self.fairness_gap(grid, m, notion).value)
-        roots = []
-        for k in np.flatnonzero(np.sign(gaps[:-1]) * np.sign(gaps[1:]) < 0):
-            root = optimize.brentq(lambda e: float(self.fairness_gap(e, m, notion)), grid[k], grid[k + 1], xtol=1e-10)
-            roots.append(float(root))
+        with _SearchProgress(progress, f"perfectly fair epsilons (n={self.n_applicants}, m={m})") as bar:
+            bar.expect(n_grid)
+            gaps = np.asarray(self._functional(grid, m, coef, bar.tick).value)
+            roots = []
+
+            def gap_at(e: float) -> float:
+                bar.expect(1)
+                return float(self._functional(e, m, coef, bar.tick))
+
+            for k in np.flatnonzero(np.sign(gaps[:-1]) * np.sign(gaps[1:]) < 0):
+                roots.append(float(optimize.brentq(gap_at, grid[k], grid[k + 1], xtol=1e-10)))
         roots += [float(grid[k]) for k in np.flatnonzero(gaps == 0)]
         return sorted(roots)
 
-    def best_epsilon(self, epsilon_max: float, gamma_max: float, n_select: int = 1, *, n_grid: int = 200) -> float:
+    def best_epsilon(
+        self, epsilon_max: float, gamma_max: float, n_select: int = 1, *, n_grid: int = 200,
+        progress: ProgressArgument = None,
+    ) -> float:
         """Corollary 1: the most accurate epsilon <= epsilon_max with ``|gamma(epsilon)| <= gamma_max``.
 
         Under Assumption 1 (monotone likelihood ratio) accuracy increases with epsilon, so
@@ -639,6 +989,10 @@ class SelectionProblem:
             Applicants selected, ``1 <= n_select < n_applicants``.
         n_grid : int, default=200
             Grid points of the search (>= 2).
+        progress : None, bool or callable, default None
+            ``None``: a progress bar (``rich``) once the search is projected to take over 2 seconds;
+            ``True``: always; ``False``: never; a callable is called with ``(done, total)`` after every
+            evaluation of ``pi_m`` (one gives both gamma and theta at an epsilon).
 
         Returns
         -------
@@ -662,28 +1016,37 @@ class SelectionProblem:
         gamma_max = check_nonnegative_finite(gamma_max, "gamma_max")
         n_grid = check_int(n_grid, "n_grid", minimum=2)
         monotone = self.monotone_likelihood_ratio()
-        if abs(float(self.fairness_gap(epsilon_max, m))) <= gamma_max and monotone:
-            return float(epsilon_max)
-        grid = np.concatenate([[0.0], np.geomspace(1e-3, epsilon_max, n_grid)])
-        excess = np.abs(np.asarray(self.fairness_gap(grid, m).value)) - gamma_max
-        excess[0] = -gamma_max  # gamma(0) = 0 exactly (uniform selection); rounding must not make it infeasible
-        if not monotone:
-            warnings.warn("Assumption 1 (monotone likelihood ratio) fails: searching the grid for the most accurate "
-                          "feasible epsilon.", stacklevel=2)
-            acc = np.asarray(self.accuracy(grid, m).value)
-            feasible = np.flatnonzero(excess <= 0)
-            return float(grid[feasible[np.argmax(acc[feasible])]])
-        last_feasible = np.flatnonzero(excess <= 0).max()
-        if last_feasible == grid.size - 1:
-            return float(epsilon_max)
-        lo, hi = grid[last_feasible], grid[last_feasible + 1]
+        gap_coef = self._gap_coefficients("equal_opportunity")
+        with _SearchProgress(progress, f"best epsilon (n={self.n_applicants}, m={m})") as bar:
+            bar.expect(1 if monotone else 0)
+            if monotone and abs(float(self._functional(epsilon_max, m, gap_coef, bar.tick))) <= gamma_max:
+                return float(epsilon_max)
+            grid = np.concatenate([[0.0], np.geomspace(1e-3, epsilon_max, n_grid)])
+            bar.expect(grid.size)
+            if monotone:
+                gap = self._functional(grid, m, gap_coef, bar.tick)
+            else:  # gamma and theta from one pi_m per epsilon
+                gap, acc_estimate = self._functionals(grid, m, [gap_coef, self._accuracy_coefficients(m)], bar.tick)
+            excess = np.abs(np.asarray(gap.value)) - gamma_max
+            excess[0] = -gamma_max  # gamma(0) = 0 exactly (uniform selection); rounding must not make it infeasible
+            if not monotone:
+                warnings.warn("Assumption 1 (monotone likelihood ratio) fails: searching the grid for the most accurate "
+                              "feasible epsilon.", stacklevel=2)
+                acc = np.asarray(acc_estimate.value)
+                feasible = np.flatnonzero(excess <= 0)
+                return float(grid[feasible[np.argmax(acc[feasible])]])
+            last_feasible = np.flatnonzero(excess <= 0).max()
+            if last_feasible == grid.size - 1:
+                return float(epsilon_max)
+            lo, hi = grid[last_feasible], grid[last_feasible + 1]
 
-        def excess_at(e: float) -> float:
-            return abs(float(self.fairness_gap(e, m))) - gamma_max
+            def excess_at(e: float) -> float:
+                bar.expect(1)
+                return abs(float(self._functional(e, m, gap_coef, bar.tick))) - gamma_max
 
-        if excess_at(lo) > 0 or excess_at(hi) <= 0:  # no sign change to refine (e.g. gamma_max = 0 at lo = 0)
-            return float(lo)
-        return float(optimize.brentq(excess_at, lo, hi, xtol=1e-10))
+            if excess_at(lo) > 0 or excess_at(hi) <= 0:  # no sign change to refine (e.g. gamma_max = 0 at lo = 0)
+                return float(lo)
+            return float(optimize.brentq(excess_at, lo, hi, xtol=1e-10))
 
     def monotone_likelihood_ratio(self) -> bool:
         """Assumption 1: P(R=rho|Y=1)/P(R=rho|Y=0) is non-decreasing in rho (on the support).
