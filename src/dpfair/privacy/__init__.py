@@ -7,7 +7,7 @@ accounting  Conversions (zCDP <-> approximate DP, Renyi DP -> approximate DP), c
 noise       Secure (OpenDP) and seeded (numpy) noise sources behind one interface.
 lattice     Tabulated discrete Gaussian noise on a fine grid (secure at ~0.1 us per sample).
 mechanisms  Laplace, Gaussian, exponential and exact top-m exponential mechanisms.
-continual   Binary-tree continual release of running sums.
+continual   Continual release of running sums: binary tree, and factorizations (square root, Honaker).
 audit       Empirical lower bounds on epsilon for testing mechanisms.
 leaks       :class:`PrivacyLeakWarning` for outputs that are exact functions of private data (and
             :class:`SeededNoiseWarning` for releases whose noise a seed reproduces).
@@ -39,7 +39,7 @@ from dpfair.privacy.budget import (
     set_default_budget,
     suspend_default_budget,
 )
-from dpfair.privacy.continual import BinaryTreeMechanism
+from dpfair.privacy.continual import BinaryTreeMechanism, ContinualSumMechanism, Factorization, get_factorization
 from dpfair.privacy.leaks import PrivacyLeakWarning, SeededNoiseWarning, warn_privacy_leak
 from dpfair.privacy.mechanisms import (
     TopMExponentialMechanism,
@@ -55,6 +55,8 @@ from dpfair.privacy.noise import NoiseSource, SecureNoise, SeededNoise, get_nois
 __all__ = [
     "AuditResult",
     "BinaryTreeMechanism",
+    "ContinualSumMechanism",
+    "Factorization",
     "LedgerEntry",
     "NoiseSource",
     "PrivacyBudget",
@@ -76,6 +78,7 @@ __all__ = [
     "gaussian_mechanism",
     "gaussian_sigma_approx_dp",
     "gaussian_sigma_zcdp",
+    "get_factorization",
     "get_noise_source",
     "laplace_mechanism",
     "laplace_scale",

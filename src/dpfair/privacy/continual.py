@@ -1,4 +1,9 @@
-"""Continual release of running sums with the binary-tree mechanism.
+"""Continual release of running sums: the binary-tree mechanism and the general matrix mechanism.
+
+:class:`ContinualSumMechanism` (in :mod:`dpfair.privacy._continual_matrix`) releases running sums through
+any factorization ``A = B C`` of the prefix-sum matrix (:mod:`dpfair.privacy._factorizations`: the square
+root, Honaker's tree estimator, the binary tree), Gaussian noise, exact zCDP.  :class:`BinaryTreeMechanism`
+below is the binary tree with Gaussian or Laplace noise, kept as it was (its numbers for a seed unchanged).
 
 Dwork, Naor, Pitassi & Rothblum (2010) and Chan, Shi & Song (2011).  The stream
 ``x_1, ..., x_T`` (vectors or matrices) is covered by dyadic blocks; block ``[t - 2^i + 1, t]``
@@ -44,11 +49,31 @@ from dpfair._validation import (
     check_rho,
     check_sensitivity,
 )
+from dpfair.privacy._continual_matrix import ContinualSumMechanism
+from dpfair.privacy._factorizations import (
+    FACTORIZATIONS,
+    Factorization,
+    HonakerFactorization,
+    SqrtFactorization,
+    TreeFactorization,
+    get_factorization,
+    sqrt_coefficients,
+)
 from dpfair.privacy.budget import PrivacyBudget, charge, check_budget, inside_charged_release
 from dpfair.privacy.leaks import warn_privacy_leak, warn_seeded_noise
 from dpfair.privacy.noise import SeededNoise, check_noise_room, check_random_state, get_noise_source
 
-__all__ = ["BinaryTreeMechanism"]
+__all__ = [
+    "FACTORIZATIONS",
+    "BinaryTreeMechanism",
+    "ContinualSumMechanism",
+    "Factorization",
+    "HonakerFactorization",
+    "SqrtFactorization",
+    "TreeFactorization",
+    "get_factorization",
+    "sqrt_coefficients",
+]
 
 
 class BinaryTreeMechanism:
