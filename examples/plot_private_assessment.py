@@ -47,14 +47,14 @@ train, post, assess = np.array_split(order, 3)
 model = LogisticRegression(max_iter=1000).fit(X[train], y[train])
 features = pd.DataFrame({"race": race[assess], "sex": sex[assess]})
 metrics = {"selection rate": "selection_rate", "TPR": "true_positive_rate", "FPR": "false_positive_rate"}
-assessment_budget = PrivacyBudget(epsilon=2.0)
+assessment_budget = PrivacyBudget(epsilon=2.0, neighbouring="add_remove")  # the frame's relation: add/remove one row
 
 # %%
 # Assess the model at epsilon = 1
 # -------------------------------
 before = PrivateMetricFrame(metrics=metrics, y_true=y[assess], y_pred=model.predict(X[assess]),
                             sensitive_features=features, epsilon=1.0, groups=GROUPS, budget=assessment_budget,
-                            random_state=0)  # a seed for a reproducible page; omit it on real data (secure noise)
+                            random_state=0)  # seeds the intervals' draws only (fairlearn's meaning): the noise is secure
 print(before.by_group.round(3))
 print("difference between groups:\n", pd.DataFrame({
     "estimate": before.difference(), "lower": before.conf_int["difference"]["lower"],
@@ -65,8 +65,10 @@ print("difference between groups:\n", pd.DataFrame({
 # ----------------------------------------------------
 # The post-processor sees the group of every post-processing row through a Laplace-noised table
 # (its own epsilon = 1).  It equalizes the error rates between the sexes, the largest groups;
-# the second assessment shows what that does to every race x sex cell.
-mitigation_budget = PrivacyBudget(epsilon=1.0)
+# the second assessment shows what that does to every race x sex cell.  Its guarantee protects a change of
+# one row's sex (the features and labels of these rows are treated as public, the model being prefit), so its
+# budget counts in that relation: a replace-one-row budget would refuse it (dpfair.privacy.relations).
+mitigation_budget = PrivacyBudget(epsilon=1.0, neighbouring="change_attribute")
 post_processor = DPEqualizedOddsPostProcessor(model, prefit=True, epsilon=1.0, gamma=0.02, groups=["Female", "Male"],
                                               budget=mitigation_budget, random_state=0)
 post_processor.fit(X[post], y[post], sensitive_features=sex[post])
@@ -77,6 +79,7 @@ fair_predictions = post_processor.predict(X[assess], sensitive_features=sex[asse
 # --------------------------------------------------------------------
 after = PrivateMetricFrame(metrics=metrics, y_true=y[assess], y_pred=fair_predictions, sensitive_features=features,
                            epsilon=1.0, groups=GROUPS, budget=assessment_budget, random_state=1)
+# (a group that cannot be measured at this epsilon is NaN: not drawn, and left out of the disparities)
 print("assessment rows: spent", assessment_budget.spent(), "of 2.0;",
       "post-processing rows: spent", mitigation_budget.spent(), "of 1.0")
 print(after.privacy_spent_["protects"])
@@ -84,8 +87,9 @@ print(after.privacy_spent_["protects"])
 # %%
 # Before and after: true-positive rate by group, and the disparities
 # ------------------------------------------------------------------
-# Hollow markers are groups whose denominator is noise-dominated (flagged): their interval is the
-# whole range.  The disparity intervals are simultaneous over all pairs of groups.
+# Groups whose denominator is noise-dominated (flagged) are not measurable at this epsilon: their value is
+# NaN (no marker) and their interval the whole range.  The disparity intervals are simultaneous over all pairs
+# of the measured groups.
 fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.8), gridspec_kw={"width_ratios": [1.4, 1]})
 names = [f"{r} / {s}" for r, s in before.by_group.index]
 ypos = np.arange(len(names))

@@ -26,7 +26,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from sklearn.utils import get_tags
 
 from dpfair._validation import check_bool, check_delta, check_epsilon
 from dpfair.privacy.budget import PrivacyBudget, charge, check_budget
@@ -507,6 +506,8 @@ def prediction_noise(random_state: Any, predict_seed: list[int] | None) -> Noise
 
 def wrapped_tags(self: Any, tags: Any) -> Any:
     """scikit-learn tags of an estimator that wraps ``self.estimator`` (y required only when it fits the wrapped one)."""
+    from sklearn.utils import get_tags  # here, not at the top: it costs seconds of `dpfair assess` start-up
+
     tags.target_tags.required = self.estimator is not None and self.prefit is False
     if self.estimator is not None:
         try:

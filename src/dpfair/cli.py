@@ -16,6 +16,8 @@ from typing import Annotated, NoReturn, ParamSpec, TypeVar
 
 import typer
 
+from dpfair.cli_assess import LEDGER_ENV as _ASSESS_LEDGER_ENV  # stdlib and typer only: startup stays fast
+
 __all__ = [
     "app",
     "assess",
@@ -347,67 +349,78 @@ def report(out: OutOption = Path("results")) -> None:
     typer.echo(f"report: {index}")
 
 
-_ASSESS_DEFAULT_METRICS = ("selection_rate", "true_positive_rate", "false_positive_rate", "accuracy_score")
 
 
-def _assess_words(text: str, y_true: str, y_pred: str) -> str:
-    """A library message about PrivateMetricFrame's arguments, in the words of `dpfair assess`."""
-    import re
-
-    words = {
-        "y_true": f"--y-true column {y_true!r}",
-        "y_pred": f"--y-pred column {y_pred!r}",
-        "sensitive_features": "--sensitive",
-        "sensitive feature": "--sensitive column",
-        "confidence_level": "--confidence",
-        "metrics": "--metric",
-    }
-    text = re.sub(r"\b(y_true|y_pred|sensitive_features|sensitive feature|confidence_level|metrics)\b",
-                  lambda m: words[m.group(1)], text)
-    text = re.sub(r"\b(groups|bounds|epsilon)=", r"--\1 ", text)
-    return re.sub(r"^(groups|bounds|epsilon)\b", r"--\1", text)
-
-
-@app.command("assess", short_help="Private fairness assessment of predictions in a CSV file: table + HTML page.")
+@app.command(
+    "assess", short_help="Private fairness assessment of predictions in a CSV or Parquet file: table + HTML page."
+)
 def assess(
-    predictions: Annotated[Path, typer.Argument(help="CSV file with one row per person.", metavar="PREDICTIONS.csv")],
-    y_true: Annotated[str, typer.Option("--y-true", metavar="COL", help="Column of true labels (0/1).")],
-    y_pred: Annotated[str, typer.Option("--y-pred", metavar="COL", help="Column of predictions (0/1).")],
+    predictions: Annotated[
+        Path | None, typer.Argument(help="CSV or Parquet file, one row per person (required).", metavar="PREDICTIONS",
+                                    show_default=False)
+    ] = None,
+    y_true: Annotated[str | None, typer.Option("--y-true", metavar="COL", help="Column of true labels (0/1; required).",
+                                               show_default=False)] = None,
+    y_pred: Annotated[str | None, typer.Option("--y-pred", metavar="COL", help="Column of predictions (0/1; required).",
+                                               show_default=False)] = None,
     sensitive: Annotated[
-        list[str], typer.Option("--sensitive", metavar="COL", help="Sensitive column; repeat for intersectional groups.")
-    ],
-    epsilon: Annotated[float, typer.Option("--epsilon", metavar="EPS", help="Privacy parameter (> 0; inf: no privacy).")],
+        list[str] | None,
+        typer.Option("--sensitive", metavar="COL", help="Sensitive column (required); repeat for intersectional groups.",
+                     show_default=False),
+    ] = None,
+    epsilon: Annotated[float | None, typer.Option("--epsilon", metavar="EPS", show_default=False,
+                                                  help="Privacy parameter (required; > 0, smaller is more private; "
+                                                       "inf: no privacy).")] = None,
     groups: Annotated[
         list[str] | None,
-        typer.Option("--groups", metavar="A,B,...", help="Declared labels of each --sensitive column, in the same order."),
+        typer.Option("--groups", metavar="A,B,...", help="Declared labels of each --sensitive column, in the same order.",
+                     show_default=False),
     ] = None,
     metric: Annotated[
         list[str] | None,
         typer.Option("--metric", metavar="NAME", help="Metric to assess (repeatable); default: selection_rate, "
-                     "true_positive_rate, false_positive_rate, accuracy_score."),
+                     "true_positive_rate, false_positive_rate, accuracy_score.", show_default=False),
     ] = None,
     bounds: Annotated[
-        str | None, typer.Option("--bounds", metavar="LO,HI", help="Public range of the columns (real-valued metrics).")
+        str | None, typer.Option("--bounds", metavar="LO,HI", help="Public range of the columns (real-valued metrics).",
+                                 show_default=False)
     ] = None,
-    confidence: Annotated[float, typer.Option("--confidence", metavar="LEVEL", help="Interval coverage.")] = 0.95,
+    confidence: Annotated[float, typer.Option("--confidence", metavar="LEVEL", help="Interval coverage (default 0.95).",
+                                              show_default=False)] = 0.95,
+    undeclared: Annotated[
+        str, typer.Option("--undeclared", metavar="raise|other",
+                          help="A label not in --groups: refuse (raise, the default), or count it in an '(other)' group "
+                               "that is always shown, so nothing reveals whether such a row exists.", show_default=False)
+    ] = "raise",
     seed: Annotated[
-        int | None, typer.Option("--seed", metavar="N", help="Reproducible, NOT hardened noise (tests only).")
+        int | None, typer.Option("--seed", metavar="N", show_default=False,
+                                 help="Reproducible, NOT hardened noise and intervals (tests only).")
     ] = None,
-    out: Annotated[Path, typer.Option("--out", metavar="DIR", help="Output folder.")] = Path("assessment"),
+    ledger: Annotated[
+        Path | None,
+        typer.Option("--ledger", metavar="FILE", show_default=False,
+                     help=f"Record of what was spent (JSON lines; default ${_ASSESS_LEDGER_ENV} or "
+                          "~/.dpfair/assess-spent.jsonl)."),
+    ] = None,
+    out: Annotated[Path, typer.Option("--out", metavar="DIR", help="Output folder (default: assessment).",
+                                      show_default=False)] = Path("assessment"),
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress lines.")] = False,
 ) -> None:
-    """Assess the predictions in PREDICTIONS.csv by group, privately: a CSV table and an HTML page in DIR.
+    """Assess the predictions in PREDICTIONS by group, privately: a CSV table and an HTML page in DIR.
 
-    Every count-based metric comes from one noisy release of the (group, y_true, y_pred)
-    table (discrete Laplace, epsilon-DP for every row); each estimate has an interval that
-    covers the sampling error and the privacy noise.  --groups declares, once per --sensitive
-    column and in the same order, its possible labels separated by commas (required with a
-    finite --epsilon).
+    PREDICTIONS is a CSV or Parquet file, read by DuckDB, which also counts the
+    (group, y_true, y_pred) table.  Every count-based metric comes from one noisy
+    release of that table (discrete Laplace, epsilon-DP for every row); each
+    estimate has an interval that covers the sampling error and the privacy
+    noise.  --groups declares, once per --sensitive column and in the same order,
+    its possible labels separated by commas (required with a finite --epsilon;
+    labels are compared without surrounding spaces).  Each run is recorded in the
+    --ledger file, and the page says how much was spent on the same file so far.
     \f
     Parameters
     ----------
     predictions : pathlib.Path
-        CSV file with one row per person.
+        CSV or Parquet file with one row per person.
     y_true, y_pred : str
         Columns of true labels and predictions.
     sensitive : list of str
@@ -422,8 +435,12 @@ def assess(
         ``LO,HI``: public range of both columns, for the real-valued metrics.
     confidence : float
         Interval coverage.
+    undeclared : str
+        ``raise`` or ``other`` (see :class:`dpfair.metrics.PrivateMetricFrame`).
     seed : int, optional
         Seed for reproducible, not hardened noise.
+    ledger : pathlib.Path, optional
+        The JSON-lines record of what was spent.
     out : pathlib.Path
         Output folder.
     quiet : bool
@@ -434,85 +451,13 @@ def assess(
     typer.Exit
         With status 2 (one line on stderr naming the column or option) on a user error.
     """
-    import warnings
+    from dpfair.cli_assess import AssessError, run_assessment
 
-    import pandas as pd
-
-    from dpfair.metrics import SUPPORTED_METRICS, PrivateMetricFrame, write_assessment
-    from dpfair.privacy import PrivacyLeakWarning
-
-    def progress(text: str) -> None:
-        if not quiet:
-            typer.echo(f"assess: {text}", err=True)
-
-    metrics = list(metric) if metric else list(_ASSESS_DEFAULT_METRICS)
-    for name in metrics:
-        if name not in SUPPORTED_METRICS:
-            _fail(f"--metric {name!r} is not supported.", f"choose from: {', '.join(SUPPORTED_METRICS)}.")
-    bounds_pair = None
-    if bounds is not None:
-        try:
-            lo, hi = (float(b) for b in bounds.split(","))
-        except ValueError:
-            _fail(f"--bounds must be two numbers LO,HI, got {bounds!r}.", "e.g. --bounds=0,1 (use '=' before a negative number).")
-        bounds_pair = (lo, hi)
-    if groups and len(groups) != len(sensitive):
-        _fail(
-            f"--groups was given {len(groups)} time(s) for {len(sensitive)} --sensitive column(s).",
-            "give one --groups A,B,... per --sensitive column, in the same order.",
-        )
-    if not groups and epsilon != float("inf"):
-        _fail(
-            f"--groups is required with a finite --epsilon (declare the labels of {', '.join(sensitive)}).",
-            "add --groups A,B,... per --sensitive column: the set of groups is public knowledge, never read off the data.",
-        )
-    if out.exists() and not out.is_dir():
-        _fail(f"--out {out} is a file, not a folder.", "pass a folder (it is created when missing).")
-    if predictions.is_dir() or not predictions.exists():
-        _fail(f"{predictions} is not a CSV file.", "pass the path of a CSV file with a header row.")
-    progress(f"reading {predictions}")
     try:
-        header = pd.read_csv(predictions, nrows=0).columns
-    except (OSError, ValueError, UnicodeDecodeError) as exc:
-        _fail(f"cannot read {predictions} as CSV ({_one_line(str(exc))[:200]}).",
-              "pass a comma-separated file with a header row.")
-    for option, column in [("--y-true", y_true), ("--y-pred", y_pred)] + [("--sensitive", c) for c in sensitive]:
-        if column not in header:
-            _fail(f"{option} column {column!r} is not in {predictions}.",
-                  f"choose one of its columns: {', '.join(map(str, header))}.")
-    try:
-        data = pd.read_csv(predictions, usecols=[y_true, y_pred, *sensitive], dtype={c: str for c in sensitive},
-                           keep_default_na=True)
-    except (OSError, ValueError, UnicodeDecodeError) as exc:
-        _fail(f"cannot read {predictions} ({_one_line(str(exc))[:200]}).", "check that the file is a well-formed CSV.")
-    declared = None
-    if groups:
-        per_column = [[label.strip() for label in g.split(",") if label.strip()] for g in groups]
-        declared = per_column[0] if len(sensitive) == 1 else dict(zip(sensitive, per_column, strict=True))
-    features = data[sensitive[0]] if len(sensitive) == 1 else data[sensitive]
-    scope = f"{predictions}: {y_true} vs {y_pred} by {' x '.join(sensitive)}"
-    progress(f"releasing the noisy table and computing {len(metrics)} metric(s) at epsilon={epsilon:g}")
-    try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", PrivacyLeakWarning)
-            frame = PrivateMetricFrame(
-                metrics={m: m for m in metrics}, y_true=data[y_true], y_pred=data[y_pred], sensitive_features=features,
-                epsilon=epsilon, groups=declared, bounds=bounds_pair, confidence_level=confidence, random_state=seed,
-            )
-    except (TypeError, ValueError) as exc:
-        _fail(_assess_words(str(exc), y_true, y_pred), "run `dpfair assess --help`.")
-    if any(issubclass(w.category, PrivacyLeakWarning) for w in caught):
-        typer.secho("warning: --epsilon inf: exact metrics, no privacy guarantee.", fg=typer.colors.YELLOW, err=True)
-    if seed is not None:
-        typer.secho("warning: --seed gives reproducible noise that is not hardened: for tests only.",
-                    fg=typer.colors.YELLOW, err=True)
-    progress(f"writing the table and the page into {out}")
-    try:
-        csv_path, html_path = write_assessment(frame, out, source=scope)
-    except OSError as exc:
-        _fail(f"cannot write into --out {out} ({exc.strerror or exc}).", "pass a writable folder.")
-    typer.echo(f"table: {csv_path}")
-    typer.echo(f"assessment: {html_path}")
+        run_assessment(predictions, y_true, y_pred, sensitive, epsilon, groups, metric, bounds, confidence, undeclared,
+                       seed, ledger, out, quiet)
+    except AssessError as exc:
+        _fail(exc.message, exc.hint)
 
 
 @federated_app.command("demo", short_help="Run Fed-/Priv-FairX-LinUCB on Flower: one SuperNode process per agent.")

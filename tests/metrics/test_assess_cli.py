@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import math
 import os
@@ -17,8 +18,17 @@ import pytest
 
 from dpfair.cli import main
 from dpfair.datasets import DataIntegrityError, DataUnavailableError, load_adult
+from dpfair.metrics import PrivateMetricFrame
 
 RACES = "White,Black,Asian-Pac-Islander,Amer-Indian-Eskimo,Other"
+
+
+@pytest.fixture(autouse=True)
+def spending_record(tmp_path, monkeypatch) -> Path:
+    """Every assessment of these tests records its spending in a temporary file, never in the home folder."""
+    path = tmp_path / "spent.jsonl"
+    monkeypatch.setenv("DPFAIR_ASSESS_LEDGER", str(path))
+    return path
 
 
 def chromium():
@@ -62,13 +72,17 @@ def test_assess_on_adult_writes_the_table_and_a_page_that_loads_in_a_browser(pre
     assert list(pd.unique(table.metric)) == metrics
     groups = table[table.statistic == "by_group"]
     assert len(groups) == 4 * 10 and "Amer-Indian-Eskimo / Female" in set(groups.group)  # every race x sex cell
-    for column in ("estimate", "lower", "upper"):
+    for column in ("lower", "upper"):
         assert np.isfinite(table[column].astype(float)).all()
-    assert ((table.lower <= table.estimate + 1e-12) & (table.estimate <= table.upper + 1e-12)).all()
+    estimate = pd.to_numeric(table.estimate, errors="coerce")
+    measured = estimate.notna()  # a group not measurable at epsilon 1 (a flagged one) is n/a, never another number
+    assert (table.flagged | measured).all() and measured[table.statistic != "by_group"].all()
+    assert ((table.lower <= estimate + 1e-12) & (estimate <= table.upper + 1e-12))[measured].all()
     assert set(table.statistic) == {"by_group", "overall", "difference", "ratio", "difference_to_overall",
                                     "ratio_to_overall"}
-    text = (out / "assessment.html").read_text()
+    text = html.unescape((out / "assessment.html").read_text())
     assert "What was protected" in text and "epsilon = 1" in text and "discrete Laplace" in text
+    assert "2.72 times" in text and "every row's race, sex, income and prediction" in text and "seeded noise" not in text
     images = re.findall(r"<img src='([^']+)'", text)
     assert len(images) == len(metrics) and all((out / src).stat().st_size > 1000 for src in images)
 
@@ -121,7 +135,7 @@ ERRORS = {
     "no groups": ([], {}, ["--groups is required", "race"]),
     "undeclared label": (["--groups", "White,Black"], {}, ["--sensitive column 'race'", "outside the declared groups"]),
     "not 0/1": (["--groups", RACES], {"--y-pred": "score"}, ["--y-pred column 'score'", "0 and 1"]),
-    "unknown metric": (["--groups", RACES, "--metric", "f1_score"], {}, ["--metric 'f1_score'", "selection_rate"]),
+    "unknown metric": (["--groups", RACES, "--metric", "roc_auc_score"], {}, ["--metric 'roc_auc_score'", "selection_rate"]),
     "groups count": (["--groups", RACES, "--groups", "Female,Male"], {}, ["--groups", "--sensitive"]),
     "real metric without bounds": (["--groups", RACES, "--metric", "mean_squared_error"], {}, ["--bounds is required"]),
     "bad bounds": (["--groups", RACES, "--metric", "mean_prediction", "--bounds", "0;1"], {}, ["--bounds"]),
@@ -143,7 +157,7 @@ def test_assess_errors_are_one_line_naming_the_column_or_option(predictions, tmp
 
 def test_assess_missing_file_and_out_that_is_a_file(tmp_path, capsys):
     code, _, err = run_cli(capsys, *base(tmp_path / "nope.csv", tmp_path / "out", "--groups", "a,b"))
-    assert_one_line_error(code, err, "nope.csv", "is not a CSV file")
+    assert_one_line_error(code, err, "nope.csv", "is not a CSV or Parquet file")
     csv = tmp_path / "p.csv"
     pd.DataFrame({"income": [0, 1, 1, 0], "prediction": [0, 1, 0, 0], "race": ["a", "b", "a", "b"]}).to_csv(csv, index=False)
     (tmp_path / "file").write_text("x")
@@ -160,7 +174,7 @@ def test_assess_at_epsilon_inf_reads_the_groups_and_says_there_is_no_privacy(tmp
             "--epsilon", "inf", "--out", str(tmp_path / "out"), "--quiet", "--metric", "selection_rate"]
     code, _, err = run_cli(capsys, *args)
     assert code == 0, err
-    assert "no privacy guarantee" in err and "assess:" not in err
+    assert "no privacy guarantee" in err and "assess:" not in err and "seeded" not in err
     table = pd.read_csv(tmp_path / "out" / "assessment.csv")
     sr = table[(table.statistic == "by_group")].set_index("group").estimate
     data = pd.read_csv(csv)
@@ -171,3 +185,93 @@ def test_assess_at_epsilon_inf_reads_the_groups_and_says_there_is_no_privacy(tmp
 def test_assess_help_is_plain(capsys):
     code, out, _ = run_cli(capsys, "assess", "--help")
     assert code == 0 and "--sensitive COL" in out and "<bool>" not in out and "Raises" not in out
+    assert "\\[" not in out and "Parquet" in out  # no escaped "[required]" (issue 33)
+
+
+# ----------------------------------------------------------------------------- issue 33: DuckDB, Parquet, the page
+def small_predictions(tmp_path: Path, n: int = 3000) -> tuple[Path, Path, pd.DataFrame]:
+    """The same predictions as CSV and Parquet (written by DuckDB); the race labels carry stray spaces."""
+    import duckdb
+
+    rng = np.random.default_rng(0)
+    race = rng.choice(["a", "b", "c"], n)
+    data = pd.DataFrame({"income": rng.integers(0, 2, n), "prediction": rng.integers(0, 2, n),
+                         "race": np.char.add(np.where(race == "b", " ", ""), race), "sex": rng.choice(["F", "M"], n)})
+    csv, parquet = tmp_path / "p.csv", tmp_path / "p.parquet"
+    data.to_csv(csv, index=False)
+    duckdb.sql(f"COPY (SELECT * FROM read_csv('{csv}', header = true)) TO '{parquet}' (FORMAT parquet)")
+    return csv, parquet, data
+
+
+def test_assess_reads_csv_and_parquet_through_duckdb_with_labels_stripped(tmp_path, capsys):
+    csv, parquet, data = small_predictions(tmp_path)
+    tables = []
+    for path in (csv, parquet):
+        out = tmp_path / f"out-{path.suffix}"
+        code, _, err = run_cli(capsys, "assess", str(path), "--y-true", "income", "--y-pred", "prediction",
+                                    "--sensitive", "race", "--groups", "a, b ,c", "--epsilon", "inf", "--out", str(out),
+                                    "--quiet", "--metric", "selection_rate", "--seed", "0")
+        assert code == 0, err
+        tables.append(pd.read_csv(out / "assessment.csv", keep_default_na=False))
+    pd.testing.assert_frame_equal(tables[0], tables[1])
+    by_group = tables[0][tables[0].statistic == "by_group"].set_index("group").estimate.astype(float)
+    expected = data.groupby(data.race.str.strip()).prediction.mean()  # " b" in the data is the declared "b"
+    np.testing.assert_allclose(by_group.loc[["a", "b", "c"]], expected.loc[["a", "b", "c"]], rtol=1e-12)
+
+
+def test_assess_records_what_was_spent_and_the_page_says_so(tmp_path, capsys, spending_record):
+    csv, _, _ = small_predictions(tmp_path, 1000)
+    args = ["assess", str(csv), "--y-true", "income", "--y-pred", "prediction", "--sensitive", "race", "--groups",
+            "a,b,c", "--epsilon", "0.5", "--quiet", "--metric", "selection_rate"]
+    for run in range(2):
+        code, stdout, err = run_cli(capsys, *args, "--out", str(tmp_path / f"run{run}"))
+        assert code == 0, err
+    records = [json.loads(line) for line in spending_record.read_text().splitlines()]
+    assert [r["epsilon"] for r in records] == [0.5, 0.5] and records[0]["file"] == str(csv.resolve())
+    assert records[1]["columns"] == {"sensitive": ["race"], "y_true": "income", "y_pred": "prediction"}
+    assert "2 assessment(s) of this file recorded, epsilon 1 in total" in stdout
+    page = html.unescape((tmp_path / "run1" / "assessment.html").read_text())
+    assert "2 assessment(s) of this file recorded, epsilon 1 in total" in page
+    assert "1.65 times" in page  # e^0.5, in plain words
+    assert "every row's race, income and prediction" in page
+
+
+def test_a_seeded_assessment_is_marked_on_the_page_and_in_the_output(tmp_path, capsys):
+    csv, _, _ = small_predictions(tmp_path, 1000)
+    code, _, err = run_cli(capsys, "assess", str(csv), "--y-true", "income", "--y-pred", "prediction", "--sensitive",
+                           "race", "--groups", "a,b,c", "--epsilon", "1", "--quiet", "--seed", "3", "--out",
+                           str(tmp_path / "out"))
+    assert code == 0, err
+    assert "seeded noise: reproducible, not hardened" in err
+    page = html.unescape((tmp_path / "out" / "assessment.html").read_text())
+    assert "seeded noise: reproducible, not hardened — not for real people's data" in page
+
+
+def test_an_undeclared_label_can_go_to_the_other_group(tmp_path, capsys):
+    csv, _, _ = small_predictions(tmp_path, 1000)
+    code, _, err = run_cli(capsys, "assess", str(csv), "--y-true", "income", "--y-pred", "prediction", "--sensitive",
+                           "race", "--groups", "a,b", "--epsilon", "1", "--quiet", "--undeclared", "other", "--out",
+                           str(tmp_path / "out"))
+    assert code == 0, err
+    table = pd.read_csv(tmp_path / "out" / "assessment.csv")
+    assert "(other)" in set(table.group)
+
+
+def test_chart_titles_fit_in_their_figure(tmp_path):
+    from dpfair.metrics._report import _chart, assessment_table
+
+    rng = np.random.default_rng(1)
+    group = rng.choice(["Amer-Indian-Eskimo", "Asian-Pac-Islander"], 400)
+    frame = PrivateMetricFrame(metrics={"a_rather_long_metric_name_for_the_title": "true_positive_rate"},
+                               y_true=rng.integers(0, 2, 400), y_pred=rng.integers(0, 2, 400), sensitive_features=group,
+                               epsilon=1.0, groups=["Amer-Indian-Eskimo", "Asian-Pac-Islander", "Other"])
+    table = assessment_table(frame)
+    assert _chart(table, "a_rather_long_metric_name_for_the_title", "true_positive_rate", tmp_path / "c.png", 0.95)
+
+
+def test_a_file_duckdb_cannot_read_is_named_without_quoting_its_content(tmp_path, capsys):
+    bad = tmp_path / "bad.csv"
+    bad.write_text('income,prediction,race\n0,1,a\n1,"Jane Roe, SSN 123-45-6789",a,extra,fields\n')
+    code, _, err = run_cli(capsys, *base(bad, tmp_path / "out", "--groups", "a,b"))
+    line = assert_one_line_error(code, err, "cannot read", "bad.csv")
+    assert "Jane" not in line and "6789" not in line

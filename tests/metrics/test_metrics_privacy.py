@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
 from dpfair.metrics import PrivateMetricFrame, _core
-from dpfair.privacy import audit_epsilon
+from dpfair.privacy import PrivacyLeakWarning, audit_epsilon
 from dpfair.privacy.noise import SeededNoise
 
 EPSILON = 1.0
@@ -38,8 +40,9 @@ def _table_mechanism(share_of_noise=1.0):
 
 def test_the_frame_releases_exactly_the_audited_table():
     y_true, y_pred, group = _data()
+    warnings.simplefilter("ignore", PrivacyLeakWarning)  # seeded noise, on purpose (pytest restores the filters)
     mf = PrivateMetricFrame(metrics={"sr": "selection_rate", "tpr": "true_positive_rate"}, y_true=y_true, y_pred=y_pred,
-                            sensitive_features=group, epsilon=EPSILON, groups=["a", "b", "c"], random_state=7)
+                            sensitive_features=group, epsilon=EPSILON, groups=["a", "b", "c"], noise_random_state=7)
     table, _ = _neighbouring_tables()
     expected = _core.release_table(table, EPSILON, SeededNoise(7))
     np.testing.assert_array_equal(mf.noisy_table_.to_numpy(), expected)

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from dpfair.metrics import SUPPORTED_METRICS, PrivateMetricFrame
 from dpfair.privacy import PrivacyLeakWarning
 
-COUNT = [m for m in SUPPORTED_METRICS if m not in ("mean_squared_error", "mean_absolute_error", "mean_prediction")]
+COUNT = [m for m in SUPPORTED_METRICS if m not in ("mean_squared_error", "mean_absolute_error", "mean_prediction", "count")]
+RATES = [m for m in SUPPORTED_METRICS if m != "count"]  # every metric in [0, 1] (the count is a number of rows)
 
 
 @st.composite
@@ -22,10 +23,11 @@ def inputs(draw):
     rows = st.lists(st.integers(0, 1), min_size=n, max_size=n)
     y_true, y_pred = np.array(draw(rows)), np.array(draw(rows))
     group = np.array(draw(st.lists(st.integers(0, n_groups - 1), min_size=n, max_size=n)))
-    metrics = draw(st.lists(st.sampled_from(SUPPORTED_METRICS), min_size=1, max_size=4, unique=True))
+    metrics = draw(st.lists(st.sampled_from(RATES), min_size=1, max_size=4, unique=True))
     epsilon = draw(st.sampled_from([0.05, 1.0, 10.0, math.inf]))
     return dict(metrics={m: m for m in metrics}, y_true=y_true, y_pred=y_pred, sensitive_features=group,
-                groups=list(range(n_groups)), epsilon=epsilon, bounds=(0.0, 1.0), random_state=draw(st.integers(0, 99)))
+                groups=list(range(n_groups)), epsilon=epsilon, bounds=(0.0, 1.0), noise_random_state=draw(st.integers(0, 99)),
+                random_state=0, n_boot=200)
 
 
 @settings(max_examples=60, derandomize=True, database=None, deadline=None)
@@ -41,8 +43,33 @@ def test_estimates_are_finite_in_range_and_inside_their_intervals(kwargs):
     for name, estimate in checks:
         value = np.asarray(estimate, dtype=float)
         lower, upper = np.asarray(ci[name]["lower"], float), np.asarray(ci[name]["upper"], float)
-        assert np.isfinite(value).all() and np.isfinite(lower).all() and np.isfinite(upper).all(), name
-        assert (lower <= value + 1e-12).all() and (value <= upper + 1e-12).all(), name
-        assert (value >= -1e-12).all() and (value <= 1 + 1e-12).all(), name  # every metric here lies in [0, 1]
-    assert set(mf.privacy_spent_) == {"epsilon", "delta", "protects", "neighbouring"}
+        assert np.isfinite(lower).all() and np.isfinite(upper).all(), name
+        known = ~np.isnan(value)  # NaN: undefined (0/0) or not measurable at this epsilon, with the whole range
+        assert (lower[known] <= value[known] + 1e-12).all() and (value[known] <= upper[known] + 1e-12).all(), name
+        assert (value[known] >= -1e-12).all() and (value[known] <= 1 + 1e-12).all(), name  # every metric: [0, 1]
+        assert (lower[~known] == 0).all() and (upper[~known] == 1).all(), name
+    if math.isfinite(kwargs["epsilon"]):  # a flagged group is NaN at a finite epsilon
+        assert np.isnan(np.asarray(mf.by_group, float)[np.asarray(mf.flagged)]).all()
+    assert {"epsilon", "delta", "protects", "neighbouring"} <= set(mf.privacy_spent_)
     assert mf.flagged.shape == mf.by_group.shape
+
+
+@settings(max_examples=30, derandomize=True, database=None, deadline=None)
+@given(inputs())
+def test_from_counts_gives_the_frame_of_the_rows(kwargs):
+    import pandas as pd
+
+    kwargs = {**kwargs, "metrics": {k: v for k, v in kwargs["metrics"].items() if v in COUNT} or {"sr": "selection_rate"}}
+    rows = pd.DataFrame({"g": kwargs["sensitive_features"], "t": kwargs["y_true"], "p": kwargs["y_pred"]})
+    counts = rows.groupby(["g", "t", "p"]).size().rename("n").reset_index()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        from_rows = PrivateMetricFrame(**{**kwargs, "sensitive_features": pd.Series(kwargs["sensitive_features"], name="g")})
+        from_counts = PrivateMetricFrame.from_counts(
+            counts, metrics=kwargs["metrics"], sensitive_features="g", y_true="t", y_pred="p", count="n",
+            epsilon=kwargs["epsilon"], groups=kwargs["groups"], noise_random_state=kwargs["noise_random_state"],
+            random_state=kwargs["random_state"], n_boot=kwargs["n_boot"],
+        )
+    assert from_counts.noisy_table_.equals(from_rows.noisy_table_)
+    assert from_counts.by_group.equals(from_rows.by_group)
+    assert from_counts.conf_int["difference"]["upper"].equals(from_rows.conf_int["difference"]["upper"])

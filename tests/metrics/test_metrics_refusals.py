@@ -22,9 +22,21 @@ GOOD = dict(metrics="selection_rate", y_true=Y, y_pred=P, sensitive_features=G, 
             random_state=0)
 
 CASES = {
-    "unknown metric name": (dict(metrics="f1_score"), ValueError, ["metrics", "selection_rate", "mean_prediction"]),
-    "unsupported function": (dict(metrics={"f1": skm.f1_score}), ValueError, ["metrics['f1']", "f1_score", "true_positive_rate"]),
-    "partial function": (dict(metrics=functools.partial(skm.recall_score, zero_division=1)), ValueError, ["metrics"]),
+    "unknown metric name": (dict(metrics="roc_auc_score"), ValueError, ["metrics", "selection_rate", "mean_prediction"]),
+    "unsupported function": (dict(metrics={"auc": skm.roc_auc_score}), ValueError,
+                             ["metrics['auc']", "roc_auc_score", "true_positive_rate", "CountMetric"]),
+    "partial function": (dict(metrics=functools.partial(skm.recall_score, average="macro")), ValueError, ["metrics"]),
+    "fbeta without beta": (dict(metrics=skm.fbeta_score), ValueError, ["beta"]),
+    "bad zero_division": (dict(metrics=functools.partial(skm.precision_score, zero_division=2)), ValueError,
+                          ["zero_division"]),
+    "sample_weight": (dict(sample_params={"sample_weight": np.ones(N)}), ValueError, ["sample_weight"]),
+    "two pos_labels": (dict(metrics={"a": functools.partial(skm.recall_score, pos_label=1),
+                                     "b": functools.partial(skm.precision_score, pos_label=0)}), ValueError, ["pos_label"]),
+    "random_state float": (dict(random_state=0.5), TypeError, ["random_state"]),
+    "noise_random_state float": (dict(noise_random_state=0.5), TypeError, ["random_state"]),
+    "undeclared mode": (dict(undeclared="drop"), ValueError, ["undeclared"]),
+    "n_boot": (dict(n_boot=3), ValueError, ["n_boot"]),
+    "ci_quantiles": (dict(ci_quantiles=[0.5, 1.5]), ValueError, ["ci_quantiles"]),
     "metric of a wrong type": (dict(metrics=3), TypeError, ["metrics", "selection_rate"]),
     "empty dict": (dict(metrics={}), ValueError, ["metrics"]),
     "epsilon zero": (dict(epsilon=0.0), ValueError, ["epsilon"]),
@@ -32,7 +44,6 @@ CASES = {
     "delta out of range": (dict(delta=1.5), ValueError, ["delta"]),
     "confidence out of range": (dict(confidence_level=1.0), ValueError, ["confidence_level"]),
     "budget of a wrong type": (dict(budget=1.0), TypeError, ["budget", "PrivacyBudget"]),
-    "random_state float": (dict(random_state=0.5), TypeError, ["random_state"]),
     "groups missing": (dict(groups=None), ValueError, ["groups is required", "epsilon"]),
     "undeclared label": (dict(groups=["a"]), ValueError, ["outside the declared groups", "groups="]),
     "duplicate group": (dict(groups=["a", "a", "b"]), ValueError, ["groups", "more than once"]),
@@ -75,7 +86,7 @@ def test_bad_input_is_refused_naming_the_argument_and_spends_nothing(case):
 
 
 def test_refused_budget_releases_nothing_and_leaves_the_budget():
-    budget = PrivacyBudget(1.5)
+    budget = PrivacyBudget(1.5, neighbouring="add_remove")
     PrivateMetricFrame(**{**GOOD, "budget": budget})
     with pytest.raises(PrivacyBudgetExceededError):
         PrivateMetricFrame(**{**GOOD, "budget": budget})

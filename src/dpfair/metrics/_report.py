@@ -1,9 +1,12 @@
-"""The table (CSV) and the HTML page that ``dpfair assess`` writes from a :class:`PrivateMetricFrame`."""
+"""The table (CSV) and the HTML page that ``dpfair assess`` writes from a :class:`PrivateMetricFrame`; its spending record."""
 
 from __future__ import annotations
 
+import datetime
 import html
+import json
 import math
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +21,8 @@ _SUMMARIES = (
     ("difference_to_overall", "difference", "to_overall"),
     ("ratio_to_overall", "ratio", "to_overall"),
 )
+#: the words every page and command output show when the noise was seeded
+SEEDED_NOISE_TEXT = "seeded noise: reproducible, not hardened — not for real people's data"
 
 
 def _label(group: Any) -> str:
@@ -38,15 +43,17 @@ def assessment_table(frame: PrivateMetricFrame) -> pd.DataFrame:
     Parameters
     ----------
     frame : PrivateMetricFrame
-        The assessment.
+        The assessment (without control features).
 
     Returns
     -------
     pandas.DataFrame
         Columns ``metric, statistic, group, estimate, lower, upper, flagged``; ``statistic`` is
         ``by_group``, ``overall``, ``difference``, ``ratio``, ``difference_to_overall`` or
-        ``ratio_to_overall``.
+        ``ratio_to_overall``.  An estimate that cannot be measured is NaN (empty in the CSV).
     """
+    if frame.control_levels is not None:
+        raise ValueError("assessment_table: a frame with control_features has one table per control level; use by_group.")
     keys = [spec.key for spec in frame._specs]
     ci = frame.conf_int
     by_group = _as_frame(frame.by_group, keys)
@@ -73,7 +80,8 @@ def assessment_table(frame: PrivateMetricFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["metric", "statistic", "group", "estimate", "lower", "upper", "flagged"])
 
 
-def _chart(table: pd.DataFrame, key: str, name: str, path: Path, confidence: float) -> None:
+def _chart(table: pd.DataFrame, key: str, name: str, path: Path, confidence: float) -> Any:
+    """One chart per metric (returns the figure's title artist, for the layout check of the tests)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -82,35 +90,142 @@ def _chart(table: pd.DataFrame, key: str, name: str, path: Path, confidence: flo
     rows = table[(table.metric == key) & (table.statistic == "by_group")].reset_index(drop=True)
     overall = table[(table.metric == key) & (table.statistic == "overall")].iloc[0]
     diff = table[(table.metric == key) & (table.statistic == "difference")].iloc[0]
-    fig, ax = plt.subplots(figsize=(7.0, 1.2 + 0.38 * len(rows)))
-    ax.axvspan(overall.lower, overall.upper, color="0.9", zorder=0, label=f"overall, {confidence:.0%} interval")
-    ax.axvline(overall.estimate, color="0.4", linestyle="--", linewidth=1)
+    fig, ax = plt.subplots(figsize=(8.0, 1.6 + 0.38 * len(rows)))
+    if np.isfinite(overall.estimate):
+        ax.axvspan(overall.lower, overall.upper, color="0.9", zorder=0, label=f"overall, {confidence:.0%} interval")
+        ax.axvline(overall.estimate, color="0.4", linestyle="--", linewidth=1)
     y = np.arange(len(rows))[::-1]
     for yi, row in zip(y, rows.itertuples(), strict=True):
-        color = "tab:red" if row.flagged else "tab:blue"
-        ax.errorbar(
-            row.estimate, yi, xerr=[[row.estimate - row.lower], [row.upper - row.estimate]], fmt="o", color=color,
-            mfc="white" if row.flagged else color, capsize=3,
-        )
-    labels = [f"{g} (noise-dominated)" if f else g for g, f in zip(rows.group, rows.flagged, strict=True)]
+        if np.isfinite(row.estimate):
+            color = "tab:red" if row.flagged else "tab:blue"
+            ax.errorbar(
+                row.estimate, yi, xerr=[[row.estimate - row.lower], [row.upper - row.estimate]], fmt="o", color=color,
+                mfc="white" if row.flagged else color, capsize=3,
+            )
+        else:  # not measurable at this epsilon: only its interval, dashed
+            ax.plot([row.lower, row.upper], [yi, yi], color="tab:red", linestyle=":", linewidth=1.5)
+    labels = [
+        f"{g} (not measurable)" if not np.isfinite(e) else f"{g} (noise-dominated)" if f else g
+        for g, f, e in zip(rows.group, rows.flagged, rows.estimate, strict=True)
+    ]
     ax.set_yticks(y, labels)
     ax.set_ylim(-0.7, len(rows) - 0.3)
     what = key if key == name else f"{key} ({name})"
     ax.set_xlabel(f"{what}: estimate and {confidence:.0%} interval")
-    ax.set_title(
-        f"{key}: difference between groups {diff.estimate:.3f} [{diff.lower:.3f}, {diff.upper:.3f}]", fontsize=10
-    )
-    ax.legend(loc="lower right", fontsize=8, frameon=False)
+    gap = "not measurable" if not np.isfinite(diff.estimate) else f"{diff.estimate:.3f} [{diff.lower:.3f}, {diff.upper:.3f}]"
+    title = ax.set_title("\n".join(textwrap.wrap(f"{key}: difference between groups {gap}", 70)), fontsize=10, loc="left")
+    if np.isfinite(overall.estimate):
+        ax.legend(loc="lower right", fontsize=8, frameon=False)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
+    renderer = fig.canvas.get_renderer()
+    inside = fig.bbox.contains(*title.get_window_extent(renderer).p0) and fig.bbox.contains(
+        *title.get_window_extent(renderer).p1
+    )
     plt.close(fig)
+    return inside
 
 
 def _fmt(x: float) -> str:
+    if isinstance(x, float | np.floating) and math.isnan(x):
+        return "n/a"
     return "inf" if math.isinf(x) else f"{x:.4f}"
 
 
-def write_assessment(frame: PrivateMetricFrame, out: Path, *, source: str = "") -> tuple[Path, Path]:
+def epsilon_in_words(spent: dict[str, Any]) -> str:
+    """What ``privacy_spent_``'s epsilon means, in plain words (for the page and the command's output).
+
+    Parameters
+    ----------
+    spent : dict
+        A ``privacy_spent_``.
+
+    Returns
+    -------
+    str
+        One paragraph.
+    """
+    epsilon = float(spent["epsilon"])
+    if math.isinf(epsilon):
+        return ("epsilon = inf: no privacy. The numbers are exact, so anyone who sees them learns exactly what the data "
+                "say, including about single people in small groups.")
+    factor = math.exp(epsilon)
+    replace = math.exp(2 * epsilon)
+    return (
+        f"epsilon = {epsilon:g} bounds what this page can reveal about any one person: whether or not their row is in "
+        f"the data, every result shown here was at most {factor:.3g} times more (or less) likely "
+        f"(e^{epsilon:g}); changing their row (their group, label or prediction) changes it by at most {replace:.3g} times "
+        f"(e^{2 * epsilon:g}). So no reader, whatever else they know, can be confident from this page that a given person "
+        "is in the data or what their row says. Smaller epsilon protects more and gives wider intervals; each new "
+        "assessment of the same people spends more, and the amounts add up."
+    )
+
+
+def _protects(spent: dict[str, Any], columns: dict[str, Any] | None) -> str:
+    if columns is None or math.isinf(float(spent["epsilon"])):
+        return str(spent["protects"])
+    sensitive = ", ".join(columns["sensitive"])
+    return (f"every row's {sensitive}, {columns['y_true']} and {columns['y_pred']} (each person must be one row of the "
+            "file: several rows of one person are protected only at a multiple of epsilon)")
+
+
+def record_spending(ledger: Path, frame: PrivateMetricFrame, source: Path, columns: dict[str, Any], out: Path
+                    ) -> dict[str, Any]:
+    """Append this assessment to the JSON-lines record ``ledger``; return the history of the same file.
+
+    Parameters
+    ----------
+    ledger : pathlib.Path
+        The record (one JSON object per line; created when missing).
+    frame : PrivateMetricFrame
+        The assessment just released.
+    source : pathlib.Path
+        The assessed file.
+    columns : dict
+        ``{"sensitive": [...], "y_true": ..., "y_pred": ...}``.
+    out : pathlib.Path
+        Where the page goes.
+
+    Returns
+    -------
+    dict
+        ``runs`` (on this file, this one included), ``epsilon_total`` (their epsilons added: sequential
+        composition under add/remove one row) and ``words`` (one line).
+    """
+    spent = frame.privacy_spent_
+    path = str(Path(source).resolve())
+    entry = {
+        "time": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "file": path,
+        "columns": columns,
+        "epsilon": float(spent["epsilon"]),
+        "delta": float(spent["delta"]),
+        "relation": spent.get("relation", "add_remove"),
+        "noise": spent.get("noise", "secure"),
+        "out": str(Path(out).resolve()),
+    }
+    earlier = []
+    if ledger.exists():
+        for line in ledger.read_text(encoding="utf-8").splitlines():
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(record, dict) and record.get("file") == path:
+                earlier.append(record)
+    with ledger.open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps(entry) + "\n")
+    runs = len(earlier) + 1
+    total = sum(float(r.get("epsilon", math.inf)) for r in earlier) + entry["epsilon"]
+    words = (f"epsilon {entry['epsilon']:g} on {path}; {runs} assessment(s) of this file recorded, epsilon {total:g} in "
+             "total (they add up)")
+    return {"runs": runs, "epsilon_total": total, "words": words, "ledger": str(ledger)}
+
+
+def write_assessment(
+    frame: PrivateMetricFrame, out: Path, *, source: str = "", columns: dict[str, Any] | None = None,
+    history: dict[str, Any] | None = None,
+) -> tuple[Path, Path]:
     """Write ``assessment.csv``, ``assessment.html`` and one chart per metric into ``out``.
 
     Parameters
@@ -121,6 +236,11 @@ def write_assessment(frame: PrivateMetricFrame, out: Path, *, source: str = "") 
         Output folder (created).
     source : str, default ""
         What was assessed (e.g. the CSV file and its columns), shown on the page.
+    columns : dict, optional
+        ``{"sensitive": [...], "y_true": ..., "y_pred": ...}``: the page then says what is protected in
+        the words of those columns.
+    history : dict, optional
+        What :func:`record_spending` returned: the page then shows what was spent on the same file.
 
     Returns
     -------
@@ -139,29 +259,37 @@ def write_assessment(frame: PrivateMetricFrame, out: Path, *, source: str = "") 
         "<!DOCTYPE html><html><head><meta charset='utf-8'><title>Private fairness assessment</title>",
         "<style>body{font-family:sans-serif;max-width:60em;margin:2em auto;padding:0 1em}"
         "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 8px;text-align:right}"
-        "td:first-child,th:first-child{text-align:left}.flag{color:#b00}</style></head><body>",
+        "td:first-child,th:first-child{text-align:left}.flag{color:#b00}.seeded{color:#b00;font-weight:bold;"
+        "border:2px solid #b00;padding:.5em}img{max-width:100%}</style></head><body>",
         "<h1>Private fairness assessment</h1>",
     ]
+    if spent.get("noise") == "seeded":
+        parts.append(f"<p class='seeded'>Warning: {esc(SEEDED_NOISE_TEXT)}.</p>")
     if source:
         parts.append(f"<p>Assessed: {esc(source)}</p>")
-    parts.append("<h2>What was protected</h2><ul>")
+    parts.append("<h2>What was protected</h2>")
+    parts.append(f"<p>{esc(epsilon_in_words(spent))}</p><ul>")
     eps = "inf (no privacy: exact metrics)" if math.isinf(spent["epsilon"]) else f"{spent['epsilon']:g}"
     parts.append(f"<li>Privacy: epsilon = {esc(eps)}, delta = {spent['delta']:g}.</li>")
-    parts.append(f"<li>Protects: {esc(spent['protects'])}.</li>")
+    parts.append(f"<li>Protects: {esc(_protects(spent, columns))}.</li>")
     parts.append(f"<li>Neighbouring data sets: {esc(spent['neighbouring'])}.</li>")
+    if spent.get("noise") == "seeded":
+        parts.append(f"<li class='flag'>Noise: {esc(SEEDED_NOISE_TEXT)}.</li>")
     for release in frame.releases_:
         parts.append(
             f"<li>Released: {esc(release['release'])} with {esc(release['mechanism'])}, "
             f"epsilon {release['epsilon']:g}, noise scale {release['scale']:.3g}.</li>"
         )
+    if history is not None:
+        parts.append(f"<li>Spent so far: {esc(history['words'])}; the record is kept in {esc(history['ledger'])}.</li>")
     parts.append(
-        f"<li>Intervals: {confidence:.0%}, covering both the sampling error and the privacy noise (parametric "
-        "bootstrap from the released statistics; it costs no privacy). A group marked <span class='flag'>noise-dominated"
-        "</span> has a denominator that cannot be told apart from 0: its interval is the whole range, and it is left "
-        "out of the point estimate of the disparity but widens its interval.</li></ul>"
+        f"<li>Intervals: {confidence:.0%}, covering both the sampling error and the privacy noise (drawn from the "
+        "released counts only; they cost no privacy). A group marked <span class='flag'>not measurable</span> has a "
+        "denominator that cannot be told apart from 0 at this epsilon: its value is not shown (n/a), its interval is "
+        "the whole range, and the differences and ratios are computed over the other groups.</li></ul>"
     )
     parts.append("<h2>Summary</h2><table><tr><th>metric</th><th>overall</th><th>difference</th><th>ratio</th>"
-                 "<th>noise-dominated groups</th></tr>")
+                 "<th>groups not measurable</th></tr>")
     keys = [spec.key for spec in frame._specs]
     for key in keys:
         cells = []
@@ -178,7 +306,7 @@ def write_assessment(frame: PrivateMetricFrame, out: Path, *, source: str = "") 
         parts.append("<table><tr><th>group</th><th>estimate</th><th>lower</th><th>upper</th><th></th></tr>")
         rows = table[(table.metric == spec.key) & (table.statistic == "by_group")]
         for r in rows.itertuples():
-            flag = "<span class='flag'>noise-dominated</span>" if r.flagged else ""
+            flag = "<span class='flag'>not measurable</span>" if r.flagged else ""
             parts.append(
                 f"<tr><td>{esc(r.group)}</td><td>{_fmt(r.estimate)}</td><td>{_fmt(r.lower)}</td><td>{_fmt(r.upper)}</td>"
                 f"<td>{flag}</td></tr>"

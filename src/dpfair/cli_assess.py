@@ -1,0 +1,256 @@
+"""What ``dpfair assess`` does: read a CSV or Parquet file with DuckDB, count the (group, y_true, y_pred) table, release
+it through :class:`~dpfair.metrics.PrivateMetricFrame`, record what was spent and write the table and the page.
+
+The command itself (its options and help) is registered in :mod:`dpfair.cli`; a user error here raises
+:class:`AssessError`, which the command prints as one line (``error: ... hint: ...``) before exiting with status 2.
+Only the standard library and typer are imported up front: DuckDB, pandas and the metrics load when an assessment runs.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import NoReturn
+
+import typer
+
+__all__ = ["DEFAULT_METRICS", "LEDGER_ENV", "AssessError", "run_assessment"]
+
+#: the metrics `dpfair assess` computes when no --metric is given
+DEFAULT_METRICS = ("selection_rate", "true_positive_rate", "false_positive_rate", "accuracy_score")
+#: where `dpfair assess` keeps its record of what was spent (one JSON object per line), unless --ledger says otherwise
+LEDGER_ENV = "DPFAIR_ASSESS_LEDGER"
+
+
+class AssessError(Exception):
+    """A user error of ``dpfair assess``: what is wrong (naming the option or column) and the fix.
+
+    Parameters
+    ----------
+    message : str
+        What is wrong.
+    hint : str
+        How to fix it.
+    """
+
+    def __init__(self, message: str, hint: str) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+
+def _fail(message: str, hint: str) -> NoReturn:
+    raise AssessError(message, hint)
+
+
+def _assess_words(text: str, y_true: str, y_pred: str) -> str:
+    """A library message about PrivateMetricFrame's arguments, in the words of `dpfair assess`."""
+    import re
+
+    words = {
+        "y_true": f"--y-true column {y_true!r}",
+        "y_pred": f"--y-pred column {y_pred!r}",
+        "sensitive_features": "--sensitive",
+        "sensitive feature": "--sensitive column",
+        "confidence_level": "--confidence",
+        "metrics": "--metric",
+        "noise_random_state": "--seed",
+    }
+    text = re.sub(r"\b(y_true|y_pred|sensitive_features|sensitive feature|confidence_level|metrics|noise_random_state)\b",
+                  lambda m: words[m.group(1)], text)
+    text = re.sub(r"\b(groups|bounds|epsilon)=", r"--\1 ", text)
+    return re.sub(r"^(groups|bounds|epsilon)\b", r"--\1", text)
+
+
+def _assess_ledger_path(ledger: Path | None) -> Path:
+    if ledger is not None:
+        return ledger
+    if os.environ.get(LEDGER_ENV):
+        return Path(os.environ[LEDGER_ENV])
+    return Path.home() / ".dpfair" / "assess-spent.jsonl"
+
+
+def _sql_string(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _sql_name(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _assess_source(predictions: Path, sensitive: list[str]) -> str:
+    """The DuckDB table expression that reads PREDICTIONS (Parquet by its suffix, else CSV; sensitive columns as text)."""
+    path = _sql_string(str(predictions))
+    if predictions.suffix.lower() in (".parquet", ".pq"):
+        return f"read_parquet({path})"
+    types = ", ".join(f"{_sql_string(c)}: 'VARCHAR'" for c in sensitive)
+    return f"read_csv({path}, header = true, types = {{{types}}})" if sensitive else f"read_csv({path}, header = true)"
+
+
+def _assess_counts(con: object, source: str, y_true: str, y_pred: str, sensitive: list[str]) -> object:
+    """The (sensitive..., y_true, y_pred, count) table, computed in DuckDB; labels trimmed, a non-0/1 label becomes -1."""
+
+    def label(column: str) -> str:
+        value = f"TRY_CAST({_sql_name(column)} AS DOUBLE)"
+        return f"CASE WHEN {value} IN (0, 1) THEN CAST({value} AS INTEGER) ELSE -1 END"
+
+    groups = ", ".join(f"trim(CAST({_sql_name(c)} AS VARCHAR)) AS {_sql_name(c)}" for c in sensitive)
+    query = (f"SELECT {groups}, {label(y_true)} AS __y_true, {label(y_pred)} AS __y_pred, count(*) AS __count "
+             f"FROM {source} GROUP BY ALL")
+    return con.execute(query).df()
+
+
+def run_assessment(
+    predictions: Path | None, y_true: str | None, y_pred: str | None, sensitive: list[str] | None, epsilon: float | None,
+    groups: list[str] | None, metric: list[str] | None, bounds: str | None, confidence: float, undeclared: str,
+    seed: int | None, ledger: Path | None, out: Path, quiet: bool,
+) -> None:
+    """Run ``dpfair assess`` with its options (see :func:`dpfair.cli.assess`): a CSV table and an HTML page in ``out``.
+
+    Parameters
+    ----------
+    predictions : pathlib.Path or None
+        CSV or Parquet file with one row per person (required).
+    y_true, y_pred : str or None
+        Columns of true labels and predictions (required).
+    sensitive : list of str or None
+        Sensitive columns (required; several: intersectional groups).
+    epsilon : float or None
+        Privacy parameter of the whole assessment (required).
+    groups : list of str or None
+        Declared labels, comma-separated, one entry per sensitive column.
+    metric : list of str or None
+        Metrics (names of :data:`dpfair.metrics.SUPPORTED_METRICS`; default :data:`DEFAULT_METRICS`).
+    bounds : str or None
+        ``LO,HI``: public range of both columns, for the real-valued metrics.
+    confidence : float
+        Interval coverage.
+    undeclared : str
+        ``raise`` or ``other``.
+    seed : int or None
+        Seed for reproducible, not hardened noise.
+    ledger : pathlib.Path or None
+        The JSON-lines record of what was spent (default ``$DPFAIR_ASSESS_LEDGER`` or ``~/.dpfair/assess-spent.jsonl``).
+    out : pathlib.Path
+        Output folder.
+    quiet : bool
+        No progress lines.
+
+    Raises
+    ------
+    AssessError
+        On a user error: what is wrong (naming the option or column) and the fix.
+    """
+    import warnings
+
+    def progress(text: str) -> None:
+        if not quiet:
+            typer.echo(f"assess: {text}", err=True)
+
+    for value, option in ((predictions, "PREDICTIONS"), (y_true, "--y-true"), (y_pred, "--y-pred"),
+                          (sensitive, "--sensitive"), (epsilon, "--epsilon")):
+        if not value:
+            _fail(f"{option} is required.", "run `dpfair assess --help`.")
+    assert predictions is not None and y_true is not None and y_pred is not None and sensitive and epsilon is not None
+    from dpfair.metrics import SUPPORTED_METRICS
+
+    metrics = list(metric) if metric else list(DEFAULT_METRICS)
+    for name in metrics:
+        if name not in SUPPORTED_METRICS:
+            _fail(f"--metric {name!r} is not supported.", f"choose from: {', '.join(SUPPORTED_METRICS)}.")
+    bounds_pair = None
+    if bounds is not None:
+        try:
+            lo, hi = (float(b) for b in bounds.split(","))
+        except ValueError:
+            _fail(f"--bounds must be two numbers LO,HI, got {bounds!r}.", "e.g. --bounds=0,1 (use '=' before a negative number).")
+        bounds_pair = (lo, hi)
+    if groups and len(groups) != len(sensitive):
+        _fail(
+            f"--groups was given {len(groups)} time(s) for {len(sensitive)} --sensitive column(s).",
+            "give one --groups A,B,... per --sensitive column, in the same order.",
+        )
+    if not groups and epsilon != float("inf"):
+        _fail(
+            f"--groups is required with a finite --epsilon (declare the labels of {', '.join(sensitive)}).",
+            "add --groups A,B,... per --sensitive column: the set of groups is public knowledge, never read off the data.",
+        )
+    if undeclared not in ("raise", "other"):
+        _fail(f"--undeclared must be raise or other, got {undeclared!r}.", "e.g. --undeclared other.")
+    if out.exists() and not out.is_dir():
+        _fail(f"--out {out} is a file, not a folder.", "pass a folder (it is created when missing).")
+    if predictions.is_dir() or not predictions.exists():
+        _fail(f"{predictions} is not a CSV or Parquet file.", "pass the path of a CSV file with a header row, or a Parquet file.")
+    ledger_path = _assess_ledger_path(ledger)
+    try:  # the record must be writable before anything is released
+        ledger_path.parent.mkdir(parents=True, exist_ok=True)
+        with ledger_path.open("a", encoding="utf-8"):
+            pass
+    except OSError as exc:
+        _fail(f"cannot write the record of spending --ledger {ledger_path} ({exc.strerror or exc}).",
+              f"pass --ledger FILE in a writable folder (or set ${LEDGER_ENV}).")
+
+    import duckdb
+
+    progress(f"reading {predictions}")
+    con = duckdb.connect()
+    source = _assess_source(predictions, sensitive)
+    try:
+        header = [row[0] for row in con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()]
+    except duckdb.Error as exc:  # its text may quote a line of the file: only the kind of error is shown
+        kind = "Parquet" if predictions.suffix.lower() in (".parquet", ".pq") else "CSV"
+        _fail(f"cannot read {predictions} as {kind} (DuckDB: {type(exc).__name__}).",
+              "pass a comma-separated file with a header row, or a Parquet file.")
+    for option, column in [("--y-true", y_true), ("--y-pred", y_pred)] + [("--sensitive", c) for c in sensitive]:
+        if column not in header:
+            _fail(f"{option} column {column!r} is not in {predictions}.",
+                  f"choose one of its columns: {', '.join(map(str, header))}.")
+    declared = None
+    if groups:
+        per_column = [[label.strip() for label in g.split(",") if label.strip()] for g in groups]
+        declared = per_column[0] if len(sensitive) == 1 else dict(zip(sensitive, per_column, strict=True))
+    scope = f"{predictions}: {y_true} vs {y_pred} by {' x '.join(sensitive)}"
+    columns = {"sensitive": list(sensitive), "y_true": y_true, "y_pred": y_pred}
+    from dpfair.metrics import REAL_METRICS, PrivateMetricFrame, record_spending, write_assessment
+    from dpfair.privacy import PrivacyLeakWarning
+
+    common = dict(epsilon=epsilon, groups=declared, confidence_level=confidence, noise_random_state=seed,
+                  random_state=seed, undeclared=undeclared, metrics={m: m for m in metrics})
+    progress(f"counting in DuckDB, releasing the noisy table and computing {len(metrics)} metric(s) at epsilon={epsilon:g}")
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", PrivacyLeakWarning)
+            if any(m in REAL_METRICS for m in metrics):  # per-row values: the rows (only these columns) come to pandas
+                names = ", ".join(_sql_name(c) for c in [y_true, y_pred])
+                texts = ", ".join(f"trim(CAST({_sql_name(c)} AS VARCHAR)) AS {_sql_name(c)}" for c in sensitive)
+                data = con.execute(f"SELECT {names}, {texts} FROM {source}").df()
+                features = data[sensitive[0]] if len(sensitive) == 1 else data[sensitive]
+                frame = PrivateMetricFrame(y_true=data[y_true], y_pred=data[y_pred], sensitive_features=features,
+                                           bounds=bounds_pair, **common)
+            else:
+                counts = _assess_counts(con, source, y_true, y_pred, sensitive)
+                frame = PrivateMetricFrame.from_counts(counts, sensitive_features=list(sensitive), y_true="__y_true",
+                                                       y_pred="__y_pred", count="__count", **common)
+    except (TypeError, ValueError) as exc:
+        text = str(exc).replace("'__y_true'", repr(y_true)).replace("'__y_pred'", repr(y_pred))
+        text = text.replace("__y_true", "y_true").replace("__y_pred", "y_pred").replace("count: column '__count'", "count")
+        _fail(_assess_words(text, y_true, y_pred), "run `dpfair assess --help`.")
+    except duckdb.Error as exc:  # its text may quote a value of the file: only the kind of error is shown
+        _fail(f"cannot read {predictions} (DuckDB: {type(exc).__name__}).",
+              "check that the file is a well-formed CSV or Parquet file (one header row, the same columns on every line).")
+    finally:
+        con.close()
+    if any(issubclass(w.category, PrivacyLeakWarning) for w in caught) and epsilon == float("inf"):
+        typer.secho("warning: --epsilon inf: exact metrics, no privacy guarantee.", fg=typer.colors.YELLOW, err=True)
+    if frame.privacy_spent_.get("noise") == "seeded" or (seed is not None and epsilon != float("inf")):
+        typer.secho("warning: --seed: seeded noise: reproducible, not hardened — not for real people's data.",
+                    fg=typer.colors.YELLOW, err=True)
+    history = record_spending(ledger_path, frame, predictions, columns, out)
+    progress(f"writing the table and the page into {out}")
+    try:
+        csv_path, html_path = write_assessment(frame, out, source=scope, columns=columns, history=history)
+    except OSError as exc:
+        _fail(f"cannot write into --out {out} ({exc.strerror or exc}).", "pass a writable folder.")
+    typer.echo(f"table: {csv_path}")
+    typer.echo(f"assessment: {html_path}")
+    typer.echo(f"spent: {history['words']} (record: {ledger_path})")

@@ -1,0 +1,137 @@
+"""Post-processing of :class:`~dpfair.metrics.PrivateMetricFrame`'s release (free): the estimates, flags and confidence
+intervals (seeded by fairlearn's ``random_state``, never by the privacy noise), and fairlearn's interval views of them
+(``conf_int`` and the ``*_ci`` accessors)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from dpfair._validation import check_open_unit
+from dpfair.metrics import _core
+from dpfair.metrics._core import MetricSpec
+
+__all__ = ["conf_int", "interval_options", "intervals_at", "quantile_objects", "solve"]
+
+
+def _bootstrap_generator(random_state: Any) -> np.random.Generator:
+    """fairlearn's ``random_state`` (it seeds the resampling of the intervals only, never the privacy noise)."""
+    if isinstance(random_state, np.random.RandomState):
+        return np.random.default_rng(random_state.randint(0, 2**32, size=4, dtype=np.uint64))
+    return np.random.default_rng(random_state)
+
+
+def _check_bootstrap_seed(random_state: Any) -> None:
+    ok = random_state is None or isinstance(random_state, np.random.RandomState | np.random.Generator | np.random.SeedSequence)
+    if isinstance(random_state, int | np.integer) and not isinstance(random_state, bool):
+        ok = int(random_state) >= 0
+    if not ok:
+        raise TypeError(
+            "random_state seeds the resampling of the confidence intervals (fairlearn's meaning): give None, a "
+            "non-negative int, a numpy RandomState or Generator. The privacy noise is seeded only by noise_random_state."
+        )
+
+
+def interval_options(random_state: Any, n_boot: Any, quantiles: Any, confidence: float) -> tuple[int, list[float]]:
+    """``(n_boot, ci_quantiles)`` checked, after fairlearn's ``random_state`` (``confidence``: the checked level)."""
+    _check_bootstrap_seed(random_state)
+    n_boot = _core.N_BOOT if n_boot is None else n_boot
+    if isinstance(n_boot, bool) or not isinstance(n_boot, int | np.integer) or not 100 <= n_boot <= 100_000:
+        raise ValueError("n_boot must be an int in [100, 100000] (the number of draws behind the intervals), or None.")
+    if quantiles is None:
+        quantiles = [(1 - confidence) / 2, (1 + confidence) / 2]
+    elif isinstance(quantiles, str | bytes) or not hasattr(quantiles, "__iter__"):
+        raise TypeError("ci_quantiles must be a list of floats in (0, 1), e.g. [0.025, 0.5, 0.975].")
+    quantiles = [check_open_unit(q, "ci_quantiles") for q in quantiles]
+    if not quantiles:
+        raise ValueError("ci_quantiles must hold at least one quantile in (0, 1).")
+    return int(n_boot), quantiles
+
+
+def solve(extra: dict[str, Any], noisy: dict[str, Any], data: dict[str, Any], random_state: Any) -> dict[str, Any]:
+    """Post-processing (free): estimates, flags and intervals from the noisy table and sums.
+
+    The draws behind the intervals are seeded by ``random_state`` (fairlearn's meaning), never by the noise.
+    """
+    specs, share, table = extra["specs"], noisy["share"], noisy["table"]
+    k = data["n_control"]
+    g = table.shape[0] // k
+    est, flagged, cis = _core.intervals(
+        table.reshape(k, g, -1), {key: v.reshape(k, g) for key, v in noisy["sums"].items()}, specs, share, share,
+        extra["confidence"], _bootstrap_generator(random_state), extra["n_boot"],
+    )
+    columns_table = list(_core.CELL_NAMES) if table.shape[1] == 4 else ["count"]
+    index = data["index"]
+    return {
+        "_single": extra["single"],
+        "_specs": specs,
+        "_index": index,
+        "_control_index": data["control_index"],
+        "_sensitive_names": data["sensitive_names"],
+        "_quantiles": extra["quantiles"],
+        "_est": est,
+        "_flagged": flagged,
+        "_cis": cis,
+        "noisy_table_": pd.DataFrame(table, index=index.copy(), columns=columns_table),
+        "group_sizes_": pd.Series(np.maximum(table.sum(axis=1), 0), index=index.copy(), name="count", dtype=np.int64),
+        "releases_": noisy["releases"],
+    }
+
+
+def intervals_at(
+    cis: dict[str, _core.MetricIntervals], specs: list[MetricSpec], confidence_level: float, confidence: float
+) -> dict[str, _core.MetricIntervals]:
+    """The intervals of every metric at ``confidence`` (those at ``confidence_level`` are already computed)."""
+    if math.isclose(confidence, float(confidence_level)):
+        return cis
+    return {spec.key: _core.summary_intervals(spec, *cis[spec.key].draws, confidence, cis[spec.key].exact)
+            for spec in specs}
+
+
+def quantile_objects(
+    quantiles: list[float], at: Callable[[float], dict[str, _core.MetricIntervals]],
+    pick: Callable[[_core.MetricIntervals, bool], np.ndarray], point: Callable[[], Any],
+    shape: Callable[[dict[str, np.ndarray]], Any],
+) -> list[Any]:
+    """fairlearn's ``*_ci``: one object per ``ci_quantiles`` entry (the lower end of the ``1 - 2q`` interval below
+    the median, the upper end of the ``2q - 1`` interval above it, the estimate at 0.5); ``at(level)``: the intervals."""
+    out = []
+    for q in quantiles:
+        if math.isclose(q, 0.5):
+            out.append(point())
+            continue
+        cis = at(abs(2 * q - 1))
+        out.append(shape({k: pick(ci, q > 0.5) for k, ci in cis.items()}))
+    return out
+
+
+def conf_int(
+    cis: dict[str, _core.MetricIntervals], scalar_or_series: Callable[[dict[str, np.ndarray]], Any],
+    frame_or_series: Callable[[dict[str, np.ndarray]], Any],
+) -> dict[str, dict[str, Any]]:
+    """``PrivateMetricFrame.conf_int``: the ends of every interval, shaped by the frame's two shapers."""
+    out: dict[str, dict[str, Any]] = {}
+    for end in ("lower", "upper"):
+        out.setdefault("overall", {})[end] = scalar_or_series(
+            {k: getattr(ci.overall, end) for k, ci in cis.items()}
+        )
+        out.setdefault("by_group", {})[end] = frame_or_series(
+            {k: getattr(ci.by_group, end) for k, ci in cis.items()}
+        )
+        for name, method in (("difference", "between_groups"), ("difference_to_overall", "to_overall")):
+            out.setdefault(name, {})[end] = scalar_or_series(
+                {k: getattr(ci.difference[method][1], end) for k, ci in cis.items()}
+            )
+        for name, method in (("ratio", "between_groups"), ("ratio_to_overall", "to_overall")):
+            out.setdefault(name, {})[end] = scalar_or_series(
+                {k: getattr(ci.ratio[method][1], end) for k, ci in cis.items()}
+            )
+        for name in ("group_min", "group_max"):
+            out.setdefault(name, {})[end] = scalar_or_series(
+                {k: getattr(getattr(ci, name), end) for k, ci in cis.items()}
+            )
+    return out

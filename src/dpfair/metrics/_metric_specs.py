@@ -1,0 +1,240 @@
+"""The ``metrics=`` argument of :class:`~dpfair.metrics.PrivateMetricFrame`: metric names, functions, partials and
+:class:`CountMetric`, fairlearn's ``sample_params``, and the :class:`~dpfair.metrics._core.MetricSpec` of each metric."""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from dpfair._validation import check_bounds
+from dpfair.metrics import _core
+from dpfair.metrics._core import REAL_METRICS, SUPPORTED, MetricSpec
+
+__all__ = ["SUPPORTED_METRICS", "CountMetric", "metric_specs", "parse_metrics"]
+
+#: The metrics :class:`PrivateMetricFrame` computes, by name (the fairlearn or scikit-learn function of that
+#: name is accepted too; ``fbeta_score`` is taken as ``functools.partial(sklearn.metrics.fbeta_score, beta=...)``).
+#: All but the last three are count-based; the last three are real-valued (they need ``bounds``).
+SUPPORTED_METRICS: tuple[str, ...] = tuple(name for name in SUPPORTED if name != "fbeta_score")
+
+_SUPPORTED_TEXT = ", ".join(SUPPORTED_METRICS) + ", fbeta_score (with beta)"
+
+
+def _fbeta_function() -> Any:
+    try:
+        from sklearn.metrics import fbeta_score
+    except ImportError:  # pragma: no cover - scikit-learn is a dependency
+        return None
+    return fbeta_score
+
+
+_FBETA = _fbeta_function()
+
+
+@dataclass(frozen=True)
+class CountMetric:
+    """A metric of your own, computed from the four confusion counts of each group.
+
+    Parameters
+    ----------
+    function : callable
+        ``function(tn, fp, fn, tp)`` on numpy arrays of counts (floats, any shape), returning the metric
+        value of each (NaN where it is undefined), e.g.
+        ``lambda tn, fp, fn, tp: (tp / (tp + fn) + tn / (tn + fp)) / 2``.  It must be a deterministic
+        function of the counts: it sees only the released (noisy) counts and so costs no extra privacy.
+    name : str
+        Its name in the output.
+    denominator : tuple of str, default ("TN", "FP", "FN", "TP")
+        The cells whose sum being (noise-dominated or) 0 leaves the value undefined: the flags use them.
+    zero_division : float, default nan
+        The value at ``epsilon=inf`` when the denominator is 0 in a group that has rows.
+    value_range : (float, float), default (0.0, 1.0)
+        The range of the values (the intervals are clipped to it).
+    """
+
+    function: Callable[..., Any]
+    name: str
+    denominator: tuple[str, ...] = _core.CELL_NAMES
+    zero_division: float = math.nan
+    value_range: tuple[float, float] = (0.0, 1.0)
+
+
+#: keyword arguments of a ``functools.partial`` of a supported function, and the metrics that take them
+_PARTIAL_KEYWORDS = {"zero_division", "pos_label", "beta"}
+_ZERO_DIVISION_METRICS = ("precision_score", "recall_score", "f1_score", "fbeta_score")
+
+
+def _zero_division_value(value: Any, where: str) -> float:
+    if isinstance(value, str) and value == "warn":
+        return 0.0
+    if isinstance(value, bool) or not isinstance(value, int | float | np.floating | np.integer):
+        raise TypeError(f"{where}: zero_division must be 'warn', 0, 1 or np.nan, as in scikit-learn.")
+    if not (math.isnan(float(value)) or float(value) in (0.0, 1.0)):
+        raise ValueError(f"{where}: zero_division must be 'warn', 0, 1 or np.nan, as in scikit-learn.")
+    return float(value)
+
+
+def _metric_name(metric: Any, where: str) -> tuple[str, dict[str, Any]]:
+    """``(supported name, options)`` of one metric; options: ``zero_division``, ``pos_label``, ``beta``, ``count_metric``."""
+    if isinstance(metric, CountMetric):
+        if not callable(metric.function):
+            raise TypeError(f"{where}: CountMetric.function must be callable f(tn, fp, fn, tp).")
+        unknown = set(metric.denominator) - set(_core.CELL_NAMES)
+        if not metric.denominator or unknown:
+            raise ValueError(f"{where}: CountMetric.denominator must name cells among {list(_core.CELL_NAMES)}.")
+        lo, hi = check_bounds(metric.value_range, f"{where}.value_range")
+        probe = np.array([3.0, 0.0])
+        try:
+            with np.errstate(all="ignore"):
+                out = np.asarray(metric.function(probe, probe, probe, probe), dtype=float)
+            np.broadcast_to(out, probe.shape)
+        except Exception:
+            raise TypeError(
+                f"{where}: CountMetric.function must take four numpy arrays (tn, fp, fn, tp) and return one value per "
+                "element (vectorized numpy arithmetic)."
+            ) from None
+        return "count_metric", {"count_metric": metric, "lo": lo, "hi": hi}
+    if isinstance(metric, str):
+        if metric == "fbeta_score":
+            raise ValueError(f"{where}: 'fbeta_score' needs beta: pass functools.partial(sklearn.metrics.fbeta_score, beta=2).")
+        if metric in SUPPORTED:
+            return metric, {}
+        raise ValueError(f"{where}: {metric!r} is not a supported metric; use one of {_SUPPORTED_TEXT}, or a CountMetric.")
+    if isinstance(metric, functools.partial):
+        name, options = _metric_name(metric.func, where) if metric.func is not _FBETA else ("fbeta_score", {})
+        unknown = set(metric.keywords) - _PARTIAL_KEYWORDS
+        if metric.args or unknown:
+            raise ValueError(
+                f"{where}: a functools.partial may fix only {sorted(_PARTIAL_KEYWORDS)} of a supported function "
+                f"(no positional arguments); use one of {_SUPPORTED_TEXT}, or a CountMetric."
+            )
+        keywords = dict(metric.keywords)
+        if "zero_division" in keywords:
+            if name not in _ZERO_DIVISION_METRICS:
+                raise ValueError(f"{where}: {name} takes no zero_division (scikit-learn's metrics {_ZERO_DIVISION_METRICS} do).")
+            options["zero_division"] = _zero_division_value(keywords["zero_division"], where)
+        if "beta" in keywords:
+            if name != "fbeta_score":
+                raise ValueError(f"{where}: only fbeta_score takes beta.")
+            beta = keywords["beta"]
+            if isinstance(beta, bool) or not isinstance(beta, int | float) or not (math.isfinite(beta) and beta > 0):
+                raise ValueError(f"{where}: beta must be a positive number, e.g. beta=2.")
+            options["beta"] = float(beta)
+        elif name == "fbeta_score":
+            raise ValueError(f"{where}: fbeta_score needs beta, e.g. functools.partial(fbeta_score, beta=2).")
+        if "pos_label" in keywords:
+            options["pos_label"] = keywords["pos_label"]
+        return name, options
+    if callable(metric):
+        name = getattr(metric, "__name__", None)
+        module = getattr(metric, "__module__", None) or ""
+        if name in SUPPORTED and name != "fbeta_score" and module.startswith(("fairlearn.metrics", "sklearn.metrics")):
+            return name, {}
+        if name == "fbeta_score" and module.startswith("sklearn.metrics"):
+            raise ValueError(f"{where}: fbeta_score needs beta, e.g. functools.partial(fbeta_score, beta=2).")
+        label = name or type(metric).__name__
+        raise ValueError(
+            f"{where}: the function {label!r} is not supported: only metrics computable from a private "
+            f"contingency table or from bounded per-group sums are; use one of {_SUPPORTED_TEXT} "
+            "(by name, or the fairlearn / scikit-learn function itself, or a functools.partial of it fixing "
+            "zero_division, pos_label or beta), or wrap a function of the counts in dpfair.metrics.CountMetric."
+        )
+    raise TypeError(
+        f"{where} must be a metric name, a supported fairlearn / scikit-learn metric function, a CountMetric, or a dict "
+        f"of them, got {type(metric).__name__}; supported: {_SUPPORTED_TEXT}."
+    )
+
+
+def parse_metrics(metrics: Any) -> tuple[list[tuple[str, str, dict[str, Any]]], bool]:
+    """``[(key, supported name, options)]`` and whether a single metric (not a dict) was given."""
+    if isinstance(metrics, dict):
+        if not metrics:
+            raise ValueError(f"metrics is an empty dict; give at least one of {_SUPPORTED_TEXT}.")
+        out = []
+        for key, value in metrics.items():
+            if not isinstance(key, str):
+                raise TypeError(f"metrics: dict keys are the output names and must be str, got {type(key).__name__}.")
+            out.append((key, *_metric_name(value, f"metrics[{key!r}]")))
+        return out, False
+    name, options = _metric_name(metrics, "metrics")
+    key = options["count_metric"].name if "count_metric" in options else name
+    if isinstance(metrics, functools.partial) and name == "fbeta_score":
+        key = "fbeta_score"
+    return [(key, name, options)], True
+
+
+def _sample_params(sample_params: Any, keys: list[str], single: bool) -> dict[str, dict[str, Any]]:
+    """fairlearn's ``sample_params`` (per metric, or flat for a single metric): only ``pos_label`` is supported here."""
+    if sample_params is None:
+        return {}
+    if not isinstance(sample_params, dict):
+        raise TypeError("sample_params must be a dict, as in fairlearn: {metric name: {parameter: value}}.")
+    per_metric = {keys[0]: sample_params} if single and not (set(sample_params) <= set(keys)) else sample_params
+    out = {}
+    for key, params in per_metric.items():
+        if key not in keys:
+            raise ValueError(f"sample_params: {key!r} is not one of the metrics {keys}.")
+        if not isinstance(params, dict):
+            raise TypeError(f"sample_params[{key!r}] must be a dict of parameters, e.g. {{'pos_label': 'yes'}}.")
+        for name in params:
+            if name == "sample_weight":
+                raise ValueError(
+                    f"sample_params[{key!r}]: sample_weight is not supported: a weighted count has no bounded sensitivity "
+                    "without a declared weight bound; assess unweighted rows (or repeat rows) instead."
+                )
+            if name != "pos_label":
+                raise ValueError(f"sample_params[{key!r}]: {name!r} is not supported; only pos_label is.")
+        out[key] = dict(params)
+    return out
+
+
+def metric_specs(
+    parsed: list[tuple[str, str, dict[str, Any]]], single: bool, sample_params: Any, bounds: Any, from_counts: bool
+) -> dict[str, Any]:
+    """The specs of the parsed metrics, their count-based and real-valued names, the checked bounds and ``pos_label``."""
+    keys = [key for key, _, _ in parsed]
+    if len(set(keys)) != len(keys):
+        raise ValueError("metrics: two metrics have the same output name; use a dict with distinct names.")
+    extra = _sample_params(sample_params, keys, single)
+    pos_labels = {repr(options["pos_label"]): options["pos_label"] for _, _, options in parsed if "pos_label" in options}
+    pos_labels.update({repr(p["pos_label"]): p["pos_label"] for p in extra.values() if "pos_label" in p})
+    if len(pos_labels) > 1:
+        raise ValueError("pos_label differs between metrics; every count-based metric reads one table: give one pos_label.")
+    pos_label = next(iter(pos_labels.values())) if pos_labels else None
+    count_names = [name for _, name, _ in parsed if name not in REAL_METRICS]
+    real_names = [name for _, name, _ in parsed if name in REAL_METRICS]
+    if real_names and from_counts:
+        raise ValueError(
+            f"from_counts computes count-based metrics only; {real_names} need per-row values: build the frame from "
+            "the rows instead."
+        )
+    if pos_label is not None and real_names:
+        raise ValueError("pos_label applies to count-based metrics only; assess real-valued metrics in another frame.")
+    checked_bounds = None
+    if real_names:
+        if bounds is None:
+            raise ValueError(
+                f"bounds is required for the real-valued metric(s) {real_names}: declare (lower, upper) that y_true "
+                "and y_pred always lie in, from public knowledge (never read off the data)."
+            )
+        checked_bounds = check_bounds(bounds, "bounds")
+    specs = []
+    for key, name, options in parsed:
+        if name in REAL_METRICS:
+            specs.append(_core.real_spec(key, name, checked_bounds))
+        elif name == "count_metric":
+            metric = options["count_metric"]
+            cells = tuple(_core.CELL_NAMES.index(c) for c in metric.denominator)
+            specs.append(MetricSpec(key, metric.name, options["lo"], options["hi"], zero_division=metric.zero_division,
+                                    function=metric.function, cells=cells))
+        elif name == "count":
+            specs.append(MetricSpec(key, name, 0.0, math.inf))
+        else:
+            specs.append(MetricSpec(key, name, zero_division=options.get("zero_division", 0.0),
+                                    beta=options.get("beta", 1.0)))
+    return {"specs": specs, "counts": count_names, "reals": real_names, "bounds": checked_bounds, "pos_label": pos_label}
