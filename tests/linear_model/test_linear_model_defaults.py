@@ -14,12 +14,8 @@ from sklearn.model_selection import train_test_split
 
 from dpfair.datasets import DataUnavailableError, load_law_school
 from dpfair.linear_model import DPLinearRegression, NoiseDominatesWarning
-from dpfair.linear_model._linear import (
-    AUTO_ALPHA_FAILURE_PROBABILITY,
-    auto_alpha,
-    private_feature_ranges,
-    quantile_utilities,
-)
+from dpfair.linear_model._feature_ranges import private_feature_ranges, quantile_utilities
+from dpfair.linear_model._ssp import AUTO_ALPHA_FAILURE_PROBABILITY, auto_alpha
 from dpfair.privacy import PrivacyBudget, PrivacyLeakWarning, audit_epsilon, set_default_budget
 from dpfair.privacy.noise import get_noise_source
 

@@ -14,7 +14,7 @@ from dpfair.classification import DPEqualizedOddsPostProcessor
 from dpfair.datasets import make_classification, make_regression
 from dpfair.linear_model import DPLinearRegression, DPLogisticRegression
 from dpfair.linear_model import _logistic as logistic
-from dpfair.linear_model._linear import release_statistics, ssp_sensitivity, sufficient_statistics
+from dpfair.linear_model._ssp import release_statistics, ssp_sensitivity, sufficient_statistics
 from dpfair.privacy import PrivacyBudget, PrivacyBudgetExceededError, PrivacyLeakWarning, SeededNoiseWarning, audit_epsilon
 from dpfair.privacy.noise import get_noise_source
 from dpfair.regression import FairRegressionPostProcessor

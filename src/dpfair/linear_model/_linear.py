@@ -44,9 +44,20 @@ from dpfair.linear_model._common import (
     squared_bound,
     validated_xy,
 )
+from dpfair.linear_model._feature_ranges import private_feature_ranges
+from dpfair.linear_model._feature_ranges import quantile_utilities as quantile_utilities  # re-exported (was defined here)
+from dpfair.linear_model._ssp import AUTO_ALPHA_FAILURE_PROBABILITY as AUTO_ALPHA_FAILURE_PROBABILITY  # re-exported
+from dpfair.linear_model._ssp import (
+    auto_alpha,
+    noise_standard_deviation,
+    release_statistics,
+    solve_normal_equations,
+    ssp_sensitivity,
+    sufficient_statistics,
+    unpack_statistics,
+)
 from dpfair.privacy import default_budget
 from dpfair.privacy.accounting import gaussian_sigma_approx_dp, laplace_scale
-from dpfair.privacy.mechanisms import gaussian_mechanism, laplace_mechanism
 from dpfair.privacy.noise import NoiseSource, check_noise_room
 
 __all__ = ["DPLinearRegression", "NoiseDominatesWarning", "auto_alpha", "private_feature_ranges"]
@@ -55,16 +66,6 @@ MECHANISMS = ("gaussian", "laplace")
 
 #: ``mechanism`` values accepted by the estimator: the two mechanisms and "auto" (see :func:`resolve_mechanism`).
 MECHANISM_CHOICES = ("auto", *MECHANISMS)
-
-#: Probability with which ``alpha="auto"`` must dominate the noise (see :func:`auto_alpha`).
-AUTO_ALPHA_FAILURE_PROBABILITY = 0.05
-
-#: Quantiles located by :func:`private_feature_ranges`: each feature is clipped to its private
-#: ``[RANGE_QUANTILE, 1 - RANGE_QUANTILE]`` quantiles (at most ~5% of a feature's rows clipped at each end).
-RANGE_QUANTILE = 0.05
-
-#: Candidate clip points per feature: a public grid of ``RANGE_GRID + 1`` points over the declared range.
-RANGE_GRID = 1024
 
 
 class NoiseDominatesWarning(UserWarning):
@@ -142,240 +143,6 @@ def check_budget_pays_delta(mechanism: str, epsilon: float, delta: float, budget
             "would refuse the charge. Pass mechanism='laplace' (or the default mechanism='auto') for pure epsilon-DP, "
             "or give a budget with a delta, e.g. PrivacyBudget(epsilon, 1e-5)."
         )
-
-
-def noise_standard_deviation(scale: float, mechanism: str) -> float:
-    """Standard deviation of the noise on one released entry: the Gaussian ``sigma``, or ``sqrt(2) b`` for Laplace."""
-    return scale if mechanism == "gaussian" else math.sqrt(2.0) * scale
-
-
-def auto_alpha(noise_std: float, n_columns: int, failure_probability: float = AUTO_ALPHA_FAILURE_PROBABILITY) -> float:
-    """The ridge penalty of ``alpha="auto"``: a bound on the noise's spectral norm that holds with probability ``1 - rho``.
-
-    The released Gram matrix is ``G + E`` with ``E`` symmetric, its upper triangle independent noise of standard
-    deviation ``s = noise_std`` (the intercept's diagonal entry ``n`` is public and exact).  The penalty ``alpha``
-    is chosen so that ``G + E + alpha I`` dominates the exact ``G`` (``E + alpha I`` is positive semi-definite),
-    i.e. ``alpha >= -lambda_min(E)``, with probability ``1 - rho``:
-
-    * ``E[lambda_max(-E)] <= 2 s sqrt(p)`` for ``p = n_columns`` (Gaussian comparison with the Gaussian
-      orthogonal ensemble, whose diagonal variance ``2 s^2`` exceeds ours; Davidson & Szarek 2001, Thm 2.11);
-    * ``lambda_max`` is ``sqrt(2) s``-Lipschitz in the standardised noise (``||E||_2 <= ||E||_F <= sqrt(2)`` times
-      the norm of the upper triangle), so Gaussian concentration adds ``sqrt(2) s sqrt(2 log(1 / rho))``.
-
-    Hence ``alpha = s (2 sqrt(p) + 2 sqrt(log(1 / rho)))``: AdaSSP's rule (Wang 2018, "Revisiting differentially
-    private linear regression", Algorithm 2) with its privately estimated ``lambda_min(G)`` replaced by 0, so that
-    the rule is a function of epsilon, delta, the declared bounds and ``p`` only (no budget is spent on it).  For
-    Laplace noise ``s = sqrt(2) b`` (the same second moment; the bound is then a heuristic, not a guarantee).
-
-    Parameters
-    ----------
-    noise_std : float
-        Standard deviation of the noise on one released entry (0 at ``epsilon = inf``: ``alpha = 0``).
-    n_columns : int
-        Columns of the design, the intercept's included.
-    failure_probability : float, default 0.05
-        ``rho``.
-
-    Returns
-    -------
-    float
-        The penalty, in the units of the released Gram matrix.
-    """
-    return float(noise_std * (2.0 * math.sqrt(n_columns) + 2.0 * math.sqrt(math.log(1.0 / failure_probability))))
-
-
-def quantile_utilities(values: np.ndarray, candidates: np.ndarray, quantile: float) -> np.ndarray:
-    """Utility of each candidate clip point: minus its distance, in rows, from being a ``quantile``-quantile.
-
-    ``u(c) = -dist(q n, [#{x < c}, #{x <= c}])``: 0 when ``c`` is a ``q``-quantile of ``values``.  Replacing one
-    row moves each count by at most 1, hence ``u`` by at most 1 (sensitivity 1).  Atoms are handled (a binary
-    feature's lower 5% quantile is 0 when more than 5% of its rows are 0).
-    """
-    ordered = np.sort(values)
-    below = np.searchsorted(ordered, candidates, side="left")
-    at_most = np.searchsorted(ordered, candidates, side="right")
-    target = quantile * values.size
-    return -(np.maximum(0.0, below - target) + np.maximum(0.0, target - at_most))
-
-
-def private_feature_ranges(
-    X: np.ndarray, ranges: np.ndarray, epsilon: float, noise: NoiseSource, *, quantile: float = RANGE_QUANTILE,
-) -> np.ndarray:
-    """Each feature's private ``[quantile, 1 - quantile]`` range, inside its declared range (pure ``epsilon``-DP).
-
-    For every feature, two draws of the exponential mechanism (McSherry & Talwar 2007; the quantile utility of
-    Smith 2011 on a public grid of ``RANGE_GRID + 1`` points over the declared range), each with
-    ``epsilon / (2 d)``: ``epsilon``-DP in all under "replace one row" (basic composition).  Where the two draws
-    cross (``low >= high``), the declared range is kept (post-processing).
-
-    Parameters
-    ----------
-    X : ndarray of shape (n, d)
-        Rows inside ``ranges``.
-    ranges : ndarray of shape (2, d)
-        Declared ``(low, high)`` per feature.
-    epsilon : float
-        Spent on all ``2 d`` draws together (> 0, finite).
-    noise : NoiseSource
-        Noise source (drawn after the budget was charged).
-    quantile : float, default RANGE_QUANTILE
-        Lower quantile (the upper is ``1 - quantile``).
-
-    Returns
-    -------
-    ndarray of shape (2, d)
-        The released ``(low, high)`` per feature.
-    """
-    d = X.shape[1]
-    each = epsilon / (2 * d)
-    released = ranges.copy()
-    steps = np.arange(RANGE_GRID + 1) / RANGE_GRID
-    for j in range(d):
-        low, high = ranges[0, j], ranges[1, j]
-        candidates = low + (high - low) * steps
-        ends = []
-        for q in (quantile, 1.0 - quantile):
-            utility = quantile_utilities(X[:, j], candidates, q)
-            ends.append(float(candidates[noise.noisy_argmax_gumbel(utility, 2.0 / each)]))  # P ~ exp(each * u / 2)
-        if ends[0] < ends[1]:
-            released[:, j] = ends
-    return released
-
-
-def ssp_sensitivity(bound_sq: float, dim: int, mechanism: str) -> float:
-    """Sensitivity of the released statistics under "replace one row".
-
-    One row contributes ``u u^T`` with ``u = (z, y)`` and ``||u||^2 <= bound_sq`` (``data_norm^2``,
-    plus 1 for the intercept column, plus ``target_bound^2``); the release is a sub-vector of the upper
-    triangle of ``sum_i u_i u_i^T``.
-
-    * L2 (Gaussian): ``||u u^T - u' u'^T||_F^2 = ||u||^4 + ||u'||^4 - 2 (u . u')^2 <= 2 bound_sq^2``,
-      so the sensitivity is ``sqrt(2) bound_sq``.
-    * L1 (Laplace): the upper triangle of ``u u^T`` has L1 norm
-      ``(||u||_1^2 + ||u||_2^2) / 2 <= (dim + 1) bound_sq / 2`` (Cauchy-Schwarz, ``dim = len(u)``), so
-      the sensitivity is ``(dim + 1) bound_sq``.
-
-    Parameters
-    ----------
-    bound_sq : float
-        Declared bound on ``||u||^2``.
-    dim : int
-        Length of ``u``.
-    mechanism : {"gaussian", "laplace"}
-        Which norm.
-
-    Returns
-    -------
-    float
-        The L2 (Gaussian) or L1 (Laplace) sensitivity.
-    """
-    if mechanism == "gaussian":
-        return math.sqrt(2.0) * bound_sq
-    return (dim + 1) * bound_sq
-
-
-def sufficient_statistics(Z: np.ndarray, y: np.ndarray, intercept: bool) -> np.ndarray:
-    """The released vector: the upper triangle of ``Z^T Z`` (without the public count ``n``) and ``Z^T y``.
-
-    Parameters
-    ----------
-    Z : ndarray of shape (n, p)
-        Design (the last column is ones when ``intercept``).
-    y : ndarray of shape (n,)
-        Targets.
-    intercept : bool
-        Whether the last column of ``Z`` is the intercept's column of ones.
-
-    Returns
-    -------
-    ndarray of shape (p (p + 1) / 2 - intercept + p,)
-    """
-    p = Z.shape[1]
-    rows, cols = np.triu_indices(p)
-    keep = ~((rows == p - 1) & (cols == p - 1)) if intercept else np.ones(rows.size, dtype=bool)
-    gram = Z.T @ Z
-    return np.concatenate([gram[rows[keep], cols[keep]], Z.T @ y])
-
-
-def unpack_statistics(vector: np.ndarray, p: int, n: int, intercept: bool) -> tuple[np.ndarray, np.ndarray]:
-    """Inverse of :func:`sufficient_statistics`: the symmetric ``(p, p)`` Gram matrix and the ``(p,)`` moment."""
-    rows, cols = np.triu_indices(p)
-    keep = ~((rows == p - 1) & (cols == p - 1)) if intercept else np.ones(rows.size, dtype=bool)
-    n_gram = int(keep.sum())
-    gram = np.zeros((p, p))
-    gram[rows[keep], cols[keep]] = vector[:n_gram]
-    gram = gram + np.triu(gram, 1).T
-    if intercept:
-        gram[p - 1, p - 1] = float(n)  # public: the number of rows
-    return gram, np.array(vector[n_gram:], dtype=float)
-
-
-def release_statistics(
-    vector: np.ndarray, *, sensitivity: float, epsilon: float, delta: float, mechanism: str, noise: NoiseSource
-) -> np.ndarray:
-    """Add the mechanism's noise to the statistics (any shape: a stack of vectors is noised entry by entry).
-
-    Parameters
-    ----------
-    vector : ndarray
-        Exact statistics.
-    sensitivity : float
-        From :func:`ssp_sensitivity`.
-    epsilon, delta : float
-        Privacy parameters (``delta`` only for the Gaussian mechanism).
-    mechanism : {"gaussian", "laplace"}
-        Which mechanism of :mod:`dpfair.privacy.mechanisms`.
-    noise : NoiseSource
-        Noise source.
-
-    Returns
-    -------
-    ndarray
-        The noisy statistics, same shape.
-    """
-    if mechanism == "gaussian":
-        return gaussian_mechanism(vector, sensitivity=sensitivity, epsilon=epsilon, delta=delta, random_state=noise)
-    return laplace_mechanism(vector, sensitivity=sensitivity, epsilon=epsilon, random_state=noise)
-
-
-def solve_normal_equations(gram: np.ndarray, moment: np.ndarray, alpha: float, intercept: bool, repair: bool) -> np.ndarray:
-    """Ridge normal equations ``(G_+ + alpha P) w = m`` with the PSD repair ``G_+`` of a noisy Gram matrix.
-
-    ``G_+`` is the projection of the symmetric ``G`` onto the positive semi-definite cone (negative
-    eigenvalues set to 0: the nearest PSD matrix in Frobenius norm); ``P`` is the identity without the
-    intercept's entry (the intercept is not penalised, as in :class:`sklearn.linear_model.Ridge`).  A
-    singular system (``alpha = 0`` and a rank-deficient ``G_+``) gets the minimum-norm least-squares
-    solution.
-
-    Parameters
-    ----------
-    gram : ndarray of shape (p, p)
-        Symmetric (noisy) ``Z^T Z``.
-    moment : ndarray of shape (p,)
-        (Noisy) ``Z^T y``.
-    alpha : float
-        Ridge penalty, ``>= 0``.
-    intercept : bool
-        Whether the last coordinate is the (unpenalised) intercept.
-    repair : bool
-        Project ``gram`` onto the PSD cone first.
-
-    Returns
-    -------
-    ndarray of shape (p,)
-        The weights (the intercept last).
-    """
-    if repair:
-        values, vectors = np.linalg.eigh(gram)
-        gram = (vectors * np.maximum(values, 0.0)) @ vectors.T
-    penalty = np.full(gram.shape[0], alpha)
-    if intercept:
-        penalty[-1] = 0.0
-    system = gram + np.diag(penalty)
-    try:
-        return np.linalg.solve(system, moment)
-    except np.linalg.LinAlgError:
-        return np.linalg.lstsq(system, moment, rcond=None)[0]
 
 
 class DPLinearRegression(PrivateLinearModel, CloneLineageMixin, RegressorMixin, BaseEstimator):
