@@ -89,7 +89,8 @@ def test_not_fitted_then_fitted_state():
     assert sel.selected_.shape == (2,) and np.all(np.diff(sel.selected_) > 0)
     assert sel.n_features_in_ == 1
     assert sel.privacy_spent_ == {"epsilon": 1.0, "delta": 0.0, "protects": "each applicant's score",
-                                  "neighbouring": "replace one applicant's score within score_bounds"}
+                                  "neighbouring": "replace one applicant's score within score_bounds",
+                                  "relation": "replace", "noise": "seeded"}
     # the same seed gives the same selection; fit and select agree; a column works like a vector
     np.testing.assert_array_equal(clone(sel).fit(SCORES[:, None]).selected_, sel.selected_)
     np.testing.assert_array_equal(sel.select(SCORES), sel.selected_)

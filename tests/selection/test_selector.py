@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from dpfair.privacy import PrivacyBudget, PrivacyBudgetExceededError, PrivacyLeakWarning, audit_epsilon
+from dpfair.privacy import PrivacyBudget, PrivacyBudgetExceededError, PrivacyLeakWarning, SeededNoiseWarning, audit_epsilon
 from dpfair.selection import ExponentialSelector
 
 # exact probabilities and epsilon = inf selections warn by design; the tests below that check the warning use pytest.warns
@@ -200,7 +200,9 @@ def test_infinite_epsilon_selection_warns_once():
     assert len(leaks) == 2 and all("epsilon=inf" in str(w.message) for w in leaks)
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyLeakWarning)
-        ExponentialSelector(5.0, 2).select([0.2, 0.9, 0.5], random_state=0)  # finite epsilon: no warning
+        ExponentialSelector(5.0, 2).select([0.2, 0.9, 0.5])  # finite epsilon, secure noise: no warning
+    with pytest.warns(SeededNoiseWarning):  # finite epsilon, seeded noise: says so (issue 29, item 6)
+        ExponentialSelector(5.0, 2).select([0.2, 0.9, 0.5], random_state=0)
 
 
 @pytest.mark.parametrize("utility", ["mean", "max", "min", "rms"])
