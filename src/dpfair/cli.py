@@ -405,6 +405,17 @@ def assess(
     out: Annotated[Path, typer.Option("--out", metavar="DIR", help="Output folder (default: assessment).",
                                       show_default=False)] = Path("assessment"),
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress lines.")] = False,
+    control: Annotated[
+        list[str] | None,
+        typer.Option("--control", metavar="COL", show_default=False,
+                     help="Control column (fairlearn's control_features; repeatable): metrics are computed within "
+                          "each of its levels."),
+    ] = None,
+    control_groups: Annotated[
+        list[str] | None,
+        typer.Option("--control-groups", metavar="A,B,...", show_default=False,
+                     help="Declared levels of each --control column, in the same order."),
+    ] = None,
 ) -> None:
     """Assess the predictions in PREDICTIONS by group, privately: a CSV table and an HTML page in DIR.
 
@@ -445,6 +456,10 @@ def assess(
         Output folder.
     quiet : bool
         No progress lines.
+    control : list of str, optional
+        Control columns (fairlearn's ``control_features``), counted in DuckDB's group-by.
+    control_groups : list of str, optional
+        Declared levels, comma-separated, one option per control column.
 
     Raises
     ------
@@ -455,7 +470,7 @@ def assess(
 
     try:
         run_assessment(predictions, y_true, y_pred, sensitive, epsilon, groups, metric, bounds, confidence, undeclared,
-                       seed, ledger, out, quiet)
+                       seed, ledger, out, quiet, control=control, control_groups=control_groups)
     except AssessError as exc:
         _fail(exc.message, exc.hint)
 

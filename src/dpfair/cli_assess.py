@@ -103,7 +103,8 @@ def _assess_counts(con: object, source: str, y_true: str, y_pred: str, sensitive
 def run_assessment(
     predictions: Path | None, y_true: str | None, y_pred: str | None, sensitive: list[str] | None, epsilon: float | None,
     groups: list[str] | None, metric: list[str] | None, bounds: str | None, confidence: float, undeclared: str,
-    seed: int | None, ledger: Path | None, out: Path, quiet: bool,
+    seed: int | None, ledger: Path | None, out: Path, quiet: bool, control: list[str] | None = None,
+    control_groups: list[str] | None = None,
 ) -> None:
     """Run ``dpfair assess`` with its options (see :func:`dpfair.cli.assess`): a CSV table and an HTML page in ``out``.
 
@@ -135,6 +136,11 @@ def run_assessment(
         Output folder.
     quiet : bool
         No progress lines.
+    control : list of str or None
+        Control columns (fairlearn's ``control_features``): every metric and summary is computed within each of their
+        levels; they are counted in DuckDB's group-by with the sensitive columns and released like them.
+    control_groups : list of str or None
+        Declared levels, comma-separated, one entry per control column (required with a finite epsilon).
 
     Raises
     ------
@@ -170,6 +176,19 @@ def run_assessment(
             f"--groups was given {len(groups)} time(s) for {len(sensitive)} --sensitive column(s).",
             "give one --groups A,B,... per --sensitive column, in the same order.",
         )
+    control = list(control or [])
+    if control_groups and len(control_groups) != len(control):
+        _fail(
+            f"--control-groups was given {len(control_groups)} time(s) for {len(control)} --control column(s).",
+            "give one --control-groups A,B,... per --control column, in the same order.",
+        )
+    if control and not control_groups and epsilon != float("inf"):
+        _fail(
+            f"--control-groups is required with --control and a finite --epsilon (declare the levels of {', '.join(control)}).",
+            "add --control-groups A,B,... per --control column: the levels are public knowledge, never read off the data.",
+        )
+    if set(control) & set(sensitive) or len(set(control)) != len(control):
+        _fail("a column is given twice among --sensitive and --control.", "name each column once.")
     if not groups and epsilon != float("inf"):
         _fail(
             f"--groups is required with a finite --epsilon (declare the labels of {', '.join(sensitive)}).",
@@ -194,22 +213,29 @@ def run_assessment(
 
     progress(f"reading {predictions}")
     con = duckdb.connect()
-    source = _assess_source(predictions, sensitive)
+    source = _assess_source(predictions, sensitive + control)
     try:
         header = [row[0] for row in con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()]
     except duckdb.Error as exc:  # its text may quote a line of the file: only the kind of error is shown
         kind = "Parquet" if predictions.suffix.lower() in (".parquet", ".pq") else "CSV"
         _fail(f"cannot read {predictions} as {kind} (DuckDB: {type(exc).__name__}).",
               "pass a comma-separated file with a header row, or a Parquet file.")
-    for option, column in [("--y-true", y_true), ("--y-pred", y_pred)] + [("--sensitive", c) for c in sensitive]:
+    for option, column in [("--y-true", y_true), ("--y-pred", y_pred)] + [("--sensitive", c) for c in sensitive] + [
+        ("--control", c) for c in control
+    ]:
         if column not in header:
             _fail(f"{option} column {column!r} is not in {predictions}.",
                   f"choose one of its columns: {', '.join(map(str, header))}.")
     declared = None
     if groups:
         per_column = [[label.strip() for label in g.split(",") if label.strip()] for g in groups]
-        declared = per_column[0] if len(sensitive) == 1 else dict(zip(sensitive, per_column, strict=True))
+        declared = per_column[0] if len(sensitive) == 1 and not control else dict(zip(sensitive, per_column, strict=True))
+        if control and control_groups:
+            levels = [[label.strip() for label in g.split(",") if label.strip()] for g in control_groups]
+            declared.update(zip(control, levels, strict=True))
     scope = f"{predictions}: {y_true} vs {y_pred} by {' x '.join(sensitive)}"
+    if control:
+        scope += f", within {' x '.join(control)}"
     columns = {"sensitive": list(sensitive), "y_true": y_true, "y_pred": y_pred}
     from dpfair.metrics import REAL_METRICS, PrivateMetricFrame, record_spending, write_assessment
     from dpfair.privacy import PrivacyLeakWarning
@@ -222,15 +248,17 @@ def run_assessment(
             warnings.simplefilter("always", PrivacyLeakWarning)
             if any(m in REAL_METRICS for m in metrics):  # per-row values: the rows (only these columns) come to pandas
                 names = ", ".join(_sql_name(c) for c in [y_true, y_pred])
-                texts = ", ".join(f"trim(CAST({_sql_name(c)} AS VARCHAR)) AS {_sql_name(c)}" for c in sensitive)
+                texts = ", ".join(f"trim(CAST({_sql_name(c)} AS VARCHAR)) AS {_sql_name(c)}" for c in sensitive + control)
                 data = con.execute(f"SELECT {names}, {texts} FROM {source}").df()
                 features = data[sensitive[0]] if len(sensitive) == 1 else data[sensitive]
                 frame = PrivateMetricFrame(y_true=data[y_true], y_pred=data[y_pred], sensitive_features=features,
-                                           bounds=bounds_pair, **common)
+                                           bounds=bounds_pair, control_features=data[control] if control else None,
+                                           **common)
             else:
-                counts = _assess_counts(con, source, y_true, y_pred, sensitive)
+                counts = _assess_counts(con, source, y_true, y_pred, sensitive + control)
                 frame = PrivateMetricFrame.from_counts(counts, sensitive_features=list(sensitive), y_true="__y_true",
-                                                       y_pred="__y_pred", count="__count", **common)
+                                                       y_pred="__y_pred", count="__count",
+                                                       control_features=control or None, **common)
     except (TypeError, ValueError) as exc:
         text = str(exc).replace("'__y_true'", repr(y_true)).replace("'__y_pred'", repr(y_pred))
         text = text.replace("__y_true", "y_true").replace("__y_pred", "y_pred").replace("count: column '__count'", "count")

@@ -238,16 +238,20 @@ def evaluate(
     return out
 
 
-def flags(table: np.ndarray, specs: list[MetricSpec], epsilon_table: float, confidence: float) -> dict[str, np.ndarray]:
+def flags(
+    table: np.ndarray, specs: list[MetricSpec], epsilon_table: float, confidence: float, continuous: bool = False
+) -> dict[str, np.ndarray]:
     """Which group values rest on a noise-dominated (or empty) denominator, per metric, from the raw release.
 
     With finite epsilon a denominator is noise-dominated when its released value is below
     ``2 z sd`` (``z`` the two-sided normal quantile of ``confidence``, ``sd`` the standard deviation
     of the noise on it): at that confidence the noise may move it by half its value or more, and
     an empty group (released value around 0) is flagged.  With ``epsilon = inf`` only an empty
-    denominator is flagged.
+    denominator is flagged.  ``continuous``: the table is a weighted table in units of
+    ``sample_weight_bound``, with (continuous) Laplace noise of scale ``1 / epsilon_table``, variance ``2 / epsilon^2``.
     """
-    var = discrete_laplace_variance(table_scale(epsilon_table))
+    scale = table_scale(epsilon_table)
+    var = 2.0 * scale**2 if continuous else discrete_laplace_variance(scale)
     z = stats.norm.ppf(0.5 + confidence / 2)
 
     def weak(cells: tuple[int, ...] | None) -> np.ndarray:
@@ -317,6 +321,44 @@ def posterior_cells(table: np.ndarray, epsilon: float, n_draws: int, rng: np.ran
         if step > 1:
             counts += rng.integers(0, step, size=counts.shape)
     rates = rng.gamma(counts + PRIOR_SHAPE)
+    return rates.reshape(R, G, C, n_draws).transpose(0, 3, 1, 2)
+
+
+def posterior_sums(table: np.ndarray, epsilon: float, n_draws: int, rng: np.random.Generator) -> np.ndarray:
+    """Draws of every cell's population rate given its released *weighted* sum (``sample_weight``).
+
+    ``table`` holds the released weighted sums in units of ``sample_weight_bound`` (``w_max``): ``y = S + k``,
+    ``S = sum_i w_i / w_max`` over the cell's rows, ``k`` continuous Laplace of scale ``1 / epsilon``.  The
+    exact discrete-Laplace likelihood of :func:`posterior_cells` does not apply (``S`` is not an integer and
+    the noise is continuous), so this uses the **Laplace-noise likelihood of the released sum**:
+    ``P(S | y) ~ Gamma(S + a) / Gamma(S + 1) * exp(-epsilon |y - S|)`` on ``S >= 0`` (the prior of
+    :func:`posterior_cells` extended to real ``S``; nothing clipped, so no upward bias near 0), drawn on a
+    grid of 1601 points over 40 noise scales with uniform jitter within a step.  Sampling error: with every
+    ``w_i / w_max`` in ``[0, 1]``, a Poisson-sampled ``S`` has variance ``sum (w_i / w_max)^2 <= E[S]``, so
+    the rate draw ``lambda ~ Gamma(S + 1/2, 1)`` (the Poisson model, variance = mean) is conservative for the
+    sampling error (exact when every weight is ``w_max``).  Metrics are ratios of sums of cells, so the unit
+    cancels.  Uses released values only (post-processing).  ``table`` is (R, G, C) floats; returns (R, B, G, C).
+    """
+    table = np.asarray(table, dtype=float)
+    R, G, C = table.shape
+    flat = table.reshape(-1)
+    n = flat.size
+    scale = table_scale(epsilon)
+    if scale == 0:
+        sums = np.broadcast_to(np.maximum(flat, 0.0)[:, None], (n, n_draws)).astype(float)
+    else:
+        points = 1601
+        half = _TAIL_SCALES * scale
+        step = 2.0 * half / (points - 1)
+        grid = np.maximum(flat - half, 0.0)[:, None] + step * np.arange(points)[None, :]
+        log_w = special.gammaln(grid + COUNT_PRIOR_SHAPE) - special.gammaln(grid + 1.0) - np.abs(flat[:, None] - grid) / scale
+        log_w -= log_w.max(axis=1, keepdims=True)
+        cdf = np.cumsum(np.exp(log_w), axis=1)
+        cdf /= cdf[:, -1:]
+        index = _sample_rows(cdf, rng.random((n, n_draws)))
+        sums = np.take_along_axis(grid, index, axis=1) + step * (rng.random((n, n_draws)) - 0.5)
+        sums = np.maximum(sums, 0.0)
+    rates = rng.gamma(sums + PRIOR_SHAPE)
     return rates.reshape(R, G, C, n_draws).transpose(0, 3, 1, 2)
 
 
@@ -574,6 +616,7 @@ def intervals(
     confidence: float,
     rng: np.random.Generator,
     n_boot: int = N_BOOT,
+    unit: float | None = None,
 ) -> tuple[dict[str, tuple[np.ndarray, np.ndarray]], dict[str, np.ndarray], dict[str, MetricIntervals]]:
     """Estimates, flags and intervals of every metric from released tables (R, G, C) and sums (R, G).
 
@@ -581,16 +624,22 @@ def intervals(
     post-processed (negative counts become 0), the intervals its exact likelihood
     (:func:`posterior_cells`).  With finite epsilon a flagged or 0/0 group value is NaN (left out of
     the summaries, its interval the metric's whole range); with ``epsilon = inf`` the values are
-    fairlearn's.  Returns ``(estimates, flags, intervals)`` keyed by metric.
+    fairlearn's.  Returns ``(estimates, flags, intervals)`` keyed by metric.  ``unit``: the table holds
+    ``sample_weight`` sums with Laplace noise ``unit / epsilon_table`` (``unit = sample_weight_bound``): the
+    flags and the draws (:func:`posterior_sums`) read it in units of ``unit``, the estimates as released.
     """
     exact = math.isinf(epsilon_table)
     raw = np.asarray(table, dtype=float)
     clean = np.maximum(raw, 0.0)
     est = evaluate(clean, sums, specs, exact=exact)
-    flagged = flags(raw, specs, epsilon_table, confidence)  # raw: unbiased around 0
+    in_units = raw if unit is None else raw / unit
+    flagged = flags(in_units, specs, epsilon_table, confidence, continuous=unit is not None)  # raw: unbiased around 0
     draws: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     if any(not spec.real for spec in specs):
-        cells = posterior_cells(raw, epsilon_table, n_boot, rng)
+        if unit is None:
+            cells = posterior_cells(raw, epsilon_table, n_boot, rng)
+        else:
+            cells = posterior_sums(in_units, epsilon_table, n_boot, rng)
         draws.update(evaluate(cells, {}, [spec for spec in specs if not spec.real]))
     draws.update(_real_bootstrap(clean, sums, specs, epsilon_table, epsilon_sums, n_boot, rng))
     out, estimates = {}, {}

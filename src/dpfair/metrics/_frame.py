@@ -22,7 +22,7 @@ from dpfair.metrics import _core, _intervals
 from dpfair.metrics._counts import validate_counts
 from dpfair.metrics._metric_specs import SUPPORTED_METRICS, CountMetric, metric_specs, parse_metrics
 from dpfair.metrics._releases import draw_noise, exact_statistics, release_plan, split_text
-from dpfair.metrics._rows import OTHER, UNDECLARED, as_1d, binary, bounded, resolve_rows, sensitive_columns
+from dpfair.metrics._rows import OTHER, UNDECLARED, as_1d, binary, bounded, resolve_rows, sample_weights, sensitive_columns
 from dpfair.privacy.noise import NoiseSource
 from dpfair.privacy.relations import ADD_REMOVE
 
@@ -140,9 +140,14 @@ class PrivateMetricFrame(PrivateMechanismMixin):
         The quantiles the ``*_ci`` accessors return, fairlearn's name (default: the two ends of the
         ``confidence_level`` interval).
     sample_params : dict, optional
-        fairlearn's per-metric parameters; only ``pos_label`` (the label counted as 1; every other
-        label is 0) is supported, and all metrics must share it (one table).  ``sample_weight`` is
-        refused: a weighted count has no bounded sensitivity without a declared weight bound.
+        fairlearn's per-metric parameters: ``pos_label`` (the label counted as 1; every other label
+        is 0; all metrics must share it: one table) and ``sample_weight`` (one weight per row, given
+        to every count-based metric as the same array object, with ``sample_weight_bound``): the
+        table then holds weighted sums, released with Laplace noise ``sample_weight_bound /
+        epsilon`` per cell (:func:`dpfair.metrics._releases.weighted_table_sensitivity` has the
+        proof), and its intervals use the Laplace likelihood of the released sums
+        (:func:`dpfair.metrics._core.posterior_sums`).  At ``epsilon=inf`` the values equal
+        fairlearn's with the same ``sample_params``.
     control_features : array-like, Series, DataFrame or dict, optional
         fairlearn's control features: ``by_group`` is indexed by (control, sensitive) levels and
         every summary is computed within each control level.  They are released like the sensitive
@@ -151,6 +156,10 @@ class PrivateMetricFrame(PrivateMechanismMixin):
         What a row whose label was not declared does: ``"raise"`` refuses (the refusal tells the caller
         that such a row exists); ``"other"`` counts it in an extra group ``"(other)"``, always reported
         (also when empty), so that nothing about such rows is revealed beyond the noisy release.
+    sample_weight_bound : float, optional
+        Required with ``sample_weight``: the declared largest weight of a row, ``w_max`` (public
+        knowledge, never read off the data).  A weight outside ``[0, w_max]`` is refused before any
+        charge.  One row moves at most ``w_max`` of weight into one cell, so the noise scales with it.
 
     Attributes
     ----------
@@ -181,7 +190,8 @@ class PrivateMetricFrame(PrivateMechanismMixin):
     Protected: every row's ``(sensitive features, control features, y_true, y_pred)``, under adding or
     removing one row.  Differences from fairlearn: only the metrics listed (and functions of the
     four counts) are supported; labels must be 0/1 unless ``pos_label`` is given; ``sample_weight``
-    is refused; at a finite ``epsilon`` a group value that cannot be measured is NaN (fairlearn would
+    needs a declared ``sample_weight_bound`` and applies to all count-based metrics or none; at a
+    finite ``epsilon`` a group value that cannot be measured is NaN (fairlearn would
     show scikit-learn's ``zero_division`` value computed from the exact counts).
 
     Examples
@@ -228,11 +238,12 @@ class PrivateMetricFrame(PrivateMechanismMixin):
         sample_params: dict[str, Any] | None = None,
         control_features: Any = None,
         undeclared: Literal["raise", "other"] = "raise",
+        sample_weight_bound: float | None = None,
     ) -> None:
         self._store(metrics=metrics, epsilon=epsilon, delta=delta, groups=groups, bounds=bounds,
                     confidence_level=confidence_level, budget=budget, random_state=random_state,
                     noise_random_state=noise_random_state, n_boot=n_boot, ci_quantiles=ci_quantiles,
-                    sample_params=sample_params, undeclared=undeclared)
+                    sample_params=sample_params, undeclared=undeclared, sample_weight_bound=sample_weight_bound)
         # one release (dpfair.base): every argument is checked before the single charge; results are set last
         self._set_results(self._release(y_true, y_pred, sensitive_features, control_features=control_features))
 
@@ -303,7 +314,7 @@ class PrivateMetricFrame(PrivateMechanismMixin):
         frame._store(metrics=metrics, epsilon=epsilon, delta=0.0, groups=groups, bounds=None,
                      confidence_level=confidence_level, budget=budget, random_state=random_state,
                      noise_random_state=noise_random_state, n_boot=n_boot, ci_quantiles=ci_quantiles,
-                     sample_params=sample_params, undeclared=undeclared)
+                     sample_params=sample_params, undeclared=undeclared, sample_weight_bound=None)
         frame._set_results(frame._release(None, None, None, counts=(counts, sensitive_features, control_features,
                                                                       y_true, y_pred, count)))
         return frame
@@ -311,7 +322,7 @@ class PrivateMetricFrame(PrivateMechanismMixin):
     # ------------------------------------------------------------------ the steps of dpfair.base's template
     def _charge_label(self, params: PrivacyParameters) -> str:
         """The ledger's label of the one charge: how epsilon is split."""
-        plan = release_plan(params.extra["specs"], params.extra["counts"], params.epsilon)
+        plan = release_plan(params.extra["specs"], params.extra["counts"], params.epsilon, params.extra["weight_bound"])
         return f"PrivateMetricFrame ({split_text(plan[1])})"
 
     def _validate_params(self) -> dict[str, Any]:
@@ -321,10 +332,12 @@ class PrivateMetricFrame(PrivateMechanismMixin):
                                                         getattr(self, "_ci_quantiles_argument", None), confidence)
         if self.undeclared not in UNDECLARED:
             raise ValueError(f"undeclared must be one of {list(UNDECLARED)}, got {self.undeclared!r}.")
-        plan = metric_specs(parsed, single, self.sample_params, self.bounds, getattr(self, "_from_counts", False))
+        plan = metric_specs(parsed, single, self.sample_params, self.bounds, getattr(self, "_from_counts", False),
+                            self.sample_weight_bound)
         return {"single": single, "specs": plan["specs"], "confidence": confidence, "counts": plan["counts"],
                 "reals": plan["reals"], "bounds": plan["bounds"], "n_boot": n_boot, "quantiles": quantiles,
-                "pos_label": plan["pos_label"]}
+                "pos_label": plan["pos_label"], "sample_weight": plan["sample_weight"],
+                "weight_bound": plan["weight_bound"]}
 
     def _validate_data(
         self, params: PrivacyParameters, y_true: Any, y_pred: Any, sensitive_features: Any, control_features: Any = None,
@@ -345,6 +358,8 @@ class PrivateMetricFrame(PrivateMechanismMixin):
         if real_names:
             data["values_true"] = bounded(y_t, "y_true", bounds)
             data["values_pred"] = bounded(y_p, "y_pred", bounds)
+        if params.extra["weight_bound"] is not None:
+            data["sample_weight"] = sample_weights(params.extra["sample_weight"], n_rows, params.extra["weight_bound"])
         data.update(resolve_rows(self.groups, self.undeclared, columns, controls, params.epsilon))
         return data
 
@@ -360,7 +375,7 @@ class PrivateMetricFrame(PrivateMechanismMixin):
 
     def _draw_noise(self, params: PrivacyParameters, statistics: dict[str, Any], noise: NoiseSource) -> dict[str, Any]:
         """Release the table and the sums, each at ``share`` of epsilon (nothing else is drawn from ``noise``)."""
-        return draw_noise(params.extra["specs"], statistics, noise)
+        return draw_noise(params.extra["specs"], statistics, noise, params.extra["weight_bound"])
 
     def _solve(self, params: PrivacyParameters, noisy: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
         """Post-processing (free): estimates, flags and intervals from the noisy table and sums.

@@ -62,7 +62,7 @@ def solve(extra: dict[str, Any], noisy: dict[str, Any], data: dict[str, Any], ra
     g = table.shape[0] // k
     est, flagged, cis = _core.intervals(
         table.reshape(k, g, -1), {key: v.reshape(k, g) for key, v in noisy["sums"].items()}, specs, share, share,
-        extra["confidence"], _bootstrap_generator(random_state), extra["n_boot"],
+        extra["confidence"], _bootstrap_generator(random_state), extra["n_boot"], extra.get("weight_bound"),
     )
     columns_table = list(_core.CELL_NAMES) if table.shape[1] == 4 else ["count"]
     index = data["index"]
@@ -77,7 +77,11 @@ def solve(extra: dict[str, Any], noisy: dict[str, Any], data: dict[str, Any], ra
         "_flagged": flagged,
         "_cis": cis,
         "noisy_table_": pd.DataFrame(table, index=index.copy(), columns=columns_table),
-        "group_sizes_": pd.Series(np.maximum(table.sum(axis=1), 0), index=index.copy(), name="count", dtype=np.int64),
+        "group_sizes_": (
+            pd.Series(np.maximum(table.sum(axis=1), 0), index=index.copy(), name="count", dtype=np.int64)
+            if extra.get("weight_bound") is None  # with sample_weight: the noisy total weight of every group
+            else pd.Series(np.maximum(table.sum(axis=1), 0.0), index=index.copy(), name="sample_weight", dtype=float)
+        ),
         "releases_": noisy["releases"],
     }
 

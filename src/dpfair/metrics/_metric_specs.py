@@ -169,7 +169,7 @@ def parse_metrics(metrics: Any) -> tuple[list[tuple[str, str, dict[str, Any]]], 
 
 
 def _sample_params(sample_params: Any, keys: list[str], single: bool) -> dict[str, dict[str, Any]]:
-    """fairlearn's ``sample_params`` (per metric, or flat for a single metric): only ``pos_label`` is supported here."""
+    """fairlearn's ``sample_params`` (per metric, or flat for a single metric): ``pos_label`` and ``sample_weight``."""
     if sample_params is None:
         return {}
     if not isinstance(sample_params, dict):
@@ -182,25 +182,66 @@ def _sample_params(sample_params: Any, keys: list[str], single: bool) -> dict[st
         if not isinstance(params, dict):
             raise TypeError(f"sample_params[{key!r}] must be a dict of parameters, e.g. {{'pos_label': 'yes'}}.")
         for name in params:
-            if name == "sample_weight":
-                raise ValueError(
-                    f"sample_params[{key!r}]: sample_weight is not supported: a weighted count has no bounded sensitivity "
-                    "without a declared weight bound; assess unweighted rows (or repeat rows) instead."
-                )
-            if name != "pos_label":
-                raise ValueError(f"sample_params[{key!r}]: {name!r} is not supported; only pos_label is.")
+            if name not in ("pos_label", "sample_weight"):
+                raise ValueError(f"sample_params[{key!r}]: {name!r} is not supported; only pos_label and sample_weight are.")
         out[key] = dict(params)
     return out
 
 
+def _sample_weight(parsed: list[tuple[str, str, dict[str, Any]]], extra: dict[str, dict[str, Any]],
+                   sample_weight_bound: Any, from_counts: bool) -> tuple[Any, float | None]:
+    """``(the sample_weight array as given, its declared bound)``, or ``(None, None)`` without weights.
+
+    Every count-based metric reads one table, so either none or all of them get ``sample_weight``, and the same
+    array object (compared by identity: public, never by value).  Checked before any charge.
+    """
+    weighted = {key: p["sample_weight"] for key, p in extra.items() if "sample_weight" in p}
+    if not weighted:
+        if sample_weight_bound is not None:
+            raise ValueError("sample_weight_bound is set but no metric has a sample_weight in sample_params; "
+                             "give sample_params={metric: {'sample_weight': w}} or leave sample_weight_bound=None.")
+        return None, None
+    if from_counts:
+        raise ValueError("sample_params: sample_weight is not supported by from_counts (a table of counts holds no "
+                         "weights); build the frame from the rows with sample_weight_bound.")
+    names = {key: name for key, name, _ in parsed}
+    for key in weighted:
+        if names[key] in REAL_METRICS or names[key] == "count":
+            raise ValueError(
+                f"sample_params[{key!r}]: sample_weight applies to the count-based rates only ({names[key]} is not "
+                "one, as in fairlearn); assess it in another frame without sample_weight."
+            )
+    count_keys = [key for key, name, _ in parsed if name not in REAL_METRICS]
+    first = next(iter(weighted.values()))
+    if set(weighted) != set(count_keys) or any(w is not first for w in weighted.values()):
+        raise ValueError(
+            "sample_params: every count-based metric reads one released table, so give every one of them the same "
+            f"sample_weight array object (metrics {count_keys}), or assess the unweighted ones in another frame."
+        )
+    if sample_weight_bound is None:
+        raise ValueError(
+            "sample_weight_bound is required with sample_weight: declare w_max, the largest weight any row can have, "
+            "from public knowledge (never read off the data); each row's weight must lie in [0, w_max]."
+        )
+    bound = sample_weight_bound
+    if isinstance(bound, bool) or not isinstance(bound, int | float | np.integer | np.floating) or not (
+        math.isfinite(float(bound)) and float(bound) > 0
+    ):
+        raise ValueError("sample_weight_bound must be a positive finite number (the declared largest weight of a row).")
+    return first, float(bound)
+
+
 def metric_specs(
-    parsed: list[tuple[str, str, dict[str, Any]]], single: bool, sample_params: Any, bounds: Any, from_counts: bool
+    parsed: list[tuple[str, str, dict[str, Any]]], single: bool, sample_params: Any, bounds: Any, from_counts: bool,
+    sample_weight_bound: Any = None,
 ) -> dict[str, Any]:
-    """The specs of the parsed metrics, their count-based and real-valued names, the checked bounds and ``pos_label``."""
+    """The specs of the parsed metrics, their count-based and real-valued names, the checked bounds, ``pos_label``,
+    and ``sample_weight`` (the array as given, checked against its bound with the rows) with its declared bound."""
     keys = [key for key, _, _ in parsed]
     if len(set(keys)) != len(keys):
         raise ValueError("metrics: two metrics have the same output name; use a dict with distinct names.")
     extra = _sample_params(sample_params, keys, single)
+    sample_weight, weight_bound = _sample_weight(parsed, extra, sample_weight_bound, from_counts)
     pos_labels = {repr(options["pos_label"]): options["pos_label"] for _, _, options in parsed if "pos_label" in options}
     pos_labels.update({repr(p["pos_label"]): p["pos_label"] for p in extra.values() if "pos_label" in p})
     if len(pos_labels) > 1:
@@ -237,4 +278,5 @@ def metric_specs(
         else:
             specs.append(MetricSpec(key, name, zero_division=options.get("zero_division", 0.0),
                                     beta=options.get("beta", 1.0)))
-    return {"specs": specs, "counts": count_names, "reals": real_names, "bounds": checked_bounds, "pos_label": pos_label}
+    return {"specs": specs, "counts": count_names, "reals": real_names, "bounds": checked_bounds, "pos_label": pos_label,
+            "sample_weight": sample_weight, "weight_bound": weight_bound}

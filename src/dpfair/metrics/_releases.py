@@ -6,22 +6,71 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 from dpfair.metrics import _core
 from dpfair.metrics._core import MetricSpec
 from dpfair.metrics._counts import tabulate_counts
 from dpfair.privacy.noise import NoiseSource
 
-__all__ = ["draw_noise", "exact_statistics", "release_plan", "split_text"]
+__all__ = ["draw_noise", "exact_statistics", "release_plan", "split_text", "weighted_table_sensitivity"]
 
 
-def release_plan(specs: list[MetricSpec], count_names: list[str], epsilon: float) -> tuple[float, list[dict[str, Any]]]:
-    """``(share, releases)``: epsilon split equally between the table and each real metric's sums (``releases_``)."""
+def weighted_table_sensitivity(sample_weight_bound: float) -> float:
+    """L1 sensitivity of the weighted table under "add or remove one row": ``sample_weight_bound``.
+
+    With ``sample_weight`` the released table holds, for every declared group ``g`` and cell
+    ``c = (y_true, y_pred)``, the weighted sum ``S[g, c] = sum_i w_i 1{row i in (g, c)}``, every weight
+    ``w_i`` in the declared ``[0, w_max]`` (``w_max = sample_weight_bound``, public; a weight outside
+    it is refused before any charge, never clipped).
+
+    *Proof.* Let ``D' = D + {r}`` with ``r`` in group ``g_r`` and cell ``c_r`` (its group and cell are
+    functions of ``r`` alone: the declared groups and ``pos_label`` are public, and an undeclared label
+    goes to the ``"other"`` group or is refused).  Every term of ``S[g, c]`` is a function of one row,
+    so ``S'[g, c] - S[g, c] = w_r 1{(g, c) = (g_r, c_r)}``: one cell changes, by ``w_r``, and
+    ``||S' - S||_1 = w_r <= w_max``.  Removing a row is the same with the roles swapped.  With
+    ``control_features`` the table is indexed by (control, sensitive) levels: ``r`` still enters
+    exactly one cell.  The weight does not enter any other release (real-valued metrics are
+    unweighted), so the table gets Laplace noise of scale ``w_max / epsilon_table`` per cell
+    (pure ``epsilon_table``-DP, Dwork et al. 2006, Thm. 1), and replacing one row (a removal and an
+    addition) costs ``2 epsilon_table``.  Without weights every ``w_r = 1``, the integer table, and
+    the discrete Laplace mechanism of :func:`dpfair.metrics._core.release_table`.
+
+    Parameters
+    ----------
+    sample_weight_bound : float
+        The declared largest weight of a row, ``w_max > 0``.
+
+    Returns
+    -------
+    float
+        The L1 sensitivity of the weighted table, ``w_max``.
+    """
+    return float(sample_weight_bound)
+
+
+def release_plan(
+    specs: list[MetricSpec], count_names: list[str], epsilon: float, weight_bound: float | None = None
+) -> tuple[float, list[dict[str, Any]]]:
+    """``(share, releases)``: epsilon split equally between the table and each real metric's sums (``releases_``).
+
+    With ``weight_bound`` (``sample_weight_bound``) the table holds weighted sums, released with Laplace noise of
+    scale ``weight_bound / share`` (:func:`weighted_table_sensitivity`).
+    """
     share = epsilon / (1 + sum(spec.real for spec in specs))
     table_kind = "contingency table (group x y_true x y_pred)" if count_names else "group sizes"
-    releases = [
-        {"release": table_kind, "mechanism": "discrete Laplace (geometric), L1 sensitivity 1", "epsilon": share,
-         "scale": _core.table_scale(share)}
-    ]
+    if weight_bound is None:
+        releases = [
+            {"release": table_kind, "mechanism": "discrete Laplace (geometric), L1 sensitivity 1", "epsilon": share,
+             "scale": _core.table_scale(share)}
+        ]
+    else:
+        sensitivity = weighted_table_sensitivity(weight_bound)
+        releases = [
+            {"release": f"sample-weighted {table_kind}, weights in [0, {weight_bound:g}]",
+             "mechanism": f"Laplace, L1 sensitivity {sensitivity:g} (sample_weight_bound)", "epsilon": share,
+             "scale": 0.0 if math.isinf(share) else sensitivity / share}
+        ]
     for spec in specs:
         if spec.real:
             releases.append({
@@ -47,6 +96,9 @@ def exact_statistics(extra: dict[str, Any], epsilon: float, bounds: Any, data: d
     specs, group, n_groups = extra["specs"], data["group"], data["n_groups"]
     if "weights" in data:  # from_counts
         counts = tabulate_counts(data, n_groups)
+    elif extra.get("weight_bound") is not None:  # sample_weight: weighted sums (float), one cell per row
+        flat = group * 4 + 2 * data["labels_true"] + data["labels_pred"]
+        counts = np.bincount(flat, weights=data["sample_weight"], minlength=4 * n_groups).reshape(n_groups, 4)
     else:
         counts = _core.tabulate(group, n_groups, data["labels_true"], data["labels_pred"])
     sums = {
@@ -54,9 +106,12 @@ def exact_statistics(extra: dict[str, Any], epsilon: float, bounds: Any, data: d
         for spec in specs
         if spec.real
     }
-    share, releases = release_plan(specs, extra["counts"], epsilon)
+    share, releases = release_plan(specs, extra["counts"], epsilon, extra.get("weight_bound"))
     scale = releases[0]["scale"]
-    if scale and (not math.isfinite(1000.0 * scale) or int(counts.max(initial=0)) + 1000.0 * scale >= 2.0**62):
+    if scale and extra.get("weight_bound") is not None:
+        if not math.isfinite(1000.0 * scale):
+            raise ValueError(f"epsilon={epsilon!r} is too small for sample_weight_bound: the noise would overflow.")
+    elif scale and (not math.isfinite(1000.0 * scale) or int(counts.max(initial=0)) + 1000.0 * scale >= 2.0**62):
         raise ValueError(
             f"epsilon={epsilon!r} is too small: the noise (scale {scale:.3g} per count) would overflow; use a "
             "larger epsilon."
@@ -70,10 +125,18 @@ def exact_statistics(extra: dict[str, Any], epsilon: float, bounds: Any, data: d
     return {"counts": counts, "sums": sums, "share": share, "releases": releases}
 
 
-def draw_noise(specs: list[MetricSpec], statistics: dict[str, Any], noise: NoiseSource) -> dict[str, Any]:
-    """Release the table and the sums, each at ``share`` of epsilon (nothing else is drawn from ``noise``)."""
+def draw_noise(
+    specs: list[MetricSpec], statistics: dict[str, Any], noise: NoiseSource, weight_bound: float | None = None
+) -> dict[str, Any]:
+    """Release the table and the sums, each at ``share`` of epsilon (nothing else is drawn from ``noise``).
+
+    With ``weight_bound`` the table of weighted sums gets Laplace noise ``weight_bound / share`` per cell.
+    """
     share = statistics["share"]
-    noisy = _core.release_table(statistics["counts"], share, noise)
+    if weight_bound is None:
+        noisy = _core.release_table(statistics["counts"], share, noise)
+    else:
+        noisy = _core.release_sums(statistics["counts"], weighted_table_sensitivity(weight_bound), share, noise)
     sums = {
         spec.key: _core.release_sums(statistics["sums"][spec.key], spec.width, share, noise) for spec in specs if spec.real
     }

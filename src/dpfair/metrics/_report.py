@@ -43,7 +43,8 @@ def assessment_table(frame: PrivateMetricFrame) -> pd.DataFrame:
     Parameters
     ----------
     frame : PrivateMetricFrame
-        The assessment (without control features).
+        The assessment.  With control features, a group is labelled ``"control=level: group"`` and every
+        summary has one row per control level (its ``group`` names the level).
 
     Returns
     -------
@@ -52,31 +53,53 @@ def assessment_table(frame: PrivateMetricFrame) -> pd.DataFrame:
         ``by_group``, ``overall``, ``difference``, ``ratio``, ``difference_to_overall`` or
         ``ratio_to_overall``.  An estimate that cannot be measured is NaN (empty in the CSV).
     """
-    if frame.control_levels is not None:
-        raise ValueError("assessment_table: a frame with control_features has one table per control level; use by_group.")
     keys = [spec.key for spec in frame._specs]
     ci = frame.conf_int
     by_group = _as_frame(frame.by_group, keys)
     lower, upper = _as_frame(ci["by_group"]["lower"], keys), _as_frame(ci["by_group"]["upper"], keys)
     flagged = _as_frame(frame.flagged, keys)
+    controls = frame.control_levels
+    n_control = len(controls) if controls else 0
+
+    def control_label(level: Any) -> str:
+        level = level if isinstance(level, tuple) else (level,)
+        return ", ".join(f"{name}={value}" for name, value in zip(controls or [], level, strict=True))
+
+    def group_label(group: Any) -> str:
+        if not controls:
+            return _label(group)
+        group = group if isinstance(group, tuple) else (group,)
+        level = group[:n_control] if n_control > 1 else group[0]
+        rest = group[n_control:] if len(group) > n_control + 1 else group[n_control]
+        return f"{control_label(level)}: {_label(rest)}"
+
     rows = []
     for key in keys:
         for group in by_group.index:
             rows.append({
-                "metric": key, "statistic": "by_group", "group": _label(group), "estimate": by_group.at[group, key],
+                "metric": key, "statistic": "by_group", "group": group_label(group), "estimate": by_group.at[group, key],
                 "lower": lower.at[group, key], "upper": upper.at[group, key], "flagged": bool(flagged.at[group, key]),
             })
         summaries = [("overall", frame.overall)] + [
             (name, getattr(frame, kind)(method=method)) for name, kind, method in _SUMMARIES
         ]
         for name, value in summaries:
-            rows.append({
-                "metric": key, "statistic": name, "group": "",
-                "estimate": _as_series(value, keys)[key],
-                "lower": _as_series(ci[name]["lower"], keys)[key],
-                "upper": _as_series(ci[name]["upper"], keys)[key],
-                "flagged": bool(flagged[key].any()) if name != "overall" else False,
-            })
+            if not controls:
+                rows.append({
+                    "metric": key, "statistic": name, "group": "",
+                    "estimate": _as_series(value, keys)[key],
+                    "lower": _as_series(ci[name]["lower"], keys)[key],
+                    "upper": _as_series(ci[name]["upper"], keys)[key],
+                    "flagged": bool(flagged[key].any()) if name != "overall" else False,
+                })
+                continue
+            # with control features: one row per control level (fairlearn computes every summary within each level)
+            value, lo, hi = (_as_frame(v, keys) for v in (value, ci[name]["lower"], ci[name]["upper"]))
+            for level in value.index:
+                rows.append({
+                    "metric": key, "statistic": name, "group": control_label(level), "estimate": value.at[level, key],
+                    "lower": lo.at[level, key], "upper": hi.at[level, key], "flagged": False,
+                })
     return pd.DataFrame(rows, columns=["metric", "statistic", "group", "estimate", "lower", "upper", "flagged"])
 
 

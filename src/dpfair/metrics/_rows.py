@@ -12,7 +12,7 @@ import pandas as pd
 from dpfair._estimator import resolve_groups
 from dpfair._validation import as_finite_array, one_value_per_row
 
-__all__ = ["OTHER", "UNDECLARED", "as_1d", "binary", "bounded", "resolve_rows", "sensitive_columns"]
+__all__ = ["OTHER", "UNDECLARED", "as_1d", "binary", "bounded", "resolve_rows", "sample_weights", "sensitive_columns"]
 
 #: the values of ``undeclared=``: refuse a row with an undeclared label, or count it in the group :data:`OTHER`
 UNDECLARED = ("raise", "other")
@@ -67,6 +67,17 @@ def bounded(arr: np.ndarray, name: str, bounds: tuple[float, float]) -> np.ndarr
             "possible value (public knowledge, never read off the data), or clip the values before assessing."
         )
     return out
+
+
+def sample_weights(values: Any, n_rows: int, bound: float) -> np.ndarray:
+    """``sample_weight`` as floats, every weight in the declared ``[0, sample_weight_bound]`` (else refused by name)."""
+    arr = as_finite_array(as_1d(values, "sample_weight", n_rows), "sample_weight", ndim=1, allow_bool=False)
+    if (arr < 0).any() or (arr > bound).any():
+        raise ValueError(
+            f"sample_weight holds weights outside [0, sample_weight_bound={bound:g}]; declare a sample_weight_bound "
+            "that bounds every possible weight (public knowledge, never read off the data), or cap the weights first."
+        )
+    return arr.astype(float)
 
 
 def sensitive_columns(sensitive_features: Any, n_rows: int, name: str = "sensitive_features") -> list[tuple[str, np.ndarray]]:
