@@ -128,7 +128,7 @@ class PrivateMetricFrame(PrivateMechanismMixin):
     budget : PrivacyBudget, optional
         Charged ``(epsilon, 0)`` once, after every argument is validated and before any noise.
     random_state : None, int, numpy RandomState or Generator
-        fairlearn's meaning: seeds the resampling of the confidence intervals only.  It **never**
+        As in fairlearn: seeds the resampling of the confidence intervals only.  It **never**
         seeds the privacy noise, so code moved over from fairlearn keeps secure noise.
     noise_random_state : None, int, numpy Generator or NoiseSource
         ``None`` (default): secure noise (OpenDP).  A seed gives reproducible, *not hardened* noise,
@@ -140,7 +140,7 @@ class PrivateMetricFrame(PrivateMechanismMixin):
         The quantiles the ``*_ci`` accessors return, fairlearn's name (default: the two ends of the
         ``confidence_level`` interval).
     sample_params : dict, optional
-        fairlearn's per-metric parameters: ``pos_label`` (the label counted as 1; every other label
+        The per-metric parameters of fairlearn: ``pos_label`` (the label counted as 1; every other label
         is 0; all metrics must share it: one table) and ``sample_weight`` (one weight per row, given
         to every count-based metric as the same array object, with ``sample_weight_bound``): the
         table then holds weighted sums, released with Laplace noise ``sample_weight_bound /
@@ -149,7 +149,7 @@ class PrivateMetricFrame(PrivateMechanismMixin):
         (:func:`dpfair.metrics._core.posterior_sums`).  At ``epsilon=inf`` the values equal
         fairlearn's with the same ``sample_params``.
     control_features : array-like, Series, DataFrame or dict, optional
-        fairlearn's control features: ``by_group`` is indexed by (control, sensitive) levels and
+        The control features of fairlearn: ``by_group`` is indexed by (control, sensitive) levels and
         every summary is computed within each control level.  They are released like the sensitive
         features (declare their levels in ``groups``).
     undeclared : {"raise", "other"}, default "raise"
@@ -301,7 +301,23 @@ class PrivateMetricFrame(PrivateMechanismMixin):
             The columns holding the true label, the prediction and the number of rows.
         control_features : str or list of str, optional
             The column(s) holding control features.
-        groups, confidence_level, budget, random_state, noise_random_state, n_boot, ci_quantiles, sample_params, undeclared
+        groups : list, optional
+            As for the constructor.
+        confidence_level : float, default 0.95
+            As for the constructor.
+        budget : PrivacyBudget, optional
+            As for the constructor.
+        random_state : None, int, numpy.random.RandomState or numpy.random.Generator
+            As for the constructor (the interval draws only).
+        noise_random_state : None, int, numpy.random.Generator or NoiseSource
+            As for the constructor (seeded noise: reproducible, not hardened).
+        n_boot : int, optional
+            As for the constructor.
+        ci_quantiles : list of float, optional
+            As for the constructor.
+        sample_params : dict, optional
+            As for the constructor (``pos_label`` only: counts carry no weights).
+        undeclared : {"raise", "other"}, default "raise"
             As for the constructor.
 
         Returns
@@ -586,7 +602,7 @@ class PrivateMetricFrame(PrivateMechanismMixin):
     # ------------------------------------------------------------------ fairlearn's interval accessors
     @property
     def overall_ci(self) -> list[Any]:
-        """fairlearn's ``overall_ci``: one object like :attr:`overall` per entry of ``ci_quantiles``.
+        """Intervals of :attr:`overall`, as fairlearn's ``overall_ci``: one object per entry of ``ci_quantiles``.
 
         Returns
         -------
@@ -598,7 +614,7 @@ class PrivateMetricFrame(PrivateMechanismMixin):
 
     @property
     def by_group_ci(self) -> list[Any]:
-        """fairlearn's ``by_group_ci``: one object like :attr:`by_group` per entry of ``ci_quantiles``.
+        """Intervals of :attr:`by_group`, as fairlearn's ``by_group_ci``: one object per entry of ``ci_quantiles``.
 
         Returns
         -------
@@ -609,7 +625,7 @@ class PrivateMetricFrame(PrivateMechanismMixin):
                                       lambda: self.by_group, self._frame_or_series)
 
     def group_min_ci(self) -> list[Any]:
-        """fairlearn's ``group_min_ci()``: one object like :meth:`group_min` per entry of ``ci_quantiles``.
+        """Compute fairlearn's ``group_min_ci()``: one object like :meth:`group_min` per entry of ``ci_quantiles``.
 
         Returns
         -------
@@ -620,7 +636,7 @@ class PrivateMetricFrame(PrivateMechanismMixin):
                                       self._scalar_or_series)
 
     def group_max_ci(self) -> list[Any]:
-        """fairlearn's ``group_max_ci()``: one object like :meth:`group_max` per entry of ``ci_quantiles``.
+        """Compute fairlearn's ``group_max_ci()``: one object like :meth:`group_max` per entry of ``ci_quantiles``.
 
         Returns
         -------
@@ -631,7 +647,7 @@ class PrivateMetricFrame(PrivateMechanismMixin):
                                       self._scalar_or_series)
 
     def difference_ci(self, method: Literal["between_groups", "to_overall"] = "between_groups") -> list[Any]:
-        """fairlearn's ``difference_ci(method)``: one object like :meth:`difference` per entry of ``ci_quantiles``.
+        """Compute fairlearn's ``difference_ci(method)``: one object like :meth:`difference` per ``ci_quantiles`` entry.
 
         Parameters
         ----------
@@ -650,7 +666,7 @@ class PrivateMetricFrame(PrivateMechanismMixin):
         )
 
     def ratio_ci(self, method: Literal["between_groups", "to_overall"] = "between_groups") -> list[Any]:
-        """fairlearn's ``ratio_ci(method)``: one object like :meth:`ratio` per entry of ``ci_quantiles``.
+        """Compute fairlearn's ``ratio_ci(method)``: one object like :meth:`ratio` per entry of ``ci_quantiles``.
 
         Parameters
         ----------

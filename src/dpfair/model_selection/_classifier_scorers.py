@@ -115,7 +115,18 @@ class PrivateAccuracyScorer(_PrivateScorer):
     _privacy_parameters: ClassVar[dict[str, str]] = {}
 
     def sensitivity(self, n_rows: int) -> float:
-        """L1 sensitivity of the error rate: ``1 / n_rows`` (:func:`accuracy_sensitivity`)."""
+        """L1 sensitivity of the error rate: ``1 / n_rows`` (:func:`accuracy_sensitivity`).
+
+        Parameters
+        ----------
+        n_rows : int
+            The number of validation rows (public).
+
+        Returns
+        -------
+        float
+            ``1 / n_rows``.
+        """
         return accuracy_sensitivity(n_rows)
 
     def noisy_error(self, estimator: Any, X: Any, y: Any, sensitive_features: Any, *, epsilon: float,
@@ -219,7 +230,18 @@ class PrivateEqualizedOddsScorer(_PrivateScorer):
         self.eo_target = None if eo_target is None else float(eo_target)
 
     def sensitivity(self, n_rows: int) -> float:
-        """L1 sensitivity of the table: ``2 / n_rows`` (:func:`equalized_odds_sensitivity`)."""
+        """L1 sensitivity of the table: ``2 / n_rows`` (:func:`equalized_odds_sensitivity`).
+
+        Parameters
+        ----------
+        n_rows : int
+            The number of validation rows (public).
+
+        Returns
+        -------
+        float
+            ``2 / n_rows``.
+        """
         return equalized_odds_sensitivity(n_rows)
 
     def noisy_table(self, estimator: Any, X: Any, y: Any, sensitive_features: Any, *, epsilon: float,
@@ -266,7 +288,10 @@ class PrivateEqualizedOddsScorer(_PrivateScorer):
 
         Returns
         -------
-        error, violation : float
+        error : float
+            The error rate read off the table.
+        violation : float
+            The largest gap in false- or true-positive rates between groups with mass.
         """
         clipped = np.clip(np.asarray(table, dtype=float), 0.0, None)
         error = float(np.clip(clipped[:, 0, 1].sum() + clipped[:, 1, 0].sum(), 0.0, 1.0))

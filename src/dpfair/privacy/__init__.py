@@ -9,8 +9,7 @@ lattice     Tabulated discrete Gaussian noise on a fine grid (secure at ~0.1 us 
 mechanisms  Laplace, Gaussian, exponential and exact top-m exponential mechanisms.
 continual   Continual release of running sums: binary tree, and factorizations (square root, Honaker).
 audit       Empirical lower bounds on epsilon for testing mechanisms.
-leaks       :class:`PrivacyLeakWarning` for outputs that are exact functions of private data (and
-            :class:`SeededNoiseWarning` for releases whose noise a seed reproduces).
+leaks       :class:`PrivacyLeakWarning` for exact outputs; :class:`SeededNoiseWarning` for seeded noise.
 relations   Neighbouring relations (add/remove, replace, change one attribute) and their sound conversions.
 """
 

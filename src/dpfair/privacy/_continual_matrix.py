@@ -166,6 +166,7 @@ class ContinualSumMechanism:
         Returns
         -------
         float
+            The variance of each released entry at step ``t``.
         """
         t = max(self.t, 1) if t is None else self._check_t(t)
         return self.noise_scale**2 * float(self._release_norms[t - 1]) ** 2
@@ -274,6 +275,7 @@ class ContinualSumMechanism:
         Returns
         -------
         ndarray of shape ``self.shape``
+            The noisy running sum released at this step.
         """
         self._check_shift(shift)
         self.update(element)
@@ -296,6 +298,7 @@ class ContinualSumMechanism:
         Returns
         -------
         float
+            The bound, holding with probability at least ``1 - beta``.
         """
         if not self.symmetric:
             raise ValueError("noise_operator_norm_bound applies to symmetric noise only (symmetric=True).")

@@ -102,6 +102,16 @@ class Factorization:
         """Number of noise vectors (rows of ``z``, in the row order of ``C``) drawn at step ``t``.
 
         The trees draw the rows of the nodes completed at ``t``; the square root draws a block ahead.
+
+        Parameters
+        ----------
+        t : int
+            The step, from 1.
+
+        Returns
+        -------
+        int
+            How many noise vectors step ``t`` draws.
         """
         return 1
 
@@ -148,6 +158,16 @@ class Factorization:
 
         Its ``step(z)`` takes the ``n_draws(t)`` noise vectors of step ``t`` as an array of shape
         ``(n_draws(t), *shape)`` and returns ``(B z)_t``.
+
+        Parameters
+        ----------
+        shape : tuple of int
+            The shape of one element of the stream.
+
+        Returns
+        -------
+        object
+            The generator, with a ``step(z)`` method.
         """
         raise NotImplementedError
 
@@ -392,6 +412,7 @@ def get_factorization(factorization: Any, horizon: int) -> Factorization:
     Returns
     -------
     Factorization
+        The factorization of the prefix-sum matrix for ``horizon`` releases.
 
     Raises
     ------
