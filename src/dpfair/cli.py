@@ -494,10 +494,16 @@ def federated_demo(
     executor: Annotated[str, typer.Option("--executor", help="persistent (fast) or flower (a process per message).")] = (
         "persistent"
     ),
+    timeout: Annotated[
+        float | None,
+        typer.Option("--timeout", min=0.001, metavar="SECONDS",
+                     help="Time limit of the run; default: planned message rounds x measured seconds each x 3, plus slack."),
+    ] = None,
 ) -> None:
     """Start a local SuperLink and one SuperNode per agent on 127.0.0.1, run the Flower app, print the
     fairness regret, the communication rounds and each agent's privacy_spent, and stop every process
-    (also on Ctrl-C)."""
+    (also on Ctrl-C, or if this process is killed). A failure (start-up, the time limit, an agent that
+    never joined) is one FAILED line and exit status 1, with the partial result saved."""
     try:
         import flwr  # noqa: F401
     except ImportError:
@@ -507,7 +513,7 @@ def federated_demo(
     try:
         result = run_demo(
             agents, horizon, learner=learner, protocol=protocol, learners=learners, epsilon=epsilon, delta=delta, seed=seed,
-            random_state=random_state, out=out, executor=executor, echo=typer.echo,
+            random_state=random_state, out=out, executor=executor, timeout=timeout, echo=typer.echo,
         )
     except (ValueError, TypeError) as exc:
         _fail(str(exc), "run `dpfair federated demo --help`.")
@@ -516,7 +522,7 @@ def federated_demo(
         raise typer.Exit(code=130) from None
     for line in summary(result):
         typer.echo(line)
-    if not result.server.get("completed"):
+    if result.failure or not result.server.get("completed"):
         raise typer.Exit(code=1)
 
 

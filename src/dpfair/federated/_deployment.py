@@ -2,11 +2,14 @@
 
 :class:`LocalFederation` starts ``flower-superlink`` and ``n_nodes`` SuperNodes (each in its own process
 group), waits until every SuperNode is registered, runs a Flower app with ``flwr run ... --stream`` and stops
-every process it started (also on ``KeyboardInterrupt``). Built for flwr 1.41.0.
+every process it started (also on ``KeyboardInterrupt``; and, through an owner-death watch,
+:mod:`dpfair.federated._reaper`, when its owner is killed). Built for flwr >= 1.41, < 1.42.
 
 Two executors run the ClientApp of each SuperNode:
 
 ``"persistent"`` (default)
+    Needs the flwr internals that :func:`dpfair.federated._executor.fast_path_problems` checks; where they
+    differ it turns itself off with a ``RuntimeWarning`` (``fast_path_off``) and runs ``"flower"``.
     The SuperNode runs with ``--isolation process`` and its idle sleeps capped, next to one long-lived
     ``python -m dpfair.federated._executor clientapp-executor`` process that runs every ClientApp task
     in-process (the ClientApp is loaded once per FAB): a message round trip takes milliseconds.
@@ -27,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import warnings
 import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -228,7 +232,8 @@ class LocalFederation:
         One ``--node-config`` per node; default ``{"partition-id": i, "num-partitions": n_nodes}``.
     executor : {"persistent", "flower"}
         How ClientApp messages are executed: ``"persistent"`` (one long-lived in-process executor per node and
-        a SuperNode with capped idle sleeps; milliseconds per round trip, needs flwr 1.41.0) or ``"flower"``
+        a SuperNode with capped idle sleeps; milliseconds per round trip; turns itself off, with a warning, where
+        flwr's internals are not as expected) or ``"flower"``
         (stock Flower processes; seconds per round trip).
     host : str
         Address the SuperLink binds to and the nodes connect to.
@@ -280,6 +285,21 @@ class LocalFederation:
         if len(node_configs) != self.n_nodes:
             raise ValueError(f"{len(node_configs)} node_configs for {self.n_nodes} nodes")
         self.node_configs = [dict(c) for c in node_configs]
+        #: Why the fast path was turned off (``executor="persistent"`` asked, flwr's internals not as expected).
+        self.fast_path_off: str | None = None
+        if executor == "persistent":
+            from dpfair.federated._executor import fast_path_problems
+
+            problems = fast_path_problems()
+            if problems:
+                self.fast_path_off = "; ".join(problems)
+                warnings.warn(
+                    f"dpfair's fast executor is OFF ({self.fast_path_off}): running stock Flower processes "
+                    "(seconds per message round instead of milliseconds).",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
+                executor = "flower"
         self.executor = executor
         self.host = host
         self.startup_timeout = float(startup_timeout)
@@ -295,6 +315,7 @@ class LocalFederation:
         self._runs = 0
         self.superlink_address = ""
         self._bin = Path(sys.executable).parent
+        self._reaper: subprocess.Popen | None = None
 
     # ------------------------------------------------------------------ processes
     @property
@@ -334,6 +355,8 @@ class LocalFederation:
         env["PATH"] = str(self._bin) + os.pathsep + env.get("PATH", "")
         env["FLWR_HOME"] = str(flwr_home)
         env["PYTHONUNBUFFERED"] = "1"
+        # Flower's own setting: how often a SuperExec asks for a task (a ServerApp to start on the SuperLink, a
+        # ClientApp per message on a stock SuperNode).  1 s on the SuperLink (a run's start), 0.1 s on stock nodes.
         env.setdefault("FLWR_SUPEREXEC_TASK_POLL_INTERVAL", "0.1")
         env.setdefault("FLWR_TELEMETRY_ENABLED", "0")
         return env
@@ -350,7 +373,42 @@ class LocalFederation:
         self.processes[name] = proc
         self._logs[name] = path
         self._seen_pids.add(proc.pid)
+        self._tell_reaper(f"pgid {proc.pid}")
         return proc
+
+    def _start_reaper(self) -> None:
+        """The owner-death watch (:mod:`dpfair.federated._reaper`): stops everything if this process dies."""
+        self._reaper = subprocess.Popen(
+            [sys.executable, "-m", "dpfair.federated._reaper", str(self.stop_timeout)],
+            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+            text=True,
+        )
+        if self._own_home:
+            self._tell_reaper(f"home {self.flwr_home}")
+
+    def _tell_reaper(self, line: str) -> None:
+        if self._reaper is not None and self._reaper.stdin is not None:
+            try:
+                self._reaper.stdin.write(line + "\n")
+                self._reaper.stdin.flush()
+            except OSError:
+                pass
+
+    def _release_reaper(self) -> None:
+        reaper, self._reaper = self._reaper, None
+        if reaper is None:
+            return
+        try:
+            if reaper.stdin is not None:
+                reaper.stdin.write("done\n")
+                reaper.stdin.close()
+        except OSError:
+            pass
+        try:
+            reaper.wait(5.0)
+        except subprocess.TimeoutExpired:
+            reaper.kill()
+            reaper.wait()
 
     def _check_alive(self, name: str, what: str) -> None:
         proc = self.processes[name]
@@ -379,6 +437,7 @@ class LocalFederation:
             raise RuntimeError("this LocalFederation was already started")
         _LIVE.add(self)
         try:
+            self._start_reaper()
             self._start()
         except BaseException:
             self.stop()
@@ -399,6 +458,8 @@ class LocalFederation:
         link_home = self.flwr_home / "superlink"
         link_home.mkdir(exist_ok=True)
         link_env = self._env(link_home)
+        if "FLWR_SUPEREXEC_TASK_POLL_INTERVAL" not in os.environ:
+            link_env["FLWR_SUPEREXEC_TASK_POLL_INTERVAL"] = "1.0"
         if self.executor == "persistent":
             # The SuperLink's SuperExec starts `flwr-serverapp` from PATH: a shim with fast object pulls.
             shim_dir = self.flwr_home / "bin"
@@ -509,6 +570,7 @@ class LocalFederation:
         )
         self.processes[name] = proc
         self._logs[name] = path
+        self._tell_reaper(f"pgid {proc.pid}")
         return RunHandle(proc, args, path, fh)
 
     def run(self, run_config: Mapping[str, Any] | None = None, timeout: float | None = None) -> subprocess.CompletedProcess:
@@ -597,6 +659,7 @@ class LocalFederation:
             _LIVE.discard(self)
             if self._own_home:
                 shutil.rmtree(self.flwr_home, ignore_errors=True)
+            self._release_reaper()
 
     def __enter__(self) -> LocalFederation:
         return self.start()

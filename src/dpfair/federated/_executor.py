@@ -18,15 +18,19 @@ process (``python -m dpfair.federated._executor <command> ...``):
     installing each FAB and loading its ``ClientApp`` once per FAB hash. No process is spawned and nothing is
     re-imported per message.
 
-Both are pinned to flwr 1.41.0 (they use internals); with another version the SuperNode starts unpatched
-(with a warning) and the persistent executor refuses to start, so callers should fall back to
-``executor="flower"``.
+Both rely on flwr internals, checked by :func:`fast_path_problems` (the supported range,
+:data:`SUPPORTED_FLWR_RANGE`, and every internal they touch); where a check fails,
+:class:`~dpfair.federated.LocalFederation` turns the fast path off in the owner's process with a
+``RuntimeWarning`` and runs stock Flower (``executor="flower"``); the entry points themselves start
+unpatched (the SuperNode, the ServerApp) or refuse to start (the executor).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
+import re
 import signal
 import sys
 import threading
@@ -35,14 +39,32 @@ import types
 import warnings
 from typing import Any
 
-#: The flwr version whose internals these entry points rely on.
-SUPPORTED_FLWR_VERSION = "1.41.0"
+#: The flwr versions whose internals these entry points rely on: ``>= 1.41.0, < 1.42``.
+SUPPORTED_FLWR_RANGE = ((1, 41), (1, 42))
+SUPPORTED_FLWR_VERSION = "1.41.0"  # the version it was written and measured on
 
 #: Upper bound (seconds) on any sleep of the SuperNode's fleet loop.
 DEFAULT_SLEEP_CAP = 0.05
 
 #: Seconds between two AcquireTask polls of the persistent executor when no task is pending.
 DEFAULT_POLL_INTERVAL = float(os.environ.get("DPFAIR_EXECUTOR_POLL", "0.02"))
+
+#: Idle backoff of the SuperNode's fleet loop and of the executor: their short polls last IDLE_AFTER seconds after
+#: the last message; then they poll every IDLE_SLEEP seconds, and after LONG_IDLE_AFTER seconds every
+#: LONG_IDLE_SLEEP seconds (stock Flower's 3 s): an idle federation stays under 5 % of a CPU, and the first message
+#: after a long pause waits up to 6 s (SuperNode, then executor), about what stock Flower makes every message wait.
+#: A run's ``init`` therefore waits up to ``start-timeout``, not ``round-timeout``.
+IDLE_AFTER = 2.0
+IDLE_SLEEP = float(os.environ.get("DPFAIR_IDLE_POLL", "0.5"))
+LONG_IDLE_AFTER = 10.0
+LONG_IDLE_SLEEP = 3.0
+
+
+def idle_pause(idle_seconds: float, busy_pause: float, long_sleep: float = LONG_IDLE_SLEEP) -> float:
+    """The pause between two polls after *idle_seconds* without traffic (*busy_pause* while there is traffic)."""
+    if idle_seconds < IDLE_AFTER:
+        return busy_pause
+    return max(busy_pause, IDLE_SLEEP if idle_seconds < LONG_IDLE_AFTER else long_sleep)
 
 #: A task running longer than this starts sending task heartbeats to the SuperNode.
 _HEARTBEAT_AFTER = 5.0
@@ -57,16 +79,67 @@ def flwr_version() -> str | None:
     return str(flwr.__version__)
 
 
-def _patch_supernode_sleep(cap: float) -> bool:
-    """Cap every ``time.sleep`` of ``flwr.supernode.start_client_internal`` at *cap* seconds.
+def _in_range(version: str) -> bool:
+    match = re.match(r"(\d+)\.(\d+)", version)
+    if match is None:
+        return False
+    low, high = SUPPORTED_FLWR_RANGE
+    return low <= (int(match[1]), int(match[2])) < high
 
-    Returns whether the patch was applied (only on the supported flwr version).
+
+def fast_path_problems() -> list[str]:
+    """Why the fast path (this module's entry points) cannot run with the installed flwr; empty when it can.
+
+    Checks the version range and every flwr internal the entry points use: the SuperNode's ``time`` module,
+    the object pulls' keyword defaults, the Runtime API task functions and messages.
+
+    Returns
+    -------
+    list of str
+        One line per failed check.
     """
     version = flwr_version()
-    if version != SUPPORTED_FLWR_VERSION:
+    if version is None:
+        return ["flwr is not installed"]
+    problems = []
+    if not _in_range(version):
+        low, high = SUPPORTED_FLWR_RANGE
+        problems.append(f"flwr {version} is outside the supported range >={low[0]}.{low[1]},<{high[0]}.{high[1]}")
+    checks = [
+        ("flwr.supernode.start_client_internal", ("time", "start_client_internal")),
+        ("flwr.supercore.inflatable.inflatable_utils", ("pull_objects", "pull_and_inflate_object_from_tree")),
+        ("flwr.supernode.runtime.run_clientapp", ("pull_task_input", "push_message", "push_task_output")),
+        ("flwr.proto.runtime_pb2", ("AcquireTaskRequest",)),
+        ("flwr.supercore.runtime", ("RuntimeHttpClient",)),
+        ("flwr.clientapp.utils", ("get_load_client_app_fn",)),
+    ]
+    for module_name, names in checks:
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:
+            problems.append(f"flwr has no module {module_name}")
+            continue
+        missing = [name for name in names if not hasattr(module, name)]
+        if missing:
+            problems.append(f"{module_name} has no {', '.join(missing)}")
+        elif module_name.endswith("inflatable_utils"):
+            for name in names:
+                kw = getattr(module, name).__kwdefaults__ or {}
+                if "initial_backoff" not in kw or "backoff_cap" not in kw:
+                    problems.append(f"{module_name}.{name} has no initial_backoff / backoff_cap keyword")
+    return problems
+
+
+def _patch_supernode_sleep(cap: float) -> bool:
+    """Cap every ``time.sleep`` of ``flwr.supernode.start_client_internal`` at *cap* seconds (adaptive when idle).
+
+    Returns whether the patch was applied (only where :func:`fast_path_problems` finds none).
+    """
+    problems = fast_path_problems()
+    if problems:
         warnings.warn(
-            f"dpfair's low-latency SuperNode is written for flwr {SUPPORTED_FLWR_VERSION}, found flwr "
-            f"{version}; starting the stock SuperNode (about 3 s per idle poll).",
+            f"dpfair's low-latency SuperNode is off ({'; '.join(problems)}); starting the stock SuperNode "
+            "(about 3 s per idle poll).",
             RuntimeWarning,
             stacklevel=2,
         )
@@ -77,8 +150,15 @@ def _patch_supernode_sleep(cap: float) -> bool:
     proxy = types.ModuleType("time")
     proxy.__dict__.update({k: v for k, v in vars(real_time).items() if not k.startswith("__")})
 
+    last_active = [real_time.monotonic()]
+
     def capped_sleep(seconds: float) -> None:
-        real_time.sleep(min(seconds, cap))
+        # the fleet loop sleeps 3 s after a pull that found no message (idle) and 0.5 s while a reply is pending
+        # (active): short sleeps while there is traffic, back to IDLE_SLEEP once idle for IDLE_AFTER seconds
+        now = real_time.monotonic()
+        if seconds < 3.0:
+            last_active[0] = now
+        real_time.sleep(min(seconds, idle_pause(now - last_active[0], cap)))
 
     proxy.sleep = capped_sleep  # type: ignore[attr-defined]
     sci.time = proxy  # type: ignore[assignment]
@@ -96,9 +176,9 @@ def speed_up_object_pulls(initial_backoff: float = DEFAULT_PULL_BACKOFF[0], back
     with its push; flwr then retries each missing object with an exponential backoff starting at **1 s**
     (``flwr.supercore.inflatable.inflatable_utils.pull_objects``), which costs ~1 s per message hop. The
     SuperNode (pulling from the SuperLink), the executor (pulling from the SuperNode) and the ServerApp
-    (``Grid.pull_messages``) all hit it. Returns whether the patch was applied (flwr 1.41.0 only).
+    (``Grid.pull_messages``) all hit it. Returns whether the patch was applied (see :func:`fast_path_problems`).
     """
-    if flwr_version() != SUPPORTED_FLWR_VERSION:
+    if fast_path_problems():
         return False
     from flwr.supercore.inflatable import inflatable_utils as iu
 
@@ -167,11 +247,9 @@ class PersistentClientAppExecutor:
     """
 
     def __init__(self, runtime_api_address: str, *, poll_interval: float = DEFAULT_POLL_INTERVAL) -> None:
-        version = flwr_version()
-        if version != SUPPORTED_FLWR_VERSION:
-            raise RuntimeError(
-                f"the persistent ClientApp executor needs flwr {SUPPORTED_FLWR_VERSION} (found {version}); use executor='flower'"
-            )
+        problems = fast_path_problems()
+        if problems:
+            raise RuntimeError(f"the persistent ClientApp executor cannot run ({'; '.join(problems)}); use executor='flower'")
         self.runtime_api_address = runtime_api_address
         speed_up_object_pulls()
         self.poll_interval = float(poll_interval)
@@ -254,6 +332,7 @@ class PersistentClientAppExecutor:
         acquirer = self._client(None)
         request = AcquireTaskRequest(supported_task_types=[TaskType.CLIENT_APP.value], agentapp_fab_hashes=[])
         print(f"[dpfair executor] serving {self.runtime_api_address} (pid {os.getpid()})", flush=True)
+        last_task = time.monotonic()
         try:
             while True:
                 res = acquirer.AcquireTask(request)
@@ -262,8 +341,9 @@ class PersistentClientAppExecutor:
                         self.run_task(res.token)
                     except Exception as ex:  # a failed push must not stop the executor; flwr expires the task
                         print(f"[dpfair executor] task failed: {ex!r}", file=sys.stderr, flush=True)
+                    last_task = time.monotonic()
                     continue
-                time.sleep(self.poll_interval)
+                time.sleep(idle_pause(time.monotonic() - last_task, self.poll_interval))
         finally:
             acquirer.close()
 

@@ -32,8 +32,14 @@ argument (``{"code": "invalid_reward", "argument": "rewards"}``, :data:`ERROR_CO
 exception's text, which may hold private values.  The details stay in the agent's local log (Flower's
 logger, ``flwr``, on the client).
 
-Run settings (``[tool.flwr.app.config]`` of the app project, ``flwr run --run-config``): see
-:data:`RUN_CONFIG`.
+Visibility: the ServerApp reports through Flower's logger (``flwr run --stream``, ``flwr log``): the agents
+that joined and the plan, a progress line every 2 s, each dropped agent (warning), each error, the end.  It
+writes its result to ``result-path`` (default ``dpfair-results/run-{run_id}.json``), also during the run.  A
+run that failed (an agent that never answered ``init``, too few SuperNodes, a run that stopped early) raises
+at its end, so that Flower records it as failed.
+
+Run settings (``[tool.flwr.app.config]`` of the app project, every one listed there, ``flwr run
+--run-config``): see :data:`RUN_CONFIG`.
 """
 
 from __future__ import annotations
@@ -50,14 +56,19 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["ERROR_CODES", "RUN_CONFIG", "learner_from_config", "learners_from_config", "make_client_app", "make_server_app"]
+from dpfair.federated._state import dumps_state, pack_metrics, unpack_metrics
+
+__all__ = ["ERROR_CODES", "RUN_CONFIG", "learner_from_config", "learners_from_config", "make_client_app", "make_server_app",
+           "planned_message_rounds"]
 
 #: Every run setting with its default.  ``learners``: several learners on the same streams in one run,
 #: ``"kind:protocol,kind:protocol"`` (e.g. ``"fed:bounded-gap,fed:p-fcb,priv:bounded-gap"``; empty: the one
 #: ``learner`` with ``protocol``); each is labelled ``kind-protocol``.  Strings: ``learner`` ("fed" or "priv"), ``protocol``,
 #: ``noise-calibration``, ``radius`` ("theory" or a number), paths (``result-path``, ``wire-log``,
-#: ``metrics-dir``; empty: not written).  ``random-state`` -1 draws secure noise.  ``context-bound``
-#: 0 declares ``sqrt(dim)`` (the synthetic world's bound); ``sync-threshold`` 0 the log-det default.
+#: ``metrics-dir``; empty: not written; ``{run_id}`` is replaced by the Flower run id; relative paths start
+#: at the ServerApp's working directory -- the result's absolute path is in the run's log).  ``random-state`` -1
+#: draws secure noise.  ``context-bound`` 0 declares ``sqrt(dim)`` (the synthetic world's bound);
+#: ``sync-threshold`` 0 the log-det default.
 RUN_CONFIG: dict[str, Any] = {
     "learner": "priv",
     "protocol": "bounded-gap",
@@ -85,7 +96,7 @@ RUN_CONFIG: dict[str, Any] = {
     "sync-threshold": 0.0,
     "round-timeout": 30.0,
     "start-timeout": 60.0,
-    "result-path": "",
+    "result-path": "dpfair-results/run-{run_id}.json",
     "wire-log": "",
     "metrics-dir": "",
 }
@@ -106,6 +117,7 @@ ERROR_CODES: dict[str, str] = {
 }
 
 _MESSAGE_TYPE = "train"
+_PROGRESS_EVERY = 2.0  # seconds between two progress lines (and result checkpoints) of the ServerApp
 _STEPS = ("init", "play", "release", "finish")
 
 
@@ -287,18 +299,60 @@ def _reply_config(reply: Any) -> dict[str, Any]:
     return config
 
 
+def _planned(servers: Mapping[str, Any], horizon: int) -> int:
+    """Message rounds of the play loop (init and finish not counted); log-det: one per round (releases extra)."""
+    if any(server.protocol == "log-det" for server in servers.values()):
+        return horizon
+    t, count = 0, 0
+    while t < horizon:
+        t = min((r for r in (server.next_round(t) for server in servers.values()) if r is not None), default=horizon)
+        count += 1
+    return count
+
+
+def planned_message_rounds(config: Mapping[str, Any]) -> int:
+    """The Flower message rounds a run's play loop takes (log-det: its lower bound, one per round).
+
+    Parameters
+    ----------
+    config : mapping
+        Run settings (:data:`RUN_CONFIG` keys).
+
+    Returns
+    -------
+    int
+        Message rounds, without the ``init`` and ``finish`` rounds.
+    """
+    c = _settings(config)
+    T, m, d = int(c["horizon"]), int(c["n-agents"]), int(c["dim"])
+    return _planned({label: lr.make_server(d, T, m) for label, lr in learners_from_config(c).items()}, T)
+
+
 def _serve(grid: Any, run_config: Mapping[str, Any],
-           learner_factory: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None) -> dict[str, Any]:
+           learner_factory: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None,
+           checkpoint: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
     c = _settings(run_config)
     T, m, d = int(c["horizon"]), int(c["n-agents"]), int(c["dim"])
     learners = (learners_from_config if learner_factory is None else learner_factory)(c)
     servers = {label: learner.make_server(d, T, m) for label, learner in learners.items()}
+    log = _local_log()
+    planned = _planned(servers, T)
     result: dict[str, Any] = {
-        "horizon": T, "n_agents": m, "dropped": {}, "errors": [], "agents": {}, "completed": False,
+        "horizon": T, "n_agents": m, "dropped": {}, "errors": [], "agents": {}, "completed": False, "failed": None,
+        "rounds_played": 0, "planned_message_rounds": planned,
         "learners": {label: {"learner": type(learner).__name__, "protocol": servers[label].protocol,
                              "communication_rounds": 0, "synchronization_rounds": [], "privacy_spent": {}}
                      for label, learner in learners.items()},
     }
+    save = checkpoint or (lambda _result: None)
+
+    def fail(why: str) -> dict[str, Any]:
+        result["errors"].append(why)
+        result["failed"] = result["failed"] or why
+        log.error("dpfair: %s", why)
+        save(result)
+        return result
+
     exchange = _Exchange(grid, float(c["round-timeout"]), str(c["wire-log"]))
     start = time.monotonic()
     nodes: list[int] = []
@@ -308,10 +362,17 @@ def _serve(grid: Any, run_config: Mapping[str, Any],
             break
         time.sleep(0.05)
     if len(nodes) < m:
-        result["errors"].append(f"only {len(nodes)} of n-agents={m} SuperNodes connected within start-timeout")
-        return result
+        return fail(f"only {len(nodes)} of n-agents={m} SuperNodes connected within start-timeout={c['start-timeout']} s")
     live: dict[int, int] = {}  # agent -> node
-    for node, reply in exchange({node: _records("init") for node in nodes}).items():
+    # init loads the ClientApp and wakes idle SuperNodes (stock Flower polls every 3 s): start-timeout, not round-timeout
+    exchange.timeout = max(float(c["round-timeout"]), float(c["start-timeout"]))
+    init_replies = exchange({node: _records("init") for node in nodes})
+    exchange.timeout = float(c["round-timeout"])
+    for node in nodes:
+        reply = init_replies.get(node)
+        if reply is None:
+            result["errors"].append(f"node {node} did not answer init within start-timeout={c['start-timeout']} s")
+            continue
         try:
             agent = int(_reply_config(reply)["agent"])
         except (RuntimeError, ValueError, KeyError) as exc:
@@ -323,10 +384,16 @@ def _serve(grid: Any, run_config: Mapping[str, Any],
         live[agent] = node
     result["agents"] = {str(a): n for a, n in sorted(live.items())}
     result["dropped"].update({str(a): 1 for a in range(m) if a not in live})
+    for error in result["errors"]:
+        log.error("dpfair: %s", error)
+    if len(live) < m:
+        fail(f"agent(s) {sorted(a for a in range(m) if a not in live)} did not join (init); the run goes on without them")
+    log.info("dpfair: %d of %d agents joined; T=%d, %s, about %d message rounds", len(live), m, T, ", ".join(learners), planned)
 
     def drop(agent: int, first_round: int, why: str) -> None:
         result["dropped"][str(agent)] = first_round
         result["errors"].append(f"agent {agent}, round {first_round}: {why}")
+        log.warning("dpfair: agent %d dropped from round %d: %s", agent, first_round, why)
         live.pop(agent, None)
 
     def ask(step: str, t: int, shared: Mapping[str, tuple[np.ndarray, np.ndarray]], **extra: Any) -> dict[int, Any]:
@@ -362,7 +429,14 @@ def _serve(grid: Any, run_config: Mapping[str, Any],
     triggered_by = [label for label, server in servers.items() if server.protocol == "log-det"]
     loop_start, exchanges_before = time.monotonic(), exchange.count
     t, pending = 0, {}  # pending: label -> the U, u of a synchronization not yet delivered
+    reported = loop_start
     while t < T and live:
+        if time.monotonic() - reported >= _PROGRESS_EVERY:
+            reported, done = time.monotonic(), exchange.count - exchanges_before
+            result["rounds_played"] = t
+            log.info("dpfair: round %d of %d, message round %d of about %d (%.3f s each)", t, T, done, planned,
+                     (reported - loop_start) / max(done, 1))
+            save(result)
         scheduled = {label: server.next_round(t) for label, server in servers.items() if server.protocol != "log-det"}
         upcoming = [r for r in scheduled.values() if r is not None]
         until = t + 1 if triggered_by else min(upcoming, default=T)
@@ -381,10 +455,15 @@ def _serve(grid: Any, run_config: Mapping[str, Any],
             result["learners"][label]["privacy_spent"][str(agent)] = spent
     result["completed"] = t >= T
     result["rounds_played"] = t
+    if not result["completed"]:
+        fail(f"the run stopped at round {t} of {T}: no agent left" if not live else f"the run stopped at round {t} of {T}")
     # the communication cost: message rounds (Flower round trips) of the play loop and their mean wall time
     loop_seconds, n_exchanges = time.monotonic() - loop_start, exchange.count - exchanges_before
     result["message_rounds"] = n_exchanges
     result["seconds_per_message_round"] = loop_seconds / max(n_exchanges, 1)
+    log.info("dpfair: %s: %d rounds, %d message rounds (%.3f s each), %d agent(s) dropped, %d error(s)",
+             "completed" if result["completed"] and not result["failed"] else "FAILED", t, n_exchanges,
+             result["seconds_per_message_round"], len(result["dropped"]), len(result["errors"]))
     return result
 
 
@@ -412,10 +491,15 @@ def make_server_app(*, learner_factory: Callable[[Mapping[str, Any]], dict[str, 
     @app.main()
     def main(grid: Any, context: Any) -> None:
         config = dict(context.run_config)
-        result = _serve(grid, config, factory)
-        path = str(config.get("result-path", ""))
+        path = str(config.get("result-path", RUN_CONFIG["result-path"])).replace("{run_id}", str(context.run_id))
+        if path:
+            path = os.path.abspath(path)
+            _local_log().info("dpfair: the result goes to %s", path)
+        result = _serve(grid, config, factory, checkpoint=(lambda r: _write_json(path, r)) if path else None)
         if path:
             _write_json(path, result)
+        if result["failed"]:  # Flower records the run as failed (`flwr ls`: finished:failed)
+            raise RuntimeError(f"dpfair run failed: {result['failed']}")
 
     return app
 
@@ -603,10 +687,10 @@ def _start(config: Mapping[str, Any], context: Any, stream_factory: Callable[[Ma
 def _save(context: Any, state: dict[str, Any]) -> None:
     from flwr.app import ConfigRecord
 
-    # the node's own state (kept by its SuperNode, never sent): the learners and the metrics so far
+    # the node's own state (kept by its SuperNode, never sent): the learners and the metrics so far, small
+    # (tens of KB: no lattice tables, metrics as arrays), as Flower moves it with every message
     context.state["dpfair"] = ConfigRecord({
-        "agent": state["agent"], "metrics": pickle.dumps(state["metrics"]),
-        "learners": pickle.dumps(state["learners"], protocol=pickle.HIGHEST_PROTOCOL),  # SecureNoise pickles as "new"
+        "agent": state["agent"], "metrics": pack_metrics(state["metrics"]), "learners": dumps_state(state["learners"]),
     })
 
 
@@ -617,7 +701,7 @@ def _load(context: Any, config: Mapping[str, Any], stream_factory: Callable[[Map
     saved = context.state["dpfair"]
     agent = int(saved["agent"])
     c = _settings(config)
-    return {"agent": agent, "learners": pickle.loads(saved["learners"]), "metrics": pickle.loads(saved["metrics"]),
+    return {"agent": agent, "learners": pickle.loads(saved["learners"]), "metrics": unpack_metrics(saved["metrics"]),
             "stream": _inside("invalid_stream", "stream", stream_factory, c, agent), "merit_scale": c["merit-scale"]}
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import tempfile
 import time
 import warnings
@@ -43,6 +44,9 @@ class DemoResult:
         From starting the processes to their end.
     out : pathlib.Path
         Folder with ``result.json``, ``metrics/`` and ``logs/``.
+    failure : str or None
+        Why the run failed (start-up, time limit, ``flwr run`` exit code, agents that never joined, the run
+        stopping early), in one line; ``None`` when it completed.  ``result.json`` holds the (partial) result.
     """
 
     server: dict[str, Any]
@@ -51,6 +55,7 @@ class DemoResult:
     actions: dict[str, dict[int, np.ndarray]] = field(default_factory=dict)
     wall_seconds: float = 0.0
     out: Path = Path(".")
+    failure: str | None = None
 
 
 def run_demo(
@@ -67,7 +72,7 @@ def run_demo(
     out: str | Path | None = None,
     executor: str = "persistent",
     extra_config: dict[str, Any] | None = None,
-    timeout: float = 600.0,
+    timeout: float | None = None,
     on_start: Callable[[Any], None] | None = None,
     echo: Callable[[str], None] | None = None,
 ) -> DemoResult:
@@ -99,8 +104,11 @@ def run_demo(
         How the SuperNodes run the ClientApp (:class:`~dpfair.federated.LocalFederation`).
     extra_config : dict, optional
         More run settings (:data:`~dpfair.federated.RUN_CONFIG`).
-    timeout : float, default 600
-        Seconds the run may take.
+    timeout : float, optional
+        Seconds the run may take.  Default: derived from the plan and the measured pace, ``planned message
+        rounds x seconds per message round (from the ServerApp's progress lines) x 3``, plus
+        ``start-timeout``, twice ``round-timeout`` and 60 s of slack; a run that stops making progress
+        times out at the last limit.
     on_start : callable, optional
         Called with the running :class:`~dpfair.federated.LocalFederation` (tests use it to kill a node).
     echo : callable, optional
@@ -112,7 +120,7 @@ def run_demo(
         The server's result, each learner's regret curves and actions, the wall time.
     """
     from dpfair.federated import LocalFederation, app_dir
-    from dpfair.federated.apps import RUN_CONFIG
+    from dpfair.federated.apps import RUN_CONFIG, planned_message_rounds
 
     say = echo or (lambda _line: None)
     folder = Path(tempfile.mkdtemp(prefix="dpfair-federated-")) if out is None else Path(out)
@@ -137,18 +145,42 @@ def run_demo(
     (folder / "result.json").unlink(missing_ok=True)
     for old in metrics.glob("agent-*.npz"):
         old.unlink()
+    if timeout is not None and not (isinstance(timeout, int | float) and math.isfinite(timeout) and timeout > 0):
+        raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}; omit it to derive it from the plan.")
+    planned = planned_message_rounds(config) + 2  # + init and finish
+    full = {**RUN_CONFIG, **config}
     start = time.monotonic()
     say(f"starting a SuperLink and {n_agents} SuperNodes on 127.0.0.1 (logs in {folder / 'logs'})")
-    with LocalFederation(n_agents, app_dir=app_dir(), executor=executor, log_dir=folder / "logs") as federation:
-        if on_start is not None:
-            on_start(federation)
-        say(f"running {learner} / {protocol}, T={horizon}, m={n_agents} with flwr run")
-        federation.run(config, timeout=timeout)
+    failure: str | None = None
+    try:
+        with LocalFederation(n_agents, app_dir=app_dir(), executor=executor, log_dir=folder / "logs") as federation:
+            if federation.fast_path_off:
+                say(f"WARNING: the fast executor is off ({federation.fast_path_off}); running stock Flower")
+            if on_start is not None:
+                on_start(federation)
+            say(f"running {learner} / {protocol}, T={horizon}, m={n_agents} with flwr run: {planned} message rounds; "
+                f"time limit {'derived from the measured pace' if timeout is None else f'{timeout:g} s'}")
+            failure = _watch(federation.submit(config), planned, timeout, full, say)
+    except (RuntimeError, TimeoutError, OSError) as exc:  # start-up: the message names the log to read
+        failure = f"the local federation failed: {str(exc).splitlines()[0]}"
     wall = time.monotonic() - start
     path = folder / "result.json"
-    if not path.exists():
-        raise RuntimeError(f"the ServerApp wrote no result to {path}; see the logs in {folder / 'logs'}.")
-    result = DemoResult(server=json.loads(path.read_text()), wall_seconds=wall, out=folder)
+    if path.exists():
+        server = json.loads(path.read_text())
+    else:
+        failure = failure or f"the ServerApp wrote no result (see the logs in {folder / 'logs'})"
+        server = {"horizon": int(horizon), "n_agents": int(n_agents), "learners": {}, "dropped": {}, "errors": [],
+                  "completed": False, "rounds_played": 0}
+    failure = failure or server.get("failed") or (None if server.get("completed") else "the run did not complete")
+    if failure:
+        server["failed"] = failure
+        if failure not in server["errors"]:
+            server["errors"].append(failure)
+        server["completed"] = False
+        from dpfair.federated.apps import _write_json
+
+        _write_json(str(path), server)  # the partial result, saved
+    result = DemoResult(server=server, wall_seconds=wall, out=folder, failure=failure)
     finished = {int(p.stem.split("-")[1]): np.load(p) for p in sorted(metrics.glob("agent-*.npz"))}
     for label in result.server["learners"]:
         result.actions[label] = {agent: m[f"{label}:actions"] for agent, m in finished.items()}
@@ -157,6 +189,50 @@ def run_demo(
             result.fair_regret[label] = np.cumsum(np.mean([m[f"{label}:fair"] for m in complete], axis=0))
             result.reward_regret[label] = np.cumsum(np.mean([m[f"{label}:reward"] for m in complete], axis=0))
     return result
+
+
+_PROGRESS = re.compile(r"message round (\d+) of about (\d+) \(([0-9.]+) s each\)")
+_MARGIN = 3.0
+_SLACK = 60.0  # seconds added to a derived limit (start-up of the ServerApp, a slow round)
+
+
+def _watch(handle: Any, planned: int, timeout: float | None, config: dict[str, Any], say: Callable[[str], None]) -> str | None:
+    """Wait for the ``flwr run`` of *handle*; return why it failed (one line) or ``None``.
+
+    Without *timeout* the limit follows the ServerApp's progress lines: the time of the last line plus the
+    message rounds left x the measured seconds per round x ``_MARGIN``, plus slack.
+    """
+    begun = time.monotonic()
+    slack = _SLACK + 2.0 * float(config["round-timeout"])
+    limit = float(timeout) if timeout is not None else float(config["start-timeout"]) + slack + 60.0
+    how = "--timeout" if timeout is not None else "the start-up allowance"
+    seen = 0
+    while True:
+        code = handle.process.poll()
+        if code is not None:
+            handle.wait(0)
+            return None if code == 0 else f"`flwr run` exited with code {code}; see {handle.log_path}"
+        if timeout is None:
+            try:
+                text = handle.log_path.read_text(errors="replace")
+            except OSError:
+                text = ""
+            found = _PROGRESS.findall(text)
+            if len(found) > seen:
+                seen = len(found)
+                done, pace = int(found[-1][0]), float(found[-1][2])
+                limit = time.monotonic() - begun + max(planned - done, 1) * pace * _MARGIN + slack
+                how = f"{planned} message rounds x {pace:.3f} s measured x {_MARGIN:g}"
+        elapsed = time.monotonic() - begun
+        if elapsed > limit:
+            try:
+                handle.wait(0.001)
+            except TimeoutError:
+                pass
+            say(f"time limit reached after {elapsed:.0f} s")
+            return (f"the run did not finish within {limit:.0f} s (limit from {how}); the partial result is saved; "
+                    "pass --timeout SECONDS to allow more")
+        time.sleep(0.5)
 
 
 def summary(result: DemoResult) -> list[str]:
@@ -191,6 +267,9 @@ def summary(result: DemoResult) -> list[str]:
     for agent, first in sorted(server["dropped"].items(), key=lambda kv: int(kv[0])):
         lines.append(f"agent {agent} DROPPED from round {first}")
     for error in server["errors"]:
-        lines.append(f"error: {error}")
+        if error != result.failure:
+            lines.append(f"error: {error}")
+    if result.failure:
+        lines.append(f"FAILED: {result.failure}")
     lines.append(f"result: {result.out / 'result.json'}")
     return lines
