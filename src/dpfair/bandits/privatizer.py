@@ -479,9 +479,8 @@ class Privatizer:
         noise it draws inside a batched :func:`~dpfair.bandits.simulate_federated`.  Ignored (never
         weakened) with secure noise, which is not reproducible by design.
     budget : PrivacyBudget, optional
-        Used on its own, a PRIVATIZER charges its ``(epsilon, delta)`` once, at construction, to ``budget``
-        (``None``: the process-wide ledger, :func:`~dpfair.privacy.set_default_budget`); the learners that
-        create one inside their own charged release (:class:`~dpfair.bandits.PrivFairXLinUCB`) pay there.
+        Charged ``(epsilon, delta)`` once, at construction (``None``: the process-wide ledger); a learner that
+        creates its PRIVATIZER inside its own charged release (:class:`~dpfair.bandits.PrivFairXLinUCB`) pays there.
 
     Attributes
     ----------
