@@ -78,3 +78,24 @@ def test_real_valued_sums_pass_the_audit_and_a_half_noise_mutant_is_caught():
     print(f"sums audit: honest {honest.epsilon_lower_bound:.3f}, half-noise mutant {mutant.epsilon_lower_bound:.3f}")
     assert honest.epsilon_lower_bound <= EPSILON
     assert mutant.epsilon_lower_bound > EPSILON
+
+
+def test_identical_noise_neighbours_differ_in_exactly_the_cell_of_the_added_row():
+    """Issue 29: the count release under identical noise -- adding one row moves one cell by one, nothing else."""
+    import warnings as _warnings
+
+    from dpfair.privacy import SeededNoiseWarning as _Seeded
+
+    rng = np.random.default_rng(11)
+    y, p = rng.integers(0, 2, 300), rng.integers(0, 2, 300)
+    g = rng.choice(["a", "b", "c"], 300)
+    common = {"metrics": "true_positive_rate", "epsilon": 1.0, "groups": ["a", "b", "c"], "noise_random_state": 5}
+    with _warnings.catch_warnings():
+        _warnings.simplefilter("ignore", _Seeded)
+        small = PrivateMetricFrame(y_true=y, y_pred=p, sensitive_features=g, **common).noisy_table_
+        added = PrivateMetricFrame(y_true=np.append(y, 1), y_pred=np.append(p, 0), sensitive_features=np.append(g, "b"),
+                                   **common).noisy_table_
+    difference = (added - small).to_numpy()
+    expected = np.zeros_like(difference)
+    expected[list(small.index).index("b"), list(small.columns).index("FN")] = 1  # y_true 1, y_pred 0: a false negative
+    np.testing.assert_array_equal(difference, expected)
