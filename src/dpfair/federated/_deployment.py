@@ -37,6 +37,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from dpfair.federated._reaper import _children_map  # ppid -> pids from /proc: one copy
+
 __all__ = ["LocalFederation", "RunHandle", "format_run_config"]
 
 _REGISTERED_MARK = "SuperNode ID:"
@@ -96,26 +98,6 @@ def _port_open(host: str, port: int) -> bool:
             return True
     except OSError:
         return False
-
-
-def _children_map() -> dict[int, list[int]]:
-    """ppid -> pids of every process (Linux /proc; empty elsewhere)."""
-    kids: dict[int, list[int]] = {}
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return kids
-    for name in entries:
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as fh:
-                stat = fh.read()
-        except OSError:
-            continue
-        ppid = int(stat[stat.rfind(b")") + 2 :].split()[1])
-        kids.setdefault(ppid, []).append(int(name))
-    return kids
 
 
 def _descendants(pids: list[int]) -> list[int]:

@@ -23,6 +23,7 @@ __all__ = ["reap"]
 
 
 def _children_map() -> dict[int, list[int]]:
+    """ppid -> pids of every process (Linux /proc; empty elsewhere)."""
     kids: dict[int, list[int]] = {}
     try:
         entries = os.listdir("/proc")
