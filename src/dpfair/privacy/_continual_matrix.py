@@ -253,14 +253,7 @@ class ContinualSumMechanism:
         return out
 
     def _check_shift(self, shift: Any) -> float:
-        if type(shift) is float and shift == 0.0:
-            return shift
-        shift = _as_float(shift, "shift")
-        if not math.isfinite(shift):
-            raise ValueError(f"shift must be finite, got {shift!r}.")
-        if shift and (len(self.shape) < 2 or self.shape[-1] != self.shape[-2]):
-            raise ValueError("shift needs square matrices on the last two axes.")
-        return shift
+        return check_shift(shift, self.shape)
 
     def step(self, element: Any, shift: float = 0.0) -> np.ndarray:
         """``update(element)`` then ``release(shift)`` (``shift`` checked first).
@@ -307,3 +300,15 @@ class ContinualSumMechanism:
             raise ValueError(f"beta must be in (0, 1), got {beta!r}.")
         s = math.sqrt(self.release_variance(t))
         return s * (self.shape[-1] + 2.0 * math.sqrt(math.log(1.0 / beta)))
+
+
+def check_shift(shift: Any, shape: tuple[int, ...]) -> float:
+    """A release's diagonal ``shift``: finite, and only for square matrices on the last two axes of ``shape``."""
+    if type(shift) is float and shift == 0.0:  # the common case, on the hot path
+        return shift
+    shift = _as_float(shift, "shift")
+    if not math.isfinite(shift):
+        raise ValueError(f"shift must be finite, got {shift!r}.")
+    if shift and (len(shape) < 2 or shape[-1] != shape[-2]):
+        raise ValueError("shift needs square matrices on the last two axes.")
+    return shift

@@ -49,7 +49,7 @@ from dpfair._validation import (
     check_rho,
     check_sensitivity,
 )
-from dpfair.privacy._continual_matrix import ContinualSumMechanism
+from dpfair.privacy._continual_matrix import ContinualSumMechanism, check_shift
 from dpfair.privacy._factorizations import (
     FACTORIZATIONS,
     Factorization,
@@ -332,14 +332,7 @@ class BinaryTreeMechanism:
         return out
 
     def _check_shift(self, shift: Any) -> float:
-        if type(shift) is float and shift == 0.0:  # the common case, on the hot path
-            return shift
-        shift = _as_float(shift, "shift")
-        if not math.isfinite(shift):
-            raise ValueError(f"shift must be finite, got {shift!r}.")
-        if shift and (len(self.shape) < 2 or self.shape[-1] != self.shape[-2]):
-            raise ValueError("shift needs square matrices on the last two axes.")
-        return shift
+        return check_shift(shift, self.shape)
 
     def step(self, element: Any, shift: float = 0.0) -> np.ndarray:
         """``update(element)`` then ``release(shift)``.
