@@ -11,9 +11,18 @@ public, as in the paper.
   rounds for the game to carry information.
 * :class:`VacuousConstraintWarning`: raised by :class:`DPEqualizedOddsPostProcessor` when a declared
   group's constraint binds nothing (too little of it in the noisy table, e.g. a group without rows).
+* :class:`FairnessSlackWarning`: raised by :class:`DPEqualizedOddsPostProcessor` when the fairness it can
+  guarantee after the noise's slack exceeds twice the requested ``gamma``.
 """
 
+from dpfair.classification._postprocessing_guarantee import FairnessSlackWarning
 from dpfair.classification.postprocessing import DPEqualizedOddsPostProcessor, VacuousConstraintWarning
 from dpfair.classification.reductions import DPExponentiatedGradient, SmallBudgetWarning
 
-__all__ = ["DPEqualizedOddsPostProcessor", "DPExponentiatedGradient", "SmallBudgetWarning", "VacuousConstraintWarning"]
+__all__ = [
+    "DPEqualizedOddsPostProcessor",
+    "DPExponentiatedGradient",
+    "FairnessSlackWarning",
+    "SmallBudgetWarning",
+    "VacuousConstraintWarning",
+]

@@ -40,13 +40,23 @@ from dpfair._estimator import wrapped_tags as _wrapped_tags
 from dpfair._validation import check_epsilon, check_nonnegative_finite, check_open_unit
 from dpfair._wrapped_fit import SensitiveScoreMixin, WrappedEstimator, check_shared_budgets, fit_wrapped_estimator
 from dpfair.base import PrivacyParameters, PrivateEstimator
+from dpfair.classification._postprocessing_guarantee import (
+    FairnessSlackWarning,
+    base_scores,
+    check_score_bins,
+    guaranteed_violation,
+    score_bins_of,
+)
+from dpfair.classification._postprocessing_labels import _classes, _label_array
 from dpfair.privacy.mechanisms import laplace_mechanism
 from dpfair.privacy.noise import NoiseSource
 from dpfair.privacy.relations import CHANGE_ATTRIBUTE, REPLACE
 
-__all__ = ["DPEqualizedOddsPostProcessor", "VacuousConstraintWarning"]
+__all__ = ["DPEqualizedOddsPostProcessor", "FairnessSlackWarning", "VacuousConstraintWarning"]
 
 CONSTRAINTS = ("equalized_odds", "true_positive_rate_parity", "false_positive_rate_parity")
+#: The labels whose rates each constraint family equalizes (0: false-positive, 1: true-positive rate).
+_CONSTRAINED_LABELS = {"equalized_odds": (0, 1), "true_positive_rate_parity": (1,), "false_positive_rate_parity": (0,)}
 
 #: Largest Laplace scale ``2 / (m epsilon)`` accepted: beyond it the table carries no information.
 _MAX_NOISE_SCALE = 1e100
@@ -84,54 +94,6 @@ def _check_constraints(constraints: Any) -> str:
     return constraints
 
 
-def _label_array(values: Any, name: str, fix: str) -> np.ndarray:
-    """``values`` as a 1-d array of labels; ``ValueError``/``TypeError`` naming ``name`` otherwise."""
-    try:
-        arr = np.asarray(values)
-    except Exception:
-        raise TypeError(f"{name} must be an array of class labels. {fix}") from None
-    if arr.ndim == 2 and arr.shape[1] == 1:
-        arr = arr[:, 0]
-    if arr.ndim != 1:
-        raise ValueError(f"{name} must be 1-dimensional (one label per row), got shape {arr.shape}. {fix}")
-    if arr.dtype.kind == "c":
-        raise ValueError(f"Complex data not supported: {name} must hold two class labels. {fix}")
-    if arr.dtype.kind == "f":
-        if not np.all(np.isfinite(arr)):
-            raise ValueError(f"{name} must hold two class labels (it holds NaN or inf). {fix}")
-        if not np.all(arr == np.round(arr)):
-            raise ValueError(f"{name} must hold two class labels (Unknown label type: continuous). {fix}")
-    elif arr.dtype.kind == "O":
-        if pd.isna(pd.Series(arr, dtype=object)).any():
-            raise ValueError(f"{name} must hold two class labels (it holds missing values). {fix}")
-    elif arr.dtype.kind not in "biuUS":
-        raise ValueError(f"Unknown label type: {name} must hold two class labels, got dtype {arr.dtype}. {fix}")
-    return arr
-
-
-def _classes(values: Any, name: str, fix: str) -> tuple[np.ndarray, np.ndarray]:
-    """``(classes, encoded)``: the two labels of ``values`` (sorted; the second is the positive class) and 0/1 codes.
-
-    Labels within {0, 1} give ``classes = [0, 1]`` even when one of them is absent (as before any two
-    labels were accepted); any other two labels, as in scikit-learn, are sorted.
-    """
-    arr = _label_array(values, name, fix)
-    if arr.dtype.kind in "biuf" and arr.size and np.all((arr == 0) | (arr == 1)):
-        return np.array([0, 1]), arr.astype(np.int64)
-    if arr.dtype.kind in "biuf" and arr.size == 0:
-        return np.array([0, 1]), arr.astype(np.int64)
-    try:
-        classes, encoded = np.unique(arr, return_inverse=True)
-    except TypeError:
-        raise TypeError(f"{name} must hold comparable class labels (all numbers or all strings). {fix}") from None
-    if classes.size != 2:
-        raise ValueError(
-            f"{name} must hold exactly two class labels (Only binary classification is supported; labels other than "
-            f"0 and 1 must both occur), got {'one' if classes.size == 1 else 'more than two'}. {fix}"
-        )
-    return classes, encoded.astype(np.int64)
-
-
 #: How the post-processor uses its base classifier (dpfair._wrapped_fit).  X and y are public (Section 2.3), so a
 #: clone trained on them non-privately does not weaken the guarantee: no leak warning.
 _BASE_CLASSIFIER = WrappedEstimator(
@@ -158,28 +120,39 @@ def _base_predictions(estimator: Any, X: Any, classes: np.ndarray) -> np.ndarray
     return index.astype(np.int64)
 
 
-def joint_frequencies(y_pred: np.ndarray, group: np.ndarray, y: np.ndarray, n_groups: int) -> np.ndarray:
+def _base_cells(estimator: Any, X: Any, classes: np.ndarray, n_bins: int | None) -> np.ndarray:
+    """The row's cell of the table: the base prediction (``n_bins=None``) or its probability's public bin."""
+    if n_bins is None:
+        return _base_predictions(estimator, X, classes)
+    return score_bins_of(base_scores(estimator, X, classes), n_bins)
+
+
+def joint_frequencies(
+    y_pred: np.ndarray, group: np.ndarray, y: np.ndarray, n_groups: int, n_bins: int = 2
+) -> np.ndarray:
     """Empirical joint frequencies ``q_hat[y_hat, a, y]`` (Algorithm 1, line 2).
 
     Parameters
     ----------
     y_pred : ndarray of shape (m,)
-        Base predictions in {0, 1}.
+        Base predictions in {0, 1} (or score bins in ``range(n_bins)``).
     group : ndarray of shape (m,)
         Index of every row's group in ``range(n_groups)``.
     y : ndarray of shape (m,)
         Labels in {0, 1}.
     n_groups : int
         Number of declared groups.
+    n_bins : int, default 2
+        Number of values of ``y_pred`` (2: binary predictions, the paper's table).
 
     Returns
     -------
-    ndarray of shape (2, n_groups, 2)
+    ndarray of shape (n_bins, n_groups, 2)
         The fraction of rows with ``Y_hat = y_hat``, ``A = a`` and ``Y = y``; it sums to 1.
     """
     m = y.shape[0]
     flat = (y_pred * n_groups + group) * 2 + y
-    return np.bincount(flat, minlength=4 * n_groups).reshape(2, n_groups, 2) / m
+    return np.bincount(flat, minlength=2 * n_bins * n_groups).reshape(n_bins, n_groups, 2) / m
 
 
 def noisy_frequencies(q_hat: np.ndarray, m: int, epsilon: float, random_state: Any) -> np.ndarray:
@@ -282,15 +255,16 @@ def solve_lp(
 
     Parameters
     ----------
-    q : ndarray of shape (2, n_groups, 2)
-        (Noisy) frequencies ``q[y_hat, a, y]``; ``q_ay > 0`` for every constrained rate.
+    q : ndarray of shape (n_bins, n_groups, 2)
+        (Noisy) frequencies ``q[y_hat, a, y]`` (``n_bins = 2``: binary predictions; more: score bins, the same
+        LP with one variable per bin and group); ``q_ay > 0`` for every constrained rate.
     bound_fp, bound_tp : ndarray of shape (n_groups,) or None
         Right-hand sides ``gamma + slack`` (entry 0 unused); ``None`` drops that family, and an entry
         ``>= 1e20`` (HiGHS's infinity) drops that group's constraint.
 
     Returns
     -------
-    p : ndarray of shape (2, n_groups)
+    p : ndarray of shape (n_bins, n_groups)
         ``p[y_hat, a]`` = P(predict 1 | Y_hat = y_hat, A = a), clipped to [0, 1].
     objective : float
         The (noisy) error of the solution.
@@ -301,7 +275,7 @@ def solve_lp(
         If HiGHS reports no optimal solution (infeasible, or numerical trouble), or a rate with a finite
         bound has ``q_ay <= 0``.
     """
-    n_groups = q.shape[1]
+    n_bins, n_groups = q.shape[0], q.shape[1]
     c = (q[:, :, 0] - q[:, :, 1]).ravel()  # variable index y_hat * n_groups + a
     constant = float(q[:, :, 1].sum())
     rows, rhs = [], []
@@ -319,7 +293,7 @@ def solve_lp(
                     "a constrained rate of LP (6) has a frequency q_ay <= 0 (undefined) and a finite bound: pass "
                     "bound 1e20 (vacuous) for it, as lp_slack does."
                 )
-            row = np.zeros((2, n_groups))
+            row = np.zeros((n_bins, n_groups))
             row[:, a] += rate[:, a]
             row[:, 0] -= rate[:, 0]
             rows += [row.ravel(), -row.ravel()]
@@ -336,7 +310,7 @@ def solve_lp(
             "the noisy linear program LP~ (1) has no solution (HiGHS: "
             f"{result.message.strip()}); use a larger epsilon, fewer (merged) groups or a larger gamma."
         )
-    p = np.clip(result.x.reshape(2, n_groups), 0.0, 1.0)
+    p = np.clip(result.x.reshape(n_bins, n_groups), 0.0, 1.0)
     return p, float(result.fun) + constant
 
 
@@ -348,21 +322,21 @@ def best_constant_classifier(q: np.ndarray, n_groups: int) -> tuple[np.ndarray, 
 
     Parameters
     ----------
-    q : ndarray of shape (2, n_groups, 2)
+    q : ndarray of shape (n_bins, n_groups, 2)
         (Noisy, valid) frequencies ``q[y_hat, a, y]``.
     n_groups : int
         Number of declared groups.
 
     Returns
     -------
-    p : ndarray of shape (2, n_groups)
+    p : ndarray of shape (n_bins, n_groups)
         All zeros or all ones.
     objective : float
         Its error under ``q``.
     """
     negatives, positives = float(q[:, :, 0].sum()), float(q[:, :, 1].sum())
     value = 1.0 if negatives < positives else 0.0
-    return np.full((2, n_groups), value), negatives if value else positives
+    return np.full((q.shape[0], n_groups), value), negatives if value else positives
 
 
 def _warn_vacuous(vacuous: dict[str, np.ndarray], groups: np.ndarray, epsilon: float) -> None:
@@ -430,6 +404,22 @@ class DPEqualizedOddsPostProcessor(
     ``>= 1``) and the fallback; no message prints private values.  A group without evidence gets the LP's
     choice on its (noise-only) frequencies.
 
+    **The fairness it guarantees.** ``guaranteed_violation_`` bounds the fitted predictor's equalized-odds
+    violation on its training rows (``max_{a != 0}`` of the constrained ``|R_a - R_0|``, exact table), with
+    probability ``>= 1 - beta`` over the noise, from released quantities only. Proof: for any ``p``, a rate's
+    noisy minus exact value is ``sum_k (p_k - R_hat) e_k / q~_ay`` (``e`` the clipped table's error, at most the
+    Laplace noise ``W`` cell by cell), so it is at most ``sum_k |W_kay| / q~_ay``; each such sum is
+    ``Gamma(K, 2/(m epsilon))`` and the sums are independent, so all lie below the quantile ``E`` with
+    probability ``1 - beta``; hence ``|R_a - R_0| <= |R~_a - R~_0| + E/q~_ay + E/q~_0y`` (the paper's Lemma B.2,
+    parts 3-4, for ``K = 2``). A :class:`FairnessSlackWarning` says when the noise adds more than ``gamma``.
+
+    **Score bins** (``score_bins=K``, not in the paper). Hardt et al.'s derived predictor on a thresholded
+    score: the base's probability of the positive class is cut at the public thresholds ``1/K, ..., (K-1)/K``
+    and the LP picks ``P(predict 1 | bin, group)``: the same table with ``K`` rows instead of 2, the same
+    sensitivity ``2/m`` and charge, and the LP is *not* widened (the noisy rates are held to ``gamma``; the
+    constant classifier is always feasible), so the guarantee is ``gamma`` plus the noise's part alone.
+    On Adult with a private base model it is the recommended setting (``K = 8``; see the user guide's table).
+
     At ``epsilon = inf`` the slack is 0 and this is the post-processing of Hardt et al. (2016),
     the same optimum as fairlearn's ``ThresholdOptimizer(constraints="equalized_odds")`` on binary
     predictions (which searches a grid of false-positive rates).
@@ -466,6 +456,10 @@ default "equalized_odds"
     random_state : None, int, numpy Generator or NoiseSource, default None
         ``None``: secure noise (OpenDP) and secure randomized predictions.  A seed: reproducible,
         *not hardened* noise and predictions (experiments and tests only).
+    score_bins : int or None, default None
+        ``None``: the paper's Algorithm 1 on the base's binary predictions (LP~ (1), widened by its slack).
+        An integer ``K`` in [2, 1000]: the score-bin variant above (the base needs ``predict_proba`` or
+        ``decision_function``).
 
     Attributes
     ----------
@@ -479,8 +473,15 @@ default "equalized_odds"
         The private table ``q~[y_hat, a, y]`` (Algorithm 1, line 4).
     slack_fp_, slack_tp_ : ndarray of shape (n_groups,)
         The slack of every group's false- and true-positive constraint (0 for group 0).
-    probabilities_ : ndarray of shape (2, n_groups)
-        ``p~*[y_hat, a]``: probability of predicting 1 given base prediction and group.
+    probabilities_ : ndarray of shape (2, n_groups) or (score_bins, n_groups)
+        ``p~*[y_hat, a]``: probability of predicting 1 given base prediction (or score bin) and group.
+    guaranteed_violation_ : float
+        With probability ``>= 1 - beta`` over the noise, the fitted predictor's equalized-odds violation on
+        its training rows is at most this (released; 0 with one group; at ``epsilon = inf`` the exact one).
+    noise_slack_ : float
+        The part of ``guaranteed_violation_`` due to the noise: the largest ``E / q~_ay + E / q~_0y``.
+    score_bins_ : int or None
+        ``score_bins`` of the fit.
     objective_ : float
         The noisy error ``err~`` of the solution (under the table clipped to valid frequencies).
     n_features_in_ : int
@@ -502,13 +503,14 @@ default "equalized_odds"
     def __init__(
         self, estimator: Any = None, *, epsilon: float = 1.0, gamma: float = 0.0, beta: float = 0.05,
         constraints: str = "equalized_odds", groups: Any = None, prefit: bool = True, budget: Any = None,
-        random_state: Any = None,
+        random_state: Any = None, score_bins: int | None = None,
     ) -> None:
         self.estimator = estimator
         self.epsilon = epsilon
         self.gamma = gamma
         self.beta = beta
         self.constraints = constraints
+        self.score_bins = score_bins
         self.groups = groups
         self.prefit = prefit
         self.budget = budget
@@ -565,6 +567,8 @@ default "equalized_odds"
         VacuousConstraintWarning
             When a declared group's constraint binds nothing (too little of the group in the noisy table,
             e.g. a group without rows), or when HiGHS found no optimum (the best constant classifier is returned).
+        FairnessSlackWarning
+            At a finite ``epsilon``, when ``guaranteed_violation_ - gamma`` exceeds ``gamma``.
         """
         return self._set_fitted(self._release(X, y, sensitive_features=sensitive_features))
 
@@ -579,6 +583,7 @@ default "equalized_odds"
             "beta": check_open_unit(self.beta, "beta"),  # the failure probability of the slack
             "constraints": _check_constraints(self.constraints),
             "prefit": _check_bool(self.prefit, "prefit"),
+            "score_bins": check_score_bins(self.score_bins),
         }
 
     def _validate_data(
@@ -617,14 +622,19 @@ default "equalized_odds"
         prefit = params.extra["prefit"]
         check_shared_budgets(self, prefit, kind="base estimator")  # before the base's fit (and its own charge)
         classes, labels, m = data["classes"], data["labels"], data["n_rows"]
+        n_bins = params.extra["score_bins"]
+        if n_bins is not None and self.estimator is not None and not (
+                hasattr(self.estimator, "predict_proba") or hasattr(self.estimator, "decision_function")):
+            base_scores(self.estimator, None, classes)  # raises the error naming score_bins, before any fit or charge
         # Algorithm 1, line 1: the base classifier is trained on {(X_i, Y_i)} only -- A is never passed
         estimator = fit_wrapped_estimator(_BASE_CLASSIFIER, self.estimator, data["X"],
                                           data["y"] if classes[0] != 0 or classes[1] != 1 else labels,
                                           prefit=prefit, owner=type(self).__name__, caller=self)
-        y_pred = _base_predictions(estimator, data["X"], classes)
+        y_pred = _base_cells(estimator, data["X"], classes, n_bins)
         if y_pred.shape[0] != m:
             raise ValueError(f"the estimator returned {y_pred.shape[0]} predictions for {m} rows of X.")
-        q_hat = joint_frequencies(y_pred, data["group_index"], labels, data["groups"].size)  # line 2
+        q_hat = joint_frequencies(y_pred, data["group_index"], labels, data["groups"].size,
+                                  2 if n_bins is None else n_bins)  # line 2 (score bins: the same table, K rows)
         return {"estimator": estimator, "q_hat": q_hat, "n_rows": m}
 
     def _draw_noise(self, params: PrivacyParameters, statistics: dict[str, Any], noise: NoiseSource) -> dict[str, Any]:
@@ -645,8 +655,14 @@ default "equalized_odds"
         q_valid = valid_frequencies(q_tilde)
         bound_fp = bound_tp = None
         slack_fp = slack_tp = np.zeros(n_groups)
-        if n_groups > 1:
+        if n_groups > 1 and params.extra["score_bins"] is None:  # LP~ (1): widened by the paper's slack
             slack_fp, slack_tp = lp_slack(q_valid, noisy["n_rows"], epsilon, params.extra["beta"])
+        elif n_groups > 1:  # score bins: the noisy rates are constrained to gamma itself (only no-evidence rates drop)
+            mass = q_valid.sum(axis=0)
+            slack = np.where(np.minimum(mass, mass[:1]) > 0, 0.0, _HIGHS_INF)
+            slack[0] = 0.0
+            slack_fp, slack_tp = slack[:, 0].copy(), slack[:, 1].copy()
+        if n_groups > 1:
             vacuous: dict[str, np.ndarray] = {}
             if constraints != "true_positive_rate_parity":
                 bound_fp = np.minimum(params.extra["gamma"] + slack_fp, _HIGHS_INF)
@@ -666,11 +682,24 @@ default "equalized_odds"
                 VacuousConstraintWarning,
                 stacklevel=4,  # the user's call of fit
             )
+        guarantee, noise_slack = guaranteed_violation(
+            q_valid, p, noisy["n_rows"], epsilon, params.extra["beta"], _CONSTRAINED_LABELS[constraints])
+        gamma = params.extra["gamma"]
+        if noise_slack > 0 and guarantee - gamma > gamma + 1e-9:  # never at epsilon = inf (no noise)
+            warnings.warn(
+                f"the noise of the private table adds {guarantee - gamma:.3g} to gamma={gamma:g}: the fitted predictor "
+                f"is guaranteed (probability {1 - params.extra['beta']:g}) an equalized-odds violation of at most "
+                f"{guarantee:.3g} on its training rows (guaranteed_violation_). Use a larger epsilon for the "
+                "post-processor, more rows, fewer score_bins or a larger gamma.",
+                FairnessSlackWarning,
+                stacklevel=4,  # the user's call of fit
+            )
         estimator = noisy["estimator"]
         results = {
             "estimator_": estimator, "classes_": data["classes"], "groups_": data["groups"],
             "noisy_frequencies_": np.array(q_tilde, dtype=float), "slack_fp_": slack_fp, "slack_tp_": slack_tp,
             "probabilities_": p, "objective_": objective, "_predict_seed_": noisy["predict_seed"],
+            "guaranteed_violation_": guarantee, "noise_slack_": noise_slack, "score_bins_": params.extra["score_bins"],
         }
         for name in ("n_features_in_", "feature_names_in_"):
             if hasattr(estimator, name):
@@ -699,7 +728,7 @@ default "equalized_odds"
 
     def _rows(self, X: Any, sensitive_features: Any) -> tuple[np.ndarray, np.ndarray]:
         check_is_fitted(self, "probabilities_")
-        y_pred = _base_predictions(self.estimator_, X, self.classes_)
+        y_pred = _base_cells(self.estimator_, X, self.classes_, getattr(self, "score_bins_", None))
         return y_pred, _rows_of_fitted_groups(self.groups_, sensitive_features, y_pred.size)
 
     def predict_proba(self, X: Any, *, sensitive_features: Any = None) -> np.ndarray:
