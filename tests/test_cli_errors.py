@@ -55,6 +55,8 @@ def results_db(tmp_path_factory) -> Path:
 # --- DPFAIR_EXPERIMENT_MODULES -------------------------------------------------------------------
 
 
+@pytest.mark.slow
+@pytest.mark.processes
 @pytest.mark.parametrize("command", [["list"], RUN, ["report"]], ids=["list", "run", "report"])
 def test_unknown_experiment_module(tmp_path, command, results_db):
     out = ["--out", str(results_db.parent)] if command[0] != "list" else []
@@ -62,6 +64,8 @@ def test_unknown_experiment_module(tmp_path, command, results_db):
     assert_one_line_error(res, "no.such.module", "DPFAIR_EXPERIMENT_MODULES")
 
 
+@pytest.mark.slow
+@pytest.mark.processes
 def test_experiment_module_that_raises_on_import(tmp_path):
     (tmp_path / "broken_experiments.py").write_text("raise RuntimeError('boom\\nin two lines')\n")
     env = {"DPFAIR_EXPERIMENT_MODULES": "broken_experiments", "PYTHONPATH": str(tmp_path)}
@@ -72,6 +76,8 @@ def test_experiment_module_that_raises_on_import(tmp_path):
 # --- results.sqlite that is not a usable database ------------------------------------------------
 
 
+@pytest.mark.slow
+@pytest.mark.processes
 @pytest.mark.parametrize("command", ["run", "report"])
 def test_results_sqlite_is_a_directory(tmp_path, command):
     (tmp_path / "results.sqlite").mkdir()
@@ -79,6 +85,8 @@ def test_results_sqlite_is_a_directory(tmp_path, command):
     assert_one_line_error(dpfair(*args, "--out", str(tmp_path)), str(tmp_path / "results.sqlite"), "folder", "--out")
 
 
+@pytest.mark.slow
+@pytest.mark.processes
 @pytest.mark.parametrize("damage", ["not-a-database", "truncated"])
 @pytest.mark.parametrize("command", ["run", "report"])
 def test_damaged_results_sqlite_is_reported_and_left_alone(tmp_path, results_db, command, damage):
@@ -95,6 +103,8 @@ def test_damaged_results_sqlite_is_reported_and_left_alone(tmp_path, results_db,
 # --- --out that cannot be used -------------------------------------------------------------------
 
 
+@pytest.mark.slow
+@pytest.mark.processes
 @pytest.mark.parametrize("command", ["run", "report"])
 def test_out_is_an_existing_file(tmp_path, command):
     target = tmp_path / "notes.txt"
@@ -104,6 +114,8 @@ def test_out_is_an_existing_file(tmp_path, command):
     assert target.read_text() == "hello"
 
 
+@pytest.mark.slow
+@pytest.mark.processes
 def test_out_below_a_file(tmp_path):
     target = tmp_path / "notes.txt"
     target.write_text("hello")
@@ -120,6 +132,8 @@ def _writes_blocked(folder: Path) -> bool:
     return False
 
 
+@pytest.mark.slow
+@pytest.mark.processes
 @pytest.mark.skipif(not Path("/sys/fs").is_dir(), reason="needs Linux sysfs (a folder that refuses writes, even to root)")
 def test_run_into_a_system_read_only_folder():
     if not _writes_blocked(Path("/sys/fs")):
@@ -158,6 +172,8 @@ def read_only_results(tmp_path, results_db, monkeypatch):
     folder.chmod(0o755)
 
 
+@pytest.mark.processes
+@pytest.mark.slow
 @pytest.mark.parametrize("command", [RUN, ["report"]], ids=["run", "report"])
 def test_read_only_out_folder(read_only_results, command):
     before = (read_only_results / "results.sqlite").read_bytes()
@@ -178,6 +194,8 @@ class _Result:
 # --- --scheduler -----------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
+@pytest.mark.processes
 @pytest.mark.parametrize("address", ["bogus", "tcp://127.0.0.1", "http://127.0.0.1:8786", "tcp://127.0.0.1:99999"])
 def test_bad_scheduler_address_fails_before_connecting(tmp_path, address):
     res = dpfair(*RUN, "--out", str(tmp_path / "out"), "--scheduler", address)
@@ -211,6 +229,8 @@ def corrupt_home(tmp_path) -> Path:
     return home
 
 
+@pytest.mark.slow
+@pytest.mark.processes
 def test_list_marks_a_corrupt_dataset(corrupt_home, tmp_path):
     res = dpfair("list", "--out", str(tmp_path / "none"), env={"DPFAIR_DATA_HOME": str(corrupt_home)})
     assert res.returncode == 0 and "Traceback" not in res.stderr, res.stderr
@@ -219,6 +239,8 @@ def test_list_marks_a_corrupt_dataset(corrupt_home, tmp_path):
     assert not (tmp_path / "none").exists()  # list only reads
 
 
+@pytest.mark.slow
+@pytest.mark.processes
 def test_run_names_the_corrupt_file_its_sha256_and_the_fix(corrupt_home, tmp_path):
     from dpfair.datasets import REMOTE_FILES
 
@@ -230,6 +252,8 @@ def test_run_names_the_corrupt_file_its_sha256_and_the_fix(corrupt_home, tmp_pat
     assert (corrupt_home / LAW).read_bytes() == before
 
 
+@pytest.mark.slow
+@pytest.mark.processes
 def test_data_fetch_on_a_corrupt_file_does_not_blame_the_network(corrupt_home):
     before = (corrupt_home / LAW).read_bytes()
     res = dpfair("data", "fetch", "law_school", env={"DPFAIR_DATA_HOME": str(corrupt_home)})
@@ -272,12 +296,16 @@ def test_run_all_with_only_missing_data_still_succeeds(tmp_path, monkeypatch):
 # --- issue 12: usage, help, version, list -----------------------------------------------------------
 
 
+@pytest.mark.slow
+@pytest.mark.processes
 def test_no_arguments_prints_help_and_succeeds():
     for args in ([], ["data"]):
         res = dpfair(*args)
         assert res.returncode == 0 and "Usage: dpfair" in res.stdout and not res.stderr, res
 
 
+@pytest.mark.slow
+@pytest.mark.processes
 def test_version():
     from dpfair import __version__
 
@@ -285,12 +313,16 @@ def test_version():
     assert res.returncode == 0 and res.stdout.strip() == f"dpfair {__version__}"
 
 
+@pytest.mark.slow
+@pytest.mark.processes
 @pytest.mark.parametrize("command", [[], ["run"], ["list"], ["report"], ["data"], ["data", "fetch"], ["data", "home"]])
 def test_help_has_no_type_placeholders(command):
     res = dpfair(*command, "--help")
     assert res.returncode == 0 and "<bool>" not in res.stdout and "Raises" not in res.stdout, res.stdout
 
 
+@pytest.mark.slow
+@pytest.mark.processes
 @pytest.mark.parametrize(
     ("args", "fragment"),
     [
@@ -306,6 +338,8 @@ def test_usage_errors_are_one_line(args, fragment):
     assert_one_line_error(dpfair(*args), fragment)
 
 
+@pytest.mark.slow
+@pytest.mark.processes
 @pytest.mark.parametrize("address", ["bogus", "tcp://", "tcp://host:port"])
 def test_scheduler_is_validated_for_run_all_too(tmp_path, address):
     res = dpfair("run", "all", "--quick", "--out", str(tmp_path / "out"), "--scheduler", address)
@@ -313,6 +347,8 @@ def test_scheduler_is_validated_for_run_all_too(tmp_path, address):
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow
+@pytest.mark.processes
 def test_list_aligns_long_ids_and_shows_measured_wall_times(results_db, tmp_path):
     res = dpfair("list", "--out", str(results_db.parent), env={"DPFAIR_DATA_HOME": str(tmp_path / "empty")})
     assert res.returncode == 0, res.stderr
@@ -326,6 +362,8 @@ def test_list_aligns_long_ids_and_shows_measured_wall_times(results_db, tmp_path
     assert re.search(r"\d+ s", audit), audit
 
 
+@pytest.mark.slow
+@pytest.mark.processes
 def test_list_with_a_damaged_database_warns_once_and_lists(tmp_path):
     (tmp_path / "results.sqlite").write_bytes(b"not a database" * 100)
     res = dpfair("list", "--out", str(tmp_path))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "dpfair"
@@ -51,3 +52,179 @@ def test_bounds_array_and_interval_checks_exist_only_in_validation():
             if isinstance(node, ast.FunctionDef) and node.name in names:
                 found.append(f"{path.relative_to(SRC.parent)}:{node.lineno} defines {node.name}")
     assert not found, "\n".join(found)
+
+
+# ---------------------------------------------------------------------------------------------- issue 34: layers
+#: The layers of the package, lowest first (design/ARCHITECTURE.md): a unit (a top-level module or a
+#: subpackage) imports only units of its own layer or lower ones, and the units form no circle.
+LAYERS = (
+    {"dpfair", "dpfair._version", "dpfair._validation"},  # the package's face (its version only) and the checks
+    {"dpfair.privacy", "dpfair.datasets", "dpfair.fairness"},
+    {"dpfair._estimator"},
+    {"dpfair.base", "dpfair._wrapped_fit"},
+    {"dpfair.bandits", "dpfair.classification", "dpfair.regression", "dpfair.selection", "dpfair.linear_model",
+     "dpfair.metrics"},
+    {"dpfair.model_selection", "dpfair.federated", "dpfair.cli_assess"},
+    {"dpfair.experiments"},
+    {"dpfair.cli"},
+)
+LAYER = {unit: level for level, units in enumerate(LAYERS) for unit in units}
+#: Imports that still run back up, each with the way out (the test fails when one is gone: delete its entry).
+TRANSITIONAL = {
+    # the forwarder dpfair._validation.check_budgets_cover, kept until dpfair/_wrapped_fit.py,
+    # dpfair/bandits/simulate.py and dpfair/bandits/federated.py import it from dpfair.privacy.budget
+    ("dpfair._validation", "dpfair.privacy.budget"),
+}
+
+
+def _type_checking_only(node: ast.AST) -> bool:
+    return isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+
+
+def _import_targets(module: str, path: Path, known: set[str]):
+    """``(line, target module)`` of every import of a dpfair module by ``module``, function-level ones included."""
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    stack = [ast.parse(path.read_text(encoding="utf-8"))]
+    while stack:
+        node = stack.pop()
+        for child in ast.iter_child_nodes(node):
+            if not _type_checking_only(child):
+                stack.append(child)
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                source = ".".join([*base, node.module] if node.module else base)
+            else:
+                source = node.module or ""
+            # ``from package import submodule`` imports the submodule
+            targets = [f"{source}.{a.name}" if f"{source}.{a.name}" in known else source for a in node.names]
+        else:
+            continue
+        for target in targets:
+            while target not in known and "." in target:  # ``import dpfair.privacy.budget.x``: the module part
+                target = target.rpartition(".")[0]
+            if target in known:
+                yield node.lineno, target
+
+
+def _module_graph() -> tuple[dict[str, set[str]], dict[tuple[str, str], str]]:
+    """``(module -> the dpfair modules it imports, (module, target) -> "file:line")``; a fresh copy of one parse."""
+    graph, where = _parsed_graph()
+    return {module: set(targets) for module, targets in graph.items()}, dict(where)
+
+
+@functools.cache
+def _parsed_graph() -> tuple[dict[str, set[str]], dict[tuple[str, str], str]]:
+    modules = dict(_modules())
+    known = set(modules)
+    graph: dict[str, set[str]] = {m: set() for m in modules}
+    where: dict[tuple[str, str], str] = {}
+    for module, path in modules.items():
+        for line, target in _import_targets(module, path, known):
+            if target != module:
+                graph[module].add(target)
+                where.setdefault((module, target), f"{path.relative_to(SRC.parent)}:{line}")
+    return graph, where
+
+
+def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one node (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    out: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in graph[node]:
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                out.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return out
+
+
+def _unit(module: str) -> str:
+    return _subpackage(module)
+
+
+def test_every_unit_has_a_layer():
+    units = {_unit(m) for m, _ in _modules()}
+    assert units <= set(LAYER), f"add to LAYERS: {sorted(units - set(LAYER))}"
+
+
+def test_no_import_runs_from_a_lower_layer_to_a_higher_one():
+    graph, where = _module_graph()
+    upward = [f"{where[(a, b)]} imports {b} (layer {LAYER[_unit(b)]} above {_unit(a)}'s {LAYER[_unit(a)]})"
+              for a, targets in graph.items() for b in sorted(targets)
+              if LAYER[_unit(b)] > LAYER[_unit(a)] and (a, b) not in TRANSITIONAL]
+    assert not upward, "\n".join(upward)
+
+
+def test_transitional_upward_imports_still_exist():
+    graph, _ = _module_graph()
+    gone = [edge for edge in TRANSITIONAL if edge[1] not in graph[edge[0]]]
+    assert not gone, f"these imports are gone: delete them from TRANSITIONAL: {gone}"
+
+
+def test_validation_is_the_bottom_layer_and_no_circle_runs_through_it():
+    graph, where = _module_graph()
+    own = sorted(t for t in graph["dpfair._validation"] if ("dpfair._validation", t) not in TRANSITIONAL)
+    assert not own, [where[("dpfair._validation", t)] for t in own]
+    pruned = {m: {t for t in targets if (m, t) not in TRANSITIONAL} for m, targets in graph.items()}
+    assert not [c for c in _circles(pruned) if "dpfair._validation" in c]
+
+
+def test_no_import_circle_between_units():
+    graph, _ = _module_graph()
+    pruned = {m: {t for t in targets if (m, t) not in TRANSITIONAL} for m, targets in graph.items()}
+    crossing = [c for c in _circles(pruned) if len({_unit(m) for m in c}) > 1]
+    assert not crossing, crossing
+
+
+def test_the_circle_check_finds_a_circle():
+    # the check itself can fail: a back-up arrow from the bottom layer closes a circle through it
+    graph, _ = _module_graph()
+    graph["dpfair._validation"] = {*graph["dpfair._validation"], "dpfair.privacy.accounting"}
+    assert any("dpfair._validation" in c and "dpfair.privacy.accounting" in c for c in _circles(graph))
+    assert _circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+#: Circles inside one unit still to be broken (issue 34); a new circle fails the test below.
+KNOWN_CIRCLES_INSIDE_A_UNIT = (
+    # bandits/gmf/ and bandits/fairx/ will break it (today function-level imports do)
+    {"dpfair.bandits.fairx", "dpfair.bandits.fairx_online", "dpfair.bandits.federated",
+     "dpfair.bandits.federated_environment", "dpfair.bandits.federated_learners", "dpfair.bandits.federated_protocol"},
+    # accounting re-exports the Gaussian privacy profile, whose module imports accounting's checks
+    {"dpfair.privacy._gaussian_profile", "dpfair.privacy.accounting"},
+    # the package's face imports the demo, whose functions import the face
+    {"dpfair.federated", "dpfair.federated.demo"},
+)
+
+
+def test_no_new_import_circle_inside_a_unit():
+    graph, _ = _module_graph()
+    pruned = {m: {t for t in targets if (m, t) not in TRANSITIONAL} for m, targets in graph.items()}
+    known = [frozenset(c) for c in KNOWN_CIRCLES_INSIDE_A_UNIT]
+    new = [c for c in _circles(pruned) if not any(set(c) <= k for k in known)]
+    assert not new, new

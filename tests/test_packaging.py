@@ -102,6 +102,8 @@ def test_sdist_holds_what_a_build_and_the_tests_need(dist):
     assert not unwanted, f"the sdist holds build output: {sorted(unwanted)[:10]}"
 
 
+@pytest.mark.slow
+@pytest.mark.processes
 def test_installed_wheel_runs_without_the_test_extras(fresh_env, tmp_path):
     python, dpfair_cmd = fresh_env / "bin" / "python", fresh_env / "bin" / "dpfair"
     env = {**os.environ, "MPLBACKEND": "Agg", "PYTHONNOUSERSITE": "1"}

@@ -30,6 +30,8 @@ def test_the_readme_has_python_blocks():
     assert len(BLOCKS) >= 4
 
 
+@pytest.mark.slow
+@pytest.mark.processes
 @pytest.mark.parametrize("index", range(len(BLOCKS)), ids=[f"block{i + 1}" for i in range(len(BLOCKS))])
 def test_readme_block_runs_alone_and_prints(index, tmp_path):
     code = BLOCKS[index]

@@ -637,51 +637,27 @@ def check_allocation(n_bytes: int, *, subject: str, what: str, fix: str) -> None
 
 
 def check_budgets_cover(charges: Any, *, fix: str = "give each a budget that pays for it, or a larger shared budget") -> None:
-    """Refuse, before anything is charged, charges that their budgets cannot pay for together.
+    """Transitional forwarder to :func:`dpfair.privacy.budget.check_budgets_cover` (import it from there).
 
-    Several private estimators of one call (the policies of a simulation) may share one budget:
-    charging them one by one would spend the first and refuse the second.  This replays every charge
-    on a copy of each budget (its public ``spend``), so the real budgets are charged only when all
-    charges fit.
+    The trial lives on :class:`dpfair.privacy.PrivacyBudget` (``check_can_pay``); this name stays only until
+    its last callers outside ``dpfair.privacy`` import it from :mod:`dpfair.privacy.budget`, and is then
+    deleted together with its lazy import (the one import of this module into a higher layer).
 
     Parameters
     ----------
     charges : iterable of (budget, epsilon, delta, argument)
-        One per private estimator; ``budget`` may be ``None`` (the process-wide default budget when the
-        program installed one with :func:`dpfair.privacy.set_default_budget`, else nothing to charge);
-        ``argument`` names the estimator's budget in the message (e.g. ``"policies['a'].budget"``).
+        As for :func:`dpfair.privacy.budget.check_budgets_cover`.
     fix : str
         The advice that ends the message.
 
     Raises
     ------
     PrivacyBudgetExceededError
-        (The budget's own error type.)  If a budget cannot pay for all the charges made to it.
+        If a budget cannot pay for all the charges made to it; nothing is charged.
     """
-    import copy
+    from dpfair.privacy.budget import check_budgets_cover as trial  # transitional, see the docstring
 
-    from dpfair.privacy import budget as budget_module  # lazily: dpfair.privacy imports this module
-
-    default = getattr(budget_module, "default_budget", lambda: None)()
-    trials: dict[int, tuple[Any, list[str]]] = {}
-    for budget, epsilon, delta, argument in charges:
-        if budget is None:
-            budget = default  # what a charge of budget=None goes to (dpfair._estimator.charge_budget)
-        if budget is None:
-            continue
-        trial, sharing = trials.setdefault(id(budget), (copy.deepcopy(budget), []))
-        sharing.append(str(argument))
-        try:
-            trial.spend(epsilon, delta, label=str(argument))
-        except Exception as exc:
-            if type(exc).__name__ != "PrivacyBudgetExceededError":
-                raise
-            together = f"{' and '.join(sharing)} (one shared budget)" if len(sharing) > 1 else sharing[0]
-            raise type(exc)(
-                f"{together} cannot pay for the privacy this call would spend, so nothing was charged; {fix}. "
-                f"({exc})"
-            ) from None
-
+    trial(charges, fix=fix)
 
 
 def one_value_per_row(arr: np.ndarray, name: str, *, what: str = "one value per row") -> np.ndarray:

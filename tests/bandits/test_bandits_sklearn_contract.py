@@ -8,6 +8,7 @@ import pytest
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 
+from _registry import contract_instances
 from dpfair.bandits import OFUL, FairGreedy, PrivateFairGreedy, RandomPolicy
 from dpfair.privacy import PrivacyBudget, PrivacyBudgetExceededError
 
@@ -16,7 +17,7 @@ pytestmark = pytest.mark.filterwarnings("ignore::dpfair.privacy.PrivacyLeakWarni
 POLICIES = [
     OFUL(regularization=2.0, noise_std=0.5, exploration_scale=0.3, random_state=1),
     FairGreedy(regularization=0.5, split_history=False, random_state=2),
-    PrivateFairGreedy(3.0, 1e-3, budget_split=0.4, context_bound=2.0, reward_bound=4.0, random_state=3),
+    *contract_instances("PrivateFairGreedy"),  # the private one: tests/_registry.py, CONTRACT
     RandomPolicy(random_state=4),
 ]
 

@@ -26,7 +26,7 @@ def _rows(experiment: str, cell: dict, seeds: list[int]) -> pd.DataFrame:
         ("fedfairx-exp1", [{"horizon": 25}]),
         ("fedfairx-exp2", [{"horizon": 25}]),
         ("fedfairx-exp3", [{"horizon": 20, "n_agents": 1}, {"horizon": 20, "n_agents": 3}]),
-        ("fedfairx-exp4", [{"horizon": 25, "epsilons": "0.5,2"}]),
+        pytest.param("fedfairx-exp4", [{"horizon": 25, "epsilons": "0.5,2"}], marks=pytest.mark.slow),  # ~2.6 s
     ],
 )
 def test_experiment_tasks_figures_tables(experiment, cells, tmp_path):

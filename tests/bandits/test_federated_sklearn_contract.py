@@ -10,13 +10,14 @@ import pickle
 import pytest
 from sklearn.base import clone
 
+from _registry import contract_instances
 from dpfair.bandits import FairXLinUCB, FederatedSyntheticEnvironment, FedFairXLinUCB, PrivFairXLinUCB, simulate_federated
 from dpfair.privacy import PrivacyBudget
 
 OBJECTS = [
     FairXLinUCB(merit_scale=5.0, radius=0.5),
     FedFairXLinUCB("p-fcb", n_steps=3),
-    PrivFairXLinUCB(1.0, 0.05, math.sqrt(5), "log-det", sync_threshold=10.0, random_state=0),
+    *contract_instances("PrivFairXLinUCB"),  # the private one: tests/_registry.py, CONTRACT
     FederatedSyntheticEnvironment(dim=3, n_actions=4, noise_std=0.2, random_state=1),
 ]
 

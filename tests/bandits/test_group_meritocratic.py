@@ -309,3 +309,22 @@ def test_non_private_policies_warn_and_random_spends_nothing(env):
         warnings.simplefilter("error", PrivacyLeakWarning)
         assert RandomPolicy().reset(4, 3, 5).privacy_spent_["epsilon"] == 0.0
         PrivateFairGreedy(1.0, 0.1).reset(4, 3, 5)
+
+
+def test_simulate_refuses_policies_whose_shared_budget_pays_each_but_not_both():
+    """The one budget-can-pay trial (PrivacyBudget.check_can_pay): both charges tried together, nothing charged."""
+    from dpfair.privacy import PrivacyBudgetExceededError
+
+    env = SyntheticGroupEnvironment(n_groups=3, dim=2, population_size=20, random_state=0)
+    budget, own = PrivacyBudget(1.5, 0.2), PrivacyBudget(1.0, 0.1)
+    policies = {name: PrivateFairGreedy(1.0, 0.05, reward_bound=env.reward_bound, budget=b, random_state=0)
+                for name, b in (("a", budget), ("b", own), ("c", budget))}
+    with pytest.raises(PrivacyBudgetExceededError,
+                       match=r"policies\['a'\]\.budget and policies\['c'\]\.budget \(one shared budget\) cannot pay"):
+        simulate(env, policies, 5, [0])
+    assert budget.ledger == () and own.ledger == ()
+    del policies["c"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        simulate(env, policies, 5, [0])
+    assert [e.epsilon for e in budget.ledger] == [1.0] and [e.epsilon for e in own.ledger] == [1.0]

@@ -13,6 +13,8 @@ def _python(code: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", code], env=_ENV, capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.slow
+@pytest.mark.processes
 @pytest.mark.parametrize("requested", [None, "TkAgg"])
 def test_import_and_registry_leave_the_backend_alone(requested):
     """An interactive backend a user asked for (or matplotlib's automatic choice) survives the import."""
@@ -29,6 +31,8 @@ def test_import_and_registry_leave_the_backend_alone(requested):
     assert res.returncode == 0 and res.stdout.split() == ["ok", requested or "auto"], res.stderr[-2000:]
 
 
+@pytest.mark.slow
+@pytest.mark.processes
 def test_report_draws_with_agg_and_gives_the_backend_back(tmp_path):
     code = (
         "import matplotlib; matplotlib.use('svg'); import dpfair.experiments, dpfair.experiments.report as r;"

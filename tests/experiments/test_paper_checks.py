@@ -45,6 +45,8 @@ register(ExperimentSpec(
 '''
 
 
+@pytest.mark.slow
+@pytest.mark.processes
 def test_a_user_module_declares_paper_values_and_gets_its_verdict_row(tmp_path):
     (tmp_path / "user_paper_check.py").write_text(USER_MODULE)
     env = {**os.environ, "DPFAIR_EXPERIMENT_MODULES": "user_paper_check",

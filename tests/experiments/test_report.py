@@ -20,6 +20,8 @@ def chromium():
     return None
 
 
+@pytest.mark.slow
+@pytest.mark.processes
 def test_report_has_every_figure_and_it_loads_in_a_browser(tmp_path):
     run_experiment(get_spec("privacy-audit"), tmp_path, quick=True, progress=False)
     index = build_report(tmp_path)

@@ -28,6 +28,8 @@ def values(folder):
     return frame.set_index(["experiment", "cell", "seed", "metric"])["value"].sort_index()
 
 
+@pytest.mark.slow
+@pytest.mark.processes
 def test_local_pool_and_dask_cluster_give_identical_results(tmp_path):
     distributed = pytest.importorskip("distributed")
     spec = get_spec("privacy-audit")
@@ -51,6 +53,8 @@ def _count(db):
     return total, distinct, tasks
 
 
+@pytest.mark.slow
+@pytest.mark.processes
 @pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGINT], ids=["crash", "ctrl-c"])
 def test_resume_after_kill_loses_and_duplicates_nothing(tmp_path, how):
     out = tmp_path / "out"
@@ -94,6 +98,8 @@ def test_resume_after_kill_loses_and_duplicates_nothing(tmp_path, how):
     pd.testing.assert_series_equal(values(out), values(clean))
 
 
+@pytest.mark.slow
+@pytest.mark.processes
 def test_cli_user_errors_print_one_line_and_a_hint(tmp_path):
     for args, expected in [
         (["run", "no-such-experiment"], "unknown experiment"),
@@ -107,6 +113,8 @@ def test_cli_user_errors_print_one_line_and_a_hint(tmp_path):
         assert len(res.stderr.splitlines()) == 1, res.stderr
 
 
+@pytest.mark.slow
+@pytest.mark.processes
 def test_missing_data_is_skipped_with_instructions(tmp_path):
     env = {**ENV, "DPFAIR_DATA_HOME": str(tmp_path / "nothing")}
     res = subprocess.run([*DPFAIR, "data", "info"], env=env, capture_output=True, text=True, timeout=60)

@@ -8,6 +8,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 HERE = Path(__file__).parent
 ENV = {
     **os.environ,
@@ -40,6 +42,8 @@ def _as_in_a_terminal() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
+@pytest.mark.slow
+@pytest.mark.processes
 def test_ctrl_c_with_two_workers_exits_every_time_and_resumes(tmp_path):
     out = tmp_path / "out"
     db = out / "results.sqlite"
@@ -79,6 +83,8 @@ def test_ctrl_c_with_two_workers_exits_every_time_and_resumes(tmp_path):
     assert "2 workers" in row and "partial" not in row, row  # the interrupted runs finished nothing: one fresh run
 
 
+@pytest.mark.slow
+@pytest.mark.processes
 def test_a_typo_in_an_experiment_id_gets_a_suggestion():
     res = subprocess.run([*DPFAIR, "run", "fedfairx-exp", "--quick"], env=ENV, capture_output=True, text=True, timeout=60)
     assert res.returncode == 2 and "did you mean 'fedfairx-exp" in res.stderr and "gmf-census" not in res.stderr

@@ -10,15 +10,11 @@ from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
+from _registry import contract_instances
 from dpfair.linear_model import DPLinearRegression, DPLogisticRegression
 
-# A large epsilon and wide declared bounds: the checks fit on their own random data (rows of norm up
-# to a few thousand), and test the private code path (noise drawn, PSD repair), not the noise's size (Laplace: its
-# scale falls like 1/epsilon; the Gaussian's only like 1/sqrt(epsilon)).
-CHECKED = [
-    DPLinearRegression(epsilon=1e12, data_norm=1e4, target_bound=1e4, alpha=1e-3, mechanism="laplace", random_state=0),
-    DPLogisticRegression(epsilon=1e6, data_norm=1e4, C=1.0, random_state=0),
-]
+# the instances live in the one registry (tests/_registry.py, CONTRACT): a large epsilon and wide declared bounds
+CHECKED = contract_instances("DPLinearRegression", "DPLogisticRegression")
 
 EXPECTED_FAILED: dict[str, dict[str, str]] = {
     "DPLinearRegression": {},

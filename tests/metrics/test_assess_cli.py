@@ -58,6 +58,8 @@ def predictions(tmp_path_factory) -> Path:
     return path
 
 
+@pytest.mark.slow
+@pytest.mark.processes
 def test_assess_on_adult_writes_the_table_and_a_page_that_loads_in_a_browser(predictions, tmp_path):
     out = tmp_path / "assessment"
     args = ["assess", str(predictions), "--y-true", "income", "--y-pred", "prediction", "--sensitive", "race",

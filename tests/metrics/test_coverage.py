@@ -44,28 +44,56 @@ def _coverage(n_rows, epsilon, seed):
     rng = np.random.default_rng(seed)
     covered = {"tpr": [], "sr": []}
     widths = {"tpr": [], "sr": []}
+    estimates = {"tpr": [], "sr": []}
     for _ in range(0, N_REPETITIONS, CHUNK):
         counts = np.stack([rng.multinomial(n_rows, POPULATION[g], size=CHUNK) for g in range(2)], axis=1)
         noisy = _core.release_table(counts, epsilon, SeededNoise(rng))
         _, _, cis = _core.intervals(noisy, {}, SPECS, epsilon, epsilon, 0.95, rng)
         for key, truth in (("tpr", TRUE_TPR_DIFFERENCE), ("sr", TRUE_DP_DIFFERENCE)):
-            interval = cis[key].difference["between_groups"][1]
+            estimate, interval = cis[key].difference["between_groups"]
             covered[key].append((interval.lower <= truth) & (truth <= interval.upper))
             widths[key].append(interval.upper - interval.lower)
+            estimates[key].append(estimate)
+    # the width a calibrated 95 % interval needs: 2 x 1.96 standard deviations of the released estimate, measured
+    # over the repetitions themselves (sampling and noise together; no model of either)
+    needed = {k: 2 * 1.959964 * float(np.std(np.concatenate(v), ddof=1)) for k, v in estimates.items()}
     return {k: float(np.mean(np.concatenate(v))) for k, v in covered.items()}, {
         k: float(np.mean(np.concatenate(v))) for k, v in widths.items()
-    }
+    }, needed
 
 
+@pytest.mark.statistical
 @pytest.mark.slow
 @pytest.mark.parametrize("n_rows", [200, 20_000])
 @pytest.mark.parametrize("epsilon", [1.0, math.inf], ids=["epsilon=1", "epsilon=inf"])
 def test_intervals_of_the_tpr_and_demographic_parity_differences_cover(n_rows, epsilon):
-    coverage, width = _coverage(n_rows, epsilon, seed=n_rows + (0 if math.isinf(epsilon) else 1))
+    coverage, width, needed = _coverage(n_rows, epsilon, seed=n_rows + (0 if math.isinf(epsilon) else 1))
     print(f"groups of {n_rows} rows, epsilon={epsilon}: coverage TPR difference {coverage['tpr']:.3f} "
-          f"(mean width {width['tpr']:.4f}), DP difference {coverage['sr']:.3f} (mean width {width['sr']:.4f})")
+          f"(mean width {width['tpr']:.4f}, needed {needed['tpr']:.4f}), DP difference {coverage['sr']:.3f} "
+          f"(mean width {width['sr']:.4f}, needed {needed['sr']:.4f})")
     assert coverage["tpr"] >= 0.93
     assert coverage["sr"] >= 0.93
+    # covering is easy with a wide interval: the mean width is at most 20 % over what calibration needs
+    assert width["tpr"] <= 1.2 * needed["tpr"]
+    assert width["sr"] <= 1.2 * needed["sr"]
+
+
+@pytest.mark.slow
+@pytest.mark.statistical
+def test_the_width_bound_catches_an_interval_twice_too_wide(monkeypatch):
+    honest = _core.intervals
+
+    def doubled(*args, **kwargs):  # the mutant: every interval stretched to twice its width about its centre
+        out = honest(*args, **kwargs)
+        for ci in out[2].values():
+            estimate, interval = ci.difference["between_groups"]
+            centre, half = (interval.lower + interval.upper) / 2, interval.upper - interval.lower
+            ci.difference["between_groups"] = (estimate, _core.Interval(centre - half, centre + half))
+        return out
+
+    monkeypatch.setattr(_core, "intervals", doubled)
+    coverage, width, needed = _coverage(20_000, math.inf, seed=20_000)
+    assert coverage["tpr"] >= 0.93 and width["tpr"] > 1.2 * needed["tpr"]
 
 
 def test_the_vectorized_path_is_the_frame():

@@ -61,6 +61,8 @@ def exponential(factor):
     return mech
 
 
+@pytest.mark.slow
+@pytest.mark.statistical
 def test_exponential_mechanism_passes_and_doubled_epsilon_is_caught():
     u = np.array([0.0, 1.0, 1.0, 1.0, 1.0])  # neighbour: every utility moves by the sensitivity
     u_prime = np.array([1.0, 0.0, 0.0, 0.0, 0.0])
@@ -79,6 +81,8 @@ def top_m(factor, epsilon, m=2):
     return mech
 
 
+@pytest.mark.slow
+@pytest.mark.statistical
 def test_top_m_passes_and_doubled_epsilon_is_caught():
     """Changing one applicant's score moves only the subsets that contain them, in one direction,
     so the mechanism is in fact (epsilon/2)-DP for this neighbouring relation.  We audit against

@@ -76,7 +76,7 @@ def test_symmetric_noise_and_shift():
 def test_budget_is_charged_once_for_the_horizon():
     budget = PrivacyBudget(10.0, 1e-5)
     BinaryTreeMechanism(100, (2,), sensitivity=1.0, rho=0.5, budget=budget, random_state=0)
-    assert budget.ledger[0].rho == 0.5
+    assert [entry.rho for entry in budget.ledger] == [0.5]
 
 
 @pytest.mark.parametrize(

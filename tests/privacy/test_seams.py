@@ -134,6 +134,8 @@ def _run_child(target, *args) -> str:
     return queue.get(timeout=5)
 
 
+@pytest.mark.slow
+@pytest.mark.processes
 def test_a_budget_copied_into_another_process_refuses_to_charge():
     budget = PrivacyBudget(1.0)
     answer = _run_child(_spend_in_child, pickle.dumps(budget))
@@ -142,6 +144,8 @@ def test_a_budget_copied_into_another_process_refuses_to_charge():
     assert len(budget.ledger) == 1
 
 
+@pytest.mark.slow
+@pytest.mark.processes
 def test_a_worker_of_a_program_with_a_ledger_refuses_budget_free_charges():
     previous = set_default_budget(PrivacyBudget(math.inf, 1e-3))
     try:

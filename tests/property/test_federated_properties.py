@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -55,6 +56,7 @@ def test_schedules_are_increasing_within_horizon_and_gaps_bounded(T, m, d):
     assert communication_schedule("p-fcb", T, m, d).tolist() == [2**k for k in range(T.bit_length())]
 
 
+@pytest.mark.slow
 @settings(max_examples=12)
 @given(
     T=st.integers(1, 25),

@@ -88,6 +88,7 @@ def _check_solution(sol, pmfs, weights, grid, alpha):
     assert sol.objective == pytest.approx(float(np.einsum("a,ajl,jl->", weights, couplings, cost)), abs=1e-12)
 
 
+@pytest.mark.slow
 def test_closed_form_equals_the_highs_lp_on_random_instances():
     """Issue 15: >= 300 random instances, 1-8 groups, k up to 200, sparse PMFs, zero weights, uneven grids, alpha 0..2.5."""
     rng = np.random.default_rng(2024)
@@ -196,6 +197,7 @@ def test_column_generation_reference_agrees_on_a_law_school_sized_instance():
         assert solve_barycenter_lp(pmfs, weights, grid, alpha).objective == pytest.approx(cg.objective, abs=1e-9)
 
 
+@pytest.mark.slow
 def test_many_bins_and_groups_stay_sparse():
     rng = np.random.default_rng(9)
     g, k = 20, 20_000

@@ -69,6 +69,8 @@ def test_private_fit_is_close_to_the_chzhen_reference_with_many_samples():
     assert abs(mse_dp - mse_ref) < 0.1 * mse_ref + 1e-3
 
 
+@pytest.mark.slow
+@pytest.mark.statistical
 @pytest.mark.filterwarnings("ignore:the private weight")
 def test_fit_is_audited_epsilon_dp(monkeypatch):
     """One row changes group (0 -> 1): the released group weight moves by 1/n; Laplace scale 2/(n eps)."""
@@ -125,6 +127,7 @@ def test_unknown_group_at_predict_and_no_bounds_at_infinity():
     assert free.bounds_ == (0.1, 0.7)
 
 
+@pytest.mark.slow
 def test_hundred_thousand_bins_and_twenty_groups_fit_and_predict_sparse():
     """Issue 15: the dense couplings would need 149 GiB; the sparse maps hold at most ~3k entries per group."""
     rng = np.random.default_rng(0)

@@ -100,6 +100,8 @@ def test_an_absent_declared_group_is_handled_by_the_noise_not_by_a_warning_about
     assert 0 < sum(warned) < len(warned)  # whether it warns depends on the noise, not on the absence
 
 
+@pytest.mark.slow
+@pytest.mark.statistical
 @pytest.mark.filterwarnings("ignore:the private weight")
 def test_rare_group_is_audited_epsilon_dp_and_reading_groups_off_the_data_is_caught():
     """Neighbours: the last row is in the rare group "r" in one dataset and in "a" in the other."""

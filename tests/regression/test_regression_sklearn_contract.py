@@ -17,6 +17,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
+from _registry import contract_instances
 from dpfair.datasets import make_regression
 from dpfair.privacy import PrivacyBudget, PrivacyLeakWarning
 from dpfair.regression import FairRegressionPostProcessor, WassersteinBarycenterPostProcessor
@@ -24,9 +25,7 @@ from dpfair.regression import FairRegressionPostProcessor, WassersteinBarycenter
 # Both wrap a Ridge fitted inside fit (prefit=False) so the checks can call fit(X, y) on any X, and
 # declare a single group so that sensitive_features may be omitted (every row is then in that group).
 CHECKED = [
-    FairRegressionPostProcessor(
-        Ridge(), epsilon=50.0, n_bins=400, bounds=(-10.0, 10.0), groups=["all"], prefit=False, random_state=0
-    ),
+    *contract_instances("FairRegressionPostProcessor"),  # the private one: tests/_registry.py, CONTRACT
     WassersteinBarycenterPostProcessor(Ridge(), groups=["all"], prefit=False, random_state=0),
 ]
 

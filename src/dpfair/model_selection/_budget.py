@@ -20,7 +20,6 @@ it is a fresh clone that does not know how many fits follow.
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 from typing import Any
 
@@ -268,20 +267,20 @@ def check_search_budget(search: Any, n_samples: int, *, cv: Any = None, n_jobs: 
             "charged. Run it with n_jobs=1 (every fit is then charged here), or search with "
             "dpfair.model_selection.PrivateRandomSearch (one charge for the whole search)."
         )
-    trials: dict[int, tuple[PrivacyBudget, PrivacyBudget]] = {}
+    planned: dict[int, tuple[PrivacyBudget, list[tuple[float, float]]]] = {}
     for budget, epsilon, delta in cost.charges:
-        if budget is None:
-            continue
-        original, trial = trials.setdefault(id(budget), (budget, copy.deepcopy(budget)))
+        if budget is not None:
+            planned.setdefault(id(budget), (budget, []))[1].append((epsilon, delta))
+    for budget, pays in planned.values():  # the one trial: PrivacyBudget's own rules, nothing charged
         try:
-            trial.spend(epsilon, delta, label="search")
+            budget.check_can_pay(pays, label="search")
         except PrivacyBudgetExceededError:
-            needed = cost.needed(original)
-            left = original.remaining()
+            needed = cost.needed(budget)
+            left = budget.remaining()
             raise PrivacyBudgetExceededError(
                 f"{_describe(search)} would run {cost} and charge (epsilon={needed[0]:.6g}, delta={needed[1]:.3g}) "
-                f"to a budget with (epsilon={left[0]:.6g}, delta={left[1]:.3g}) left of (epsilon={original.epsilon:.6g}, "
-                f"delta={original.delta:.3g}); nothing was fitted or charged. Shrink the grid or the folds, lower each "
+                f"to a budget with (epsilon={left[0]:.6g}, delta={left[1]:.3g}) left of (epsilon={budget.epsilon:.6g}, "
+                f"delta={budget.delta:.3g}); nothing was fitted or charged. Shrink the grid or the folds, lower each "
                 "fit's epsilon, use a larger budget, or search with dpfair.model_selection.PrivateRandomSearch (one "
                 "charge for the whole search)."
             ) from None

@@ -49,13 +49,13 @@ from sklearn.utils import _safe_indexing, get_tags
 from sklearn.utils.validation import _num_samples, check_is_fitted
 
 from dpfair._estimator import as_sensitive_features, fit_charges, privacy_spent
-from dpfair._validation import check_budgets_cover
 from dpfair._wrapped_fit import SensitiveScoreMixin
 from dpfair.base import PrivacyParameters, PrivateEstimator
 from dpfair.model_selection._classifier_scorers import class_labels
 from dpfair.model_selection._random_stopping import check_selection, draw_n_trials, trial_epsilon_for
 from dpfair.model_selection._scorers import _PrivateScorer, takes_sensitive_features
 from dpfair.privacy import PrivacyBudget, PrivacyBudgetExceededError, suspend_default_budget
+from dpfair.privacy.budget import check_budgets_cover
 from dpfair.privacy.leaks import PrivacyLeakWarning, warn_privacy_leak
 from dpfair.privacy.noise import NoiseSource, SecureNoise
 from dpfair.privacy.relations import CHANGE_ATTRIBUTE, REPLACE, describe, weakest_relation
@@ -518,7 +518,7 @@ class PrivateRandomSearch(PrivateEstimator, SensitiveScoreMixin, MetaEstimatorMi
             raise type(exc)(f"scoring={type(self.scoring).__name__}: {exc}") from None
         # the one charge, replayed on a copy: a refusal says that nothing was charged
         check_budgets_cover(
-            [(params.budget, *self._privacy_cost(params), "budget")],
+            [(params.budget, *self._privacy_cost(params), "budget", self._charge_relation(params))],
             fix="the search charges its epsilon and delta once, whatever the number of trials: give it a budget with "
                 "that much left, or lower the search's epsilon",
         )

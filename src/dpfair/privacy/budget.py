@@ -46,9 +46,10 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import copy
 import math
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from dpfair._validation import check_delta, check_epsilon, check_rho
@@ -61,6 +62,7 @@ __all__ = [
     "PrivacyBudgetExceededError",
     "charge",
     "charged_release",
+    "check_budgets_cover",
     "check_ledger_process",
     "default_budget",
     "inside_charged_release",
@@ -318,6 +320,83 @@ class PrivacyBudget:
                 )
         self._charge(LedgerEntry(label=str(label), kind="zcdp", rho=r, relation=neighbouring))
 
+    # ------------------------------------------------------------------ trials: can these charges be paid?
+    def _trial(self, charges: Iterable[Sequence], label: str) -> None:
+        """Replay ``charges`` in order on a scratch ledger (the rules of :meth:`spend`, nothing kept)."""
+        trial = copy.deepcopy(self)  # same totals, ledger, relation and owner process (a subclass's __deepcopy__ decides)
+        for index, planned in enumerate(charges):
+            if isinstance(planned, str | bytes) or not isinstance(planned, Sequence) or len(planned) not in (2, 3):
+                raise TypeError(
+                    f"charges[{index}] must be a pair (epsilon, delta) or a triple (epsilon, delta, neighbouring), got "
+                    f"{planned!r}; pass a list of such tuples (a single charge is [(epsilon, delta)])."
+                )
+            epsilon, delta, *relation = planned
+            trial.spend(epsilon, delta, label=label, neighbouring=relation[0] if relation else REPLACE)
+
+    def can_pay(self, charges: Iterable[Sequence]) -> bool:
+        """Whether this budget can pay for every one of ``charges`` together, charging nothing.
+
+        The same rules as :meth:`spend` (basic composition with what is already spent, the zCDP charges
+        converted with the ``delta`` left, relations converted or refused, the owner process), replayed
+        on a scratch copy of the ledger: the budget is never changed.
+
+        Parameters
+        ----------
+        charges : iterable of (epsilon, delta) or (epsilon, delta, neighbouring)
+            The approximate-DP charges, in the order they would be made; ``neighbouring`` (default
+            ``"replace"``) is the relation each holds under (:mod:`dpfair.privacy.relations`).
+
+        Returns
+        -------
+        bool
+            ``True`` if :meth:`spend` would accept every charge in turn.
+
+        Raises
+        ------
+        TypeError, ValueError
+            If a charge is not a pair or triple, or holds an invalid ``epsilon``, ``delta`` or relation
+            (an invalid charge is an error, not a "no").
+
+        Examples
+        --------
+        >>> budget = PrivacyBudget(1.0)
+        >>> budget.can_pay([(0.5, 0.0), (0.5, 0.0)]), budget.can_pay([(0.5, 0.0)] * 3)
+        (True, False)
+        >>> budget.spent()
+        (0, 0)
+        """
+        try:
+            self._trial(charges, "trial")
+        except PrivacyBudgetExceededError:
+            return False
+        return True
+
+    def check_can_pay(self, charges: Iterable[Sequence], *, label: str = "") -> None:
+        """Refuse, charging nothing, ``charges`` that this budget cannot pay for together.
+
+        The one "can these budgets pay?" trial of dpfair: a container (a search, a simulation, a
+        post-processor with its base model) calls it for every budget before its first charge, so that
+        a refusal leaves every budget as it was.  The rules are those of :meth:`spend` (see
+        :meth:`can_pay`).
+
+        Parameters
+        ----------
+        charges : iterable of (epsilon, delta) or (epsilon, delta, neighbouring)
+            As for :meth:`can_pay`.
+        label : str, default ""
+            What the charges would pay for; the error message names it.
+
+        Raises
+        ------
+        PrivacyBudgetExceededError
+            If a charge would exceed the budget (the message is that of :meth:`spend` for the first charge
+            refused), cannot be converted into the budget's relation, or the budget belongs to another
+            process; nothing is charged.
+        TypeError, ValueError
+            As for :meth:`can_pay`.
+        """
+        self._trial(charges, str(label))
+
     def __sklearn_clone__(self) -> PrivacyBudget:
         """Return ``self``: a budget is a shared accountant, never copied by :func:`sklearn.base.clone`.
 
@@ -367,6 +446,55 @@ def check_budget(budget: object, name: str = "budget") -> PrivacyBudget | None:
         f"{name} must be a dpfair.privacy.PrivacyBudget or None, got {type(budget).__name__}; "
         "create one with PrivacyBudget(epsilon, delta) and pass the same object to every step it governs."
     )
+
+
+def check_budgets_cover(charges: Iterable[Sequence], *,
+                        fix: str = "give each a budget that pays for it, or a larger shared budget") -> None:
+    """Refuse, before anything is charged, charges that their budgets cannot pay for together.
+
+    Several private estimators of one call (the policies of a simulation, a post-processor and its base
+    model) may share one budget: charging them one by one would spend the first and refuse the second.
+    Each budget is tried with all the charges made to it (:meth:`PrivacyBudget.check_can_pay`, the rules of
+    :meth:`PrivacyBudget.spend`), so the real budgets are charged only when every budget can pay.
+
+    Parameters
+    ----------
+    charges : iterable of (budget, epsilon, delta, argument) or (budget, epsilon, delta, argument, neighbouring)
+        One per private estimator; ``budget`` may be ``None`` (the process-wide :func:`default_budget` when
+        the program installed one with :func:`set_default_budget`, else nothing to charge);
+        ``argument`` names the estimator's budget in the message (e.g. ``"policies['a'].budget"``);
+        ``neighbouring`` (default ``"replace"``) is the relation the charge holds under.
+    fix : str
+        The advice that ends the message.
+
+    Raises
+    ------
+    PrivacyBudgetExceededError
+        If a budget cannot pay for all the charges made to it; the message names every argument that
+        shares that budget.  Budgets are tried in the order they first appear; nothing is charged.
+    TypeError, ValueError
+        If a charge is malformed or holds an invalid privacy parameter.
+    """
+    default = default_budget()
+    planned: dict[int, tuple[PrivacyBudget, list[tuple], list[str]]] = {}
+    for budget, epsilon, delta, argument, *relation in charges:
+        if budget is None:
+            budget = default  # what a charge of budget=None goes to (charge / dpfair._estimator.charge_budget)
+        if budget is None:
+            continue
+        check_budget(budget, str(argument))
+        _, pays, sharing = planned.setdefault(id(budget), (budget, [], []))
+        pays.append((epsilon, delta, *relation))
+        sharing.append(str(argument))
+    for budget, pays, sharing in planned.values():
+        try:
+            budget.check_can_pay(pays, label=" and ".join(sharing))
+        except PrivacyBudgetExceededError as exc:
+            together = f"{' and '.join(sharing)} (one shared budget)" if len(sharing) > 1 else sharing[0]
+            raise PrivacyBudgetExceededError(
+                f"{together} cannot pay for the privacy this call would spend, so nothing was charged; {fix}. "
+                f"({exc})"
+            ) from None
 
 
 def _process_alive(pid: int) -> bool:
