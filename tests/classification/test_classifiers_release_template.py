@@ -7,7 +7,13 @@ import pytest
 from sklearn.linear_model import LogisticRegression
 
 from dpfair.base import PrivateEstimator
-from dpfair.classification import DPEqualizedOddsPostProcessor, DPExponentiatedGradient, reductions, reductions_game
+from dpfair.classification import (
+    DPEqualizedOddsPostProcessor,
+    DPExponentiatedGradient,
+    reductions,
+    reductions_game,
+    reductions_oracle,
+)
 from dpfair.classification import postprocessing as pp_module
 from dpfair.datasets import make_classification
 from dpfair.linear_model import DPLogisticRegression
@@ -40,18 +46,26 @@ def test_a_bad_random_state_is_refused_before_the_charge(make):
     assert budget.spent() == (0.0, 0.0) and not budget.ledger
 
 
-@pytest.mark.parametrize(("make", "modules"), [(_eo, [pp_module]), (_eg, [reductions, reductions_game])])
+def _eg_paper(budget, **kw):
+    return _eg(budget, oracle="paper", **kw)
+
+
+@pytest.mark.parametrize(("make", "modules"), [
+    (_eo, [(pp_module, "laplace_mechanism")]),
+    (_eg_paper, [(reductions, "laplace_mechanism"), (reductions_game, "laplace_mechanism")]),
+    (_eg, [(reductions_oracle, "gaussian_mechanism")]),  # the default oracle: Gaussian cell sums and counts
+])
 def test_every_noise_draw_comes_after_the_single_charge(make, modules, monkeypatch):
     budget = PrivacyBudget(10.0, 1e-3, neighbouring="change_attribute")
     seen = []
-    for module in modules:
-        real = module.laplace_mechanism
+    for module, name in modules:
+        real = getattr(module, name)
 
         def spy(*args, _real=real, **kwargs):
             seen.append(len(budget.ledger))
             return _real(*args, **kwargs)
 
-        monkeypatch.setattr(module, "laplace_mechanism", spy)
+        monkeypatch.setattr(module, name, spy)
     make(budget).fit(X, Y, sensitive_features=G)
     assert seen and set(seen) == {1} and len(budget.ledger) == 1
 

@@ -75,7 +75,11 @@ def test_private_fit_is_reasonable_and_reports_its_guarantee():
     err, _ = _error_and_violation(clf.predict_proba(X)[:, 1], y, g)
     assert 0.0 <= err < 0.5
     assert clf.coef_.shape == (clf.best_iter_, X.shape[1] + 1) and 1 <= clf.best_iter_ <= clf.n_iter_
-    assert "accountant='tight'" in spent["protects"]
+    assert clf.oracle_ == "statistics" and "Gaussian DP" in spent["protects"]  # the default oracle (issue 32)
+    paper = DPExponentiatedGradient(
+        epsilon=50.0, delta=1e-6, gamma=0.05, bound_B=2.0, x_norm_bound=1.0, groups=[0, 1], random_state=0,
+        oracle="paper").fit(X, y, sensitive_features=g)
+    assert "accountant='tight'" in paper.privacy_spent_["protects"]
 
 
 # ------------------------------------------------------------------ Algorithm 3's parameters
@@ -283,7 +287,8 @@ def test_norm_above_bound_raises_naming_the_bound():
 
 def test_predict_is_randomized_reproducible_and_a_blind():
     X, y, g = _data(1000)
-    kw = dict(epsilon=math.inf, delta=1e-5, gamma=0.02, bound_B=5.0, x_norm_bound=1.0, n_iter=50, eta=1.0)
+    kw = dict(epsilon=math.inf, delta=1e-5, gamma=0.02, bound_B=5.0, x_norm_bound=1.0, n_iter=50, eta=1.0,
+              selection="average")
     clf = DPExponentiatedGradient(random_state=0, **kw).fit(X, y, sensitive_features=g)
     p1 = clf.predict_proba(X)[:, 1]
     assert ((p1 > 0) & (p1 < 1)).any()  # a genuine mixture

@@ -40,8 +40,14 @@ class ReplayNoise(NoiseSource):
         assert recorded_scale == scale and out.shape == np.shape(values)
         return out.copy()
 
-    def gaussian(self, values, scale):
-        return self.inner.gaussian(values, scale)
+    def gaussian(self, values, scale):  # the statistics oracle's releases (issue 32), recorded and replayed alike
+        if self.replay is None:
+            out = self.inner.gaussian(values, scale)
+            self.recorded.append((scale, out.copy()))
+            return out
+        recorded_scale, out = self.replay.pop(0)
+        assert recorded_scale == scale and out.shape == np.shape(values)
+        return out.copy()
 
     def discrete_laplace(self, values, scale):
         return self.inner.discrete_laplace(values, scale)
@@ -104,15 +110,19 @@ def test_a_aware_best_prefix_selection_moves_by_at_most_its_charged_epsilon_unde
     assert 0.0 < claimed < KW["epsilon"]
 
 
-def test_a_blind_best_prefix_selection_is_post_processing_of_the_releases():
-    """A-blind: h(x) and its training error are functions of public X, y and released values only (verified)."""
+@pytest.mark.parametrize("oracle", ["paper", "statistics"])
+def test_a_blind_best_prefix_selection_is_post_processing_of_the_releases(oracle):
+    """A-blind: h(x) and its training error are functions of public X, y and released values only (verified); with
+    the statistics oracle (issue 32) every best response, the denominators and the noise-to-signal ratios too."""
     source = ReplayNoise(0)
-    clf = _fit(G, source)
+    clf = _fit(G, source, oracle=oracle)
     assert clf.epsilon_selection_ == 0.0 and not source.selections
     for neighbour in [np.where(np.arange(G.size) == row, 1 - G, G) for row in ROWS] + [1 - G, np.zeros_like(G)]:
         replay = ReplayNoise(0, replay=source.recorded)
-        other = _fit(neighbour, replay)
+        other = _fit(neighbour, replay, oracle=oracle)
+        assert not replay.replay  # every release was replayed
         assert other.best_iter_ == clf.best_iter_ and not replay.selections
+        assert other.noise_to_signal_ == clf.noise_to_signal_
         np.testing.assert_array_equal(other.coef_, clf.coef_)
         np.testing.assert_array_equal(other.lambda_, clf.lambda_)
 

@@ -5,10 +5,11 @@ public, as in the paper.
 
 * :class:`DPEqualizedOddsPostProcessor`: Algorithm 1, differentially private equalized-odds
   post-processing (Hardt et al.'s LP on Laplace-noised confusion statistics, with slack).
-* :class:`DPExponentiatedGradient`: Algorithm 3 with Subroutine 2, the private oracle learner
-  (exponentiated gradient over a noisy auditor, a private least-squares cost-sensitive oracle).
-* :class:`SmallBudgetWarning`: raised by :class:`DPExponentiatedGradient` when the budget buys too few
-  rounds for the game to carry information.
+* :class:`DPExponentiatedGradient`: the private oracle learner (exponentiated gradient over a noisy
+  auditor). By default its least-squares oracle works from cell sums released once
+  (``oracle="statistics"``); ``oracle="paper"`` is Algorithm 3 with Subroutine 2 exactly.
+* :class:`SmallBudgetWarning`: raised by :class:`DPExponentiatedGradient` when a released
+  noise-to-signal ratio (of the oracle's statistics or of the auditor's violation) exceeds 1.
 * :class:`VacuousConstraintWarning`: raised by :class:`DPEqualizedOddsPostProcessor` when a declared
   group's constraint binds nothing (too little of it in the noisy table, e.g. a group without rows).
 * :class:`FairnessSlackWarning`: raised by :class:`DPEqualizedOddsPostProcessor` when the fairness it can

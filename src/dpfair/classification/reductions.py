@@ -4,7 +4,11 @@
 Mao, Oprea, Roth, Sharifi-Malvajerdi & Ullman, "Differentially Private Fair Learning" (ICML 2019),
 the private version of the exponentiated-gradient reduction of Agarwal et al. (2018) (the paper's
 Algorithm 5), with the private cost-sensitive oracle of their Section 5 (one least-squares
-regression per cost vector, ``(X^T X)^-1 X^T C_b``, made private by Laplace noise).
+regression per cost vector, ``(X^T X)^-1 X^T C_b``, made private by Laplace noise): ``oracle="paper"``.  The
+default A-blind oracle, ``oracle="statistics"`` (:mod:`~dpfair.classification.reductions_oracle`), releases the
+oracle's sufficient statistics (the per-(group, label) sums of ``[x, 1]``) once with the Gaussian mechanism, so every
+best response is post-processing and the oracle's noise does not grow with the number of rounds; the bullets below
+describe the paper's accounting, that module the other one.
 
 Privacy protects the sensitive attribute ``A`` (the group label) of every training row; ``X`` and
 ``y`` are treated as public, as in the paper (Section 2.3, "differentially private in the
@@ -62,16 +66,12 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
-from sklearn.utils.validation import check_is_fitted
 
+from dpfair._estimator import predict_seed as _predict_seed
 from dpfair._estimator import (
-    as_sensitive_features,
-    group_index,
-    prediction_noise,
     privacy_spent,
     warn_non_private,
 )
-from dpfair._estimator import predict_seed as _predict_seed
 from dpfair._validation import (
     check_bool,
     check_int,
@@ -120,6 +120,20 @@ from dpfair.classification.reductions_inputs import (  # noqa: F401  (_l1_row_bo
     _features,
     _l1_row_bound,
 )
+from dpfair.classification.reductions_mixture import ExactMixture, better_mixture
+from dpfair.classification.reductions_oracle import (
+    NOISE_TO_SIGNAL_LIMIT,
+    POSITIVES_SENSITIVITY,
+    STATISTICS_N_ITER,
+    ShrunkSolver,
+    cell_sum_sensitivity,
+    l2_row_bound,
+    noise_to_signal,
+    release_cell_sums,
+    release_positives,
+    statistics_split,
+)
+from dpfair.classification.reductions_predict import _MixturePredictor
 from dpfair.privacy.mechanisms import laplace_mechanism
 from dpfair.privacy.noise import NoiseSource
 from dpfair.privacy.relations import CHANGE_ATTRIBUTE
@@ -139,6 +153,7 @@ _PLAN = ("private", "n_groups", "bound_B", "nu", "eta", "epsilon_step", "certifi
 REFERENCES = ("group0", "overall")
 ACCOUNTANTS = ("tight", "advanced", "paper")
 SELECTIONS = ("average", "best")
+ORACLES = ("auto", "statistics", "paper")
 
 _PROTECTS = (
     "the sensitive attribute A (group label) of every training row; X and y are treated as public, "
@@ -148,17 +163,20 @@ _NEIGHBOURING = "change one training row's sensitive attribute (group label); X,
 
 
 class SmallBudgetWarning(UserWarning):
-    """The privacy budget buys too few rounds for the game to carry information (see ``DPExponentiatedGradient``).
+    """The privacy noise dominates the signal of the game (see ``DPExponentiatedGradient.noise_to_signal_``).
 
-    Raised once per ``fit`` when the number of rounds ``T`` that ``epsilon`` affords (Algorithm 3, line 1)
-    is below ``16 ln(K + 1)``: there the auditor's regret bound ``4 B sqrt(ln(K + 1) / T)`` (Lemma 4.2,
-    even without noise) is at least ``B``, so the multipliers are not learned and the output is close to
-    one noisy best response.  :class:`~dpfair.classification.DPEqualizedOddsPostProcessor` spends the same
-    budget once and is then the better choice.
+    Raised once per ``fit`` when a released noise-to-signal ratio exceeds 1
+    (:func:`~dpfair.classification.reductions_oracle.noise_to_signal`, from released and public quantities only):
+    the oracle's (the expected norm of the noise on its normal equations' right-hand side, the paper's per round
+    or the statistics oracle's at the released multipliers, against the norm of the unconstrained right-hand
+    side ``[X, 1]^T (2y - 1)``) or the Auditor's (the standard deviation of its averaged violation estimate
+    against ``max(gamma, 0.01)``, the resolution it must reach).
+    :class:`~dpfair.classification.DPEqualizedOddsPostProcessor` spends the budget once and may then be the
+    better choice.
     """
 
 
-class DPExponentiatedGradient(PrivateEstimator, ClassifierMixin, BaseEstimator):
+class DPExponentiatedGradient(PrivateEstimator, _MixturePredictor, ClassifierMixin, BaseEstimator):
     """Differentially private fair classifier under equalized odds (DP-oracle-learner).
 
     Algorithm 3 of Jagielski et al. (2019): the Auditor plays exponentiated gradient on noisy
@@ -224,6 +242,14 @@ class DPExponentiatedGradient(PrivateEstimator, ClassifierMixin, BaseEstimator):
         (``use_sensitive_at_test_time=True``) the hypotheses read every row's group, so ``err(Q_t)`` is private:
         with a finite ``epsilon`` the prefix is drawn by the exponential mechanism (sensitivity ``1/m``) with a
         third of the one-off share of ``epsilon`` (``epsilon_selection_``), inside the total ``epsilon``.
+    oracle : {"auto", "statistics", "paper"}, default "auto"
+        The private Learner.  ``"paper"``: Section 5's oracle, a noisy ``Z^T C_1`` every round (Laplace, composed by
+        ``accountant``).  ``"statistics"`` (A-blind only): the cell sums of ``[x, 1]`` released once (Gaussian
+        mechanism), every best response post-processing, and the Auditor's positive counts per cell released each
+        round (Gaussian); the fit is ``mu``-GDP, hence ``(epsilon, delta)``-DP
+        (:mod:`~dpfair.classification.reductions_oracle`), ``accountant`` and ``beta`` are not used and
+        ``n_iter=None`` plays ``min(200, 16 B^2 ln(K+1) / nu^2)`` rounds.  ``"auto"``: ``"statistics"`` A-blind,
+        ``"paper"`` with ``use_sensitive_at_test_time=True``.  At ``epsilon = inf`` both are the exact reduction.
     groups : list or None, default None
         The declared group labels (public; the first is the reference group 0).  Required with a
         finite ``epsilon``; with ``epsilon = inf`` it may be omitted and is read off the data.
@@ -255,7 +281,13 @@ class DPExponentiatedGradient(PrivateEstimator, ClassifierMixin, BaseEstimator):
     eta_ : float
         Step size used.
     epsilon_step_ : float
-        Per-release ``epsilon'`` of each round (``inf`` without privacy).
+        Per-release ``epsilon'`` of each round (``inf`` without privacy; NaN with ``oracle="statistics"``, whose
+        releases are Gaussian: see ``accountant_``).
+    oracle_ : str
+        The oracle used (``"statistics"`` or ``"paper"``).
+    noise_to_signal_ : dict
+        ``{"oracle": float, "auditor": float}``, the released noise-to-signal ratios of the fit (0 without privacy);
+        :class:`SmallBudgetWarning` is raised when one exceeds 1.
     epsilon_selection_ : float
         The ``epsilon`` of the private best-prefix choice (A-aware, ``selection="best"``, finite ``epsilon``;
         part of the total ``epsilon``), 0 where the choice is post-processing or not made.
@@ -277,8 +309,7 @@ class DPExponentiatedGradient(PrivateEstimator, ClassifierMixin, BaseEstimator):
     Warns
     -----
     SmallBudgetWarning
-        Once per ``fit``, when ``epsilon`` affords fewer than ``16 ln(K+1)`` rounds (the message gives
-        both numbers and suggests :class:`~dpfair.classification.DPEqualizedOddsPostProcessor`).
+        Once per ``fit``, when a released noise-to-signal ratio (``noise_to_signal_``) exceeds 1.
     sklearn.exceptions.ConvergenceWarning
         When the output's violation (estimated from the released, noisy violations) exceeds ``gamma``
         clearly: the data's fairness / accuracy trade-off is steeper than ``B`` allows; raise ``bound_B``.
@@ -323,6 +354,7 @@ class DPExponentiatedGradient(PrivateEstimator, ClassifierMixin, BaseEstimator):
         constraint_reference: str = "group0",
         accountant: str = "tight",
         selection: str = "best",
+        oracle: str = "auto",
         groups: Any = None,
         use_sensitive_at_test_time: bool = False,
         budget: Any = None,
@@ -341,6 +373,7 @@ class DPExponentiatedGradient(PrivateEstimator, ClassifierMixin, BaseEstimator):
         self.constraint_reference = constraint_reference
         self.accountant = accountant
         self.selection = selection
+        self.oracle = oracle
         self.groups = groups
         self.use_sensitive_at_test_time = use_sensitive_at_test_time
         self.budget = budget
@@ -387,7 +420,7 @@ class DPExponentiatedGradient(PrivateEstimator, ClassifierMixin, BaseEstimator):
         PrivacyLeakWarning
             With ``epsilon = inf``.
         SmallBudgetWarning
-            When ``epsilon`` affords fewer than ``16 ln(K+1)`` rounds.
+            When a released noise-to-signal ratio exceeds 1.
         ConvergenceWarning
             When the output clearly exceeds ``gamma`` (raise ``bound_B``).
         """
@@ -422,8 +455,15 @@ class DPExponentiatedGradient(PrivateEstimator, ClassifierMixin, BaseEstimator):
         accountant = _check_choice(self.accountant, "accountant", ACCOUNTANTS)
         selection = _check_choice(self.selection, "selection", SELECTIONS)
         aware = check_bool(self.use_sensitive_at_test_time, "use_sensitive_at_test_time")
-        return {"delta": delta, "gamma": gamma, "bound_B": bound_B, "beta": beta, "n_iter": n_iter, "eta": eta,
-                "nu": nu, "reference": reference, "accountant": accountant, "selection": selection, "aware": aware}
+        oracle = _check_choice(self.oracle, "oracle", ORACLES)
+        if oracle == "statistics" and aware:
+            raise ValueError(
+                'oracle="statistics" is A-blind (its released cell sums do not give the A-aware Gram matrix of '
+                'Z = [X, onehot(A)]); use oracle="paper" (or "auto") with use_sensitive_at_test_time=True.'
+            )
+        oracle = ("paper" if aware else "statistics") if oracle == "auto" else oracle
+        return {"oracle": oracle, "delta": delta, "gamma": gamma, "bound_B": bound_B, "beta": beta, "n_iter": n_iter,
+                "eta": eta, "nu": nu, "reference": reference, "accountant": accountant, "selection": selection, "aware": aware}
 
     def _privacy_cost(self, params: PrivacyParameters) -> tuple[float, float]:
         return params.epsilon, 0.0 if math.isinf(params.epsilon) else params.extra["delta"]
@@ -450,12 +490,14 @@ class DPExponentiatedGradient(PrivateEstimator, ClassifierMixin, BaseEstimator):
             )
         m, d = X_arr.shape
         if self.x_norm_bound is None and self.x_l1_bound is None and math.isinf(params.epsilon):
-            l1_row_bound = math.inf  # no noise to calibrate
+            l1_row_bound = l2_bound = math.inf  # no noise to calibrate
         else:
             l1_row_bound, per_feature, l2 = _l1_row_bound(self.x_norm_bound, self.x_l1_bound, d)
+            l2_bound = l2_row_bound(l1_row_bound, l2, per_feature)
             l1_scalar = None if self.x_l1_bound is None or per_feature is not None else float(self.x_l1_bound)
             _check_rows(X_arr, l2, l1_scalar, per_feature)
-        return {"X": X_arr, "y01": y01, "classes": classes, "l1_row_bound": l1_row_bound, "n_rows": m,
+        return {"X": X_arr, "y01": y01, "classes": classes, "l1_row_bound": l1_row_bound, "l2_row_bound": l2_bound,
+                "n_rows": m,
                 "sensitive_features": sensitive_features}
 
     def _warn_non_private(self, params: PrivacyParameters) -> None:
@@ -470,16 +512,34 @@ class DPExponentiatedGradient(PrivateEstimator, ClassifierMixin, BaseEstimator):
         bound_B = float(n_groups) if extra["bound_B"] is None else extra["bound_B"]  # Corollary 4.6.1: B = |A|
         nu = 1.0 / math.sqrt(m) if extra["nu"] is None else extra["nu"]
         vc_dim = X_arr.shape[1] + n_groups if aware else X_arr.shape[1] + 1
-        t_privacy = default_n_iter(epsilon, delta, bound_B, n_groups, m, vc_dim, extra["beta"], reference=reference)
+        private = not math.isinf(epsilon) and n_groups > 1  # with one group no output depends on the labels
+        by_statistics = private and extra["oracle"] == "statistics"
+        t_privacy = (STATISTICS_N_ITER if by_statistics else
+                     default_n_iter(epsilon, delta, bound_B, n_groups, m, vc_dim, extra["beta"], reference=reference))
         n_iter = extra["n_iter"]
         T = n_iter if n_iter is not None else min(t_privacy, accuracy_n_iter(bound_B, nu, n_groups, reference=reference))
         eta = extra["eta"] if extra["eta"] is not None else default_eta(n_groups, T, reference=reference)
-        private = not math.isinf(epsilon) and n_groups > 1  # with one group no output depends on the labels
         # A-aware, h and its training error read A exactly: the best-prefix choice is then a charged release
         private_selection = private and aware and extra["selection"] == "best"
         certified_by = "none (epsilon = inf)"
         epsilon_gram = epsilon_selection = 0.0
-        if private:
+        mu_cells = mu_round = cell_sensitivity = math.inf
+        if by_statistics:  # reductions_oracle: one Gaussian release of the cell sums, then T Gaussian Auditor rounds
+            mu_cells, mu_round = statistics_split(epsilon, delta, T)
+            cell_sensitivity = cell_sum_sensitivity(data["l2_row_bound"])
+            epsilon_step = epsilon_counts = epsilon_rest = math.nan
+            certified_by = (f"Gaussian DP (Dong, Roth & Su): the cell sums (mu = {mu_cells:.4g}) and {T} Auditor rounds "
+                            f"(mu = {mu_round:.4g} each) compose to mu = {math.hypot(mu_cells, mu_round * math.sqrt(T)):.4g}"
+                            "-GDP, exactly (epsilon, delta)-DP")
+            worst = max(cell_sensitivity / mu_cells * 4.0 * bound_B * m * n_groups, POSITIVES_SENSITIVITY / mu_round)
+            if not worst <= _MAX_NOISE_SCALE:
+                raise ValueError(
+                    f"epsilon={epsilon!r} (with delta={delta!r}, bound_B={bound_B!r}, the declared bound on X "
+                    f"(x_norm_bound / x_l1_bound) and {T} rounds) gives Gaussian scales above {_MAX_NOISE_SCALE:g}: the "
+                    "releases would carry no information and overflow; use a larger epsilon, fewer rounds (n_iter) or a "
+                    "smaller bound_B."
+                )
+        elif private:
             epsilon_step, epsilon_rest, certified_by = privacy_split(epsilon, delta, T, extra["accountant"])
             # the one-off share, in equal parts: the counts; with the A-aware oracle its Z^T Z and Z^T C_0; and
             # with selection="best" the A-aware prefix choice (basic composition of the parts)
@@ -503,18 +563,6 @@ class DPExponentiatedGradient(PrivateEstimator, ClassifierMixin, BaseEstimator):
                 )
         else:
             epsilon_step = epsilon_counts = epsilon_rest = math.inf
-        enough = min_informative_n_iter(n_groups, reference=reference)
-        if private and n_iter is None and t_privacy < enough:
-            warnings.warn(
-                f"epsilon={epsilon:g} affords T = {t_privacy} round(s) of Algorithm 3 (line 1, with m = {m} rows, "
-                f"B = {bound_B:g}, delta = {delta:g}), fewer than the {enough} that Lemma 4.2 needs before the "
-                f"auditor's regret bound 4 B sqrt(ln(K+1) / T) falls below B (K = {n_constraints(n_groups, reference)} "
-                "constraints): the multipliers will not be learned and the classifier is close to one noisy best "
-                "response. With this budget, DPEqualizedOddsPostProcessor (one release) is the better choice; or use "
-                "a larger epsilon or more rows.",
-                SmallBudgetWarning,
-                stacklevel=4,  # fit, as before the release template
-            )
         cell = index * 2 + y01  # (group, label) cell of every row
         Z = np.hstack([X_arr, np.eye(n_groups)[index]]) if aware else np.hstack([X_arr, np.ones((m, 1))])
         c0 = y01.astype(float)  # Subroutine 2: C_0 = 1{y != 0}
@@ -527,12 +575,17 @@ class DPExponentiatedGradient(PrivateEstimator, ClassifierMixin, BaseEstimator):
             _check_release_room(gram, moment0, zt_base, zt_cells, bound_B=bound_B, n_rows=m, worst_scale=worst)
         return {
             "m": m, "n_groups": n_groups, "bound_B": bound_B, "nu": nu, "T": T, "eta": eta, "private": private,
+            "by_statistics": by_statistics, "mu_cells": mu_cells, "mu_round": mu_round, "cell_sensitivity": cell_sensitivity,
             "epsilon_step": epsilon_step, "epsilon_counts": epsilon_counts, "epsilon_rest": epsilon_rest,
             "epsilon_gram": epsilon_gram, "epsilon_selection": epsilon_selection, "certified_by": certified_by,
             "y01": y01, "cell": cell, "Z": Z, "c0": c0,
             "exact_counts": np.bincount(cell, minlength=2 * n_groups).reshape(n_groups, 2).astype(float),
             "label_counts": np.bincount(y01, minlength=2).astype(float),  # public: y is public
             "gram": gram, "moment0": moment0, "zt_base": zt_base, "zt_cells": zt_cells, "l1_row_bound": l1_row_bound,
+            # public: X and y (the label totals of the cell sums, and the unconstrained right-hand side Z^T (2y - 1))
+            "label_totals": np.stack([Z[y01 == label].sum(axis=0) for label in (0, 1)]) if not aware else None,
+            # public: the unconstrained least-squares right-hand side [X, 1]^T (2y - 1)
+            "rhs_signal": float(np.linalg.norm(np.hstack([X_arr, np.ones((m, 1))]).T @ (2.0 * y01 - 1.0))),
         }
 
     def _draw_noise(self, params: PrivacyParameters, statistics: dict[str, Any], noise: NoiseSource) -> dict[str, Any]:
@@ -544,8 +597,14 @@ class DPExponentiatedGradient(PrivateEstimator, ClassifierMixin, BaseEstimator):
         epsilon_selection = s["epsilon_selection"]
         y01, cell, Z, label_counts = s["y01"], s["cell"], s["Z"], s["label_counts"]
         gram, moment0 = s["gram"], s["moment0"]
-        # ---- one-off releases (paid from epsilon_rest): the cell counts, Laplace with L1 sensitivity 2
-        if private:
+        by_statistics, zt_cells = s["by_statistics"], s["zt_cells"]
+        # ---- one-off releases (paid from epsilon_rest): the cell counts, Laplace with L1 sensitivity 2; or the
+        # statistics oracle's cell sums of [x, 1] (Gaussian), whose last coordinate is the count
+        if by_statistics:
+            released_cells = release_cell_sums(zt_cells.reshape(n_groups, 2, -1), s["label_totals"],
+                                               s["cell_sensitivity"], s["mu_cells"], noise)
+            counts, zt_cells = released_cells[..., -1], released_cells.reshape(2 * n_groups, -1)
+        elif private:
             counts = laplace_mechanism(s["exact_counts"], sensitivity=2.0, epsilon=epsilon_counts, random_state=noise)
         else:
             counts = s["exact_counts"]
@@ -565,16 +624,26 @@ class DPExponentiatedGradient(PrivateEstimator, ClassifierMixin, BaseEstimator):
             gram = gram + np.triu(gram, 1).T
             moment0 = released[upper[0].size :]
         gram_inv = _psd_inverse(gram, exact=not (aware and private))
+        if by_statistics:  # the released sums' noise, shrunk every round (reductions_oracle.ShrunkSolver)
+            shrunk = ShrunkSolver(gram, s["cell_sensitivity"] / s["mu_cells"])
         sens_oracle = (oracle_sensitivity(bound_B, proportions, s["l1_row_bound"], aware, reference=reference)
-                       if private else math.inf)
+                       if private and not by_statistics else math.inf)
+        oracle_step = math.inf if by_statistics else epsilon_step  # the statistics oracle: post-processing
         sens_auditor = auditor_sensitivity(denominators, reference=reference, label_counts=label_counts, aware=aware)
-        zt_base, zt_cells = s["zt_base"], s["zt_cells"]  # Z^T C_1 = zt_base + sum_cells tau_cell zt_cells[cell]
+        zt_base = s["zt_base"]  # Z^T C_1 = zt_base + sum_cells tau_cell zt_cells[cell]
         game = _Game(y01, cell, n_groups, denominators, label_counts, gamma, reference)
+
+        tau_norms: list[float] = []
 
         def best_response(lam: np.ndarray, step: float) -> tuple[np.ndarray, np.ndarray]:
             tau = cell_costs(lam, proportions, reference=reference, label_proportions=label_proportions)
+            if math.isinf(step):
+                tau_norms.append(float(np.linalg.norm(tau)))
             moment1 = _noisy_moment(zt_base + tau.ravel() @ zt_cells, sens_oracle, step, noise)
-            w = gram_inv @ (moment0 - moment1)  # predicted C_0 - C_1: h = 1 when C_1 is predicted lower
+            if by_statistics:
+                w = shrunk.solve(moment0 - moment1, tau)
+            else:
+                w = gram_inv @ (moment0 - moment1)  # predicted C_0 - C_1: h = 1 when C_1 is predicted lower
             return w, (Z @ w > 0).astype(float)
 
         # ---- Algorithm 3 main loop (vectorized over rows and groups)
@@ -586,16 +655,27 @@ class DPExponentiatedGradient(PrivateEstimator, ClassifierMixin, BaseEstimator):
         h_sum = np.zeros(m)
         h_best, r_best_sum = h_sum, r_sum
         values, r_sums = np.empty(T), np.empty((T, *theta.shape))  # every prefix's primal value and sum of r~
-        noise_sd = math.sqrt(2.0) * sens_auditor / epsilon_step if private else 0.0  # sd of one Laplace draw
+        if by_statistics:  # sd of a violation entry: at most sigma (1 / n_a + 1 / n_ref), sigma of a released count
+            noise_sd = 2.0 * POSITIVES_SENSITIVITY / s["mu_round"] / float(denominators.min())
+        else:
+            noise_sd = math.sqrt(2.0) * sens_auditor / epsilon_step if private else 0.0  # sd of one Laplace draw
         best_value, best_t, rounds, gap = math.inf, 0, T, math.nan
+        # epsilon = inf: the exact best mixture of the responses seen (reductions_mixture), kept where its gap is smaller
+        exact = ExactMixture(game, bound_B) if not private and n_groups > 1 and selection == "best" else None
+        mixture = None
         for t in range(T):
             lam = _lambda(theta, bound_B)  # line 3
             lam_sums[t + 1] = lam_sums[t] + lam
-            w, h = best_response(lam, epsilon_step)  # line 4 (Subroutine 2) with the Section 5 oracle
+            w, h = best_response(lam, oracle_step)  # line 4 (Subroutine 2) with the Section 5 oracle
             weights[t] = w
+            if exact is not None:
+                exact.add(h, t)
             # lines 6-7: the Auditor's noisy violations
             positive = game.positives(h)
-            if n_groups > 1:
+            if n_groups > 1 and by_statistics:  # the positives per cell (Gaussian), violations by post-processing
+                r_noisy = violations(release_positives(positive, positive.sum(axis=0), s["mu_round"], noise),
+                                     denominators, gamma, reference=reference, label_counts=label_counts)
+            elif n_groups > 1:
                 r_noisy = noisy_violations(positive, denominators, gamma, epsilon_step, noise, reference=reference,
                                            label_counts=label_counts, aware=aware)
             else:
@@ -614,6 +694,7 @@ class DPExponentiatedGradient(PrivateEstimator, ClassifierMixin, BaseEstimator):
                 r_best_sum = r_sum.copy()
             if not private and n_groups > 1 and n % _GAP_CHECK_EVERY == 0 and n < T:
                 gap = game.gap(h_best / best_t, lam_sums[best_t] / best_t, bound_B, best_response)
+                gap, mixture = better_mixture(exact, gap, best_response)
                 if gap <= s["nu"]:  # a nu-approximate equilibrium: stop (Theorem 4.3)
                     rounds = n
                     break
@@ -622,7 +703,23 @@ class DPExponentiatedGradient(PrivateEstimator, ClassifierMixin, BaseEstimator):
             r_best_sum = r_sums[best_t - 1].copy()  # (h_best is used only at epsilon = inf)
         if not private and n_groups > 1 and rounds == T:
             gap = game.gap(h_best / best_t, lam_sums[best_t] / best_t, bound_B, best_response)
+            gap, mixture = better_mixture(exact, gap, best_response, final=True)
+        if mixture is not None:  # the exact best mixture: its error and violations for _solve's check
+            r_exact = violations(mixture["positives"], denominators, gamma, reference=reference,
+                                 label_counts=label_counts)
+        else:
+            r_exact = (violations(game.positives(h_best / best_t), denominators, gamma, reference=reference,
+                                  label_counts=label_counts) if not private and n_groups > 1 and best_t else None)
+        if not private:
+            ratios = {"oracle": 0.0, "auditor": 0.0}
+        else:
+            # noise sd per coordinate of the right-hand side: the paper's, calibrated to the worst costs, every round;
+            # the statistics oracle's, sigma ||tau_t||, at the rounds' released multipliers (root mean square)
+            coordinate_sd = (s["cell_sensitivity"] / s["mu_cells"] * math.sqrt(np.mean(np.square(tau_norms)))
+                             if by_statistics else math.sqrt(2.0) * sens_oracle / epsilon_step)
+            ratios = noise_to_signal(coordinate_sd * math.sqrt(Z.shape[1]), s["rhs_signal"], noise_sd, T, gamma)
         return {
+            "noise_to_signal": ratios, "oracle": extra["oracle"], "mixture": mixture, "r_exact": r_exact,
             "game": game, "denominators": denominators, "label_counts": label_counts, "noise_sd": noise_sd,
             "weights": weights, "lam_sums": lam_sums, "h_best": h_best, "r_best_sum": r_best_sum, "best_t": best_t,
             "rounds": rounds, "gap": gap, "predict_seed": _predict_seed(noise), "epsilon_selection": epsilon_selection,
@@ -631,12 +728,21 @@ class DPExponentiatedGradient(PrivateEstimator, ClassifierMixin, BaseEstimator):
 
     def _solve(self, params: PrivacyParameters, noisy: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
         gamma, private, best_t, bound_B = params.extra["gamma"], noisy["private"], noisy["best_t"], noisy["bound_B"]
+        ratios = noisy["noise_to_signal"]
+        if max(ratios.values()) > NOISE_TO_SIGNAL_LIMIT:
+            warnings.warn(
+                f"the privacy noise dominates the signal (released noise-to-signal ratios: oracle "
+                f"{ratios['oracle']:.3g}, auditor {ratios['auditor']:.3g}; above {NOISE_TO_SIGNAL_LIMIT:g} the "
+                f"{'oracle' if ratios['oracle'] > NOISE_TO_SIGNAL_LIMIT else 'auditor'} carries little information): "
+                "use a larger epsilon, more rows, a larger gamma or, with oracle='paper', the default oracle; "
+                "DPEqualizedOddsPostProcessor spends the budget once.",
+                SmallBudgetWarning,
+                stacklevel=4,  # fit, as before the release template
+            )
         if noisy["n_groups"] > 1:
             # Lemma C.4: a violation above gamma with the multipliers at their bound means B is too small for this
             # problem's accuracy / fairness trade-off.  Read off the released (noisy) violations: post-processing.
-            r_best = violations(noisy["game"].positives(noisy["h_best"] / best_t), noisy["denominators"], gamma,
-                                reference=params.extra["reference"], label_counts=noisy["label_counts"]
-                                ) if not private else noisy["r_best_sum"] / best_t
+            r_best = noisy["r_exact"] if not private else noisy["r_best_sum"] / best_t
             excess = float(r_best.max()) - 2.0 * noisy["noise_sd"] / math.sqrt(best_t)
             if excess > 0.25 * max(gamma, 0.01):
                 shown = f" by about {excess:.3g}" if not private else ""
@@ -654,9 +760,13 @@ class DPExponentiatedGradient(PrivateEstimator, ClassifierMixin, BaseEstimator):
             "epsilon_step_": noisy["epsilon_step"], "epsilon_selection_": noisy["epsilon_selection"],
             "accountant_": noisy["certified_by"],
             "gap_": float(noisy["gap"]) if not private else math.nan, "coef_": noisy["weights"][:best_t].copy(),
-            "lambda_": noisy["lam_sums"][best_t] / best_t, "_aware": params.extra["aware"],
-            "_predict_seed_": noisy["predict_seed"],
-        }
+            "lambda_": noisy["lam_sums"][best_t] / best_t, "_aware": params.extra["aware"], "mixture_weights_": None,
+            "_predict_seed_": noisy["predict_seed"], "oracle_": noisy["oracle"],
+            "noise_to_signal_": dict(noisy["noise_to_signal"]),
+        } | ({} if noisy["mixture"] is None else {  # epsilon = inf: the exact best mixture (reductions_mixture)
+            "coef_": noisy["weights"][noisy["mixture"]["rounds"]], "mixture_weights_": noisy["mixture"]["q"],
+            "lambda_": noisy["mixture"]["lam"], "best_iter_": int(noisy["mixture"]["rounds"].size),
+        })
 
     def _privacy_spent(self, params: PrivacyParameters, results: dict[str, Any]) -> dict[str, Any]:
         if math.isinf(params.epsilon):
@@ -665,85 +775,11 @@ class DPExponentiatedGradient(PrivateEstimator, ClassifierMixin, BaseEstimator):
                 relation=CHANGE_ATTRIBUTE,
             )
         # with a finite epsilon the game never stops early, so n_iter_ is the planned T
-        how = (f"; the 2T = {2 * results['n_iter_']} per-round releases composed by: {results['accountant_']} "
+        how = (f"; oracle='statistics': {results['accountant_']}" if results["oracle_"] == "statistics" else
+               f"; the 2T = {2 * results['n_iter_']} per-round releases composed by: {results['accountant_']} "
                f"(accountant={params.extra['accountant']!r})")
         if results["epsilon_selection_"]:
             how += (f"; the A-aware best-prefix choice by the exponential mechanism, epsilon "
                     f"{results['epsilon_selection_']:.6g} of the total (basic composition)")
         return privacy_spent(params.epsilon, params.extra["delta"], protects=_PROTECTS + how, neighbouring=_NEIGHBOURING,
                              relation=CHANGE_ATTRIBUTE)
-
-    # ------------------------------------------------------------------ prediction
-    def _design(self, X: Any, sensitive_features: Any) -> np.ndarray:
-        check_is_fitted(self, "coef_")
-        X_arr, _ = _features(self, X, reset=False)
-        m = X_arr.shape[0]
-        if not self._aware:
-            return np.hstack([X_arr, np.ones((m, 1))])
-        if sensitive_features is None:
-            if self.groups_.size != 1:
-                raise ValueError(
-                    "sensitive_features is required with use_sensitive_at_test_time=True: pass the group of every row, "
-                    "e.g. predict(X, sensitive_features=g) (with metadata routing, "
-                    "set_predict_request(sensitive_features=True))."
-                )
-            index = np.zeros(m, dtype=np.int64)
-        else:
-            index = group_index(self.groups_, as_sensitive_features(sensitive_features, m))
-        return np.hstack([X_arr, np.eye(self.groups_.size)[index]])
-
-    def predict_proba(self, X: Any, *, sensitive_features: Any = None) -> np.ndarray:
-        """Probability of each class under the uniform mixture of the output's best responses.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Features.
-        sensitive_features : array-like of shape (n_samples,) or None, default None
-            Group of every row; needed only with ``use_sensitive_at_test_time=True``.
-
-        Returns
-        -------
-        ndarray of shape (n_samples, 2)
-            Columns follow ``classes_``: ``P(h(x) = classes_[0])`` and ``P(h(x) = classes_[1])``.
-
-        Raises
-        ------
-        NotFittedError
-            Before ``fit``.
-        ValueError
-            For invalid input (the message names the argument).
-        """
-        Z = self._design(X, sensitive_features)
-        p1 = (Z @ self.coef_.T > 0).mean(axis=1)
-        return np.column_stack([1.0 - p1, p1])
-
-    def predict(self, X: Any, *, sensitive_features: Any = None, random_state: Any = None) -> np.ndarray:
-        """Randomized prediction: each row gets the label of a hypothesis drawn from the mixture.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Features.
-        sensitive_features : array-like of shape (n_samples,) or None, default None
-            Group of every row; needed only with ``use_sensitive_at_test_time=True``.
-        random_state : None, int, numpy Generator or NoiseSource, default None
-            Randomness of the draws.  ``None``: the stream seeded at ``fit`` for a seeded estimator
-            (reproducible), secure randomness otherwise.
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-            Labels from ``classes_``.
-
-        Raises
-        ------
-        NotFittedError
-            Before ``fit``.
-        ValueError
-            For invalid input (the message names the argument).
-        """
-        proba = self.predict_proba(X, sensitive_features=sensitive_features)[:, 1]
-        source = prediction_noise(random_state, self._predict_seed_)
-        u = source.uniform(proba.size) if proba.size else np.empty(0)
-        return self.classes_[(u < proba).astype(np.int64)]

@@ -186,13 +186,16 @@ class _Game:
 
     def gap(self, q: np.ndarray, lam: np.ndarray, bound_B: float, best_response: Any) -> float:
         """Duality gap ``max(L_high - L, L - L_low)`` of ``(Q, lam)`` (Agarwal et al.; fairlearn's ``eval_gap``)."""
-        r = violations(self.positives(q), self.denominators, self.gamma, reference=self.reference,
+        return self.gap_of(self.error(q), self.positives(q), lam, bound_B, best_response)
+
+    def gap_of(self, err: float, positives: np.ndarray, lam: np.ndarray, bound_B: float, best_response: Any) -> float:
+        """:meth:`gap` of a mixture given by its error and its positive counts per cell."""
+        r = violations(positives, self.denominators, self.gamma, reference=self.reference,
                        label_counts=self.label_counts)
-        err = self.error(q)
         value = err + float((lam * r).sum())
         high = err + bound_B * max(0.0, float(r.max()))  # the auditor's best response
         _, h = best_response(lam, math.inf)  # the learner's best response (and the two constant classifiers)
-        low = min(self.lagrangian(h, lam), self.lagrangian(np.zeros_like(q), lam), self.lagrangian(np.ones_like(q), lam))
+        low = min(self.lagrangian(h, lam), self.lagrangian(np.zeros_like(h), lam), self.lagrangian(np.ones_like(h), lam))
         return max(high - value, value - low)
 
 
