@@ -39,9 +39,17 @@ import numpy as np
 
 from dpfair._estimator import check_budget, privacy_spent
 from dpfair._validation import check_positive_finite
+from dpfair.bandits._privatizer_calibration import MAX_FACTORIZED_RELEASES
 from dpfair.bandits.fairx import FairXLinUCB, _ascent, _policy
 from dpfair.bandits.federated_learners import FedFairXLinUCB
-from dpfair.bandits.privatizer import CALIBRATIONS, Privatizer, _check_privacy, calibrate_privatizer, tree_key
+from dpfair.bandits.privatizer import (
+    CALIBRATIONS,
+    CONTINUAL,
+    Privatizer,
+    _check_privacy,
+    calibrate_privatizer,
+    tree_key,
+)
 from dpfair.bandits.protocols import _check_protocol, communication_schedule
 from dpfair.bandits.ridge import RidgeState, _cholesky
 from dpfair.privacy.budget import charged_release
@@ -65,6 +73,7 @@ class _Plan:
     n_releases: int = 0
     random_state: Any = None
     noise_calibration: str = "tight"
+    continual: str = "tree"
     shift: float = 0.0
     rho_max_extra: float = 0.0
     target_noise_bound: float = 0.0
@@ -89,6 +98,39 @@ def _check_calibration(value: Any) -> str:
     if value not in CALIBRATIONS:
         raise ValueError(f"noise_calibration must be one of {CALIBRATIONS}, got {value!r}.")
     return value
+
+
+def _check_continual(value: Any, calibration: str, n_releases: int) -> str:
+    """``continual``: ``"auto"`` is ``"sqrt"`` (least noise at the worst release), ``"tree"`` for ``"paper"`` and
+    beyond ``MAX_FACTORIZED_RELEASES`` planned releases (a factorization keeps ``O(tau)`` noise per agent)."""
+    if value == "auto":
+        return "tree" if calibration == "paper" or n_releases > MAX_FACTORIZED_RELEASES else "sqrt"
+    if value not in CONTINUAL:
+        raise ValueError(f"continual must be 'auto' or one of {CONTINUAL}, got {value!r}.")
+    if calibration == "paper" and value != "tree":
+        raise ValueError(f"noise_calibration='paper' is Algorithm 2's tree formula; it needs continual='tree' (or "
+                         f"'auto'), got continual={value!r}; use noise_calibration='tight' with a factorization.")
+    return value
+
+
+def _lemma4_noise(cal: Any, n_agents: int, dim: int) -> tuple[float, float, float]:
+    """Lemma 4's noise terms from the noise actually released: ``(sigma_total, gram_rounding, target_rounding)``.
+
+    The server's sum ``W = sum_j H^j`` over the ``m`` agents' latest releases.  A tree release sums at
+    most ``nodes_per_release`` nodes, each off-diagonal entry of std ``node_sigma`` (diagonal ``sqrt(2)``
+    times), so ``W``'s off-diagonal std is at most ``node_sigma sqrt(m nodes_per_release)``.  A factorized
+    release ``k`` is ``g round((B z)_k / g)``: ``(B z)_k`` is, entry by entry, a linear map of independent
+    Gaussians with the same coefficients, so its off-diagonal entries have std ``node_sigma ||B_k||``, the
+    diagonal ``sqrt(2)`` times, distinct entries independent -- the tree's law with ``sqrt(popcount(k))``
+    replaced by ``||B_k||`` -- and ``W``'s off-diagonal std is at most
+    ``sigma_total = node_sigma * max_k ||B_k|| * sqrt(m)`` (``release_factor``).  The rounding to the grid
+    adds ``|r_ij| <= g / 2`` per entry and agent: ``||r||_op <= ||r||_F <= m d g / 2`` for ``W`` and
+    ``m sqrt(d) g / 2`` for the target's ``h``; the tree's lattice noise is exact (no rounding term).
+    """
+    if cal.continual == "tree":  # bit for bit the earlier formula
+        return cal.node_sigma * math.sqrt(n_agents * cal.nodes_per_release), 0.0, 0.0
+    half = 0.5 * cal.granularity * n_agents
+    return cal.node_sigma * cal.release_factor * math.sqrt(n_agents), half * dim, half * math.sqrt(dim)
 
 
 def _plan(name: str, learner: Any, horizon: int, n_agents: int, dim: int) -> _Plan:
@@ -131,21 +173,22 @@ def _plan(name: str, learner: Any, horizon: int, n_agents: int, dim: int) -> _Pl
         plan.spent = privacy_spent(math.inf, 0.0, **_FEDERATED_DP)
         return plan
     calibration = _check_calibration(learner.noise_calibration)
+    continual = _check_continual(getattr(learner, "continual", "tree"), calibration, plan.n_releases)
     cal = calibrate_privatizer(epsilon, delta, plan.context_bound, dim, plan.n_releases, reward_bound=plan.reward_bound,
-                               noise_calibration=calibration)
-    plan.noise_calibration = calibration
+                               noise_calibration=calibration, continual=continual)
+    plan.noise_calibration, plan.continual = calibration, continual
     # the PRIVATIZER holds the running sums as int64 numbers of grid steps: |sum x x^T|, |sum x y| <= T (L^2 + B^2)
     if horizon * (plan.context_bound**2 + plan.reward_bound**2) / cal.granularity >= 2.0**62:
         raise ValueError(
             f"horizon={horizon} is too long for the PRIVATIZER's exact running sums at this noise grid (2**62 grid "
             "steps); use a shorter horizon or a smaller epsilon (the grid is a fixed fraction of the noise)."
         )
-    # Lemma 4 with the noise actually used: a release sums at most cal.nodes_per_release nodes per agent
-    sigma_total = cal.node_sigma * math.sqrt(n_agents * cal.nodes_per_release)
+    # Lemma 4 with the noise actually used (worst release of the tree or the factorization: _lemma4_noise)
+    sigma_total, gram_rounding, target_rounding = _lemma4_noise(cal, n_agents, dim)
     tail = math.sqrt(2.0 * math.log(2.0 * plan.n_releases * n_agents / core["confidence_delta"]))
-    plan.shift = math.sqrt(2.0) * sigma_total * (2.0 * math.sqrt(dim) + tail)
+    plan.shift = math.sqrt(2.0) * sigma_total * (2.0 * math.sqrt(dim) + tail) + gram_rounding
     plan.rho_max_extra = 2.0 * plan.shift
-    plan.target_noise_bound = sigma_total * (math.sqrt(dim) + tail)
+    plan.target_noise_bound = sigma_total * (math.sqrt(dim) + tail) + target_rounding
     # "tight": the accounted epsilon is the requested one; "paper": usually far below it (the formula is
     # conservative; at delta = 0.1 it can be 0) -- the reported epsilon is the larger, never a claim the
     # accounting does not back
@@ -171,6 +214,11 @@ def _plan(name: str, learner: Any, horizon: int, n_agents: int, dim: int) -> _Pl
         rho=cal.rho,
         node_sigma=cal.node_sigma,
         n_releases=plan.n_releases,
+        continual=continual,
+        mu=cal.mu,
+        sensitivity=cal.sensitivity,
+        column_sensitivity=cal.column_sensitivity,
+        release_sigma=cal.node_sigma * cal.release_factor,
     )
     if protocol == "log-det":
         plan.spent["note"] = "the data-dependent timing of the log-det trigger is not covered"
@@ -295,7 +343,7 @@ class _AgentSync:
                 self.privatizer = Privatizer(
                     plan.epsilon, plan.delta, plan.context_bound, dim, plan.n_releases, (S, M),
                     reward_bound=plan.reward_bound, noise_calibration=plan.noise_calibration,
-                    random_state=plan.random_state, tree_keys=tree_keys,
+                    continual=plan.continual, random_state=plan.random_state, tree_keys=tree_keys,
                 )
 
     def accumulate(self, x: np.ndarray, y: np.ndarray) -> None:
@@ -315,8 +363,10 @@ class _AgentSync:
 
         Private learners: Algorithm 2 through :meth:`Privatizer.release` -- the local statistics
         gathered since the previous release (the increment, accumulated by the numpy rounds or the
-        compiled kernels alike) are rounded to the noise grid, added to the tree's running sum and
-        released with the tree's noise; the exact running sums never leave this method.  Rows outside
+        compiled kernels alike) are rounded to the noise grid (:meth:`Privatizer.to_units`), added to the
+        exact integer running sum and released with the noise of that release number
+        (:meth:`Privatizer.release_noise_units`: the tree's nodes or ``round(B z)`` of the factorization
+        ``plan.continual``); the exact running sums never leave this method.  Rows outside
         ``mask`` release nothing (their values are not meaningful).
         """
         lam, d = self.plan.core["regularization"], self.d

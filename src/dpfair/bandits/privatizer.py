@@ -40,6 +40,18 @@ from the OS CSPRNG by default, the same law from a seeded generator in experimen
 (:func:`dpfair.bandits.simulate_federated`'s numpy and compiled engines, an agent run on its own
 under :mod:`dpfair.federated`) releases through :meth:`Privatizer.release`: the same rounding.
 
+Factorizations (``continual=``)
+-------------------------------
+The tree is one factorization ``A = B C`` of the ``tau x tau`` prefix-sum matrix.  With
+``continual="honaker"`` or ``"sqrt"`` (:mod:`dpfair.privacy._factorizations`; the learner's default is
+``"sqrt"``) the running sums ``P_k`` of the rounded increments ``m`` (exact integers of grid steps) are
+released as ``g (P_k + n_k)`` with ``n = round(B z)`` computed from the Gaussian ``z`` alone: because
+``P_k`` is an integer that is ``round(B (C m + z))``, post-processing of the Gaussian mechanism on
+``C m`` (:mod:`dpfair.bandits._privatizer_factorized`), valid for adaptive streams since ``C`` is
+lower-triangular (Denisov, McMahan, Rush, Smith & Thakurta 2022).  Its sensitivity is
+``max_s ||C e_s||`` times the ``Delta`` below, and ``sigma`` comes from the exact ``mu``-GDP profile
+(:func:`dpfair.privacy.accounting.gaussian_dp_mu`).
+
 Calibration (``noise_calibration=``)
 ------------------------------------
 Replacing one round's ``(x, y)`` of an agent (``||x|| <= L`` declared, ``|y| <= B`` by clipping)
@@ -74,20 +86,36 @@ which both squares ``ln(2/delta)`` and ignores that zCDP composes the ``levels``
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from dpfair._validation import as_finite_array, check_epsilon, check_int, check_open_unit, check_positive_finite
-from dpfair.privacy.accounting import zcdp_delta, zcdp_for_approx_dp, zcdp_to_approx_dp
+from dpfair._validation import as_finite_array, check_int
+from dpfair.bandits._privatizer_calibration import (
+    _MAX_ENTRIES,
+    _MAX_STEPS,
+    CALIBRATIONS,
+    CONTINUAL,
+    PrivatizerCalibration,
+    _accounted,
+    _check_privacy,
+    _entries,
+    _lattice_tv,
+    calibrate_privatizer,
+    privatizer_depth,
+    privatizer_node_variance,
+)
+from dpfair.bandits._privatizer_factorized import _FactorizedNoise
+from dpfair.privacy.accounting import gaussian_dp_epsilon
 from dpfair.privacy.budget import PrivacyBudget, charge, check_budget, inside_charged_release
-from dpfair.privacy.lattice import LatticeGaussian, lattice_granularity
+from dpfair.privacy.continual import get_factorization
+from dpfair.privacy.lattice import LatticeGaussian
 from dpfair.privacy.leaks import warn_seeded_noise
 from dpfair.privacy.noise import NoiseSource, SecureNoise, check_random_state, get_noise_source
 
 __all__ = [
     "CALIBRATIONS",
+    "CONTINUAL",
     "Privatizer",
     "PrivatizerCalibration",
     "calibrate_privatizer",
@@ -96,298 +124,6 @@ __all__ = [
     "privatizer_node_variance",
     "tree_key",
 ]
-
-CALIBRATIONS = ("tight", "paper")
-_RESOLUTION_BITS = 14
-# the lattice sampler may use at most this fraction of delta; beyond it (large epsilon: the share grows as
-# e^epsilon) secure noise comes from OpenDP's exact discrete Gaussian instead (~8 us per entry)
-_SAMPLER_SHARE_LIMIT = 0.01
-_MAX_ENTRIES = 2**27  # noise entries held at once (1 GiB of int64)
-_MAX_STEPS = 2.0**62  # running sums and noise are int64 numbers of grid steps
-
-
-def privatizer_depth(n_releases: int) -> int:
-    """Depth ``n = 1 + ceil(log2 tau)`` of the PRIVATIZER's tree over ``tau`` releases (Algorithm 2, line 3).
-
-    Parameters
-    ----------
-    n_releases : int
-        The planned number of communication rounds ``tau >= 1``.
-
-    Returns
-    -------
-    int
-        ``n``; every element lies in at most ``floor(log2 tau) + 1 <= n`` nodes.
-    """
-    tau = check_int(n_releases, "n_releases", minimum=1)
-    return 1 + (tau - 1).bit_length()  # ceil(log2 tau) exactly, without floating point
-
-
-def _check_privacy(epsilon: Any, delta: Any) -> tuple[float, float]:
-    epsilon = check_epsilon(epsilon)
-    delta = check_open_unit(delta, "delta")  # the PRIVATIZER's Gaussian noise needs delta > 0
-    if math.isfinite(epsilon) and not 1e-100 <= epsilon <= 1e4:
-        raise ValueError(
-            f"epsilon={epsilon:g} is outside [1e-100, 1e4], where the PRIVATIZER's noise is representable in float64; "
-            "use epsilon=inf for exact statistics (Fed-FairX-LinUCB) or a moderate epsilon."
-        )
-    return epsilon, delta
-
-
-def _check_norm_bounds(context_bound: Any, reward_bound: Any) -> tuple[float, float]:
-    bound = check_positive_finite(context_bound, "context_bound")
-    reward = check_positive_finite(reward_bound, "reward_bound")
-    for value, name in ((bound, "context_bound"), (reward, "reward_bound")):
-        if value < 1e-75:
-            raise ValueError(f"{name}={value:g} is too small: the noise it calls for underflows float64; rescale the "
-                             "contexts and rewards (declare bounds above 1e-75).")
-        if value > 1e75:
-            raise ValueError(f"{name}={value:g} is too large: the noise it needs overflows float64; rescale the contexts "
-                             "and rewards (declare bounds below 1e75).")
-    return bound, reward
-
-
-def privatizer_node_variance(
-    epsilon: float, delta: float, context_bound: float, n_levels: int, reward_bound: float = 1.0
-) -> float:
-    """Variance of the PRIVATIZER's node noise, ``16 n (L^2 + B^2)^2 ln(2/delta)^2 / epsilon^2`` (Algorithm 2, line 6).
-
-    This is the paper's calibration (``noise_calibration="paper"``); :func:`calibrate_privatizer`
-    also gives the tight one.
-
-    Parameters
-    ----------
-    epsilon : float
-        Privacy parameter ``epsilon > 0`` (``inf`` gives 0).
-    delta : float
-        Privacy parameter ``delta`` in (0, 1).
-    context_bound : float
-        Declared bound ``L`` on ``||x||_2``.
-    n_levels : int
-        Tree depth ``n`` (see :func:`privatizer_depth`).
-    reward_bound : float, default 1.0
-        Declared bound ``B`` on ``|y|`` (the paper's ``L^2 + 1`` is ``B = 1``).
-
-    Returns
-    -------
-    float
-        The variance ``sigma^2`` of each entry of ``N_hat``.
-    """
-    epsilon, delta = _check_privacy(epsilon, delta)
-    bound, reward = _check_norm_bounds(context_bound, reward_bound)
-    n = check_int(n_levels, "n_levels", minimum=1)
-    if math.isinf(epsilon):
-        return 0.0
-    return 16.0 * n * (bound**2 + reward**2) ** 2 * math.log(2.0 / delta) ** 2 / epsilon**2
-
-
-@dataclass(frozen=True)
-class PrivatizerCalibration:
-    """The noise of one PRIVATIZER and what it buys (see the module docstring).
-
-    Parameters
-    ----------
-    noise_calibration : str
-        ``"tight"`` or ``"paper"``.
-    epsilon, delta : float
-        The requested guarantee.
-    node_sigma : float
-        Standard deviation of an off-diagonal node entry (diagonal: ``sqrt(2) node_sigma``).
-    granularity : float
-        The noise grid ``g`` (a power of two).
-    n_levels : int
-        The paper's depth ``n = 1 + ceil(log2 tau)``.
-    levels_used : int
-        Nodes an element can lie in, ``floor(log2 tau) + 1``.
-    nodes_per_release : int
-        Most nodes summed in one release, ``max popcount(k)`` for ``k <= tau``.
-    sensitivity : float
-        ``Delta``, the Frobenius sensitivity of one node with the grid rounding.
-    rho : float
-        zCDP of one agent's whole stream of releases.
-    delta_sampler : float
-        The part of ``delta`` the lattice sampler's total variation costs, at ``epsilon_accounted``.
-    epsilon_accounted : float
-        ``epsilon`` of ``rho`` at ``delta - delta_sampler`` (tight conversion): equal to ``epsilon`` for
-        ``"tight"``, usually far below it for ``"paper"``.
-    delta_accounted : float
-        ``delta`` of ``rho`` at the requested ``epsilon`` (tight conversion, plus the sampler's share):
-        ``delta`` for ``"tight"``, usually far below it for ``"paper"``.
-    sampler : str
-        ``"lattice"`` (tabulated, ~0.1 us per entry, its total variation charged to ``delta``) or
-        ``"exact"`` (OpenDP's exact discrete Gaussian for secure noise, nothing charged), chosen when the
-        lattice's share of ``delta`` would exceed 1 % (large ``epsilon``).
-    """
-
-    noise_calibration: str
-    epsilon: float
-    delta: float
-    node_sigma: float
-    granularity: float
-    n_levels: int
-    levels_used: int
-    nodes_per_release: int
-    sensitivity: float
-    rho: float
-    delta_sampler: float
-    epsilon_accounted: float
-    delta_accounted: float
-    sampler: str = "lattice"
-
-    @property
-    def node_variance(self) -> float:
-        """``node_sigma ** 2``."""
-        return self.node_sigma**2
-
-
-def _entries(n_releases: int, dim: int) -> int:
-    return n_releases * (dim + 1) * (dim + 2) // 2  # one node completed per release, its distinct entries
-
-
-def _lattice_tv(sigma: float, granularity: float) -> float:
-    """Per-entry total variation of the two lattice tables (off-diagonal ``sigma``, diagonal ``sqrt(2) sigma``)."""
-    return max(LatticeGaussian(sigma, granularity).total_variation,
-               LatticeGaussian(math.sqrt(2.0) * sigma, granularity).total_variation)
-
-
-def _accounted(rho: float, delta: float, tv: float, epsilon_hint: float) -> tuple[float, float]:
-    """``epsilon`` of ``rho``-zCDP at ``delta`` minus the sampler's share ``(1 + e^epsilon) tv`` (fixed point)."""
-    eps = epsilon_hint
-    for _ in range(4):
-        share = (1.0 + math.exp(min(eps, 700.0))) * tv
-        if share >= delta:
-            return math.inf, share
-        new = zcdp_to_approx_dp(rho, delta - share)
-        if new <= eps:
-            return new, (1.0 + math.exp(min(eps, 700.0))) * tv
-        eps = new
-    return eps, (1.0 + math.exp(min(eps, 700.0))) * tv
-
-
-def calibrate_privatizer(
-    epsilon: float,
-    delta: float,
-    context_bound: float,
-    dim: int,
-    n_releases: int,
-    *,
-    reward_bound: float = 1.0,
-    noise_calibration: str = "tight",
-) -> PrivatizerCalibration:
-    """Node noise of the PRIVATIZER for one agent's stream of ``n_releases`` releases (module docstring).
-
-    **Sensitivity of one node** (``sensitivity`` below), under "replace one round's ``(x, y)`` of one
-    agent".  A node holds the symmetric ``(d+1) x (d+1)`` sum of the *rounded* increments it covers;
-    the released entries are all of them but the corner ``sum y^2`` (``(d+1)^2 - 1`` entries, the
-    ``d`` entries of ``sum x y`` twice, as in ``N``).  Only the increment ``I = A + z z^T`` of the
-    communication round holding the replaced pair changes, to ``I' = A + z' z'^T`` (``z = (x, y)``,
-    ``||z||^2 <= L^2 + B^2``; ``A`` the round's other pairs, unchanged), so a node either holds it and
-    moves by ``round_g(I) - round_g(I')`` or does not move at all.  Entrywise,
-    ``round_g(I) - round_g(I') = (z z^T - z' z'^T) + E`` with ``E = (round_g(I) - I) - (round_g(I') - I')``,
-    ``|E_ij| <= g / 2 + g / 2 = g``, and ``E`` symmetric (the increments are).  By the triangle
-    inequality, over the released entries,
-
-    * ``||z z^T - z' z'^T||_F^2 = ||z||^4 + ||z'||^4 - 2 (z . z')^2 <= 2 (L^2 + B^2)^2`` (dropping the
-      corner only lowers it), and
-    * ``||E||_F <= g sqrt((d+1)^2 - 1)``,
-
-    so ``Delta = sqrt(2) (L^2 + B^2) + g sqrt((d+1)^2 - 1)``.  With the node noise ``N`` (off-diagonal
-    variance ``sigma^2``, diagonal ``2 sigma^2``, its distinct entries independent) one node is
-    ``sum_{i<j} D_ij^2 / (2 sigma^2) + sum_i D_ii^2 / (4 sigma^2) = ||D||_F^2 / (4 sigma^2)``-zCDP, and
-    the changed increment lies in at most ``floor(log2 tau) + 1`` nodes.  This needs each increment
-    rounded on its own: rounding running sums moves later nodes too (module docstring).  The
-    increments are summed in float64 before they are rounded; that summation's own error (at most
-    ``n 2**-53`` times the sum of the ``n`` terms' magnitudes: ``1e-5`` after ``10^5`` bandit rounds
-    with ``L^2 + B^2 = 6``) is treated as exact arithmetic, not added to ``Delta``.
-
-    Parameters
-    ----------
-    epsilon : float
-        Requested ``epsilon > 0`` (finite).
-    delta : float
-        Requested ``delta`` in (0, 1).
-    context_bound : float
-        Declared ``L >= ||x||_2``.
-    dim : int
-        Context dimension ``d``.
-    n_releases : int
-        Planned communication rounds ``tau`` (the tree's capacity).
-    reward_bound : float, default 1.0
-        Declared ``B >= |y|`` (shared rewards are clipped to it).
-    noise_calibration : {"tight", "paper"}, default "tight"
-        ``"tight"``: the smallest noise that makes the stream exactly ``(epsilon, delta)``-DP by the
-        tight zCDP conversion; ``"paper"``: Algorithm 2's formula.
-
-    Returns
-    -------
-    PrivatizerCalibration
-        ``node_sigma``, the grid, ``rho`` and the accounted ``epsilon``.
-
-    Examples
-    --------
-    >>> import math
-    >>> tight = calibrate_privatizer(2.0, 0.1, math.sqrt(5), 5, 20_002)
-    >>> paper = calibrate_privatizer(2.0, 0.1, math.sqrt(5), 5, 20_002, noise_calibration="paper")
-    >>> round(tight.node_sigma, 1), round(paper.node_sigma, 1), round(tight.epsilon_accounted, 9)
-    (20.6, 143.8, 2.0)
-    >>> paper.epsilon_accounted, paper.delta_accounted < 1e-5
-    (0.0, True)
-    """
-    epsilon, delta = _check_privacy(epsilon, delta)
-    if math.isinf(epsilon):
-        raise ValueError("the PRIVATIZER needs a finite epsilon; epsilon=inf shares exact statistics (no noise).")
-    bound, reward = _check_norm_bounds(context_bound, reward_bound)
-    dim = check_int(dim, "dim", minimum=1)
-    tau = check_int(n_releases, "n_releases", minimum=1)
-    if noise_calibration not in CALIBRATIONS:
-        raise ValueError(f"noise_calibration must be 'tight' or 'paper', got {noise_calibration!r}.")
-    n_levels = privatizer_depth(tau)
-    levels = tau.bit_length()  # floor(log2 tau) + 1
-    per_release = (tau + 1).bit_length() - 1  # the most set bits of any k <= tau
-    frobenius = math.sqrt(2.0) * (bound**2 + reward**2)
-    rounding = math.sqrt((dim + 1) ** 2 - 1)  # one grid unit per released entry
-    entries = _entries(tau, dim)
-
-    def sigma_for(rho: float, granularity: float) -> float:
-        return math.sqrt(levels / (4.0 * rho)) * (frobenius + granularity * rounding)
-
-    def share_of(tv: float, eps: float) -> float:
-        return (1.0 + math.exp(min(eps, 700.0))) * entries * tv
-
-    sampler = "lattice"
-    if noise_calibration == "paper":
-        sigma = math.sqrt(privatizer_node_variance(epsilon, delta, bound, n_levels, reward))
-        granularity = lattice_granularity(sigma, _RESOLUTION_BITS)
-        tv = _lattice_tv(sigma, granularity)
-        if share_of(tv, epsilon) > _SAMPLER_SHARE_LIMIT * delta:
-            sampler, tv = "exact", 0.0
-    else:
-        granularity = lattice_granularity(sigma_for(zcdp_for_approx_dp(epsilon, delta), 0.0), _RESOLUTION_BITS)
-        # the share of delta is paid before sigma is known; the tables' distance depends (weakly) on sigma:
-        # pay for 10 % more than measured and check it with the final sigma
-        tv = 1.1 * _lattice_tv(sigma_for(zcdp_for_approx_dp(epsilon, delta), granularity), granularity)
-        for _ in range(5):
-            if share_of(tv, epsilon) > _SAMPLER_SHARE_LIMIT * delta:
-                sampler, tv = "exact", 0.0
-            sigma = sigma_for(zcdp_for_approx_dp(epsilon, delta - share_of(tv, epsilon)), granularity)
-            actual = 0.0 if sampler == "exact" else _lattice_tv(sigma, granularity)
-            if actual <= tv:
-                break
-            tv = 1.1 * actual
-        else:  # pragma: no cover - the distance varies by a few percent at most
-            raise RuntimeError("the lattice sampler's share of delta did not settle; report this as a bug.")
-    sensitivity = frobenius + granularity * rounding
-    rho = levels * sensitivity**2 / (4.0 * sigma**2)
-    accounted, delta_sampler = _accounted(rho, delta, entries * tv, epsilon)
-    delta_accounted = min(delta, zcdp_delta(rho, epsilon) + share_of(tv, epsilon))
-    if noise_calibration == "tight":
-        # zcdp_for_approx_dp verified (epsilon, delta - share) itself; the conversion's root may sit ~1e-13 above
-        accounted, delta_accounted = min(accounted, epsilon), delta
-    return PrivatizerCalibration(
-        noise_calibration=noise_calibration, epsilon=epsilon, delta=delta, node_sigma=sigma, granularity=granularity,
-        n_levels=n_levels, levels_used=levels, nodes_per_release=per_release, sensitivity=sensitivity, rho=rho,
-        delta_sampler=delta_sampler, epsilon_accounted=accounted, delta_accounted=delta_accounted, sampler=sampler,
-    )
 
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -452,7 +188,23 @@ class Privatizer:
     gathered since its previous release), rounds it to the grid, adds it to the tree's running sum
     (held as exact integers of grid steps, as is the noise) and returns sum plus noise: the released
     statistics.  :meth:`advance` and :meth:`noise` give the noise alone (a release with zero
-    increments).
+    increments).  With ``continual="honaker"`` or ``"sqrt"`` the tree is replaced by that factorization
+    ``A = B C`` of the prefix-sum matrix (:mod:`dpfair.bandits._privatizer_factorized`).
+
+    **Contract for other engines** (the compiled synchronizations use it; the numpy engine goes through
+    :meth:`release`, which is built on it):
+
+    * :meth:`to_units` is *the* rounding of an increment to the grid: ``rint(increment / granularity)``
+      as int64 (exact: ``granularity`` is a power of two);
+    * :meth:`release_noise_units` ``(release_index)`` is the int64 noise, in grid units, that release
+      number ``release_index[row]`` (1-based; 0 gives zeros) adds to that row's exact integer prefix sum
+      of rounded increments: a fixed function of ``(row, release number)`` once drawn;
+    * so release ``k`` of a row is ``granularity * (sum of to_units(increments 1..k) + noise_units(k))``,
+      exactly what :meth:`release` returns.
+
+    For ``continual="tree"`` any ``release_index`` works with keyed trees (``tree_keys``: every node is a
+    function of its position); without keys only the current ``count`` can be asked (the nodes are
+    drawn in the order of the releases).  For the factorizations any index up to ``n_releases`` works.
 
     Parameters
     ----------
@@ -470,6 +222,8 @@ class Privatizer:
         Declared ``B``.
     noise_calibration : {"tight", "paper"}, default "tight"
         See :func:`calibrate_privatizer`.
+    continual : {"tree", "honaker", "sqrt"}, default "tree"
+        The factorization of the prefix-sum matrix (:func:`calibrate_privatizer`); ``"paper"`` needs ``"tree"``.
     random_state : None, int, numpy.random.Generator or NoiseSource
         ``None`` for secure noise (the OS CSPRNG); a seed for experiments.
     tree_keys : array-like of uint64 of shape ``batch_shape``, optional
@@ -522,13 +276,16 @@ class Privatizer:
         *,
         reward_bound: float = 1.0,
         noise_calibration: str = "tight",
+        continual: str = "tree",
         random_state: Any = None,
         tree_keys: Any = None,
         budget: PrivacyBudget | None = None,
     ) -> None:
         self.calibration = calibrate_privatizer(
-            epsilon, delta, context_bound, dim, n_releases, reward_bound=reward_bound, noise_calibration=noise_calibration
+            epsilon, delta, context_bound, dim, n_releases, reward_bound=reward_bound, noise_calibration=noise_calibration,
+            continual=continual,
         )
+        self.continual = self.calibration.continual
         check_budget(budget)
         check_random_state(random_state)
         cal = self.calibration
@@ -545,7 +302,8 @@ class Privatizer:
         self._upper = np.triu_indices(d1)
         self._lattices: tuple[float, LatticeGaussian, LatticeGaussian] | None = None
         # node noise and the running sums of the rounded increments, in integer grid steps (exact)
-        self._nodes = np.zeros((self.n_levels, *self.batch_shape, d1, d1), dtype=np.int64)
+        tree = self.continual == "tree"
+        self._nodes = np.zeros((self.n_levels if tree else 0, *self.batch_shape, d1, d1), dtype=np.int64)
         self._gram_units = np.zeros((*self.batch_shape, self.dim, self.dim), dtype=np.int64)
         self._target_units = np.zeros((*self.batch_shape, self.dim), dtype=np.int64)
         self.count = np.zeros(self.batch_shape, dtype=np.int64)
@@ -567,6 +325,21 @@ class Privatizer:
         self._noise: NoiseSource = get_noise_source(random_state)
         if not inside_charged_release():
             warn_seeded_noise(self._noise, cal.epsilon, "Privatizer")
+        self._factorized: _FactorizedNoise | None = None
+        if not tree:
+            self._factorized = _FactorizedNoise(
+                get_factorization(self.continual, self.n_releases), self.node_sigma / self.granularity,
+                self._upper[0] == self._upper[1], math.prod(self.batch_shape), self._factorized_words,
+            )
+
+    def _factorized_words(self, first_draw: int, n_draws: int) -> np.ndarray:
+        """Words of draws ``first_draw ..`` of the rows of ``z``, shape ``(n_draws, n_trees, n_entries)``."""
+        n_trees, n_entries = math.prod(self.batch_shape), self._upper[0].size
+        if self._keys is None:
+            return self._noise.random_words((n_draws, n_trees, n_entries))  # secure by default
+        start = np.full(n_trees, first_draw * n_entries, dtype=np.uint64)
+        words = keyed_words(self._keys.reshape(-1), start, n_draws * n_entries)
+        return words.reshape(n_trees, n_draws, n_entries).swapaxes(0, 1)
 
     def _check_batch_shape(self, batch_shape: Any) -> tuple[int, ...]:
         if isinstance(batch_shape, int | np.integer) or not isinstance(batch_shape, tuple | list):
@@ -574,6 +347,8 @@ class Privatizer:
         shape = tuple(check_int(s, "batch_shape", minimum=1) for s in batch_shape)
         n_levels = privatizer_depth(self.n_releases)
         entries = n_levels * math.prod(shape) * (self.dim + 1) ** 2
+        if self.continual != "tree":  # the table of release noise and the noise vectors z (sqrt: all of them)
+            entries = 2 * (self.n_releases + 1) * math.prod(shape) * (self.dim + 1) * (self.dim + 2) // 2
         if entries > _MAX_ENTRIES:
             raise ValueError(
                 f"batch_shape={shape} with dim={self.dim} and n_releases={self.n_releases} needs {entries:,} noise "
@@ -601,6 +376,9 @@ class Privatizer:
         """
         target = self.delta if delta is None else _check_privacy(1.0, delta)[1]
         sensitivity = self.calibration.sensitivity
+        if self.continual != "tree":  # the exact mu-GDP profile of the Gaussian matrix mechanism
+            mu = self.calibration.column_sensitivity * sensitivity / (math.sqrt(2.0) * self.node_sigma)
+            return gaussian_dp_epsilon(mu, target)
         rho = self.levels_used * sensitivity**2 / (4.0 * self.node_sigma**2)  # follows node_sigma if changed
         tv = 0.0 if self.calibration.sampler == "exact" else _lattice_tv(self.node_sigma, self.granularity)
         return _accounted(rho, target, _entries(self.n_releases, self.dim) * tv, self.epsilon)[0]
@@ -695,6 +473,9 @@ class Privatizer:
             return
         self._check_capacity(sel)
         new_count = self.count + sel
+        if self._factorized is not None:  # the noise of each release is drawn (lazily) by release_noise_units
+            self.count = new_count
+            return
         k = np.where(sel, new_count, 1)
         level = np.log2(k & -k).astype(np.int64)  # lowest set bit of k
         keys = None if self._keys is None else self._keys[sel]
@@ -708,9 +489,83 @@ class Privatizer:
         self.count = new_count
 
     def _noise_units(self) -> tuple[np.ndarray, np.ndarray]:
-        total = self._nodes.sum(axis=0)  # nodes of levels whose bit is 0 in the count are zero
-        d = self.dim
+        return self.release_noise_units(self.count)
+
+    def release_noise_units(self, release_index: Any) -> tuple[np.ndarray, np.ndarray]:
+        """The int64 noise (grid units) that release number ``release_index[row]`` adds to each row's prefix sums.
+
+        The contract in the class docstring: release ``k`` of a row is ``granularity * (P_k +
+        noise_units(k))`` with ``P_k`` the exact sum of :meth:`to_units` of its first ``k`` increments.
+
+        Parameters
+        ----------
+        release_index : array-like of int, shape ``batch_shape``
+            1-based release number per row, ``0 <= k <= n_releases`` (0: no release yet, zero noise).
+
+        Returns
+        -------
+        H : numpy.ndarray of int64
+            Shape ``(*batch_shape, d, d)``, symmetric.
+        h : numpy.ndarray of int64
+            Shape ``(*batch_shape, d)``.
+
+        Raises
+        ------
+        ValueError
+            For an index of the wrong shape or outside ``[0, n_releases]``, or, for an unkeyed tree, an
+            index other than the current ``count`` (its nodes are drawn in release order).
+        """
+        index = np.asarray(release_index)
+        if index.shape != self.batch_shape or not np.issubdtype(index.dtype, np.integer):
+            raise ValueError(f"release_index must be an integer array of shape batch_shape={self.batch_shape}, "
+                             f"got dtype {index.dtype} and shape {index.shape}.")
+        index = index.astype(np.int64)
+        if (index < 0).any() or (index > self.n_releases).any():
+            raise ValueError(f"release_index must lie in [0, n_releases={self.n_releases}].")
+        d, d1 = self.dim, self.dim + 1
+        if self._factorized is not None:
+            values = self._factorized.units(index.reshape(-1)).reshape(*self.batch_shape, -1)
+            rows, cols = self._upper
+            total = np.zeros((*self.batch_shape, d1, d1), dtype=np.int64)
+            total[..., rows, cols] = values
+            total[..., cols, rows] = values
+        elif np.array_equal(index, self.count):
+            total = self._nodes.sum(axis=0)  # nodes of levels whose bit is 0 in the count are zero
+        elif self._keys is not None:  # keyed tree: the node completed at release e is a function of (key, e)
+            total = np.zeros((*self.batch_shape, d1, d1), dtype=np.int64)
+            for level in range(self.n_levels):
+                bit = ((index >> level) & 1).astype(bool)
+                if bit.any():
+                    end = ((index[bit] >> (level + 1)) << (level + 1)) + (1 << level)
+                    total[bit] += self._draw(int(bit.sum()), self._keys[bit], end)
+        else:
+            raise ValueError("an unkeyed tree's noise is drawn in release order: only release_index == count is "
+                             "available; pass tree_keys (seeded noise) or use a factorization for other indices.")
         return total[..., :d, :d], total[..., :d, d]
+
+    def to_units(self, increment: Any) -> np.ndarray:
+        """The one rounding of an increment to the noise grid: ``rint(increment / granularity)`` as int64.
+
+        Parameters
+        ----------
+        increment : array-like of float
+            A Gram or target increment (any shape), finite.
+
+        Returns
+        -------
+        numpy.ndarray of int64
+            The increment in grid units (exact: ``granularity`` is a power of two).
+
+        Raises
+        ------
+        ValueError
+            If it is not finite or reaches ``2**62`` grid units.
+        """
+        steps = np.rint(as_finite_array(increment, "increment") / self.granularity)
+        if float(np.abs(steps).max(initial=0.0)) >= _MAX_STEPS:
+            raise ValueError("an increment reaches 2**62 grid steps of the noise, beyond exact integer arithmetic; "
+                             "rescale the contexts and rewards (smaller context_bound and reward_bound).")
+        return steps.astype(np.int64)
 
     def noise(self) -> tuple[np.ndarray, np.ndarray]:
         """Noise of the current releases: ``H`` (``d x d``) and ``h`` (``d``) per tree.
@@ -776,25 +631,25 @@ class Privatizer:
         sel = self._selection(mask)
         self._check_capacity(sel)
         g = self.granularity
-        # exact: dividing by a power of two and rint; the rows that do not communicate add nothing
-        gram_steps = np.where(sel[..., None, None], np.rint(gram / g), 0.0)
-        target_steps = np.where(sel[..., None], np.rint(target / g), 0.0)
-        gram_sum = self._gram_units + gram_steps  # float64 here only to check the range below
-        target_sum = self._target_units + target_steps
+        # exact: dividing by a power of two and rint (to_units); the rows that do not communicate add nothing
+        gram_steps = np.where(sel[..., None, None], self.to_units(gram), 0)
+        target_steps = np.where(sel[..., None], self.to_units(target), 0)
+        gram_sum = self._gram_units + gram_steps.astype(float)  # float64 here only to check the range below
+        target_sum = self._target_units + target_steps.astype(float)
         if max(float(np.abs(gram_sum).max(initial=0.0)), float(np.abs(target_sum).max(initial=0.0))) >= _MAX_STEPS:
             raise ValueError(
                 "the running sums reach 2**62 grid steps of the noise, beyond exact integer arithmetic; rescale "
                 "the contexts and rewards (smaller context_bound and reward_bound) or plan fewer rounds."
             )
         self.advance(sel)
-        self._gram_units += gram_steps.astype(np.int64)
-        self._target_units += target_steps.astype(np.int64)
-        H, h = self._noise_units()
+        self._gram_units += gram_steps
+        self._target_units += target_steps
+        H, h = self.release_noise_units(self.count)
         return (self._gram_units + H).astype(float) * g, (self._target_units + h).astype(float) * g
 
     def __repr__(self) -> str:
         return (
             f"Privatizer(epsilon={self.epsilon:g}, delta={self.delta:g}, context_bound={self.context_bound:g}, "
             f"dim={self.dim}, n_releases={self.n_releases}, batch_shape={self.batch_shape}, "
-            f"noise_calibration={self.calibration.noise_calibration!r})"
+            f"noise_calibration={self.calibration.noise_calibration!r}, continual={self.continual!r})"
         )

@@ -11,12 +11,15 @@ radius of Lemma 4 with the PRIVATIZER's noise is in the thousands (the private l
 explore blindly for the whole run), so one radius for all compares the protocols and the noise on
 equal terms (``radius="theory"`` remains the learners' default).
 
-Every private learner runs twice: with dpfair's default ``noise_calibration="tight"`` (the smallest
-noise that makes each agent's releases ``(epsilon, delta)``-DP, named ``Priv``, ``B1``, ``B2``) and with
-Algorithm 2's formula (``"paper"``, named ``... (paper)``) -- the paper's own curve.
+Every private learner runs twice: with dpfair's defaults (``noise_calibration="tight"``,
+``continual="auto"``: each agent's running sums released through the square-root factorization of the
+prefix-sum matrix with the smallest noise that makes its releases ``(epsilon, delta)``-DP by the exact
+Gaussian privacy profile, named ``Priv``, ``B1``, ``B2``) and with Algorithm 2's tree and formula
+(``"paper"``, named ``... (paper)``) -- the paper's own curve.  Exp 1 adds ``Priv (tree)``: Algorithm 2's
+tree with the tight zCDP calibration (dpfair's previous default).
 
-* ``fedfairx-exp1``: B0 (FairX-LinUCB per agent), Fed-FairX-LinUCB, Priv-FairX-LinUCB and Priv (paper)
-  (``m = 10``, ``epsilon = 2``), fairness and reward regret against rounds.
+* ``fedfairx-exp1``: B0 (FairX-LinUCB per agent), Fed-FairX-LinUCB, Priv-FairX-LinUCB, Priv (tree) and
+  Priv (paper) (``m = 10``, ``epsilon = 2``), fairness and reward regret against rounds.
 * ``fedfairx-exp2``: Priv-FairX-LinUCB against B1 (log-det trigger) and B2 (P-FCB's doubling gaps), all
   private with ``epsilon = 2``, with the communication rounds of each, and Priv (paper).
 * ``fedfairx-exp3``: regret at ``T`` against ``m`` in {1, 2, 5, 10, 20, 50} for Fed, Priv and Priv (paper).
@@ -60,11 +63,13 @@ SEEDS = (0, 1, 2, 3, 4)
 CURVES = ("fair_regret", "reward_regret")
 _PRIVACY = (
     "Priv-FairX-LinUCB, B1 and B2: federated (epsilon, delta)-DP per agent, delta = 0.1, context_bound = sqrt(5), "
-    "rewards clipped to [-1, 1]; tight calibration (noise from dpfair's zCDP accounting of the tree, privacy_spent "
-    "= the request) and, as '(paper)', Algorithm 2's N(0, 16 n (L^2+1)^2 ln(2/delta)^2 / epsilon^2); B0 and Fed are "
-    "non-private."
+    "rewards clipped to [-1, 1]; tight calibration (the square-root factorization's Gaussian matrix mechanism at "
+    "the exact Gaussian privacy profile, privacy_spent = the request), as '(tree)' Algorithm 2's tree with dpfair's "
+    "zCDP accounting, and, as '(paper)', Algorithm 2's N(0, 16 n (L^2+1)^2 ln(2/delta)^2 / epsilon^2); B0 and Fed "
+    "are non-private."
 )
 PAPER = " (paper)"
+TREE = " (tree)"
 
 
 def _learner_kwargs() -> dict[str, Any]:
@@ -77,8 +82,8 @@ def _learners(names: tuple[str, ...], seed: int, epsilon: float = EPSILON) -> di
     kw = _learner_kwargs()
     bound = math.sqrt(DIM)
 
-    def private(protocol: str, offset: int, calibration: str) -> Any:
-        return PrivFairXLinUCB(epsilon, DELTA, bound, protocol, noise_calibration=calibration,
+    def private(protocol: str, offset: int, calibration: str, continual: str = "auto") -> Any:
+        return PrivFairXLinUCB(epsilon, DELTA, bound, protocol, noise_calibration=calibration, continual=continual,
                                random_state=seed + offset, **kw)
 
     make = {
@@ -87,6 +92,7 @@ def _learners(names: tuple[str, ...], seed: int, epsilon: float = EPSILON) -> di
         "Priv": lambda: private("bounded-gap", 0, "tight"),
         "B1": lambda: private("log-det", 10_000, "tight"),
         "B2": lambda: private("p-fcb", 20_000, "tight"),
+        "Priv" + TREE: lambda: private("bounded-gap", 0, "tight", "tree"),
         "Priv" + PAPER: lambda: private("bounded-gap", 30_000, "paper"),
         "B2" + PAPER: lambda: private("p-fcb", 40_000, "paper"),
     }
@@ -128,7 +134,7 @@ def _metrics(names: tuple[str, ...]) -> tuple[str, ...]:
 
 
 # ---------------------------------------------------------------------------------------------- tasks
-EXP1 = ("B0", "Fed", "Priv", "Priv" + PAPER)
+EXP1 = ("B0", "Fed", "Priv", "Priv" + TREE, "Priv" + PAPER)
 EXP2 = ("Priv", "B1", "B2", "Priv" + PAPER)
 EXP3 = ("Fed", "Priv", "Priv" + PAPER)
 EXP4 = ("Priv", "Priv" + PAPER, "B2")  # each at every epsilon of the cell
@@ -483,14 +489,14 @@ def _final_means(results: pd.DataFrame, metric: str = "fair_regret") -> dict[str
 
 
 def _node_sigmas(horizon: int, n_agents: int, epsilon: float) -> tuple[float, float]:
-    """Node noise of the tight and of the paper's calibration on the bounded-gap schedule."""
+    """Worst-release noise std per agent of the default (square root) and of the paper's calibration (tree)."""
     from dpfair.bandits import communication_schedule
     from dpfair.bandits.privatizer import calibrate_privatizer
 
     releases = len(communication_schedule("bounded-gap", horizon, n_agents, DIM))
-    tight, paper = (calibrate_privatizer(epsilon, DELTA, math.sqrt(DIM), DIM, releases, noise_calibration=c).node_sigma
-                    for c in ("tight", "paper"))
-    return tight, paper
+    tight, paper = (calibrate_privatizer(epsilon, DELTA, math.sqrt(DIM), DIM, releases, noise_calibration=c,
+                                         continual=f) for c, f in (("tight", "sqrt"), ("paper", "tree")))
+    return tight.node_sigma * tight.release_factor, paper.node_sigma * paper.release_factor
 
 
 def _fmt(means: dict[str, float], names: tuple[str, ...]) -> str:
@@ -520,16 +526,17 @@ def exp1_verdict(results: pd.DataFrame, paper: Mapping[str, PaperValue]) -> Any:
     numbers = f"fairness regret at T = {horizon:,}: {_fmt(m, EXP1)}."
     paper = "Priv" + PAPER
     tight_sigma, paper_sigma = _node_sigmas(horizon, N_AGENTS, EPSILON)
-    paper_note = (f" The paper-calibrated Priv ends {'below' if m[paper] < m['B0'] else 'above'} B0: Algorithm 2's node "
-                  f"noise is {paper_sigma / tight_sigma:.1f}x what ({EPSILON:g}, {DELTA:g}) needs (sigma {paper_sigma:.1f} "
-                  f"vs {tight_sigma:.1f}), and the Lemma-4 shift it forces swamps the shared Gram matrix early."
+    paper_note = (f" The paper-calibrated Priv ends {'below' if m[paper] < m['B0'] else 'above'} B0: its noise at the "
+                  f"worst release is {paper_sigma / tight_sigma:.1f}x the default's at the same ({EPSILON:g}, {DELTA:g}) "
+                  f"(std {paper_sigma:.1f} vs {tight_sigma:.1f} per agent), and the Lemma-4 shift it forces swamps the "
+                  "shared Gram matrix early."
                   ) if paper in m else ""
     if m["Fed"] < m["B0"] and m["Priv"] < m["B0"]:
         return Verdict("matches", f"Fed and the tight Priv beat B0 as the paper plots; {numbers}{paper_note}")
     releases = len(communication_schedule("bounded-gap", horizon, N_AGENTS, DIM))
-    tight_note = (f" The tight Priv (sigma {tight_sigma:.1f}) ends above B0 too: the bounded-gap schedule's {releases:,} "
-                  "releases make a deep tree whose noise enters every synchronization; the same noise on B2's "
-                  "doubling schedule ends below B0 (fedfairx-exp2).") if m["Priv"] >= m["B0"] else ""
+    tight_note = (f" The default Priv (worst-release std {tight_sigma:.1f}) ends above B0 too: the bounded-gap "
+                  f"schedule's {releases:,} releases each carry noise that enters every synchronization; the same "
+                  "noise on B2's doubling schedule ends below B0 (fedfairx-exp2).") if m["Priv"] >= m["B0"] else ""
     return Verdict("differs", f"the paper plots Fed and Priv below B0; {numbers}{paper_note}{tight_note}")
 
 
@@ -633,8 +640,8 @@ _EPS_TEXT = ",".join(f"{e:g}" for e in EPSILONS)
 
 register(ExperimentSpec(
     id="fedfairx-exp1", title="Fed-/Priv-FairX-LinUCB vs the single-agent baseline B0 (m = 10, epsilon = 2)",
-    algorithms=("B0: FairX-LinUCB per agent", "Fed-FairX-LinUCB", "Priv-FairX-LinUCB (tight)",
-                "Priv-FairX-LinUCB (paper calibration)"),
+    algorithms=("B0: FairX-LinUCB per agent", "Fed-FairX-LinUCB", "Priv-FairX-LinUCB (tight, square root)",
+                "Priv-FairX-LinUCB (tight, binary tree)", "Priv-FairX-LinUCB (paper calibration)"),
     grid={"horizon": (HORIZON,)}, quick_grid={"horizon": (QUICK_HORIZON,)}, metrics=_metrics(EXP1),
     task=exp1_task, figures=exp1_figures, tables=exp1_tables, verdict=exp1_verdict,
     **{**_COMMON, "reproduces": "Solanki, Jain & Gujar, Figure 1(a) and Figure 2(a)"},

@@ -38,6 +38,9 @@ __all__ = [
     "basic_composition",
     "exponential_mechanism_to_zcdp",
     "gaussian_delta",
+    "gaussian_dp_delta",
+    "gaussian_dp_epsilon",
+    "gaussian_dp_mu",
     "gaussian_sigma_approx_dp",
     "gaussian_sigma_zcdp",
     "laplace_scale",
@@ -704,3 +707,7 @@ def gaussian_sigma_approx_dp(sensitivity: float, epsilon: float, delta: float) -
         if _gaussian_delta(sigma * (1.0 + step), epsilon, sensitivity) <= delta:
             return _representable_scale(sigma * (1.0 + step), "epsilon")
     return _representable_scale(hi, "epsilon")
+
+
+# the mu-GDP privacy profile (exact Gaussian accounting) lives in its own module, re-exported here
+from dpfair.privacy._gaussian_profile import gaussian_dp_delta, gaussian_dp_epsilon, gaussian_dp_mu  # noqa: E402

@@ -1,0 +1,399 @@
+"""Calibration of the PRIVATIZER's noise (split from :mod:`dpfair.bandits.privatizer`, whose module docstring
+states the mechanism): the node noise of the binary tree (``"tight"`` zCDP or Algorithm 2's ``"paper"`` formula)
+and the noise of a factorized continual release (:func:`calibrate_privatizer` with ``continual=``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from dpfair._validation import check_epsilon, check_int, check_open_unit, check_positive_finite
+from dpfair.privacy.accounting import (
+    gaussian_dp_delta,
+    gaussian_dp_epsilon,
+    gaussian_dp_mu,
+    zcdp_delta,
+    zcdp_for_approx_dp,
+    zcdp_to_approx_dp,
+)
+from dpfair.privacy.lattice import LatticeGaussian, lattice_granularity
+
+__all__ = [
+    "CALIBRATIONS",
+    "CONTINUAL",
+    "PrivatizerCalibration",
+    "calibrate_privatizer",
+    "privatizer_depth",
+    "privatizer_node_variance",
+]
+
+CALIBRATIONS = ("tight", "paper")
+CONTINUAL = ("tree", "honaker", "sqrt")  # factorizations of the prefix-sum matrix (dpfair.privacy.continual)
+MAX_FACTORIZED_RELEASES = 2**22  # a factorized PRIVATIZER keeps each release's noise: O(tau) memory per agent
+_PROFILE_MARGIN = 1e-9  # relative margin on delta against the float error of the Gaussian profile
+_RESOLUTION_BITS = 14
+# the lattice sampler may use at most this fraction of delta; beyond it (large epsilon: the share grows as
+# e^epsilon) secure noise comes from OpenDP's exact discrete Gaussian instead (~8 us per entry)
+_SAMPLER_SHARE_LIMIT = 0.01
+_MAX_ENTRIES = 2**27  # noise entries held at once (1 GiB of int64)
+_MAX_STEPS = 2.0**62  # running sums and noise are int64 numbers of grid steps
+
+
+def privatizer_depth(n_releases: int) -> int:
+    """Depth ``n = 1 + ceil(log2 tau)`` of the PRIVATIZER's tree over ``tau`` releases (Algorithm 2, line 3).
+
+    Parameters
+    ----------
+    n_releases : int
+        The planned number of communication rounds ``tau >= 1``.
+
+    Returns
+    -------
+    int
+        ``n``; every element lies in at most ``floor(log2 tau) + 1 <= n`` nodes.
+    """
+    tau = check_int(n_releases, "n_releases", minimum=1)
+    return 1 + (tau - 1).bit_length()  # ceil(log2 tau) exactly, without floating point
+
+
+def _check_privacy(epsilon: Any, delta: Any) -> tuple[float, float]:
+    epsilon = check_epsilon(epsilon)
+    delta = check_open_unit(delta, "delta")  # the PRIVATIZER's Gaussian noise needs delta > 0
+    if math.isfinite(epsilon) and not 1e-100 <= epsilon <= 1e4:
+        raise ValueError(
+            f"epsilon={epsilon:g} is outside [1e-100, 1e4], where the PRIVATIZER's noise is representable in float64; "
+            "use epsilon=inf for exact statistics (Fed-FairX-LinUCB) or a moderate epsilon."
+        )
+    return epsilon, delta
+
+
+def _check_norm_bounds(context_bound: Any, reward_bound: Any) -> tuple[float, float]:
+    bound = check_positive_finite(context_bound, "context_bound")
+    reward = check_positive_finite(reward_bound, "reward_bound")
+    for value, name in ((bound, "context_bound"), (reward, "reward_bound")):
+        if value < 1e-75:
+            raise ValueError(f"{name}={value:g} is too small: the noise it calls for underflows float64; rescale the "
+                             "contexts and rewards (declare bounds above 1e-75).")
+        if value > 1e75:
+            raise ValueError(f"{name}={value:g} is too large: the noise it needs overflows float64; rescale the contexts "
+                             "and rewards (declare bounds below 1e75).")
+    return bound, reward
+
+
+def privatizer_node_variance(
+    epsilon: float, delta: float, context_bound: float, n_levels: int, reward_bound: float = 1.0
+) -> float:
+    """Variance of the PRIVATIZER's node noise, ``16 n (L^2 + B^2)^2 ln(2/delta)^2 / epsilon^2`` (Algorithm 2, line 6).
+
+    This is the paper's calibration (``noise_calibration="paper"``); :func:`calibrate_privatizer`
+    also gives the tight one.
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy parameter ``epsilon > 0`` (``inf`` gives 0).
+    delta : float
+        Privacy parameter ``delta`` in (0, 1).
+    context_bound : float
+        Declared bound ``L`` on ``||x||_2``.
+    n_levels : int
+        Tree depth ``n`` (see :func:`privatizer_depth`).
+    reward_bound : float, default 1.0
+        Declared bound ``B`` on ``|y|`` (the paper's ``L^2 + 1`` is ``B = 1``).
+
+    Returns
+    -------
+    float
+        The variance ``sigma^2`` of each entry of ``N_hat``.
+    """
+    epsilon, delta = _check_privacy(epsilon, delta)
+    bound, reward = _check_norm_bounds(context_bound, reward_bound)
+    n = check_int(n_levels, "n_levels", minimum=1)
+    if math.isinf(epsilon):
+        return 0.0
+    return 16.0 * n * (bound**2 + reward**2) ** 2 * math.log(2.0 / delta) ** 2 / epsilon**2
+
+
+@dataclass(frozen=True)
+class PrivatizerCalibration:
+    """The noise of one PRIVATIZER and what it buys (see the module docstring).
+
+    Parameters
+    ----------
+    noise_calibration : str
+        ``"tight"`` or ``"paper"``.
+    epsilon, delta : float
+        The requested guarantee.
+    node_sigma : float
+        Standard deviation of an off-diagonal node entry (diagonal: ``sqrt(2) node_sigma``).
+    granularity : float
+        The noise grid ``g`` (a power of two).
+    n_levels : int
+        The paper's depth ``n = 1 + ceil(log2 tau)``.
+    levels_used : int
+        Nodes an element can lie in, ``floor(log2 tau) + 1``.
+    nodes_per_release : int
+        Most nodes summed in one release, ``max popcount(k)`` for ``k <= tau``.
+    sensitivity : float
+        ``Delta``, the Frobenius sensitivity of one node with the grid rounding.
+    rho : float
+        zCDP of one agent's whole stream of releases.
+    delta_sampler : float
+        The part of ``delta`` the lattice sampler's total variation costs, at ``epsilon_accounted``.
+    epsilon_accounted : float
+        ``epsilon`` of ``rho`` at ``delta - delta_sampler`` (tight conversion): equal to ``epsilon`` for
+        ``"tight"``, usually far below it for ``"paper"``.
+    delta_accounted : float
+        ``delta`` of ``rho`` at the requested ``epsilon`` (tight conversion, plus the sampler's share):
+        ``delta`` for ``"tight"``, usually far below it for ``"paper"``.
+    sampler : str
+        ``"lattice"`` (tabulated, ~0.1 us per entry, its total variation charged to ``delta``) or
+        ``"exact"`` (OpenDP's exact discrete Gaussian for secure noise, nothing charged), chosen when the
+        lattice's share of ``delta`` would exceed 1 % (large ``epsilon``); ``"gaussian"`` for a factorized
+        release (continuous Gaussian ``z``, rounded after ``B``: :class:`~dpfair.bandits.privatizer.Privatizer`).
+    continual : str
+        The factorization of the prefix-sum matrix: ``"tree"`` (Algorithm 2's tree), ``"honaker"`` or ``"sqrt"``.
+    column_sensitivity : float
+        ``sens(C) = max_s ||C e_s||``: the tree's ``sqrt(levels_used)``.
+    release_factor : float
+        ``max_k ||row k of B||``: the worst release's noise std in units of ``node_sigma`` (the tree's
+        ``sqrt(nodes_per_release)``).
+    mu : float
+        The stream is ``mu``-GDP with ``mu = column_sensitivity * sensitivity / (sqrt(2) node_sigma)``
+        (``rho = mu^2 / 2``); the factorized releases are accounted by its exact profile.
+    """
+
+    noise_calibration: str
+    epsilon: float
+    delta: float
+    node_sigma: float
+    granularity: float
+    n_levels: int
+    levels_used: int
+    nodes_per_release: int
+    sensitivity: float
+    rho: float
+    delta_sampler: float
+    epsilon_accounted: float
+    delta_accounted: float
+    sampler: str = "lattice"
+    continual: str = "tree"
+    column_sensitivity: float = 0.0
+    release_factor: float = 0.0
+    mu: float = 0.0
+
+    @property
+    def node_variance(self) -> float:
+        """``node_sigma ** 2``."""
+        return self.node_sigma**2
+
+
+def _entries(n_releases: int, dim: int) -> int:
+    return n_releases * (dim + 1) * (dim + 2) // 2  # one node completed per release, its distinct entries
+
+
+def _lattice_tv(sigma: float, granularity: float) -> float:
+    """Per-entry total variation of the two lattice tables (off-diagonal ``sigma``, diagonal ``sqrt(2) sigma``)."""
+    return max(LatticeGaussian(sigma, granularity).total_variation,
+               LatticeGaussian(math.sqrt(2.0) * sigma, granularity).total_variation)
+
+
+def _accounted(rho: float, delta: float, tv: float, epsilon_hint: float) -> tuple[float, float]:
+    """``epsilon`` of ``rho``-zCDP at ``delta`` minus the sampler's share ``(1 + e^epsilon) tv`` (fixed point)."""
+    eps = epsilon_hint
+    for _ in range(4):
+        share = (1.0 + math.exp(min(eps, 700.0))) * tv
+        if share >= delta:
+            return math.inf, share
+        new = zcdp_to_approx_dp(rho, delta - share)
+        if new <= eps:
+            return new, (1.0 + math.exp(min(eps, 700.0))) * tv
+        eps = new
+    return eps, (1.0 + math.exp(min(eps, 700.0))) * tv
+
+
+def calibrate_privatizer(
+    epsilon: float,
+    delta: float,
+    context_bound: float,
+    dim: int,
+    n_releases: int,
+    *,
+    reward_bound: float = 1.0,
+    noise_calibration: str = "tight",
+    continual: str = "tree",
+) -> PrivatizerCalibration:
+    """Node noise of the PRIVATIZER for one agent's stream of ``n_releases`` releases (module docstring).
+
+    **Sensitivity of one node** (``sensitivity`` below), under "replace one round's ``(x, y)`` of one
+    agent".  A node holds the symmetric ``(d+1) x (d+1)`` sum of the *rounded* increments it covers;
+    the released entries are all of them but the corner ``sum y^2`` (``(d+1)^2 - 1`` entries, the
+    ``d`` entries of ``sum x y`` twice, as in ``N``).  Only the increment ``I = A + z z^T`` of the
+    communication round holding the replaced pair changes, to ``I' = A + z' z'^T`` (``z = (x, y)``,
+    ``||z||^2 <= L^2 + B^2``; ``A`` the round's other pairs, unchanged), so a node either holds it and
+    moves by ``round_g(I) - round_g(I')`` or does not move at all.  Entrywise,
+    ``round_g(I) - round_g(I') = (z z^T - z' z'^T) + E`` with ``E = (round_g(I) - I) - (round_g(I') - I')``,
+    ``|E_ij| <= g / 2 + g / 2 = g``, and ``E`` symmetric (the increments are).  By the triangle
+    inequality, over the released entries,
+
+    * ``||z z^T - z' z'^T||_F^2 = ||z||^4 + ||z'||^4 - 2 (z . z')^2 <= 2 (L^2 + B^2)^2`` (dropping the
+      corner only lowers it), and
+    * ``||E||_F <= g sqrt((d+1)^2 - 1)``,
+
+    so ``Delta = sqrt(2) (L^2 + B^2) + g sqrt((d+1)^2 - 1)``.  With the node noise ``N`` (off-diagonal
+    variance ``sigma^2``, diagonal ``2 sigma^2``, its distinct entries independent) one node is
+    ``sum_{i<j} D_ij^2 / (2 sigma^2) + sum_i D_ii^2 / (4 sigma^2) = ||D||_F^2 / (4 sigma^2)``-zCDP, and
+    the changed increment lies in at most ``floor(log2 tau) + 1`` nodes.  This needs each increment
+    rounded on its own: rounding running sums moves later nodes too (module docstring).  The
+    increments are summed in float64 before they are rounded; that summation's own error (at most
+    ``n 2**-53`` times the sum of the ``n`` terms' magnitudes: ``1e-5`` after ``10^5`` bandit rounds
+    with ``L^2 + B^2 = 6``) is treated as exact arithmetic, not added to ``Delta``.
+
+    Parameters
+    ----------
+    epsilon : float
+        Requested ``epsilon > 0`` (finite).
+    delta : float
+        Requested ``delta`` in (0, 1).
+    context_bound : float
+        Declared ``L >= ||x||_2``.
+    dim : int
+        Context dimension ``d``.
+    n_releases : int
+        Planned communication rounds ``tau`` (the tree's capacity).
+    reward_bound : float, default 1.0
+        Declared ``B >= |y|`` (shared rewards are clipped to it).
+    noise_calibration : {"tight", "paper"}, default "tight"
+        ``"tight"``: the smallest noise that makes the stream exactly ``(epsilon, delta)``-DP by the
+        tight zCDP conversion; ``"paper"``: Algorithm 2's formula.
+    continual : {"tree", "honaker", "sqrt"}, default "tree"
+        The factorization ``A = B C`` of the prefix-sum matrix over the ``tau`` releases
+        (:mod:`dpfair.privacy._factorizations`).  ``"tree"`` is Algorithm 2's tree with lattice node
+        noise, calibrated as above; the others (``"tight"`` only) add continuous Gaussian ``z`` with
+        off-diagonal std ``node_sigma`` (diagonal ``sqrt(2) node_sigma``) to ``C m`` and are calibrated by
+        the exact ``mu``-GDP profile (:func:`dpfair.privacy.accounting.gaussian_dp_mu`):
+        ``mu = sens(C) Delta / (sqrt(2) node_sigma)`` at ``delta (1 - 1e-9)``, ``Delta`` as above.
+
+    Returns
+    -------
+    PrivatizerCalibration
+        ``node_sigma``, the grid, ``rho`` and the accounted ``epsilon``.
+
+    Examples
+    --------
+    >>> import math
+    >>> tight = calibrate_privatizer(2.0, 0.1, math.sqrt(5), 5, 20_002)
+    >>> paper = calibrate_privatizer(2.0, 0.1, math.sqrt(5), 5, 20_002, noise_calibration="paper")
+    >>> round(tight.node_sigma, 1), round(paper.node_sigma, 1), round(tight.epsilon_accounted, 9)
+    (20.6, 143.8, 2.0)
+    >>> paper.epsilon_accounted, paper.delta_accounted < 1e-5
+    (0.0, True)
+    """
+    epsilon, delta = _check_privacy(epsilon, delta)
+    if math.isinf(epsilon):
+        raise ValueError("the PRIVATIZER needs a finite epsilon; epsilon=inf shares exact statistics (no noise).")
+    bound, reward = _check_norm_bounds(context_bound, reward_bound)
+    dim = check_int(dim, "dim", minimum=1)
+    tau = check_int(n_releases, "n_releases", minimum=1)
+    if noise_calibration not in CALIBRATIONS:
+        raise ValueError(f"noise_calibration must be 'tight' or 'paper', got {noise_calibration!r}.")
+    if continual not in CONTINUAL:
+        raise ValueError(f"continual must be one of {CONTINUAL}, got {continual!r}.")
+    if continual != "tree":
+        if noise_calibration != "tight":
+            raise ValueError(f"noise_calibration={noise_calibration!r} is Algorithm 2's tree formula; use "
+                             "continual='tree' with it, or noise_calibration='tight' with a factorization.")
+        return _calibrate_factorized(epsilon, delta, bound, reward, dim, tau, continual)
+    n_levels = privatizer_depth(tau)
+    levels = tau.bit_length()  # floor(log2 tau) + 1
+    per_release = (tau + 1).bit_length() - 1  # the most set bits of any k <= tau
+    frobenius = math.sqrt(2.0) * (bound**2 + reward**2)
+    rounding = math.sqrt((dim + 1) ** 2 - 1)  # one grid unit per released entry
+    entries = _entries(tau, dim)
+
+    def sigma_for(rho: float, granularity: float) -> float:
+        return math.sqrt(levels / (4.0 * rho)) * (frobenius + granularity * rounding)
+
+    def share_of(tv: float, eps: float) -> float:
+        return (1.0 + math.exp(min(eps, 700.0))) * entries * tv
+
+    sampler = "lattice"
+    if noise_calibration == "paper":
+        sigma = math.sqrt(privatizer_node_variance(epsilon, delta, bound, n_levels, reward))
+        granularity = lattice_granularity(sigma, _RESOLUTION_BITS)
+        tv = _lattice_tv(sigma, granularity)
+        if share_of(tv, epsilon) > _SAMPLER_SHARE_LIMIT * delta:
+            sampler, tv = "exact", 0.0
+    else:
+        granularity = lattice_granularity(sigma_for(zcdp_for_approx_dp(epsilon, delta), 0.0), _RESOLUTION_BITS)
+        # the share of delta is paid before sigma is known; the tables' distance depends (weakly) on sigma:
+        # pay for 10 % more than measured and check it with the final sigma
+        tv = 1.1 * _lattice_tv(sigma_for(zcdp_for_approx_dp(epsilon, delta), granularity), granularity)
+        for _ in range(5):
+            if share_of(tv, epsilon) > _SAMPLER_SHARE_LIMIT * delta:
+                sampler, tv = "exact", 0.0
+            sigma = sigma_for(zcdp_for_approx_dp(epsilon, delta - share_of(tv, epsilon)), granularity)
+            actual = 0.0 if sampler == "exact" else _lattice_tv(sigma, granularity)
+            if actual <= tv:
+                break
+            tv = 1.1 * actual
+        else:  # pragma: no cover - the distance varies by a few percent at most
+            raise RuntimeError("the lattice sampler's share of delta did not settle; report this as a bug.")
+    sensitivity = frobenius + granularity * rounding
+    rho = levels * sensitivity**2 / (4.0 * sigma**2)
+    accounted, delta_sampler = _accounted(rho, delta, entries * tv, epsilon)
+    delta_accounted = min(delta, zcdp_delta(rho, epsilon) + share_of(tv, epsilon))
+    if noise_calibration == "tight":
+        # zcdp_for_approx_dp verified (epsilon, delta - share) itself; the conversion's root may sit ~1e-13 above
+        accounted, delta_accounted = min(accounted, epsilon), delta
+    return PrivatizerCalibration(
+        noise_calibration=noise_calibration, epsilon=epsilon, delta=delta, node_sigma=sigma, granularity=granularity,
+        n_levels=n_levels, levels_used=levels, nodes_per_release=per_release, sensitivity=sensitivity, rho=rho,
+        delta_sampler=delta_sampler, epsilon_accounted=accounted, delta_accounted=delta_accounted, sampler=sampler,
+        column_sensitivity=math.sqrt(levels), release_factor=math.sqrt(per_release), mu=math.sqrt(2.0 * rho),
+    )
+
+
+def _calibrate_factorized(epsilon: float, delta: float, bound: float, reward: float, dim: int, tau: int,
+                          continual: str) -> PrivatizerCalibration:
+    """``continual != "tree"``: the Gaussian matrix mechanism on ``C m``, by its exact ``mu``-GDP profile.
+
+    ``m`` are the rounded increments in grid units; replacing one round moves one of them by at most
+    ``Delta / g`` in the Frobenius norm over the released entries (:func:`calibrate_privatizer`), so
+    ``C m`` moves by at most ``sens(C) Delta / g``; whitening the entries (off-diagonal std ``sigma``,
+    diagonal ``sqrt(2) sigma``, the pair of off-diagonal copies counted once) the Gaussian mechanism
+    has ``mu = sens(C) Delta / (sqrt(2) sigma)``.  Adaptive streams keep it: ``C`` is lower-triangular
+    in time (Denisov, McMahan, Rush, Smith & Thakurta 2022, Theorem 2.1).
+    """
+    from dpfair.privacy.continual import get_factorization  # kept local to the branch
+
+    if tau > MAX_FACTORIZED_RELEASES:
+        raise ValueError(f"n_releases={tau:,} is beyond continual={continual!r}'s table of release noise (at most "
+                         f"{MAX_FACTORIZED_RELEASES:,} releases, O(n_releases) memory per agent); use continual='tree' "
+                         "(O(log n_releases) memory) or plan fewer releases.")
+    factorization = get_factorization(continual, tau)
+    column = factorization.sensitivity
+    release = float(factorization.release_norms().max())
+    frobenius = math.sqrt(2.0) * (bound**2 + reward**2)
+    rounding = math.sqrt((dim + 1) ** 2 - 1)
+    mu = gaussian_dp_mu(epsilon, delta * (1.0 - _PROFILE_MARGIN))
+
+    def sigma_for(granularity: float) -> float:
+        return column * (frobenius + granularity * rounding) / (math.sqrt(2.0) * mu)
+
+    granularity = lattice_granularity(sigma_for(0.0), _RESOLUTION_BITS)
+    sigma = sigma_for(granularity)
+    sensitivity = frobenius + granularity * rounding
+    mu = column * sensitivity / (math.sqrt(2.0) * sigma)
+    delta_accounted = gaussian_dp_delta(mu, epsilon)
+    if delta_accounted > delta:  # pragma: no cover - gaussian_dp_mu certified it with a margin
+        raise RuntimeError("the factorized PRIVATIZER's calibration exceeds delta; report this as a bug.")
+    return PrivatizerCalibration(
+        noise_calibration="tight", epsilon=epsilon, delta=delta, node_sigma=sigma, granularity=granularity,
+        n_levels=privatizer_depth(tau), levels_used=tau.bit_length(), nodes_per_release=(tau + 1).bit_length() - 1,
+        sensitivity=sensitivity, rho=mu * mu / 2.0, delta_sampler=0.0, epsilon_accounted=gaussian_dp_epsilon(mu, delta),
+        delta_accounted=delta_accounted, sampler="gaussian", continual=continual, column_sensitivity=column,
+        release_factor=release, mu=mu,
+    )
