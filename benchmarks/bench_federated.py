@@ -1,19 +1,25 @@
 """Speed of the federated fairness-of-exposure simulator (printed, never asserted).
 
 Issue 11 asks for Exp 1 at full scale (T = 100,000 rounds, m = 10 agents, d = 5, 10 actions,
-5 seeds; B0, Fed-FairX-LinUCB and Priv-FairX-LinUCB) in under 15 minutes on 2 cores; the compiled
-engine targets under 45 s (3 us per agent-round).  This script runs it as one batched
-:func:`dpfair.bandits.simulate_federated` call (learner x seed x agent = 150 rows) with
-``engine="compiled"`` and prints:
+5 seeds; B0, Fed-FairX-LinUCB and Priv-FairX-LinUCB) in under 15 minutes on 2 cores; issue 30 asks for
+at most 3 us per agent-round whatever the synchronization frequency, the synchronizations (release through
+the PRIVATIZER's noise, aggregate, receive) running inside the kernels.  This script runs, with
+``engine="compiled"`` and batched :func:`dpfair.bandits.simulate_federated` calls:
 
 * the first call's time (numba compilation, or loading numba's on-disk cache when it is warm);
-* Exp 1's wall time, the cost per round and per agent-round, and where the time goes (the kernels,
-  the synchronizations in numpy with the PRIVATIZER, drawing the contexts, the rest);
-* both engines on a shorter horizon in the same process (default T = 2,000) and their ratio;
-* the final fairness regrets (mean ± s.e.) and communication rounds.
+* Exp 1 at full scale (learner x seed x agent = 150 rows): wall and CPU time per agent-round, and where the
+  time goes (the kernels with the synchronizations, fetching PRIVATIZER noise blocks, drawing the contexts,
+  the rest);
+* T = 20,000, m = 10, 2 seeds with frequent synchronizations: bounded-gap (gap G = 2 here: 10,001
+  synchronizations), and the log-det trigger with a threshold that fires every round, seeded noise, then the
+  same with secure noise (OS CSPRNG: the noise blocks cost more to draw);
+* the numpy reference on the same learners at a shorter horizon, in the same process, and the ratio of the
+  per-agent-round costs;
+* the final fairness regrets (mean +- s.e.) and communication rounds of Exp 1.
 
-Run: ``.venv/bin/python benchmarks/bench_federated.py [horizon] [reference_horizon]`` (defaults
-100000 and 2000).  Timings depend on the machine's load: the script prints it.
+Run: ``OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/bench_federated.py [horizon] [reference_horizon]
+[frequent_horizon]`` (defaults 100000, 1000 and 20000).  Timings depend on the machine's load: the script
+prints it.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ import math
 import os
 import sys
 import time
+import warnings
 from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
@@ -59,7 +66,7 @@ def _load() -> str:
 
 
 class _Timers:
-    """Wall time spent inside the kernels, the synchronizations and the context generator."""
+    """Wall time spent inside the kernels (with the synchronizations), the noise feed and the context generator."""
 
     def __init__(self) -> None:
         self.seconds: dict[str, float] = defaultdict(float)
@@ -96,8 +103,8 @@ class _Timers:
                     yield block
             return inner
 
-        self._patch(kernels, "run", timed("kernels"))
-        self._patch(federated._Sync, "check", timed("synchronizations"))
+        self._patch(kernels, "run", timed("kernels (rounds and synchronizations)"))
+        self._patch(federated._NoiseFeed, "refill", timed("PRIVATIZER noise blocks"))
         self._patch(FederatedSyntheticEnvironment, "_blocks", timed_blocks)
         return self
 
@@ -106,43 +113,65 @@ class _Timers:
             setattr(owner, name, original)
 
 
-def main(horizon: int = 100_000, reference_horizon: int = 2_000) -> None:
-    env, learners = _exp1()
-    rows = len(learners) * len(SEEDS) * N_AGENTS
-    print(_load())
+def _timed(env: FederatedSyntheticEnvironment, learners: dict[str, Any], horizon: int, seeds: tuple[int, ...],
+           engine: str = "compiled", breakdown: bool = False) -> tuple[Any, float, float]:
+    """One run; prints wall and CPU time per agent-round (and where the time goes); returns (result, wall, cpu)."""
+    rows = len(learners) * len(seeds) * N_AGENTS
+    timers = _Timers() if breakdown else None
+    if timers is not None:
+        timers.__enter__()
+    try:
+        start, cpu_start = time.perf_counter(), time.process_time()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # seeded-noise warnings
+            result = simulate_federated(env, learners, horizon, N_AGENTS, seeds, engine=engine)
+        wall, cpu = time.perf_counter() - start, time.process_time() - cpu_start
+    finally:
+        if timers is not None:
+            timers.__exit__()
+    print(f"  {engine:>8}: T={horizon}, {rows} rows: wall {wall:.1f} s ({1e6 * wall / (horizon * rows):.2f} us per "
+          f"agent-round), CPU of all threads {cpu:.1f} s ({1e6 * cpu / (horizon * rows):.2f} us per agent-round)")
+    if timers is not None:
+        spent = dict(timers.seconds)
+        spent["rest (stacking streams, metrics, Python)"] = wall - sum(spent.values())
+        for label, seconds in spent.items():
+            print(f"    {label:<42} {seconds:7.1f} s  ({100 * seconds / wall:4.1f} %)")
+    return result, wall, cpu
 
+
+def _compare(label: str, env: FederatedSyntheticEnvironment, learners: dict[str, Any], horizon: int,
+             reference_horizon: int, seeds: tuple[int, ...]) -> Any:
+    """The compiled engine at ``horizon`` and the numpy reference at ``reference_horizon``: cost per agent-round."""
+    print(f"{label}: {', '.join(learners)}; m={N_AGENTS}, {len(seeds)} seeds")
+    result, wall, cpu = _timed(env, learners, horizon, seeds, breakdown=True)
+    _, ref_wall, ref_cpu = _timed(env, learners, reference_horizon, seeds, engine="numpy")
+    print(f"  numpy / compiled per agent-round: wall {ref_wall / reference_horizon / (wall / horizon):.1f}x, "
+          f"CPU {ref_cpu / reference_horizon / (cpu / horizon):.1f}x")
+    print("  communication rounds (per seed): "
+          + "; ".join(f"{n} {c.tolist()}" for n, c in zip(result.learner_names, result.communication_rounds, strict=True)))
+    return result
+
+
+def main(horizon: int = 100_000, reference_horizon: int = 1_000, frequent_horizon: int = 20_000) -> None:
+    env, learners = _exp1()
+    print(_load())
     start = time.perf_counter()
     simulate_federated(env, {"B0": FairXLinUCB(radius=1.0), "F": FedFairXLinUCB("log-det", radius=1.0)}, 20, 2, [0])
     print(f"first compiled call (numba compilation, or its on-disk cache when warm): {time.perf_counter() - start:.2f} s")
 
-    # both engines on the same shorter horizon, in this process: Exp 1's learners (whose bounded-gap
-    # schedule synchronizes every round while T < ~9,000), then B0 alone (no synchronization)
-    for label, batch in (("Exp 1 learners", learners), ("B0 alone", {"B0": learners["B0"]})):
-        timings = {}
-        n_rows = len(batch) * len(SEEDS) * N_AGENTS
-        for engine in ("compiled", "numpy"):
-            start = time.perf_counter()
-            simulate_federated(env, batch, reference_horizon, N_AGENTS, SEEDS, engine=engine)
-            timings[engine] = time.perf_counter() - start
-        per = {k: 1e6 * v / (reference_horizon * n_rows) for k, v in timings.items()}
-        print(f"{label}, T={reference_horizon}: compiled {timings['compiled']:.2f} s ({per['compiled']:.2f} us per "
-              f"agent-round), numpy {timings['numpy']:.2f} s ({per['numpy']:.1f} us per agent-round): "
-              f"{timings['numpy'] / timings['compiled']:.1f}x")
+    kw = {"radius": 1.0, "n_steps": 10, "step_size": 0.1}
+    for noise, random_state in (("seeded", 0), ("secure", None)):
+        frequent = {
+            "B0": FairXLinUCB(**kw),
+            "Fed": FedFairXLinUCB("bounded-gap", **kw),
+            "Priv": PrivFairXLinUCB(2.0, 0.1, math.sqrt(5), "bounded-gap", random_state=random_state, **kw),
+            "Priv-every": PrivFairXLinUCB(2.0, 0.1, math.sqrt(5), "log-det", sync_threshold=1e-12,
+                                          random_state=random_state, **kw),
+        }
+        _compare(f"Frequent synchronizations, {noise} noise", env, frequent, frequent_horizon, reference_horizon, (0, 1))
+        print(_load())
 
-    with _Timers() as timers:
-        start, cpu_start = time.perf_counter(), time.process_time()
-        result = simulate_federated(env, learners, horizon, N_AGENTS, SEEDS)
-        wall, cpu = time.perf_counter() - start, time.process_time() - cpu_start
-    print(f"Exp 1 (compiled): T={horizon}, m={N_AGENTS}, d=5, K=10, {len(SEEDS)} seeds, {len(learners)} learners "
-          f"({rows} batched rows)")
-    print(f"wall time {wall:.1f} s = {wall / 60:.2f} min; {1e3 * wall / horizon:.3f} ms per round "
-          f"({1e6 * wall / (horizon * rows):.2f} us per agent-round)")
-    print(f"CPU time of all threads {cpu:.1f} s ({1e6 * cpu / (horizon * rows):.2f} us per agent-round): the wall time "
-          "on idle cores is at least this over the number of threads (busy machines: compare this number)")
-    spent = dict(timers.seconds)
-    spent["rest (stacking streams, metrics, Python)"] = wall - sum(spent.values())
-    for label, seconds in spent.items():
-        print(f"  {label:<42} {seconds:7.1f} s  ({100 * seconds / wall:4.1f} %)")
+    result = _compare("Exp 1 (full)", env, learners, horizon, reference_horizon, SEEDS)
     print(_load())
     print(result.final("fair_regret").round(1).to_string())
     print(result.final("reward_regret").round(1).to_string())
@@ -150,4 +179,4 @@ def main(horizon: int = 100_000, reference_horizon: int = 2_000) -> None:
 
 
 if __name__ == "__main__":
-    main(*(int(a) for a in sys.argv[1:3]))
+    main(*(int(a) for a in sys.argv[1:4]))

@@ -31,6 +31,7 @@ def _learners() -> dict:
         learners[f"Fed-{protocol}-const"] = FedFairXLinUCB(protocol, radius=0.5, **kw)
         learners[f"Priv-{protocol}"] = PrivFairXLinUCB(2.0, 0.1, L5, protocol, random_state=0, **kw)
         learners[f"Priv-{protocol}-const"] = PrivFairXLinUCB(2.0, 0.1, L5, protocol, radius=1.0, random_state=0, **kw)
+        learners[f"Priv-{protocol}-tree"] = PrivFairXLinUCB(2.0, 0.1, L5, protocol, continual="tree", random_state=1, **kw)
     # a second batch (other ascent steps and ridge weight), run beside the first
     learners["Fed-other-batch"] = FedFairXLinUCB("log-det", n_steps=3, step_size=0.3, regularization=2.0,
                                                  merit_scale=5.0, sync_threshold=1.0)
@@ -40,12 +41,13 @@ def _learners() -> dict:
 def _both(env, learners, horizon, n_agents, seeds):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # n_agents = 1 private learners warn; not the subject here
-        compiled = simulate_federated(env, learners, horizon, n_agents, seeds, engine="compiled")
-        reference = simulate_federated(env, learners, horizon, n_agents, seeds, engine="numpy")
+        compiled = simulate_federated(env, learners, horizon, n_agents, seeds, engine="compiled", record_actions=True)
+        reference = simulate_federated(env, learners, horizon, n_agents, seeds, engine="numpy", record_actions=True)
     return compiled, reference
 
 
 def _assert_agree(compiled, reference) -> None:
+    np.testing.assert_array_equal(compiled.actions, reference.actions)
     np.testing.assert_allclose(compiled.fair_regret, reference.fair_regret, rtol=0, atol=1e-9)
     np.testing.assert_allclose(compiled.reward_regret, reference.reward_regret, rtol=0, atol=1e-9)
     np.testing.assert_array_equal(compiled.communication_rounds, reference.communication_rounds)

@@ -1,11 +1,10 @@
-"""Compiled rounds of the federated FairX-LinUCB simulator (numba).
+"""Compiled rounds and synchronizations of the federated FairX-LinUCB simulator (numba).
 
 :func:`dpfair.bandits.simulate_federated` with ``engine="compiled"`` keeps the state of a batch of
-learners as rows (learner x seed x agent) and hands whole spans of rounds to :func:`run`: between
-two synchronizations the rows are independent, so one call runs every round of the span for every
-row (the rows split between threads: the kernels release the GIL).  Per round and row it does
-what the numpy reference (``_run_group`` of :mod:`dpfair.bandits.federated` with
-:mod:`dpfair.bandits.fairx`) does, up to floating-point rounding:
+learners as rows (learner x seed x agent) and hands whole blocks of rounds to :func:`run_groups`, one
+``(learner, seed)`` group of agents at a time (the groups split between threads: the kernels release the
+GIL).  Per round and row it does what the numpy reference (``_run_group`` of
+:mod:`dpfair.bandits.federated` with :mod:`dpfair.bandits.fairx`) does, up to floating-point rounding:
 
 1. eigendecomposition of the (symmetric ``d x d``) ``V`` by cyclic Jacobi rotations, the centre
    ``theta_hat = V^{-1} b`` as :meth:`dpfair.bandits.RidgeState.theta` computes it and the confidence
@@ -18,14 +17,18 @@ what the numpy reference (``_run_group`` of :mod:`dpfair.bandits.federated` with
 4. the rank-one ridge update of ``V``, ``b`` and ``V^{-1}`` (Sherman-Morrison, as
    :meth:`~dpfair.bandits.RidgeState.update`) and the local statistics ``S += x x^T``, ``s += x y``
    (line 9; shared rewards clipped for the private learners);
-5. for the log-det protocol, a conservative version of the trigger of ``_Sync.after_round``: the
-   span stops after the first round where it may fire for any row, and Python decides exactly.
 
-Synchronizations (and the PRIVATIZER) stay in numpy, called at the rounds where the span stops.  The
-local statistics ``S``, ``s`` the kernels accumulate are exact (unrounded) increments since the last
-release, bit for bit those of the numpy rounds; the PRIVATIZER rounds each increment to its noise
-grid once, when it is released (:meth:`dpfair.bandits.privatizer.Privatizer.release`), so both
-engines release the same values and nothing here rounds.
+and after every agent of the group has played the round, the protocol (lines 10-18: the schedule, or the
+log-det trigger by Cholesky with a band around the threshold where Python decides with
+``np.linalg.slogdet``) and the synchronization (:func:`_sync_group`: lines 19-27, ``_AgentSync.release``,
+``_ServerSync.aggregate`` and ``_AgentSync.receive`` written out).
+
+Private releases follow the contract of :class:`~dpfair.bandits.privatizer.Privatizer`: release ``k`` of a
+row is ``g * (sum of the rounded increments 1..k + noise_units(k))``.  The kernels round each increment
+with ``to_units``' expression (``rint(S / g)``, exact: ``g`` is a power of two), keep the int64 sums and add
+the int64 noise that Python fetched ahead (``release_noise_units``, a block of releases per row): the
+released values are bit for bit those of :meth:`~dpfair.bandits.privatizer.Privatizer.release`, and the
+data meet no floating-point operation between the rounding and the release.
 Only the exponential merit is compiled; a callable merit runs the numpy reference.
 
 The kernels are cached on disk (``cache=True``) next to this file or, where the package is
@@ -36,14 +39,14 @@ they are compiled in memory at the first call of each process.
 from __future__ import annotations
 
 import math
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 from dpfair.bandits._numba import jit as _jit
 from dpfair.bandits._numba import sherman_morrison, threads
 
-__all__ = ["pool", "project_rows", "run", "run_rows", "split", "start", "threads"]
+__all__ = ["pool", "project_rows", "run", "run_groups", "threads"]
 
 
 # --------------------------------------------------------------------------------------------------
@@ -285,7 +288,7 @@ def _row_round(
     scale, step_size, n_steps, noise_std, norm_bound, log_conf, theory, constant, clip, rho_min, extra,
     vec, mat, act,
 ):
-    """Algorithm 1, lines 5-9, for one agent of one learner; returns the (fairness, reward) regret terms."""
+    """Algorithm 1, lines 5-9, for one agent of one learner; returns the (fairness, reward) regret terms and the action."""
     d = gram.shape[0]
     n_actions = contexts.shape[0]
     eigvals, center, theta, point, z, w, x = vec[0], vec[1], vec[2], vec[3], vec[4], vec[5], vec[6]
@@ -381,127 +384,269 @@ def _row_round(
         target[i] += reward * x[i]
         local_target[i] += shared * x[i]
     sherman_morrison(gram_inverse, x, z)
-    return fair, regret
+    return fair, regret, action
+
+
+
+# --------------------------------------------------------------------------------------------------
+# synchronizations (Algorithm 1, lines 10-27) inside the kernels
+# --------------------------------------------------------------------------------------------------
+# what run_groups reports per group (status) when it stops before the end of the block
+DONE, NEED_NOISE, NEED_DECISION, NOT_POSITIVE_DEFINITE, BEYOND_RANGE, BEYOND_CAPACITY = 0, 1, 2, 3, 4, 5
+# a group's synchronization at the end of the last round it ran (pending)
+NO_SYNC, SYNC_DUE, UNDECIDED = 0, 1, 2
+_MAX_STEPS = 2.0**62  # the PRIVATIZER's running sums are int64 numbers of grid steps
+# relative band around the log-det threshold where Python decides (np.linalg.slogdet): read by the caller and
+# passed to run_groups (a test widens it to send every decision to Python)
+TRIGGER_MARGIN = 1e-7
 
 
 @_jit()
-def run_rows(
-    speculative: bool,
-    first: int,
-    stop: int,
-    t0: int,
-    rows: np.ndarray,
-    contexts: np.ndarray,
-    noise: np.ndarray,
-    uniforms: np.ndarray,
-    mu_true: np.ndarray,
-    n_seeds: int,
-    n_agents: int,
-    gram: np.ndarray,
-    gram_inverse: np.ndarray,
-    target: np.ndarray,
-    local_gram: np.ndarray,
-    local_target: np.ndarray,
-    scale: np.ndarray,
-    step_size: np.ndarray,
-    n_steps: int,
-    noise_std: np.ndarray,
-    norm_bound: np.ndarray,
-    log_conf: np.ndarray,
-    theory: np.ndarray,
-    constant: np.ndarray,
-    clip: np.ndarray,
-    rho_min: np.ndarray,
-    extra: np.ndarray,
-    log_det_rows: np.ndarray,
-    t_last: np.ndarray,
-    log_det_last: np.ndarray,
-    threshold: np.ndarray,
-    fair: np.ndarray,
-    regret: np.ndarray,
-    vec: np.ndarray,
-    mat: np.ndarray,
-    act: np.ndarray,
-    saved: np.ndarray,
-    reached: np.ndarray,
-    flags: np.ndarray,
-) -> int:
-    """Run block rounds ``first .. stop - 1`` (round ``t = t0 + j + 1``) for the rows ``rows``.
+def _cholesky_inverse(matrix, chol, chol_inverse, inverse) -> bool:
+    """``chol = L`` (lower Cholesky factor of the symmetric ``matrix``) and ``inverse = L^{-T} L^{-1} = matrix^{-1}``.
 
-    Rows ``n = (learner * n_seeds + seed) * n_agents + agent`` read the block's streams
-    ``contexts[j, seed, agent]`` (``(b, S, m, K, d)``), ``noise``, ``uniforms`` and ``mu_true``
-    (``(b, S, m, K)``), update their ``V``, ``V^{-1}``, ``b``, ``S``, ``s`` in place and write the
-    per-round terms to ``fair[n, j]`` and ``regret[n, j]``.
-
-    Log-det rows (B1) must stop after the first round where the trigger of ``_Sync.after_round`` may
-    fire for any of them, ``(t - t_last) (ln det V - ln det V_last) > D - margin`` (a superset of the
-    rounds where it fires: Python decides exactly).  ``speculative=True`` runs only them, each from a
-    saved copy of its state up to its own first such round ``j`` (``reached[n] = j + 1``,
-    ``flags[n] = 1``; else ``reached[n] = stop``) and returns the smallest ``reached``: the span's
-    ``end``.  Then ``speculative=False`` with ``stop = end`` runs every other row, and the log-det rows
-    that went past ``end`` again from their copy (``flags[n] = 0``); it returns ``stop``.
+    ``_AgentSync.receive``'s arithmetic (``np.linalg.cholesky``, ``inv(L)``, ``inv(L)^T inv(L)``) written out,
+    ``L^{-1}`` by forward substitution into ``chol_inverse``.  Returns ``False`` where ``matrix`` is not positive
+    definite (``inverse`` is then not written).
     """
-    d = gram.shape[1]
-    end = stop
-    for n in rows:
-        if speculative:
-            flags[n] = 0
-            reached[n] = stop
-            if not log_det_rows[n]:
-                continue
-            _save(n, gram, gram_inverse, target, local_gram, local_target, mat, saved, d, False)
-        elif log_det_rows[n]:
-            if reached[n] == stop:
-                continue
-            flags[n] = 0  # no trigger before the span's end
-            _save(n, gram, gram_inverse, target, local_gram, local_target, mat, saved, d, True)
-        seed = (n % (n_seeds * n_agents)) // n_agents
-        agent = n % n_agents
-        for j in range(first, stop):
-            f, r = _row_round(
-                contexts[j, seed, agent], noise[j, seed, agent], uniforms[j, seed, agent], mu_true[j, seed, agent],
-                gram[n], gram_inverse[n], target[n], local_gram[n], local_target[n], scale[n], step_size[n],
-                n_steps, noise_std[n], norm_bound[n], log_conf[n], theory[n], constant[n], clip[n], rho_min[n],
-                extra[n], vec[n], mat[n], act[n],
-            )
-            fair[n, j] = f
-            regret[n, j] = r
-            if speculative:
-                # B1 trigger of _Sync.after_round, with a margin for the rounding of ln det
-                growth = (t0 + j + 1 - t_last[n]) * (_log_det(gram[n], mat[n, 1]) - log_det_last[n])
-                if growth > threshold[n] - 1e-7 * (abs(threshold[n]) + abs(growth)):
-                    reached[n] = j + 1
-                    flags[n] = 1
-                    break
-        if speculative:
-            end = min(end, reached[n])
-    return end
+    d = matrix.shape[0]
+    for j in range(d):
+        s = matrix[j, j]
+        for k in range(j):
+            s -= chol[j, k] * chol[j, k]
+        if not s > 0.0:
+            return False
+        root = math.sqrt(s)
+        chol[j, j] = root
+        for i in range(j + 1, d):
+            s = matrix[i, j]
+            for k in range(j):
+                s -= chol[i, k] * chol[j, k]
+            chol[i, j] = s / root
+    for j in range(d):
+        for i in range(j):
+            chol_inverse[i, j] = 0.0
+        chol_inverse[j, j] = 1.0 / chol[j, j]
+        for i in range(j + 1, d):
+            s = 0.0
+            for k in range(j, i):
+                s -= chol[i, k] * chol_inverse[k, j]
+            chol_inverse[i, j] = s / chol[i, i]
+    for i in range(d):
+        for j in range(i, d):
+            acc = 0.0
+            for k in range(j, d):  # L^{-1} is lower triangular: rows k >= max(i, j) = j
+                acc += chol_inverse[k, i] * chol_inverse[k, j]
+            inverse[i, j] = acc
+            inverse[j, i] = acc
+    return True
 
 
 @_jit()
-def _save(n, gram, gram_inverse, target, local_gram, local_target, mat, saved, d, restore) -> None:
-    """Copy row ``n``'s state (``V``, ``V^{-1}``, ``b``, ``S``, ``s``, eigenvectors) to ``saved[n]``, or back."""
-    for i in range(d):
-        for j in range(d):
-            if restore:
-                gram[n, i, j] = saved[n, 0, i, j]
-                gram_inverse[n, i, j] = saved[n, 1, i, j]
-                local_gram[n, i, j] = saved[n, 2, i, j]
-                mat[n, 0, i, j] = saved[n, 3, i, j]
+def _sync_group(
+    group, t, learner, n_agents, lam, ridge, norm_bound, sync_rows, gram_last, protocol, private, n_releases,
+    learner_real, private_rows, noise_row, control, mat, work,
+) -> int:
+    """Lines 19-27 for the agents of one ``(learner, seed)`` group at the end of round ``t``; returns a status.
+
+    *Release* (``_AgentSync.release``): each agent adds its increment ``S^i, s^i`` to its running sums and
+    releases ``sums + lambda I`` -- exact sums for Fed-FairX-LinUCB; for Priv-FairX-LinUCB the increment is
+    rounded to the noise grid (``rint(S / g)``, the expression of ``Privatizer.release``) and added to the int64
+    sums, and the release is ``g (sums + noise)`` with the noise of this release number fetched beforehand
+    (``noise_*[noise_row[n], slot]``; ``NEED_NOISE`` when it is not there, before anything changes).
+    *Aggregate* (``_ServerSync.aggregate``): ``U = sum_j U_hat^j``, ``u = sum_j u_hat^j`` in agent order.
+    *Receive* (``_AgentSync.receive``): ``V^i = sym(U (+ c I))``, ``V^{-1}`` through its Cholesky factor,
+    ``b^i = u``, ``S^i = 0``; the first synchronization sets ``rho_min = m lambda`` and (private) the radius'
+    ``extra``; ``t_last = t``, and for log-det the new ``ln det V`` and a copy of ``V`` (for Python's exact
+    decisions).
+    """
+    gram, gram_inverse, target, local_gram, local_target = ridge
+    rho_min, extra, t_last, log_det_last = sync_rows
+    shift, rho_max_extra, target_noise_bound, granularity = learner_real[1:]
+    own_gram, own_target, units_gram, units_target, count, noise_gram, noise_target, noise_first, noise_len = private_rows
+    synced, comms = control[0], control[1]
+    d = gram.shape[1]
+    base = group * n_agents
+    shared, chol, chol_inverse, inverse = work[group, 0], work[group, 1], work[group, 2], work[group, 3]
+    shared_target = work[group, 4, 0]
+    is_private = private[learner]
+    g = granularity[learner]
+    p = 0
+    slot = 0
+    if is_private:  # every check before any change (Privatizer.release checks the whole batch first)
+        for a in range(n_agents):
+            n = base + a
+            if count[n] + 1 > n_releases[learner]:
+                return BEYOND_CAPACITY
+            slot = count[n] + 1 - noise_first[noise_row[n]]
+            if slot < 0 or slot >= noise_len[noise_row[n]]:
+                return NEED_NOISE
+            for i in range(d):
+                if abs(float(units_target[n, i]) + np.rint(local_target[n, i] / g)) >= _MAX_STEPS:
+                    return BEYOND_RANGE
+                for j in range(d):
+                    if abs(float(units_gram[n, i, j]) + np.rint(local_gram[n, i, j] / g)) >= _MAX_STEPS:
+                        return BEYOND_RANGE
+    # lines 19-20 (release) and 22 (aggregate)
+    for a in range(n_agents):
+        n = base + a
+        if is_private:  # Algorithm 2, lines 10-15: rounded increment into the running sum, sum + noise released
+            count[n] += 1
+            p = noise_row[n]
+            slot = count[n] - noise_first[p]
+        for i in range(d):
+            for j in range(d):
+                if is_private:
+                    units_gram[n, i, j] += np.int64(np.rint(local_gram[n, i, j] / g))
+                    value = float(units_gram[n, i, j] + noise_gram[p, slot, i, j]) * g
+                else:
+                    own_gram[n, i, j] += local_gram[n, i, j]
+                    value = own_gram[n, i, j]
+                value = value + lam if i == j else value + 0.0  # U_hat^j = lambda I + ...
+                shared[i, j] = value if a == 0 else shared[i, j] + value
+            if is_private:
+                units_target[n, i] += np.int64(np.rint(local_target[n, i] / g))
+                value = float(units_target[n, i] + noise_target[p, slot, i]) * g
             else:
-                saved[n, 0, i, j] = gram[n, i, j]
-                saved[n, 1, i, j] = gram_inverse[n, i, j]
-                saved[n, 2, i, j] = local_gram[n, i, j]
-                saved[n, 3, i, j] = mat[n, 0, i, j]
-        if restore:
-            target[n, i] = saved[n, 4, 0, i]
-            local_target[n, i] = saved[n, 5, 0, i]
-        else:
-            saved[n, 4, 0, i] = target[n, i]
-            saved[n, 5, 0, i] = local_target[n, i]
+                own_target[n, i] += local_target[n, i]
+                value = own_target[n, i]
+            shared_target[i] = value if a == 0 else shared_target[i] + value
+    # lines 22 and 27 (receive): V^i = U (+ c I, Lemma 4's shift), symmetrized, b^i = u, S^i = 0
+    if n_agents > 1 or is_private:  # one agent with exact statistics: U is V already
+        c = shift[learner] if is_private else 0.0
+        for i in range(d):
+            for j in range(d):
+                chol[i, j] = shared[i, j] + (c if i == j else 0.0)
+        for i in range(d):
+            for j in range(i, d):
+                value = 0.5 * (chol[i, j] + chol[j, i])
+                shared[i, j] = value
+                shared[j, i] = value
+        if not _cholesky_inverse(shared, chol, chol_inverse, inverse):
+            return NOT_POSITIVE_DEFINITE
+        for a in range(n_agents):
+            n = base + a
+            for i in range(d):
+                for j in range(d):
+                    gram[n, i, j] = shared[i, j]
+                    gram_inverse[n, i, j] = inverse[i, j]
+                target[n, i] = shared_target[i]
+    first = synced[group] == 0
+    for a in range(n_agents):
+        n = base + a
+        for i in range(d):
+            for j in range(d):
+                local_gram[n, i, j] = 0.0
+            local_target[n, i] = 0.0
+        if first:
+            rho = n_agents * lam
+            rho_min[n] = rho
+            if is_private:  # (sqrt(rho_max) - sqrt(rho_min)) S + z (module docstring of dpfair.bandits.federated)
+                rho_max = rho + rho_max_extra[learner]
+                z = target_noise_bound[learner] / math.sqrt(rho)
+                extra[n] = (math.sqrt(rho_max) - math.sqrt(rho)) * norm_bound[n] + z
+        t_last[n] = t
+        if protocol[learner] == 2:
+            log_det_last[n] = _log_det(gram[n], mat[n, 1])
+            for i in range(d):
+                for j in range(d):
+                    gram_last[n, i, j] = gram[n, i, j]
+    synced[group] = 1
+    comms[group] += 1
+    return DONE
 
 
-# spans with less work than this (rows x rounds, about 5 us each) run in the calling thread alone
+@_jit()
+def _trigger(group, t, learner, n_agents, gram, sync_rows, threshold, margin, mat) -> int:
+    """B1's trigger of ``_AgentSync.trigger`` for one group: ``SYNC_DUE`` if some agent's fires, else ``NO_SYNC``.
+
+    ``ln det`` by Cholesky differs from ``np.linalg.slogdet``'s by rounding: within a relative band
+    ``margin`` of the threshold (and no agent clearly above it) the answer is ``UNDECIDED`` and Python
+    decides with the reference's arithmetic.
+    """
+    t_last, log_det_last = sync_rows[2], sync_rows[3]
+    limit = threshold[learner]
+    verdict = NO_SYNC
+    for a in range(n_agents):
+        n = group * n_agents + a
+        growth = (t - t_last[n]) * (_log_det(gram[n], mat[n, 1]) - log_det_last[n])
+        band = margin * (abs(limit) + abs(growth))
+        if growth > limit + band:
+            return SYNC_DUE
+        if growth > limit - band:
+            verdict = UNDECIDED
+    return verdict
+
+
+@_jit()
+def run_groups(groups, stop, t0, n_seeds, n_agents, n_steps, lam, margin, stream, ridge, learning, theory, sync_rows,
+               gram_last, protocol, schedule, private, n_releases, learner_real, private_rows, noise_row, control, out,
+               scratch) -> None:
+    """Run block rounds ``progress[group] .. stop - 1`` (round ``t = t0 + j + 1``) for every agent of the ``groups``,
+    with their synchronizations.
+
+    A group is one ``(learner, seed)``: rows ``n = group * n_agents + agent`` (``group = learner * n_seeds +
+    seed``).  Per round, every agent of the group plays (:func:`_row_round`: Algorithm 1, lines 5-9), then the
+    protocol decides (``protocol[learner]``: 0 none, 1 the schedule ``schedule[learner, t]``, 2 the log-det
+    trigger) and :func:`_sync_group` synchronizes the group.  Each group starts at ``progress[group]`` and
+    runs to ``stop`` unless it needs Python (``status[group]``): ``NEED_NOISE`` (fetch the next noise
+    block), ``NEED_DECISION`` (a log-det trigger too close to call: write ``decision[group]``) or an error; it
+    then stops where it is and resumes there at the next call (``pending[group]``).  ``margin``: the
+    relative band of :func:`_trigger` (``TRIGGER_MARGIN``).
+
+    ``control = (synced, comms, progress, pending, decision, status)``; ``out = (fair, regret, actions)``
+    ``(N, b)``; ``scratch = (vec, mat, act, work)``; the rest as in :func:`_row_round` and :func:`_sync_group`.
+    """
+    contexts, noise, uniforms, mu_true = stream
+    gram, gram_inverse, target, local_gram, local_target = ridge
+    scale, step_size, noise_std, norm_bound, log_conf, constant, clip = learning
+    rho_min, extra = sync_rows[0], sync_rows[1]
+    progress, pending, decision, status = control[2], control[3], control[4], control[5]
+    fair, regret, actions = out
+    vec, mat, act, work = scratch
+    threshold = learner_real[0]
+    for group in groups:
+        learner = group // n_seeds
+        seed = group % n_seeds
+        j = progress[group]
+        status[group] = DONE
+        while True:
+            if pending[group] == UNDECIDED:  # Python's decision
+                pending[group] = SYNC_DUE if decision[group] else NO_SYNC
+            if pending[group] == SYNC_DUE:  # lines 10-27 at the end of round t0 + j
+                code = _sync_group(
+                    group, t0 + j, learner, n_agents, lam, ridge, norm_bound, sync_rows, gram_last, protocol, private,
+                    n_releases, learner_real, private_rows, noise_row, control, mat, work,
+                )
+                if code != DONE:
+                    status[group] = code
+                    break
+                pending[group] = NO_SYNC
+            if j >= stop:
+                break
+            for agent in range(n_agents):
+                n = group * n_agents + agent
+                f, r, action = _row_round(
+                    contexts[j, seed, agent], noise[j, seed, agent], uniforms[j, seed, agent], mu_true[j, seed, agent],
+                    gram[n], gram_inverse[n], target[n], local_gram[n], local_target[n], scale[n], step_size[n],
+                    n_steps, noise_std[n], norm_bound[n], log_conf[n], theory[n], constant[n], clip[n], rho_min[n],
+                    extra[n], vec[n], mat[n], act[n],
+                )
+                fair[n, j] = f
+                regret[n, j] = r
+                actions[n, j] = action
+            j += 1
+            if protocol[learner] == 1:
+                pending[group] = SYNC_DUE if schedule[learner, t0 + j] else NO_SYNC
+            elif protocol[learner] == 2:
+                pending[group] = _trigger(group, t0 + j, learner, n_agents, gram, sync_rows, threshold, margin, mat)
+                if pending[group] == UNDECIDED:
+                    status[group] = NEED_DECISION
+                    break
+        progress[group] = j
+
+
+# agent-rounds below which a call runs in the calling thread alone (about 5 us each)
 _PARALLEL_WORK = 500
 
 
@@ -510,66 +655,42 @@ def pool() -> ThreadPoolExecutor:
 
     Use it as a context manager around one simulation: the threads end with it, so a process forked
     later (the experiment runner's pool) inherits no dead executor.  Python threads, not numba's
-    ``parallel=True``: its OpenMP layer spins between parallel regions, which here alternate with the
-    synchronizations in Python (16 s instead of 2.4 s for a span-per-round run on a busy 2-core
-    machine), and aborts a process forked after it started.
+    ``parallel=True``: its OpenMP layer spins between parallel regions (the Python calls between blocks), and
+    aborts a process forked after it started.
+
+    Returns
+    -------
+    concurrent.futures.ThreadPoolExecutor
+        The executor.
     """
     return ThreadPoolExecutor(max_workers=max(1, threads() - 1), thread_name_prefix="dpfair-fairx")
 
 
-def split(rows: np.ndarray, first: int, stop: int, parts: int) -> list[np.ndarray]:
-    """``rows`` in ``parts`` strided subsets (each gets rows of every learner), or one if the span is short."""
-    if parts <= 1 or (stop - first) * len(rows) < _PARALLEL_WORK:
-        return [rows]
-    return [rows[k::parts] for k in range(min(parts, len(rows)))]
-
-
-def start(workers: ThreadPoolExecutor, first: int, stop: int, t0: int, rows: np.ndarray, args: tuple) -> Future:
-    """:func:`run_rows` for ``rows`` (none of them log-det rows) in a worker thread; returns its future."""
-    return workers.submit(run_rows, False, first, stop, t0, rows, *args)
-
-
-def _map(
-    workers: ThreadPoolExecutor, speculative: bool, first: int, stop: int, t0: int, parts: list[np.ndarray], args: tuple
-) -> list[int]:
-    """:func:`run_rows` on each part of the rows, the first in the calling thread, the others in workers."""
-    futures = [workers.submit(run_rows, speculative, first, stop, t0, rows, *args) for rows in parts[1:]]
-    results = [run_rows(speculative, first, stop, t0, parts[0], *args)]
-    return results + [f.result() for f in futures]
-
-
-def run(
-    workers: ThreadPoolExecutor, first: int, stop: int, t0: int, parts: list[np.ndarray], log_det: bool, args: tuple
-) -> int:
-    """Run block rounds ``first .. stop - 1`` for the rows of ``parts``, one thread per part; return where the span ended.
-
-    The kernels release the GIL, so the parts run in parallel.  With log-det rows among them
-    (``log_det``), a speculative pass finds the earliest round where a trigger may fire (``end``) and
-    the second pass runs every row to it; without, one pass runs every row to ``stop``.
+def run(workers: ThreadPoolExecutor, groups: np.ndarray, first: int, stop: int, t0: int, work: int, args: tuple) -> None:
+    """:func:`run_groups` for ``groups``, split between the calling thread and ``workers`` (the kernel releases the GIL).
 
     Parameters
     ----------
     workers : concurrent.futures.ThreadPoolExecutor
         The simulation's worker threads (:func:`pool`).
+    groups : numpy.ndarray
+        Group indices (int64) to run.
     first, stop : int
-        The block rounds to run.
+        The block rounds: each group runs from its ``progress`` (at least ``first``) to ``stop``.
     t0 : int
-        Rounds before the block (round ``t = t0 + j + 1``).
-    parts : list of numpy.ndarray
-        Row indices (int64), one array per thread (:func:`split`).
-    log_det : bool
-        Whether some of the rows are log-det rows.
+        Rounds before the block.
+    work : int
+        Agents per group (the work of one group-round, to decide whether threads pay).
     args : tuple
-        The other arguments of :func:`run_rows`, in order (from ``contexts`` to ``flags``).
-
-    Returns
-    -------
-    int
-        ``end``: rounds ``first .. end - 1`` were run; ``flags`` marks the log-det rows whose trigger may
-        fire at the end of round ``t0 + end``.
+        The arguments of :func:`run_groups` after ``t0`` (from ``n_seeds`` to ``scratch``).
     """
-    end = stop
-    if log_det:
-        end = min(_map(workers, True, first, stop, t0, parts, args))
-    _map(workers, False, first, end, t0, parts, args)
-    return end
+    parts = max(1, min(threads(), len(groups)))
+    if parts == 1 or (stop - first) * len(groups) * work < _PARALLEL_WORK:
+        run_groups(groups, stop, t0, *args)
+        return
+    # contiguous parts: one compiled specialization of run_groups
+    split = [np.ascontiguousarray(groups[k::parts]) for k in range(parts)]
+    futures = [workers.submit(run_groups, part, stop, t0, *args) for part in split[1:]]
+    run_groups(split[0], stop, t0, *args)
+    for future in futures:
+        future.result()

@@ -79,7 +79,7 @@ from dpfair._validation import check_allocation, check_budgets_cover, check_int
 from dpfair.bandits.fairx import _EXPONENTIAL, _policy
 from dpfair.bandits.federated_environment import _BLOCK, FederatedSyntheticEnvironment
 from dpfair.bandits.federated_learners import PrivFairXLinUCB
-from dpfair.bandits.federated_protocol import _Plan, _plan, _Rounds, _Sync, _tree_keys
+from dpfair.bandits.federated_protocol import _AgentSync, _Plan, _plan, _Rounds, _Sync, _tree_keys
 from dpfair.bandits.federated_result import FederatedResult
 from dpfair.bandits.ridge import RidgeState
 from dpfair.privacy.leaks import warn_privacy_leak, warn_seeded_release
@@ -122,10 +122,10 @@ def simulate_federated(
     All learners of a seed see the same contexts, reward noise and sampling variates.  State is
     batched over (learner, seed, agent) rows (learners that differ in merit function, ascent steps
     or ``regularization`` run in separate batches).  ``engine="compiled"`` runs every round of every
-    row in numba kernels (:mod:`dpfair.bandits._fairx_kernels`), a whole span of rounds per call
-    between two synchronizations, and the synchronizations (with the PRIVATIZER) in numpy;
+    row and every synchronization (release through the PRIVATIZER's noise, aggregate, receive) in numba
+    kernels (:mod:`dpfair.bandits._fairx_kernels`), a block of 256 rounds per call;
     ``engine="numpy"`` is the reference: one vectorized numpy step per round.  Both give the same
-    results up to floating-point rounding (the tests check 1e-9).
+    actions and the same results up to floating-point rounding (the tests check 1e-9).
 
     Parameters
     ----------
@@ -146,7 +146,7 @@ def simulate_federated(
         ``merit`` cannot be compiled: their batch runs the numpy path under either engine.
     record_actions : bool, default False
         Keep every agent's action in ``result.actions`` (shape ``(n_learners, n_seeds, n_agents,
-        horizon)``); runs the numpy reference (the compiled kernels do not keep them).
+        horizon)``), under either engine.
 
     Returns
     -------
@@ -281,9 +281,10 @@ def simulate_federated(
     guards: dict[int, _GuardedMerit] = {}
     for members in groups.values():
         group = [plans[i] for i in members]
+        chosen = None if actions is None else np.zeros((len(members), S_, M_, horizon), dtype=np.int64)
         # a callable merit cannot be compiled: its batch runs the numpy reference
-        if engine == "compiled" and group[0].core["merit"] is _EXPONENTIAL and actions is None:
-            f, r, cm = _run_group_compiled(env, group, horizon, n_agents, seeds, dim, n_actions)
+        if engine == "compiled" and group[0].core["merit"] is _EXPONENTIAL:
+            f, r, cm = _run_group_compiled(env, group, horizon, n_agents, seeds, dim, n_actions, chosen)
         else:
             merit = group[0].core["merit"]
             if merit is not _EXPONENTIAL:
@@ -291,7 +292,6 @@ def simulate_federated(
                 # a failure there is a handled outcome of this batch (result.failed), never a raise-after-charge
                 guard = guards.setdefault(id(merit), _GuardedMerit(merit))
                 group = [replace(plan, core={**plan.core, "merit": guard}) for plan in group]
-            chosen = None if actions is None else np.zeros((len(members), S_, M_, horizon), dtype=np.int64)
             try:
                 f, r, cm = _run_group(env, group, horizon, n_agents, seeds, dim, n_actions, chosen)
             except _MeritFailed:
@@ -300,8 +300,8 @@ def simulate_federated(
                 if chosen is not None:
                     chosen[...] = -1
                 failed.update({plans[i].name: {"code": "invalid_merit", "argument": "merit"} for i in members})
-            if actions is not None:
-                actions[members] = chosen
+        if actions is not None:
+            actions[members] = chosen
         fair[members], reward[members], comms[members] = f, r, cm
     if failed:
         warnings.warn(
@@ -469,71 +469,79 @@ def _run_group_compiled(
     seeds: tuple[int, ...],
     dim: int,
     n_actions: int,
+    actions: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """:func:`_run_group` with the rounds in numba kernels (exponential merit only).
+    """:func:`_run_group` with the rounds *and* the synchronizations in numba kernels (exponential merit only).
 
-    The same streams, state and arithmetic (up to floating-point rounding): rows
-    ``(learner, seed, agent)`` run spans of rounds in :func:`dpfair.bandits._fairx_kernels.run`
-    up to the next round where some learner of the batch may synchronize; :meth:`_Sync.check`
-    (numpy, with the PRIVATIZER) runs there.
+    The same streams, state and arithmetic (up to floating-point rounding): each ``(learner, seed)`` group of
+    agents runs a whole block of rounds in :func:`dpfair.bandits._fairx_kernels.run_groups`, synchronizing
+    inside the kernel (release, aggregate, receive).  Python is entered between blocks and only where a group
+    needs it: the next block of PRIVATIZER noise (:class:`_NoiseFeed`), a log-det trigger within rounding of
+    its threshold (decided here with the reference's ``np.linalg.slogdet``), or an error to raise.
     """
     from dpfair.bandits import _fairx_kernels as kernels  # numba is imported at the first compiled run
 
     L, S, M, d, K = len(plans), len(seeds), n_agents, dim, n_actions
-    N = L * S * M
+    N, G = L * S * M, L * S
     core0 = plans[0].core
     n_steps, lam = core0["n_steps"], core0["regularization"]
-    ridge = RidgeState(d, batch_shape=(L, S, M), regularization=lam)
-    # views of the ridge state, updated in place by the kernels and by _Sync._synchronize
-    ridge.gram, ridge.gram_inverse = np.ascontiguousarray(ridge.gram), np.ascontiguousarray(ridge.gram_inverse)
-    ridge.target = np.ascontiguousarray(ridge.target)
-    gram, gram_inverse, target = ridge.gram.reshape(N, d, d), ridge.gram_inverse.reshape(N, d, d), ridge.target.reshape(N, d)
-    local_gram, local_target = np.zeros((L, S, M, d, d)), np.zeros((L, S, M, d))
+    ridge = RidgeState(d, batch_shape=(N,), regularization=lam)
+    ridge_state = (ridge.gram, ridge.gram_inverse, ridge.target, np.zeros((N, d, d)), np.zeros((N, d)))
     rows = lambda values: np.repeat(np.asarray(values, dtype=float), S * M)  # noqa: E731
-    scale = rows([p.core["merit_scale"] for p in plans])
-    step = rows([p.core["step_size"] for p in plans])
-    noise_std = rows([p.core["noise_std"] for p in plans])
-    norm_bound = rows([p.core["theta_norm_bound"] for p in plans])
-    log_conf = 2.0 * np.log(1.0 / rows([p.core["confidence_delta"] for p in plans]))
+    learning = (
+        rows([p.core["merit_scale"] for p in plans]), rows([p.core["step_size"] for p in plans]),
+        rows([p.core["noise_std"] for p in plans]), rows([p.core["theta_norm_bound"] for p in plans]),
+        2.0 * np.log(1.0 / rows([p.core["confidence_delta"] for p in plans])),
+        rows([0.0 if p.core["radius"] == "theory" else p.core["radius"] for p in plans]),
+        rows([p.reward_bound if p.private else math.inf for p in plans]),  # shared rewards clipped to B
+    )
     theory = np.repeat(np.array([p.core["radius"] == "theory" for p in plans]), S * M)
-    constant = rows([0.0 if p.core["radius"] == "theory" else p.core["radius"] for p in plans])
-    clip = rows([p.reward_bound if p.private else math.inf for p in plans])  # shared rewards clipped to B
-    log_det_rows = np.repeat(np.array([p.protocol == "log-det" for p in plans]), S * M)
-    threshold = rows([p.threshold for p in plans])
-    syncs = [
-        _Sync(p, i, S, M, d, local=(local_gram[i], local_target[i]), tree_keys=_keys(p, seeds, M))
-        for i, p in enumerate(plans) if p.protocol != "none"
-    ]
-    rho_min, extra = np.full(N, lam), np.zeros(N)
-    t_last, log_det_last = np.zeros(N), np.full(N, d * math.log(lam))
-
-    def refresh(sync: _Sync) -> None:  # the per-row copies of a learner's synchronization state
-        part = slice(sync.index * S * M, (sync.index + 1) * S * M)
-        rho_min[part], extra[part] = np.repeat(sync.rho_min, M), np.repeat(sync.extra, M)
-        t_last[part], log_det_last[part] = np.repeat(sync.t_last, M), sync.logdet_last.reshape(-1)
-
-    scheduled = np.zeros(horizon + 1, dtype=bool)
-    for p in plans:
+    # per row: rho_min, extra, t_last, ln det V_last (and V_last itself, for Python's exact log-det decisions)
+    sync_rows = (np.full(N, lam), np.zeros(N), np.zeros(N), np.full(N, d * math.log(lam)))
+    gram_last = np.zeros((N, d, d))
+    protocol = np.array([{"none": 0, "log-det": 2}.get(p.protocol, 1) for p in plans], dtype=np.int64)
+    schedule = np.zeros((L, horizon + 1), dtype=bool)
+    for i, p in enumerate(plans):
         if p.schedule is not None:
-            scheduled |= p.schedule
-    sync_rounds = np.flatnonzero(scheduled)
+            schedule[i] = p.schedule
+    private = np.array([p.private for p in plans])
+    n_releases = np.array([p.n_releases for p in plans], dtype=np.int64)
+    # the PRIVATIZERs of the private learners, built as the numpy engine builds them (the same seeded keys)
+    feeds = {}
+    for i, p in enumerate(plans):
+        if p.private:
+            feeds[i] = _NoiseFeed(_AgentSync(p, S, M, d, tree_keys=_keys(p, seeds, M)).privatizer, S, M, d, i * S * M)
+    learner_real = (
+        np.array([p.threshold for p in plans]), np.array([p.shift for p in plans]),
+        np.array([p.rho_max_extra for p in plans]), np.array([p.target_noise_bound for p in plans]),
+        np.array([feeds[i].privatizer.granularity if i in feeds else 1.0 for i in range(L)]),
+    )
+    noise_row = np.full(N, -1, dtype=np.int64)
+    for k, feed in enumerate(feeds.values()):
+        noise_row[feed.first_row : feed.first_row + S * M] = k * S * M + np.arange(S * M)
+    block = _NoiseFeed.block_length(len(feeds) * S * M, d)
+    P = max(1, len(feeds) * S * M)
+    private_rows = (
+        np.zeros((N, d, d)), np.zeros((N, d)),  # exact running sums of the non-private agents
+        np.zeros((N, d, d), dtype=np.int64), np.zeros((N, d), dtype=np.int64), np.zeros(N, dtype=np.int64),
+        np.zeros((P, block, d, d), dtype=np.int64), np.zeros((P, block, d), dtype=np.int64),  # noise of the next releases
+        np.zeros(P, dtype=np.int64), np.zeros(P, dtype=np.int64),  # release number of each row's slot 0, slots filled
+    )
+    for k, feed in enumerate(feeds.values()):
+        feed.bind(private_rows, k * S * M)
+    control = tuple(np.zeros(G, dtype=np.int64) for _ in range(6))  # synced, comms, progress, pending, decision, status
+    progress, status = control[2], control[5]
+    out = (np.zeros((N, _BLOCK)), np.zeros((N, _BLOCK)), np.zeros((N, _BLOCK), dtype=np.int64))
+    mat = np.zeros((N, 3, d, d))
+    mat[:, 0] = np.eye(d)  # each row's eigenvectors of V, kept from round to round (a warm start)
+    scratch = (np.zeros((N, 7, d)), mat, np.zeros((N, 4 + d, K)), np.zeros((G, 5, d, d)))
     bounds = [p.context_bound for p in plans if p.private or math.isfinite(p.context_bound)]
     bound = min(bounds) if bounds else math.inf
     thetas = np.stack([env.theta_star(s) for s in seeds])  # (S, d)
     fair = np.zeros((L, S, horizon))
     reward = np.zeros((L, S, horizon))
-    fair_terms, reward_terms = np.zeros((N, _BLOCK)), np.zeros((N, _BLOCK))
-    vec, mat, act = np.zeros((N, 7, d)), np.zeros((N, 3, d, d)), np.zeros((N, 4 + d, K))  # kernel scratch
-    mat[:, 0] = np.eye(d)  # each row's eigenvectors of V, kept from round to round (a warm start)
-    saved, reached, flags = np.zeros((N, 6, d, d)), np.zeros(N, dtype=np.int64), np.zeros(N, dtype=np.int64)
-    threads = kernels.threads()
-    alone = np.repeat(np.array([p.protocol == "none" for p in plans]), S * M)
-    independent, synced = np.flatnonzero(alone), np.flatnonzero(~alone)
-    # rows that never synchronize (B0) run whole blocks in a worker thread while this thread runs the others'
-    # spans and their synchronizations (numpy, holding the GIL): the cores stay busy during the synchronizations
-    overlap = threads > 1 and independent.size > 0 and synced.size > 0
-    has_log_det = bool(log_det_rows.any())
     streams = [env._blocks(s, horizon, M) for s in seeds]
+    all_groups = np.arange(G, dtype=np.int64)
     t = 0
     with kernels.pool() as workers:
         for blocks in zip(*streams, strict=True):
@@ -543,35 +551,120 @@ def _run_group_compiled(
             _check_context_bound(X, bound)
             mu_true = np.ascontiguousarray(np.einsum("bsmkd,sd->bsmk", X, thetas))
             b = X.shape[0]
-            args = (
-                X, eta, U, mu_true, S, M, gram, gram_inverse, target, local_gram.reshape(N, d, d),
-                local_target.reshape(N, d), scale, step, n_steps, noise_std, norm_bound, log_conf, theory, constant,
-                clip, rho_min, extra, log_det_rows, t_last, log_det_last, threshold, fair_terms, reward_terms, vec, mat,
-                act, saved, reached, flags,
-            )
-            background = kernels.start(workers, 0, b, t, independent, args) if overlap else None
-            rows = synced if overlap else np.arange(N)
-            j = 0
-            while j < b:
-                # run to the next scheduled synchronization (or the block's end); a log-det row stops it earlier
-                k = np.searchsorted(sync_rounds, t + j + 1)
-                stop = b if k == len(sync_rounds) else min(b, int(sync_rounds[k]) - t)
-                free = threads - 1 if background is not None and not background.done() else threads
-                j = kernels.run(workers, j, stop, t, kernels.split(rows, j, stop, free), has_log_det, args)
-                fired = bool(flags.any())
-                if scheduled[t + j] or fired:
-                    # Algorithm 1, lines 10-27 (and the B1 trigger, decided exactly) at the end of round t + j
-                    for sync in syncs:
-                        if (sync.plan.schedule is not None or fired) and sync.check(t + j, ridge):
-                            refresh(sync)
-            if background is not None:
-                background.result()
-            # metrics averaged over agents, as in _run_group
-            fair[:, :, t : t + b] = fair_terms[:, :b].reshape(L, S, M, b).mean(axis=2)
-            reward[:, :, t : t + b] = reward_terms[:, :b].reshape(L, S, M, b).mean(axis=2)
-            ridge.n_observations += b
+            args = (S, M, n_steps, lam, kernels.TRIGGER_MARGIN, (X, eta, U, mu_true), ridge_state, learning, theory,
+                    sync_rows, gram_last, protocol, schedule, private, n_releases, learner_real, private_rows, noise_row,
+                    control, out, scratch)
+            for feed in feeds.values():  # noise for every release this block may make (no stop for it, usually)
+                feed.refill(b)
+            progress[:] = 0
+            todo = all_groups
+            while todo.size:
+                kernels.run(workers, todo, int(progress[todo].min()), b, t, M, args)
+                todo = todo[status[todo] != kernels.DONE]
+                for group in todo:  # what the kernels need from Python (rare: once per noise block, or an error)
+                    code, learner = int(status[group]), int(group) // S
+                    if code == kernels.NEED_NOISE:
+                        feeds[learner].refill(1)
+                    elif code == kernels.NEED_DECISION:
+                        control[4][group] = _log_det_decision(group, t + int(progress[group]), plans[learner], M, d,
+                                                              ridge.gram, gram_last, sync_rows[2], control[0][group])
+                    else:
+                        _raise_kernel_error(code)
+            fair[:, :, t : t + b] = out[0][:, :b].reshape(L, S, M, b).mean(axis=2)
+            reward[:, :, t : t + b] = out[1][:, :b].reshape(L, S, M, b).mean(axis=2)
+            if actions is not None:
+                actions[..., t : t + b] = out[2][:, :b].reshape(L, S, M, b)
             t += b
-    comms = np.zeros((L, S), dtype=np.int64)
-    for sync in syncs:
-        comms[sync.index] = sync.comms
-    return fair, reward, comms
+    return fair, reward, control[1].reshape(L, S).copy()
+
+
+def _log_det_decision(group: int, t: int, plan: _Plan, M: int, d: int, gram: np.ndarray, gram_last: np.ndarray,
+                      t_last: np.ndarray, synced: int) -> int:
+    """B1's trigger for one group exactly as ``_AgentSync.trigger`` computes it (``np.linalg.slogdet``)."""
+    rows = slice(group * M, (group + 1) * M)
+    log_det = np.linalg.slogdet(gram[rows])[1]
+    last = np.linalg.slogdet(gram_last[rows])[1] if synced else np.full(M, d * math.log(plan.core["regularization"]))
+    return int(((t - t_last[rows]) * (log_det - last) > plan.threshold).any())
+
+
+def _raise_kernel_error(code: int) -> None:
+    """The errors of the numpy engine's synchronizations, raised for a kernel's status ``code``."""
+    from dpfair.bandits import _fairx_kernels as kernels
+
+    if code == kernels.NOT_POSITIVE_DEFINITE:  # _AgentSync.receive
+        raise ValueError("a synchronized Gram matrix is not positive definite (release noise above the shift); "
+                         "raise regularization or confidence_delta's shift, or use a larger epsilon.")
+    if code == kernels.BEYOND_RANGE:  # Privatizer.release
+        raise ValueError("the running sums reach 2**62 grid steps of the noise, beyond exact integer arithmetic; "
+                         "rescale the contexts and rewards (smaller context_bound and reward_bound) or plan fewer rounds.")
+    raise ValueError("the PRIVATIZER's tree holds n_releases communication rounds; a further release was requested: "
+                     "plan more releases.")
+
+
+class _NoiseFeed:
+    """The noise of a private learner's next releases, fetched from its PRIVATIZER ahead of the kernels.
+
+    The contract of :class:`~dpfair.bandits.privatizer.Privatizer`: release ``k`` of a row is ``granularity *
+    (sum of to_units(increments 1..k) + release_noise_units(k))``; the kernels hold the integer sums and
+    round the increments (the same expression as ``to_units``), and this feed keeps in each row's slots
+    ``release_noise_units(k)`` for its next releases ``k = count + 1, ...``, topped up in order (each release
+    number fetched once).  A factorized privatizer answers any ``k`` (its table); a tree is advanced one
+    release at a time and asked for its current count (an unkeyed tree, secure noise, can only answer that):
+    the nodes it draws are the ones the releases use, in the same order.
+    """
+
+    _BYTES = 64 * 2**20  # the noise held for all rows at once
+
+    def __init__(self, privatizer: Any, n_seeds: int, n_agents: int, dim: int, first_row: int) -> None:
+        self.privatizer, self.first_row = privatizer, first_row
+        self.shape, self.dim = (n_seeds, n_agents), dim
+        # a tree is advanced one release at a time, as Privatizer.release does: one new node per release (a keyed
+        # tree could answer any release, but by drawing all popcount(k) nodes of each)
+        self.sequential = privatizer.continual == "tree"
+
+    @staticmethod
+    def block_length(n_private_rows: int, dim: int) -> int:
+        """Slots per row: 2 blocks of rounds (512), fewer where that would hold more than ``_BYTES`` of noise."""
+        per_release = 8 * max(1, n_private_rows) * dim * (dim + 1)
+        return max(1, min(2 * _BLOCK, _NoiseFeed._BYTES // per_release))
+
+    def bind(self, private_rows: tuple, offset: int) -> None:
+        """Use the kernels' noise arrays, rows ``offset .. offset + n_seeds * n_agents`` of them."""
+        self.noise_gram, self.noise_target, self.noise_first, self.noise_len = private_rows[5:9]
+        self.part = slice(offset, offset + math.prod(self.shape))
+        self.count = private_rows[4][self.first_row : self.first_row + math.prod(self.shape)]
+
+    def refill(self, wanted: int) -> None:
+        """Top up to a full set of slots the rows with fewer than ``wanted`` releases' noise left (and more to come)."""
+        priv, part, d = self.privatizer, self.part, self.dim
+        first, length = self.noise_first[part], self.noise_len[part]
+        released = self.count
+        filled = np.maximum(first + length - 1, released)  # the last release number fetched
+        end = np.minimum(released + self.noise_gram.shape[1], priv.n_releases)
+        need = (filled - released < wanted) & (filled < end)
+        if not need.any():
+            return
+        n_new = int((end - filled)[need].max())
+        gram = np.zeros((n_new, *self.shape, d, d), dtype=np.int64)
+        target = np.zeros((n_new, *self.shape, d), dtype=np.int64)
+        flat_need, flat_filled = need.reshape(self.shape), filled.reshape(self.shape)
+        flat_end = end.reshape(self.shape)
+        for k in range(n_new):
+            fetch = flat_need & (flat_filled + 1 + k <= flat_end)
+            if self.sequential:  # draw release filled + 1 + k's node, in release order, for the rows that need it
+                priv.advance(fetch)
+                index = priv.count
+            else:
+                index = np.where(fetch, flat_filled + 1 + k, 0)  # 0: no noise (cheap)
+            gram[k], target[k] = priv.release_noise_units(index)
+        gram, target = gram.reshape(n_new, -1, d, d), target.reshape(n_new, -1, d)
+        noise_gram, noise_target = self.noise_gram[part], self.noise_target[part]
+        for row in np.flatnonzero(need):
+            keep = filled[row] - released[row]  # unused slots, moved to the front
+            src = released[row] + 1 - first[row]
+            noise_gram[row, :keep] = noise_gram[row, src : src + keep].copy()
+            noise_target[row, :keep] = noise_target[row, src : src + keep].copy()
+            fresh = end[row] - filled[row]
+            noise_gram[row, keep : keep + fresh] = gram[:fresh, row]
+            noise_target[row, keep : keep + fresh] = target[:fresh, row]
+            first[row], length[row] = released[row] + 1, end[row] - released[row]
