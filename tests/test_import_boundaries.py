@@ -70,11 +70,7 @@ LAYERS = (
 )
 LAYER = {unit: level for level, units in enumerate(LAYERS) for unit in units}
 #: Imports that still run back up, each with the way out (the test fails when one is gone: delete its entry).
-TRANSITIONAL = {
-    # the forwarder dpfair._validation.check_budgets_cover, kept until dpfair/_wrapped_fit.py,
-    # dpfair/bandits/simulate.py and dpfair/bandits/federated.py import it from dpfair.privacy.budget
-    ("dpfair._validation", "dpfair.privacy.budget"),
-}
+TRANSITIONAL: set[tuple[str, str]] = set()
 
 
 def _type_checking_only(node: ast.AST) -> bool:
@@ -212,11 +208,6 @@ def test_the_circle_check_finds_a_circle():
 
 #: Circles inside one unit still to be broken (issue 34); a new circle fails the test below.
 KNOWN_CIRCLES_INSIDE_A_UNIT = (
-    # bandits/gmf/ and bandits/fairx/ will break it (today function-level imports do)
-    {"dpfair.bandits.fairx", "dpfair.bandits.fairx_online", "dpfair.bandits.federated",
-     "dpfair.bandits.federated_environment", "dpfair.bandits.federated_learners", "dpfair.bandits.federated_protocol"},
-    # accounting re-exports the Gaussian privacy profile, whose module imports accounting's checks
-    {"dpfair.privacy._gaussian_profile", "dpfair.privacy.accounting"},
     # the package's face imports the demo, whose functions import the face
     {"dpfair.federated", "dpfair.federated.demo"},
 )

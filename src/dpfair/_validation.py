@@ -21,7 +21,6 @@ __all__ = [
     "check_allocation",
     "check_bool",
     "check_bounds",
-    "check_budgets_cover",
     "check_delta",
     "check_epsilon",
     "check_int",
@@ -634,30 +633,6 @@ def check_allocation(n_bytes: int, *, subject: str, what: str, fix: str) -> None
             f"{subject} needs {_format_bytes(int(n_bytes))} for {what}, more than this machine's "
             f"{_format_bytes(limit)} of memory; {fix}."
         )
-
-
-def check_budgets_cover(charges: Any, *, fix: str = "give each a budget that pays for it, or a larger shared budget") -> None:
-    """Transitional forwarder to :func:`dpfair.privacy.budget.check_budgets_cover` (import it from there).
-
-    The trial lives on :class:`dpfair.privacy.PrivacyBudget` (``check_can_pay``); this name stays only until
-    its last callers outside ``dpfair.privacy`` import it from :mod:`dpfair.privacy.budget`, and is then
-    deleted together with its lazy import (the one import of this module into a higher layer).
-
-    Parameters
-    ----------
-    charges : iterable of (budget, epsilon, delta, argument)
-        As for :func:`dpfair.privacy.budget.check_budgets_cover`.
-    fix : str
-        The advice that ends the message.
-
-    Raises
-    ------
-    PrivacyBudgetExceededError
-        If a budget cannot pay for all the charges made to it; nothing is charged.
-    """
-    from dpfair.privacy.budget import check_budgets_cover as trial  # transitional, see the docstring
-
-    trial(charges, fix=fix)
 
 
 def one_value_per_row(arr: np.ndarray, name: str, *, what: str = "one value per row") -> np.ndarray:

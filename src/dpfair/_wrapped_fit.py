@@ -33,7 +33,8 @@ from sklearn.metrics import accuracy_score, r2_score
 from sklearn.utils.validation import _num_samples, check_is_fitted, column_or_1d
 
 from dpfair._estimator import private_base, warn_leak_once
-from dpfair._validation import as_finite_array, check_budgets_cover
+from dpfair._validation import as_finite_array
+from dpfair.privacy.budget import check_budgets_cover
 
 __all__ = [
     "SensitiveScoreMixin",

@@ -25,6 +25,7 @@ import numpy as np
 
 from dpfair._estimator import charge_budget
 from dpfair._validation import as_finite_array, check_int
+from dpfair.bandits.federated_protocol import _AgentSync, _plan, _probe_merits, _Rounds, _ServerSync, _tree_keys
 from dpfair.privacy.leaks import warn_privacy_leak, warn_seeded_release
 
 __all__ = ["FederatedServer"]
@@ -68,10 +69,6 @@ class _OnlineFairX:
         -------
         self
         """
-        from dpfair.bandits.federated import _probe_merits
-        from dpfair.bandits.federated_learners import PrivFairXLinUCB
-        from dpfair.bandits.federated_protocol import _AgentSync, _plan, _Rounds, _tree_keys
-
         n_actions = check_int(n_actions, "n_actions", minimum=1)
         dim = check_int(dim, "dim", minimum=1)
         horizon = check_int(horizon, "horizon", minimum=1)
@@ -84,7 +81,7 @@ class _OnlineFairX:
             raise ValueError(f"horizon={horizon} is too large; use a horizon below 2**62.")
         plan = _plan(type(self).__name__, self, horizon, n_agents, dim)
         _probe_merits([plan], 1, 1, n_actions)  # a callable merit that fails on public input is refused before the charge
-        if isinstance(self, PrivFairXLinUCB):  # every argument is valid: charge, then warn
+        if self._private:  # Priv-FairX-LinUCB; every argument is valid: charge, then warn
             if plan.private:
                 charge_budget(self.budget, plan.spent["epsilon"], plan.delta, label=f"Priv-FairX-LinUCB agent {agent}")
                 if plan.spent["noise"] == "seeded":
@@ -305,10 +302,7 @@ class FederatedServer:
     """
 
     def __init__(self, learner: Any, dim: int, horizon: int, n_agents: int) -> None:
-        from dpfair.bandits.federated_learners import FedFairXLinUCB
-        from dpfair.bandits.federated_protocol import _plan, _ServerSync
-
-        if not isinstance(learner, FedFairXLinUCB):
+        if getattr(type(learner), "_fairx_role", None) != "federated":  # FedFairXLinUCB or PrivFairXLinUCB
             raise TypeError(f"learner must be FedFairXLinUCB or PrivFairXLinUCB, got {type(learner).__name__}.")
         self.dim = check_int(dim, "dim", minimum=1)
         self.horizon = check_int(horizon, "horizon", minimum=1)

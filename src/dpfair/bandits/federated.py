@@ -75,13 +75,24 @@ from typing import Any
 import numpy as np
 
 from dpfair._estimator import charge_budget
-from dpfair._validation import check_allocation, check_budgets_cover, check_int
-from dpfair.bandits.fairx import _EXPONENTIAL, _policy
+from dpfair._validation import check_allocation, check_int
+from dpfair.bandits.fairx_policy import _EXPONENTIAL, _policy
 from dpfair.bandits.federated_environment import _BLOCK, FederatedSyntheticEnvironment
 from dpfair.bandits.federated_learners import PrivFairXLinUCB
-from dpfair.bandits.federated_protocol import _AgentSync, _Plan, _plan, _Rounds, _Sync, _tree_keys
+from dpfair.bandits.federated_protocol import (
+    _AgentSync,
+    _GuardedMerit,
+    _MeritFailed,
+    _Plan,
+    _plan,
+    _probe_merits,
+    _Rounds,
+    _Sync,
+    _tree_keys,
+)
 from dpfair.bandits.federated_result import FederatedResult
 from dpfair.bandits.ridge import RidgeState
+from dpfair.privacy.budget import check_budgets_cover
 from dpfair.privacy.leaks import warn_privacy_leak, warn_seeded_release
 
 __all__ = ["simulate_federated"]
@@ -322,64 +333,6 @@ def simulate_federated(
         actions=actions,
         failed=failed,
     )
-
-
-class _MeritFailed(Exception):
-    """A callable merit failed on a learner's estimates during the run (after the charge); no text, no values."""
-
-
-class _GuardedMerit:
-    """A callable merit whose every answer is checked: any failure becomes :class:`_MeritFailed`.
-
-    ``_callable_policy`` checks ``f(mu)`` but not ``f(mu +- h)`` (its derivative); here all three are checked, so
-    a failing merit never leaves NaN in a learner's state.  The inputs are the learners' private estimates:
-    nothing of the failure (its text, the values) is kept.
-    """
-
-    def __init__(self, merit: Any) -> None:
-        self.merit = merit
-
-    def __call__(self, mu: np.ndarray) -> np.ndarray:
-        try:
-            with np.errstate(all="ignore"):
-                values = np.asarray(self.merit(mu), dtype=float)
-        except Exception:
-            raise _MeritFailed from None
-        if values.shape != np.shape(mu) or not np.isfinite(values).all() or (values <= 0).any():
-            raise _MeritFailed
-        return values
-
-
-def _probe_merits(plans: list[_Plan], n_seeds: int, n_agents: int, n_actions: int) -> None:
-    """Refuse, before any charge, a callable merit that fails on a public probe.
-
-    The probe is the documented range of the environment's mean rewards, ``mu = <x, theta*>`` in ``[0, 1]``
-    (contexts in ``[0, 1]^dim``, ``theta*`` non-negative summing to 1), in the shapes a run passes (rows
-    ``(learner, seed, agent)`` by action, and the metrics' ``(n_learners, n_seeds, n_agents, n_actions)``), with the
-    central-difference points ``mu +- h`` the policy's gradient uses.  Nothing private enters it.
-    """
-    from dpfair.bandits.fairx import _callable_policy
-
-    L, S, M, K = len(plans), n_seeds, n_agents, n_actions
-    for plan in plans:
-        merit = plan.core["merit"]
-        if merit is _EXPONENTIAL:
-            continue
-        for shape in ((L * S * M, K), (L, S, M, K)):
-            probe = np.linspace(0.0, 1.0, math.prod(shape)).reshape(shape)
-            try:
-                with np.errstate(all="ignore"):
-                    _, weight = _callable_policy(_GuardedMerit(merit), probe)
-                valid = bool(np.isfinite(weight).all())
-            except _MeritFailed:
-                valid = False
-            if not valid:
-                raise ValueError(
-                    f"learners[{plan.name!r}].merit must return finite values > 0 of the shape of mu for every mu in "
-                    f"[0, 1] (the range of this environment's mean rewards), and it does not on a public probe of "
-                    f"shape {shape}; nothing was charged. Use a merit that is finite and > 0 for every real mu "
-                    "(e.g. exp), which the learners' optimistic estimates may also reach."
-                ) from None
 
 
 def _run_group(

@@ -12,6 +12,7 @@ from dpfair._validation import (
     check_allocation,
     check_int,
 )
+from dpfair.bandits.fairx_policy import _policy
 
 _BLOCK = 256  # rounds of contexts drawn at once (the streams do not depend on it)
 
@@ -263,8 +264,6 @@ class AgentStream:
         reward : float
             ``sum (pi* - pi) mu``.
         """
-        from dpfair.bandits.fairx import _policy
-
         mu = self._mu[self._round(t)]
         pi_star = _policy(mu[None], "exponential", np.array([[merit_scale]]))[0][0]
         return float(np.abs(policy - pi_star).sum()), float(((pi_star - policy) * mu).sum())

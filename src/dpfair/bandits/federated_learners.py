@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from dpfair.bandits.fairx import _EXPONENTIAL, _FairXParameters
 from dpfair.bandits.fairx_online import _FederatedOnline
+from dpfair.bandits.fairx_policy import _EXPONENTIAL, _FairXParameters
 
 __all__ = ["FedFairXLinUCB", "PrivFairXLinUCB"]
 
@@ -49,6 +49,7 @@ class FedFairXLinUCB(_FairXParameters, _FederatedOnline):
         ``D`` of the log-det protocol (default ``T ln(m T) / (d m)``); ignored by the others.
     """
 
+    _fairx_role: ClassVar[str] = "federated"
     _private: ClassVar[bool] = False
 
     def __init__(

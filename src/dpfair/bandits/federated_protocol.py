@@ -40,8 +40,7 @@ import numpy as np
 from dpfair._estimator import check_budget, privacy_spent
 from dpfair._validation import check_positive_finite
 from dpfair.bandits._privatizer_calibration import MAX_FACTORIZED_RELEASES
-from dpfair.bandits.fairx import FairXLinUCB, _ascent, _policy
-from dpfair.bandits.federated_learners import FedFairXLinUCB
+from dpfair.bandits.fairx_policy import _EXPONENTIAL, _ascent, _callable_policy, _policy
 from dpfair.bandits.privatizer import (
     CALIBRATIONS,
     CONTINUAL,
@@ -134,12 +133,13 @@ def _lemma4_noise(cal: Any, n_agents: int, dim: int) -> tuple[float, float, floa
 
 
 def _plan(name: str, learner: Any, horizon: int, n_agents: int, dim: int) -> _Plan:
-    if not isinstance(learner, FairXLinUCB | FedFairXLinUCB):
+    role = getattr(type(learner), "_fairx_role", None)  # FairXLinUCB: "alone"; Fed/PrivFairXLinUCB: "federated"
+    if role not in ("alone", "federated"):
         raise TypeError(
             f"learners[{name!r}] must be FairXLinUCB, FedFairXLinUCB or PrivFairXLinUCB, got {type(learner).__name__}."
         )
     core = learner._core()
-    if isinstance(learner, FairXLinUCB):  # learns alone: releases nothing to anyone
+    if role == "alone":  # FairXLinUCB learns alone: releases nothing to anyone
         return _Plan(name, core, "none", spent=privacy_spent(0.0, 0.0, **_NON_PRIVATE))
     protocol = _check_protocol(learner.protocol)
     # Fed-FairX-LinUCB sends exact Gram matrices and reward sums to the server: no guarantee at all
@@ -493,3 +493,59 @@ class _Sync:
         i = self.index
         self.agents.receive(t, shared_gram, shared_target, mask, ridge.gram[i], ridge.gram_inverse[i], ridge.target[i])
         return True
+
+
+class _MeritFailed(Exception):
+    """A callable merit failed on a learner's estimates during the run (after the charge); no text, no values."""
+
+
+class _GuardedMerit:
+    """A callable merit whose every answer is checked: any failure becomes :class:`_MeritFailed`.
+
+    ``_callable_policy`` checks ``f(mu)`` but not ``f(mu +- h)`` (its derivative); here all three are checked, so
+    a failing merit never leaves NaN in a learner's state.  The inputs are the learners' private estimates:
+    nothing of the failure (its text, the values) is kept.
+    """
+
+    def __init__(self, merit: Any) -> None:
+        self.merit = merit
+
+    def __call__(self, mu: np.ndarray) -> np.ndarray:
+        try:
+            with np.errstate(all="ignore"):
+                values = np.asarray(self.merit(mu), dtype=float)
+        except Exception:
+            raise _MeritFailed from None
+        if values.shape != np.shape(mu) or not np.isfinite(values).all() or (values <= 0).any():
+            raise _MeritFailed
+        return values
+
+
+def _probe_merits(plans: list[_Plan], n_seeds: int, n_agents: int, n_actions: int) -> None:
+    """Refuse, before any charge, a callable merit that fails on a public probe.
+
+    The probe is the documented range of the environment's mean rewards, ``mu = <x, theta*>`` in ``[0, 1]``
+    (contexts in ``[0, 1]^dim``, ``theta*`` non-negative summing to 1), in the shapes a run passes (rows
+    ``(learner, seed, agent)`` by action, and the metrics' ``(n_learners, n_seeds, n_agents, n_actions)``), with the
+    central-difference points ``mu +- h`` the policy's gradient uses.  Nothing private enters it.
+    """
+    L, S, M, K = len(plans), n_seeds, n_agents, n_actions
+    for plan in plans:
+        merit = plan.core["merit"]
+        if merit is _EXPONENTIAL:
+            continue
+        for shape in ((L * S * M, K), (L, S, M, K)):
+            probe = np.linspace(0.0, 1.0, math.prod(shape)).reshape(shape)
+            try:
+                with np.errstate(all="ignore"):
+                    _, weight = _callable_policy(_GuardedMerit(merit), probe)
+                valid = bool(np.isfinite(weight).all())
+            except _MeritFailed:
+                valid = False
+            if not valid:
+                raise ValueError(
+                    f"learners[{plan.name!r}].merit must return finite values > 0 of the shape of mu for every mu in "
+                    f"[0, 1] (the range of this environment's mean rewards), and it does not on a public probe of "
+                    f"shape {shape}; nothing was charged. Use a merit that is finite and > 0 for every real mu "
+                    "(e.g. exp), which the learners' optimistic estimates may also reach."
+                ) from None

@@ -15,12 +15,13 @@ import numpy as np
 from sklearn.base import clone
 from threadpoolctl import threadpool_limits
 
-from dpfair._validation import check_allocation, check_budgets_cover, check_int
+from dpfair._validation import check_allocation, check_int
 from dpfair.bandits.base import BanditPolicy
 from dpfair.bandits.environments import GroupEnvironment
 from dpfair.bandits.metrics import cumulative_fair_regret, cumulative_regret
 from dpfair.bandits.results import BanditResult
 from dpfair.base import PrivateMechanismMixin
+from dpfair.privacy.budget import check_budgets_cover
 
 __all__ = ["simulate"]
 
