@@ -4,7 +4,8 @@
 :class:`~dpfair.selection.SelectionProblem` (which subclasses it and owns the law, the public quantities and the
 searches): the Laplace-integral (and FFT on a score lattice) path for ``m = 1``, the closed form at
 ``epsilon = inf``, exact enumeration of the others' score multisets, and Monte Carlo histograms with the
-elementary symmetric polynomials from power sums.  See :mod:`dpfair.selection.analysis` for the model.
+elementary symmetric polynomials from power sums (compiled kernels in :mod:`dpfair.selection._kernels`).
+See :mod:`dpfair.selection.analysis` for the model.
 
 How ``pi_m`` is computed
 ------------------------
@@ -31,10 +32,14 @@ How ``pi_m`` is computed
   numbers across epsilon) and report its standard error.  Each sample enters only through
   its histogram ``c`` over the score grid (the others' scores form a multiset): its ``e_k``
   follow from the power sums ``p_r = c @ w^r`` (one matrix product for all samples) by
-  Newton's identities when ``m <= 8`` and no cancellation can matter, else from the truncated
-  product of ``(1 + w_j z)^{c_j}`` over the grid's ``k`` values (no subtraction).  Either way
-  ``O(k m)`` or ``O(k m^2)`` per sample instead of ``O(n m)``, and the same numbers as the
-  item-by-item recursion to rounding (checked to 1e-9 against it in the tests).
+  Newton's identities, kept where the identities' unsigned twin bounds their rounding error
+  (relative error below ~1e-13 for any ``m``); the other samples (a few dominant scores: the
+  identities cancel) split their highest scores off (Newton's identities on the rest, times the
+  head's binomial factors) or multiply out ``prod_j (1 + w_j z)^{c_j}`` over the grid's ``k``
+  values (no subtraction).  ``O(k m)`` per sample instead of ``O(n m)``, in compiled kernels
+  (:mod:`dpfair.selection._kernels`: also the histograms of the draws and the per-sample
+  functionals), and the same numbers as the item-by-item recursion to 1e-12 relative (checked
+  against it and against sums over every m-subset in the tests).
 * Large finite epsilon, ``m > 1``: once ``C(n, m) n exp(-epsilon d / (2 (hi - lo))) < 1e-20``
   (``d`` the smallest gap between score values) the finite-epsilon value provably equals the
   ``epsilon = inf`` value to double precision (see :meth:`SelectionProblem._at_limit`), and
@@ -60,12 +65,6 @@ from dpfair.selection._esp import _compositions, _log_esp_binomial_factors
 #: between score values) drops below this, every quantity equals its epsilon = inf limit to far
 #: better than double precision, and the limit is used (see ``SelectionProblem._at_limit``).
 _LIMIT_TOLERANCE = 1e-20
-
-#: Newton's identities give e_k from power sums up to this degree m (above it: the subtraction-free product).
-_NEWTON_MAX_DEGREE = 8
-#: A sample's e_k from Newton's identities is kept when ``k! e_k >= _NEWTON_SAFETY * p_1^k`` (relative error
-#: below ~1e-16 / _NEWTON_SAFETY times a small constant); otherwise it is recomputed without subtractions.
-_NEWTON_SAFETY = 1e-5
 
 #: Monte Carlo samples drawn per chunk when building their histograms (bounds the memory of the draw).
 _MC_CHUNK_ELEMENTS = 4_000_000
@@ -96,6 +95,8 @@ class SelectionProbabilities:
     random_state: int
     _mc_cache: dict[tuple[Any, int], np.ndarray]
     _configurations: tuple[np.ndarray, np.ndarray] | None
+    #: How many samples of the last :meth:`_esp_top_two` took each route of its kernel (Newton, split, product).
+    _last_esp_routes: np.ndarray | None
 
     # ------------------------------------------------------------------ core: pi_m(rho; eps)
     def _log_weights(self, epsilon: float, n_select: int) -> np.ndarray:
@@ -231,11 +232,13 @@ class SelectionProbabilities:
         return probs, pis
 
     def _mc_counts(self) -> np.ndarray:
-        """Histograms of the Monte Carlo samples of the others' scores: shape (n_mc_samples, n_scores).
+        """Histograms of the Monte Carlo samples of the others' scores: shape (n_mc_samples, n_scores), int32.
 
         Row ``i`` counts the ``n - 1`` scores of sample ``i``.  The draws are those of
-        ``default_rng(random_state).choice(n_scores, size=(n_mc_samples, n - 1), p=P(R))``, taken in
-        chunks of rows (the same stream, without holding the ``(n_mc_samples, n - 1)`` array), and
+        ``default_rng(random_state).choice(n_scores, size=(n_mc_samples, n - 1), p=P(R))``, which is
+        ``cdf.searchsorted(rng.random(size), side="right")`` with ``cdf = cumsum(P(R)) / sum(P(R))``: the same
+        uniforms, taken in chunks of rows (the same stream), binned by a compiled kernel
+        (:func:`dpfair.selection._kernels.histogram_rows`) without holding the ``(n_mc_samples, n - 1)`` indices;
         cached per ``(random_state, n_mc_samples)``.
         """
         # keyed by seed and size: changing random_state (as the experiments do per seed) draws new samples
@@ -243,34 +246,26 @@ class SelectionProbabilities:
         n_samples = check_int(self.n_mc_samples, "n_mc_samples", minimum=100)
         key = (seed, n_samples)
         if key not in self._mc_cache:
+            from dpfair.selection._kernels import histogram_rows
+
             rng = np.random.default_rng(seed)
             k, others = self.score_values.size, self.n_applicants - 1
+            cdf = np.cumsum(self.f_r)
+            cdf /= cdf[-1]
             counts = np.zeros((n_samples, k), dtype=np.int32)
             chunk = max(1, _MC_CHUNK_ELEMENTS // max(others, 1))
             for start in range(0, n_samples, chunk):
                 rows = min(chunk, n_samples - start)
-                idx = rng.choice(k, size=(rows, others), p=self.f_r)
-                flat = (np.arange(rows)[:, None] * k + idx).ravel()
-                counts[start : start + rows] = np.bincount(flat, minlength=rows * k).reshape(rows, k)
+                histogram_rows(cdf, rng.random((rows, others)), counts[start : start + rows])
             self._mc_cache[key] = counts
-        return self._mc_cache[key]
-
-    def _mc_counts_by_score(self) -> np.ndarray:
-        """:meth:`_mc_counts` transposed, C-contiguous (n_scores, n_mc_samples): one row per score value."""
-        counts = self._mc_counts()
-        key = ("by score", id(counts))
-        if key not in self._mc_cache:
-            self._mc_cache = {k: v for k, v in self._mc_cache.items() if not (isinstance(k, tuple) and k[:1] == ("by score",))}
-            self._mc_cache[key] = np.ascontiguousarray(counts.T)
         return self._mc_cache[key]
 
     def _pi_monte_carlo(self, epsilon: float, n_select: int) -> np.ndarray:
         """Per-sample exact conditional inclusion probabilities, shape (n_mc_samples, n_scores).
 
         ``e_k`` of a sample's others is the coefficient of ``z^k`` in ``prod_j (1 + w_j z)^{c_j}`` over
-        the score values ``j`` with ``c_j`` copies.  In the linear domain (when no product of ``m`` weights
-        underflows and no ``e_k`` can overflow) the truncated product is updated in place, one score value
-        at a time, on contiguous rows of all samples; otherwise in log space
+        the score values ``j`` with ``c_j`` copies: in the linear domain (when no product of ``m`` weights
+        underflows and no ``e_k`` can overflow) from :meth:`_esp_top_two`, otherwise in log space
         (:func:`dpfair.selection._esp._log_esp_binomial_factors`).
         """
         counts = self._mc_counts()
@@ -285,70 +280,66 @@ class SelectionProbabilities:
         if not self._linear_domain(log_x, support, m):
             poly = _log_esp_binomial_factors(log_x[support], counts[:, support], m)
             return self._pi_from_log_esp(log_x, poly[:, m - 1], poly[:, m])
-        e_prev, e_m = self._esp_top_two(log_x, support, m)
+        e_prev, e_m = self._esp_top_two(log_x, m)
         x = np.exp(log_x)
         numerator = e_prev[:, None] * x[None, :]
         return numerator / (e_m[:, None] + numerator)
 
-    def _esp_top_two(self, log_x: np.ndarray, support: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
+    def _esp_top_two(self, log_x: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
         """``(e_{m-1}, e_m)`` of every Monte Carlo sample's others, in the linear domain (no underflow, no overflow).
 
-        Newton's identities from the power sums ``p_r = counts @ w^r`` (matrix products) for ``m <= 8``; they
-        subtract, so a sample whose ``e_k`` is small against ``p_1^k / k!`` (one weight dominating: relative rounding
-        error up to ``1e-16 p_1^k / (k! e_k)``) is recomputed by the subtraction-free product, as is every sample when
-        ``m > 8``.
+        The power sums ``p_r = sum_j c_j w_j^r`` (r = 1..m) of all samples come from one matrix product; the compiled
+        :func:`dpfair.selection._kernels.esp_newton` turns them into ``e_k`` by Newton's identities where the
+        identities' unsigned twin bounds their rounding error to ~1e-13; :func:`~dpfair.selection._kernels.esp_fallback`
+        computes the other samples by splitting their highest scores off (the rest's power sums from a second matrix
+        product when over a quarter of the samples need them) or by multiplying out their binomial factors (no
+        subtraction).  ``O(k m)`` per sample for any ``m``.  Which route takes a sample depends only on the sample
+        and epsilon, so the numbers do not depend on earlier calls.
         """
+        from dpfair.selection._kernels import NEWTON_MAX_AMPLIFICATION, esp_fallback, esp_newton
+
         counts = self._mc_counts()
-        w = np.exp(log_x[support])
+        weights = np.exp(log_x)  # zero-probability scores have zero counts in every sample
+        powers = np.ascontiguousarray(weights[None, :] ** np.arange(1, m + 1)[:, None])  # (m, k): w_j^r
+        power_sums = powers @ self._mc_counts_by_score()  # (m, S): p_1..p_m of every sample
         n_samples = counts.shape[0]
-        if m <= _NEWTON_MAX_DEGREE:
-            dense = self._mc_counts_float()
-            if support.size != dense.shape[1]:
-                dense = dense[:, support]
-            power_sums = dense @ (w[:, None] ** np.arange(1, m + 1)[None, :])  # (S, m): p_1..p_m
-            e = [np.ones(n_samples)]
-            for k in range(1, m + 1):  # k e_k = sum_{i=1..k} (-1)^(i-1) e_{k-i} p_i
-                total = np.zeros(n_samples)
-                for i in range(1, k + 1):
-                    total += (e[k - i] * power_sums[:, i - 1]) if i % 2 else -(e[k - i] * power_sums[:, i - 1])
-                e.append(total / k)
-            p1 = power_sums[:, 0]
-            unsafe = np.zeros(n_samples, dtype=bool)
-            for k in (m - 1, m):
-                if k > 1:
-                    unsafe |= ~(e[k] * math.factorial(k) >= _NEWTON_SAFETY * p1**k)
-            e_prev, e_m = e[m - 1], e[m]
-            redo = np.flatnonzero(unsafe)
-        else:
-            e_prev, e_m = np.empty(n_samples), np.empty(n_samples)
-            redo = np.arange(n_samples)
-        if redo.size:
-            by_score = self._mc_counts_by_score()
-            max_count = int(counts.max()) if counts.size else 0
-            # binomial[t - 1, c] = C(c, t), t = 1..m
-            binomial = np.array([[math.comb(c, t) for c in range(max_count + 1)] for t in range(1, m + 1)], dtype=float)
-            powers = np.arange(1, m + 1)[:, None]
-            poly = np.zeros((m + 1, redo.size))
-            poly[0] = 1.0
-            whole = redo.size == n_samples
-            for position, j in enumerate(support):
-                rows = by_score[j] if whole else by_score[j, redo]
-                factor = np.take(binomial * w[position] ** powers, rows, axis=1)  # (m, S): C(c_j, t) w_j^t
-                for t in range(m, 0, -1):  # poly[t] += sum_{a=1..t} factor[a] poly[t - a], highest t first (in place)
-                    acc = poly[t]
-                    for a in range(1, t + 1):
-                        acc += factor[a - 1] * poly[t - a]
-            e_prev, e_m = e_prev.copy(), e_m.copy()
-            e_prev[redo], e_m[redo] = poly[m - 1], poly[m]
+        e_prev, e_m = np.empty(n_samples), np.empty(n_samples)
+        route = np.empty(n_samples, dtype=np.int8)
+        esp_newton(power_sums, m, NEWTON_MAX_AMPLIFICATION, e_prev, e_m, route)
+        rows = np.flatnonzero(route < 0)
+        if rows.size:
+            rest_power_sums = np.empty((m, 0))
+            if rows.size > n_samples // 4:  # the rest's power sums by one matrix product (else in the kernel)
+                rest_power_sums = powers @ self._mc_rest_counts_by_score(m)
+            esp_fallback(rows, rest_power_sums, counts, weights, m, NEWTON_MAX_AMPLIFICATION, e_prev, e_m, route)
+        self._last_esp_routes = np.bincount(route, minlength=3)
         return e_prev, e_m
 
-    def _mc_counts_float(self) -> np.ndarray:
-        """:meth:`_mc_counts` as float64 (for the power sums' matrix products), cached with it."""
+    def _mc_counts_by_score(self) -> np.ndarray:
+        """:meth:`_mc_counts` transposed as float64, C-contiguous (n_scores, n_mc_samples), cached with it.
+
+        The power sums' matrix product in this layout streams the counts once (half the time of the other layout).
+        """
         counts = self._mc_counts()
-        key = ("float", id(counts))
+        key = ("by score", id(counts))
         if key not in self._mc_cache:
-            self._mc_cache = {k: v for k, v in self._mc_cache.items() if not (isinstance(k, tuple) and k[:1] == ("float",))}
-            self._mc_cache[key] = counts.astype(np.float64)
+            self._mc_cache = {k: v for k, v in self._mc_cache.items() if not (isinstance(k, tuple) and k[:1] == ("by score",))}
+            self._mc_cache[key] = np.ascontiguousarray(counts.T, dtype=np.float64)
+        return self._mc_cache[key]
+
+    def _mc_rest_counts_by_score(self, m: int) -> np.ndarray:
+        """:meth:`_mc_counts_by_score` without each sample's head (its highest score values, until ``m`` items), cached.
+
+        Score value ``j`` is in the head when fewer than ``m`` of the sample's others score strictly above it
+        (:func:`dpfair.selection._kernels.esp_fallback` splits the same head off).
+        """
+        counts = self._mc_counts()
+        key = ("rest", id(counts), m)
+        if key not in self._mc_cache:
+            self._mc_cache = {k: v for k, v in self._mc_cache.items() if not (isinstance(k, tuple) and k[:1] == ("rest",))}
+            by_score = self._mc_counts_by_score()
+            strictly_above = by_score[::-1].cumsum(axis=0)[::-1] - by_score
+            self._mc_cache[key] = np.where(strictly_above >= m, by_score, 0.0)
         return self._mc_cache[key]
 
     def _method(self, epsilon: float, n_select: int) -> str:
@@ -378,27 +369,20 @@ class SelectionProbabilities:
     def _mc_sample_functionals(self, epsilon: float, n_select: int, coefficients: np.ndarray) -> np.ndarray:
         """``pi_m``'s Monte Carlo rows times ``coefficients`` (n_scores, c), shape (n_mc_samples, c).
 
-        The same numbers as ``self._pi_monte_carlo(epsilon, n_select) @ coefficients``, computed block by block of
-        samples in the linear domain (the (n_mc_samples, n_scores) matrix is never held).
+        The same numbers as ``self._pi_monte_carlo(epsilon, n_select) @ coefficients`` to rounding, computed sample by
+        sample by :func:`dpfair.selection._kernels.sample_functionals` in the linear domain (the
+        (n_mc_samples, n_scores) matrix is never held).
         """
         m = n_select
         log_x = self._log_weights(epsilon, m)
         support = np.flatnonzero(self.f_r > 0)
         if self._at_limit(epsilon, m) or not self._linear_domain(log_x, support, m):
             return self._pi_monte_carlo(epsilon, m) @ coefficients
-        e_prev, e_m = self._esp_top_two(log_x, support, m)
-        x = np.exp(log_x)[None, :]
+        from dpfair.selection._kernels import sample_functionals
+
+        e_prev, e_m = self._esp_top_two(log_x, m)
         out = np.empty((e_prev.size, coefficients.shape[1]))
-        block = max(1, 65_536 // max(x.size, 1))  # rows per block: buffers that stay in cache
-        numerator, denominator = np.empty((block, x.size)), np.empty((block, x.size))
-        for start in range(0, e_prev.size, block):
-            rows = slice(start, start + block)
-            size = min(block, e_prev.size - start)
-            num, den = numerator[:size], denominator[:size]
-            np.multiply(e_prev[rows, None], x, out=num)  # pi = x e_{m-1} / (e_m + x e_{m-1})
-            np.add(num, e_m[rows, None], out=den)
-            np.divide(num, den, out=num)
-            out[rows] = num @ coefficients
+        sample_functionals(e_prev, e_m, np.exp(log_x), np.ascontiguousarray(coefficients, dtype=np.float64), out)
         return out
 
     def _linear_domain(self, log_x: np.ndarray, support: np.ndarray, m: int) -> bool:

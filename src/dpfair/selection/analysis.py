@@ -176,6 +176,7 @@ class SelectionProblem(SelectionProbabilities):
         self.f_group = self.joint_pmf.sum(axis=1) / self.joint_pmf.sum(axis=(1, 2))[:, None]  # P(R | A)
         self._mc_cache: dict[tuple[Any, int], np.ndarray] = {}
         self._configurations: tuple[np.ndarray, np.ndarray] | None = None
+        self._last_esp_routes: np.ndarray | None = None
 
     # ------------------------------------------------------------------ constructors
     @classmethod
