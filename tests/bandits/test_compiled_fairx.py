@@ -55,6 +55,7 @@ def _assert_agree(compiled, reference) -> None:
     assert compiled.learner_names == reference.learner_names
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n_agents", [1, 3])
 def test_compiled_agrees_with_numpy_for_every_learner_and_protocol(n_agents):
     env = FederatedSyntheticEnvironment(dim=5, n_actions=10)
@@ -69,6 +70,7 @@ def test_compiled_agrees_with_numpy_for_every_learner_and_protocol(n_agents):
     assert np.isfinite(compiled.fair_regret).all() and (compiled.fair_regret[:, :, -1] > 0).all()
 
 
+@pytest.mark.slow
 def test_compiled_agrees_across_blocks_and_other_shapes():
     # more than one 256-round context block, d = 3, K = 4, one learner per kind
     env = FederatedSyntheticEnvironment(dim=3, n_actions=4, noise_std=0.3, random_state=7)

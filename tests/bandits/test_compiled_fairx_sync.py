@@ -76,6 +76,7 @@ def _every_protocol() -> dict:
     return learners
 
 
+@pytest.mark.slow
 def test_synchronizations_run_inside_the_kernels(monkeypatch, kernel_calls):
     env = FederatedSyntheticEnvironment(dim=5, n_actions=8)
     learners = _every_protocol()
@@ -182,6 +183,7 @@ def test_cholesky_inverse_kernel():
     threshold=st.floats(0.2, 5.0),
     seed=st.integers(0, 2**16),
 )
+@pytest.mark.slow
 def test_engines_agree_on_random_small_problems(dim, n_actions, n_agents, protocol, kind, threshold, seed):
     env = FederatedSyntheticEnvironment(dim=dim, n_actions=n_actions, noise_std=0.2, random_state=seed)
     kw = {"sync_threshold": threshold} if protocol == "log-det" else {}

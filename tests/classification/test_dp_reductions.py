@@ -200,7 +200,8 @@ def _oracle_mechanism(eps_step):
     def mechanism(index, size, rng):
         noise = get_noise_source(rng)
         c = costs(index)
-        out = np.stack([reductions.noisy_cost_moment(Z, c, sens, eps_step, noise) for _ in range(size)])
+        # the release fit makes (reductions._noisy_moment of the exact Z^T C, see the spy test below)
+        out = np.stack([reductions._noisy_moment(Z.T @ c, sens, eps_step, noise) for _ in range(size)])
         return _llr_statistic(out, mean_a, mean_b, sens / eps_step)
 
     return mechanism, index_a, index_b
@@ -227,6 +228,8 @@ def _auditor_overall_mechanism(eps_step):
     return mechanism, pos_a, pos_b
 
 
+@pytest.mark.slow
+@pytest.mark.statistical
 @pytest.mark.parametrize("which", ["auditor", "auditor-overall", "oracle"])
 def test_audit_honest_mechanisms_within_claim_and_half_noise_mutant_caught(which, monkeypatch):
     # one round's releases at the per-round epsilon' the tight accountant gives Adult's fit at epsilon = 1,000
@@ -247,6 +250,26 @@ def test_audit_honest_mechanisms_within_claim_and_half_noise_mutant_caught(which
     monkeypatch.setattr(reductions_game, "laplace_mechanism", half_noise)  # the auditor's releases
     mutant = audit_epsilon(mechanism, data_a, data_b, n_samples=20_000, random_state=1)
     assert mutant.epsilon_lower_bound > eps_step
+
+
+def test_the_paper_oracles_fit_releases_through_the_audited_noisy_moment(monkeypatch):
+    # the audit above targets reductions._noisy_moment: fit with oracle="paper" must release Z^T C through it,
+    # at the oracle's declared sensitivity, once per round
+    X, y, g = _data(300)
+    calls = []
+    real = reductions._noisy_moment
+
+    def spy(exact, sensitivity, epsilon_step, noise):
+        calls.append((np.shape(exact), sensitivity, epsilon_step))
+        return real(exact, sensitivity, epsilon_step, noise)
+
+    monkeypatch.setattr(reductions, "_noisy_moment", spy)
+    est = DPExponentiatedGradient(epsilon=5.0, delta=1e-5, gamma=0.1, bound_B=1.0, x_norm_bound=1.0, n_iter=6,
+                                  groups=[0, 1], oracle="paper", random_state=0).fit(X, y, sensitive_features=g)
+    assert len(calls) >= est.n_iter_ >= 1  # at least one best response per round
+    sensitivities = {c[1] for c in calls}
+    assert len(sensitivities) == 1 and min(sensitivities) > 0  # one declared sensitivity, never read off the data
+    assert all(math.isfinite(c[2]) and c[2] > 0 for c in calls)  # every release is noisy
 
 
 # ------------------------------------------------------------------ contract: groups, budget, warnings, prediction

@@ -101,6 +101,8 @@ def simulate(problem, eps, m, pools, seed):
     return (gam.mean(), gam.std(ddof=1) / math.sqrt(pools)), (acc.mean(), acc.std(ddof=1) / math.sqrt(pools))
 
 
+@pytest.mark.slow
+@pytest.mark.statistical
 @pytest.mark.parametrize(("m", "eps"), [(1, 2.0), (1, math.inf), (2, 8.0), (3, 20.0)])
 def test_analysis_matches_simulation_of_the_selector(m, eps):
     problem = case_study_problem()

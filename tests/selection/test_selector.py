@@ -50,6 +50,8 @@ def test_inclusion_probabilities_match_enumeration(utility):
                 np.testing.assert_allclose(sel.selection_probabilities(scores), incl, atol=1e-10)
 
 
+@pytest.mark.slow
+@pytest.mark.statistical
 @pytest.mark.parametrize("utility", ["mean", "max", "min", "rms"])
 def test_sampled_subsets_match_enumeration(utility):
     scores = np.array([0.9, 0.1, 0.5, 0.5, 0.7, 0.3])
@@ -71,6 +73,8 @@ def test_infinite_epsilon_is_top_m_with_uniform_ties():
     assert set(picks) == {(0, 1), (0, 2)}
 
 
+@pytest.mark.slow
+@pytest.mark.statistical
 def test_general_bounds_and_audit():
     """Scores in [-2, 3]; the selection is epsilon-DP when one applicant's score changes."""
     sel = ExponentialSelector(2.0, 1, score_bounds=(-2.0, 3.0))
