@@ -91,6 +91,7 @@ def test_sensitivities_hold_by_brute_force_over_every_replacement():
     assert PrivateEqualizedOddsScorer(declared).sensitivity(n) == 2 / n and PrivateAccuracyScorer().sensitivity(n) == 1 / n
 
 
+@pytest.mark.statistical
 @pytest.mark.slow
 @pytest.mark.parametrize("which", ["accuracy", "eo"])
 def test_classifier_scorers_pass_a_privacy_audit_and_a_reduced_noise_mutant_is_caught(which, monkeypatch):

@@ -7,26 +7,17 @@ import pickle
 import pytest
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
-from sklearn.linear_model import Ridge
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
+from _registry import contract_instances
 from dpfair.model_selection import PrivateMSEScorer, PrivateRandomSearch
 from dpfair.privacy import PrivacyBudget
 from dpfair.regression import FairRegressionPostProcessor
 
 # The search wraps a post-processor that fits its Ridge inside fit (prefit=False), so the checks can call
 # fit(X, y) on any X; a single declared group lets sensitive_features be omitted.  A large epsilon keeps
-# the selected model accurate enough for check_regressors_train.
-CHECKED = [
-    PrivateRandomSearch(
-        FairRegressionPostProcessor(Ridge(), n_bins=400, bounds=(-10.0, 10.0), groups=["all"], prefit=False),
-        {"alpha": [0.0, 0.1]},
-        scoring=PrivateMSEScorer((-10.0, 10.0)),
-        epsilon=300.0,
-        mean_trials=3.0,
-        random_state=0,
-    ),
-]
+# the selected model accurate enough for check_regressors_train.  (The instance: tests/_registry.py, CONTRACT.)
+CHECKED = contract_instances("PrivateRandomSearch")
 
 # check name -> reason; every other check must pass.
 EXPECTED_FAILED: dict[str, dict[str, str]] = {"PrivateRandomSearch": {}}

@@ -118,6 +118,8 @@ class _Fixed:
         return np.asarray(X, dtype=float)
 
 
+@pytest.mark.slow
+@pytest.mark.statistical
 @pytest.mark.parametrize("which", ["mse", "ks", "mse_ks"])
 def test_scorers_pass_a_privacy_audit_and_a_half_noise_mutant_is_caught(which, monkeypatch):
     eps, n = 1.0, 10
@@ -151,6 +153,8 @@ def test_scorers_pass_a_privacy_audit_and_a_half_noise_mutant_is_caught(which, m
     assert broken.epsilon_lower_bound > eps
 
 
+@pytest.mark.slow
+@pytest.mark.statistical
 def test_end_to_end_audit_of_the_search_on_a_small_instance():
     """Output = the selected candidate; neighbours differ in one post-processing row (its group)."""
     eps = 1.5
@@ -191,6 +195,8 @@ def test_estimator_contract_basics():
     assert one.predict(y[:3]).shape == (3,)
 
 
+@pytest.mark.slow
+@pytest.mark.statistical
 def test_end_to_end_audit_of_the_released_score_and_a_search_with_too_little_noise_is_caught(monkeypatch):
     """Output = the released best score; neighbours differ in one validation-or-training label.
 
