@@ -18,12 +18,12 @@ export MPLBACKEND ?= Agg
 $(STAMP): pyproject.toml requirements/constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade "pip==26.3"
-	$(BIN)/python -m pip install --quiet -c requirements/constraints.txt -e ".[test,federated]"
+	$(BIN)/python -m pip install --quiet -c requirements/constraints.txt -e ".[test,federated,simulation]"
 	@touch $(STAMP)
 
 # The documentation tools (the `docs` extra), on top of the install above.
 $(DOCS_STAMP): $(STAMP)
-	$(BIN)/python -m pip install --quiet -c requirements/constraints.txt -e ".[test,federated,docs]"
+	$(BIN)/python -m pip install --quiet -c requirements/constraints.txt -e ".[test,federated,simulation,docs]"
 	@touch $(DOCS_STAMP)
 
 # Runs every time (cheap): saves ../shared/data only when no variable is set and nothing is saved yet,

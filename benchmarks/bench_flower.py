@@ -1,54 +1,91 @@
-"""Cost of the federated learners on Flower: real SuperLink / SuperNode processes on 127.0.0.1 (printed, never asserted).
+"""Cost of the federated learners on Flower, three ways, side by side in one process run (printed, never asserted).
 
-Issue 20 asks for a Flower run that reproduces ``simulate_federated`` (m = 3, T = 500; Fed-FairX-LinUCB
-bounded-gap and p-fcb, Priv-FairX-LinUCB).  This script runs the paper's setting (d = 5, 10 actions)
-as one Flower run of the three learners on the same streams, prints the number of Flower round trips,
-their mean wall time and the whole run's, checks the actions against the simulator's (the same
-numbers), and compares the ``persistent`` executor with Flower's stock one on a short run.
+1. **Round trip per synchronization**: the same plan (Fed-FairX-LinUCB, bounded-gap, ``d = 5``: one
+   synchronization per round, ``m = 3``, seeded) on
+   * dpfair's fast executor (``executor="persistent"``: a SuperLink, SuperNodes with capped idle sleeps and one
+     long-lived ClientApp executor each, on 127.0.0.1),
+   * stock Flower (``executor="flower"``: ``flower-supernode --isolation subprocess``, a ``flwr-clientapp``
+     process per message),
+   * Flower's Simulation Engine (``executor="simulation"``: ``flower-superlink --simulation``, the agents as
+     virtual SuperNodes on at most 2 Ray actors; needs ``flwr[simulation]``).
+   Each row: the ServerApp's play-loop seconds per message round (start-up excluded), the whole run's wall time,
+   and whether the actions equal the fast executor's (the same seeded numbers).  The load average is printed
+   before and after: on the shared 2-core machine the figures move with it.
+2. **Round trips per run** for each protocol at the demo's defaults (``T = 2000``, ``m = 5``, ``d = 5``): the
+   play loop's message rounds (one per synchronization for the scheduled protocols; one per round plus one per
+   synchronization for log-det) and the two of ``init`` and ``finish``.  The log-det count is data-dependent: it
+   is taken from ``simulate_federated``'s synchronizations on the same streams.
 
-Run: ``.venv/bin/python benchmarks/bench_flower.py [horizon] [dim]`` (defaults 500 and 5).
+Run: ``OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/bench_flower.py [horizon] [agents]`` (defaults 20 and 3;
+stock Flower takes seconds per round trip).
 """
 
 from __future__ import annotations
 
-import math
+import importlib.util
 import os
 import sys
 import time
 
 import numpy as np
 
-from dpfair.bandits import FederatedSyntheticEnvironment, FedFairXLinUCB, PrivFairXLinUCB, simulate_federated
+from dpfair.bandits import FederatedSyntheticEnvironment, FedFairXLinUCB, simulate_federated
+from dpfair.bandits.protocols import communication_schedule
 from dpfair.federated import run_demo
+from dpfair.federated.apps import planned_message_rounds
 
-LEARNERS = "fed:bounded-gap,fed:p-fcb,priv:bounded-gap"
+
+def round_trips(horizon: int, agents: int) -> None:
+    """The table of round trips per synchronization, one run per executor."""
+    executors = ["persistent", "flower"]
+    if importlib.util.find_spec("ray") is not None:
+        executors.append("simulation")
+    else:
+        print('Simulation Engine skipped: pip install "dpfair[simulation]" (Ray)')
+    print(f"same plan: Fed-FairX-LinUCB bounded-gap, T={horizon}, m={agents}, d=5 ({horizon} synchronizations), seeded")
+    print(f"{'executor':<12} {'s / round trip':>15} {'round trips':>12} {'whole run s':>12}  actions = fast executor's")
+    first = None
+    for executor in executors:
+        start = time.perf_counter()
+        # generous limits: a stock round trip takes tens of seconds on a loaded 2-core machine (this measures, it
+        # does not test drops)
+        result = run_demo(agents, horizon, learner="fed", protocol="bounded-gap", seed=4, executor=executor,
+                          extra_config={"round-timeout": 600.0, "start-timeout": 600.0})
+        wall = time.perf_counter() - start
+        server = result.server
+        actions = result.actions.get("fed-bounded-gap", {})
+        if first is None:
+            first = actions
+        same = bool(actions) and all(np.array_equal(actions[a], first[a]) for a in first)
+        status = "" if result.failure is None else f"  FAILED: {result.failure}"
+        print(f"{executor:<12} {server.get('seconds_per_message_round', float('nan')):>15.3f} "
+              f"{server.get('message_rounds', 0):>12} {wall:>12.1f}  {same}{status}")
 
 
-def main(horizon: int = 500, dim: int = 5) -> None:
-    m, seed = 3, 4
-    print(f"load average (1, 5, 15 min): {os.getloadavg()} on {os.cpu_count()} CPUs")
-    start = time.perf_counter()
-    result = run_demo(m, horizon, learners=LEARNERS, random_state=3, seed=seed, extra_config={"dim": dim})
-    wall = time.perf_counter() - start
-    server = result.server
-    print(f"Flower, persistent executor: T={horizon}, m={m}, d={dim}, 3 learners in one run: {wall:.1f} s in all; "
-          f"{server['message_rounds']} round trips, {server['seconds_per_message_round']:.3f} s each")
-    env = FederatedSyntheticEnvironment(dim=dim)
-    learners = {"fed-bounded-gap": FedFairXLinUCB("bounded-gap"), "fed-p-fcb": FedFairXLinUCB("p-fcb"),
-                "priv-bounded-gap": PrivFairXLinUCB(2.0, 0.1, math.sqrt(dim), random_state=3)}
-    t0 = time.perf_counter()
-    reference = simulate_federated(env, learners, horizon, m, [seed], record_actions=True)
-    print(f"simulate_federated (numpy, same streams): {time.perf_counter() - t0:.2f} s")
-    for i, label in enumerate(learners):
-        same = all(np.array_equal(result.actions[label][a], reference.actions[i, 0, a]) for a in range(m))
-        gap = float(np.abs(result.fair_regret[label] - reference.fair_regret[i, 0]).max())
-        print(f"  {label}: {server['learners'][label]['communication_rounds']} synchronizations, actions identical: "
-              f"{same}, max |fairness regret difference| {gap:.1e}, regret at T {result.fair_regret[label][-1]:.1f}")
-    for executor in ("persistent", "flower"):
-        t0 = time.perf_counter()
-        short = run_demo(m, 16, learner="fed", protocol="p-fcb", seed=seed, executor=executor)
-        print(f"executor={executor}: T=16 p-fcb ({short.server['message_rounds']} round trips) "
-              f"{short.server['seconds_per_message_round']:.2f} s per round trip, {time.perf_counter() - t0:.1f} s in all")
+def round_trips_per_protocol(horizon: int = 2000, agents: int = 5, dim: int = 5) -> None:
+    """Round trips of one run per protocol at the demo's defaults."""
+    print(f"round trips per run, T={horizon}, m={agents}, d={dim} (+2: init and finish)")
+    for protocol in ("bounded-gap", "p-fcb", "log-det"):
+        config = {"learner": "fed", "protocol": protocol, "horizon": horizon, "n-agents": agents, "dim": dim}
+        if protocol == "log-det":
+            env = FederatedSyntheticEnvironment(dim=dim)
+            syncs = int(simulate_federated(env, {"b1": FedFairXLinUCB("log-det")}, horizon, agents, [0])
+                        .communication_rounds[0, 0])
+            loop = horizon + syncs  # a round's play (and trigger bits), plus a release round trip per synchronization
+            note = f"{horizon} rounds + {syncs} synchronizations (each asks the releases in a round trip of its own)"
+        else:
+            loop = planned_message_rounds(config)
+            syncs = len(communication_schedule(protocol, horizon, agents, dim))
+            note = (f"{syncs} synchronizations, one round trip each (the agents play every round up to the next one "
+                    f"locally){'' if loop == syncs else f', + {loop - syncs} to play the rounds after the last one'}")
+        print(f"  {protocol:<12} {loop + 2:>6} round trips: {note}")
+
+
+def main(horizon: int = 20, agents: int = 3) -> None:
+    print(f"load average (1, 5, 15 min) before: {os.getloadavg()} on {os.cpu_count()} CPUs")
+    round_trips(horizon, agents)
+    print(f"load average (1, 5, 15 min) after: {os.getloadavg()}")
+    round_trips_per_protocol()
 
 
 if __name__ == "__main__":

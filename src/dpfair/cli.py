@@ -494,6 +494,11 @@ def federated_demo(
     executor: Annotated[str, typer.Option("--executor", help="persistent (fast) or flower (a process per message).")] = (
         "persistent"
     ),
+    simulation: Annotated[
+        bool,
+        typer.Option("--simulation", help="Flower's Simulation Engine (Ray): the agents as virtual SuperNodes on at most "
+                     "2 Ray actors, no process per agent; needs pip install \"dpfair[simulation]\"."),
+    ] = False,
     timeout: Annotated[
         float | None,
         typer.Option("--timeout", min=0.001, metavar="SECONDS",
@@ -508,15 +513,20 @@ def federated_demo(
         import flwr  # noqa: F401
     except ImportError:
         _fail("the federated demo needs Flower, which is not installed.", 'pip install "dpfair[federated]".')
+    if simulation and executor != "persistent":
+        _fail(f"--simulation and --executor {executor} both choose how the agents run.", "pass one of them.")
     from dpfair.federated.demo import run_demo, summary
 
     try:
         result = run_demo(
             agents, horizon, learner=learner, protocol=protocol, learners=learners, epsilon=epsilon, delta=delta, seed=seed,
-            random_state=random_state, out=out, executor=executor, timeout=timeout, echo=typer.echo,
+            random_state=random_state, out=out, executor="simulation" if simulation else executor, timeout=timeout,
+            echo=typer.echo,
         )
     except (ValueError, TypeError) as exc:
         _fail(str(exc), "run `dpfair federated demo --help`.")
+    except ImportError as exc:  # --simulation without Ray
+        _fail(str(exc), 'pip install "dpfair[simulation]".')
     except KeyboardInterrupt:
         typer.echo("interrupted: every process the demo started was stopped.", err=True)
         raise typer.Exit(code=130) from None

@@ -32,6 +32,7 @@ def _metrics(tmp_path):
     return [np.load(tmp_path / "metrics" / f"agent-{i}.npz") for i in range(M)]
 
 
+@pytest.mark.slow
 def test_apps_reproduce_the_simulator(tmp_path):
     """Three learners in one run (common random numbers), each agent on its own stream, as in simulate_federated."""
     config = _config(tmp_path, {"learners": "fed:bounded-gap,fed:p-fcb,priv:bounded-gap", "random-state": 3})
@@ -110,6 +111,7 @@ def test_only_privatized_statistics_cross_the_wire(tmp_path, learner):
         np.testing.assert_allclose(noise, 0.0, atol=1e-9)  # the check can tell exact statistics apart
 
 
+@pytest.mark.slow
 def test_a_dead_agent_is_dropped_and_the_rest_carry_on(tmp_path):
     extra = {"learner": "priv", "protocol": "bounded-gap", "random-state": 1}
     # node 101 (agent 1) answers init and 249 play messages, then dies around T / 2

@@ -16,6 +16,8 @@ import pytest
 
 pytest.importorskip("flwr")
 
+import pace
+
 from dpfair.federated._deployment import LocalFederation, format_run_config
 
 TOY_APP = Path(__file__).resolve().parent / "toy_app"
@@ -57,6 +59,8 @@ def test_bad_arguments(tmp_path):
         LocalFederation(2, app_dir=TOY_APP, node_configs=[{}])
 
 
+@pytest.mark.slow
+@pytest.mark.processes
 def test_round_trip_latency_and_cleanup(tmp_path):
     rounds = 15
     with LocalFederation(3, app_dir=TOY_APP, log_dir=tmp_path / "logs") as fed:
@@ -89,7 +93,7 @@ _CHILD = textwrap.dedent(
     """
     import json, sys, time
     from dpfair.federated._deployment import LocalFederation
-    with LocalFederation(2, app_dir=sys.argv[1], executor=sys.argv[3]) as fed:
+    with LocalFederation(2, app_dir=sys.argv[1], executor=sys.argv[3], startup_timeout=float(sys.argv[4])) as fed:
         with open(sys.argv[2] + ".tmp", "w") as fh:
             json.dump(sorted(fed.all_pids()), fh)
         import os
@@ -99,17 +103,20 @@ _CHILD = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
+@pytest.mark.processes
 @pytest.mark.parametrize("executor", ["persistent", "flower"])
 def test_ctrl_c_stops_every_process(tmp_path, executor):
     pid_file = tmp_path / "pids.json"
+    limit = pace.startup_limit(5)  # a SuperLink, 2 SuperNodes and their executors, at this machine's measured pace
     child = subprocess.Popen(
-        [sys.executable, "-c", _CHILD, str(TOY_APP), str(pid_file), executor],
+        [sys.executable, "-c", _CHILD, str(TOY_APP), str(pid_file), executor, str(limit)],
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # background shells ignore SIGINT
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
     )
     try:
-        deadline = time.monotonic() + 45
+        deadline = time.monotonic() + limit + 15
         while not pid_file.exists():
             assert child.poll() is None, child.stdout.read().decode()
             assert time.monotonic() < deadline

@@ -19,6 +19,8 @@ import pytest
 
 pytest.importorskip("flwr")
 
+import pace
+
 from dpfair.bandits import FederatedSyntheticEnvironment, FedFairXLinUCB, PrivFairXLinUCB, simulate_federated
 from dpfair.federated import apps, run_demo
 
@@ -41,12 +43,16 @@ def _dead(pids: set[int]) -> bool:
     return not any(alive(p) for p in pids)
 
 
+@pytest.mark.slow
+@pytest.mark.processes
 def test_flower_processes_reproduce_the_simulator_and_send_only_noisy_statistics(tmp_path):
     started: dict[str, set[int]] = {}
     wire = tmp_path / "wire.jsonl"
+    limits = {"start-timeout": pace.startup_limit(1 + 2 * M), "round-timeout": pace.round_limit(pace.fast_round_limit())}
     result = run_demo(
         M, T, learners="fed:bounded-gap,fed:p-fcb,priv:bounded-gap", random_state=3, seed=SEED, out=tmp_path,
-        extra_config={"dim": DIM, "wire-log": str(wire)}, on_start=lambda fed: started.setdefault("pids", fed.all_pids()),
+        extra_config={"dim": DIM, "wire-log": str(wire), **limits},
+        on_start=lambda fed: started.setdefault("pids", fed.all_pids()),
     )
     print(f"{result.server['message_rounds']} Flower rounds, {result.server['seconds_per_message_round']:.3f} s each, "
           f"{result.wall_seconds:.1f} s in all")
@@ -85,6 +91,8 @@ def test_flower_processes_reproduce_the_simulator_and_send_only_noisy_statistics
     assert _dead(started["pids"]), "a process the demo started is still alive"
 
 
+@pytest.mark.slow
+@pytest.mark.processes
 def test_a_killed_supernode_is_dropped_and_the_run_completes(tmp_path):
     wire = tmp_path / "wire.jsonl"
     horizon = 60  # bounded-gap at d = 1: 31 synchronizations
@@ -103,7 +111,8 @@ def test_a_killed_supernode_is_dropped_and_the_run_completes(tmp_path):
         threading.Thread(target=watch, daemon=True).start()
 
     result = run_demo(M, horizon, learner="priv", protocol="bounded-gap", random_state=1, seed=SEED, out=tmp_path,
-                      extra_config={"dim": DIM, "wire-log": str(wire), "round-timeout": 4.0}, on_start=kill_halfway)
+                      extra_config={"dim": DIM, "wire-log": str(wire), "round-timeout": pace.fast_round_limit(),
+                                    "start-timeout": pace.startup_limit(1 + 2 * M)}, on_start=kill_halfway)
     server = result.server
     assert killed, "the SuperNode was not killed"
     assert server["completed"] and server["rounds_played"] == horizon

@@ -171,3 +171,17 @@ def test_the_server_app_writes_a_result_by_default_and_raises_on_failure(tmp_pat
     warned = [r.getMessage() for r in flwr_log if r.levelno == logging.WARNING]
     assert any("agent 2 dropped from round" in m for m in warned)
     assert any(str(path) in r.getMessage() for r in flwr_log)
+
+
+def test_log_det_costs_a_round_trip_per_round_and_one_more_per_synchronization(tmp_path):
+    """The log-det trigger (B1) is decided from every agent's data after each round: one play round trip per round
+    (the trigger bits), and a release round trip per synchronization; the count ``benchmarks/bench_flower.py``
+    reports (``T + synchronizations``, + init and finish)."""
+    horizon = 30
+    config = _config(tmp_path, {"learner": "fed", "protocol": "log-det", "dim": 2, "sync-threshold": 0.05}, horizon)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = apps._serve(InProcessGrid(config, M), config)
+    syncs = result["learners"]["fed-log-det"]["communication_rounds"]
+    assert result["completed"] and 0 < syncs < horizon
+    assert result["message_rounds"] == horizon + syncs + 1  # + finish (init is not counted)

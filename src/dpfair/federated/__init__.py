@@ -11,9 +11,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from dpfair.federated._deployment import LocalFederation, format_run_config
+from dpfair.federated._deployment import LocalFederation, app_dir, format_run_config
 from dpfair.federated.apps import RUN_CONFIG, learner_from_config, learners_from_config, make_client_app, make_server_app
 from dpfair.federated.demo import DemoResult, run_demo
 
@@ -29,14 +27,3 @@ __all__ = [
     "make_server_app",
     "run_demo",
 ]
-
-
-def app_dir() -> Path:
-    """The folder of the Flower app project (``pyproject.toml`` with ``[tool.flwr.app]``) shipped with dpfair.
-
-    Returns
-    -------
-    pathlib.Path
-        The folder to pass to ``flwr run``.
-    """
-    return Path(__file__).resolve().parent / "flower_app"

@@ -5,7 +5,7 @@ group), waits until every SuperNode is registered, runs a Flower app with ``flwr
 every process it started (also on ``KeyboardInterrupt``; and, through an owner-death watch,
 :mod:`dpfair.federated._reaper`, when its owner is killed). Built for flwr >= 1.41, < 1.42.
 
-Two executors run the ClientApp of each SuperNode:
+Three executors run the ClientApp of each SuperNode:
 
 ``"persistent"`` (default)
     Needs the flwr internals that :func:`dpfair.federated._executor.fast_path_problems` checks; where they
@@ -16,6 +16,11 @@ Two executors run the ClientApp of each SuperNode:
 ``"flower"``
     Stock Flower: ``flower-supernode --isolation subprocess`` spawns a ``flwr-clientapp`` process per
     message and its fleet loop sleeps 3 s when idle: seconds per round trip.
+``"simulation"``
+    Flower's Simulation Engine (``pip install "dpfair[simulation]"``: ``flwr[simulation]``, Ray): a
+    ``flower-superlink --simulation`` and no SuperNode process; ``flwr run --federation-config
+    "num-supernodes=N ..."`` runs the ``N`` agents as virtual SuperNodes on a bounded pool of Ray actors
+    (:mod:`dpfair.federated._simulation`).  Stock Flower, nothing patched.
 """
 
 from __future__ import annotations
@@ -37,9 +42,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from dpfair.federated._reaper import _children_map  # ppid -> pids from /proc: one copy
+from dpfair.federated._reaper import _children_map, _groups  # ppid -> pids from /proc: one copy
+from dpfair.federated._simulation import SimulationSettings
 
-__all__ = ["LocalFederation", "RunHandle", "format_run_config"]
+__all__ = ["LocalFederation", "RunHandle", "app_dir", "format_run_config"]
 
 _REGISTERED_MARK = "SuperNode ID:"
 _EXECUTOR_READY_MARK = "[dpfair executor] serving"
@@ -199,6 +205,18 @@ def _stop_all_at_exit() -> None:  # pragma: no cover - interpreter exit
         fed.stop()
 
 
+
+def app_dir() -> Path:
+    """The folder of the Flower app project (``pyproject.toml`` with ``[tool.flwr.app]``) shipped with dpfair.
+
+    Returns
+    -------
+    pathlib.Path
+        The folder to pass to ``flwr run``.
+    """
+    return Path(__file__).resolve().parent / "flower_app"
+
+
 class LocalFederation:
     """A SuperLink and ``n_nodes`` SuperNodes on the loopback address, as separate processes.
 
@@ -212,11 +230,12 @@ class LocalFederation:
         The Flower app project to run (a folder with a ``pyproject.toml`` holding ``[tool.flwr.app]``).
     node_configs : list of mapping, optional
         One ``--node-config`` per node; default ``{"partition-id": i, "num-partitions": n_nodes}``.
-    executor : {"persistent", "flower"}
+    executor : {"persistent", "flower", "simulation"}
         How ClientApp messages are executed: ``"persistent"`` (one long-lived in-process executor per node and
         a SuperNode with capped idle sleeps; milliseconds per round trip; turns itself off, with a warning, where
-        flwr's internals are not as expected) or ``"flower"``
-        (stock Flower processes; seconds per round trip).
+        flwr's internals are not as expected), ``"flower"`` (stock Flower processes; seconds per round trip) or
+        ``"simulation"`` (Flower's Simulation Engine: ``n_nodes`` virtual SuperNodes on Ray actors, no
+        SuperNode process; needs ``flwr[simulation]``).
     host : str
         Address the SuperLink binds to and the nodes connect to.
     flwr_home : path, optional
@@ -228,6 +247,9 @@ class LocalFederation:
         Seconds to wait for the SuperLink to listen and every SuperNode to register.
     stop_timeout : float
         Grace period between SIGTERM and SIGKILL when stopping.
+    simulation_cpus : int, optional
+        ``executor="simulation"``: the CPUs Ray may use (``init-args-num-cpus``), each virtual SuperNode's
+        task taking one (``client-resources-num-cpus=1``); default ``min(2, os.cpu_count())``.
 
     Attributes
     ----------
@@ -247,17 +269,18 @@ class LocalFederation:
         *,
         app_dir: str | os.PathLike[str],
         node_configs: list[Mapping[str, Any]] | None = None,
-        executor: Literal["persistent", "flower"] = "persistent",
+        executor: Literal["persistent", "flower", "simulation"] = "persistent",
         host: str = "127.0.0.1",
         flwr_home: str | os.PathLike[str] | None = None,
         log_dir: str | os.PathLike[str] | None = None,
         startup_timeout: float = 60.0,
         stop_timeout: float = 5.0,
+        simulation_cpus: int | None = None,
     ) -> None:
         if int(n_nodes) < 1:
             raise ValueError(f"n_nodes must be >= 1, got {n_nodes}")
-        if executor not in ("persistent", "flower"):
-            raise ValueError(f"executor must be 'persistent' or 'flower', got {executor!r}")
+        if executor not in ("persistent", "flower", "simulation"):
+            raise ValueError(f"executor must be 'persistent', 'flower' or 'simulation', got {executor!r}")
         self.n_nodes = int(n_nodes)
         self.app_dir = Path(app_dir).resolve()
         if not (self.app_dir / "pyproject.toml").is_file():
@@ -282,6 +305,9 @@ class LocalFederation:
                     stacklevel=2,
                 )
                 executor = "flower"
+        self.simulation: SimulationSettings | None = None
+        if executor == "simulation":
+            self.simulation = SimulationSettings.for_nodes(self.n_nodes, simulation_cpus)  # refuses without Ray
         self.executor = executor
         self.host = host
         self.startup_timeout = float(startup_timeout)
@@ -298,6 +324,7 @@ class LocalFederation:
         self.superlink_address = ""
         self._bin = Path(sys.executable).parent
         self._reaper: subprocess.Popen | None = None
+        self._ray_tmp: Path | None = None
 
     # ------------------------------------------------------------------ processes
     @property
@@ -440,6 +467,16 @@ class LocalFederation:
         link_home = self.flwr_home / "superlink"
         link_home.mkdir(exist_ok=True)
         link_env = self._env(link_home)
+        link_args = ["--insecure", "--disable-runtime-dependency-installation", "--host", self.host, "--port", str(link_port)]
+        if self.simulation is not None:
+            # Ray's sessions (sockets, logs) in a folder of ours, removed on stop (also by the reaper)
+            self._ray_tmp = Path(tempfile.mkdtemp(prefix="dpfair-ray-"))
+            self._tell_reaper(f"home {self._ray_tmp}")
+            link_env.update(self.simulation.environment(self._ray_tmp))
+            self._spawn("superlink", [str(self._bin / "flower-superlink"), "--simulation", *link_args], link_env)
+            self._wait_for("superlink", "SuperLink", lambda: _port_open(self.host, link_port), deadline)
+            self.all_pids()
+            return
         if "FLWR_SUPEREXEC_TASK_POLL_INTERVAL" not in os.environ:
             link_env["FLWR_SUPEREXEC_TASK_POLL_INTERVAL"] = "1.0"
         if self.executor == "persistent":
@@ -450,19 +487,7 @@ class LocalFederation:
             shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m dpfair.federated._executor serverapp "$@"\n')
             shim.chmod(0o755)
             link_env["PATH"] = str(shim_dir) + os.pathsep + link_env["PATH"]
-        self._spawn(
-            "superlink",
-            [
-                str(self._bin / "flower-superlink"),
-                "--insecure",
-                "--disable-runtime-dependency-installation",
-                "--host",
-                self.host,
-                "--port",
-                str(link_port),
-            ],
-            link_env,
-        )
+        self._spawn("superlink", [str(self._bin / "flower-superlink"), *link_args], link_env)
         self._wait_for("superlink", "SuperLink", lambda: _port_open(self.host, link_port), deadline)
 
         for i, port in enumerate(node_ports):
@@ -540,6 +565,8 @@ class LocalFederation:
         args = [str(self._bin / "flwr"), "run", str(self.app_dir), self.connection, "--stream"]
         if run_config:
             args += ["--run-config", format_run_config(run_config)]
+        if self.simulation is not None:  # Flower's own setting of a simulation run (not the deprecated `options.`)
+            args += ["--federation-config", self.simulation.federation_config()]
         path = self.log_path(name)
         fh = open(path, "wb")
         proc = subprocess.Popen(
@@ -588,6 +615,9 @@ class LocalFederation:
         """
         if not 0 <= i < self.n_nodes:
             raise IndexError(f"no node {i} (n_nodes={self.n_nodes})")
+        if self.simulation is not None:
+            raise ValueError("executor='simulation' runs virtual SuperNodes (Ray actors), not one process per node; "
+                             "kill a node with executor='persistent' or 'flower'.")
         self.all_pids()
         for name in (f"supernode-{i}", f"executor-{i}"):
             proc = self.processes.get(name)
@@ -605,6 +635,9 @@ class LocalFederation:
         try:
             extra = set(_descendants([p.pid for p in procs]))
             self._seen_pids.update(extra)
+            # the groups of descendants that started their own (the SuperExec; Ray's daemons and actors live in its
+            # group and outlive a killed parent): every member, also those already re-parented to init
+            extra |= _groups(extra, exclude={os.getpgrp(), *(p.pid for p in procs)})
             for proc in reversed(procs):
                 if proc.poll() is None:
                     _signal_group(proc, signal.SIGTERM)
@@ -619,7 +652,8 @@ class LocalFederation:
                     proc.wait(max(0.0, deadline - time.monotonic()))
                 except subprocess.TimeoutExpired:
                     pass
-            extra |= set(_descendants([p.pid for p in procs]))
+            later = set(_descendants([p.pid for p in procs]))
+            extra |= later | _groups(later, exclude={os.getpgrp(), *(p.pid for p in procs)})
             while time.monotonic() < deadline and any(_alive(pid) for pid in extra):
                 time.sleep(0.05)
             for proc in procs:
@@ -641,6 +675,8 @@ class LocalFederation:
             _LIVE.discard(self)
             if self._own_home:
                 shutil.rmtree(self.flwr_home, ignore_errors=True)
+            if self._ray_tmp is not None:
+                shutil.rmtree(self._ray_tmp, ignore_errors=True)
             self._release_reaper()
 
     def __enter__(self) -> LocalFederation:

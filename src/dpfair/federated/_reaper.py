@@ -52,6 +52,40 @@ def _descendants(pids: list[int]) -> set[int]:
     return out
 
 
+def _groups(pids: set[int], exclude: set[int] | frozenset[int] = frozenset()) -> set[int]:
+    """Every member of the process groups of *pids* (but the groups in *exclude*), from /proc.
+
+    A descendant that started its own group (Flower's SuperExec) takes its children there (Ray's daemons and
+    actors); those outlive a killed parent, re-parented to init, where no descendant walk finds them.
+    """
+    wanted: set[int] = set()
+    for pid in pids:
+        try:
+            pgid = os.getpgid(pid)
+        except OSError:
+            continue
+        if pgid not in exclude and pgid > 1:
+            wanted.add(pgid)
+    if not wanted:
+        return set()
+    members: set[int] = set()
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return members
+    for name in entries:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as fh:
+                stat = fh.read()
+        except OSError:
+            continue
+        if int(stat[stat.rfind(b")") + 2 :].split()[2]) in wanted:
+            members.add(int(name))
+    return members
+
+
 def _signal(pgids: set[int], pids: set[int], sig: int) -> None:
     for pgid in pgids:
         try:
@@ -87,12 +121,15 @@ def reap(pgids: set[int], homes: list[str], grace: float = 5.0) -> None:
     grace : float
         Seconds between SIGTERM and SIGKILL.
     """
+    own = {os.getpgrp(), *pgids}
     pids = _descendants(sorted(pgids))
+    pids |= _groups(pids, exclude=own)
     _signal(pgids, pids, signal.SIGTERM)
     deadline = time.monotonic() + grace
     while time.monotonic() < deadline and _any_alive(pgids, pids):
         time.sleep(0.1)
-    pids |= _descendants(sorted(pgids))
+    later = _descendants(sorted(pgids))
+    pids |= later | _groups(later, exclude=own)
     _signal(pgids, pids, signal.SIGKILL)
     for home in homes:
         shutil.rmtree(home, ignore_errors=True)

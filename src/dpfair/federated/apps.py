@@ -19,8 +19,9 @@ Solanki, Jain & Gujar's Algorithm 1 as a protocol between organisations, on Flow
 Metrics (actions, fairness-regret terms) never cross the wire: each agent writes its own to
 ``metrics-dir`` (a node setting, or the run setting) at the end of the run.
 
-Faults: an agent that does not answer within ``round-timeout`` seconds, or answers with an error, is
-dropped from that round on; the run goes on with the others, its last release stays in the sum
+Faults: an agent that does not answer within ``round-timeout`` seconds (counted from the round's latest
+reply: Flower's Simulation Engine runs the agents of a round one after another on a few actors), or answers
+with an error, is dropped from that round on; the run goes on with the others, its last release stays in the sum
 (nothing already aggregated is lost), and the result says who dropped and from which round.  An agent
 refuses a malformed message (unknown step, wrong shapes, NaN, a round in the past) with an error
 reply; its state is left as it was.
@@ -258,6 +259,8 @@ class _Exchange:
                 ids.discard(reply.metadata.reply_to_message_id)
                 replies[reply.metadata.src_node_id] = reply
                 self._log(reply)
+            if got:  # the limit counts from the round's latest reply: the Simulation Engine answers one after another
+                deadline = max(deadline, time.monotonic() + self.timeout)
             pause = 0.001 if got else min(0.02, pause * 2)
             if ids:
                 time.sleep(pause)
@@ -622,7 +625,7 @@ def _handle(message: Any, context: Any, stream_factory: Callable[[Mapping[str, A
             _AGENTS[key] = state
             _save(context, state)
             return Message(_records("init", agent=state["agent"]), reply_to=message)
-        state = _AGENTS.get(key) or _load(context, config, stream_factory)
+        state = _current(key, context) or _load(context, config, stream_factory)
         _check_round(step_config, state)
         reply = _records(step, agent=state["agent"])
         if step == "play":
@@ -684,13 +687,27 @@ def _start(config: Mapping[str, Any], context: Any, stream_factory: Callable[[Ma
             "metrics": {label: {"actions": [], "fair": [], "reward": []} for label in learners}}
 
 
+def _current(key: tuple[int, int], context: Any) -> dict[str, Any] | None:
+    """This process's copy of an agent, if it is the latest version of the agent's ``context.state``.
+
+    Flower's Simulation Engine runs consecutive messages of one agent on any of its Ray actors: a copy kept by
+    one actor is stale once another has handled a later message (the version counts the agent's saves).
+    """
+    state = _AGENTS.get(key)
+    if state is None or "dpfair" not in context.state:
+        return None
+    return state if context.state["dpfair"].get("version") == state["version"] else None
+
+
 def _save(context: Any, state: dict[str, Any]) -> None:
     from flwr.app import ConfigRecord
 
+    state["version"] = int(state.get("version", 0)) + 1
     # the node's own state (kept by its SuperNode, never sent): the learners and the metrics so far, small
     # (tens of KB: no lattice tables, metrics as arrays), as Flower moves it with every message
     context.state["dpfair"] = ConfigRecord({
         "agent": state["agent"], "metrics": pack_metrics(state["metrics"]), "learners": dumps_state(state["learners"]),
+        "version": state["version"],
     })
 
 
@@ -702,7 +719,8 @@ def _load(context: Any, config: Mapping[str, Any], stream_factory: Callable[[Map
     agent = int(saved["agent"])
     c = _settings(config)
     return {"agent": agent, "learners": pickle.loads(saved["learners"]), "metrics": unpack_metrics(saved["metrics"]),
-            "stream": _inside("invalid_stream", "stream", stream_factory, c, agent), "merit_scale": c["merit-scale"]}
+            "stream": _inside("invalid_stream", "stream", stream_factory, c, agent), "merit_scale": c["merit-scale"],
+            "version": int(saved.get("version", 0))}
 
 
 def _write_metrics(state: dict[str, Any], context: Any) -> None:

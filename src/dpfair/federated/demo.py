@@ -1,10 +1,11 @@
 """``dpfair federated demo``: the Flower apps over real local processes, with the simulator's numbers beside them.
 
 Starts a SuperLink and one SuperNode per agent on the loopback address (each a separate process,
-:class:`~dpfair.federated.LocalFederation`), runs the bundled Flower app (:func:`~dpfair.federated.app_dir`)
-with ``flwr run``, reads the server's result and each agent's own metrics, prints the fairness regret,
-the communication rounds and each agent's ``privacy_spent``, and stops every process it started
-(also on Ctrl-C).
+:class:`~dpfair.federated.LocalFederation`), or a simulation SuperLink whose Ray backend runs the agents
+as virtual SuperNodes (``executor="simulation"``, Flower's Simulation Engine), runs the bundled Flower
+app (:func:`~dpfair.federated.app_dir`) with ``flwr run``, reads the server's result and each agent's
+own metrics, prints the fairness regret, the communication rounds and each agent's ``privacy_spent``,
+and stops every process it started (also on Ctrl-C).
 """
 
 from __future__ import annotations
@@ -100,8 +101,11 @@ def run_demo(
     out : path, optional
         Folder for ``result.json``, the agents' metrics and every process's log (default: a
         temporary folder).
-    executor : {"persistent", "flower"}, default "persistent"
-        How the SuperNodes run the ClientApp (:class:`~dpfair.federated.LocalFederation`).
+    executor : {"persistent", "flower", "simulation"}, default "persistent"
+        How the SuperNodes run the ClientApp (:class:`~dpfair.federated.LocalFederation`); ``"simulation"``:
+        Flower's Simulation Engine (``dpfair federated demo --simulation``; ``pip install "dpfair[simulation]"``),
+        the agents as virtual SuperNodes on at most ``min(2, os.cpu_count())`` Ray actors (``start-timeout``
+        defaults to 300 s there: Ray starts before the first agent answers).
     extra_config : dict, optional
         More run settings (:data:`~dpfair.federated.RUN_CONFIG`).
     timeout : float, optional
@@ -118,10 +122,25 @@ def run_demo(
     -------
     DemoResult
         The server's result, each learner's regret curves and actions, the wall time.
+
+    Raises
+    ------
+    ValueError
+        For an unknown run setting, an invalid learner setting, executor or *timeout* (before any process starts).
+    ImportError
+        For ``executor="simulation"`` without ``flwr[simulation]`` (Ray).
     """
-    from dpfair.federated import LocalFederation, app_dir
+    from dpfair.federated._deployment import LocalFederation, app_dir
     from dpfair.federated.apps import RUN_CONFIG, planned_message_rounds
 
+    if executor not in ("persistent", "flower", "simulation"):
+        raise ValueError(f"executor must be 'persistent', 'flower' or 'simulation', got {executor!r}.")
+    if executor == "simulation":
+        from dpfair.federated._simulation import simulation_available
+
+        missing = simulation_available()
+        if missing:
+            raise ImportError(missing)
     say = echo or (lambda _line: None)
     folder = Path(tempfile.mkdtemp(prefix="dpfair-federated-")) if out is None else Path(out)
     folder.mkdir(parents=True, exist_ok=True)
@@ -133,6 +152,8 @@ def run_demo(
         "result-path": str(folder / "result.json"), "metrics-dir": str(metrics),
     }
     config.update(extra_config or {})
+    if executor == "simulation":  # Ray's start-up and actors come before the first reply: minutes on a loaded 2-core box
+        config.setdefault("start-timeout", _SIMULATION_START_TIMEOUT)
     unknown = sorted(set(config) - set(RUN_CONFIG))
     if unknown:
         raise ValueError(f"unknown run setting(s) {unknown}; the settings are {sorted(RUN_CONFIG)}.")
@@ -150,10 +171,16 @@ def run_demo(
     planned = planned_message_rounds(config) + 2  # + init and finish
     full = {**RUN_CONFIG, **config}
     start = time.monotonic()
-    say(f"starting a SuperLink and {n_agents} SuperNodes on 127.0.0.1 (logs in {folder / 'logs'})")
+    if executor == "simulation":
+        say(f"starting a simulation SuperLink on 127.0.0.1: {n_agents} virtual SuperNodes on Flower's Simulation Engine "
+            f"(Ray) (logs in {folder / 'logs'})")
+    else:
+        say(f"starting a SuperLink and {n_agents} SuperNodes on 127.0.0.1 (logs in {folder / 'logs'})")
     failure: str | None = None
     try:
-        with LocalFederation(n_agents, app_dir=app_dir(), executor=executor, log_dir=folder / "logs") as federation:
+        # the processes' start-up may take as long as the run allows its agents to join (start-timeout)
+        with LocalFederation(n_agents, app_dir=app_dir(), executor=executor, log_dir=folder / "logs",
+                             startup_timeout=max(60.0, float(full["start-timeout"]))) as federation:
             if federation.fast_path_off:
                 say(f"WARNING: the fast executor is off ({federation.fast_path_off}); running stock Flower")
             if on_start is not None:
@@ -172,6 +199,10 @@ def run_demo(
         server = {"horizon": int(horizon), "n_agents": int(n_agents), "learners": {}, "dropped": {}, "errors": [],
                   "completed": False, "rounds_played": 0}
     failure = failure or server.get("failed") or (None if server.get("completed") else "the run did not complete")
+    run_log = folder / "logs" / "run-1.log"
+    if failure and executor == "simulation" and run_log.exists() and _RAY_START_FAILED in run_log.read_text(errors="replace"):
+        failure = ("Ray's node did not start within Ray's own 30 s (the machine is overloaded), so the Simulation Engine "
+                   f"did not run; retry on a less loaded machine ({failure})")
     if failure:
         server["failed"] = failure
         if failure not in server["errors"]:
@@ -191,6 +222,8 @@ def run_demo(
     return result
 
 
+_RAY_START_FAILED = "The current node timed out during startup"  # ray/_private/node.py: a hard-coded 30 s wait
+_SIMULATION_START_TIMEOUT = 300.0  # seconds the ServerApp waits for the first init reply on the Simulation Engine
 _PROGRESS = re.compile(r"message round (\d+) of about (\d+) \(([0-9.]+) s each\)")
 _MARGIN = 3.0
 _SLACK = 60.0  # seconds added to a derived limit (start-up of the ServerApp, a slow round)

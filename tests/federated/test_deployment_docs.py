@@ -1,0 +1,225 @@
+"""Issue 31: the deployment page's multi-machine commands, replayed as written with stock Flower on 127.0.0.1.
+
+The commands are read from ``docs/user_guide/federated_deployment.rst`` (the first ``bash`` block and the ``toml``
+block of "Across machines"), so the page is the one source of truth; only what names a machine is replaced
+(:func:`_replace`).  The SuperLink runs with TLS (a CA made here) and SuperNode authentication; each SuperNode gets
+its own key pair, registered before it connects.  Every time limit follows the machine's measured pace
+(:mod:`pace`), not a fixed number of seconds.
+"""
+
+from __future__ import annotations
+
+import datetime
+import ipaddress
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("flwr")
+
+import pace
+
+from dpfair.federated import demo
+from dpfair.federated._deployment import RunHandle
+
+PAGE = Path(__file__).resolve().parents[2] / "docs" / "user_guide" / "federated_deployment.rst"
+AGENTS, HORIZON = 2, 3  # bounded-gap at d = 5: 3 synchronizations, + init and finish: 5 stock round trips
+
+
+def doc_blocks(page: Path = PAGE) -> tuple[list[str], str]:
+    """The commands of the first ``bash`` block after "Across machines" (continuation lines joined, comments and
+    blank lines dropped) and the text of the ``toml`` block after it."""
+    text = page.read_text()
+    section = text[text.index("Across machines\n---------------"):]
+
+    def block(kind: str) -> list[str]:
+        lines = section[section.index(f".. code-block:: {kind}\n"):].splitlines()[2:]
+        body = []
+        for line in lines:
+            if line and not line.startswith("   "):
+                break
+            body.append(line[3:])
+        return body
+
+    commands, current = [], ""
+    for line in block("bash"):
+        stripped = re.sub(r"\s{2,}#.*$", "", line).strip()  # a comment after the command (none inside quotes here)
+        if not stripped or (stripped.startswith("#") and not current):
+            continue
+        current += stripped[:-1] + " " if stripped.endswith("\\") else stripped
+        if not stripped.endswith("\\"):
+            commands.append(current)
+            current = ""
+    return commands, "\n".join(block("toml"))
+
+
+def test_the_page_holds_the_commands_this_test_replays():
+    commands, toml = doc_blocks()
+    firsts = [c.split()[0] for c in commands]
+    assert firsts == ["source", "flower-superlink", "ssh-keygen", "flwr", "flower-supernode", "flwr", "flwr"], firsts
+    assert "--enable-supernode-auth" in commands[1] and "--ssl-certfile" in commands[1]
+    assert "register" in commands[3] and "--auth-supernode-private-key" in commands[4] and "ls" in commands[6]
+    assert 'address = "server.example.org:8000"' in toml and "root-certificates" in toml
+
+
+def _free_ports(count: int) -> list[int]:
+    socks = [socket.socket() for _ in range(count)]
+    try:
+        for s in socks:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in socks]
+    finally:
+        for s in socks:
+            s.close()
+
+
+def _certificates(folder: Path) -> None:
+    """A test CA (``ca.crt``) and a server certificate for 127.0.0.1 signed by it (``server.pem``, ``server.key``)."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    now = datetime.datetime.now(datetime.UTC)
+
+    def build(subject, issuer, key, signer, *, ca: bool):
+        builder = (x509.CertificateBuilder().subject_name(subject).issuer_name(issuer).public_key(key.public_key())
+                   .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(minutes=5))
+                   .not_valid_after(now + datetime.timedelta(days=1))
+                   .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True))
+        if not ca:
+            builder = builder.add_extension(x509.SubjectAlternativeName(
+                [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
+        return builder.sign(signer, hashes.SHA256())
+
+    ca_key, server_key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "dpfair test CA")])
+    ca = build(ca_name, ca_name, ca_key, ca_key, ca=True)
+    server = build(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")]), ca_name, server_key, ca_key, ca=False)
+    (folder / "ca.crt").write_bytes(ca.public_bytes(serialization.Encoding.PEM))
+    (folder / "server.pem").write_bytes(server.public_bytes(serialization.Encoding.PEM))
+    (folder / "server.key").write_bytes(server_key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
+
+
+def _limits() -> dict[str, float]:
+    """``round-timeout`` and ``start-timeout`` for this machine's pace (stock Flower: a process per message)."""
+    return {"round-timeout": round(pace.round_limit(pace.stock_round_trip())),
+            "start-timeout": round(pace.startup_limit(2 + AGENTS) + 3 * pace.stock_round_trip())}
+
+
+def _replace(command: str, link_port: int, node_port: int | None, agent: int | None, tmp: Path) -> str:
+    """What names a machine, and the run's size and this machine's round limit (the page says to set it)."""
+    command = command.replace("server.example.org", "127.0.0.1").replace("--host 0.0.0.0", "--host 127.0.0.1")
+    command = command.replace(":8000", f":{link_port}").replace("--port 8000", f"--port {link_port}")
+    limits = _limits()
+    command = command.replace("/srv/dpfair", str(tmp / "srv")).replace(
+        "n-agents=5 horizon=100000", f"n-agents={AGENTS} horizon={HORIZON} round-timeout={limits['round-timeout']:.1f} "
+                                     f"start-timeout={limits['start-timeout']:.1f}")
+    if node_port is not None:
+        command = command.replace("--port 9094", f"--port {node_port}")
+    if agent is not None:
+        command = re.sub(r"agent-i\b", f"agent-{agent}", command).replace("partition-id=i ", f"partition-id={agent} ")
+    return command
+
+
+@pytest.mark.slow
+@pytest.mark.processes
+def test_the_deployment_pages_commands_run_as_written_with_stock_flower(tmp_path):
+    commands, toml = doc_blocks()
+    if shutil.which("ssh-keygen") is None:
+        pytest.skip("ssh-keygen (openssh-client) is not installed")
+    _certificates(tmp_path)
+    (tmp_path / "keys").mkdir()
+    link_port, *node_ports = _free_ports(1 + AGENTS)
+    home = tmp_path / "operator"
+    home.mkdir()
+    toml = toml.replace("server.example.org:8000", f"127.0.0.1:{link_port}").replace("/path/to/ca.crt",
+                                                                                     str(tmp_path / "ca.crt"))
+    (home / "config.toml").write_text(toml)
+    venv = Path(sys.executable).parent.parent
+    source = commands[0].replace(".venv", str(venv))  # source .venv/bin/activate, this test's environment
+    startup = pace.startup_limit(2 + AGENTS)
+    limits = _limits()
+    print(f"\nmeasured process start {pace.process_start():.2f} s: start-up limit {startup:.0f} s, run settings {limits}; "
+          "the run's limit follows the round trips it measures")
+    background: list[subprocess.Popen] = []
+    logs: list = []
+
+    def run(command: str, name: str, *, flwr_home: Path, wait: float | None) -> subprocess.CompletedProcess | None:
+        env = {**os.environ, "FLWR_HOME": str(flwr_home), "FLWR_TELEMETRY_ENABLED": "0"}
+        flwr_home.mkdir(exist_ok=True)
+        log = open(tmp_path / f"{name}.log", "w")
+        logs.append(log)
+        proc = subprocess.Popen(["bash", "-c", f"{source} && exec {command}"], cwd=tmp_path, env=env, stdin=subprocess.DEVNULL,
+                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        if wait is None:
+            background.append(proc)
+            return None
+        try:
+            code = proc.wait(wait)
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+        output = (tmp_path / f"{name}.log").read_text()
+        assert code == 0, f"{command}\n{output}"
+        return subprocess.CompletedProcess(command, code, output, "")
+
+    def wait_for(name: str, mark: str, limit: float) -> None:
+        deadline = time.monotonic() + limit
+        while mark not in (tmp_path / f"{name}.log").read_text(errors="replace"):
+            assert all(p.poll() is None for p in background), (tmp_path / f"{name}.log").read_text()
+            assert time.monotonic() < deadline, f"{name}: no {mark!r} within {limit:.0f} s\n" + (
+                tmp_path / f"{name}.log").read_text()
+            time.sleep(0.2)
+
+    try:
+        run(_replace(commands[1], link_port, None, None, tmp_path), "superlink", flwr_home=tmp_path / "link", wait=None)
+        wait_for("superlink", "Uvicorn running", startup)
+        for agent, node_port in enumerate(node_ports):
+            org = tmp_path / f"org-{agent}"
+            run(_replace(commands[2], link_port, None, agent, tmp_path), f"keygen-{agent}", flwr_home=org, wait=startup)
+            run(_replace(commands[3], link_port, None, agent, tmp_path), f"register-{agent}", flwr_home=home, wait=startup)
+            run(_replace(commands[4], link_port, node_port, agent, tmp_path), f"supernode-{agent}", flwr_home=org,
+                wait=None)
+        for agent in range(AGENTS):
+            wait_for(f"supernode-{agent}", "SuperNode ID:", startup)
+        # flwr run --stream: its time limit follows the round trips the ServerApp measures and logs (demo._watch)
+        run(_replace(commands[5], link_port, None, None, tmp_path), "flwr-run", flwr_home=home, wait=None)
+        handle = RunHandle(background[-1], [commands[5]], tmp_path / "flwr-run.log")
+        why = demo._watch(handle, HORIZON + 2, None, {"round-timeout": limits["round-timeout"],
+                                                      "start-timeout": limits["start-timeout"]}, print)
+        done = (tmp_path / "flwr-run.log").read_text()
+        assert why is None, f"{why}\n{done}"
+        run_id = re.search(r"Successfully started run (\d+)", done).group(1)
+        assert "dpfair: completed" in done, done
+        listed = run(_replace(commands[6], link_port, None, None, tmp_path).replace("RUN_ID", run_id), "flwr-ls",
+                     flwr_home=home, wait=startup)
+        assert "finished:completed" in listed.stdout.replace(" ", ""), listed.stdout
+        result = json.loads((tmp_path / "srv" / "result.json").read_text())
+        assert result["completed"] and result["rounds_played"] == HORIZON and not result["errors"]
+        assert sorted(result["learners"]["priv-bounded-gap"]["privacy_spent"]) == [str(a) for a in range(AGENTS)]
+        assert sorted(p.name for p in (tmp_path / "srv" / "metrics").glob("agent-*.npz")) == [
+            f"agent-{a}.npz" for a in range(AGENTS)]
+    finally:
+        for proc in reversed(background):
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGTERM)
+        for proc in background:
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+        for log in logs:
+            log.close()
