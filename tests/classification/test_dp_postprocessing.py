@@ -130,7 +130,8 @@ def test_noisy_table_is_the_laplace_mechanism_with_scale_2_over_m_epsilon():
     X, y, g = make_classification(2000, disparity=1.0, random_state=0)
     base = LogisticRegression().fit(X, y)
     m, epsilon = X.shape[0], 0.7
-    est = DPEqualizedOddsPostProcessor(base, epsilon=epsilon, groups=[0, 1], prefit=True, random_state=11)
+    est = DPEqualizedOddsPostProcessor(base, epsilon=epsilon, groups=[0, 1], prefit=True, random_state=11,
+                                       score_bins=None)  # the paper's table of binary predictions
     est.fit(X, y, sensitive_features=g)
     q_hat = pp_module.joint_frequencies(base.predict(X).astype(int), g.astype(int), y.astype(int), 2)
     expected = get_noise_source(11).laplace(q_hat, 2.0 / (m * epsilon))  # Algorithm 1, line 3: Lap(2/(m eps))
@@ -227,7 +228,8 @@ def test_an_empty_declared_group_is_handled_by_the_mechanism_after_one_charge_pe
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)  # the vacuous constraints of "X" are announced
             est.fit(X, y, sensitive_features=g)
-        assert est.probabilities_.shape == (2, 3) and ((est.probabilities_ >= 0) & (est.probabilities_ <= 1)).all()
+        assert est.score_bins_ == 8  # the default for a base model with predict_proba
+        assert est.probabilities_.shape == (8, 3) and ((est.probabilities_ >= 0) & (est.probabilities_ <= 1)).all()
         assert np.isfinite(est.objective_)
         proba = est.predict_proba(X[:5], sensitive_features=["X"] * 5)
         assert np.isfinite(proba).all() and np.allclose(proba.sum(axis=1), 1.0)
@@ -244,7 +246,7 @@ def test_a_tiny_group_never_raises_after_the_charge_and_warnings_hold_no_private
     warned = 0
     for seed in range(40):
         est = DPEqualizedOddsPostProcessor(base, epsilon=0.05, groups=[0, 1, "rare"], prefit=True, random_state=seed,
-                                           budget=budget)
+                                           budget=budget, score_bins=None)  # the paper's slack of LP~ (1)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             est.fit(X, y, sensitive_features=g)

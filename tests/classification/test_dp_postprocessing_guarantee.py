@@ -142,7 +142,8 @@ def test_fairness_slack_warning_fires_when_the_slack_exceeds_gamma_and_not_other
 
 
 def test_the_papers_variant_is_bit_identical_to_before_part_d():
-    """score_bins=None (the default) reproduces the seeded results of dpfair before issue 32 bit for bit."""
+    """score_bins=None (the paper's variant, the default until issue 32, part D2) reproduces the seeded results of
+    dpfair before issue 32 bit for bit."""
     X, y, g = make_classification(3000, disparity=2.0, random_state=12)
     base = LogisticRegression().fit(X, y)
     before = {  # probabilities_ (float.hex) and objective_ of the pre-part-D code, same data and seed
@@ -154,8 +155,8 @@ def test_the_papers_variant_is_bit_identical_to_before_part_d():
     for (eps, gamma), (probabilities, objective) in before.items():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            est = DPEqualizedOddsPostProcessor(base, epsilon=eps, gamma=gamma, groups=[0, 1], random_state=5).fit(
-                X, y, sensitive_features=g)
+            est = DPEqualizedOddsPostProcessor(base, epsilon=eps, gamma=gamma, groups=[0, 1], random_state=5,
+                                               score_bins=None).fit(X, y, sensitive_features=g)
         assert [float(v).hex() for v in est.probabilities_.ravel()] == probabilities
         assert float(est.objective_).hex() == objective
         assert est.predict(X[:20], sensitive_features=g[:20]).tolist() == [
@@ -253,7 +254,7 @@ def test_one_charge_per_fit_and_score_bins_refused_before_the_charge():
         est.fit(X, label, sensitive_features=group)
     assert len(budget.ledger) == 2 and budget.spent()[0] == pytest.approx(1.0)
     for bad in (1, 0, 2.5, "8", True, 1001):
-        with pytest.raises(ValueError, match="score_bins must be None"):
+        with pytest.raises(ValueError, match="score_bins must be 'auto', None"):
             DPEqualizedOddsPostProcessor(ScoreColumn().fit(X), epsilon=0.5, groups=[0, 1], score_bins=bad,
                                          budget=budget).fit(X, label, sensitive_features=group)
     with pytest.raises(ValueError, match="score_bins needs a base classifier with predict_proba"):

@@ -32,7 +32,7 @@ def test_seeded_fits_and_ledger_labels_are_unchanged():
     lin = DPLinearRegression(epsilon=1.0, data_norm=1.0, target_bound=1.0, alpha=1.0, budget=budget, random_state=7).fit(X, Y)
     lap = DPLinearRegression(epsilon=1.0, data_norm=1.0, target_bound=1.0, alpha=1.0, mechanism="laplace", budget=budget,
                              random_state=7).fit(X, Y)
-    log = DPLogisticRegression(epsilon=1.0, data_norm=1.0, budget=budget, random_state=7).fit(X, Y > 0)
+    log = DPLogisticRegression(epsilon=1.0, data_norm=1.0, C=1.0, budget=budget, random_state=7).fit(X, Y > 0)  # C=1.0: likewise
     np.testing.assert_allclose(lin.coef_, [1.7389448383985282, -6.286501742469023], rtol=1e-9)
     assert lin.intercept_ == pytest.approx(-0.05941993127970509, rel=1e-9)
     np.testing.assert_allclose(lap.coef_, [49.24563133550838, -67.07107324604894], rtol=1e-9)

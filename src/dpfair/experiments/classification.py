@@ -195,8 +195,9 @@ def postprocessing_task(cell: dict[str, Any], seed: int) -> dict[str, float]:
     failures = 0
     for gamma in PP_GAMMAS:
         # The same seed draws the same table q~ for every gamma: one release, re-solved per gamma.
-        pp = DPEqualizedOddsPostProcessor(
-            base, epsilon=float(cell["epsilon"]), gamma=gamma, beta=BETA, groups=list(GROUPS), prefit=True, random_state=seed
+        pp = DPEqualizedOddsPostProcessor(  # score_bins=None: the paper's Algorithm 1 (the default is 8 score bins)
+            base, epsilon=float(cell["epsilon"]), gamma=gamma, beta=BETA, groups=list(GROUPS), prefit=True,
+            random_state=seed, score_bins=None,
         )
         try:
             pp.fit(X[train], y[train], sensitive_features=groups[train])
@@ -263,7 +264,7 @@ def oracle_task(cell: dict[str, Any], seed: int) -> dict[str, float]:
             if method == "postprocessing":
                 base = _base_classifier(cell["dataset"], evaluation, seed if evaluation == "held-out" else 0)
                 est = DPEqualizedOddsPostProcessor(base, epsilon=epsilon, gamma=gamma, beta=BETA, groups=list(GROUPS),
-                                                   prefit=True, random_state=seed)
+                                                   prefit=True, random_state=seed, score_bins=None)  # Algorithm 1
                 est.fit(X[train], y[train], sensitive_features=groups[train])
                 p1 = est.predict_proba(X[test], sensitive_features=groups[test])[:, 1]
             else:
@@ -271,6 +272,7 @@ def oracle_task(cell: dict[str, Any], seed: int) -> dict[str, float]:
                     epsilon=epsilon, delta=DELTA, gamma=gamma, beta=BETA, x_norm_bound=x_norm_bound,
                     x_l1_bound=_l1_bound(cell["dataset"], X.shape[1]), accountant=method.split("-")[1],
                     groups=list(GROUPS), random_state=seed,
+                    oracle="paper",  # Figure 1 reproduces the paper's oracle learner (its accountant included)
                 )
                 with warnings.catch_warnings(record=True) as caught:
                     warnings.simplefilter("always", SmallBudgetWarning)
