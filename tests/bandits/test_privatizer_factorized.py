@@ -10,14 +10,17 @@ from __future__ import annotations
 
 import hashlib
 import math
+import pickle
 
 import numpy as np
 import pytest
 from scipy.special import ndtri
 
 from dpfair.bandits import FederatedSyntheticEnvironment, PrivFairXLinUCB, simulate_federated
+from dpfair.bandits._privatizer_factorized import KEY_BYTES, _clear_cache, gaussian_from_words, prf_words
 from dpfair.bandits.federated_protocol import _AgentSync, _plan
 from dpfair.bandits.privatizer import CONTINUAL, Privatizer, calibrate_privatizer, keyed_words, tree_key
+from dpfair.federated._state import dumps_state
 from dpfair.privacy import audit_epsilon, get_factorization
 from dpfair.privacy.accounting import gaussian_dp_delta, gaussian_dp_epsilon
 
@@ -298,3 +301,95 @@ def test_release_noise_has_the_std_of_the_factorization_rows(continual):
         assert target[:, 0].std() == pytest.approx(scale, rel=0.05)  # ~6 standard errors
         assert gram[:, 0, 0].std() == pytest.approx(math.sqrt(2.0) * scale, rel=0.05)
         assert abs(target[:, 0].mean()) < 4 * scale / math.sqrt(n)
+
+
+# ------------------------------------------------- secure noise: a keyed PRF in counter mode (issues 30/31)
+def _fixed_keys(n_rows: int, seed: int = 0) -> tuple[bytes, ...]:
+    rng = np.random.default_rng(seed)
+    return tuple(rng.bytes(KEY_BYTES) for _ in range(n_rows))
+
+
+def test_prf_words_are_keyed_blake2b_of_the_counter_and_a_fixed_function_of_key_draw_and_entry():
+    keys = _fixed_keys(3)
+    words = prf_words(keys, 0, 12, 21)
+    assert words.shape == (12, 3, 21) and words.dtype == np.uint64
+    # the specification, recomputed here: BLAKE2b-512(key, person, le64(draw) || le64(block)), little-endian words
+    digest = hashlib.blake2b((7).to_bytes(8, "little") + (2).to_bytes(8, "little"), key=keys[1], digest_size=64,
+                             person=b"dpfair.privz.v1").digest()
+    np.testing.assert_array_equal(words[7, 1, 16:21], np.frombuffer(digest, dtype="<u8")[:5])
+    # any window of draws, any subset of rows: the same words (a function of (key, draw, entry) only)
+    np.testing.assert_array_equal(prf_words(keys, 5, 4, 21), words[5:9])
+    np.testing.assert_array_equal(prf_words(keys[2:], 0, 12, 21)[:, 0], words[:, 2])
+    np.testing.assert_array_equal(prf_words(keys, 0, 12, 10), words[..., :10])
+    # other keys, other words: no word in common between rows (2^-64 per pair by chance)
+    assert np.unique(words).size == words.size
+    assert not np.isin(prf_words(_fixed_keys(3, seed=1), 0, 12, 21), words).any()
+
+
+@pytest.mark.statistical
+def test_prf_gaussian_is_standard_normal_and_independent_across_entries_rows_and_draws():
+    """KS at n = 20,000 variates from fixed keys (reproducible); a mis-scaled uniform mutant is caught."""
+    from scipy.stats import kstest
+
+    words = prf_words(_fixed_keys(4, seed=11), 0, 250, 20)  # 4 rows x 250 draws x 20 entries (3 blocks of 8)
+    z = gaussian_from_words(words)
+    assert kstest(z.ravel(), "norm").pvalue > 0.01
+    mutant = ndtri(((words >> np.uint64(12)).astype(float) + 0.5) * 2.0**-53)  # the top bit lost: u in (0, 1/2)
+    assert kstest(mutant.ravel(), "norm").pvalue < 1e-12
+    samples = z.reshape(-1, 20)  # 1,000 samples of the 20 entries: block 0 vs 1 vs 2 independent
+    corr = np.corrcoef(samples, rowvar=False)
+    assert np.abs(corr[np.triu_indices(20, 1)]).max() < 0.15  # null sd 0.032: 4.7 sd for the max of 190 pairs
+    rows = np.corrcoef(z.transpose(1, 0, 2).reshape(4, -1))  # rows (keys) independent, 5,000 variates each
+    assert np.abs(rows[np.triu_indices(4, 1)]).max() < 0.06  # null sd 0.014
+    lagged = np.corrcoef(z[1:].ravel(), z[:-1].ravel())[0, 1]  # consecutive draws independent
+    assert abs(lagged) < 0.04  # null sd 0.007
+
+
+@pytest.mark.parametrize("continual", FACTORIZED)
+def test_secure_factorized_noise_differs_across_privatizers_and_rows(continual):
+    a, b = (Privatizer(1.0, 1e-3, 1.0, 2, 16, (1, 3), continual=continual) for _ in range(2))
+    assert a._row_keys is not None and len(a._row_keys) == 3 and all(len(k) == KEY_BYTES for k in a._row_keys)
+    noise_a = np.stack([a.release_noise_units(np.full((1, 3), k))[0] for k in range(1, 9)])
+    noise_b = np.stack([b.release_noise_units(np.full((1, 3), k))[0] for k in range(1, 9)])
+    assert not (noise_a == noise_b).all(axis=(-1, -2)).any()
+    assert not (noise_a[:, 0, 0] == noise_a[:, 0, 1]).all(axis=(-1, -2)).any()
+
+
+@pytest.mark.parametrize("continual", FACTORIZED)
+def test_the_pickled_state_of_an_exp1_agent_is_small_and_constant_in_the_releases(continual):
+    """Secure noise, one agent, d = 5, Exp 1's tau = 20,002: the keys and the counts, not the past z."""
+    priv = Privatizer(2.0, 0.1, math.sqrt(5), 5, 20_002, (1, 1), continual=continual)
+    zero_gram, zero_target = np.zeros((1, 1, 5, 5)), np.zeros((1, 1, 5))
+    sizes = {}
+    for k in range(1, 201):
+        priv.release(zero_gram, zero_target)
+        if k in (10, 200):
+            sizes[k] = len(pickle.dumps(priv))
+    assert abs(sizes[200] - sizes[10]) < 300 and sizes[200] < 30_000, sizes
+    assert len(dumps_state(priv)) < 30_000
+
+
+@pytest.mark.parametrize("continual", FACTORIZED)
+@pytest.mark.parametrize("source", ["secure", "seeded-keyed", "seeded"])
+def test_an_unpickled_privatizer_continues_with_the_releases_of_the_original(continual, source):
+    """The state-resume property: reloaded in a process that never saw it (cache cleared) or in this one."""
+    rng = np.random.default_rng(8)
+    d, shape = 3, (1, 2)
+    kwargs = {"secure": {}, "seeded": {"random_state": 6},
+              "seeded-keyed": {"random_state": 6, "tree_keys": _keys(*shape)}}[source]
+    priv = Privatizer(2.0, 0.1, math.sqrt(3), d, 40, shape, continual=continual, **kwargs)
+    for k in range(7):
+        priv.release(*_increments(rng, shape, d), np.array([[True, k % 2 == 0]]))
+    blob = pickle.dumps(priv)
+    _clear_cache()
+    fresh = pickle.loads(blob)  # rebuilds its table from the keys
+    shared = pickle.loads(blob)  # finds fresh's table in the process cache (keyed sources)
+    if source != "seeded":
+        assert len(blob) < 10_000 and shared._factorized._state() is fresh._factorized._state()
+    for k in range(25):
+        increments = _increments(rng, shape, d)
+        mask = np.array([[k % 3 != 0, True]])
+        expected = priv.release(*increments, mask)
+        for copy in (fresh, shared):
+            np.testing.assert_array_equal(copy.release(*increments, mask)[0], expected[0])
+            np.testing.assert_array_equal(copy.release_noise_units(copy.count)[1], priv.release_noise_units(priv.count)[1])

@@ -11,20 +11,48 @@ column per distinct entry of the symmetric ``(d+1) x (d+1)`` augmented matrix, o
 ``sigma`` and diagonal std ``sqrt(2) sigma`` (the law of the tree's node noise): the calibration is in
 :func:`dpfair.bandits._privatizer_calibration._calibrate_factorized`.
 
-``z`` is ``sigma * Phi^{-1}(u)`` with ``u`` a 53-bit uniform from 64-bit words of the noise source (the
-OS CSPRNG by default; a tree's own SplitMix64 stream with seeded, keyed trees): a data-independent
-approximation of the Gaussian at about ``2^-53`` in the uniform and truncated beyond ``8.2 sigma``, then
-rounded to the grid ``g ~ sigma / 2^14`` after ``B``.
+``z`` is ``sigma * Phi^{-1}(u)`` with ``u`` a 53-bit uniform from 64-bit words (:func:`gaussian_from_words`):
+a data-independent approximation of the Gaussian at about ``2^-53`` in the uniform and truncated beyond
+``8.2 sigma``, then rounded to the grid ``g ~ sigma / 2^14`` after ``B``.  The words come from
+
+* **secure noise** (the default): a keyed cryptographic PRF in counter mode (:func:`prf_words`).  Each row
+  (agent) gets a 256-bit secret key from the OS CSPRNG (:func:`new_row_keys`) when its PRIVATIZER is built;
+  the words of draw ``j`` (row ``j`` of ``C``, 0-based: ``z_{j+1}`` for the square root, the ``j``-th node
+  in draw order for Honaker's tree) are keyed BLAKE2b of the counter ``(j, block)``.  ``z`` is then a
+  fixed function of ``(key, j)``, unpredictable without the key (BLAKE2b keyed is a PRF);
+* **seeded, keyed trees** (``tree_keys``): the tree's SplitMix64 stream, position ``j * n_entries + e``
+  (:func:`dpfair.bandits.privatizer.keyed_words`; reproducible, not hardened);
+* a seeded generator without keys: its words in draw order (so the drawn ``z`` are part of the state).
 
 The noise of release ``k`` of every row is computed in lock-step for all rows (the factorization's
-streaming generator, ``n_draws(k)`` rows of ``z`` at step ``k``) and kept in a table, so it is a fixed
-function of ``(row, k)`` once drawn whatever the masks of the synchronizations.
+streaming generator, ``n_draws(k)`` rows of ``z`` at step ``k``) and kept in a table
+(:class:`_NoiseTable`), so it is a fixed function of ``(row, k)`` once drawn whatever the masks of the
+synchronizations.
+
+State and cache
+---------------
+With keyed words (the first two sources) the table is a *cache*: the pickled state of a
+:class:`_FactorizedNoise` is the keys (inside the PRIVATIZER) and the factorization's name, constant-size in
+the number of releases (:mod:`dpfair.federated` pickles each agent into Flower's ``context.state`` at every
+message).  The table is rebuilt where the state is loaded, by replaying the same steps (``O(k log k)`` for
+the square root after ``k`` releases, bit for bit the same integers), and shared within the process through
+a cache keyed by a digest of the keys and the noise's parameters (:func:`_shared_table`): an agent loaded
+again in a process that served it before continues its table.  The secret keys never leave the agent but
+inside its own pickled state -- the storage of the agent's exact running sums, which say more than the
+noise; a copy of that state (``pickle``, ``copy.deepcopy``) continues the same noise: it is the same
+agent's state resumed, not a new agent (releasing different data from two copies would reuse the noise).
 """
 
 from __future__ import annotations
 
+import collections
+import hashlib
 import math
-from collections.abc import Callable
+import secrets
+import threading
+import weakref
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 from scipy.special import ndtri
@@ -33,45 +61,206 @@ from dpfair.privacy.continual import Factorization
 
 __all__: list[str] = []
 
+KEY_BYTES = 32  # 256-bit secret key per row
+_PERSON = b"dpfair.privz.v1"  # BLAKE2b personalization: domain separation of these words (<= 16 bytes)
+_DIGEST_WORDS = 8  # one BLAKE2b-512 digest: eight 64-bit words
+_RECENT_TABLES = 16  # tables kept alive by the process cache after their last user is gone
+
+
+def new_row_keys(n_rows: int) -> tuple[bytes, ...]:
+    """One fresh 256-bit secret key per row, from the OS CSPRNG (:func:`secrets.token_bytes`).
+
+    Parameters
+    ----------
+    n_rows : int
+        Number of rows (agents).
+
+    Returns
+    -------
+    tuple of bytes
+        ``n_rows`` keys of :data:`KEY_BYTES` bytes.
+    """
+    return tuple(secrets.token_bytes(KEY_BYTES) for _ in range(n_rows))
+
+
+def prf_words(row_keys: Sequence[bytes], first_draw: int, n_draws: int, n_entries: int) -> np.ndarray:
+    """Words of draws ``first_draw .. first_draw + n_draws - 1`` of each row, from its secret key.
+
+    Counter mode of a keyed PRF: the words of draw ``j``, entries ``8 b .. 8 b + 7``, are the little-endian
+    64-bit words of ``BLAKE2b-512(key=row_key, person="dpfair.privz.v1", data=le64(j) || le64(b))``
+    (BLAKE2b keyed is a PRF: Aumasson, Neves, Wilcox-O'Hearn & Winnerlein 2013, RFC 7693), so every word is
+    a fixed function of ``(key, j, entry)``, independent of how the draws are requested.
+
+    Parameters
+    ----------
+    row_keys : sequence of bytes
+        One secret key per row (at most 64 bytes each; :func:`new_row_keys` gives 32).
+    first_draw : int
+        The first draw (0-based row of ``C``).
+    n_draws : int
+        Number of draws.
+    n_entries : int
+        Words per draw.
+
+    Returns
+    -------
+    numpy.ndarray of uint64, shape ``(n_draws, len(row_keys), n_entries)``
+    """
+    n_blocks = -(-n_entries // _DIGEST_WORDS)
+    counters = np.empty((n_draws, n_blocks, 2), dtype="<u8")
+    counters[..., 0] = np.arange(first_draw, first_draw + n_draws, dtype=np.uint64)[:, None]
+    counters[..., 1] = np.arange(n_blocks, dtype=np.uint64)
+    raw = counters.tobytes()
+    out = np.empty((len(row_keys), n_draws, n_blocks * _DIGEST_WORDS), dtype=np.uint64)
+    for row, key in enumerate(row_keys):
+        keyed = hashlib.blake2b(key=key, digest_size=64, person=_PERSON)
+        parts = []
+        for at in range(0, len(raw), 16):
+            h = keyed.copy()
+            h.update(raw[at : at + 16])
+            parts.append(h.digest())
+        out[row] = np.frombuffer(b"".join(parts), dtype="<u8").reshape(n_draws, -1)
+    return np.ascontiguousarray(out[..., :n_entries].swapaxes(0, 1))
+
+
+def gaussian_from_words(words: np.ndarray) -> np.ndarray:
+    """Standard normal variates ``Phi^{-1}(u)``, ``u = (top 53 bits + 1/2) 2^-53`` in (0, 1), never 0 or 1.
+
+    The one map from words to ``z`` of every source (secure PRF, seeded keyed or seeded streams).
+
+    Parameters
+    ----------
+    words : numpy.ndarray of uint64
+        Uniform 64-bit words.
+
+    Returns
+    -------
+    numpy.ndarray of float
+        ``ndtri(u)``, the same shape.
+    """
+    uniform = ((words >> np.uint64(11)).astype(float) + 0.5) * 2.0**-53
+    return ndtri(uniform)
+
+
+def _factorization_spec(factorization: Factorization) -> tuple[type, int, dict[str, Any]]:
+    kwargs = {"block": factorization.block} if hasattr(factorization, "block") else {}
+    return type(factorization), factorization.horizon, kwargs
+
+
+class _NoiseTable:
+    """The computed part of the noise: the streaming generator's state, the table ``n_k`` and the draws so far."""
+
+    def __init__(self, factorization: Factorization, n_rows: int, n_entries: int, active: bool) -> None:
+        self.stream = factorization.stream((n_rows, n_entries)) if active else None
+        # row 0: release 0 (nothing released yet) has no noise; the pages are touched as they are filled
+        self.table = np.zeros((factorization.horizon + 1, n_rows, n_entries), dtype=np.int64)
+        self.filled = 0
+        self.draws = 0
+        self.lock = threading.Lock()
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        del state["lock"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.lock = threading.Lock()
+
+
+_TABLES: weakref.WeakValueDictionary[bytes, _NoiseTable] = weakref.WeakValueDictionary()
+_RECENT: collections.OrderedDict[bytes, _NoiseTable] = collections.OrderedDict()
+_CACHE_LOCK = threading.Lock()
+
+
+def _shared_table(cache_key: bytes, build: Callable[[], _NoiseTable]) -> _NoiseTable:
+    """This process's table for ``cache_key`` (built if absent); the last ``_RECENT_TABLES`` used stay alive."""
+    with _CACHE_LOCK:
+        table = _TABLES.get(cache_key)
+        if table is None:
+            table = build()
+            _TABLES[cache_key] = table
+        _RECENT[cache_key] = table
+        _RECENT.move_to_end(cache_key)
+        while len(_RECENT) > _RECENT_TABLES:
+            _RECENT.popitem(last=False)
+        return table
+
+
+def _clear_cache() -> None:
+    """Forget this process's shared tables (tests and benchmarks: the cost of a rebuild)."""
+    with _CACHE_LOCK:
+        _RECENT.clear()
+        _TABLES.clear()
+
 
 class _FactorizedNoise:
     """Integer release noise ``round(sigma_units * (B z)_k)`` per row, extended lazily to the largest ``k`` asked.
 
     ``words(first_draw, k)`` returns the uint64 words of draws ``first_draw .. first_draw + k - 1``,
-    shape ``(k, n_rows, n_entries)``.
+    shape ``(k, n_rows, n_entries)``.  ``key_digest`` (bytes) says that they are a fixed function of keys
+    that this digest identifies (secure PRF keys or seeded tree keys): the table is then a per-process cache,
+    not part of the pickled state (module docstring).  ``scale`` is fixed once the first noise is computed.
     """
 
     def __init__(self, factorization: Factorization, sigma_units: float, on_diagonal: np.ndarray, n_rows: int,
-                 words: Callable[[int, int], np.ndarray]) -> None:
+                 words: Callable[[int, int], np.ndarray], key_digest: bytes | None = None) -> None:
         self.factorization = factorization
         self.n_rows, self.n_entries = n_rows, int(on_diagonal.size)
         self.scale = np.where(on_diagonal, math.sqrt(2.0) * sigma_units, sigma_units)
+        self.active = sigma_units > 0
         self.words = words
-        self.stream = factorization.stream((n_rows, self.n_entries)) if sigma_units > 0 else None
-        # row 0: release 0 (nothing released yet) has no noise; the pages are touched as they are filled
-        self.table = np.zeros((factorization.horizon + 1, n_rows, self.n_entries), dtype=np.int64)
-        self.filled = 0
-        self.draws = 0
+        self.key_digest = key_digest
+        self._table: _NoiseTable | None = None
 
-    def _gaussian(self, k: int) -> np.ndarray:
-        words = self.words(self.draws, k)
-        self.draws += k
-        uniform = ((words >> np.uint64(11)).astype(float) + 0.5) * 2.0**-53  # in (0, 1), never 0 or 1
-        return ndtri(uniform) * self.scale
+    # ------------------------------------------------------------------------------------ the table
+    def _build(self) -> _NoiseTable:
+        return _NoiseTable(self.factorization, self.n_rows, self.n_entries, self.active)
+
+    def _cache_key(self) -> bytes:
+        f = self.factorization
+        described = repr((type(f).__name__, f.horizon, getattr(f, "block", None), self.n_rows, self.n_entries,
+                          self.active, self.scale.tolist()))  # repr of floats round-trips exactly
+        return hashlib.blake2b(bytes(self.key_digest or b"") + described.encode(), digest_size=32).digest()
+
+    def _state(self) -> _NoiseTable:
+        if self._table is None:
+            self._table = self._build() if self.key_digest is None else _shared_table(self._cache_key(), self._build)
+        return self._table
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state["factorization"] = _factorization_spec(self.factorization)  # not its O(tau) coefficients
+        if self.key_digest is not None:
+            state["_table"] = None  # a function of the keys: rebuilt (or found in the process cache) on demand
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        kind, horizon, kwargs = state["factorization"]
+        state["factorization"] = kind(horizon, **kwargs)
+        self.__dict__.update(state)
+
+    # ------------------------------------------------------------------------------------ the noise
+    def _gaussian(self, table: _NoiseTable, k: int) -> np.ndarray:
+        words = self.words(table.draws, k)
+        table.draws += k
+        return gaussian_from_words(words) * self.scale
 
     def extend(self, upto: int) -> None:
         """Compute the noise of every release up to ``upto`` (in order: the draws are sequential)."""
-        if self.stream is None:
-            self.filled = max(self.filled, upto)
-            return
-        while self.filled < upto:
-            t = self.filled + 1
-            k = self.factorization.n_draws(t)
-            z = self._gaussian(k) if k else np.zeros((0, self.n_rows, self.n_entries))
-            self.table[t] = np.rint(self.stream.step(z))  # n_t = round((B z)_t): a function of z alone
-            self.filled = t
+        table = self._state()
+        with table.lock:
+            if table.stream is None:
+                table.filled = max(table.filled, upto)
+                return
+            while table.filled < upto:
+                t = table.filled + 1
+                k = self.factorization.n_draws(t)
+                z = self._gaussian(table, k) if k else np.zeros((0, self.n_rows, self.n_entries))
+                table.table[t] = np.rint(table.stream.step(z))  # n_t = round((B z)_t): a function of z alone
+                table.filled = t
 
     def units(self, release_index: np.ndarray) -> np.ndarray:
         """``n_k`` of each row (``release_index`` of shape ``(n_rows,)``), int64 ``(n_rows, n_entries)``."""
         self.extend(int(release_index.max(initial=0)))
-        return self.table[release_index, np.arange(self.n_rows)]
+        return self._state().table[release_index, np.arange(self.n_rows)]

@@ -50,7 +50,10 @@ released as ``g (P_k + n_k)`` with ``n = round(B z)`` computed from the Gaussian
 ``C m`` (:mod:`dpfair.bandits._privatizer_factorized`), valid for adaptive streams since ``C`` is
 lower-triangular (Denisov, McMahan, Rush, Smith & Thakurta 2022).  Its sensitivity is
 ``max_s ||C e_s||`` times the ``Delta`` below, and ``sigma`` comes from the exact ``mu``-GDP profile
-(:func:`dpfair.privacy.accounting.gaussian_dp_mu`).
+(:func:`dpfair.privacy.accounting.gaussian_dp_mu`).  With secure noise ``z`` is a keyed cryptographic PRF
+of a per-agent 256-bit secret key and the draw's counter, so an agent's pickled state (Flower's
+``context.state``) is its keys and counts, not every past ``z``; the table of release noise is a
+per-process cache rebuilt from the keys.
 
 Calibration (``noise_calibration=``)
 ------------------------------------
@@ -85,6 +88,7 @@ which both squares ``ln(2/delta)`` and ignores that zCDP composes the ``levels``
 
 from __future__ import annotations
 
+import hashlib
 import math
 from typing import Any
 
@@ -105,7 +109,7 @@ from dpfair.bandits._privatizer_calibration import (
     privatizer_depth,
     privatizer_node_variance,
 )
-from dpfair.bandits._privatizer_factorized import _FactorizedNoise
+from dpfair.bandits._privatizer_factorized import _FactorizedNoise, new_row_keys, prf_words
 from dpfair.privacy.accounting import gaussian_dp_epsilon
 from dpfair.privacy.budget import PrivacyBudget, charge, check_budget, inside_charged_release
 from dpfair.privacy.continual import get_factorization
@@ -225,7 +229,10 @@ class Privatizer:
     continual : {"tree", "honaker", "sqrt"}, default "tree"
         The factorization of the prefix-sum matrix (:func:`calibrate_privatizer`); ``"paper"`` needs ``"tree"``.
     random_state : None, int, numpy.random.Generator or NoiseSource
-        ``None`` for secure noise (the OS CSPRNG); a seed for experiments.
+        ``None`` for secure noise (the OS CSPRNG); a seed for experiments.  With a factorization, secure
+        noise draws one 256-bit secret key per tree from the OS CSPRNG here and derives ``z`` from it by a
+        keyed PRF in counter mode (:mod:`dpfair.bandits._privatizer_factorized`): the pickled state holds the
+        keys and counts, constant-size in the number of releases, and a copy continues the same noise.
     tree_keys : array-like of uint64 of shape ``batch_shape``, optional
         Seeded noise only: one key per tree, each tree drawing its own SplitMix64 stream
         (:func:`tree_key`), so that a tree's noise does not depend on which other trees share the
@@ -326,17 +333,28 @@ class Privatizer:
         if not inside_charged_release():
             warn_seeded_noise(self._noise, cal.epsilon, "Privatizer")
         self._factorized: _FactorizedNoise | None = None
+        # secure factorized noise: a 256-bit secret key per row from the OS CSPRNG, z = PRF(key, draw) (counter
+        # mode), so that the state is the keys and the counts, not every past z (_privatizer_factorized)
+        self._row_keys: tuple[bytes, ...] | None = None
         if not tree:
+            key_digest = None
+            if secure:
+                self._row_keys = new_row_keys(math.prod(self.batch_shape))
+                key_digest = hashlib.blake2b(b"prf" + b"".join(self._row_keys), digest_size=32).digest()
+            elif self._keys is not None:
+                key_digest = hashlib.blake2b(b"splitmix64" + self._keys.tobytes(), digest_size=32).digest()
             self._factorized = _FactorizedNoise(
                 get_factorization(self.continual, self.n_releases), self.node_sigma / self.granularity,
-                self._upper[0] == self._upper[1], math.prod(self.batch_shape), self._factorized_words,
+                self._upper[0] == self._upper[1], math.prod(self.batch_shape), self._factorized_words, key_digest,
             )
 
     def _factorized_words(self, first_draw: int, n_draws: int) -> np.ndarray:
         """Words of draws ``first_draw ..`` of the rows of ``z``, shape ``(n_draws, n_trees, n_entries)``."""
         n_trees, n_entries = math.prod(self.batch_shape), self._upper[0].size
+        if self._row_keys is not None:  # secure: the keyed PRF in counter mode
+            return prf_words(self._row_keys, first_draw, n_draws, n_entries)
         if self._keys is None:
-            return self._noise.random_words((n_draws, n_trees, n_entries))  # secure by default
+            return self._noise.random_words((n_draws, n_trees, n_entries))  # a seeded generator, in draw order
         start = np.full(n_trees, first_draw * n_entries, dtype=np.uint64)
         words = keyed_words(self._keys.reshape(-1), start, n_draws * n_entries)
         return words.reshape(n_trees, n_draws, n_entries).swapaxes(0, 1)

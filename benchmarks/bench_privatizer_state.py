@@ -1,0 +1,88 @@
+"""Secure factorized PRIVATIZER noise: keyed PRF words against OS-CSPRNG words, state size and cache rebuild.
+
+Printed, never asserted; on the shared 2-core machine the figures move with the load (printed before and after).
+
+1. **Cost per release** (secure noise, ``continual="sqrt"``, ``d = 5``, 10 agents in one batch, the noise
+   only): the keyed BLAKE2b PRF in counter mode (the default since issue 31) against the reference in the same
+   process, the same Privatizer drawing its ``z`` words from the OS CSPRNG in draw order (the previous secure
+   path: every drawn ``z`` then had to be kept in the state).  Both are timed over the same releases,
+   interleaved in chunks so that the load hits both alike.
+2. **Pickled size** of one agent's PRIVATIZER (batch ``(1, 1)``, ``tau = 20,002``: Exp 1) after ``k`` releases.
+3. **Rebuild** of the table after unpickling at ``k`` releases in a process that never saw the agent
+   (``O(k log k)``: the square root's doubling FFT blocks replayed).
+
+Run: ``OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/bench_privatizer_state.py [releases]`` (default 4000).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import pickle
+import sys
+import time
+import warnings
+
+import numpy as np
+
+from dpfair.bandits import _privatizer_factorized as factorized
+from dpfair.bandits.privatizer import Privatizer
+from dpfair.privacy.budget import charged_release
+
+DIM, AGENTS, TAU = 5, 10, 20_002
+
+
+def _privatizer(shape: tuple[int, ...], reference: bool = False) -> Privatizer:
+    with charged_release(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        priv = Privatizer(2.0, 0.1, math.sqrt(5), DIM, TAU, shape, continual="sqrt")
+    if reference:  # the previous secure path: OS-CSPRNG words in draw order, kept in the state
+        priv._row_keys = None
+        priv._factorized.key_digest = None
+    return priv
+
+
+def per_release(n_releases: int) -> None:
+    """Noise of ``n_releases`` releases of 10 agents, PRF against OS-CSPRNG words, interleaved in chunks."""
+    prf, reference = _privatizer((1, AGENTS)), _privatizer((1, AGENTS), reference=True)
+    elapsed = {"prf": 0.0, "os-csprng": 0.0}
+    chunk = 250
+    for start in range(0, n_releases, chunk):
+        upto = np.full((1, AGENTS), min(start + chunk, n_releases))
+        for name, priv in (("prf", prf), ("os-csprng", reference)):
+            began = time.perf_counter()
+            for k in range(start + 1, int(upto[0, 0]) + 1):
+                priv.release_noise_units(np.full((1, AGENTS), k))
+            elapsed[name] += time.perf_counter() - began
+    prf_us, ref_us = (elapsed[n] / n_releases * 1e6 for n in ("prf", "os-csprng"))
+    print(f"noise per release (10 agents, sqrt, d = 5, {n_releases} releases): keyed PRF {prf_us:.1f} us, "
+          f"OS-CSPRNG words {ref_us:.1f} us, ratio {prf_us / ref_us:.2f}")
+
+
+def state_and_rebuild(checkpoints: tuple[int, ...]) -> None:
+    """Pickled size at each checkpoint and the rebuild of the table after unpickling there."""
+    one, reference = _privatizer((1, 1)), _privatizer((1, 1), reference=True)
+    zero_gram, zero_target = np.zeros((1, 1, DIM, DIM)), np.zeros((1, 1, DIM))
+    done = 0
+    for k in checkpoints:
+        for _ in range(k - done):
+            one.release(zero_gram, zero_target)
+            reference.release(zero_gram, zero_target)
+        done = k
+        blob = pickle.dumps(one)
+        factorized._clear_cache()  # a process that never saw this agent
+        back = pickle.loads(blob)
+        began = time.perf_counter()
+        rebuilt = back.release_noise_units(back.count)[0]
+        rebuild = time.perf_counter() - began
+        assert np.array_equal(rebuilt, one.release_noise_units(one.count)[0])
+        print(f"after {k:>6} releases: pickled PRF state {len(blob):>8,} B (OS-CSPRNG words: "
+              f"{len(pickle.dumps(reference)):>10,} B); rebuild after unpickling {rebuild * 1e3:8.1f} ms")
+
+
+if __name__ == "__main__":
+    releases = int(sys.argv[1]) if len(sys.argv) > 1 else 4000
+    print(f"load average before: {os.getloadavg()}")
+    per_release(releases)
+    state_and_rebuild((10, 200, 2_000, 20_000))
+    print(f"load average after: {os.getloadavg()}")
