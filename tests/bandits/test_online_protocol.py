@@ -148,3 +148,22 @@ def test_an_online_agent_with_a_merit_that_fails_on_public_input_is_refused_befo
     with pytest.raises(ValueError, match="nothing was charged"):
         agent.reset(n_actions=3, dim=2, horizon=20, n_agents=2, agent=0)
     assert budget.ledger == ()
+
+
+def test_the_exp1_learner_pickles_under_100_kb_with_secure_noise_and_its_schedule_survives():
+    # issue 31: a Flower agent's context.state holds the pickled learner on every message; Exp 1's plan has a
+    # (T + 1) bool schedule (T = 100,000), packed to bits in the pickle and restored exactly
+    import pickle
+    import warnings
+
+    from dpfair.bandits import PrivFairXLinUCB
+
+    learner = PrivFairXLinUCB(context_bound=5**0.5)  # defaults: secure noise, the square-root factorization
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        learner.reset(5, 5, 100_000, n_agents=10, agent=0)
+    blob = pickle.dumps(learner)
+    assert len(blob) < 100_000
+    copy = pickle.loads(blob)
+    np.testing.assert_array_equal(copy._online["plan"].schedule, learner._online["plan"].schedule)
+    assert copy._online["plan"].schedule.dtype == bool and copy._online["plan"].schedule.any()

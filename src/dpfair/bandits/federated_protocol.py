@@ -78,6 +78,20 @@ class _Plan:
     target_noise_bound: float = 0.0
     spent: dict[str, Any] = field(default_factory=dict)
 
+    def __getstate__(self) -> dict[str, Any]:
+        # a Flower agent's context.state pickles its plan on every message: the (T + 1) bool schedule is packed
+        # to bits (T = 100,000: 100 KB -> 12.5 KB) and unpacked exactly on load
+        state = dict(self.__dict__)
+        if state["schedule"] is not None:
+            state["schedule"] = ("packed", len(state["schedule"]), np.packbits(state["schedule"]))
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        schedule = state.get("schedule")
+        if isinstance(schedule, tuple) and schedule[0] == "packed":
+            state = {**state, "schedule": np.unpackbits(schedule[2], count=schedule[1]).astype(bool)}
+        self.__dict__.update(state)
+
 
 _NON_PRIVATE = {"protects": "nothing: a non-private learner", "neighbouring": "none"}
 _FEDERATED_DP = {
