@@ -8,6 +8,9 @@ public, as in the paper.
 * :class:`DPExponentiatedGradient`: the private oracle learner (exponentiated gradient over a noisy
   auditor). By default its least-squares oracle works from cell sums released once
   (``oracle="statistics"``); ``oracle="paper"`` is Algorithm 3 with Subroutine 2 exactly.
+* :class:`FairnessConstraint` and its subclasses :class:`EqualizedOdds`, :class:`DemographicParity`,
+  :class:`TruePositiveRateParity` (:mod:`dpfair.classification.constraints`): the constraint the
+  reductions play, owning its violations and sensitivities; :func:`make_constraint` builds one by name.
 * :class:`SmallBudgetWarning`: raised by :class:`DPExponentiatedGradient` when a released
   noise-to-signal ratio (of the oracle's statistics or of the auditor's violation) exceeds 1.
 * :class:`VacuousConstraintWarning`: raised by :class:`DPEqualizedOddsPostProcessor` when a declared
@@ -17,13 +20,25 @@ public, as in the paper.
 """
 
 from dpfair.classification._postprocessing_guarantee import FairnessSlackWarning
+from dpfair.classification.constraints import (
+    DemographicParity,
+    EqualizedOdds,
+    FairnessConstraint,
+    TruePositiveRateParity,
+    make_constraint,
+)
 from dpfair.classification.postprocessing import DPEqualizedOddsPostProcessor, VacuousConstraintWarning
 from dpfair.classification.reductions import DPExponentiatedGradient, SmallBudgetWarning
 
 __all__ = [
     "DPEqualizedOddsPostProcessor",
     "DPExponentiatedGradient",
+    "DemographicParity",
+    "EqualizedOdds",
+    "FairnessConstraint",
     "FairnessSlackWarning",
     "SmallBudgetWarning",
+    "TruePositiveRateParity",
     "VacuousConstraintWarning",
+    "make_constraint",
 ]

@@ -80,6 +80,7 @@ from dpfair._validation import (
     check_positive_finite,
 )
 from dpfair.base import PrivacyParameters, PrivateEstimator
+from dpfair.classification.constraints import make_constraint
 from dpfair.classification.reductions_accounting import (  # noqa: F401
     _MAX_ITER,
     _MAX_ITER_INF,
@@ -177,7 +178,7 @@ class SmallBudgetWarning(UserWarning):
 
 
 class DPExponentiatedGradient(PrivateEstimator, _MixturePredictor, ClassifierMixin, BaseEstimator):
-    """Differentially private fair classifier under equalized odds (DP-oracle-learner).
+    """Differentially private fair classifier under equalized odds or another rate parity (DP-oracle-learner).
 
     Algorithm 3 of Jagielski et al. (2019): the Auditor plays exponentiated gradient on noisy
     fairness violations, the Learner best-responds with a private cost-sensitive oracle (one
@@ -196,9 +197,12 @@ class DPExponentiatedGradient(PrivateEstimator, _MixturePredictor, ClassifierMix
     delta : float
         Total ``delta`` in ``(0, 1)`` (all of it goes to the composition of the ``2T`` per-round releases).
     gamma : float
-        Allowed equalized-odds violation (``>= 0``): ``|FP_a - FP_ref| <= gamma`` and
-        ``|TP_a - TP_ref| <= gamma`` for every group ``a``, the reference being set by
-        ``constraint_reference``.
+        Allowed violation (``>= 0``); equalized odds: ``|FP_a - FP_ref| <= gamma`` and ``|TP_a - TP_ref| <= gamma``
+        for every group ``a``, the reference being set by ``constraint_reference``.
+    constraints : str or FairnessConstraint, default "equalized_odds"
+        The fairness constraint (:mod:`~dpfair.classification.constraints`): ``"equalized_odds"``,
+        ``"demographic_parity"`` or ``"true_positive_rate_parity"``, built with ``constraint_reference``; or an
+        instance (which owns its reference), e.g. of a new subclass.
     bound_B : float or None, default None
         ``B``, the bound on ``||lambda||_1`` (``> 0``).  ``None``: ``B = |A|``, the number of declared
         groups (Corollary 4.6.1's choice).  Larger ``B`` enforces the constraints more strongly (Lemma C.4:
@@ -225,8 +229,8 @@ class DPExponentiatedGradient(PrivateEstimator, _MixturePredictor, ClassifierMix
         ``2 nu`` above the best ``gamma``-fair classifier).  ``None``: ``1 / sqrt(m)``.
     constraint_reference : {"group0", "overall"}, default "group0"
         ``"group0"``: every group's rates against the first declared group's (the paper's Definition 2.1,
-        ``4(|A|-1)`` constraints).  ``"overall"``: every group's rates against the rates of all rows of the
-        same label (fairlearn's ``EqualizedOdds``, ``4|A|`` constraints).
+        ``4(|A|-1)`` equalized-odds constraints).  ``"overall"``: every group's rates against the rates of all rows
+        of the same event (fairlearn's ``EqualizedOdds``, ``4|A|`` constraints).
     accountant : {"tight", "advanced", "paper"}, default "tight"
         How the ``2T`` per-round Laplace releases are composed (see :func:`per_round_epsilon`):
         ``"tight"`` (privacy loss distributions or Renyi DP, whichever certifies the larger
@@ -291,6 +295,8 @@ class DPExponentiatedGradient(PrivateEstimator, _MixturePredictor, ClassifierMix
     epsilon_selection_ : float
         The ``epsilon`` of the private best-prefix choice (A-aware, ``selection="best"``, finite ``epsilon``;
         part of the total ``epsilon``), 0 where the choice is post-processing or not made.
+    constraint_ : FairnessConstraint
+        The constraint played (equalized odds: ``lambda_`` of shape ``(K / 4, 4)``).
     accountant_ : str
         The bound that certifies ``epsilon_step_`` (also stated in ``privacy_spent_["protects"]``).
     gap_ : float
@@ -299,7 +305,7 @@ class DPExponentiatedGradient(PrivateEstimator, _MixturePredictor, ClassifierMix
     coef_ : ndarray of shape (``best_iter_``, n_weights)
         Weights ``w_t`` of the best responses: ``h_t(z) = 1{z . w_t > 0}`` with ``z = [x, 1]``
         (A-blind) or ``z = [x, onehot(a)]`` (A-aware).
-    lambda_ : ndarray of shape (K / 4, 4)
+    lambda_ : ndarray of shape ``constraint_.violation_shape(n_groups)``
         Average dual play ``lambda~`` over the output's rounds (Algorithm 3's second output).
     privacy_spent_ : dict
         ``{"epsilon", "delta", "protects", "neighbouring"}``; ``protects`` names the accountant.
@@ -344,6 +350,7 @@ class DPExponentiatedGradient(PrivateEstimator, _MixturePredictor, ClassifierMix
         epsilon: float,
         delta: float,
         gamma: float,
+        constraints: Any = "equalized_odds",
         bound_B: float | None = None,
         beta: float = 0.05,
         x_norm_bound: float | None = None,
@@ -363,6 +370,7 @@ class DPExponentiatedGradient(PrivateEstimator, _MixturePredictor, ClassifierMix
         self.epsilon = epsilon
         self.delta = delta
         self.gamma = gamma
+        self.constraints = constraints
         self.bound_B = bound_B
         self.beta = beta
         self.x_norm_bound = x_norm_bound
@@ -451,7 +459,9 @@ class DPExponentiatedGradient(PrivateEstimator, _MixturePredictor, ClassifierMix
             raise ValueError(f"n_iter must be <= 100000, got {n_iter}.")
         eta = None if self.eta is None else check_positive_finite(self.eta, "eta")
         nu = None if self.nu is None else check_positive_finite(self.nu, "nu")
-        reference = _check_choice(self.constraint_reference, "constraint_reference", REFERENCES)
+        constraint = make_constraint(self.constraints, _check_choice(self.constraint_reference, "constraint_reference",
+                                                                     REFERENCES))
+        reference = constraint.reference
         accountant = _check_choice(self.accountant, "accountant", ACCOUNTANTS)
         selection = _check_choice(self.selection, "selection", SELECTIONS)
         aware = check_bool(self.use_sensitive_at_test_time, "use_sensitive_at_test_time")
@@ -463,7 +473,8 @@ class DPExponentiatedGradient(PrivateEstimator, _MixturePredictor, ClassifierMix
             )
         oracle = ("paper" if aware else "statistics") if oracle == "auto" else oracle
         return {"oracle": oracle, "delta": delta, "gamma": gamma, "bound_B": bound_B, "beta": beta, "n_iter": n_iter,
-                "eta": eta, "nu": nu, "reference": reference, "accountant": accountant, "selection": selection, "aware": aware}
+                "eta": eta, "nu": nu, "reference": reference, "accountant": accountant, "selection": selection, "aware": aware,
+                "constraint": constraint}
 
     def _privacy_cost(self, params: PrivacyParameters) -> tuple[float, float]:
         return params.epsilon, 0.0 if math.isinf(params.epsilon) else params.extra["delta"]
@@ -507,6 +518,7 @@ class DPExponentiatedGradient(PrivateEstimator, _MixturePredictor, ClassifierMix
         """Algorithm 3's plan (``T``, ``eta``, the privacy split: public) and the exact statistics it releases."""
         epsilon, delta, extra = params.epsilon, params.extra["delta"], params.extra
         reference, aware, l1_row_bound = extra["reference"], extra["aware"], data["l1_row_bound"]
+        ref = {"reference": reference, "constraint": extra["constraint"]}
         X_arr, y01, index, m = data["X"], data["y01"], data["group_index"], data["n_rows"]
         n_groups = data["groups"].size
         bound_B = float(n_groups) if extra["bound_B"] is None else extra["bound_B"]  # Corollary 4.6.1: B = |A|
@@ -515,10 +527,10 @@ class DPExponentiatedGradient(PrivateEstimator, _MixturePredictor, ClassifierMix
         private = not math.isinf(epsilon) and n_groups > 1  # with one group no output depends on the labels
         by_statistics = private and extra["oracle"] == "statistics"
         t_privacy = (STATISTICS_N_ITER if by_statistics else
-                     default_n_iter(epsilon, delta, bound_B, n_groups, m, vc_dim, extra["beta"], reference=reference))
+                     default_n_iter(epsilon, delta, bound_B, n_groups, m, vc_dim, extra["beta"], **ref))
         n_iter = extra["n_iter"]
-        T = n_iter if n_iter is not None else min(t_privacy, accuracy_n_iter(bound_B, nu, n_groups, reference=reference))
-        eta = extra["eta"] if extra["eta"] is not None else default_eta(n_groups, T, reference=reference)
+        T = n_iter if n_iter is not None else min(t_privacy, accuracy_n_iter(bound_B, nu, n_groups, **ref))
+        eta = extra["eta"] if extra["eta"] is not None else default_eta(n_groups, T, **ref)
         # A-aware, h and its training error read A exactly: the best-prefix choice is then a charged release
         private_selection = private and aware and extra["selection"] == "best"
         certified_by = "none (epsilon = inf)"
@@ -551,8 +563,8 @@ class DPExponentiatedGradient(PrivateEstimator, _MixturePredictor, ClassifierMix
             ones = np.ones((n_groups, 2))
             worst = max(
                 2.0 / epsilon_counts,
-                auditor_sensitivity(ones, reference=reference, label_counts=np.ones(2), aware=aware) / epsilon_step,
-                oracle_sensitivity(bound_B, np.array([1.0 / m]), l1_row_bound, aware, reference=reference) / epsilon_step,
+                auditor_sensitivity(ones, label_counts=np.ones(2), aware=aware, **ref) / epsilon_step,
+                oracle_sensitivity(bound_B, ones / m, l1_row_bound, aware, **ref) / epsilon_step,
                 aware_static_sensitivity(l1_row_bound) / max(epsilon_gram, 1e-300) if aware else 0.0,
             )
             if not worst <= _MAX_NOISE_SCALE:
@@ -592,6 +604,8 @@ class DPExponentiatedGradient(PrivateEstimator, _MixturePredictor, ClassifierMix
         """Algorithm 3 after the charge: the one-off releases, then the noisy game (every use of ``noise``)."""
         s, extra = statistics, params.extra
         reference, aware, selection, gamma = extra["reference"], extra["aware"], extra["selection"], extra["gamma"]
+        constraint = extra["constraint"]
+        ref = {"reference": reference, "constraint": constraint}
         private, m, n_groups, T, bound_B = s["private"], s["m"], s["n_groups"], s["T"], s["bound_B"]
         epsilon_step, epsilon_counts, epsilon_gram = s["epsilon_step"], s["epsilon_counts"], s["epsilon_gram"]
         epsilon_selection = s["epsilon_selection"]
@@ -626,17 +640,17 @@ class DPExponentiatedGradient(PrivateEstimator, _MixturePredictor, ClassifierMix
         gram_inv = _psd_inverse(gram, exact=not (aware and private))
         if by_statistics:  # the released sums' noise, shrunk every round (reductions_oracle.ShrunkSolver)
             shrunk = ShrunkSolver(gram, s["cell_sensitivity"] / s["mu_cells"])
-        sens_oracle = (oracle_sensitivity(bound_B, proportions, s["l1_row_bound"], aware, reference=reference)
+        sens_oracle = (oracle_sensitivity(bound_B, proportions, s["l1_row_bound"], aware, **ref)
                        if private and not by_statistics else math.inf)
         oracle_step = math.inf if by_statistics else epsilon_step  # the statistics oracle: post-processing
-        sens_auditor = auditor_sensitivity(denominators, reference=reference, label_counts=label_counts, aware=aware)
+        sens_auditor = auditor_sensitivity(denominators, label_counts=label_counts, aware=aware, **ref)
         zt_base = s["zt_base"]  # Z^T C_1 = zt_base + sum_cells tau_cell zt_cells[cell]
-        game = _Game(y01, cell, n_groups, denominators, label_counts, gamma, reference)
+        game = _Game(y01, cell, n_groups, denominators, label_counts, gamma, reference, constraint)
 
         tau_norms: list[float] = []
 
         def best_response(lam: np.ndarray, step: float) -> tuple[np.ndarray, np.ndarray]:
-            tau = cell_costs(lam, proportions, reference=reference, label_proportions=label_proportions)
+            tau = cell_costs(lam, proportions, label_proportions=label_proportions, **ref)
             if math.isinf(step):
                 tau_norms.append(float(np.linalg.norm(tau)))
             moment1 = _noisy_moment(zt_base + tau.ravel() @ zt_cells, sens_oracle, step, noise)
@@ -647,7 +661,7 @@ class DPExponentiatedGradient(PrivateEstimator, _MixturePredictor, ClassifierMix
             return w, (Z @ w > 0).astype(float)
 
         # ---- Algorithm 3 main loop (vectorized over rows and groups)
-        theta = np.zeros((n_constraints(n_groups, reference) // 4, 4))
+        theta = np.zeros(constraint.violation_shape(n_groups))
         weights = np.empty((T, Z.shape[1]))
         lam_sums = np.zeros((T + 1, *theta.shape))
         r_sum = np.zeros_like(theta)
@@ -656,7 +670,7 @@ class DPExponentiatedGradient(PrivateEstimator, _MixturePredictor, ClassifierMix
         h_best, r_best_sum = h_sum, r_sum
         values, r_sums = np.empty(T), np.empty((T, *theta.shape))  # every prefix's primal value and sum of r~
         if by_statistics:  # sd of a violation entry: at most sigma (1 / n_a + 1 / n_ref), sigma of a released count
-            noise_sd = 2.0 * POSITIVES_SENSITIVITY / s["mu_round"] / float(denominators.min())
+            noise_sd = constraint.violation_sd(POSITIVES_SENSITIVITY / s["mu_round"], denominators)
         else:
             noise_sd = math.sqrt(2.0) * sens_auditor / epsilon_step if private else 0.0  # sd of one Laplace draw
         best_value, best_t, rounds, gap = math.inf, 0, T, math.nan
@@ -674,10 +688,10 @@ class DPExponentiatedGradient(PrivateEstimator, _MixturePredictor, ClassifierMix
             positive = game.positives(h)
             if n_groups > 1 and by_statistics:  # the positives per cell (Gaussian), violations by post-processing
                 r_noisy = violations(release_positives(positive, positive.sum(axis=0), s["mu_round"], noise),
-                                     denominators, gamma, reference=reference, label_counts=label_counts)
+                                     denominators, gamma, label_counts=label_counts, **ref)
             elif n_groups > 1:
-                r_noisy = noisy_violations(positive, denominators, gamma, epsilon_step, noise, reference=reference,
-                                           label_counts=label_counts, aware=aware)
+                r_noisy = noisy_violations(positive, denominators, gamma, epsilon_step, noise, label_counts=label_counts,
+                                           aware=aware, **ref)
             else:
                 r_noisy = np.full_like(theta, -gamma)
             theta = theta + s["eta"] * r_noisy  # line 8
@@ -705,11 +719,10 @@ class DPExponentiatedGradient(PrivateEstimator, _MixturePredictor, ClassifierMix
             gap = game.gap(h_best / best_t, lam_sums[best_t] / best_t, bound_B, best_response)
             gap, mixture = better_mixture(exact, gap, best_response, final=True)
         if mixture is not None:  # the exact best mixture: its error and violations for _solve's check
-            r_exact = violations(mixture["positives"], denominators, gamma, reference=reference,
-                                 label_counts=label_counts)
+            r_exact = violations(mixture["positives"], denominators, gamma, label_counts=label_counts, **ref)
         else:
-            r_exact = (violations(game.positives(h_best / best_t), denominators, gamma, reference=reference,
-                                  label_counts=label_counts) if not private and n_groups > 1 and best_t else None)
+            r_exact = (violations(game.positives(h_best / best_t), denominators, gamma, label_counts=label_counts, **ref)
+                       if not private and n_groups > 1 and best_t else None)
         if not private:
             ratios = {"oracle": 0.0, "auditor": 0.0}
         else:
@@ -762,7 +775,7 @@ class DPExponentiatedGradient(PrivateEstimator, _MixturePredictor, ClassifierMix
             "gap_": float(noisy["gap"]) if not private else math.nan, "coef_": noisy["weights"][:best_t].copy(),
             "lambda_": noisy["lam_sums"][best_t] / best_t, "_aware": params.extra["aware"], "mixture_weights_": None,
             "_predict_seed_": noisy["predict_seed"], "oracle_": noisy["oracle"],
-            "noise_to_signal_": dict(noisy["noise_to_signal"]),
+            "noise_to_signal_": dict(noisy["noise_to_signal"]), "constraint_": params.extra["constraint"],
         } | ({} if noisy["mixture"] is None else {  # epsilon = inf: the exact best mixture (reductions_mixture)
             "coef_": noisy["weights"][noisy["mixture"]["rounds"]], "mixture_weights_": noisy["mixture"]["q"],
             "lambda_": noisy["mixture"]["lam"], "best_iter_": int(noisy["mixture"]["rounds"].size),

@@ -34,14 +34,18 @@ def _check_choice(value: Any, name: str, choices: tuple[str, ...]) -> str:
 
 
 # ---------------------------------------------------------------------------- Algorithm 3 parameters
-def n_constraints(n_groups: int, reference: str = "group0") -> int:
-    """Number ``K`` of equalized-odds constraints: ``4(|A|-1)`` against group 0, ``4|A|`` against the overall rate."""
+def n_constraints(n_groups: int, reference: str = "group0", constraint: Any = None) -> int:
+    """Number ``K`` of constraints: ``constraint.n_constraints(n_groups)`` (a
+    :class:`~dpfair.classification.constraints.FairnessConstraint`); ``None``: equalized odds, ``4(|A|-1)`` against
+    group 0, ``4|A|`` against the overall rate."""
+    if constraint is not None:
+        return int(constraint.n_constraints(n_groups))
     return 4 * (n_groups - 1) if reference == "group0" else 4 * n_groups
 
 
 def default_n_iter(
     epsilon: float, delta: float, bound_B: float, n_groups: int, n_rows: int, vc_dim: int, beta: float,
-    *, reference: str = "group0",
+    *, reference: str = "group0", constraint: Any = None,
 ) -> int:
     """Algorithm 3, line 1: ``T = B sqrt(ln(K+1)) m eps / (2 (2|A|B+1) sqrt(ln(1/delta)) (d ln m + ln(2/beta)))``.
 
@@ -54,7 +58,7 @@ def default_n_iter(
         return 1
     if math.isinf(epsilon):
         return _MAX_ITER_INF
-    n_plus_1 = n_constraints(n_groups, reference) + 1
+    n_plus_1 = n_constraints(n_groups, reference, constraint) + 1
     numerator = bound_B * math.sqrt(math.log(n_plus_1)) * n_rows * epsilon
     denominator = 2.0 * (2 * n_groups * bound_B + 1) * math.sqrt(math.log(1.0 / delta))
     denominator *= vc_dim * math.log(max(n_rows, 2)) + math.log(2.0 / beta)
@@ -62,7 +66,7 @@ def default_n_iter(
     return int(min(max(math.floor(t), 1), _MAX_ITER)) if math.isfinite(t) else _MAX_ITER
 
 
-def accuracy_n_iter(bound_B: float, nu: float, n_groups: int, *, reference: str = "group0") -> int:
+def accuracy_n_iter(bound_B: float, nu: float, n_groups: int, *, reference: str = "group0", constraint: Any = None) -> int:
     """Rounds after which the exact game is a ``nu``-approximate equilibrium: ``ceil(16 B^2 ln(K+1) / nu^2)``.
 
     Lemma 4.2 (Freund & Schapire) without noise and with the step ``eta = (1/2) sqrt(ln(K+1) / T)``:
@@ -71,19 +75,19 @@ def accuracy_n_iter(bound_B: float, nu: float, n_groups: int, *, reference: str 
     """
     if n_groups == 1:
         return 1
-    n_plus_1 = n_constraints(n_groups, reference) + 1
+    n_plus_1 = n_constraints(n_groups, reference, constraint) + 1
     t = 16.0 * bound_B**2 * math.log(n_plus_1) / nu**2
     return int(min(max(math.ceil(t), 1), 10**9))  # at least one round (B^2 can underflow to 0)
 
 
-def min_informative_n_iter(n_groups: int, *, reference: str = "group0") -> int:
+def min_informative_n_iter(n_groups: int, *, reference: str = "group0", constraint: Any = None) -> int:
     """``ceil(16 ln(K+1))``: below it the auditor's regret bound ``4 B sqrt(ln(K+1) / T)`` is at least ``B``."""
-    return math.ceil(16.0 * math.log(n_constraints(n_groups, reference) + 1)) if n_groups > 1 else 1
+    return math.ceil(16.0 * math.log(n_constraints(n_groups, reference, constraint) + 1)) if n_groups > 1 else 1
 
 
-def default_eta(n_groups: int, n_iter: int, *, reference: str = "group0") -> float:
+def default_eta(n_groups: int, n_iter: int, *, reference: str = "group0", constraint: Any = None) -> float:
     """Algorithm 3, line 1: ``eta = (1/2) sqrt(ln(K+1) / T)`` (any positive value with one group)."""
-    return 0.5 * math.sqrt(math.log(n_constraints(n_groups, reference) + 1) / n_iter) if n_groups > 1 else 1.0
+    return 0.5 * math.sqrt(math.log(n_constraints(n_groups, reference, constraint) + 1) / n_iter) if n_groups > 1 else 1.0
 
 
 def split_epsilon(epsilon: float, delta: float, n_iter: int) -> tuple[float, float, float]:

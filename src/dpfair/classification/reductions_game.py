@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 from scipy.special import logsumexp
 
+from dpfair.classification.constraints import EqualizedOdds, FairnessConstraint
 from dpfair.privacy.mechanisms import exponential_mechanism, laplace_mechanism
 from dpfair.privacy.noise import NoiseSource
 
@@ -18,50 +19,36 @@ from dpfair.privacy.noise import NoiseSource
 # ---------------------------------------------------------------------------- the private players
 def violations(
     positive_counts: np.ndarray, denominators: np.ndarray, gamma: float, *, reference: str = "group0",
-    label_counts: np.ndarray | None = None,
+    label_counts: np.ndarray | None = None, constraint: FairnessConstraint | None = None,
 ) -> np.ndarray:
-    """Exact violation vector ``r^(h)`` of Section 4 from per-cell counts, shape ``(K / 4, 4)``.
+    """Exact violation vector ``r^`` of Section 4 from per-cell counts (:meth:`FairnessConstraint.violations`).
 
-    ``positive_counts[a, y]`` is the number of rows of group ``a`` and label ``y`` with ``h = 1``;
-    ``denominators[a, y]`` the (public, noisy) number of rows of that cell.  Columns:
-    ``FP_a - FP_ref - gamma, FP_ref - FP_a - gamma, TP_a - TP_ref - gamma, TP_ref - TP_a - gamma``, one row per
-    group ``a != 0`` against group 0 (``reference="group0"``, the paper's), or one row per group against the
-    overall rate of the label (``reference="overall"``, fairlearn's ``EqualizedOdds``; ``label_counts[y]``,
-    the public number of rows of label ``y``, is its denominator).
+    ``constraint=None``: equalized odds with ``reference``, shape ``(K / 4, 4)``, columns
+    ``FP_a - FP_ref - gamma, FP_ref - FP_a - gamma, TP_a - TP_ref - gamma, TP_ref - TP_a - gamma``.
     """
-    rates = positive_counts / denominators
-    if reference == "group0":
-        diff = rates[1:] - rates[0]
-    else:
-        diff = rates - positive_counts.sum(axis=0) / label_counts
-    return np.stack([diff[:, 0] - gamma, -diff[:, 0] - gamma, diff[:, 1] - gamma, -diff[:, 1] - gamma], axis=1)
+    constraint = _constraint(constraint, reference)
+    return constraint.violations(positive_counts, denominators, gamma, label_counts=label_counts)
+
+
+def _constraint(constraint: FairnessConstraint | None, reference: str) -> FairnessConstraint:
+    return EqualizedOdds(reference) if constraint is None else constraint
 
 
 def auditor_sensitivity(
-    denominators: np.ndarray, *, reference: str = "group0", label_counts: np.ndarray | None = None, aware: bool = False
+    denominators: np.ndarray, *, reference: str = "group0", label_counts: np.ndarray | None = None, aware: bool = False,
+    constraint: FairnessConstraint | None = None,
 ) -> float:
-    """L1 sensitivity of ``r^`` to one row's group label (Lemma C.1 with public denominators).
-
-    Moving one row from group ``a`` to ``a'`` changes one positive count of each by at most 1, so
-    ``FP_a`` and ``FP_a'`` (or ``TP``) change by at most ``1 / n_min`` each, ``n_min`` the smallest
-    (public) denominator.  Against group 0, ``FP_a`` (``a != 0``) appears twice in ``r^`` and ``FP_0``
-    ``2(|A|-1)`` times: ``(2 + 2(|A|-1)) / n_min = 2|A| / n_min`` (Lemma C.1 has ``min_ay q_ay m - 1``
-    in place of ``n_min``; ours is public, so no ``-1``).  Against the overall rate, each group's rate
-    appears twice: ``4 / n_min``; the overall rate of an A-blind hypothesis does not depend on ``A``, and
-    with an A-aware one (``aware=True``) it changes by ``1 / n_y`` in all ``2|A|`` of its entries.
+    """L1 sensitivity of ``r^`` to one row's group label (Lemma C.1 with public denominators; the proof is
+    :meth:`FairnessConstraint.auditor_sensitivity`'s).  ``constraint=None``: equalized odds with ``reference``:
+    ``2|A| / n_min`` against group 0, ``4 / n_min`` (``+ 2|A| / min_y n_y`` A-aware) against the overall rate.
     """
-    n_min = float(denominators.min())
-    if reference == "group0":
-        return 2.0 * denominators.shape[0] / n_min
-    out = 4.0 / n_min
-    if aware:
-        out += 2.0 * denominators.shape[0] / float(np.min(label_counts))
-    return out
+    return _constraint(constraint, reference).auditor_sensitivity(denominators, label_counts=label_counts, aware=aware)
 
 
 def noisy_violations(
     positive_counts: np.ndarray, denominators: np.ndarray, gamma: float, epsilon_step: float, noise: NoiseSource,
     *, reference: str = "group0", label_counts: np.ndarray | None = None, aware: bool = False,
+    constraint: FairnessConstraint | None = None,
 ) -> np.ndarray:
     """The Auditor's release ``r~ = r^ + W`` (Algorithm 3, lines 6-7), ``epsilon_step``-DP in the group labels.
 
@@ -69,32 +56,32 @@ def noisy_violations(
     ``epsilon_step = eps / (4 sqrt(T ln(1/delta)))`` this is Algorithm 3's scale
     ``8|A| sqrt(T ln(1/delta)) / (n_min eps)``.
     """
-    exact = violations(positive_counts, denominators, gamma, reference=reference, label_counts=label_counts)
+    constraint = _constraint(constraint, reference)
+    exact = constraint.violations(positive_counts, denominators, gamma, label_counts=label_counts)
     if math.isinf(epsilon_step):
         return exact
-    sensitivity = auditor_sensitivity(denominators, reference=reference, label_counts=label_counts, aware=aware)
+    sensitivity = constraint.auditor_sensitivity(denominators, label_counts=label_counts, aware=aware)
     return laplace_mechanism(exact, sensitivity=sensitivity, epsilon=epsilon_step, random_state=noise)
 
 
 def cell_costs(
-    lam: np.ndarray, proportions: np.ndarray, *, reference: str = "group0", label_proportions: np.ndarray | None = None
+    lam: np.ndarray, proportions: np.ndarray, *, reference: str = "group0", label_proportions: np.ndarray | None = None,
+    constraint: FairnessConstraint | None = None,
 ) -> np.ndarray:
-    """Subroutine 2: the lambda part of ``C_1`` for every (group, label) cell, shape ``(|A|, 2)``.
+    """Subroutine 2: the lambda part of ``C_1`` for every (group, label) cell, shape ``(|A|, 2)``
+    (:meth:`FairnessConstraint.cell_costs`; ``constraint=None``: equalized odds with ``reference``).
 
-    ``lam`` has one row per constraint group (columns ``(y=0,+), (y=0,-), (y=1,+), (y=1,-)``);
-    ``proportions`` are the public ``q~_ay``.  Against group 0: cell ``(a != 0, y)`` costs
-    ``(lam_(a,y,+) - lam_(a,y,-)) / q~_ay`` and cell ``(0, y)`` ``-sum_a (lam_(a,y,+) - lam_(a,y,-)) / q~_0y``.
-    Against the overall rate (``label_proportions[y]`` the public share of label ``y``): cell ``(a, y)``
-    costs ``(lam_(a,y,+) - lam_(a,y,-)) / q~_ay - sum_b (lam_(b,y,+) - lam_(b,y,-)) / p_y``.
+    Equalized odds against group 0: cell ``(a != 0, y)`` costs ``(lam_(a,y,+) - lam_(a,y,-)) / q~_ay`` and cell
+    ``(0, y)`` ``-sum_a (lam_(a,y,+) - lam_(a,y,-)) / q~_0y``; against the overall rate (``label_proportions[y]``
+    the public share of label ``y``) cell ``(a, y)`` costs
+    ``(lam_(a,y,+) - lam_(a,y,-)) / q~_ay - sum_b (lam_(b,y,+) - lam_(b,y,-)) / p_y``.
     """
-    net = np.stack([lam[:, 0] - lam[:, 1], lam[:, 2] - lam[:, 3]], axis=1)
-    if reference == "group0":
-        return np.vstack([-net.sum(axis=0, keepdims=True), net]) / proportions
-    return net / proportions - net.sum(axis=0, keepdims=True) / label_proportions
+    return _constraint(constraint, reference).cell_costs(lam, proportions, label_proportions=label_proportions)
 
 
 def oracle_sensitivity(
-    bound_B: float, proportions: np.ndarray, l1_row_bound: float, aware: bool, *, reference: str = "group0"
+    bound_B: float, proportions: np.ndarray, l1_row_bound: float, aware: bool, *, reference: str = "group0",
+    constraint: FairnessConstraint | None = None,
 ) -> float:
     """L1 sensitivity of the Learner's ``Z^T C_1`` to one row's group label (Section 5 oracle).
 
@@ -106,10 +93,10 @@ def oracle_sensitivity(
     ``Z^T C_1`` changes by ``z_i * delta tau``, L1 norm at most ``(||x||_1 + 1) delta tau``.  A-aware
     (``Z = [X, onehot(A)]``): the ``X`` part changes by ``||x||_1 delta tau`` and the one-hot part moves
     ``C_1`` (``|C_1| <= 1 + max |tau|``) from one coordinate to another.  ``||x||_1`` is bounded by the
-    declared bound (``x_l1_bound``, or ``sqrt(d) x_norm_bound``).
+    declared bound (``x_l1_bound``, or ``sqrt(d) x_norm_bound``).  Other constraints: their
+    :meth:`FairnessConstraint.cost_bounds` (``proportions`` of shape ``(|A|, 2)`` then).
     """
-    tau = bound_B / float(proportions.min())
-    change, largest = (2.0 * tau, tau) if reference == "group0" else (tau, 2.0 * tau)
+    change, largest = _constraint(constraint, reference).cost_bounds(bound_B, proportions)
     if aware:
         return change * l1_row_bound + 2.0 * (1.0 + largest)
     return change * (l1_row_bound + 1.0)
@@ -167,11 +154,13 @@ class _Game:
     """Exact in-sample quantities of the game (error, positive counts, violations, duality gap)."""
 
     def __init__(self, y01: np.ndarray, cell: np.ndarray, n_groups: int, denominators: np.ndarray,
-                 label_counts: np.ndarray, gamma: float, reference: str) -> None:
+                 label_counts: np.ndarray, gamma: float, reference: str,
+                 constraint: FairnessConstraint | None = None) -> None:
         self.sign = 1.0 - 2.0 * y01  # error(h) = (sum_i h_i (1 - 2 y_i) + n_1) / m
         self.n_pos = float(y01.sum())
         self.cell, self.n_groups, self.denominators = cell, n_groups, denominators
         self.label_counts, self.gamma, self.reference = label_counts, gamma, reference
+        self.constraint = _constraint(constraint, reference)
 
     def positives(self, h: np.ndarray) -> np.ndarray:
         return np.bincount(self.cell, weights=h, minlength=2 * self.n_groups).reshape(self.n_groups, 2)
@@ -180,8 +169,7 @@ class _Game:
         return float((h @ self.sign + self.n_pos) / h.size)
 
     def lagrangian(self, h: np.ndarray, lam: np.ndarray) -> float:
-        r = violations(self.positives(h), self.denominators, self.gamma, reference=self.reference,
-                       label_counts=self.label_counts)
+        r = self.constraint.violations(self.positives(h), self.denominators, self.gamma, label_counts=self.label_counts)
         return self.error(h) + float((lam * r).sum())
 
     def gap(self, q: np.ndarray, lam: np.ndarray, bound_B: float, best_response: Any) -> float:
@@ -190,8 +178,7 @@ class _Game:
 
     def gap_of(self, err: float, positives: np.ndarray, lam: np.ndarray, bound_B: float, best_response: Any) -> float:
         """:meth:`gap` of a mixture given by its error and its positive counts per cell."""
-        r = violations(positives, self.denominators, self.gamma, reference=self.reference,
-                       label_counts=self.label_counts)
+        r = self.constraint.violations(positives, self.denominators, self.gamma, label_counts=self.label_counts)
         value = err + float((lam * r).sum())
         high = err + bound_B * max(0.0, float(r.max()))  # the auditor's best response
         _, h = best_response(lam, math.inf)  # the learner's best response (and the two constant classifiers)

@@ -24,8 +24,6 @@ from typing import Any
 import numpy as np
 from scipy.optimize import linprog
 
-from dpfair.classification.reductions_game import violations
-
 
 class ExactMixture:
     """The distinct best responses of a non-private game and their best mixture (module docstring).
@@ -79,8 +77,7 @@ class ExactMixture:
 
     def _violations(self, positives: np.ndarray) -> np.ndarray:
         game = self.game
-        return violations(positives, game.denominators, game.gamma, reference=game.reference,
-                          label_counts=game.label_counts)
+        return game.constraint.violations(positives, game.denominators, game.gamma, label_counts=game.label_counts)
 
     def solve(self, best_response: Any) -> dict[str, Any] | None:
         """The best mixture of the hypotheses seen, its multipliers and its duality gap.
@@ -99,7 +96,7 @@ class ExactMixture:
         """
         errors = np.asarray(self.errors)
         positives = np.stack(self.positives)
-        rs = np.stack(self.violations)  # (n_h, K / 4, 4)
+        rs = np.stack(self.violations)  # (n_h, *violation_shape)
         n_h, shape = errors.size, rs.shape[1:]
         cost = np.r_[errors, self.bound_B]
         a_ub = np.hstack([rs.reshape(n_h, -1).T, -np.ones((rs[0].size, 1))])
