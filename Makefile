@@ -13,7 +13,7 @@ DATA_STAMP := $(VENV)/etc/dpfair/data-home
 # `.venv/bin/dpfair run` see the same data. Experiments whose data is missing are skipped with instructions.
 export MPLBACKEND ?= Agg
 
-.PHONY: demo test lint data-home bench privacy-demo docs docs-clean package-check clean
+.PHONY: demo test test-quick lint data-home bench privacy-demo docs docs-clean package-check clean
 
 $(STAMP): pyproject.toml requirements/constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -41,6 +41,11 @@ lint: $(STAMP)
 
 test: lint data-home
 	$(BIN)/python -m pytest -q -p no:cacheprovider
+
+# A contributor's quick run: every test but those marked slow (real processes, statistical audits, long
+# reproductions); CI runs `make test`, everything.
+test-quick: lint data-home
+	$(BIN)/python -m pytest -q -p no:cacheprovider -m "not slow"
 
 bench: $(STAMP) data-home
 	$(BIN)/python benchmarks/bench_privacy.py
