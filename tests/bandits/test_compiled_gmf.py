@@ -54,7 +54,9 @@ def _policies(env):
         "OFUL": OFUL(noise_std=env.noise_std, theta_norm_bound=float(np.linalg.norm(env.theta))),
         "Fair-Greedy": FairGreedy(),
         "Fair-Greedy, no split": FairGreedy(split_history=False, regularization=0.7),
-        "Private-Fair-Greedy": PrivateFairGreedy(15.0, 0.1, reward_bound=env.reward_bound),
+        "Private-Fair-Greedy": PrivateFairGreedy(15.0, 0.1, reward_bound=env.reward_bound),  # the square root
+        "Private-Fair-Greedy, tree": PrivateFairGreedy(15.0, 0.1, reward_bound=env.reward_bound, continual="tree"),
+        "Private-Fair-Greedy, Honaker": PrivateFairGreedy(8.0, 0.1, reward_bound=env.reward_bound, continual="honaker"),
         "Private-Fair-Greedy, no split": PrivateFairGreedy(4.0, 0.2, split_history=False, reward_bound=env.reward_bound,
                                                            random_state=11),
         "Private-Fair-Greedy eps=inf": PrivateFairGreedy(math.inf, 0.1, reward_bound=env.reward_bound),
@@ -139,11 +141,12 @@ def _reset(policy, env, horizon, n_runs, support=True):
     return policy.reset(env.n_groups, env.dim, horizon, n_runs=n_runs, **kwargs)
 
 
+@pytest.mark.parametrize("continual", ["tree", "sqrt", "honaker"])
 @pytest.mark.parametrize("split_history", [True, False])
-def test_compiled_state_and_noise_stream_equal_the_numpy_rounds(synthetic, split_history):
+def test_compiled_state_and_noise_stream_equal_the_numpy_rounds(synthetic, split_history, continual):
     ids, rewards = _stream(synthetic, 300, [4, 5])
     make = lambda: PrivateFairGreedy(6.0, 0.1, split_history=split_history,  # noqa: E731
-                                     reward_bound=synthetic.reward_bound, random_state=3)
+                                     reward_bound=synthetic.reward_bound, random_state=3, continual=continual)
     reference, compiled = _reset(make(), synthetic, 300, 2), _reset(make(), synthetic, 300, 2)
     expected = _by_hand(reference, synthetic, ids, rewards)
     np.testing.assert_array_equal(compiled._run_compiled(ids, rewards), expected)
@@ -172,13 +175,17 @@ def test_compiled_oful_ridge_state_equals_sherman_morrison_rounds(census):
     np.testing.assert_array_equal(compiled.ridge_.n_observations, reference.ridge_.n_observations)
 
 
-def test_releases_that_are_not_positive_definite_keep_the_last_estimate(synthetic):
+@pytest.mark.parametrize("continual", ["tree", "sqrt"])
+def test_releases_that_are_not_positive_definite_keep_the_last_estimate(synthetic, continual):
     """A shift far too small (patched in): both engines keep a run's estimate on the same failed releases."""
+    from dpfair.bandits.policies import _regression_noise_scale
+
     ids, rewards = _stream(synthetic, 300, [0, 1, 2])
     policies = []
     for _ in range(2):
-        policy = _reset(PrivateFairGreedy(1.0, 0.1, reward_bound=synthetic.reward_bound, random_state=8), synthetic, 300, 3)
-        scale = policy.tree_.node_scale
+        policy = _reset(PrivateFairGreedy(1.0, 0.1, reward_bound=synthetic.reward_bound, random_state=8,
+                                          continual=continual), synthetic, 300, 3)
+        scale = _regression_noise_scale(policy.tree_)
         policy.tree_.noise_operator_norm_bound = lambda beta, t=None, s=scale: -2.0 * s
         policies.append(policy)
     reference, compiled = policies

@@ -17,8 +17,16 @@ from dpfair.bandits import (
     rank_noise_std,
     simulate,
 )
+from dpfair.bandits.policies import _regression_noise_scale
 from dpfair.fairness import relative_rank
-from dpfair.privacy import PrivacyBudget, PrivacyLeakWarning, audit_epsilon, zcdp_to_approx_dp
+from dpfair.privacy import (
+    BinaryTreeMechanism,
+    PrivacyBudget,
+    PrivacyLeakWarning,
+    approx_dp_to_zcdp,
+    audit_epsilon,
+    zcdp_to_approx_dp,
+)
 
 pytestmark = pytest.mark.filterwarnings("ignore::dpfair.privacy.PrivacyLeakWarning")
 
@@ -131,11 +139,12 @@ def test_tree_ridge_with_noise_off_equals_exact_ridge_every_round(env):
     assert len(checked) == 118
 
 
-def test_private_release_is_shifted_and_positive_definite(env):
-    pfg = PrivateFairGreedy(15.0, 0.1, reward_bound=env.reward_bound, random_state=0)
+@pytest.mark.parametrize("continual", ["tree", "sqrt"])
+def test_private_release_is_shifted_and_positive_definite(env, continual):
+    pfg = PrivateFairGreedy(15.0, 0.1, reward_bound=env.reward_bound, random_state=0, continual=continual)
     _run(pfg, env, 300, [0, 1, 2])
     tree = pfg.tree_
-    assert tree.node_scale > 0 and pfg.n_shift_failures_ == 0
+    assert _regression_noise_scale(tree) > 0 and pfg.n_shift_failures_ == 0
     assert np.all(np.linalg.eigvalsh(pfg.ridge_.gram) > 0)
     # the shift is the privacy core's operator-norm bound at beta = shift_failure_probability / T_reg
     expected = tree.noise_operator_norm_bound(0.05 / 150)
@@ -328,3 +337,122 @@ def test_simulate_refuses_policies_whose_shared_budget_pays_each_but_not_both():
         warnings.simplefilter("ignore")
         simulate(env, policies, 5, [0])
     assert [e.epsilon for e in budget.ledger] == [1.0] and [e.epsilon for e in own.ledger] == [1.0]
+
+
+# ------------------------------------------------------------------ continual release of the regression sums (issue 30)
+# sha256 of the actions (int64, (T, S)) of _run(PrivateFairGreedy(6.0, 0.1, split_history=..., random_state=5), env,
+# 300, [0, 1]), recorded with the code before `continual` existed (the binary tree was the only mechanism)
+_TREE_ACTIONS_SHA256 = {
+    True: "eecf5c0974f646b031f4071076bde806750bd5f0addb070263516793d02a89d5",
+    False: "bf84f94030a60cd41d2beb8d14966ec4d3f47f5e2675e5c51d43e6e03d744d5f",
+}
+
+
+@pytest.mark.parametrize("split_history", [True, False])
+def test_continual_tree_is_the_papers_release_bit_for_bit(env, split_history):
+    import hashlib
+
+    pfg = PrivateFairGreedy(6.0, 0.1, split_history=split_history, reward_bound=env.reward_bound, random_state=5,
+                            continual="tree")
+    actions = _run(pfg, env, 300, [0, 1])
+    assert type(pfg.tree_) is BinaryTreeMechanism and pfg.continual_ == "tree"
+    assert hashlib.sha256(actions.astype(np.int64).tobytes()).hexdigest() == _TREE_ACTIONS_SHA256[split_history]
+    # the default is the square root: another noise, other actions on the same seed
+    default = PrivateFairGreedy(6.0, 0.1, split_history=split_history, reward_bound=env.reward_bound, random_state=5)
+    assert not np.array_equal(_run(default, env, 300, [0, 1]), actions) and default.continual_ == "sqrt"
+
+
+@pytest.mark.parametrize("continual", ["sqrt", "honaker", "tree"])
+def test_regression_noise_is_calibrated_by_the_factorizations_column_norm(continual):
+    """sigma = sensitivity * max_s ||C e_s|| / sqrt(2 rho_reg), the norm recomputed from the dense C (A = B C)."""
+    T, d = 40, 2  # T_reg = 20 rows of [x; y][x; y]^T
+    pfg = PrivateFairGreedy(3.0, 0.1, reward_bound=2.0, random_state=0, continual=continual)
+    pfg.reset(3, d, T)
+    mech = pfg.tree_
+    rho = approx_dp_to_zcdp(1.5, 0.05)
+    assert pfg.rho_regression_ == rho
+    sensitivity = math.sqrt(2.0) * (1.0 + 4.0)  # sqrt(2) (C^2 + B^2)
+    if continual == "tree":
+        assert mech.node_scale == pytest.approx(sensitivity * math.sqrt(5 / (2 * rho)), rel=1e-12)  # L = 5 levels
+        return
+    B, C = mech.factorization.matrices()
+    np.testing.assert_allclose(B @ C, np.tril(np.ones((20, 20))), atol=1e-12)  # a factorization of the prefix sums
+    column = np.linalg.norm(C, axis=0).max()
+    assert mech.noise_scale == pytest.approx(sensitivity * column / math.sqrt(2.0 * rho), rel=1e-12)
+    for t in (1, 7, 20):  # each release's noise: std sigma ||B_t|| per entry
+        assert mech.release_variance(t) == pytest.approx(mech.noise_scale**2 * np.sum(B[t - 1] ** 2), rel=1e-12)
+    if continual == "sqrt":  # the worst release of the tree sums popcount(t) <= L nodes: the root is smaller
+        tree = BinaryTreeMechanism(20, (1,), sensitivity=sensitivity, rho=rho, random_state=0)
+        assert max(mech.release_variance(t) for t in range(1, 21)) < max(tree.release_variance(t) for t in range(1, 21))
+
+
+def test_sqrt_identical_noise_neighbours_move_the_releases_by_exactly_the_change():
+    """Same noise, one regression row replaced at step s: every release t >= s moves by exactly A e_s (the change),
+    the releases before s not at all (the noise B z is data-independent)."""
+    T, d, s = 60, 3, 11
+    rng = np.random.default_rng(1)
+    z = rng.uniform(-0.5, 0.5, size=(T // 2, 2, d + 1))
+    leaves = z[:, :, :, None] * z[:, :, None, :]
+    other = leaves.copy()
+    w = np.array([0.3, -0.2, 0.1, 0.4])
+    other[s - 1] = np.outer(w, w)  # the neighbour's row s
+    releases = []
+    for stream in (leaves, other):
+        pfg = PrivateFairGreedy(2.0, 0.1, reward_bound=1.0, random_state=7, continual="sqrt")
+        pfg.reset(3, d, T, n_runs=2)
+        out = []
+        for leaf in stream:
+            pfg.tree_.update(leaf)
+            out.append(pfg.tree_.release())
+        releases.append(np.array(out))
+    moved = releases[1] - releases[0]
+    np.testing.assert_array_equal(moved[: s - 1], 0.0)
+    np.testing.assert_allclose(moved[s - 1 :], np.broadcast_to(other[s - 1] - leaves[s - 1], moved[s - 1 :].shape),
+                               rtol=0, atol=1e-12)
+    noise = releases[0] - np.cumsum(leaves, axis=0)
+    assert np.abs(noise).min() > 0  # and the releases are noisy
+    np.testing.assert_allclose(noise, noise.transpose(0, 1, 3, 2), atol=0)  # symmetric noise (Gram matrices)
+
+
+def _release_noise_ratios(continual, *, mutant=False):
+    """Empirical std of the releases' noise over 600 runs / the std the privacy accounting promises, computed
+    independently of the mechanism: sqrt(2) (C^2 + B^2) max_s ||C e_s|| / sqrt(2 rho_reg) * ||B_t|| (dense B, C)."""
+    T, d, runs = 32, 1, 600
+    pfg = PrivateFairGreedy(2.0, 0.1, reward_bound=1.0, random_state=3, continual=continual)
+    pfg.reset(3, d, T, n_runs=runs)
+    mech = pfg.tree_
+    if mutant:  # a broken calibration: half the noise
+        mech.noise_scale *= 0.5
+    B, C = mech.factorization.matrices()
+    sigma = math.sqrt(2.0) * 2.0 * np.linalg.norm(C, axis=0).max() / math.sqrt(2.0 * approx_dp_to_zcdp(1.0, 0.05))
+    leaf = np.zeros((runs, d + 1, d + 1))
+    ratios = []
+    for t in range(1, T // 2 + 1):
+        mech.update(leaf)
+        if t in (1, 5, 16):
+            noise = mech.release()  # the exact sums are zero: the release is its noise
+            ratios.append(noise.reshape(runs, -1).std() / (sigma * np.linalg.norm(B[t - 1])))
+    return np.array(ratios)
+
+
+@pytest.mark.parametrize("continual", ["sqrt", "honaker"])
+def test_release_noise_std_matches_the_calibration_and_a_half_noise_mutant_is_caught(continual):
+    np.testing.assert_allclose(_release_noise_ratios(continual), 1.0, atol=0.08)
+    assert (np.abs(_release_noise_ratios(continual, mutant=True) - 1.0) > 0.3).all()
+
+
+def test_continual_budget_and_bad_values(env):
+    budget = PrivacyBudget(4.0, 0.2)
+    for continual in ("auto", "honaker"):
+        pfg = PrivateFairGreedy(2.0, 0.1, reward_bound=env.reward_bound, budget=budget, random_state=0,
+                                continual=continual)
+        _run(pfg, env, 60, [0])
+        assert pfg.privacy_spent_["epsilon"] == 2.0 and pfg.privacy_spent_["delta"] == 0.1
+    assert budget.spent() == pytest.approx((4.0, 0.2), rel=1e-12)
+    for bad in ("square-root", None, 3):
+        with pytest.raises(ValueError, match="continual must be one of"):
+            PrivateFairGreedy(2.0, 0.1, continual=bad).reset(2, 2, 5)
+    assert budget.spent() == pytest.approx((4.0, 0.2), rel=1e-12)  # a refused reset charges nothing
+    # epsilon = inf: the exact sums are Fair-Greedy's tree whatever the factorization
+    exact = PrivateFairGreedy(math.inf, 0.1, reward_bound=env.reward_bound, random_state=5, continual="sqrt")
+    np.testing.assert_array_equal(_run(exact, env, 120, [0]), _run(FairGreedy(random_state=5), env, 120, [0]))

@@ -15,7 +15,10 @@ the numpy reference (``select`` then ``update`` of :mod:`dpfair.bandits.policies
   group's rows at or below it), the rank noise, the tie-breaking argmax, the pool counts, the
   binary-tree mechanism over ``[x; y][x; y]^T`` (exact and noisy nodes, upper triangles only), its
   shifted release and the ridge estimate from it (Cholesky; a release that is not positive definite
-  keeps the run's last estimate, as ``FairGreedy._refresh_theta``).
+  keeps the run's last estimate, as ``FairGreedy._refresh_theta``).  With another factorization of the
+  running sums (``PrivateFairGreedy(continual="sqrt" | "honaker")``, a
+  :class:`~dpfair.privacy.ContinualSumMechanism`) the kernel keeps the exact running sum and adds each
+  release's noise ``(B z)_t``, computed beforehand by the mechanism's own stream (data-independent).
 
 Every random number (tie-breaking uniforms, rank noise, tree-node noise) is drawn *outside*, by the
 policy's noise source in numpy, in the numpy reference's order, and passed in: a seeded run draws
@@ -370,6 +373,30 @@ def _tree_release(
 
 
 @_jit()
+def _sum_add_release(
+    exact: np.ndarray, z: np.ndarray, release_noise: np.ndarray, shift: float, pack_row: np.ndarray,
+    pack_col: np.ndarray, gram: np.ndarray, target: np.ndarray,
+) -> None:
+    """``ContinualSumMechanism.update`` then ``release(shift)`` with the leaf ``z z^T`` (packed, one run).
+
+    ``exact`` holds the exact running sum; ``release_noise`` is the factorization's noise ``(B z)_t`` of
+    this release, drawn beforehand (it does not depend on the data).
+    """
+    d = gram.shape[0]
+    for p in range(pack_row.shape[0]):
+        i, j = pack_row[p], pack_col[p]
+        exact[p] = exact[p] + z[i] * z[j]
+        value = exact[p] + release_noise[p]
+        if i == j:
+            value = value + shift
+        if j < d:
+            gram[i, j] = value
+            gram[j, i] = value
+        elif i < d:
+            target[i] = value
+
+
+@_jit()
 def fair_greedy_rounds(
     run_lo: int,
     run_hi: int,
@@ -384,6 +411,7 @@ def fair_greedy_rounds(
     uniforms: np.ndarray,
     rank_noise: np.ndarray,
     tree_noise: np.ndarray,
+    factorized: bool,
     shifts: np.ndarray,
     combos_t: np.ndarray,
     codes: np.ndarray,
@@ -427,6 +455,10 @@ def fair_greedy_rounds(
         Noise added to the ranks (zero in rounds without a release); empty for exact ranks.
     tree_noise : numpy.ndarray of shape (t1 - t0, n_runs, P), or (0, n_runs, P)
         Noise of the tree node completed in each round (packed upper triangle); empty for exact sums.
+        With ``factorized``, the noise ``(B z)_t`` of the release each round makes instead.
+    factorized : bool
+        The regression sums go through a factorization (:class:`~dpfair.privacy.ContinualSumMechanism`):
+        ``exact[:, 0]`` keeps the exact running sum and each release adds ``tree_noise`` of its round.
     shifts : numpy.ndarray of shape (n_regression + 1,)
         ``lambda + c`` added to the diagonal of the release after ``n`` regression rows.
     combos_t, codes, rest_t, cols_a, cols_b : numpy.ndarray
@@ -502,8 +534,11 @@ def fair_greedy_rounds(
                 z[d] = rewards[r, s, chosen]
                 # Continually private regression: the tree's (s+1)-th leaf is [x; y][x; y]^T
                 node_noise = tree_noise[i, r] if noisy_tree else empty_noise
-                _tree_add(exact[r], noisy[r], s + 1, z, pack_row, pack_col, node_noise, noisy_tree, block)
-                _tree_release(noisy[r], s + 1, shifts[s + 1], pack_row, pack_col, released, V, b)
+                if factorized:  # the running sum plus the factorization's release noise (B z)_{s+1}
+                    _sum_add_release(exact[r, 0], z, node_noise, shifts[s + 1], pack_row, pack_col, V, b)
+                else:
+                    _tree_add(exact[r], noisy[r], s + 1, z, pack_row, pack_col, node_noise, noisy_tree, block)
+                    _tree_release(noisy[r], s + 1, shifts[s + 1], pack_row, pack_col, released, V, b)
                 if _cholesky(V, chol):
                     _cholesky_solve(chol, b, theta_new)
                     for j in range(d):

@@ -57,10 +57,17 @@ from dpfair.bandits._ranks import _chunks, _ContextPool, _factor_support, _Suppo
 from dpfair.bandits.base import BanditPolicy
 from dpfair.bandits.ridge import RidgeState, confidence_radius
 from dpfair.privacy.budget import suspend_default_budget
-from dpfair.privacy.continual import BinaryTreeMechanism
+from dpfair.privacy.continual import BinaryTreeMechanism, ContinualSumMechanism
 from dpfair.privacy.leaks import PrivacyLeakWarning
 
 __all__ = ["OFUL", "BanditPolicy", "FairGreedy", "RandomPolicy"]
+
+
+def _regression_noise_scale(mechanism: Any) -> float:
+    """The noise scale of the regression's running sums: the tree's node scale or the factorization's sigma."""
+    if isinstance(mechanism, ContinualSumMechanism):
+        return mechanism.noise_scale
+    return mechanism.node_scale
 
 
 
@@ -236,8 +243,9 @@ class FairGreedy(BanditPolicy):
     history grows.  ``split_history=False`` uses every past round for both.
 
     The regression statistics are the running sums of ``[x; y][x; y]^T``, kept by the same
-    :class:`~dpfair.privacy.BinaryTreeMechanism` code as :class:`PrivateFairGreedy`, here with the noise
-    off: ``FairGreedy`` *is* ``PrivateFairGreedy(epsilon=inf)``, action for action.
+    :class:`~dpfair.privacy.BinaryTreeMechanism` code as ``PrivateFairGreedy(continual="tree")``, here
+    with the noise off: ``FairGreedy`` *is* ``PrivateFairGreedy(epsilon=inf)`` (whatever its
+    ``continual``), action for action.
 
     Parameters
     ----------
@@ -288,12 +296,21 @@ class FairGreedy(BanditPolicy):
         n_regression = max(T // 2 if self._split else T, 1)
         # the tree is a part of the policy's one release: the policy charged it (its budget, or the default
         # ledger) and warned (epsilon = inf, seeded noise); the tree must neither charge nor warn again
+        continual = config.get("continual", "tree")
         with warnings.catch_warnings(), suspend_default_budget():
             warnings.simplefilter("ignore", PrivacyLeakWarning)
-            self.tree_ = BinaryTreeMechanism(
-                n_regression, (S, d + 1, d + 1), sensitivity=config["sensitivity"], rho=config["rho_regression"],
-                symmetric=True, random_state=self._noise, label="regression",
-            )
+            if continual == "tree" or math.isinf(config["rho_regression"]):
+                # the paper's binary tree (and the exact sums of Fair-Greedy, whatever the factorization)
+                self.tree_: Any = BinaryTreeMechanism(
+                    n_regression, (S, d + 1, d + 1), sensitivity=config["sensitivity"], rho=config["rho_regression"],
+                    symmetric=True, random_state=self._noise, label="regression",
+                )
+            else:
+                # the same running sums through another factorization A = B C (Gaussian matrix mechanism)
+                self.tree_ = ContinualSumMechanism(
+                    n_regression, (S, d + 1, d + 1), sensitivity=config["sensitivity"], rho=config["rho_regression"],
+                    factorization=continual, symmetric=True, random_state=self._noise, label="regression",
+                )
         # the shift holds for all releases together with probability >= 1 - shift_failure_probability
         self._beta_release = config["shift_failure_probability"] / n_regression
         self.ridge_ = RidgeState(d, batch_shape=(S,), regularization=config["regularization"])
@@ -377,7 +394,7 @@ class FairGreedy(BanditPolicy):
     def _refresh_theta(self) -> None:
         d, lam = self.dim_, self._config["regularization"]
         shift = 0.0
-        if self.tree_.node_scale > 0:
+        if _regression_noise_scale(self.tree_) > 0:
             # noisy Gram + c I >= exact Gram (PSD order) w.p. >= 1 - beta_release (privacy core's bound)
             shift = self.tree_.noise_operator_norm_bound(self._beta_release)
         released = self.tree_.release(shift=lam + shift)
@@ -407,18 +424,25 @@ class FairGreedy(BanditPolicy):
         pack_row, pack_col = np.triu_indices(d + 1)  # the tree's symmetric nodes, upper triangles packed
         # lambda + c_t of the release after n regression rows, c_t as _refresh_theta gets it (depends on popcount(n))
         shifts = np.full(tree.horizon + 1, lam + 0.0)
-        if tree.node_scale > 0:
+        factorized = isinstance(tree, ContinualSumMechanism)  # a factorization other than the tree (noisy)
+        tree_noisy = _regression_noise_scale(tree) > 0
+        if factorized:  # c_t follows each release's own noise std, sigma ||B_t||
+            for n in range(1, tree.horizon + 1):
+                shifts[n] = lam + tree.noise_operator_norm_bound(self._beta_release, t=n)
+        elif tree_noisy:
             by_popcount: dict[int, float] = {}
             for n in range(1, tree.horizon + 1):
                 if n.bit_count() not in by_popcount:
                     by_popcount[n.bit_count()] = lam + tree.noise_operator_norm_bound(self._beta_release, t=n)
                 shifts[n] = by_popcount[n.bit_count()]
-        rank_noisy, tree_noisy = math.isfinite(self._config["rho_rank"]), tree.node_scale > 0
+        # the factorization's release noise, from a fresh copy of the mechanism's own stream (same draws)
+        self._release_stream = tree.factorization.stream((S, pack_row.size)) if factorized else None
+        rank_noisy = math.isfinite(self._config["rho_rank"])
         counts = np.zeros((S, support.shape[0]), dtype=np.int32)
         proj, fresh = np.zeros((S, support.shape[0])), np.zeros(S, dtype=np.bool_)
         theta = np.array(self.theta_, dtype=float)
         gram, target = np.array(self.ridge_.gram, dtype=float), np.array(self.ridge_.target, dtype=float)
-        exact, noisy = np.zeros((2, S, tree.n_levels, pack_row.size))
+        exact, noisy = np.zeros((2, S, 1 if factorized else tree.n_levels, pack_row.size))
         failures = np.zeros(S, dtype=np.int64)
         support_t = np.ascontiguousarray(support.T)
         factored = _factor_support(support)
@@ -427,10 +451,11 @@ class FairGreedy(BanditPolicy):
                 uniforms, rank_noise, tree_noise = self._compiled_noise(t0, t1, rank_noisy, tree_noisy, pack_row.size)
                 call(
                     kernels.fair_greedy_rounds, t0, t1, split, rows, support, support_t, offsets, rewards, uniforms,
-                    rank_noise, tree_noise, shifts, *factored, pack_row, pack_col, counts, proj, fresh, theta, gram,
+                    rank_noise, tree_noise, factorized, shifts, *factored, pack_row, pack_col, counts, proj, fresh, theta, gram,
                     target, exact, noisy, failures, actions,
                 )
         # the learned state, as the numpy rounds leave it
+        self._release_stream = None
         self.n_regression_ = T // 2 if split else T
         self.n_shift_failures_ = int(failures.sum())
         self.ridge_.set_statistics(gram, target)
@@ -450,7 +475,10 @@ class FairGreedy(BanditPolicy):
 
         Returns the tie-breaking uniforms ``(n, S, K)``, the rank noise ``(n, S, K)`` (zero in rounds
         without a rank release) and the noise of the tree node each round completes ``(n, S, P)``; the
-        last two are empty when that part is exact.
+        last two are empty when that part is exact.  With a factorization other than the tree
+        (:class:`~dpfair.privacy.ContinualSumMechanism`) the third holds each round's release noise
+        ``(B z)_t`` instead: the noise vectors ``z`` drawn when ``ContinualSumMechanism.update`` draws them
+        (``n_draws`` at a block's first step) and convolved by the same stream code.
         """
         S, K, n = self.n_runs_, self.n_groups_, t1 - t0
         empty_ranks, empty_tree = np.zeros((0, S, K)), np.zeros((0, S, n_packed))
@@ -469,6 +497,12 @@ class FairGreedy(BanditPolicy):
                 rank_noise[i] = rng.normal(0.0, sigmas[i], size=(S, K))
             rng.random(out=uniforms[i])  # select: the tie-break (SeededNoise.uniform)
             if tree_noisy and n_regression < ((t + 1) // 2 if self._split else t + 1):
-                # update: the node completed by the new leaf (BinaryTreeMechanism._draw on its upper triangle)
-                tree_noise[i] = rng.normal(0.0, self.tree_.node_scale, size=(S, n_packed))
+                if self._release_stream is not None:
+                    # update: ContinualSumMechanism._draw of leaf n_regression + 1, then its stream's release noise
+                    k = self.tree_.factorization.n_draws(n_regression + 1)
+                    z = rng.normal(0.0, self.tree_.noise_scale, size=(k, S, n_packed)) if k else empty_tree
+                    tree_noise[i] = self._release_stream.step(z)
+                else:
+                    # update: the node completed by the new leaf (BinaryTreeMechanism._draw on its upper triangle)
+                    tree_noise[i] = rng.normal(0.0, self.tree_.node_scale, size=(S, n_packed))
         return uniforms, rank_noise, tree_noise

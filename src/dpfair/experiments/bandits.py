@@ -15,6 +15,10 @@ mean curves with standard-error bands.
 
 * ``gmf-census-selection``: Figure 2, share of rounds each group is selected.
 * ``gmf-census-regret``: Figure 3, cumulative fair pseudo-regret (and reward regret).
+Private-Fair-Greedy runs the paper's binary tree here (``continual="tree"``), so that the figures
+reproduce the paper's mechanism; the library's default, the square-root factorization, is the method
+``"Private-Fair-Greedy[sqrt]"`` of :func:`task` (same privacy, less noise per release).
+
 * ``gmf-epsilon-sweep`` (what the paper leaves open): final fair and reward regret of Private-Fair-Greedy
   for epsilon in {0.5, 1, 2, 5, 10, 15, 30, 100, inf}, against OFUL and Fair-Greedy.
 """
@@ -63,9 +67,15 @@ def _policy(method: str, env: Any) -> Any:
     if method == "Random":
         return RandomPolicy()
     if method.startswith("Private-Fair-Greedy"):
+        # "Private-Fair-Greedy[sqrt]": another continual release of the regression sums; without the suffix the
+        # paper's binary tree, so that Figures 2 and 3 reproduce the paper's mechanism
+        continual = "tree"
+        if method.endswith("]") and "[" in method:
+            method, continual = method[:-1].split("[", 1)
         epsilon = float(method.split("=")[1]) if "@eps=" in method else EPSILON
         # declared bounds: ||x|| <= 1 by construction of the contexts, |y| <= the simulation's reward bound
-        return PrivateFairGreedy(epsilon, DELTA, budget_split=0.5, context_bound=1.0, reward_bound=env.reward_bound)
+        return PrivateFairGreedy(epsilon, DELTA, budget_split=0.5, context_bound=1.0, reward_bound=env.reward_bound,
+                                 continual=continual)
     raise ValueError(f"unknown method {method!r}.")
 
 
@@ -76,7 +86,8 @@ def task(cell: dict[str, Any], seed: int) -> dict[str, float]:
     ----------
     cell : dict
         ``method`` (``"OFUL"``, ``"Fair-Greedy"``, ``"Random"``, ``"Private-Fair-Greedy"`` at epsilon 15
-        or ``"Private-Fair-Greedy@eps=e"``) and ``horizon``.
+        or ``"Private-Fair-Greedy@eps=e"``, with the paper's binary tree; a suffix ``[sqrt]`` or
+        ``[honaker]`` releases the regression sums through that factorization instead) and ``horizon``.
     seed : int
         Seed of the stream (and of the policy's noise).
 
