@@ -55,15 +55,23 @@ class FairnessConstraint:
         constraints).  ``"overall"``: every group's rate against the rate of all rows of the event (fairlearn's
         ``UtilityParity``, ``2 E |A|`` constraints).
 
+    Attributes
+    ----------
+    events : tuple of tuple of int
+        Class attribute: the events, each a tuple of the labels (0, 1) it pools.  Set by every subclass.
+    name : str
+        Class attribute: the name that ``DPExponentiatedGradient(constraints=...)`` accepts (subclasses in
+        ``CONSTRAINTS``).
+
     Raises
     ------
     ValueError
         If ``reference`` is not one of the two.
     """
 
-    #: The events: each a tuple of the labels (0, 1) it pools.  Set by every subclass.
+    # the events, each a tuple of the labels (0, 1) it pools; set by every subclass
     events: ClassVar[tuple[tuple[int, ...], ...]] = ()
-    #: The name that ``DPExponentiatedGradient(constraints=...)`` accepts (subclasses in :data:`CONSTRAINTS`).
+    # the name DPExponentiatedGradient(constraints=...) accepts
     name: ClassVar[str] = ""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:

@@ -475,8 +475,8 @@ default "equalized_odds"
         The two labels (``[0, 1]`` for labels within {0, 1}); the second is the positive class.
     groups_ : ndarray of shape (n_groups,)
         The declared groups (read off the data only with ``epsilon = inf`` and ``groups=None``).
-    noisy_frequencies_ : ndarray of shape (2, n_groups, 2) or (score_bins_, n_groups, 2)
-        The private table ``q~[y_hat, a, y]`` (Algorithm 1, line 4).
+    noisy_frequencies_ : ndarray of shape (2, n_groups, 2) or (K, n_groups, 2)
+        The private table ``q~[y_hat, a, y]`` (Algorithm 1, line 4); ``K = score_bins_`` rows with score bins.
     slack_fp_, slack_tp_ : ndarray of shape (n_groups,)
         The slack of every group's false- and true-positive constraint (0 for group 0).
     probabilities_ : ndarray of shape (2, n_groups) or (score_bins, n_groups)
