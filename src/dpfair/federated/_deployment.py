@@ -313,7 +313,8 @@ class LocalFederation:
         self.startup_timeout = float(startup_timeout)
         self.stop_timeout = float(stop_timeout)
         self._own_home = flwr_home is None
-        self.flwr_home = Path(flwr_home or tempfile.mkdtemp(prefix="dpfair-flwr-home-")).resolve()
+        # a temporary home is created by start() (a federation that never starts leaves nothing behind)
+        self.flwr_home = Path(flwr_home).resolve() if flwr_home is not None else Path()
         self.log_dir = Path(log_dir or tempfile.mkdtemp(prefix="dpfair-flwr-logs-")).resolve()
         self.processes: dict[str, subprocess.Popen] = {}
         self._logs: dict[str, Path] = {}
@@ -446,6 +447,8 @@ class LocalFederation:
             raise RuntimeError("this LocalFederation was already started")
         _LIVE.add(self)
         try:
+            if self._own_home and self.flwr_home == Path():
+                self.flwr_home = Path(tempfile.mkdtemp(prefix="dpfair-flwr-home-")).resolve()
             self._start_reaper()
             self._start()
         except BaseException:
@@ -673,7 +676,7 @@ class LocalFederation:
                 fh.close()
             self._files.clear()
             _LIVE.discard(self)
-            if self._own_home:
+            if self._own_home and self.flwr_home != Path():
                 shutil.rmtree(self.flwr_home, ignore_errors=True)
             if self._ray_tmp is not None:
                 shutil.rmtree(self._ray_tmp, ignore_errors=True)
