@@ -22,13 +22,13 @@ import time
 __all__ = ["reap"]
 
 
-def _children_map() -> dict[int, list[int]]:
-    """ppid -> pids of every process (Linux /proc; empty elsewhere)."""
-    kids: dict[int, list[int]] = {}
+def _proc_table() -> list[tuple[int, int, int]]:
+    """``(pid, ppid, pgid)`` of every process, from /proc/<pid>/stat (Linux; empty elsewhere)."""
+    table: list[tuple[int, int, int]] = []
     try:
         entries = os.listdir("/proc")
     except OSError:
-        return kids
+        return table
     for name in entries:
         if not name.isdigit():
             continue
@@ -37,8 +37,16 @@ def _children_map() -> dict[int, list[int]]:
                 stat = fh.read()
         except OSError:
             continue
-        ppid = int(stat[stat.rfind(b")") + 2 :].split()[1])
-        kids.setdefault(ppid, []).append(int(name))
+        fields = stat[stat.rfind(b")") + 2 :].split()  # after "pid (comm) ": state, ppid, pgrp, ...
+        table.append((int(name), int(fields[1]), int(fields[2])))
+    return table
+
+
+def _children_map() -> dict[int, list[int]]:
+    """ppid -> pids of every process (Linux /proc; empty elsewhere)."""
+    kids: dict[int, list[int]] = {}
+    for pid, ppid, _ in _proc_table():
+        kids.setdefault(ppid, []).append(pid)
     return kids
 
 
@@ -68,22 +76,7 @@ def _groups(pids: set[int], exclude: set[int] | frozenset[int] = frozenset()) ->
             wanted.add(pgid)
     if not wanted:
         return set()
-    members: set[int] = set()
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return members
-    for name in entries:
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as fh:
-                stat = fh.read()
-        except OSError:
-            continue
-        if int(stat[stat.rfind(b")") + 2 :].split()[2]) in wanted:
-            members.add(int(name))
-    return members
+    return {pid for pid, _, pgid in _proc_table() if pgid in wanted}
 
 
 def _signal(pgids: set[int], pids: set[int], sig: int) -> None:
