@@ -12,6 +12,7 @@ import functools
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 _PROBE = "import flwr.clientapp, flwr.serverapp, flwr.supernode, dpfair.federated.apps"
 
@@ -49,3 +50,12 @@ def fast_round_limit() -> float:
 def round_limit(round_trip: float) -> float:
     """The ``round-timeout`` for a live agent: 10 round trips (a loaded machine stalls a process for seconds)."""
     return max(4.0, 10.0 * round_trip)
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` exists and is not a zombie (Linux /proc): what the hygiene tests wait on."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+    except FileNotFoundError:
+        return False
+    return stat[stat.rfind(b")") + 2 :].split()[0] != b"Z"

@@ -25,12 +25,7 @@ from dpfair.federated._deployment import LocalFederation
 TOY_APP = Path(__file__).resolve().parent / "toy_app"
 
 
-def _alive(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_bytes()
-    except FileNotFoundError:
-        return False
-    return stat[stat.rfind(b")") + 2 :].split()[0] != b"Z"
+_alive = pace.alive  # a process that exists and is not a zombie
 
 
 def _cpu_seconds(pids: set[int]) -> float:

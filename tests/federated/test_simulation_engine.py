@@ -34,12 +34,7 @@ needs_ray = pytest.mark.skipif(not HAS_RAY, reason='Flower\'s Simulation Engine 
 M, SEED = 3, 4
 
 
-def _alive(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_bytes()
-    except FileNotFoundError:
-        return False
-    return stat[stat.rfind(b")") + 2 :].split()[0] != b"Z"
+_alive = pace.alive  # a process that exists and is not a zombie
 
 
 def _wait_dead(pids: set[int], timeout: float = 15.0) -> list[int]:
