@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from dpfair.bandits import OFUL, CensusHiringEnvironment, FairGreedy, PrivateFairGreedy, RandomPolicy, simulate
-from dpfair.bandits import _gmf_kernels as kernels
+from dpfair.bandits.gmf import _kernels as kernels
 from dpfair.privacy import PrivacyLeakWarning
 
 

@@ -38,10 +38,10 @@ from dpfair.bandits import (
     FederatedSyntheticEnvironment,
     FedFairXLinUCB,
     PrivFairXLinUCB,
-    federated,
     simulate_federated,
 )
-from dpfair.bandits import _fairx_kernels as kernels
+from dpfair.bandits.fairx import _kernels as kernels
+from dpfair.bandits.fairx import simulator as federated
 
 SEEDS = (0, 1, 2, 3, 4)
 N_AGENTS = 10

@@ -30,7 +30,7 @@ import time
 import numpy as np
 
 from dpfair.bandits import FederatedSyntheticEnvironment, FedFairXLinUCB, simulate_federated
-from dpfair.bandits.protocols import communication_schedule
+from dpfair.bandits.fairx.schedules import communication_schedule
 from dpfair.federated import run_demo
 from dpfair.federated.apps import planned_message_rounds
 

@@ -25,8 +25,8 @@ import warnings
 
 import numpy as np
 
-from dpfair.bandits import _privatizer_factorized as factorized
-from dpfair.bandits.privatizer import Privatizer
+from dpfair.bandits.fairx import _privatizer_factorized as factorized
+from dpfair.bandits.fairx.privatizer import Privatizer
 from dpfair.privacy.budget import charged_release
 
 DIM, AGENTS, TAU = 5, 10, 20_002

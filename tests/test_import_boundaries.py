@@ -206,7 +206,6 @@ def test_the_circle_check_finds_a_circle():
     assert _circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
 
-#: Circles inside one unit still to be broken (issue 34); a new circle fails the test below.
 #: Circles inside one unit still to be broken; a new circle fails the test below (none are left: issue 34).
 KNOWN_CIRCLES_INSIDE_A_UNIT: tuple[set[str], ...] = ()
 
@@ -217,3 +216,52 @@ def test_no_new_import_circle_inside_a_unit():
     known = [frozenset(c) for c in KNOWN_CIRCLES_INSIDE_A_UNIT]
     new = [c for c in _circles(pruned) if not any(set(c) <= k for k in known)]
     assert not new, new
+
+
+# ------------------------------------------------------------------------- issue 34: the bandit families
+#: Inside ``dpfair.bandits``: the shared pieces, then one sub-package per family (ARCHITECTURE.md).
+BANDIT_SHARED = {"dpfair.bandits._numba", "dpfair.bandits._ranks", "dpfair.bandits.ridge", "dpfair.bandits.regret",
+                 "dpfair.bandits.results"}
+BANDIT_FAMILIES = ("dpfair.bandits.gmf", "dpfair.bandits.fairx")
+
+
+def _family(module: str) -> str | None:
+    return next((f for f in BANDIT_FAMILIES if module == f or module.startswith(f + ".")), None)
+
+
+def _bandit_layer_problems(graph: dict[str, set[str]]) -> list[str]:
+    problems = []
+    for module, targets in graph.items():
+        if not module.startswith("dpfair.bandits.") or module in BANDIT_FAMILIES:
+            continue  # (a family's face re-exports its own modules)
+        for target in targets:
+            if not target.startswith("dpfair.bandits"):
+                continue
+            if module in BANDIT_SHARED and target not in BANDIT_SHARED:
+                problems.append(f"shared {module} imports {target}")
+            elif _family(module) and _family(target) and _family(module) != _family(target):
+                problems.append(f"{module} ({_family(module)}) imports the other family's {target}")
+            elif target == "dpfair.bandits":
+                problems.append(f"{module} imports the package face dpfair.bandits")
+    return problems
+
+
+def test_every_bandit_module_is_shared_or_in_one_family():
+    bandit = [m for m, _ in _modules() if m.startswith("dpfair.bandits.")]
+    loose = [m for m in bandit if m not in BANDIT_SHARED and _family(m) is None]
+    assert not loose, f"put these in bandits/gmf/ or bandits/fairx/, or list them as shared: {loose}"
+
+
+def test_the_bandit_families_import_only_shared_pieces_and_themselves():
+    graph, _ = _module_graph()
+    assert not _bandit_layer_problems(graph)
+    # the check can fail: a family importing the other one, or a shared piece importing a family, is caught
+    graph["dpfair.bandits.gmf.policies"].add("dpfair.bandits.fairx.merit_policy")
+    graph["dpfair.bandits.ridge"].add("dpfair.bandits.gmf.simulate")
+    assert len(_bandit_layer_problems(graph)) == 2
+
+
+def test_no_two_bandit_modules_share_a_name_with_a_dpfair_package():
+    packages = {p.name for p in SRC.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    names = [m.rsplit(".", 1)[1] for m, _ in _modules() if m.startswith("dpfair.bandits.")]
+    assert not sorted(set(names) & packages)

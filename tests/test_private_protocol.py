@@ -322,7 +322,7 @@ def test_refused_bandit_input_charges_nothing(name, kind, ledger, default_ledger
 
 def test_the_bandit_policy_creates_its_noise_source_only_after_the_charge(monkeypatch):
     """The template's order: validate everything, charge, and only then create the noise source."""
-    import dpfair.bandits.base
+    import dpfair.bandits.gmf.policy_base
     import dpfair.base
 
     events = []
@@ -332,7 +332,7 @@ def test_the_bandit_policy_creates_its_noise_source_only_after_the_charge(monkey
             events.append("charge")
             return super()._charge(entry)
 
-    for module in (dpfair.base, dpfair.bandits.base):
+    for module in (dpfair.base, dpfair.bandits.gmf.policy_base):
         if hasattr(module, "get_noise_source"):
             original = module.get_noise_source
             monkeypatch.setattr(module, "get_noise_source",

@@ -38,7 +38,7 @@ from dpfair.bandits import (
     simulate,
     simulate_federated,
 )
-from dpfair.bandits.protocols import bounded_gap
+from dpfair.bandits.fairx.schedules import bounded_gap
 from dpfair.privacy import PrivacyBudget, PrivacyBudgetExceededError
 
 pytestmark = pytest.mark.filterwarnings("ignore::dpfair.privacy.PrivacyLeakWarning", "ignore::UserWarning")

@@ -16,7 +16,7 @@ from dpfair.bandits import (
     project_onto_ellipsoid,
     simulate_federated,
 )
-from dpfair.bandits import _fairx_kernels as kernels
+from dpfair.bandits.fairx import _kernels as kernels
 
 L5 = math.sqrt(5)
 PROTOCOLS = ("bounded-gap", "log-det", "p-fcb")

@@ -15,12 +15,12 @@ from dpfair.bandits import (
     FederatedSyntheticEnvironment,
     FedFairXLinUCB,
     PrivFairXLinUCB,
-    federated,
     simulate_federated,
 )
-from dpfair.bandits import _fairx_kernels as kernels
-from dpfair.bandits.federated_protocol import _AgentSync, _ServerSync, _Sync
-from dpfair.bandits.privatizer import Privatizer
+from dpfair.bandits.fairx import _kernels as kernels
+from dpfair.bandits.fairx import simulator as federated
+from dpfair.bandits.fairx.privatizer import Privatizer
+from dpfair.bandits.fairx.synchronization import _AgentSync, _ServerSync, _Sync
 
 L5 = math.sqrt(5)
 

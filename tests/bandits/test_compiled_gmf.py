@@ -67,7 +67,7 @@ def _policies(env):
 @pytest.fixture
 def compiled_runs(monkeypatch):
     """Names of the policies whose rounds ran compiled (not a silent fallback to the numpy rounds)."""
-    from dpfair.bandits.base import BanditPolicy
+    from dpfair.bandits.gmf.policy_base import BanditPolicy
 
     ran, original = [], BanditPolicy._run_compiled
 
@@ -178,7 +178,7 @@ def test_compiled_oful_ridge_state_equals_sherman_morrison_rounds(census):
 @pytest.mark.parametrize("continual", ["tree", "sqrt"])
 def test_releases_that_are_not_positive_definite_keep_the_last_estimate(synthetic, continual):
     """A shift far too small (patched in): both engines keep a run's estimate on the same failed releases."""
-    from dpfair.bandits.policies import _regression_noise_scale
+    from dpfair.bandits.gmf.policies import _regression_noise_scale
 
     ids, rewards = _stream(synthetic, 300, [0, 1, 2])
     policies = []
@@ -223,8 +223,8 @@ def test_what_the_kernels_cannot_reproduce_runs_the_numpy_rounds(synthetic):
 
 
 def test_factored_projection_is_the_projection(census, synthetic):
-    from dpfair.bandits import _gmf_kernels as kernels
     from dpfair.bandits._ranks import _factor_support
+    from dpfair.bandits.gmf import _kernels as kernels
 
     combos_t, codes, rest_t, cols_a, cols_b = _factor_support(census.support)
     assert cols_a.size > cols_b.size > 0  # the one-hot blocks and the flags take few combinations

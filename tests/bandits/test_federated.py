@@ -23,8 +23,8 @@ from dpfair.bandits import (
     project_onto_ellipsoid,
     simulate_federated,
 )
-from dpfair.bandits.fairx import _policy
-from dpfair.bandits.federated import _plan, _Sync
+from dpfair.bandits.fairx.linucb import _policy
+from dpfair.bandits.fairx.simulator import _plan, _Sync
 from dpfair.privacy import PrivacyBudget, PrivacyLeakWarning, audit_epsilon
 
 L5 = math.sqrt(5)

@@ -17,7 +17,7 @@ from dpfair.bandits import (
     rank_noise_std,
     simulate,
 )
-from dpfair.bandits.policies import _regression_noise_scale
+from dpfair.bandits.gmf.policies import _regression_noise_scale
 from dpfair.fairness import relative_rank
 from dpfair.privacy import (
     BinaryTreeMechanism,

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from dpfair.bandits import FederatedSyntheticEnvironment, PrivFairXLinUCB, simulate_federated
-from dpfair.bandits.privatizer import (
+from dpfair.bandits.fairx.privatizer import (
     Privatizer,
     calibrate_privatizer,
     privatizer_depth,

@@ -17,9 +17,9 @@ import pytest
 from scipy.special import ndtri
 
 from dpfair.bandits import FederatedSyntheticEnvironment, PrivFairXLinUCB, simulate_federated
-from dpfair.bandits._privatizer_factorized import KEY_BYTES, _clear_cache, gaussian_from_words, prf_words
-from dpfair.bandits.federated_protocol import _AgentSync, _plan
-from dpfair.bandits.privatizer import CONTINUAL, Privatizer, calibrate_privatizer, keyed_words, tree_key
+from dpfair.bandits.fairx._privatizer_factorized import KEY_BYTES, _clear_cache, gaussian_from_words, prf_words
+from dpfair.bandits.fairx.privatizer import CONTINUAL, Privatizer, calibrate_privatizer, keyed_words, tree_key
+from dpfair.bandits.fairx.synchronization import _AgentSync, _plan
 from dpfair.federated._state import dumps_state
 from dpfair.privacy import audit_epsilon, get_factorization
 from dpfair.privacy.accounting import gaussian_dp_delta, gaussian_dp_epsilon

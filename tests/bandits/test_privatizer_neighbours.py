@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from dpfair.bandits import PrivFairXLinUCB
-from dpfair.bandits.privatizer import Privatizer
+from dpfair.bandits.fairx.privatizer import Privatizer
 
 
 def _lowbit(k: int) -> int:

@@ -1,28 +1,50 @@
 """Online selection with linear contextual bandits: group meritocratic fairness and fairness of exposure.
 
-Shared pieces: :class:`RidgeState` (batched ridge statistics), :func:`confidence_radius`, and the
-result types built on :class:`SimulationResult`.  Group meritocratic fairness: ``policies`` (OFUL,
-Fair-Greedy), ``private`` (Private-Fair-Greedy), ``environments``, ``simulate``.  Fairness of exposure:
-``fairx`` (one agent), ``federated_learners``, ``protocols``, ``privatizer``, ``federated_environment``,
-``federated_result`` and ``federated`` (the simulator).
+Shared pieces live here: :class:`RidgeState` and :func:`confidence_radius` (``ridge``), the regret measures
+(``regret``), the result types built on :class:`SimulationResult` (``results``), rank tie-breaking and the
+numba set-up.  Each family is a sub-package, its reference modules with its compiled kernels beside them:
+
+- :mod:`dpfair.bandits.gmf`: group meritocratic fairness (OFUL, Fair-Greedy, Private-Fair-Greedy, the hiring
+  environments and :func:`simulate`);
+- :mod:`dpfair.bandits.fairx`: fairness of exposure (FairX-LinUCB, Fed-/Priv-FairX-LinUCB, the privatizer, the
+  synchronization protocols and :func:`simulate_federated`).
+
+Every public name of both families is importable from here.
 """
 
-from dpfair.bandits.base import BanditPolicy
-from dpfair.bandits.environments import CensusHiringEnvironment, Episode, GroupEnvironment, SyntheticGroupEnvironment
-from dpfair.bandits.fairx import FairXLinUCB, merit_policy, optimistic_parameter, project_onto_ellipsoid
-from dpfair.bandits.fairx_online import FederatedServer
-from dpfair.bandits.federated import simulate_federated
-from dpfair.bandits.federated_environment import AgentStream, FederatedSyntheticEnvironment
-from dpfair.bandits.federated_learners import FedFairXLinUCB, PrivFairXLinUCB
-from dpfair.bandits.federated_result import FederatedResult
-from dpfair.bandits.metrics import cumulative_fair_regret, cumulative_regret
-from dpfair.bandits.policies import OFUL, FairGreedy, RandomPolicy
-from dpfair.bandits.private import PrivateFairGreedy, rank_noise_std
-from dpfair.bandits.privatizer import Privatizer, privatizer_depth, privatizer_node_variance
-from dpfair.bandits.protocols import communication_schedule
+from dpfair.bandits.fairx import (
+    AgentStream,
+    FairXLinUCB,
+    FederatedResult,
+    FederatedServer,
+    FederatedSyntheticEnvironment,
+    FedFairXLinUCB,
+    Privatizer,
+    PrivFairXLinUCB,
+    communication_schedule,
+    merit_policy,
+    optimistic_parameter,
+    privatizer_depth,
+    privatizer_node_variance,
+    project_onto_ellipsoid,
+    simulate_federated,
+)
+from dpfair.bandits.gmf import (
+    OFUL,
+    BanditPolicy,
+    CensusHiringEnvironment,
+    Episode,
+    FairGreedy,
+    GroupEnvironment,
+    PrivateFairGreedy,
+    RandomPolicy,
+    SyntheticGroupEnvironment,
+    rank_noise_std,
+    simulate,
+)
+from dpfair.bandits.regret import cumulative_fair_regret, cumulative_regret
 from dpfair.bandits.results import BanditResult, SimulationResult, mean_and_standard_error
 from dpfair.bandits.ridge import RidgeState, confidence_radius
-from dpfair.bandits.simulate import simulate
 
 __all__ = [
     "OFUL",

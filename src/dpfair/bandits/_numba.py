@@ -1,7 +1,7 @@
 """What the compiled bandit kernels share: the ``njit`` options, the cache fallback, the thread count and the
 Sherman-Morrison update of ``V^{-1}``.
 
-Imported by :mod:`dpfair.bandits._fairx_kernels` and :mod:`dpfair.bandits._gmf_kernels` only, so numba is
+Imported by :mod:`dpfair.bandits.fairx._kernels` and :mod:`dpfair.bandits.gmf._kernels` only, so numba is
 imported at the first compiled run, never with :mod:`dpfair.bandits`.
 
 numba's on-disk cache checks only the file that defines a cached kernel, not the files of the functions it

@@ -1,6 +1,6 @@
 """Rank pools of the group meritocratic policies: counts over a finite support, or stored contexts.
 
-See :mod:`dpfair.bandits.policies` ("Ranks without a pass over the history") for the method.
+See :mod:`dpfair.bandits.gmf.policies` ("Ranks without a pass over the history") for the method.
 """
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ class _SupportPool:
 
 
 def _factor_support(support: np.ndarray) -> tuple[np.ndarray, ...]:
-    """Split the support's columns for ``_gmf_kernels._project_factored`` where that saves products.
+    """Split the support's columns for ``dpfair.bandits.gmf._kernels._project_factored`` where that saves products.
 
     Columns are taken in order of increasing number of distinct values into the block ``A`` whose
     distinct combinations (``U`` of them) are projected once; the others are added row by row.  The

@@ -491,7 +491,7 @@ def _final_means(results: pd.DataFrame, metric: str = "fair_regret") -> dict[str
 def _node_sigmas(horizon: int, n_agents: int, epsilon: float) -> tuple[float, float]:
     """Worst-release noise std per agent of the default (square root) and of the paper's calibration (tree)."""
     from dpfair.bandits import communication_schedule
-    from dpfair.bandits.privatizer import calibrate_privatizer
+    from dpfair.bandits.fairx.privatizer import calibrate_privatizer
 
     releases = len(communication_schedule("bounded-gap", horizon, n_agents, DIM))
     tight, paper = (calibrate_privatizer(epsilon, DELTA, math.sqrt(DIM), DIM, releases, noise_calibration=c,

@@ -4,13 +4,13 @@
 learners as rows (learner x seed x agent) and hands whole blocks of rounds to :func:`run_groups`, one
 ``(learner, seed)`` group of agents at a time (the groups split between threads: the kernels release the
 GIL).  Per round and row it does what the numpy reference (``_run_group`` of
-:mod:`dpfair.bandits.federated` with :mod:`dpfair.bandits.fairx`) does, up to floating-point rounding:
+:mod:`dpfair.bandits.fairx.simulator` with :mod:`dpfair.bandits.fairx.linucb`) does, up to floating-point rounding:
 
 1. eigendecomposition of the (symmetric ``d x d``) ``V`` by cyclic Jacobi rotations, the centre
    ``theta_hat = V^{-1} b`` as :meth:`dpfair.bandits.RidgeState.theta` computes it and the confidence
    radius (Solanki et al., Algorithm 1, line 5);
 2. projected gradient ascent for the optimistic ``theta_t`` (line 6) with the exact projection of
-   :func:`dpfair.bandits.fairx._project` (the same Newton iteration on the secular equation, stopping
+   :func:`dpfair.bandits.fairx.linucb._project` (the same Newton iteration on the secular equation, stopping
    rule and final rescaling);
 3. the exponential-merit policy (line 7), the action drawn with the round's shared uniform (line 8),
    the per-round fairness and reward regret terms;
@@ -23,11 +23,11 @@ log-det trigger by Cholesky with a band around the threshold where Python decide
 ``np.linalg.slogdet``) and the synchronization (:func:`_sync_group`: lines 19-27, ``_AgentSync.release``,
 ``_ServerSync.aggregate`` and ``_AgentSync.receive`` written out).
 
-Private releases follow the contract of :class:`~dpfair.bandits.privatizer.Privatizer`: release ``k`` of a
+Private releases follow the contract of :class:`~dpfair.bandits.fairx.privatizer.Privatizer`: release ``k`` of a
 row is ``g * (sum of the rounded increments 1..k + noise_units(k))``.  The kernels round each increment
 with ``to_units``' expression (``rint(S / g)``, exact: ``g`` is a power of two), keep the int64 sums and add
 the int64 noise that Python fetched ahead (``release_noise_units``, a block of releases per row): the
-released values are bit for bit those of :meth:`~dpfair.bandits.privatizer.Privatizer.release`, and the
+released values are bit for bit those of :meth:`~dpfair.bandits.fairx.privatizer.Privatizer.release`, and the
 data meet no floating-point operation between the rounding and the release.
 Only the exponential merit is compiled; a callable merit runs the numpy reference.
 
@@ -541,7 +541,7 @@ def _sync_group(
         if first:
             rho = n_agents * lam
             rho_min[n] = rho
-            if is_private:  # (sqrt(rho_max) - sqrt(rho_min)) S + z (module docstring of dpfair.bandits.federated)
+            if is_private:  # (sqrt(rho_max) - sqrt(rho_min)) S + z (module docstring of dpfair.bandits.fairx.simulator)
                 rho_max = rho + rho_max_extra[learner]
                 z = target_noise_bound[learner] / math.sqrt(rho)
                 extra[n] = (math.sqrt(rho_max) - math.sqrt(rho)) * norm_bound[n] + z

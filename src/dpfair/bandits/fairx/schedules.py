@@ -1,7 +1,7 @@
 """When federated agents synchronize: Algorithm 1's bounded-gap schedule and the doubling (P-FCB) baseline.
 
 The log-det trigger (B1) depends on the data and is decided while the simulation runs
-(:mod:`dpfair.bandits.federated`), whose docstring states every rule.
+(:mod:`dpfair.bandits.fairx.simulator`), whose docstring states every rule.
 """
 
 from __future__ import annotations

@@ -47,7 +47,7 @@ The tree is one factorization ``A = B C`` of the ``tau x tau`` prefix-sum matrix
 ``"sqrt"``) the running sums ``P_k`` of the rounded increments ``m`` (exact integers of grid steps) are
 released as ``g (P_k + n_k)`` with ``n = round(B z)`` computed from the Gaussian ``z`` alone: because
 ``P_k`` is an integer that is ``round(B (C m + z))``, post-processing of the Gaussian mechanism on
-``C m`` (:mod:`dpfair.bandits._privatizer_factorized`), valid for adaptive streams since ``C`` is
+``C m`` (:mod:`dpfair.bandits.fairx._privatizer_factorized`), valid for adaptive streams since ``C`` is
 lower-triangular (Denisov, McMahan, Rush, Smith & Thakurta 2022).  Its sensitivity is
 ``max_s ||C e_s||`` times the ``Delta`` below, and ``sigma`` comes from the exact ``mu``-GDP profile
 (:func:`dpfair.privacy.accounting.gaussian_dp_mu`).  With secure noise ``z`` is a keyed cryptographic PRF
@@ -95,7 +95,7 @@ from typing import Any
 import numpy as np
 
 from dpfair._validation import as_finite_array, check_int
-from dpfair.bandits._privatizer_calibration import (
+from dpfair.bandits.fairx._privatizer_calibration import (
     _MAX_ENTRIES,
     _MAX_STEPS,
     CALIBRATIONS,
@@ -109,7 +109,7 @@ from dpfair.bandits._privatizer_calibration import (
     privatizer_depth,
     privatizer_node_variance,
 )
-from dpfair.bandits._privatizer_factorized import _FactorizedNoise, new_row_keys, prf_words
+from dpfair.bandits.fairx._privatizer_factorized import _FactorizedNoise, new_row_keys, prf_words
 from dpfair.privacy.accounting import gaussian_dp_epsilon
 from dpfair.privacy.budget import PrivacyBudget, charge, check_budget, inside_charged_release
 from dpfair.privacy.continual import get_factorization
@@ -193,7 +193,7 @@ class Privatizer:
     (held as exact integers of grid steps, as is the noise) and returns sum plus noise: the released
     statistics.  :meth:`advance` and :meth:`noise` give the noise alone (a release with zero
     increments).  With ``continual="honaker"`` or ``"sqrt"`` the tree is replaced by that factorization
-    ``A = B C`` of the prefix-sum matrix (:mod:`dpfair.bandits._privatizer_factorized`).
+    ``A = B C`` of the prefix-sum matrix (:mod:`dpfair.bandits.fairx._privatizer_factorized`).
 
     **Contract for other engines** (the compiled synchronizations use it; the numpy engine goes through
     :meth:`release`, which is built on it):
@@ -231,7 +231,7 @@ class Privatizer:
     random_state : None, int, numpy.random.Generator or NoiseSource
         ``None`` for secure noise (the OS CSPRNG); a seed for experiments.  With a factorization, secure
         noise draws one 256-bit secret key per tree from the OS CSPRNG here and derives ``z`` from it by a
-        keyed PRF in counter mode (:mod:`dpfair.bandits._privatizer_factorized`): the pickled state holds the
+        keyed PRF in counter mode (:mod:`dpfair.bandits.fairx._privatizer_factorized`): the pickled state holds the
         keys and counts, constant-size in the number of releases, and a copy continues the same noise.
     tree_keys : array-like of uint64 of shape ``batch_shape``, optional
         Seeded noise only: one key per tree, each tree drawing its own SplitMix64 stream

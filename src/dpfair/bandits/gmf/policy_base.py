@@ -1,7 +1,7 @@
 """The online interface every group meritocratic policy shares (:class:`BanditPolicy`).
 
 ``reset`` validates and charges, ``select`` and ``update`` advance all runs one round; see
-:mod:`dpfair.bandits.policies` for the policies themselves.
+:mod:`dpfair.bandits.gmf.policies` for the policies themselves.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ post-processing of the Gaussian mechanism ``C m + z``, and the data never meets 
 operation (no low-order bit of it can leak; Mironov 2012).  ``z`` has one row per row of ``C`` and one
 column per distinct entry of the symmetric ``(d+1) x (d+1)`` augmented matrix, off-diagonal std
 ``sigma`` and diagonal std ``sqrt(2) sigma`` (the law of the tree's node noise): the calibration is in
-:func:`dpfair.bandits._privatizer_calibration._calibrate_factorized`.
+:func:`dpfair.bandits.fairx._privatizer_calibration._calibrate_factorized`.
 
 ``z`` is ``sigma * Phi^{-1}(u)`` with ``u`` a 53-bit uniform from 64-bit words (:func:`gaussian_from_words`):
 a data-independent approximation of the Gaussian at about ``2^-53`` in the uniform and truncated beyond
@@ -21,7 +21,7 @@ a data-independent approximation of the Gaussian at about ``2^-53`` in the unifo
   in draw order for Honaker's tree) are keyed BLAKE2b of the counter ``(j, block)``.  ``z`` is then a
   fixed function of ``(key, j)``, unpredictable without the key (BLAKE2b keyed is a PRF);
 * **seeded, keyed trees** (``tree_keys``): the tree's SplitMix64 stream, position ``j * n_entries + e``
-  (:func:`dpfair.bandits.privatizer.keyed_words`; reproducible, not hardened);
+  (:func:`dpfair.bandits.fairx.privatizer.keyed_words`; reproducible, not hardened);
 * a seeded generator without keys: its words in draw order (so the drawn ``z`` are part of the state).
 
 The noise of release ``k`` of every row is computed in lock-step for all rows (the factorization's

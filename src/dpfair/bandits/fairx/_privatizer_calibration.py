@@ -1,4 +1,4 @@
-"""Calibration of the PRIVATIZER's noise (split from :mod:`dpfair.bandits.privatizer`, whose module docstring
+"""Calibration of the PRIVATIZER's noise (split from :mod:`dpfair.bandits.fairx.privatizer`, whose module docstring
 states the mechanism): the node noise of the binary tree (``"tight"`` zCDP or Algorithm 2's ``"paper"`` formula)
 and the noise of a factorized continual release (:func:`calibrate_privatizer` with ``continual=``).
 """
@@ -152,7 +152,7 @@ class PrivatizerCalibration:
         ``"lattice"`` (tabulated, ~0.1 us per entry, its total variation charged to ``delta``) or
         ``"exact"`` (OpenDP's exact discrete Gaussian for secure noise, nothing charged), chosen when the
         lattice's share of ``delta`` would exceed 1 % (large ``epsilon``); ``"gaussian"`` for a factorized
-        release (continuous Gaussian ``z``, rounded after ``B``: :class:`~dpfair.bandits.privatizer.Privatizer`).
+        release (continuous Gaussian ``z``, rounded after ``B``: :class:`~dpfair.bandits.fairx.privatizer.Privatizer`).
     continual : str
         The factorization of the prefix-sum matrix: ``"tree"`` (Algorithm 2's tree), ``"honaker"`` or ``"sqrt"``.
     column_sensitivity : float

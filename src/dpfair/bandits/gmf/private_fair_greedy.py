@@ -58,7 +58,7 @@ from dpfair._validation import (
     check_positive_finite,
     check_rho,
 )
-from dpfair.bandits.policies import FairGreedy, _regression_noise_scale
+from dpfair.bandits.gmf.policies import FairGreedy, _regression_noise_scale
 from dpfair.base import PrivacyParameters, PrivateMechanismMixin
 from dpfair.privacy.accounting import approx_dp_to_zcdp
 from dpfair.privacy.leaks import warn_privacy_leak
@@ -126,7 +126,7 @@ def _check_continual(continual: Any) -> str:
 class PrivateFairGreedy(PrivateMechanismMixin, FairGreedy):
     """Private-Fair-Greedy: Fair-Greedy with private regression and private ranks (joint DP).
 
-    See the module :mod:`dpfair.bandits.private` for the mechanism.  ``epsilon=float("inf")`` is
+    See the module :mod:`dpfair.bandits.gmf.private_fair_greedy` for the mechanism.  ``epsilon=float("inf")`` is
     :class:`FairGreedy` exactly (the same code with the noise off), and raises
     :class:`~dpfair.privacy.PrivacyLeakWarning`.
 

@@ -28,7 +28,7 @@ Compiled rounds
 ---------------
 ``select`` and ``update`` are the numpy reference.  :func:`~dpfair.bandits.simulate` (its default
 ``engine="compiled"``) instead hands a fresh policy the whole pre-sampled stream (``_run_compiled``):
-chunks of rounds run in numba kernels (:mod:`dpfair.bandits._gmf_kernels`) for all runs at once, with
+chunks of rounds run in numba kernels (:mod:`dpfair.bandits.gmf._kernels`) for all runs at once, with
 every random number drawn beforehand by the policy's noise source, in the order and shapes of the
 numpy rounds, so that a seeded run gives the same actions under both engines.  The support rows are
 projected only when ``theta_hat`` has changed (every other round with the history split), directly or,
@@ -54,7 +54,7 @@ from dpfair._validation import (
     check_positive_normal,
 )
 from dpfair.bandits._ranks import _chunks, _ContextPool, _factor_support, _SupportPool, tie_break_argmax
-from dpfair.bandits.base import BanditPolicy
+from dpfair.bandits.gmf.policy_base import BanditPolicy
 from dpfair.bandits.ridge import RidgeState, confidence_radius
 from dpfair.privacy.budget import suspend_default_budget
 from dpfair.privacy.continual import BinaryTreeMechanism, ContinualSumMechanism
@@ -206,7 +206,7 @@ class OFUL(BanditPolicy):
         return type(self) is OFUL
 
     def _compiled_rounds(self, rows: np.ndarray, rewards: np.ndarray, actions: np.ndarray) -> None:
-        from dpfair.bandits import _gmf_kernels as kernels  # numba is imported at the first compiled run
+        from dpfair.bandits.gmf import _kernels as kernels  # numba is imported at the first compiled run
 
         c, ridge = self._config, self.ridge_
         S, K, T, lam = self.n_runs_, self.n_groups_, self.horizon_, c["regularization"]
@@ -416,7 +416,7 @@ class FairGreedy(BanditPolicy):
         return type(self) is FairGreedy
 
     def _compiled_rounds(self, rows: np.ndarray, rewards: np.ndarray, actions: np.ndarray) -> None:
-        from dpfair.bandits import _gmf_kernels as kernels  # numba is imported at the first compiled run
+        from dpfair.bandits.gmf import _kernels as kernels  # numba is imported at the first compiled run
 
         T, S, d = self.horizon_, self.n_runs_, self.dim_
         tree, split, lam = self.tree_, self._split, self._config["regularization"]

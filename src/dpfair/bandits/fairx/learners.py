@@ -1,15 +1,15 @@
 """Federated fairness-of-exposure learners: Fed-FairX-LinUCB and Priv-FairX-LinUCB (Solanki, Jain & Gujar, Algorithms 1-2).
 
 They hold parameters only; :func:`dpfair.bandits.simulate_federated` runs them (see
-:mod:`dpfair.bandits.federated` for the protocols, the PRIVATIZER's use and the confidence radius).
+:mod:`dpfair.bandits.fairx.simulator` for the protocols, the PRIVATIZER's use and the confidence radius).
 """
 
 from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from dpfair.bandits.fairx_online import _FederatedOnline
-from dpfair.bandits.fairx_policy import _EXPONENTIAL, _FairXParameters
+from dpfair.bandits.fairx.merit_policy import _EXPONENTIAL, _FairXParameters
+from dpfair.bandits.fairx.online import _FederatedOnline
 
 __all__ = ["FedFairXLinUCB", "PrivFairXLinUCB"]
 
@@ -84,14 +84,14 @@ class PrivFairXLinUCB(FedFairXLinUCB):
     """Priv-FairX-LinUCB: Fed-FairX-LinUCB whose messages go through the PRIVATIZER (Algorithm 2).
 
     Each agent's statistics are released as running sums over the communication rounds
-    (:mod:`dpfair.bandits.privatizer`): by default through the square-root factorization of the
+    (:mod:`dpfair.bandits.fairx.privatizer`): by default through the square-root factorization of the
     prefix-sum matrix (``continual="sqrt"``, a lower-triangular Gaussian matrix mechanism) with the
     smallest noise that makes one agent's whole stream of releases ``(epsilon, delta)``-DP by the exact
     Gaussian privacy profile; or through Algorithm 2's binary tree, tightly calibrated by zCDP
     (``continual="tree"``) or with Algorithm 2's formula ``N(0, 16 n (L^2 + B^2)^2 ln(2/delta)^2 /
     epsilon^2)`` (``noise_calibration="paper"``, for reproduction).  The noisy Gram matrices are shifted
     to stay positive definite and the confidence radius accounts for the noise of the worst release
-    (Lemma 4 with the noise actually used: ``dpfair.bandits.federated_protocol._lemma4_noise``).
+    (Lemma 4 with the noise actually used: ``dpfair.bandits.fairx.synchronization._lemma4_noise``).
     ``epsilon = inf`` is exactly Fed-FairX-LinUCB (and warns).
 
     Parameters

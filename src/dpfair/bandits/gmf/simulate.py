@@ -16,9 +16,9 @@ from sklearn.base import clone
 from threadpoolctl import threadpool_limits
 
 from dpfair._validation import check_allocation, check_int
-from dpfair.bandits.base import BanditPolicy
-from dpfair.bandits.environments import GroupEnvironment
-from dpfair.bandits.metrics import cumulative_fair_regret, cumulative_regret
+from dpfair.bandits.gmf.environments import GroupEnvironment
+from dpfair.bandits.gmf.policy_base import BanditPolicy
+from dpfair.bandits.regret import cumulative_fair_regret, cumulative_regret
 from dpfair.bandits.results import BanditResult
 from dpfair.base import PrivateMechanismMixin
 from dpfair.privacy.budget import check_budgets_cover
@@ -58,7 +58,7 @@ def simulate(
         Seeds of the streams (one run of every policy per seed).
     engine : {"compiled", "numpy"}, default "compiled"
         ``"compiled"``: each policy runs every round of every seed in numba kernels
-        (:mod:`dpfair.bandits._gmf_kernels`, compiled at the first call of a process, then read from
+        (:mod:`dpfair.bandits.gmf._kernels`, compiled at the first call of a process, then read from
         numba's on-disk cache), its noise drawn by its noise source in numpy, in the reference's order;
         ``"numpy"``: the reference, one vectorized ``select`` and ``update`` per round.  Both give the
         same actions and curves (the tests check 1e-9).  A subclass of the policies, a private policy

@@ -11,7 +11,7 @@ group (a large synthetic sample, or real person records), candidates resampled u
 their group each round.  So ``F_k`` is *exact*: it is the CDF of the very distribution the
 candidates are drawn from.  The distinct context vectors of all groups form the environment's
 ``support``; an episode is stored as indices into it (``context_ids``), which lets the policies
-count ranks over the support instead of over the whole history (see :mod:`dpfair.bandits.policies`).
+count ranks over the support instead of over the whole history (see :mod:`dpfair.bandits.gmf.policies`).
 
 Reward noise is Gaussian with standard deviation ``noise_std``, clipped symmetrically at
 ``noise_clip * noise_std``: still zero-mean and ``noise_std``-sub-Gaussian, and bounded, so that a

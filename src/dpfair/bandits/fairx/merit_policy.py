@@ -4,7 +4,7 @@ The pieces every FairX learner and engine shares, below the learners in the impo
 merit functions and the policy ``pi(a) = f(theta . x(a)) / sum_a' f(theta . x(a'))`` (Solanki et al.,
 Eq. 1), the exact projection onto a confidence ellipsoid, the projected gradient ascent for the
 optimistic ``theta_t`` (line 6) and the validation of the parameters the learners share.  The learners
-are in :mod:`dpfair.bandits.fairx` (``B0``) and :mod:`dpfair.bandits.federated_learners`.
+are in :mod:`dpfair.bandits.fairx.linucb` (``B0``) and :mod:`dpfair.bandits.fairx.learners`.
 """
 
 from __future__ import annotations
@@ -112,7 +112,7 @@ def _project(points: np.ndarray, center: np.ndarray, eigvals: np.ndarray, eigvec
     solver) converges from ``mu = 0`` in a few iterations; a final rescaling by
     ``min(1, r / ||y||_V)`` keeps every returned point inside the ellipsoid.
 
-    :mod:`dpfair.bandits._fairx_kernels` compiles the same iteration (``engine="compiled"`` of
+    :mod:`dpfair.bandits.fairx._kernels` compiles the same iteration (``engine="compiled"`` of
     :func:`dpfair.bandits.simulate_federated`): change both together
     (``tests/bandits/test_compiled_fairx.py`` checks that they agree).
     """
@@ -166,7 +166,7 @@ def _ascent(
     ``grad J = sum_a pi_a (1 + w_a (mu_a - J)) x_a`` with ``mu_a = theta . x_a`` and
     ``w_a = f'(mu_a) / f(mu_a)`` (``w = merit_scale`` for the exponential merit): the derivative of
     ``pi_a`` is ``pi_a (w_a e_a - sum_b pi_b w_b e_b)`` in ``mu``.  The compiled engine's
-    ``_row_round`` (:mod:`dpfair.bandits._fairx_kernels`) runs the same steps for the exponential merit.
+    ``_row_round`` (:mod:`dpfair.bandits.fairx._kernels`) runs the same steps for the exponential merit.
     """
     theta = center
     for _ in range(n_steps):

@@ -12,7 +12,7 @@ from dpfair._validation import (
     check_allocation,
     check_int,
 )
-from dpfair.bandits.fairx_policy import _policy
+from dpfair.bandits.fairx.merit_policy import _policy
 
 _BLOCK = 256  # rounds of contexts drawn at once (the streams do not depend on it)
 

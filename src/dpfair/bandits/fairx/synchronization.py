@@ -6,13 +6,13 @@ process under :mod:`dpfair.federated`).  The same code runs in both, so a deploy
 simulator:
 
 * :class:`_Rounds` -- Algorithm 1, lines 5-9 for every row (the numpy reference of a round; the
-  compiled kernels of :mod:`dpfair.bandits._fairx_kernels` run spans of the same rounds);
+  compiled kernels of :mod:`dpfair.bandits.fairx._kernels` run spans of the same rounds);
 * :class:`_AgentSync` -- the agent's half of a synchronization: accumulate ``S^i, s^i`` (line 9),
   ask for a synchronization (the log-det trigger), *release* ``U_hat^i, u_hat^i`` (lines 19-20:
   through the PRIVATIZER of Algorithm 2 for the private learner, so only noisy statistics leave
   the agent) and *receive* the shared ``U, u`` (lines 22 and 27);
 * :class:`_ServerSync` -- the server's half: when to synchronize (the protocols of
-  :mod:`dpfair.bandits.protocols`) and the sum ``U = sum_j U_hat^j`` over the latest release of every
+  :mod:`dpfair.bandits.fairx.schedules`) and the sum ``U = sum_j U_hat^j`` over the latest release of every
   agent (line 22; an agent that stops answering keeps its last release in the sum);
 * :class:`_Sync` -- both halves for the simulator (every agent of a seed synchronizes together).
 
@@ -20,11 +20,11 @@ What an agent releases is the paper's ``U_hat^i = lambda I + sum_{tau <= t'} x x
 ``u_hat^i = sum x y (+ h^i)``: its own running sums since the start (the PRIVATIZER's tree releases
 running sums).  For the private learner each communication round's increment is rounded to the noise
 grid *before* it enters the running sum, and the sum of rounded increments plus the lattice noise is
-released (:meth:`~dpfair.bandits.privatizer.Privatizer.release`): the one place where the engines'
+released (:meth:`~dpfair.bandits.fairx.privatizer.Privatizer.release`): the one place where the engines'
 local statistics are rounded, so the numpy rounds, the compiled kernels and an agent in its own
 process release the same values.  After a synchronization every agent has
 ``V^i = U (+ c I) + S^i`` with ``S^i = 0``: the shift ``c`` of Lemma 4 for the private learner (module
-docstring of :mod:`dpfair.bandits.federated`).  With one agent and exact statistics there is
+docstring of :mod:`dpfair.bandits.fairx.simulator`).  With one agent and exact statistics there is
 nothing to receive and ``V`` is left as it is (bit for bit the single-agent FairX-LinUCB).
 """
 
@@ -39,9 +39,9 @@ import numpy as np
 
 from dpfair._estimator import check_budget, privacy_spent
 from dpfair._validation import check_positive_finite
-from dpfair.bandits._privatizer_calibration import MAX_FACTORIZED_RELEASES
-from dpfair.bandits.fairx_policy import _EXPONENTIAL, _ascent, _callable_policy, _policy
-from dpfair.bandits.privatizer import (
+from dpfair.bandits.fairx._privatizer_calibration import MAX_FACTORIZED_RELEASES
+from dpfair.bandits.fairx.merit_policy import _EXPONENTIAL, _ascent, _callable_policy, _policy
+from dpfair.bandits.fairx.privatizer import (
     CALIBRATIONS,
     CONTINUAL,
     Privatizer,
@@ -49,7 +49,7 @@ from dpfair.bandits.privatizer import (
     calibrate_privatizer,
     tree_key,
 )
-from dpfair.bandits.protocols import _check_protocol, communication_schedule
+from dpfair.bandits.fairx.schedules import _check_protocol, communication_schedule
 from dpfair.bandits.ridge import RidgeState, _cholesky
 from dpfair.privacy.budget import charged_release
 from dpfair.privacy.noise import SeededNoise, check_random_state
@@ -297,7 +297,7 @@ class _Rounds:
         gram = self.ridge.gram.reshape(-1, d, d)
         eigvals, eigvecs = np.linalg.eigh(gram)
         center = self.ridge.theta().reshape(-1, d)
-        # confidence radius sqrt(beta_t) (module docstring of dpfair.bandits.federated; Abbasi-Yadkori et al.
+        # confidence radius sqrt(beta_t) (module docstring of dpfair.bandits.fairx.simulator; Abbasi-Yadkori et al.
         # Thm 2 / Lemma 4)
         if self.theory.any():
             rm = np.repeat(rho_min.reshape(-1), M)

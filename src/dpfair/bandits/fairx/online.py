@@ -7,7 +7,7 @@ adds the agent's half of a synchronization -- :meth:`local_statistics` (what lea
 private learner only the PRIVATIZER's noisy ``U_hat, u_hat``) and :meth:`receive_shared` -- and
 :class:`FederatedServer` is the server's half (when to synchronize, the sum of the releases).
 
-The arithmetic is :mod:`dpfair.bandits.federated_protocol`'s, the code
+The arithmetic is :mod:`dpfair.bandits.fairx.synchronization`'s, the code
 :func:`~dpfair.bandits.simulate_federated` runs for every row of its batch: an agent driven here on
 its share of a :class:`~dpfair.bandits.FederatedSyntheticEnvironment` stream plays exactly the
 actions the simulator gives that agent (with seeded noise, the same noise: each agent's PRIVATIZER
@@ -25,7 +25,7 @@ import numpy as np
 
 from dpfair._estimator import charge_budget
 from dpfair._validation import as_finite_array, check_int
-from dpfair.bandits.federated_protocol import _AgentSync, _plan, _probe_merits, _Rounds, _ServerSync, _tree_keys
+from dpfair.bandits.fairx.synchronization import _AgentSync, _plan, _probe_merits, _Rounds, _ServerSync, _tree_keys
 from dpfair.privacy.leaks import warn_privacy_leak, warn_seeded_release
 
 __all__ = ["FederatedServer"]
@@ -216,7 +216,7 @@ class _FederatedOnline(_OnlineFairX):
         (rewards clipped to ``reward_bound``), through the PRIVATIZER for Priv-FairX-LinUCB (Algorithm
         2: what the agent gathered since its previous release is rounded to the noise grid and added to
         the tree's running sum, which is released plus the tree's noise -- the only thing that leaves
-        the agent; :meth:`~dpfair.bandits.privatizer.Privatizer.release`).
+        the agent; :meth:`~dpfair.bandits.fairx.privatizer.Privatizer.release`).
         Each call is a release (the tree advances): call it once per synchronization, then
         :meth:`receive_shared`.
 

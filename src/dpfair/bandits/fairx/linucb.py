@@ -17,7 +17,7 @@ The merit function ``f`` is positive and increasing; the paper's experiments use
 and every step is computed in log space.
 
 :class:`FairXLinUCB` is the single-agent baseline ``B0``; the federated learners of
-:mod:`dpfair.bandits.federated` share its parameters and its per-round computation, and
+:mod:`dpfair.bandits.fairx.simulator` share its parameters and its per-round computation, and
 :func:`dpfair.bandits.simulate_federated` runs them all.
 """
 
@@ -25,8 +25,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from dpfair.bandits.fairx_online import _OnlineFairX
-from dpfair.bandits.fairx_policy import (  # noqa: F401  (the policy's names, re-exported where they were)
+from dpfair.bandits.fairx.merit_policy import (  # noqa: F401  (the policy's names, re-exported where they were)
     _EXPONENTIAL,
     _ascent,
     _callable_policy,
@@ -40,6 +39,7 @@ from dpfair.bandits.fairx_policy import (  # noqa: F401  (the policy's names, re
     optimistic_parameter,
     project_onto_ellipsoid,
 )
+from dpfair.bandits.fairx.online import _OnlineFairX
 
 __all__ = ["FairXLinUCB", "merit_policy", "optimistic_parameter", "project_onto_ellipsoid"]
 
@@ -83,7 +83,7 @@ class FairXLinUCB(_FairXParameters, _OnlineFairX):
     (1, 1, 50)
     """
 
-    #: How the engines treat the learner (read by ``federated_protocol._plan``, so the protocol needs no import
+    #: How the engines treat the learner (read by ``synchronization._plan``, so the protocol needs no import
     #: of the learner classes): ``"alone"`` learns from its own rounds, ``"federated"`` synchronizes.
     _fairx_role: ClassVar[str] = "alone"
     _private: ClassVar[bool] = False

@@ -2,10 +2,10 @@
 
 Solanki, Jain & Gujar, "Fairness and Privacy Guarantees in Federated Contextual Bandits"
 (Algorithms 1 and 2, Sections 4-6).  ``m`` agents share the unknown ``theta*``; each plays
-FairX-LinUCB (:mod:`dpfair.bandits.fairx`) on its own contexts, keeps the statistics it gathered
+FairX-LinUCB (:mod:`dpfair.bandits.fairx.linucb`) on its own contexts, keeps the statistics it gathered
 since the last synchronization (``S^i, s^i``) and the shared ones (``U, u``), and at communication
 rounds every agent's ``S^j, s^j`` is sent to all the others (through the PRIVATIZER of
-:mod:`dpfair.bandits.privatizer` for Priv-FairX-LinUCB).
+:mod:`dpfair.bandits.fairx.privatizer` for Priv-FairX-LinUCB).
 
 Statistics (Section 4.1, Algorithm 1 lines 2, 9, 22 and 27)
 ------------------------------------------------------------
@@ -76,10 +76,11 @@ import numpy as np
 
 from dpfair._estimator import charge_budget
 from dpfair._validation import check_allocation, check_int
-from dpfair.bandits.fairx_policy import _EXPONENTIAL, _policy
-from dpfair.bandits.federated_environment import _BLOCK, FederatedSyntheticEnvironment
-from dpfair.bandits.federated_learners import PrivFairXLinUCB
-from dpfair.bandits.federated_protocol import (
+from dpfair.bandits.fairx.environment import _BLOCK, FederatedSyntheticEnvironment
+from dpfair.bandits.fairx.learners import PrivFairXLinUCB
+from dpfair.bandits.fairx.merit_policy import _EXPONENTIAL, _policy
+from dpfair.bandits.fairx.result import FederatedResult
+from dpfair.bandits.fairx.synchronization import (
     _AgentSync,
     _GuardedMerit,
     _MeritFailed,
@@ -90,7 +91,6 @@ from dpfair.bandits.federated_protocol import (
     _Sync,
     _tree_keys,
 )
-from dpfair.bandits.federated_result import FederatedResult
 from dpfair.bandits.ridge import RidgeState
 from dpfair.privacy.budget import check_budgets_cover
 from dpfair.privacy.leaks import warn_privacy_leak, warn_seeded_release
@@ -134,7 +134,7 @@ def simulate_federated(
     batched over (learner, seed, agent) rows (learners that differ in merit function, ascent steps
     or ``regularization`` run in separate batches).  ``engine="compiled"`` runs every round of every
     row and every synchronization (release through the PRIVATIZER's noise, aggregate, receive) in numba
-    kernels (:mod:`dpfair.bandits._fairx_kernels`), a block of 256 rounds per call;
+    kernels (:mod:`dpfair.bandits.fairx._kernels`), a block of 256 rounds per call;
     ``engine="numpy"`` is the reference: one vectorized numpy step per round.  Both give the same
     actions and the same results up to floating-point rounding (the tests check 1e-9).
 
@@ -427,12 +427,12 @@ def _run_group_compiled(
     """:func:`_run_group` with the rounds *and* the synchronizations in numba kernels (exponential merit only).
 
     The same streams, state and arithmetic (up to floating-point rounding): each ``(learner, seed)`` group of
-    agents runs a whole block of rounds in :func:`dpfair.bandits._fairx_kernels.run_groups`, synchronizing
+    agents runs a whole block of rounds in :func:`dpfair.bandits.fairx._kernels.run_groups`, synchronizing
     inside the kernel (release, aggregate, receive).  Python is entered between blocks and only where a group
     needs it: the next block of PRIVATIZER noise (:class:`_NoiseFeed`), a log-det trigger within rounding of
     its threshold (decided here with the reference's ``np.linalg.slogdet``), or an error to raise.
     """
-    from dpfair.bandits import _fairx_kernels as kernels  # numba is imported at the first compiled run
+    from dpfair.bandits.fairx import _kernels as kernels  # numba is imported at the first compiled run
 
     L, S, M, d, K = len(plans), len(seeds), n_agents, dim, n_actions
     N, G = L * S * M, L * S
@@ -542,7 +542,7 @@ def _log_det_decision(group: int, t: int, plan: _Plan, M: int, d: int, gram: np.
 
 def _raise_kernel_error(code: int) -> None:
     """The errors of the numpy engine's synchronizations, raised for a kernel's status ``code``."""
-    from dpfair.bandits import _fairx_kernels as kernels
+    from dpfair.bandits.fairx import _kernels as kernels
 
     if code == kernels.NOT_POSITIVE_DEFINITE:  # _AgentSync.receive
         raise ValueError("a synchronized Gram matrix is not positive definite (release noise above the shift); "
@@ -557,7 +557,7 @@ def _raise_kernel_error(code: int) -> None:
 class _NoiseFeed:
     """The noise of a private learner's next releases, fetched from its PRIVATIZER ahead of the kernels.
 
-    The contract of :class:`~dpfair.bandits.privatizer.Privatizer`: release ``k`` of a row is ``granularity *
+    The contract of :class:`~dpfair.bandits.fairx.privatizer.Privatizer`: release ``k`` of a row is ``granularity *
     (sum of to_units(increments 1..k) + release_noise_units(k))``; the kernels hold the integer sums and
     round the increments (the same expression as ``to_units``), and this feed keeps in each row's slots
     ``release_noise_units(k)`` for its next releases ``k = count + 1, ...``, topped up in order (each release

@@ -3,8 +3,8 @@
 :func:`dpfair.bandits.simulate` with ``engine="compiled"`` hands a chunk of rounds of one policy, for
 all its runs (seeds), to the kernels: the runs are independent, split in one contiguous part per
 thread (:func:`parallel_runs`), the rounds in order inside.  Per round and run the kernels do what
-the numpy reference (``select`` then ``update`` of :mod:`dpfair.bandits.policies` and
-:mod:`dpfair.bandits.private`) does:
+the numpy reference (``select`` then ``update`` of :mod:`dpfair.bandits.gmf.policies` and
+:mod:`dpfair.bandits.gmf.private_fair_greedy`) does:
 
 * :func:`oful_rounds`: ``ln det V`` (Cholesky), the radius of :func:`dpfair.bandits.confidence_radius`,
   ``theta_hat = V^{-1} b`` as :meth:`~dpfair.bandits.RidgeState.theta` computes it, the optimistic
