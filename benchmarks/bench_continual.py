@@ -6,6 +6,13 @@ elements and on symmetric ``d x d`` Gram matrices (``d = 10``), with seeded nois
 ~50 us per entry whatever the factorization).  Prints the analytic noise table (worst / RMS std of the
 releases in units of ``1 / sqrt(2 rho)``) beside the times, and the memory each factorization keeps.
 
+Last, the floor no factorization can pass: for any ``A = B C`` of the ``T x T`` prefix-sum matrix,
+``max_t ||B_t|| * max_s ||C e_s|| >= gamma_2(A) >= ||A||_* / T`` (the trace-norm bound on the factorization
+norm; Linial & Shraibman 2009), and the singular values of ``A`` are ``1 / (2 sin((2k - 1) pi / (4T + 2)))``.
+So the worst release's noise of *every* Gaussian factorization mechanism (banded, Toeplitz or optimized, as
+in Choquette-Choo et al. 2023; Henzinger, Upadhyay & Upadhyay 2023) is at least this floor, in the same
+units: it tells how much an optimized factorization could still buy over the square root.
+
 Run: ``OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/bench_continual.py [T]`` (one BLAS thread: on a shared
 2-core machine threaded BLAS makes the direct sum's timings erratic).  Times are this process's CPU time
 (``time.process_time``), so that other jobs on a shared machine do not inflate them.
@@ -44,6 +51,12 @@ def _direct_sqrt_us(size: int, n_points: int = 200) -> float:
     return (time.process_time() - start) / n_points * 1e6
 
 
+def worst_release_floor(horizon: int) -> float:
+    """``||A||_* / T``: a lower bound on the worst release's noise std (units ``1 / sqrt(2 rho)``) of any factorization."""
+    k = np.arange(1, horizon + 1)
+    return float(np.sum(1.0 / (2.0 * np.sin((2 * k - 1) * np.pi / (4 * horizon + 2)))) / horizon)
+
+
 def main() -> None:
     warnings.simplefilter("ignore", SeededNoiseWarning)  # seeded noise, on purpose: timing only
     scalar, gram = np.ones(1), np.eye(D) / D
@@ -64,6 +77,9 @@ def main() -> None:
     err = get_factorization("sqrt", T).error()
     print(f"{'sqrt, direct O(t) sum':<26}{'O(T)':>10}{err['worst']:>9.2f}{err['rms']:>8.2f}{_direct_sqrt_us(1):>18.1f}"
           f"{_direct_sqrt_us(D * (D + 1) // 2):>24.1f}   (noise convolution only, no FFT; the mechanism uses FFT blocks)")
+    floor = worst_release_floor(T)
+    print(f"{'floor, any factorization':<26}{'':>10}{floor:>9.2f}{'':>8}   (||A||_* / T; the square root is "
+          f"{get_factorization('sqrt', T).error()['worst'] / floor:.3f}x it)")
 
 
 if __name__ == "__main__":
