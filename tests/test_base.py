@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
 import pytest
 from sklearn.base import BaseEstimator, RegressorMixin, clone
 
-from dpfair.base import PrivateEstimator, PrivateMechanismMixin
+from dpfair.base import PrivateEstimator, PrivateMechanismMixin, ValidatedData
 from dpfair.privacy import PrivacyBudget, PrivacyBudgetExceededError
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class _Targets(ValidatedData):
+    y: np.ndarray
 
 
 class _NoisyMean(PrivateEstimator, RegressorMixin, BaseEstimator):
@@ -29,11 +35,11 @@ class _NoisyMean(PrivateEstimator, RegressorMixin, BaseEstimator):
             raise ValueError("y must be a 1-d array of finite numbers.")
         if np.any((y < params.bounds[0]) | (y > params.bounds[1])):
             raise ValueError("y holds values outside bounds; widen bounds= or clip y.")
-        return {"y": y, "n_rows": y.size, "sensitive_features": sensitive_features}
+        return _Targets(y=y, n_rows=y.size, sensitive_features=sensitive_features)
 
     def _compute_statistics(self, params, data):
-        k = len(data["groups"])
-        return np.bincount(data["group_index"], weights=data["y"], minlength=k), np.bincount(data["group_index"], minlength=k)
+        k = len(data.groups)
+        return np.bincount(data.group_index, weights=data.y, minlength=k), np.bincount(data.group_index, minlength=k)
 
     def _draw_noise(self, params, statistics, noise):
         sums, counts = statistics
@@ -42,7 +48,7 @@ class _NoisyMean(PrivateEstimator, RegressorMixin, BaseEstimator):
 
     def _solve(self, params, noisy, data):
         sums, counts = noisy
-        return {"groups_": data["groups"], "means_": sums / np.maximum(counts, 1.0)}
+        return {"groups_": data.groups, "means_": sums / np.maximum(counts, 1.0)}
 
 
 Y = np.linspace(0, 1, 40)

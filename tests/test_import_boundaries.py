@@ -8,7 +8,8 @@ from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "dpfair"
 #: top-level modules every subpackage may use, private names included (the shared layer)
-SHARED = {"dpfair._validation", "dpfair._estimator", "dpfair._version", "dpfair._wrapped_fit", "dpfair.base"}
+SHARED = {"dpfair._validation", "dpfair._warnings", "dpfair._estimator", "dpfair._version", "dpfair._wrapped_fit",
+          "dpfair.base"}
 
 
 def _modules():
@@ -58,7 +59,7 @@ def test_bounds_array_and_interval_checks_exist_only_in_validation():
 #: The layers of the package, lowest first (design/ARCHITECTURE.md): a unit (a top-level module or a
 #: subpackage) imports only units of its own layer or lower ones, and the units form no circle.
 LAYERS = (
-    {"dpfair", "dpfair._version", "dpfair._validation"},  # the package's face (its version only) and the checks
+    {"dpfair", "dpfair._version", "dpfair._validation", "dpfair._warnings"},  # the face, the checks, find_stack_level
     {"dpfair.privacy", "dpfair.datasets", "dpfair.fairness"},
     {"dpfair._estimator"},
     {"dpfair.base", "dpfair._wrapped_fit"},

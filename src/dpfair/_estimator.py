@@ -29,7 +29,7 @@ import pandas as pd
 
 from dpfair._validation import check_bool, check_delta, check_epsilon
 from dpfair.privacy.budget import PrivacyBudget, charge, check_budget
-from dpfair.privacy.leaks import exact_release_message, user_stacklevel, warn_privacy_leak, warn_seeded_noise
+from dpfair.privacy.leaks import exact_release_message, warn_privacy_leak, warn_seeded_noise
 from dpfair.privacy.noise import NoiseSource, get_noise_source
 from dpfair.privacy.relations import REPLACE, check_relation, convert_guarantee
 
@@ -51,7 +51,6 @@ __all__ = [
     "resolve_groups",
     "rows_of_fitted_groups",
     "single_group_rows",
-    "user_stacklevel",
     "warn_leak_once",
     "warn_non_private",
     "warn_seeded_noise",
@@ -162,8 +161,11 @@ def _configuration(estimator: Any) -> str:
     return repr(sorted((k, repr(v)) for k, v in params.items() if k != "budget"))
 
 
-def warn_leak_once(estimator: Any, message: str, *, stacklevel: int = 3) -> None:
+def warn_leak_once(estimator: Any, message: str) -> None:
     """Raise :class:`~dpfair.privacy.PrivacyLeakWarning` unless a clone of the same lineage and configuration already did.
+
+    The warning points at the first frame outside dpfair, the user's line (:func:`dpfair._warnings.find_stack_level`),
+    however many of dpfair's frames lie between it and this call.
 
     Parameters
     ----------
@@ -171,8 +173,6 @@ def warn_leak_once(estimator: Any, message: str, *, stacklevel: int = 3) -> None
         The estimator being fitted (``None``: always warn).
     message : str
         The warning.
-    stacklevel : int, default 3
-        As for :func:`dpfair.privacy.warn_privacy_leak`, counted from the caller of this function.
     """
     try:
         lineage = _CLONES.get(estimator) if estimator is not None else None
@@ -183,10 +183,10 @@ def warn_leak_once(estimator: Any, message: str, *, stacklevel: int = 3) -> None
         if key in lineage.warned:
             return
         lineage.warned.add(key)
-    warn_privacy_leak(message, stacklevel=stacklevel + 1)
+    warn_privacy_leak(message)
 
 
-def warn_non_private(epsilon: float, what: str, *, estimator: Any = None, stacklevel: int = 4) -> None:
+def warn_non_private(epsilon: float, what: str, *, estimator: Any = None) -> None:
     """Raise :class:`~dpfair.privacy.PrivacyLeakWarning` when ``epsilon`` is infinite (exact, non-private output).
 
     The estimators' exact-release warning; its text is :func:`dpfair.privacy.leaks.exact_release_message`,
@@ -202,18 +202,14 @@ def warn_non_private(epsilon: float, what: str, *, estimator: Any = None, stackl
         What is released exactly, as the message names it (e.g. ``"the post-processed predictions"``).
     estimator : estimator, optional
         The estimator being fitted (``None``: always warn).
-    stacklevel : int, default 4
-        As for :func:`warn_leak_once`, counted from its caller: 4 points the warning at the caller of the
-        function that calls this one; :class:`dpfair.base.PrivateMechanismMixin` passes more, so that its
-        warning points at the user's ``fit`` line.
 
     Warns
     -----
     PrivacyLeakWarning
-        If ``epsilon`` is infinite.
+        If ``epsilon`` is infinite, at the user's line (the first frame outside dpfair).
     """
     if math.isinf(epsilon):
-        warn_leak_once(estimator, exact_release_message(what), stacklevel=stacklevel)
+        warn_leak_once(estimator, exact_release_message(what))
 
 
 def fit_charges(estimator: Any) -> list[tuple[PrivacyBudget | None, float, float]]:

@@ -10,7 +10,12 @@ the not-fitted error, and whether a clone trained non-privately on the same rows
 (it does when the post-processor protects the rows the clone is trained on; it does not when ``X``
 and ``y`` are public, as in Jagielski et al.).
 
+* :func:`check_wrapped_estimator` runs, without fitting anything, every check of the wrapped estimator
+  that :func:`fit_wrapped_estimator` makes before its fit (a private dpfair estimator's own dry run
+  included): the step 1 of the :mod:`dpfair.base` template of a post-processor;
 * :func:`fit_wrapped_estimator` returns the estimator to post-process;
+* :func:`rehearse_wrapped_fit` fits, and throws away, the non-private model a post-processor would
+  train inside its fit: the only way to run that model's checks, used by a private search before it charges;
 * :func:`check_shared_budgets` refuses, before the wrapped estimator is fitted, budgets that cannot pay
   for its fit and the post-processor's release together;
 * :func:`wrapped_feature_attributes` gives the ``n_features_in_`` / ``feature_names_in_`` a fitted
@@ -32,7 +37,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.metrics import accuracy_score, r2_score
 from sklearn.utils.validation import _num_samples, check_is_fitted, column_or_1d
 
-from dpfair._estimator import private_base, warn_leak_once
+from dpfair._estimator import fit_charges, private_base, warn_leak_once
 from dpfair._validation import as_finite_array
 from dpfair.privacy.budget import check_budgets_cover
 
@@ -40,7 +45,9 @@ __all__ = [
     "SensitiveScoreMixin",
     "WrappedEstimator",
     "check_shared_budgets",
+    "check_wrapped_estimator",
     "fit_wrapped_estimator",
+    "rehearse_wrapped_fit",
     "wrapped_feature_attributes",
 ]
 
@@ -73,9 +80,84 @@ class WrappedEstimator:
     clone_leak: str | None = None
 
 
+def _refitted_message(exc: Exception) -> str:
+    return f"X, y: fitting clone(estimator) on (X, y) failed ({exc}); pass valid features and targets."
+
+
+def _checked_target(
+    spec: WrappedEstimator, estimator: Any, X: Any, y: Any, *, prefit: bool, owner: str, warn: bool
+) -> np.ndarray | None:
+    """The checks made before the wrapped fit; ``y`` as a 1-d array when a clone is to be fitted, else ``None``."""
+    if estimator is None and spec.optional:
+        return None
+    if estimator is None or not hasattr(estimator, "predict"):
+        alternative = " (or None)" if spec.optional else ""
+        raise TypeError(
+            f"estimator must be a {spec.kind} with a predict method{alternative}, got {type(estimator).__name__}."
+        )
+    if prefit:
+        try:
+            check_is_fitted(estimator)
+        except NotFittedError:
+            raise NotFittedError(spec.not_fitted.format(owner=owner)) from None
+        except TypeError:
+            pass  # not a scikit-learn estimator: trust prefit=True, its predict is called next
+        return None
+    if y is None:
+        raise ValueError(
+            f"{owner} requires y to be passed, but the target y is None: prefit=False fits a clone of estimator "
+            "on (X, y); pass y, or pass a fitted estimator with prefit=True."
+        )
+    y = column_or_1d(y, warn=warn)  # its values are the wrapped estimator's to validate
+    n_rows = _num_samples(X)
+    if y.shape[0] != n_rows:
+        raise ValueError(f"y must have one value per row of X ({n_rows} rows), got {y.shape[0]}.")
+    return y
+
+
+def check_wrapped_estimator(spec: WrappedEstimator, estimator: Any, X: Any, y: Any, *, prefit: bool, owner: str) -> None:
+    """Every check of the wrapped estimator that needs no fit: what :func:`fit_wrapped_estimator` refuses before fitting.
+
+    A post-processor calls it in its ``_validate_data`` (step 1 of the :mod:`dpfair.base` template), so that its dry
+    run (:meth:`dpfair.base.PrivateEstimator.check_release`) and its ``fit`` refuse the same arguments before any
+    fit or charge.  With ``prefit=False`` and a private dpfair estimator (one with a ``check_release``), that
+    estimator's own dry run on ``(X, y)`` is part of it; a non-private model's checks need its fit (see
+    :func:`rehearse_wrapped_fit`).
+
+    Parameters
+    ----------
+    spec : WrappedEstimator
+        The post-processor's declaration.
+    estimator : estimator or None
+        The wrapped estimator, as the caller passed it (never modified).
+    X, y : array-like
+        The rows ``clone(estimator)`` would be fitted on with ``prefit=False``.
+    prefit : bool
+        Already validated.
+    owner : str
+        The post-processor's class name, for messages.
+
+    Raises
+    ------
+    TypeError
+        If ``estimator`` has no ``predict`` method (or is ``None`` where it is required).
+    NotFittedError
+        If ``prefit=True`` and ``estimator`` is not fitted.
+    ValueError
+        If ``prefit=False`` and ``y`` is missing or not one value per row of ``X``, or a private wrapped
+        estimator's dry run refuses ``(X, y)`` (its message, naming ``X, y``).
+    """
+    target = _checked_target(spec, estimator, X, y, prefit=prefit, owner=owner, warn=False)
+    dry_run = getattr(estimator, "check_release", None)
+    if target is not None and callable(dry_run) and not isinstance(estimator, type):
+        try:
+            clone(estimator).check_release(X, target)
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(_refitted_message(exc)) from None
+
+
 def fit_wrapped_estimator(
     spec: WrappedEstimator, estimator: Any, X: Any, y: Any, *, prefit: bool, owner: str, caller: Any = None,
-    stacklevel: int = 4,
 ) -> Any:
     """Return the estimator to post-process: as is (``prefit``) or ``clone(estimator).fit(X, y)``.
 
@@ -94,10 +176,6 @@ def fit_wrapped_estimator(
         The post-processor's class name, for messages.
     caller : estimator, optional
         The post-processor: a search's clones of it warn once per configuration.
-    stacklevel : int, default 4
-        Of the warning, as for :func:`dpfair._estimator.warn_leak_once`: the default points at the caller
-        of the ``fit`` that calls this function directly; add one per frame between that ``fit`` and this
-        function (helpers, the steps of the :mod:`dpfair.base` template).
 
     Returns
     -------
@@ -117,39 +195,55 @@ def fit_wrapped_estimator(
     Warns
     -----
     PrivacyLeakWarning
-        ``spec.clone_leak``, when a clone fitted here is not private.
+        ``spec.clone_leak``, when a clone fitted here is not private (at the user's line).
     """
-    if estimator is None and spec.optional:
-        return None
-    if estimator is None or not hasattr(estimator, "predict"):
-        alternative = " (or None)" if spec.optional else ""
-        raise TypeError(
-            f"estimator must be a {spec.kind} with a predict method{alternative}, got {type(estimator).__name__}."
-        )
-    if prefit:
-        try:
-            check_is_fitted(estimator)
-        except NotFittedError:
-            raise NotFittedError(spec.not_fitted.format(owner=owner)) from None
-        except TypeError:
-            pass  # not a scikit-learn estimator: trust prefit=True, its predict is called next
+    target = _checked_target(spec, estimator, X, y, prefit=prefit, owner=owner, warn=True)
+    if target is None:  # no clone to fit: the estimator as given (None: X holds the outputs)
         return estimator
-    if y is None:
-        raise ValueError(
-            f"{owner} requires y to be passed, but the target y is None: prefit=False fits a clone of estimator "
-            "on (X, y); pass y, or pass a fitted estimator with prefit=True."
-        )
-    y = column_or_1d(y, warn=True)  # its values are the wrapped estimator's to validate
-    n_rows = _num_samples(X)
-    if y.shape[0] != n_rows:
-        raise ValueError(f"y must have one value per row of X ({n_rows} rows), got {y.shape[0]}.")
     try:
-        fitted = clone(estimator).fit(X, y)
+        fitted = clone(estimator).fit(X, target)
     except (TypeError, ValueError) as exc:
-        raise type(exc)(f"X, y: fitting clone(estimator) on (X, y) failed ({exc}); pass valid features and targets.") from None
+        raise type(exc)(_refitted_message(exc)) from None
     if spec.clone_leak is not None and not private_base(fitted):
-        warn_leak_once(caller, spec.clone_leak.format(owner=owner), stacklevel=stacklevel)
+        warn_leak_once(caller, spec.clone_leak.format(owner=owner))
     return fitted
+
+
+def rehearse_wrapped_fit(post_processor: Any, X: Any, y: Any) -> None:
+    """Fit, and throw away, the non-private model ``post_processor`` would train inside its ``fit``.
+
+    A dry run (:meth:`dpfair.base.PrivateEstimator.check_release`) fits nothing, so the checks of a
+    scikit-learn model that a post-processor fits itself (``prefit=False``) run only in that fit.  A private
+    search calls this function before its one charge, so that such a model's refusal of the rows (NaN in
+    ``X``, say) comes before the charge, as every other check does.  Nothing is released: the clone is
+    discarded, and it reads no noise.  A wrapped model that charges privacy (a dpfair estimator, or a
+    pipeline holding one) is not fitted here: its own dry run is part of the post-processor's.
+
+    Parameters
+    ----------
+    post_processor : estimator
+        An estimator with ``estimator`` and ``prefit`` parameters (anything else: nothing is done).
+    X, y : array-like
+        The rows ``post_processor`` would be fitted on.
+
+    Raises
+    ------
+    TypeError, ValueError
+        The clone's own refusal, naming ``X, y``, as :func:`fit_wrapped_estimator` words it.
+    """
+    try:
+        own = post_processor.get_params(deep=False)
+    except (AttributeError, TypeError):
+        return
+    estimator = own.get("estimator")
+    if own.get("prefit", True) is not False or estimator is None or not hasattr(estimator, "fit") or y is None:
+        return
+    if fit_charges(estimator):  # a private model (or a pipeline of one): checked by its own dry run, never fitted here
+        return
+    try:
+        clone(estimator).fit(X, column_or_1d(y, warn=False))
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(_refitted_message(exc)) from None
 
 
 def _charges_privacy(estimator: Any) -> bool:

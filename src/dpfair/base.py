@@ -1,4 +1,4 @@
-"""One private-estimator protocol: privacy parameters declared once, one release template.
+"""One private-estimator protocol: privacy parameters declared once, one release template, typed stages.
 
 A private class declares its privacy parameters once, in the spirit of scikit-learn's
 ``_parameter_constraints``::
@@ -10,13 +10,15 @@ A private class declares its privacy parameters once, in the spirit of scikit-le
 then runs the one pipeline of the estimator contract (``CONTRIBUTING.md``, rules 7-9):
 
 1. ``_validate_all``: every declared privacy parameter by its role, the subclass's other parameters
-   (:meth:`~PrivateMechanismMixin._validate_params`) and the data
-   (:meth:`~PrivateMechanismMixin._validate_data`);
-2. resolve the declared groups (:func:`dpfair._estimator.resolve_groups`);
+   (:meth:`~PrivateMechanismMixin._validate_params`, returned as a frozen :class:`ValidatedOptions`) and the
+   data (:meth:`~PrivateMechanismMixin._validate_data`, returned as a frozen :class:`ValidatedData`);
+2. resolve the declared groups (:func:`dpfair._estimator.resolve_groups`) into ``data.groups`` and
+   ``data.group_index``;
 3. :meth:`~PrivateMechanismMixin._compute_statistics` (exact statistics, no noise available);
 4. charge the budget once (:func:`dpfair._estimator.charge_budget`), done by the template only;
-5. :meth:`~PrivateMechanismMixin._draw_noise`, which receives the noise source, created only after
-   the charge;
+5. :meth:`~PrivateMechanismMixin._run`, which receives the noise source, created only after the charge:
+   by default :meth:`~PrivateMechanismMixin._draw_noise` (privatise the statistics in one go); an iterative
+   mechanism that interleaves noise and computation (a game, a search's trials) overrides ``_run`` instead;
 6. :meth:`~PrivateMechanismMixin._solve` (post-processing of the noisy statistics);
 7. the result, with ``privacy_spent_``; :class:`PrivateEstimator` sets the fitted attributes only
    here, so nothing fitted is left, and earlier fitted state is unchanged, if any step raises.
@@ -24,12 +26,27 @@ then runs the one pipeline of the estimator contract (``CONTRIBUTING.md``, rules
 Subclasses fill steps 1, 3, 5 and 6; they cannot override the template nor the charge
 (:meth:`~PrivateMechanismMixin.__init_subclass__` refuses it), and the noise source is handed to them only
 after the charge.
+
+The stages are typed: the template passes frozen dataclasses, never dicts, so that a misspelt field is an
+``AttributeError`` where it is written, not a ``KeyError`` (or a silent default) steps later.
+:class:`PrivacyParameters` carries the validated privacy parameters and the class's :class:`ValidatedOptions`
+subclass (``params.options``); :class:`ValidatedData` carries the fields the template itself reads
+(``n_rows``, ``sensitive_features``) and fills (``groups``, ``group_index``), and each class adds its own
+fields in a subclass.  A step that returns a dict where a stage is expected raises ``TypeError`` naming the
+class and the fix.
+
+Two public dry runs say what one release would charge without fitting anything, drawing any noise or
+touching a budget: :meth:`PrivateMechanismMixin.planned_charge` (from the parameters alone) and
+:meth:`PrivateEstimator.check_release` (the parameters and the data: steps 1 and 2 of the template, whose
+refusals of an argument or of the data it raises as ``fit`` would; a refusal that needs the exact statistics of
+step 3, or a wrapped model fitted there, comes only from ``fit``).  Both return a :class:`PlannedCharge`; a
+private search checks its candidates with them before its one charge.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -46,18 +63,35 @@ from dpfair._estimator import (
     warn_seeded_noise,
 )
 from dpfair._validation import check_bounds, check_delta, check_epsilon
-from dpfair.privacy.budget import charged_release, check_budget, inside_charged_release
+from dpfair.privacy.budget import PrivacyBudget, charged_release, check_budget, inside_charged_release
 from dpfair.privacy.noise import NoiseSource, check_random_state, get_noise_source
 from dpfair.privacy.relations import REPLACE, check_relation
 
-__all__ = ["ROLES", "PrivacyParameters", "PrivateEstimator", "PrivateMechanismMixin"]
+__all__ = [
+    "ROLES",
+    "PlannedCharge",
+    "PrivacyParameters",
+    "PrivateEstimator",
+    "PrivateMechanismMixin",
+    "ValidatedData",
+    "ValidatedOptions",
+]
 
 #: The roles a declared privacy parameter may have.
 ROLES = ("epsilon", "delta", "bounds", "groups", "budget", "random_state")
 
 #: Methods of the template that no subclass may redefine.
-_FINAL = ("_release", "_validate_all", "_charge", "_validate_privacy_parameters", "_resolve_declared_groups",
-          "_set_fitted")
+_FINAL = ("_release", "_validate_all", "_charge", "_validate_privacy_parameters", "_validate_every_parameter",
+          "_resolve_declared_groups", "_set_fitted", "planned_charge", "_planned", "check_release", "_dry_run")
+
+
+@dataclass(frozen=True, eq=False)
+class ValidatedOptions:
+    """What :meth:`PrivateMechanismMixin._validate_params` returns: a class's other parameters, validated.
+
+    Each class that has such parameters subclasses it with one typed field per parameter (a frozen
+    dataclass); a class without any uses this empty base.
+    """
 
 
 @dataclass(frozen=True)
@@ -78,8 +112,8 @@ class PrivacyParameters:
         The budget to charge.
     random_state : object
         The noise seed (``None``: the secure source), as declared or overridden for this release.
-    extra : dict
-        What :meth:`PrivateMechanismMixin._validate_params` returned (the other parameters).
+    options : ValidatedOptions
+        What :meth:`PrivateMechanismMixin._validate_params` returned (the class's other parameters).
     """
 
     epsilon: float = math.inf
@@ -88,7 +122,57 @@ class PrivacyParameters:
     groups: Any = None
     budget: Any = None
     random_state: Any = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    options: ValidatedOptions = ValidatedOptions()
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class ValidatedData:
+    """What :meth:`PrivateMechanismMixin._validate_data` returns: the validated data of one release (step 1).
+
+    A class subclasses it (a frozen, keyword-only dataclass) with a typed field for each of its own arrays;
+    the fields below are the template's.
+
+    Parameters
+    ----------
+    n_rows : int or None, default None
+        The number of rows; required when the class declares ``groups`` (the template maps each row to one).
+    sensitive_features : object, default None
+        Each row's raw group label, as given (``None``: one declared group, every row in it).
+    groups : ndarray or None, default None
+        The declared groups, in order; filled by the template (step 2) for a class that declares ``groups``.
+    group_index : ndarray of int64 or None, default None
+        Each row's position in ``groups``; filled by the template (step 2).
+    """
+
+    n_rows: int | None = None
+    sensitive_features: Any = None
+    groups: np.ndarray | None = None
+    group_index: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
+class PlannedCharge:
+    """What one release would charge, said before it runs (:meth:`PrivateMechanismMixin.planned_charge`).
+
+    Parameters
+    ----------
+    epsilon, delta : float
+        The charge (``delta = 0`` for pure DP; ``epsilon = inf`` for a non-private release).
+    relation : str
+        The neighbouring relation of the guarantee, a key of :mod:`dpfair.privacy.relations`: the budget
+        converts the charge into its own relation or refuses it.
+    label : str
+        The ledger's label of the charge.
+    budget : PrivacyBudget or None
+        The budget it would be charged to (``None``: the process-wide ledger, if one is set).  It is not
+        touched.
+    """
+
+    epsilon: float
+    delta: float
+    relation: str
+    label: str
+    budget: PrivacyBudget | None = None
 
 
 class PrivateMechanismMixin:
@@ -113,31 +197,38 @@ class PrivateMechanismMixin:
             if name in vars(cls) and cls.__module__ != __name__:  # PrivateEstimator defines _set_fitted
                 raise TypeError(
                     f"{cls.__name__} redefines {name}, a step of the one release template of dpfair.base; "
-                    "fill _validate_params, _validate_data, _compute_statistics, _draw_noise and _solve instead."
+                    "fill _validate_params, _validate_data, _compute_statistics, _draw_noise (or _run) and _solve "
+                    "instead."
                 )
+        if cls._run is not PrivateMechanismMixin._run and cls._draw_noise is not PrivateMechanismMixin._draw_noise:
+            raise TypeError(
+                f"{cls.__name__} fills both _draw_noise and _run: fill _draw_noise for a mechanism that privatises its "
+                "statistics in one go, or _run for one that interleaves noise and computation, not both."
+            )
         unknown = {role for role in cls._privacy_parameters.values() if role not in ROLES}
         if unknown:
             raise TypeError(f"{cls.__name__}._privacy_parameters uses unknown role(s) {sorted(unknown)}; use {ROLES}.")
         check_relation(cls._privacy_relation, f"{cls.__name__}._privacy_relation")
 
     # ------------------------------------------------------------------ steps a subclass fills
-    def _validate_params(self) -> dict[str, Any]:
-        """Validate the parameters that are not privacy parameters; return them by name.
+    def _validate_params(self) -> ValidatedOptions:
+        """Validate the parameters that are not privacy parameters; return them as a :class:`ValidatedOptions`.
 
         Raise ``ValueError`` / ``TypeError`` naming the argument and the fix.  Nothing is charged yet.
         """
-        return {}
+        return ValidatedOptions()
 
-    def _validate_data(self, params: PrivacyParameters, *data: Any, **metadata: Any) -> dict[str, Any]:
-        """Validate the data; return it by name.
+    def _validate_data(self, params: PrivacyParameters, *data: Any, **metadata: Any) -> ValidatedData:
+        """Validate the data; return it as the class's :class:`ValidatedData`.
 
-        Include ``"sensitive_features"`` (the raw labels, or ``None``) and ``"n_rows"`` when the class
-        declares ``groups``: the template resolves them into ``"groups"`` (declared labels) and
-        ``"group_index"`` (each row's group number).  A value outside a declared bound raises.
+        Set ``n_rows`` and ``sensitive_features`` (the raw labels, or ``None``) when the class declares
+        ``groups``: the template resolves them into ``groups`` (declared labels) and ``group_index`` (each
+        row's group number).  A value outside a declared bound raises.  Nothing may be fitted here (it is
+        also the dry run, :meth:`PrivateEstimator.check_release`).
         """
         raise NotImplementedError(f"{type(self).__name__} must define _validate_data")
 
-    def _compute_statistics(self, params: PrivacyParameters, data: dict[str, Any]) -> Any:
+    def _compute_statistics(self, params: PrivacyParameters, data: ValidatedData) -> Any:
         """Exact (not yet private) statistics of ``data``; no noise is available here."""
         raise NotImplementedError(f"{type(self).__name__} must define _compute_statistics")
 
@@ -148,7 +239,7 @@ class PrivateMechanismMixin:
     def _charge_label(self, params: PrivacyParameters) -> str:
         """The ledger's label of the one charge: ``_privacy_label``, else the class name.
 
-        Override it when the label depends on validated parameters (``params.extra``).
+        Override it when the label depends on validated parameters (``params.options``).
         """
         return self._privacy_label or type(self).__name__
 
@@ -169,10 +260,20 @@ class PrivateMechanismMixin:
         return self._declared_relation()
 
     def _draw_noise(self, params: PrivacyParameters, statistics: Any, noise: NoiseSource) -> Any:
-        """Privatise ``statistics`` with ``noise`` (called only after the budget was charged)."""
-        raise NotImplementedError(f"{type(self).__name__} must define _draw_noise")
+        """Privatise ``statistics`` with ``noise`` in one go (called by :meth:`_run`, only after the charge)."""
+        raise NotImplementedError(f"{type(self).__name__} must define _draw_noise (or _run)")
 
-    def _solve(self, params: PrivacyParameters, noisy: Any, data: dict[str, Any]) -> dict[str, Any]:
+    def _run(self, params: PrivacyParameters, data: ValidatedData, statistics: Any, noise: NoiseSource) -> Any:
+        """Step 5: everything that uses ``noise`` (called only after the charge); its result goes to :meth:`_solve`.
+
+        By default the one-shot :meth:`_draw_noise` of ``statistics``.  An iterative mechanism, whose noise and
+        computation interleave (each round's release depends on the previous rounds' released values), overrides
+        ``_run`` instead of ``_draw_noise``; it runs inside :func:`~dpfair.privacy.budget.charged_release`, so
+        the mechanisms it calls charge no ledger again and warn no second time.
+        """
+        return self._draw_noise(params, statistics, noise)
+
+    def _solve(self, params: PrivacyParameters, noisy: Any, data: ValidatedData) -> dict[str, Any]:
         """Post-process the noisy statistics; return the results by name (fitted attributes end in ``_``)."""
         raise NotImplementedError(f"{type(self).__name__} must define _solve")
 
@@ -180,16 +281,47 @@ class PrivateMechanismMixin:
         """Raise the :class:`~dpfair.privacy.PrivacyLeakWarning` of an ``epsilon = inf`` release.
 
         Called by the template, before any statistic is computed, only when ``params.epsilon`` is
-        infinite; override it to name what is released.
+        infinite; override it to name what is released.  The warning points at the user's line
+        (:func:`dpfair._warnings.find_stack_level`).
         """
-        # stacklevel 6: warn_non_private <- here <- _release <- fit / select <- the user's line
-        warn_non_private(params.epsilon, f"the release of {type(self).__name__}", estimator=self, stacklevel=6)
+        warn_non_private(params.epsilon, f"the release of {type(self).__name__}", estimator=self)
 
     def _privacy_spent(self, params: PrivacyParameters, results: dict[str, Any]) -> dict[str, Any]:
         """The ``privacy_spent_`` of this release (override to compose it with a private base model's)."""
         epsilon, delta = self._privacy_cost(params)
         return privacy_spent(epsilon, delta, protects=self._privacy_protects, neighbouring=self._privacy_neighbouring,
                              relation=self._charge_relation(params))
+
+    # ------------------------------------------------------------------ the dry runs (final)
+    def planned_charge(self) -> PlannedCharge:
+        """What one release would charge, from the parameters alone: nothing is fitted, drawn or charged.
+
+        Every privacy parameter is validated by its role and the other parameters by the class's own rules,
+        as a release validates them first; the data are not needed (see
+        :meth:`PrivateEstimator.check_release` for the dry run that checks them too).
+
+        Returns
+        -------
+        PlannedCharge
+            ``epsilon``, ``delta``, the neighbouring ``relation``, the ledger's ``label`` and the ``budget``.
+
+        Raises
+        ------
+        ValueError, TypeError
+            If a parameter is invalid (the message names it), as the release would raise.
+        """
+        return self._planned(self._validate_every_parameter())
+
+    def _planned(self, params: PrivacyParameters) -> PlannedCharge:
+        epsilon, delta = self._privacy_cost(params)
+        return PlannedCharge(epsilon=epsilon, delta=delta,
+                             relation=check_relation(self._charge_relation(params), "_charge_relation"),
+                             label=self._charge_label(params), budget=params.budget)
+
+    def _dry_run(self, *data: Any, **metadata: Any) -> PlannedCharge:
+        """Steps 1 and 2 of the template on ``data`` (every check of a release), then its planned charge."""
+        params, _ = self._validate_all(*data, **metadata)
+        return self._planned(params)
 
     # ------------------------------------------------------------------ the template (final)
     def _privacy_value(self, role: str, default: Any = None) -> Any:
@@ -223,32 +355,51 @@ class PrivateMechanismMixin:
         return PrivacyParameters(epsilon=epsilon, delta=delta, bounds=bounds, groups=groups, budget=budget,
                                  random_state=random_state)
 
+    def _validate_every_parameter(self, privacy_overrides: dict[str, Any] | None = None) -> PrivacyParameters:
+        """The privacy parameters by their roles, then the class's other parameters: every check that needs no data."""
+        params = self._validate_privacy_parameters(privacy_overrides)
+        options = self._validate_params()
+        if not isinstance(options, ValidatedOptions):
+            raise TypeError(
+                f"{type(self).__name__}._validate_params returned a {type(options).__name__}; return a frozen "
+                "dataclass subclassing dpfair.base.ValidatedOptions (one typed field per parameter)."
+            )
+        return replace(params, options=options)
+
     def _validate_all(
         self, *data: Any, privacy_overrides: dict[str, Any] | None = None, **metadata: Any
-    ) -> tuple[PrivacyParameters, dict[str, Any]]:
-        """Step 1: every argument, then the data.  Returns ``(params, data)``; charges nothing.
+    ) -> tuple[PrivacyParameters, ValidatedData]:
+        """Steps 1 and 2: every argument, then the data, then the groups.  Returns ``(params, data)``; charges nothing.
 
         ``privacy_overrides`` may give this release's own ``budget`` / ``random_state`` (by role;
         ``None`` values keep the declared ones), as :meth:`ExponentialSelector.select` does.
         """
-        params = self._validate_privacy_parameters(privacy_overrides)
-        params = replace(params, extra=dict(self._validate_params()))
-        validated = dict(self._validate_data(params, *data, **metadata))
-        if "groups" in self._privacy_parameters.values() and "group_index" not in validated:
-            # (a subclass that had to resolve them earlier, before a wrapped fit, returns them)
-            validated.update(self._resolve_declared_groups(params, validated))
+        params = self._validate_every_parameter(privacy_overrides)
+        validated = self._validate_data(params, *data, **metadata)
+        if not isinstance(validated, ValidatedData):
+            raise TypeError(
+                f"{type(self).__name__}._validate_data returned a {type(validated).__name__}; return a frozen "
+                "dataclass subclassing dpfair.base.ValidatedData (the template's fields and the class's own, typed)."
+            )
+        if "groups" in self._privacy_parameters.values() and validated.group_index is None:
+            # (a subclass that had to resolve them earlier returns them already)
+            validated = self._resolve_declared_groups(params, validated)
         return params, validated
 
-    def _resolve_declared_groups(self, params: PrivacyParameters, data: dict[str, Any]) -> dict[str, Any]:
-        """Step 2: map rows to the declared groups (ValueError for an undeclared label)."""
-        n_rows = int(data["n_rows"])
-        raw = data.get("sensitive_features")
-        if raw is None:
+    def _resolve_declared_groups(self, params: PrivacyParameters, data: ValidatedData) -> ValidatedData:
+        """Step 2: map rows to the declared groups (ValueError for an undeclared label); ``data`` with them filled."""
+        if data.n_rows is None:
+            raise TypeError(
+                f"{type(self).__name__}._validate_data left n_rows unset: a class that declares groups sets the number "
+                "of rows (and sensitive_features) of its ValidatedData, so that the template can map each row."
+            )
+        n_rows = int(data.n_rows)
+        if data.sensitive_features is None:
             declared, index = single_group_rows(params.groups, n_rows, params.epsilon, type(self).__name__)
         else:
-            values = as_sensitive_features(raw, n_rows)
+            values = as_sensitive_features(data.sensitive_features, n_rows)
             declared, index = resolve_groups(params.groups, values, params.epsilon, name=self._privacy_name("groups"))
-        return {"groups": declared, "group_index": np.asarray(index, dtype=np.int64)}
+        return replace(data, groups=declared, group_index=np.asarray(index, dtype=np.int64))
 
     def _charge(self, params: PrivacyParameters) -> NoiseSource:
         """Step 4: charge the budget once, then (only then) create the noise source.
@@ -274,7 +425,7 @@ class PrivateMechanismMixin:
         statistics = self._compute_statistics(params, validated)
         noise = self._charge(params)
         with charged_release():  # the mechanisms it calls charge no ledger again and warn no second time
-            noisy = self._draw_noise(params, statistics, noise)
+            noisy = self._run(params, validated, statistics, noise)
         results = dict(self._solve(params, noisy, validated))
         spent = dict(self._privacy_spent(params, results))
         if noise_kind(noise, params.epsilon) == "seeded" and spent.get("noise") != "none":
@@ -308,7 +459,52 @@ class PrivateEstimator(PrivateMechanismMixin):
         self
             The fitted estimator.
         """
-        return self._set_fitted(self._release(X, y, sensitive_features=sensitive_features))
+        args, kwargs = self._release_arguments(X, y, sensitive_features=sensitive_features)
+        return self._set_fitted(self._release(*args, **kwargs))
+
+    def check_release(self, X: Any, y: Any = None, **fit_params: Any) -> PlannedCharge:
+        """A dry run of :meth:`fit`: every check it makes before its charge, and what it would charge.
+
+        Runs steps 1 and 2 of the release template (the parameters, the data, the groups) on the arguments
+        ``fit`` takes, and returns the planned charge.  Nothing is fitted (a wrapped model that ``fit`` would
+        train is not; a private one runs its own dry run), no noise is drawn, no budget is touched, and the
+        estimator is left as it was.  The refusals of step 3 (a check of the exact statistics, or of a wrapped
+        model's outputs) come only from ``fit``, still before its charge.
+
+        Parameters
+        ----------
+        X : array-like
+            As for :meth:`fit`.
+        y : array-like or None, default None
+            As for :meth:`fit`.
+        **fit_params
+            The other arguments of :meth:`fit` (``sensitive_features=`` where it takes them).
+
+        Returns
+        -------
+        PlannedCharge
+            What one ``fit`` on these rows would charge (:meth:`planned_charge`'s).
+
+        Raises
+        ------
+        ValueError, TypeError
+            Whatever :meth:`fit` would refuse before its charge (the message names the argument).
+        """
+        saved = {name: vars(self)[name] for name in ("n_features_in_", "feature_names_in_") if name in vars(self)}
+        try:
+            args, kwargs = self._release_arguments(X, y, **fit_params)
+            return self._dry_run(*args, **kwargs)
+        finally:  # scikit-learn's validate_data may set the feature attributes while checking X: put them back
+            for name in ("n_features_in_", "feature_names_in_"):
+                vars(self).pop(name, None)
+            vars(self).update(saved)
+
+    def _release_arguments(self, X: Any, y: Any = None, **fit_params: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        """The arguments of :meth:`_release` for ``fit(X, y, **fit_params)``: ``((X, y), fit_params)`` by default.
+
+        Override it when ``fit`` maps its arguments otherwise (a selector's one column of scores).
+        """
+        return (X, y), fit_params
 
     #: ``True`` when the results of :meth:`_release` are the only source of ``n_features_in_`` /
     #: ``feature_names_in_`` (not scikit-learn's ``validate_data`` on ``self``): :meth:`_set_fitted` then

@@ -38,8 +38,16 @@ from dpfair._estimator import prediction_noise as _prediction_noise
 from dpfair._estimator import rows_of_fitted_groups as _rows_of_fitted_groups
 from dpfair._estimator import wrapped_tags as _wrapped_tags
 from dpfair._validation import check_epsilon, check_nonnegative_finite, check_open_unit
-from dpfair._wrapped_fit import SensitiveScoreMixin, WrappedEstimator, check_shared_budgets, fit_wrapped_estimator
-from dpfair.base import PrivacyParameters, PrivateEstimator
+from dpfair._warnings import find_stack_level
+from dpfair._wrapped_fit import (
+    SensitiveScoreMixin,
+    WrappedEstimator,
+    check_shared_budgets,
+    check_wrapped_estimator,
+    fit_wrapped_estimator,
+)
+from dpfair.base import PrivacyParameters, PrivateEstimator, ValidatedData
+from dpfair.classification._frequency_table import joint_frequencies, valid_frequencies
 from dpfair.classification._postprocessing_guarantee import (
     FairnessSlackWarning,
     base_scores,
@@ -48,6 +56,12 @@ from dpfair.classification._postprocessing_guarantee import (
     score_bins_of,
 )
 from dpfair.classification._postprocessing_labels import _classes, _label_array
+from dpfair.classification._postprocessing_stages import (
+    EqualizedOddsData,
+    EqualizedOddsOptions,
+    FrequencyTable,
+    ReleasedTable,
+)
 from dpfair.privacy.mechanisms import laplace_mechanism
 from dpfair.privacy.noise import NoiseSource
 from dpfair.privacy.relations import CHANGE_ATTRIBUTE, REPLACE
@@ -127,34 +141,6 @@ def _base_cells(estimator: Any, X: Any, classes: np.ndarray, n_bins: int | None)
     return score_bins_of(base_scores(estimator, X, classes), n_bins)
 
 
-def joint_frequencies(
-    y_pred: np.ndarray, group: np.ndarray, y: np.ndarray, n_groups: int, n_bins: int = 2
-) -> np.ndarray:
-    """Empirical joint frequencies ``q_hat[y_hat, a, y]`` (Algorithm 1, line 2).
-
-    Parameters
-    ----------
-    y_pred : ndarray of shape (m,)
-        Base predictions in {0, 1} (or score bins in ``range(n_bins)``).
-    group : ndarray of shape (m,)
-        Index of every row's group in ``range(n_groups)``.
-    y : ndarray of shape (m,)
-        Labels in {0, 1}.
-    n_groups : int
-        Number of declared groups.
-    n_bins : int, default 2
-        Number of values of ``y_pred`` (2: binary predictions, the paper's table).
-
-    Returns
-    -------
-    ndarray of shape (n_bins, n_groups, 2)
-        The fraction of rows with ``Y_hat = y_hat``, ``A = a`` and ``Y = y``; it sums to 1.
-    """
-    m = y.shape[0]
-    flat = (y_pred * n_groups + group) * 2 + y
-    return np.bincount(flat, minlength=2 * n_bins * n_groups).reshape(n_bins, n_groups, 2) / m
-
-
 def noisy_frequencies(q_hat: np.ndarray, m: int, epsilon: float, random_state: Any) -> np.ndarray:
     """Algorithm 1, lines 3-4: ``q~ = q_hat + W`` with ``W`` i.i.d. ``Lap(2 / (m epsilon))``.
 
@@ -179,27 +165,6 @@ def noisy_frequencies(q_hat: np.ndarray, m: int, epsilon: float, random_state: A
         ``q_hat`` plus Laplace noise, same shape.
     """
     return laplace_mechanism(q_hat, sensitivity=2.0 / m, epsilon=epsilon, random_state=random_state)
-
-
-def valid_frequencies(q_tilde: np.ndarray) -> np.ndarray:
-    """The noisy table projected onto valid frequency tables: every cell clipped at 0 (post-processing).
-
-    The exact ``q_hat`` is non-negative, so clipping a noisy cell at 0 only moves it closer to ``q_hat``
-    (``|max(q~, 0) - q_hat| <= |q~ - q_hat|``): the concentration behind LP~ (1)'s slack (Lemma B.2) holds for the
-    clipped table too, and every rate ``q_(y_hat a y) / q_ay`` of a cell with ``q_ay > 0`` lies in ``[0, 1]``.
-    A table without negative cells (e.g. at ``epsilon = inf``) is unchanged.
-
-    Parameters
-    ----------
-    q_tilde : ndarray
-        The released noisy table (any shape).
-
-    Returns
-    -------
-    ndarray
-        ``max(q_tilde, 0)``, same shape.
-    """
-    return np.maximum(np.asarray(q_tilde, dtype=float), 0.0)
 
 
 def lp_slack(q_tilde: np.ndarray, m: int, epsilon: float, beta: float) -> tuple[np.ndarray, np.ndarray]:
@@ -354,7 +319,7 @@ def _warn_vacuous(vacuous: dict[str, np.ndarray], groups: np.ndarray, epsilon: f
         "declared group without rows, or a small one), so the slack of these constraints is at least 1 and they "
         "bind nothing. The fit is valid and private. Use a larger epsilon, more rows, or merge small groups.",
         VacuousConstraintWarning,
-        stacklevel=5,  # the user's call of fit
+        stacklevel=find_stack_level(),
     )
 
 
@@ -530,7 +495,7 @@ default "equalized_odds"
         return tags
 
     def _dpfair_fit_charges(self) -> list[tuple[Any, float, float]]:
-        """``[(budget, epsilon, delta)]`` of one ``fit``: this table, plus the base's fit with ``prefit=False``."""
+        """``[(budget, epsilon, delta)]`` of one ``fit``: the base's fit with ``prefit=False``, then this table."""
         own = [(check_budget(self.budget), check_epsilon(self.epsilon), 0.0)]
         if self.prefit is False and self.estimator is not None:
             return fit_charges(self.estimator) + own
@@ -583,18 +548,19 @@ default "equalized_odds"
     def _privacy_label(self) -> str:  # the ledger's label of the charge
         return f"{type(self).__name__}.fit (Laplace frequency table)"
 
-    def _validate_params(self) -> dict[str, Any]:
-        return {
-            "gamma": check_nonnegative_finite(self.gamma, "gamma"),
-            "beta": check_open_unit(self.beta, "beta"),  # the failure probability of the slack
-            "constraints": _check_constraints(self.constraints),
-            "prefit": _check_bool(self.prefit, "prefit"),
-            "score_bins": resolve_score_bins(self.score_bins, self.estimator),  # "auto": the estimator's API, no data
-        }
+    def _validate_params(self) -> EqualizedOddsOptions:
+        return EqualizedOddsOptions(
+            gamma=check_nonnegative_finite(self.gamma, "gamma"),
+            beta=check_open_unit(self.beta, "beta"),  # the failure probability of the slack
+            constraints=_check_constraints(self.constraints),
+            prefit=_check_bool(self.prefit, "prefit"),
+            score_bins=resolve_score_bins(self.score_bins, self.estimator),  # "auto": the estimator's API, no data
+        )
 
     def _validate_data(
         self, params: PrivacyParameters, X: Any, y: Any, *, sensitive_features: Any = None
-    ) -> dict[str, Any]:
+    ) -> EqualizedOddsData:
+        """The rows, their groups, then every check of the base classifier that needs no fit (nothing is fitted here)."""
         if y is None:
             raise ValueError(
                 f"{type(self).__name__} requires y to be passed, but the target y is None: pass the two class labels."
@@ -618,51 +584,63 @@ default "equalized_odds"
                 f"epsilon={epsilon!r} is too small for the number of rows: the Laplace scale 2/(m*epsilon) exceeds "
                 f"{_MAX_NOISE_SCALE:g}; the table would carry no information. Use a larger epsilon."
             )
-        return {"X": X, "y": y_array, "classes": classes, "labels": labels, "n_rows": m,
-                "sensitive_features": sensitive_features}
-
-    def _warn_non_private(self, params: PrivacyParameters) -> None:
-        warn_non_private(params.epsilon, "the fitted post-processor (exact frequency table)", estimator=self, stacklevel=6)
-
-    def _compute_statistics(self, params: PrivacyParameters, data: dict[str, Any]) -> dict[str, Any]:
-        prefit = params.extra["prefit"]
-        check_shared_budgets(self, prefit, kind="base estimator")  # before the base's fit (and its own charge)
-        classes, labels, m = data["classes"], data["labels"], data["n_rows"]
-        n_bins = params.extra["score_bins"]
+        # the groups first (as the template would map them), then the base classifier's checks
+        rows = self._resolve_declared_groups(params, ValidatedData(n_rows=m, sensitive_features=sensitive_features))
+        options = params.options
+        check_shared_budgets(self, options.prefit, kind="base estimator")  # before the base's fit (and its own charge)
+        n_bins = options.score_bins
         if n_bins is not None and self.estimator is not None and not (
                 hasattr(self.estimator, "predict_proba") or hasattr(self.estimator, "decision_function")):
             base_scores(self.estimator, None, classes)  # raises the error naming score_bins, before any fit or charge
+        check_wrapped_estimator(_BASE_CLASSIFIER, self.estimator, X, self._base_target(y_array, classes, labels),
+                                prefit=options.prefit, owner=type(self).__name__)
+        return EqualizedOddsData(n_rows=m, sensitive_features=sensitive_features, groups=rows.groups,
+                                 group_index=rows.group_index, X=X, y=y_array, classes=classes, labels=labels)
+
+    @staticmethod
+    def _base_target(y: np.ndarray, classes: np.ndarray, labels: np.ndarray) -> np.ndarray:
+        """The labels the base classifier is fitted on: as given, or their 0/1 codes when the classes are 0 and 1."""
+        return y if classes[0] != 0 or classes[1] != 1 else labels
+
+    def _warn_non_private(self, params: PrivacyParameters) -> None:
+        warn_non_private(params.epsilon, "the fitted post-processor (exact frequency table)", estimator=self)
+
+    def _compute_statistics(self, params: PrivacyParameters, data: EqualizedOddsData) -> FrequencyTable:
+        """Algorithm 1, lines 1-2: the base classifier (fitted here with ``prefit=False``) and the exact table."""
+        classes, m, n_bins = data.classes, data.n_rows, params.options.score_bins
         # Algorithm 1, line 1: the base classifier is trained on {(X_i, Y_i)} only -- A is never passed
-        estimator = fit_wrapped_estimator(_BASE_CLASSIFIER, self.estimator, data["X"],
-                                          data["y"] if classes[0] != 0 or classes[1] != 1 else labels,
-                                          prefit=prefit, owner=type(self).__name__, caller=self)
-        y_pred = _base_cells(estimator, data["X"], classes, n_bins)
+        estimator = fit_wrapped_estimator(_BASE_CLASSIFIER, self.estimator, data.X,
+                                          self._base_target(data.y, classes, data.labels),
+                                          prefit=params.options.prefit, owner=type(self).__name__, caller=self)
+        y_pred = _base_cells(estimator, data.X, classes, n_bins)
         if y_pred.shape[0] != m:
             raise ValueError(f"the estimator returned {y_pred.shape[0]} predictions for {m} rows of X.")
-        q_hat = joint_frequencies(y_pred, data["group_index"], labels, data["groups"].size,
+        q_hat = joint_frequencies(y_pred, data.group_index, data.labels, data.groups.size,
                                   2 if n_bins is None else n_bins)  # line 2 (score bins: the same table, K rows)
-        return {"estimator": estimator, "q_hat": q_hat, "n_rows": m}
+        return FrequencyTable(estimator=estimator, q_hat=q_hat, n_rows=m)
 
-    def _draw_noise(self, params: PrivacyParameters, statistics: dict[str, Any], noise: NoiseSource) -> dict[str, Any]:
-        q_hat, epsilon = statistics["q_hat"], params.epsilon
-        q_tilde = q_hat if math.isinf(epsilon) else noisy_frequencies(q_hat, statistics["n_rows"], epsilon, noise)  # 3-4
-        return {**statistics, "q_tilde": q_tilde, "predict_seed": _predict_seed(noise)}
+    def _draw_noise(self, params: PrivacyParameters, statistics: FrequencyTable, noise: NoiseSource) -> ReleasedTable:
+        q_hat, epsilon = statistics.q_hat, params.epsilon
+        q_tilde = q_hat if math.isinf(epsilon) else noisy_frequencies(q_hat, statistics.n_rows, epsilon, noise)  # 3-4
+        return ReleasedTable(estimator=statistics.estimator, q_tilde=q_tilde, n_rows=statistics.n_rows,
+                             predict_seed=_predict_seed(noise))
 
-    def _solve(self, params: PrivacyParameters, noisy: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
+    def _solve(self, params: PrivacyParameters, noisy: ReleasedTable, data: EqualizedOddsData) -> dict[str, Any]:
         """Post-processing of the released table; it cannot fail once the budget was charged (issue 29, item 5).
 
         A declared group absent from the data (or drowned by the noise) is handled here: the table is clipped to
         valid frequencies, a rate without evidence gets the vacuous slack (:func:`lp_slack`), and a failed LP falls
         back to the best constant classifier; each case raises :class:`VacuousConstraintWarning`, never an error.
         """
-        q_tilde, epsilon, constraints = noisy["q_tilde"], params.epsilon, params.extra["constraints"]
-        groups = data["groups"]
+        options = params.options
+        q_tilde, epsilon, constraints = noisy.q_tilde, params.epsilon, options.constraints
+        groups = data.groups
         n_groups = groups.size
         q_valid = valid_frequencies(q_tilde)
         bound_fp = bound_tp = None
         slack_fp = slack_tp = np.zeros(n_groups)
-        if n_groups > 1 and params.extra["score_bins"] is None:  # LP~ (1): widened by the paper's slack
-            slack_fp, slack_tp = lp_slack(q_valid, noisy["n_rows"], epsilon, params.extra["beta"])
+        if n_groups > 1 and options.score_bins is None:  # LP~ (1): widened by the paper's slack
+            slack_fp, slack_tp = lp_slack(q_valid, noisy.n_rows, epsilon, options.beta)
         elif n_groups > 1:  # score bins: the noisy rates are constrained to gamma itself (only no-evidence rates drop)
             mass = q_valid.sum(axis=0)
             slack = np.where(np.minimum(mass, mass[:1]) > 0, 0.0, _HIGHS_INF)
@@ -671,10 +649,10 @@ default "equalized_odds"
         if n_groups > 1:
             vacuous: dict[str, np.ndarray] = {}
             if constraints != "true_positive_rate_parity":
-                bound_fp = np.minimum(params.extra["gamma"] + slack_fp, _HIGHS_INF)
+                bound_fp = np.minimum(options.gamma + slack_fp, _HIGHS_INF)
                 vacuous["false-positive"] = slack_fp[1:] >= 1.0
             if constraints != "false_positive_rate_parity":
-                bound_tp = np.minimum(params.extra["gamma"] + slack_tp, _HIGHS_INF)
+                bound_tp = np.minimum(options.gamma + slack_tp, _HIGHS_INF)
                 vacuous["true-positive"] = slack_tp[1:] >= 1.0
             _warn_vacuous(vacuous, groups, epsilon)
         try:
@@ -686,26 +664,26 @@ default "equalized_odds"
                 "constant classifier (equal rates in every group, so every constraint holds). Use a larger epsilon, "
                 "fewer (merged) groups or a larger gamma.",
                 VacuousConstraintWarning,
-                stacklevel=4,  # the user's call of fit
+                stacklevel=find_stack_level(),
             )
         guarantee, noise_slack = guaranteed_violation(
-            q_valid, p, noisy["n_rows"], epsilon, params.extra["beta"], _CONSTRAINED_LABELS[constraints])
-        gamma = params.extra["gamma"]
+            q_valid, p, noisy.n_rows, epsilon, options.beta, _CONSTRAINED_LABELS[constraints])
+        gamma = options.gamma
         if noise_slack > 0 and guarantee - gamma > gamma + 1e-9:  # never at epsilon = inf (no noise)
             warnings.warn(
                 f"the noise of the private table adds {guarantee - gamma:.3g} to gamma={gamma:g}: the fitted predictor "
-                f"is guaranteed (probability {1 - params.extra['beta']:g}) an equalized-odds violation of at most "
+                f"is guaranteed (probability {1 - options.beta:g}) an equalized-odds violation of at most "
                 f"{guarantee:.3g} on its training rows (guaranteed_violation_). Use a larger epsilon for the "
                 "post-processor, more rows, fewer score_bins or a larger gamma.",
                 FairnessSlackWarning,
-                stacklevel=4,  # the user's call of fit
+                stacklevel=find_stack_level(),
             )
-        estimator = noisy["estimator"]
+        estimator = noisy.estimator
         results = {
-            "estimator_": estimator, "classes_": data["classes"], "groups_": data["groups"],
+            "estimator_": estimator, "classes_": data.classes, "groups_": data.groups,
             "noisy_frequencies_": np.array(q_tilde, dtype=float), "slack_fp_": slack_fp, "slack_tp_": slack_tp,
-            "probabilities_": p, "objective_": objective, "_predict_seed_": noisy["predict_seed"],
-            "guaranteed_violation_": guarantee, "noise_slack_": noise_slack, "score_bins_": params.extra["score_bins"],
+            "probabilities_": p, "objective_": objective, "_predict_seed_": noisy.predict_seed,
+            "guaranteed_violation_": guarantee, "noise_slack_": noise_slack, "score_bins_": options.score_bins,
         }
         for name in ("n_features_in_", "feature_names_in_"):
             if hasattr(estimator, name):
@@ -726,7 +704,7 @@ default "equalized_odds"
 
     def _privacy_spent(self, params: PrivacyParameters, results: dict[str, Any]) -> dict[str, Any]:
         spent = super()._privacy_spent(params, results)
-        if not params.extra["prefit"] and private_base(results["estimator_"]):
+        if not params.options.prefit and private_base(results["estimator_"]):
             spent = combined_privacy_spent(
                 spent, results["estimator_"], protects=_PROTECTS_END_TO_END, neighbouring=_NEIGHBOURING_END_TO_END
             )

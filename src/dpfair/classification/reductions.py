@@ -79,7 +79,8 @@ from dpfair._validation import (
     check_open_unit,
     check_positive_finite,
 )
-from dpfair.base import PrivacyParameters, PrivateEstimator
+from dpfair._warnings import find_stack_level
+from dpfair.base import PrivacyParameters, PrivateEstimator, ValidatedData
 from dpfair.classification.constraints import make_constraint
 from dpfair.classification.reductions_accounting import (  # noqa: F401
     _MAX_ITER,
@@ -125,14 +126,19 @@ from dpfair.classification.reductions_mixture import ExactMixture, better_mixtur
 from dpfair.classification.reductions_oracle import (
     NOISE_TO_SIGNAL_LIMIT,
     POSITIVES_SENSITIVITY,
-    STATISTICS_N_ITER,
     ShrunkSolver,
-    cell_sum_sensitivity,
     l2_row_bound,
     noise_to_signal,
     release_cell_sums,
     release_positives,
-    statistics_split,
+)
+from dpfair.classification.reductions_plan import (
+    GameData,
+    GameOptions,
+    GameOutcome,
+    GameStatistics,
+    game_plan,
+    game_statistics,
 )
 from dpfair.classification.reductions_predict import _MixturePredictor
 from dpfair.privacy.mechanisms import laplace_mechanism
@@ -143,12 +149,6 @@ __all__ = ["DPExponentiatedGradient", "SmallBudgetWarning", "per_round_epsilon"]
 
 #: Rounds between two duality-gap checks at ``epsilon = inf``.
 _GAP_CHECK_EVERY = 10
-
-#: Largest Laplace scale accepted: beyond it a release carries no information and sums overflow.
-_MAX_NOISE_SCALE = 1e100
-
-#: The parts of Algorithm 3's plan (fixed before the charge) that the output reports.
-_PLAN = ("private", "n_groups", "bound_B", "nu", "eta", "epsilon_step", "certified_by")
 
 
 REFERENCES = ("group0", "overall")
@@ -448,7 +448,7 @@ class DPExponentiatedGradient(PrivateEstimator, _MixturePredictor, ClassifierMix
     def _privacy_label(self) -> str:  # the ledger's label of the charge
         return f"{type(self).__name__}.fit (Algorithm 3)"
 
-    def _validate_params(self) -> dict[str, Any]:
+    def _validate_params(self) -> GameOptions:
         # delta is not the template's delta role (0 <= delta < 1): Algorithm 3's T and epsilon' need ln(1/delta) > 0
         delta = check_open_unit(self.delta, "delta")
         gamma = check_nonnegative_finite(self.gamma, "gamma")
@@ -472,16 +472,17 @@ class DPExponentiatedGradient(PrivateEstimator, _MixturePredictor, ClassifierMix
                 'Z = [X, onehot(A)]); use oracle="paper" (or "auto") with use_sensitive_at_test_time=True.'
             )
         oracle = ("paper" if aware else "statistics") if oracle == "auto" else oracle
-        return {"oracle": oracle, "delta": delta, "gamma": gamma, "bound_B": bound_B, "beta": beta, "n_iter": n_iter,
-                "eta": eta, "nu": nu, "reference": reference, "accountant": accountant, "selection": selection, "aware": aware,
-                "constraint": constraint}
+        return GameOptions(oracle=oracle, delta=delta, gamma=gamma, bound_B=bound_B, beta=beta, n_iter=n_iter, eta=eta,
+                           nu=nu, reference=reference, accountant=accountant, selection=selection, aware=aware,
+                           constraint=constraint)
 
     def _privacy_cost(self, params: PrivacyParameters) -> tuple[float, float]:
-        return params.epsilon, 0.0 if math.isinf(params.epsilon) else params.extra["delta"]
+        return params.epsilon, 0.0 if math.isinf(params.epsilon) else params.options.delta
 
     def _validate_data(
         self, params: PrivacyParameters, X: Any, y: Any, *, sensitive_features: Any = None
-    ) -> dict[str, Any]:
+    ) -> GameData:
+        """The public rows, then each row's group, then Algorithm 3's plan (refused when a noise scale overflows)."""
         if y is None:
             raise ValueError(
                 f"{type(self).__name__} requires y to be passed, but the target y is None; pass one binary label per row."
@@ -507,121 +508,47 @@ class DPExponentiatedGradient(PrivateEstimator, _MixturePredictor, ClassifierMix
             l2_bound = l2_row_bound(l1_row_bound, l2, per_feature)
             l1_scalar = None if self.x_l1_bound is None or per_feature is not None else float(self.x_l1_bound)
             _check_rows(X_arr, l2, l1_scalar, per_feature)
-        return {"X": X_arr, "y01": y01, "classes": classes, "l1_row_bound": l1_row_bound, "l2_row_bound": l2_bound,
-                "n_rows": m,
-                "sensitive_features": sensitive_features}
+        # each row's group (as the template maps them), then the plan: the number of groups is part of it
+        rows = self._resolve_declared_groups(params, ValidatedData(n_rows=m, sensitive_features=sensitive_features))
+        plan = game_plan(params.options, params.epsilon, m, d, rows.groups.size, l1_row_bound, l2_bound)
+        return GameData(n_rows=m, sensitive_features=sensitive_features, groups=rows.groups,
+                        group_index=rows.group_index, X=X_arr, y01=y01, classes=classes, l1_row_bound=l1_row_bound,
+                        l2_row_bound=l2_bound, plan=plan)
 
     def _warn_non_private(self, params: PrivacyParameters) -> None:
-        warn_non_private(params.epsilon, "the fitted classifier", estimator=self, stacklevel=6)
+        warn_non_private(params.epsilon, "the fitted classifier", estimator=self)
 
-    def _compute_statistics(self, params: PrivacyParameters, data: dict[str, Any]) -> dict[str, Any]:
-        """Algorithm 3's plan (``T``, ``eta``, the privacy split: public) and the exact statistics it releases."""
-        epsilon, delta, extra = params.epsilon, params.extra["delta"], params.extra
-        reference, aware, l1_row_bound = extra["reference"], extra["aware"], data["l1_row_bound"]
-        ref = {"reference": reference, "constraint": extra["constraint"]}
-        X_arr, y01, index, m = data["X"], data["y01"], data["group_index"], data["n_rows"]
-        n_groups = data["groups"].size
-        bound_B = float(n_groups) if extra["bound_B"] is None else extra["bound_B"]  # Corollary 4.6.1: B = |A|
-        nu = 1.0 / math.sqrt(m) if extra["nu"] is None else extra["nu"]
-        vc_dim = X_arr.shape[1] + n_groups if aware else X_arr.shape[1] + 1
-        private = not math.isinf(epsilon) and n_groups > 1  # with one group no output depends on the labels
-        by_statistics = private and extra["oracle"] == "statistics"
-        t_privacy = (STATISTICS_N_ITER if by_statistics else
-                     default_n_iter(epsilon, delta, bound_B, n_groups, m, vc_dim, extra["beta"], **ref))
-        n_iter = extra["n_iter"]
-        T = n_iter if n_iter is not None else min(t_privacy, accuracy_n_iter(bound_B, nu, n_groups, **ref))
-        eta = extra["eta"] if extra["eta"] is not None else default_eta(n_groups, T, **ref)
-        # A-aware, h and its training error read A exactly: the best-prefix choice is then a charged release
-        private_selection = private and aware and extra["selection"] == "best"
-        certified_by = "none (epsilon = inf)"
-        epsilon_gram = epsilon_selection = 0.0
-        mu_cells = mu_round = cell_sensitivity = math.inf
-        if by_statistics:  # reductions_oracle: one Gaussian release of the cell sums, then T Gaussian Auditor rounds
-            mu_cells, mu_round = statistics_split(epsilon, delta, T)
-            cell_sensitivity = cell_sum_sensitivity(data["l2_row_bound"])
-            epsilon_step = epsilon_counts = epsilon_rest = math.nan
-            certified_by = (f"Gaussian DP (Dong, Roth & Su): the cell sums (mu = {mu_cells:.4g}) and {T} Auditor rounds "
-                            f"(mu = {mu_round:.4g} each) compose to mu = {math.hypot(mu_cells, mu_round * math.sqrt(T)):.4g}"
-                            "-GDP, exactly (epsilon, delta)-DP")
-            worst = max(cell_sensitivity / mu_cells * 4.0 * bound_B * m * n_groups, POSITIVES_SENSITIVITY / mu_round)
-            if not worst <= _MAX_NOISE_SCALE:
-                raise ValueError(
-                    f"epsilon={epsilon!r} (with delta={delta!r}, bound_B={bound_B!r}, the declared bound on X "
-                    f"(x_norm_bound / x_l1_bound) and {T} rounds) gives Gaussian scales above {_MAX_NOISE_SCALE:g}: the "
-                    "releases would carry no information and overflow; use a larger epsilon, fewer rounds (n_iter) or a "
-                    "smaller bound_B."
-                )
-        elif private:
-            epsilon_step, epsilon_rest, certified_by = privacy_split(epsilon, delta, T, extra["accountant"])
-            # the one-off share, in equal parts: the counts; with the A-aware oracle its Z^T Z and Z^T C_0; and
-            # with selection="best" the A-aware prefix choice (basic composition of the parts)
-            n_parts = 1 + int(aware) + int(private_selection)
-            epsilon_counts = epsilon_rest / n_parts
-            epsilon_gram = epsilon_rest / n_parts if aware else 0.0
-            epsilon_selection = epsilon_rest / n_parts if private_selection else 0.0
-            # worst case over the (not yet released) counts: denominators are clipped to >= 1, so q~_min >= 1/m
-            ones = np.ones((n_groups, 2))
-            worst = max(
-                2.0 / epsilon_counts,
-                auditor_sensitivity(ones, label_counts=np.ones(2), aware=aware, **ref) / epsilon_step,
-                oracle_sensitivity(bound_B, ones / m, l1_row_bound, aware, **ref) / epsilon_step,
-                aware_static_sensitivity(l1_row_bound) / max(epsilon_gram, 1e-300) if aware else 0.0,
-            )
-            if not worst <= _MAX_NOISE_SCALE:
-                raise ValueError(
-                    f"epsilon={epsilon!r} (with delta={delta!r}, bound_B={bound_B!r}, the declared bound on X and "
-                    f"{T} rounds) gives Laplace scales above {_MAX_NOISE_SCALE:g}: the releases would carry no "
-                    "information and overflow; use a larger epsilon, fewer rounds (n_iter) or a smaller bound_B."
-                )
-        else:
-            epsilon_step = epsilon_counts = epsilon_rest = math.inf
-        cell = index * 2 + y01  # (group, label) cell of every row
-        Z = np.hstack([X_arr, np.eye(n_groups)[index]]) if aware else np.hstack([X_arr, np.ones((m, 1))])
-        c0 = y01.astype(float)  # Subroutine 2: C_0 = 1{y != 0}
-        with np.errstate(over="ignore", invalid="ignore"):
-            gram, moment0 = Z.T @ Z, Z.T @ c0
-            # Z^T C_1 = Z^T 1{y != 1} + sum_cells tau_cell Z^T 1_cell (the same vectors every round)
-            zt_base = Z.T @ (1.0 - c0)
-            zt_cells = np.stack([Z[cell == c].sum(axis=0) for c in range(2 * n_groups)])
-        if private:
-            _check_release_room(gram, moment0, zt_base, zt_cells, bound_B=bound_B, n_rows=m, worst_scale=worst)
-        return {
-            "m": m, "n_groups": n_groups, "bound_B": bound_B, "nu": nu, "T": T, "eta": eta, "private": private,
-            "by_statistics": by_statistics, "mu_cells": mu_cells, "mu_round": mu_round, "cell_sensitivity": cell_sensitivity,
-            "epsilon_step": epsilon_step, "epsilon_counts": epsilon_counts, "epsilon_rest": epsilon_rest,
-            "epsilon_gram": epsilon_gram, "epsilon_selection": epsilon_selection, "certified_by": certified_by,
-            "y01": y01, "cell": cell, "Z": Z, "c0": c0,
-            "exact_counts": np.bincount(cell, minlength=2 * n_groups).reshape(n_groups, 2).astype(float),
-            "label_counts": np.bincount(y01, minlength=2).astype(float),  # public: y is public
-            "gram": gram, "moment0": moment0, "zt_base": zt_base, "zt_cells": zt_cells, "l1_row_bound": l1_row_bound,
-            # public: X and y (the label totals of the cell sums, and the unconstrained right-hand side Z^T (2y - 1))
-            "label_totals": np.stack([Z[y01 == label].sum(axis=0) for label in (0, 1)]) if not aware else None,
-            # public: the unconstrained least-squares right-hand side [X, 1]^T (2y - 1)
-            "rhs_signal": float(np.linalg.norm(np.hstack([X_arr, np.ones((m, 1))]).T @ (2.0 * y01 - 1.0))),
-        }
+    def _compute_statistics(self, params: PrivacyParameters, data: GameData) -> GameStatistics:
+        """The exact statistics Algorithm 3 releases (its plan, public, is ``data.plan``)."""
+        return game_statistics(data.plan, params.options.aware, data.X, data.y01, data.group_index)
 
-    def _draw_noise(self, params: PrivacyParameters, statistics: dict[str, Any], noise: NoiseSource) -> dict[str, Any]:
-        """Algorithm 3 after the charge: the one-off releases, then the noisy game (every use of ``noise``)."""
-        s, extra = statistics, params.extra
-        reference, aware, selection, gamma = extra["reference"], extra["aware"], extra["selection"], extra["gamma"]
-        constraint = extra["constraint"]
+    def _run(self, params: PrivacyParameters, data: GameData, statistics: GameStatistics,
+             noise: NoiseSource) -> GameOutcome:
+        """Algorithm 3 after the charge: the one-off releases, then the noisy game (every use of ``noise``).
+
+        An iterative mechanism (the template's ``_run`` step): each round's releases depend on the previous rounds'
+        released values, so noise and computation interleave.
+        """
+        s, plan, options = statistics, data.plan, params.options
+        reference, aware, selection, gamma = options.reference, options.aware, options.selection, options.gamma
+        constraint = options.constraint
         ref = {"reference": reference, "constraint": constraint}
-        private, m, n_groups, T, bound_B = s["private"], s["m"], s["n_groups"], s["T"], s["bound_B"]
-        epsilon_step, epsilon_counts, epsilon_gram = s["epsilon_step"], s["epsilon_counts"], s["epsilon_gram"]
-        epsilon_selection = s["epsilon_selection"]
-        y01, cell, Z, label_counts = s["y01"], s["cell"], s["Z"], s["label_counts"]
-        gram, moment0 = s["gram"], s["moment0"]
-        by_statistics, zt_cells = s["by_statistics"], s["zt_cells"]
+        private, m, n_groups, T, bound_B = plan.private, plan.m, plan.n_groups, plan.T, plan.bound_B
+        epsilon_step, epsilon_counts, epsilon_gram = plan.epsilon_step, plan.epsilon_counts, plan.epsilon_gram
+        epsilon_selection = plan.epsilon_selection
+        y01, cell, Z, label_counts = data.y01, s.cell, s.Z, s.label_counts
+        gram, moment0 = s.gram, s.moment0
+        by_statistics, zt_cells = plan.by_statistics, s.zt_cells
         # ---- one-off releases (paid from epsilon_rest): the cell counts, Laplace with L1 sensitivity 2; or the
         # statistics oracle's cell sums of [x, 1] (Gaussian), whose last coordinate is the count
         if by_statistics:
-            released_cells = release_cell_sums(zt_cells.reshape(n_groups, 2, -1), s["label_totals"],
-                                               s["cell_sensitivity"], s["mu_cells"], noise)
+            released_cells = release_cell_sums(zt_cells.reshape(n_groups, 2, -1), s.label_totals,
+                                               plan.cell_sensitivity, plan.mu_cells, noise)
             counts, zt_cells = released_cells[..., -1], released_cells.reshape(2 * n_groups, -1)
         elif private:
-            counts = laplace_mechanism(s["exact_counts"], sensitivity=2.0, epsilon=epsilon_counts, random_state=noise)
+            counts = laplace_mechanism(s.exact_counts, sensitivity=2.0, epsilon=epsilon_counts, random_state=noise)
         else:
-            counts = s["exact_counts"]
+            counts = s.exact_counts
         denominators = np.maximum(counts, 1.0)  # public after release (post-processing)
         proportions = denominators / m  # q~_ay
         label_proportions = label_counts / m
@@ -629,7 +556,7 @@ class DPExponentiatedGradient(PrivateEstimator, _MixturePredictor, ClassifierMix
             upper = np.triu_indices(gram.shape[0])
             released = laplace_mechanism(
                 np.concatenate([gram[upper], moment0]),
-                sensitivity=aware_static_sensitivity(s["l1_row_bound"]),
+                sensitivity=aware_static_sensitivity(data.l1_row_bound),
                 epsilon=epsilon_gram,
                 random_state=noise,
             )
@@ -639,12 +566,12 @@ class DPExponentiatedGradient(PrivateEstimator, _MixturePredictor, ClassifierMix
             moment0 = released[upper[0].size :]
         gram_inv = _psd_inverse(gram, exact=not (aware and private))
         if by_statistics:  # the released sums' noise, shrunk every round (reductions_oracle.ShrunkSolver)
-            shrunk = ShrunkSolver(gram, s["cell_sensitivity"] / s["mu_cells"])
-        sens_oracle = (oracle_sensitivity(bound_B, proportions, s["l1_row_bound"], aware, **ref)
+            shrunk = ShrunkSolver(gram, plan.cell_sensitivity / plan.mu_cells)
+        sens_oracle = (oracle_sensitivity(bound_B, proportions, data.l1_row_bound, aware, **ref)
                        if private and not by_statistics else math.inf)
         oracle_step = math.inf if by_statistics else epsilon_step  # the statistics oracle: post-processing
         sens_auditor = auditor_sensitivity(denominators, label_counts=label_counts, aware=aware, **ref)
-        zt_base = s["zt_base"]  # Z^T C_1 = zt_base + sum_cells tau_cell zt_cells[cell]
+        zt_base = s.zt_base  # Z^T C_1 = zt_base + sum_cells tau_cell zt_cells[cell]
         game = _Game(y01, cell, n_groups, denominators, label_counts, gamma, reference, constraint)
 
         tau_norms: list[float] = []
@@ -670,7 +597,7 @@ class DPExponentiatedGradient(PrivateEstimator, _MixturePredictor, ClassifierMix
         h_best, r_best_sum = h_sum, r_sum
         values, r_sums = np.empty(T), np.empty((T, *theta.shape))  # every prefix's primal value and sum of r~
         if by_statistics:  # sd of a violation entry: at most sigma (1 / n_a + 1 / n_ref), sigma of a released count
-            noise_sd = constraint.violation_sd(POSITIVES_SENSITIVITY / s["mu_round"], denominators)
+            noise_sd = constraint.violation_sd(POSITIVES_SENSITIVITY / plan.mu_round, denominators)
         else:
             noise_sd = math.sqrt(2.0) * sens_auditor / epsilon_step if private else 0.0  # sd of one Laplace draw
         best_value, best_t, rounds, gap = math.inf, 0, T, math.nan
@@ -687,14 +614,14 @@ class DPExponentiatedGradient(PrivateEstimator, _MixturePredictor, ClassifierMix
             # lines 6-7: the Auditor's noisy violations
             positive = game.positives(h)
             if n_groups > 1 and by_statistics:  # the positives per cell (Gaussian), violations by post-processing
-                r_noisy = violations(release_positives(positive, positive.sum(axis=0), s["mu_round"], noise),
+                r_noisy = violations(release_positives(positive, positive.sum(axis=0), plan.mu_round, noise),
                                      denominators, gamma, label_counts=label_counts, **ref)
             elif n_groups > 1:
                 r_noisy = noisy_violations(positive, denominators, gamma, epsilon_step, noise, label_counts=label_counts,
                                            aware=aware, **ref)
             else:
                 r_noisy = np.full_like(theta, -gamma)
-            theta = theta + s["eta"] * r_noisy  # line 8
+            theta = theta + plan.eta * r_noisy  # line 8
             # the output: Algorithm 3's average, or the best iterate by its (noisy, pessimistic) primal value
             r_sum += r_noisy
             err_sum += game.error(h)
@@ -709,7 +636,7 @@ class DPExponentiatedGradient(PrivateEstimator, _MixturePredictor, ClassifierMix
             if not private and n_groups > 1 and n % _GAP_CHECK_EVERY == 0 and n < T:
                 gap = game.gap(h_best / best_t, lam_sums[best_t] / best_t, bound_B, best_response)
                 gap, mixture = better_mixture(exact, gap, best_response)
-                if gap <= s["nu"]:  # a nu-approximate equilibrium: stop (Theorem 4.3)
+                if gap <= plan.nu:  # a nu-approximate equilibrium: stop (Theorem 4.3)
                     rounds = n
                     break
         if epsilon_selection:
@@ -728,20 +655,17 @@ class DPExponentiatedGradient(PrivateEstimator, _MixturePredictor, ClassifierMix
         else:
             # noise sd per coordinate of the right-hand side: the paper's, calibrated to the worst costs, every round;
             # the statistics oracle's, sigma ||tau_t||, at the rounds' released multipliers (root mean square)
-            coordinate_sd = (s["cell_sensitivity"] / s["mu_cells"] * math.sqrt(np.mean(np.square(tau_norms)))
+            coordinate_sd = (plan.cell_sensitivity / plan.mu_cells * math.sqrt(np.mean(np.square(tau_norms)))
                              if by_statistics else math.sqrt(2.0) * sens_oracle / epsilon_step)
-            ratios = noise_to_signal(coordinate_sd * math.sqrt(Z.shape[1]), s["rhs_signal"], noise_sd, T, gamma)
-        return {
-            "noise_to_signal": ratios, "oracle": extra["oracle"], "mixture": mixture, "r_exact": r_exact,
-            "game": game, "denominators": denominators, "label_counts": label_counts, "noise_sd": noise_sd,
-            "weights": weights, "lam_sums": lam_sums, "h_best": h_best, "r_best_sum": r_best_sum, "best_t": best_t,
-            "rounds": rounds, "gap": gap, "predict_seed": _predict_seed(noise), "epsilon_selection": epsilon_selection,
-            **{k: s[k] for k in _PLAN},
-        }
+            ratios = noise_to_signal(coordinate_sd * math.sqrt(Z.shape[1]), s.rhs_signal, noise_sd, T, gamma)
+        return GameOutcome(noise_to_signal=ratios, mixture=mixture, r_exact=r_exact, noise_sd=noise_sd, weights=weights,
+                           lam_sums=lam_sums, r_best_sum=r_best_sum, best_t=best_t, rounds=rounds, gap=gap,
+                           predict_seed=_predict_seed(noise))
 
-    def _solve(self, params: PrivacyParameters, noisy: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
-        gamma, private, best_t, bound_B = params.extra["gamma"], noisy["private"], noisy["best_t"], noisy["bound_B"]
-        ratios = noisy["noise_to_signal"]
+    def _solve(self, params: PrivacyParameters, noisy: GameOutcome, data: GameData) -> dict[str, Any]:
+        plan, options = data.plan, params.options
+        gamma, private, best_t, bound_B = options.gamma, plan.private, noisy.best_t, plan.bound_B
+        ratios = noisy.noise_to_signal
         if max(ratios.values()) > NOISE_TO_SIGNAL_LIMIT:
             warnings.warn(
                 f"the privacy noise dominates the signal (released noise-to-signal ratios: oracle "
@@ -750,13 +674,13 @@ class DPExponentiatedGradient(PrivateEstimator, _MixturePredictor, ClassifierMix
                 "use a larger epsilon, more rows, a larger gamma or, with oracle='paper', the default oracle; "
                 "DPEqualizedOddsPostProcessor spends the budget once.",
                 SmallBudgetWarning,
-                stacklevel=4,  # fit, as before the release template
+                stacklevel=find_stack_level(),
             )
-        if noisy["n_groups"] > 1:
+        if plan.n_groups > 1:
             # Lemma C.4: a violation above gamma with the multipliers at their bound means B is too small for this
             # problem's accuracy / fairness trade-off.  Read off the released (noisy) violations: post-processing.
-            r_best = noisy["r_exact"] if not private else noisy["r_best_sum"] / best_t
-            excess = float(r_best.max()) - 2.0 * noisy["noise_sd"] / math.sqrt(best_t)
+            r_best = noisy.r_exact if not private else noisy.r_best_sum / best_t
+            excess = float(r_best.max()) - 2.0 * noisy.noise_sd / math.sqrt(best_t)
             if excess > 0.25 * max(gamma, 0.01):
                 shown = f" by about {excess:.3g}" if not private else ""
                 warnings.warn(
@@ -765,20 +689,20 @@ class DPExponentiatedGradient(PrivateEstimator, _MixturePredictor, ClassifierMix
                     "per unit of violation than B allows (Lemma C.4: violation <= gamma + (1 + 2 nu) / B). Pass a larger "
                     "bound_B (more rounds and, at finite epsilon, more noise) if the violation matters more than the error.",
                     ConvergenceWarning,
-                    stacklevel=4,  # fit, as before the release template
+                    stacklevel=find_stack_level(),
                 )
         return {
-            "classes_": data["classes"], "groups_": data["groups"], "bound_B_": bound_B, "nu_": noisy["nu"],
-            "n_iter_": noisy["rounds"], "best_iter_": best_t, "eta_": noisy["eta"],
-            "epsilon_step_": noisy["epsilon_step"], "epsilon_selection_": noisy["epsilon_selection"],
-            "accountant_": noisy["certified_by"],
-            "gap_": float(noisy["gap"]) if not private else math.nan, "coef_": noisy["weights"][:best_t].copy(),
-            "lambda_": noisy["lam_sums"][best_t] / best_t, "_aware": params.extra["aware"], "mixture_weights_": None,
-            "_predict_seed_": noisy["predict_seed"], "oracle_": noisy["oracle"],
-            "noise_to_signal_": dict(noisy["noise_to_signal"]), "constraint_": params.extra["constraint"],
-        } | ({} if noisy["mixture"] is None else {  # epsilon = inf: the exact best mixture (reductions_mixture)
-            "coef_": noisy["weights"][noisy["mixture"]["rounds"]], "mixture_weights_": noisy["mixture"]["q"],
-            "lambda_": noisy["mixture"]["lam"], "best_iter_": int(noisy["mixture"]["rounds"].size),
+            "classes_": data.classes, "groups_": data.groups, "bound_B_": bound_B, "nu_": plan.nu,
+            "n_iter_": noisy.rounds, "best_iter_": best_t, "eta_": plan.eta,
+            "epsilon_step_": plan.epsilon_step, "epsilon_selection_": plan.epsilon_selection,
+            "accountant_": plan.certified_by,
+            "gap_": float(noisy.gap) if not private else math.nan, "coef_": noisy.weights[:best_t].copy(),
+            "lambda_": noisy.lam_sums[best_t] / best_t, "_aware": options.aware, "mixture_weights_": None,
+            "_predict_seed_": noisy.predict_seed, "oracle_": options.oracle,
+            "noise_to_signal_": dict(noisy.noise_to_signal), "constraint_": options.constraint,
+        } | ({} if noisy.mixture is None else {  # epsilon = inf: the exact best mixture (reductions_mixture)
+            "coef_": noisy.weights[noisy.mixture["rounds"]], "mixture_weights_": noisy.mixture["q"],
+            "lambda_": noisy.mixture["lam"], "best_iter_": int(noisy.mixture["rounds"].size),
         })
 
     def _privacy_spent(self, params: PrivacyParameters, results: dict[str, Any]) -> dict[str, Any]:
@@ -790,9 +714,9 @@ class DPExponentiatedGradient(PrivateEstimator, _MixturePredictor, ClassifierMix
         # with a finite epsilon the game never stops early, so n_iter_ is the planned T
         how = (f"; oracle='statistics': {results['accountant_']}" if results["oracle_"] == "statistics" else
                f"; the 2T = {2 * results['n_iter_']} per-round releases composed by: {results['accountant_']} "
-               f"(accountant={params.extra['accountant']!r})")
+               f"(accountant={params.options.accountant!r})")
         if results["epsilon_selection_"]:
             how += (f"; the A-aware best-prefix choice by the exponential mechanism, epsilon "
                     f"{results['epsilon_selection_']:.6g} of the total (basic composition)")
-        return privacy_spent(params.epsilon, params.extra["delta"], protects=_PROTECTS + how, neighbouring=_NEIGHBOURING,
+        return privacy_spent(params.epsilon, params.options.delta, protects=_PROTECTS + how, neighbouring=_NEIGHBOURING,
                              relation=CHANGE_ATTRIBUTE)

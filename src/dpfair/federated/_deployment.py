@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from dpfair._warnings import find_stack_level
 from dpfair.federated._reaper import _children_map, _groups  # ppid -> pids from /proc: one copy
 from dpfair.federated._simulation import SimulationSettings
 
@@ -302,7 +303,7 @@ class LocalFederation:
                     f"dpfair's fast executor is OFF ({self.fast_path_off}): running stock Flower processes "
                     "(seconds per message round instead of milliseconds).",
                     RuntimeWarning,
-                    stacklevel=2,
+                    stacklevel=find_stack_level(),
                 )
                 executor = "flower"
         self.simulation: SimulationSettings | None = None

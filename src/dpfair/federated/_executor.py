@@ -39,6 +39,8 @@ import types
 import warnings
 from typing import Any
 
+from dpfair._warnings import find_stack_level
+
 #: The flwr versions whose internals these entry points rely on: ``>= 1.41.0, < 1.42``.
 SUPPORTED_FLWR_RANGE = ((1, 41), (1, 42))
 SUPPORTED_FLWR_VERSION = "1.41.0"  # the version it was written and measured on
@@ -141,7 +143,7 @@ def _patch_supernode_sleep(cap: float) -> bool:
             f"dpfair's low-latency SuperNode is off ({'; '.join(problems)}); starting the stock SuperNode "
             "(about 3 s per idle poll).",
             RuntimeWarning,
-            stacklevel=2,
+            stacklevel=find_stack_level(),
         )
         return False
     import flwr.supernode.start_client_internal as sci

@@ -121,8 +121,12 @@ class PrivateLinearModel(PrivateEstimator):
         params = self._validate_privacy_parameters()
         return [(params.budget, *self._privacy_cost(params))]
 
+    def _release_arguments(self, X: Any, y: Any = None, **fit_params: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        """``fit(X, y)`` takes no other argument (no ``sensitive_features``: a linear model reads no groups)."""
+        return (X, y), fit_params
+
     def _warn_non_private(self, params: PrivacyParameters) -> None:
-        warn_non_private(params.epsilon, f"{type(self).__name__}'s coefficients", estimator=self, stacklevel=6)
+        warn_non_private(params.epsilon, f"{type(self).__name__}'s coefficients", estimator=self)
 
     def _privacy_spent(self, params: PrivacyParameters, results: dict[str, Any]) -> dict[str, Any]:
         epsilon, delta = self._privacy_cost(params)

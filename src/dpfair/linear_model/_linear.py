@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -32,7 +33,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from dpfair._estimator import CloneLineageMixin
 from dpfair._validation import check_bool, check_nonnegative_finite
-from dpfair.base import PrivacyParameters
+from dpfair._warnings import find_stack_level
+from dpfair.base import PrivacyParameters, ValidatedData, ValidatedOptions
 from dpfair.linear_model._common import (
     BOUND_TOL,
     PrivateLinearModel,
@@ -143,6 +145,49 @@ def check_budget_pays_delta(mechanism: str, epsilon: float, delta: float, budget
             "would refuse the charge. Pass mechanism='laplace' (or the default mechanism='auto') for pure epsilon-DP, "
             "or give a budget with a delta, e.g. PrivacyBudget(epsilon, 1e-5)."
         )
+
+
+@dataclass(frozen=True, eq=False)
+class _LinearOptions(ValidatedOptions):
+    """The validated parameters of :class:`DPLinearRegression` that are not privacy parameters."""
+
+    alpha: float | str
+    intercept: bool
+    range_share: float
+
+
+@dataclass(frozen=True, eq=False)
+class _NoisePlan:
+    """The release's noise, fixed before the charge from the declared bounds, epsilon and the shape only."""
+
+    sensitivity: float
+    scale: float
+    mechanism: str
+    p: int
+    n: int
+    range_epsilon: float
+    ssp_epsilon: float
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class _LinearData(ValidatedData):
+    """Step 1's data: the validated rows, the declared bounds and the noise plan."""
+
+    X: np.ndarray
+    y: np.ndarray
+    names: Any
+    data_norm: float | None
+    target_range: tuple[float, float] | None
+    feature_ranges: np.ndarray | None
+    plan: _NoisePlan
+
+
+@dataclass(frozen=True, eq=False)
+class _LinearRelease:
+    """Step 5's output: the released feature ranges (or the declared ones) and the released statistics."""
+
+    ranges: np.ndarray | None
+    noisy: np.ndarray
 
 
 class DPLinearRegression(PrivateLinearModel, CloneLineageMixin, RegressorMixin, BaseEstimator):
@@ -333,7 +378,7 @@ class DPLinearRegression(PrivateLinearModel, CloneLineageMixin, RegressorMixin, 
         return self._set_fitted(self._release(X, y))
 
     # ------------------------------------------------------------------ the steps of dpfair.base's template
-    def _validate_params(self) -> dict[str, Any]:
+    def _validate_params(self) -> _LinearOptions:
         check_mechanism(self.mechanism)
         if isinstance(self.alpha, str):
             if self.alpha != "auto":
@@ -349,7 +394,7 @@ class DPLinearRegression(PrivateLinearModel, CloneLineageMixin, RegressorMixin, 
         if self.feature_bounds is not None and self.data_norm is not None:
             raise ValueError("declare either data_norm (a bound on every row's norm) or feature_bounds (each feature's "
                              "range), not both: with feature_bounds the row norm is derived from the ranges.")
-        return {"alpha": alpha, "intercept": intercept, "range_share": range_share}
+        return _LinearOptions(alpha=alpha, intercept=intercept, range_share=range_share)
 
     def _mechanism(self, params: PrivacyParameters) -> str:
         """The mechanism this fit uses (``"auto"`` resolved from the public budget configuration), checked."""
@@ -363,7 +408,7 @@ class DPLinearRegression(PrivateLinearModel, CloneLineageMixin, RegressorMixin, 
         mechanism = self._mechanism(params)
         return params.epsilon, 0.0 if mechanism == "laplace" or math.isinf(params.epsilon) else params.delta
 
-    def _validate_data(self, params: PrivacyParameters, X: Any, y: Any) -> dict[str, Any]:
+    def _validate_data(self, params: PrivacyParameters, X: Any, y: Any) -> _LinearData:
         mechanism = self._mechanism(params)
         if self.feature_bounds is None:
             data_norm = check_declared_bound(self.data_norm, "data_norm", params.epsilon,
@@ -394,21 +439,23 @@ class DPLinearRegression(PrivateLinearModel, CloneLineageMixin, RegressorMixin, 
                     f"y has value(s) outside the declared target_bound={self.target_bound!r}: the privacy guarantee "
                     "rests on that bound. Clip or rescale y with public constants, or declare a larger target_bound."
                 )
-        return {"X": X_arr, "y": y_arr, "names": names, "mechanism": mechanism, "data_norm": data_norm,
-                "target_range": target_range, "feature_ranges": feature_ranges}
+        plan = self._noise_plan(params, X_arr.shape, mechanism, data_norm, target_range, scaled=feature_ranges is not None)
+        return _LinearData(n_rows=X_arr.shape[0], X=X_arr, y=y_arr, names=names, data_norm=data_norm,
+                           target_range=target_range, feature_ranges=feature_ranges, plan=plan)
 
-    def _compute_statistics(self, params: PrivacyParameters, data: dict[str, Any]) -> dict[str, Any]:
-        """The noise the release needs (its scale is refused when useless) and the exact statistics.
+    @staticmethod
+    def _noise_plan(params: PrivacyParameters, shape: tuple[int, int], mechanism: str, data_norm: float | None,
+                    target_range: tuple[float, float] | None, *, scaled: bool) -> _NoisePlan:
+        """The release's noise, from the declared bounds, epsilon and the public shape ``(n, d)`` only.
 
-        With ``feature_bounds`` the design depends on the private ranges, released after the charge: the exact
-        statistics are then computed in :meth:`_draw_noise`, once those ranges are known.
+        Refused (``ValueError``) when the scale is useless, before anything is computed from the rows: the dry run
+        (:meth:`~dpfair.base.PrivateEstimator.check_release`) refuses it too.
         """
-        X, intercept, mechanism = data["X"], params.extra["intercept"], data["mechanism"]
-        n, d = X.shape
+        intercept = params.options.intercept
+        n, d = shape
         p = d + int(intercept)
-        scaled = data["feature_ranges"] is not None
         finite = not math.isinf(params.epsilon)
-        range_epsilon = params.epsilon * params.extra["range_share"] if scaled and finite else 0.0
+        range_epsilon = params.epsilon * params.options.range_share if scaled and finite else 0.0
         ssp_epsilon = params.epsilon - range_epsilon
         if not finite:
             scale, sensitivity = 0.0, 0.0
@@ -416,9 +463,9 @@ class DPLinearRegression(PrivateLinearModel, CloneLineageMixin, RegressorMixin, 
             if scaled:  # ||x'|| <= 1 and |y'| <= 1 after the public / released scaling
                 bound_sq = 2.0 + float(intercept)
             else:
-                low, high = data["target_range"]
+                low, high = target_range
                 y_bound = (high - low) / 2.0 if intercept else max(abs(low), abs(high))
-                bound_sq = squared_bound(data_norm=data["data_norm"], target_bound=y_bound) + float(intercept)
+                bound_sq = squared_bound(data_norm=data_norm, target_bound=y_bound) + float(intercept)
             sensitivity = ssp_sensitivity(bound_sq, p + 1, mechanism)
             if mechanism == "gaussian":
                 scale = gaussian_sigma_approx_dp(sensitivity, ssp_epsilon, params.delta)
@@ -430,30 +477,37 @@ class DPLinearRegression(PrivateLinearModel, CloneLineageMixin, RegressorMixin, 
                     f"exceeds {_MAX_NOISE_SCALE:g}, the release would carry no information; use a larger epsilon or "
                     "rescale the data."
                 )
-        statistics = {"sensitivity": sensitivity, "scale": scale, "mechanism": mechanism, "p": p, "n": n,
-                      "range_epsilon": range_epsilon, "ssp_epsilon": ssp_epsilon, "data": data}
-        if not scaled:
-            design, target = self._design(data, params, None)
-            exact = sufficient_statistics(design, target, intercept)
-            if finite:
-                check_noise_room(exact, scale, "the sufficient statistics")
-            statistics["exact"] = exact
-        elif finite:  # every entry of the scaled statistics is at most n in absolute value: checked before the charge
-            check_noise_room(np.array([float(n)]), scale, "the sufficient statistics")
-        return statistics
+            if scaled:  # every entry of the scaled statistics is at most n in absolute value
+                check_noise_room(np.array([float(n)]), scale, "the sufficient statistics")
+        return _NoisePlan(sensitivity=sensitivity, scale=scale, mechanism=mechanism, p=p, n=n,
+                          range_epsilon=range_epsilon, ssp_epsilon=ssp_epsilon)
+
+    def _compute_statistics(self, params: PrivacyParameters, data: _LinearData) -> np.ndarray | None:
+        """The exact sufficient statistics (their noise room checked), or ``None`` with ``feature_bounds``.
+
+        With ``feature_bounds`` the design depends on the private ranges, released after the charge: the exact
+        statistics are then computed in :meth:`_run`, once those ranges are known.
+        """
+        if data.feature_ranges is not None:
+            return None
+        design, target = self._design(data, params, None)
+        exact = sufficient_statistics(design, target, params.options.intercept)
+        if not math.isinf(params.epsilon):
+            check_noise_room(exact, data.plan.scale, "the sufficient statistics")
+        return exact
 
     @staticmethod
-    def _target_centre_and_half_width(data: dict[str, Any], intercept: bool) -> tuple[float, float]:
+    def _target_centre_and_half_width(data: _LinearData, intercept: bool) -> tuple[float, float]:
         """``(centre, half_width)`` of ``y``: ``y' = (y - centre) / half_width``, ``|y'| <= 1`` with ``feature_bounds``.
 
         Without an intercept ``y`` is not centred (that would add one); with ``data_norm`` it is not scaled (the
         units of ``alpha`` stay those of ``y``, as in scikit-learn's ``Ridge``).
         """
-        if data["target_range"] is None:  # epsilon = inf without a declared target_bound: y as given
+        if data.target_range is None:  # epsilon = inf without a declared target_bound: y as given
             return 0.0, 1.0
-        low, high = data["target_range"]
+        low, high = data.target_range
         centre, half = ((low + high) / 2.0, (high - low) / 2.0) if intercept else (0.0, max(abs(low), abs(high)))
-        if data["feature_ranges"] is None:
+        if data.feature_ranges is None:
             return centre, 1.0
         return centre, half
 
@@ -467,44 +521,45 @@ class DPLinearRegression(PrivateLinearModel, CloneLineageMixin, RegressorMixin, 
         return np.zeros(d), 1.0 / (np.maximum(np.abs(ranges[0]), np.abs(ranges[1])) * math.sqrt(d))
 
     def _design(
-        self, data: dict[str, Any], params: PrivacyParameters, ranges: np.ndarray | None
+        self, data: _LinearData, params: PrivacyParameters, ranges: np.ndarray | None
     ) -> tuple[np.ndarray, np.ndarray]:
         """The design ``Z`` (scaled and with the intercept's column) and the centred / scaled target."""
-        X, intercept = data["X"], params.extra["intercept"]
+        X, intercept = data.X, params.options.intercept
         if ranges is not None:
             centre, multiplier = self._feature_map(ranges, X.shape[1], intercept)
             X = (np.clip(X, ranges[0], ranges[1]) - centre) * multiplier
         y_centre, y_half = self._target_centre_and_half_width(data, intercept)
-        target = (data["y"] - y_centre) / y_half
+        target = (data.y - y_centre) / y_half
         Z = np.column_stack([X, np.ones(X.shape[0])]) if intercept else X
         return Z, target
 
-    def _draw_noise(self, params: PrivacyParameters, statistics: dict[str, Any], noise: NoiseSource) -> dict[str, Any]:
-        """Release the private feature ranges (with ``feature_bounds``), then the sufficient statistics."""
-        data = statistics["data"]
-        ranges = data["feature_ranges"]
-        if ranges is not None and statistics["range_epsilon"] > 0:
-            ranges = private_feature_ranges(data["X"], ranges, statistics["range_epsilon"], noise)
-        statistics = {**statistics, "ranges": ranges}
-        if "exact" not in statistics:  # the design depends on the ranges just released
+    def _run(
+        self, params: PrivacyParameters, data: _LinearData, statistics: np.ndarray | None, noise: NoiseSource
+    ) -> _LinearRelease:
+        """Release the private feature ranges (with ``feature_bounds``), then the sufficient statistics of the design
+        those released ranges give: two releases, the second computed from the first."""
+        plan, ranges, exact = data.plan, data.feature_ranges, statistics
+        if ranges is not None and plan.range_epsilon > 0:
+            ranges = private_feature_ranges(data.X, ranges, plan.range_epsilon, noise)
+        if exact is None:  # the design depends on the ranges just released
             design, target = self._design(data, params, ranges)
-            statistics["exact"] = sufficient_statistics(design, target, params.extra["intercept"])
+            exact = sufficient_statistics(design, target, params.options.intercept)
         if math.isinf(params.epsilon):
-            return {**statistics, "noisy": statistics["exact"]}
+            return _LinearRelease(ranges=ranges, noisy=exact)
         noisy = release_statistics(
-            statistics["exact"], sensitivity=statistics["sensitivity"], epsilon=statistics["ssp_epsilon"],
-            delta=params.delta, mechanism=statistics["mechanism"], noise=noise,
+            exact, sensitivity=plan.sensitivity, epsilon=plan.ssp_epsilon, delta=params.delta,
+            mechanism=plan.mechanism, noise=noise,
         )
-        return {**statistics, "noisy": noisy}
+        return _LinearRelease(ranges=ranges, noisy=noisy)
 
-    def _solve(self, params: PrivacyParameters, noisy: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
+    def _solve(self, params: PrivacyParameters, noisy: _LinearRelease, data: _LinearData) -> dict[str, Any]:
         """Post-processing: the PSD repair, the ridge normal equations, and the map back to the units of ``X`` and ``y``."""
-        intercept, d = params.extra["intercept"], data["X"].shape[1]
-        p, n, mechanism = noisy["p"], noisy["n"], noisy["mechanism"]
-        gram, moment = unpack_statistics(noisy["noisy"], p, n, intercept)
+        intercept, d, plan = params.options.intercept, data.X.shape[1], data.plan
+        p, n, mechanism = plan.p, plan.n, plan.mechanism
+        gram, moment = unpack_statistics(noisy.noisy, p, n, intercept)
         finite = not math.isinf(params.epsilon)
-        noise_std = noise_standard_deviation(noisy["scale"], mechanism) if finite else 0.0
-        alpha = auto_alpha(noise_std, p) if params.extra["alpha"] == "auto" else float(params.extra["alpha"])
+        noise_std = noise_standard_deviation(plan.scale, mechanism) if finite else 0.0
+        alpha = auto_alpha(noise_std, p) if params.options.alpha == "auto" else float(params.options.alpha)
         weights = solve_normal_equations(gram, moment, alpha, intercept, repair=finite)
         if not np.isfinite(weights).all():  # float64 overflow in the solve (never a NaN out)
             raise ValueError(
@@ -519,9 +574,9 @@ class DPLinearRegression(PrivateLinearModel, CloneLineageMixin, RegressorMixin, 
                 "the signal at this epsilon, so the coefficients are mostly shrinkage and noise. Use a larger epsilon, "
                 "fewer features, more rows, or declare tighter bounds (feature_bounds with range_share).",
                 NoiseDominatesWarning,
-                stacklevel=4,  # the caller of fit
+                stacklevel=find_stack_level(),
             )
-        ranges = noisy["ranges"]
+        ranges = noisy.ranges
         centre, multiplier = self._feature_map(ranges, d, intercept)
         y_centre, y_half = self._target_centre_and_half_width(data, intercept)
         coef = weights[:d] * multiplier * y_half  # back to the units of (clipped) X and y
@@ -535,9 +590,9 @@ class DPLinearRegression(PrivateLinearModel, CloneLineageMixin, RegressorMixin, 
             "feature_range_": None if ranges is None else np.asarray(ranges, dtype=float).copy(),
             "noisy_gram_": gram,
             "noisy_moment_": moment,
-            "noise_scale_": float(noisy["scale"]),
+            "noise_scale_": float(plan.scale),
             "noise_to_signal_": float(noise_to_signal),
-            **feature_attributes(d, data["names"]),
+            **feature_attributes(d, data.names),
         }
 
     @staticmethod

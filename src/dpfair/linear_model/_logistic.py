@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -23,7 +24,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from dpfair._estimator import CloneLineageMixin
 from dpfair._validation import check_bool, check_int, check_positive_finite
-from dpfair.base import PrivacyParameters
+from dpfair._warnings import find_stack_level
+from dpfair.base import PrivacyParameters, ValidatedData, ValidatedOptions
 from dpfair.linear_model._common import (
     PrivateLinearModel,
     check_declared_bound,
@@ -242,6 +244,47 @@ def _check_C(C: Any) -> float:
     return check_positive_finite(C, "C")
 
 
+@dataclass(frozen=True, eq=False)
+class _LogisticOptions(ValidatedOptions):
+    """The validated parameters of :class:`DPLogisticRegression` that are not privacy parameters."""
+
+    C: float | str
+    intercept: bool
+    scaling: float
+    max_iter: int
+
+
+@dataclass(frozen=True, eq=False)
+class _ObjectivePlan:
+    """Algorithm 2, lines 1-2: the objective's constants, fixed before the charge (no data but ``n``)."""
+
+    radius: float
+    lam: float
+    extra: float
+    epsilon_prime: float
+    C: float
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class _LogisticData(ValidatedData):
+    """Step 1's data: the validated rows, the labels as signs, and the objective's plan."""
+
+    X: np.ndarray
+    s: np.ndarray
+    classes: np.ndarray
+    names: Any
+    plan: _ObjectivePlan
+
+
+@dataclass(frozen=True, eq=False)
+class _Minimised:
+    """Step 5's output: the minimiser of the perturbed objective (rescaled variables) and Newton's report."""
+
+    F: np.ndarray
+    n_iter: int
+    converged: bool
+
+
 class DPLogisticRegression(PrivateLinearModel, CloneLineageMixin, ClassifierMixin, BaseEstimator):
     """Differentially private binary logistic regression by objective perturbation.
 
@@ -387,33 +430,35 @@ class DPLogisticRegression(PrivateLinearModel, CloneLineageMixin, ClassifierMixi
         return self._set_fitted(self._release(X, y))
 
     # ------------------------------------------------------------------ the steps of dpfair.base's template
-    def _validate_params(self) -> dict[str, Any]:
-        params = {
-            "C": self.C if isinstance(self.C, str) and self.C == "auto" else _check_C(self.C),
-            "intercept": check_bool(self.fit_intercept, "fit_intercept"),
-            "scaling": check_positive_finite(self.intercept_scaling, "intercept_scaling"),
-            "max_iter": check_int(self.max_iter, "max_iter", minimum=1),
-        }
-        return params
+    def _validate_params(self) -> _LogisticOptions:
+        return _LogisticOptions(
+            C=self.C if isinstance(self.C, str) and self.C == "auto" else _check_C(self.C),
+            intercept=check_bool(self.fit_intercept, "fit_intercept"),
+            scaling=check_positive_finite(self.intercept_scaling, "intercept_scaling"),
+            max_iter=check_int(self.max_iter, "max_iter", minimum=1),
+        )
 
-    def _validate_data(self, params: PrivacyParameters, X: Any, y: Any) -> dict[str, Any]:
+    def _validate_data(self, params: PrivacyParameters, X: Any, y: Any) -> _LogisticData:
         data_norm = check_declared_bound(self.data_norm, "data_norm", params.epsilon, "a bound on every row's L2 norm ||x||")
         X_arr, y_arr, names = validated_xy(X, y, owner=type(self).__name__, y_numeric=False)
         classes, s = _encode_labels(y_arr)
         check_row_norms(X_arr, data_norm)
-        return {"X": X_arr, "s": s, "classes": classes, "names": names, "data_norm": data_norm}
+        return _LogisticData(n_rows=X_arr.shape[0], X=X_arr, s=s, classes=classes, names=names,
+                             plan=self._objective_plan(params, data_norm, X_arr.shape[0]))
 
-    def _compute_statistics(self, params: PrivacyParameters, data: dict[str, Any]) -> dict[str, Any]:
-        """The design ``Z`` and the constants of Algorithm 2, lines 1-2 (refused when the noise would overflow)."""
-        epsilon, C, intercept, scaling = params.epsilon, params.extra["C"], params.extra["intercept"], params.extra["scaling"]
-        n = data["X"].shape[0]
-        Z = np.column_stack([data["X"], np.full(n, scaling)]) if intercept else data["X"]
+    @staticmethod
+    def _objective_plan(params: PrivacyParameters, data_norm: float | None, n: int) -> _ObjectivePlan:
+        """Algorithm 2, lines 1-2: the constants of the perturbed objective, from epsilon, the bounds and ``n`` only.
+
+        Refused (``ValueError``) when the noise would overflow, before anything is computed from the rows.
+        """
+        epsilon, C, intercept, scaling = params.epsilon, params.options.C, params.options.intercept, params.options.scaling
         if math.isinf(epsilon):
             radius = 1.0  # no rescaling needed: the objective is the same in w
             C = 1.0 if C == "auto" else C
             lam, extra, epsilon_prime = 1.0 / (n * C), 0.0, math.inf
         else:
-            bounds = {"data_norm": data["data_norm"]}
+            bounds = {"data_norm": data_norm}
             if intercept:
                 bounds["intercept_scaling"] = scaling
             radius = math.sqrt(squared_bound(**bounds))
@@ -424,46 +469,52 @@ class DPLogisticRegression(PrivateLinearModel, CloneLineageMixin, ClassifierMixi
                     f"epsilon={epsilon!r} with C={C!r} is out of range: the objective's noise or regularisation "
                     "overflows float64; use a larger epsilon, or a C closer to 1 (rescale the features instead)."
                 )
-        return {"Z": Z, "s": data["s"], "radius": radius, "lam": lam, "extra": extra, "epsilon_prime": epsilon_prime,
-                "C": C}
+        return _ObjectivePlan(radius=radius, lam=lam, extra=extra, epsilon_prime=epsilon_prime, C=C)
 
-    def _draw_noise(self, params: PrivacyParameters, statistics: dict[str, Any], noise: NoiseSource) -> dict[str, Any]:
-        """Algorithm 2, lines 3-4: draw ``b``, then minimise the perturbed objective (no noise at ``epsilon = inf``)."""
-        Z, radius, n, p = statistics["Z"], statistics["radius"], *statistics["Z"].shape
+    def _compute_statistics(self, params: PrivacyParameters, data: _LogisticData) -> np.ndarray:
+        """The design ``Z`` (the features, and the intercept's column of ``intercept_scaling``)."""
+        n = data.X.shape[0]
+        return np.column_stack([data.X, np.full(n, params.options.scaling)]) if params.options.intercept else data.X
+
+    def _run(self, params: PrivacyParameters, data: _LogisticData, statistics: np.ndarray,
+             noise: NoiseSource) -> _Minimised:
+        """Algorithm 2, lines 3-4: draw ``b``, then minimise the objective it perturbs (no noise at ``epsilon = inf``)."""
+        Z, plan = statistics, data.plan
+        n, p = Z.shape
         if math.isinf(params.epsilon):
             b = np.zeros((1, p))
         else:
-            b = draw_objective_noise(noise, 1, p, statistics["epsilon_prime"])  # Algorithm 2, line 3
+            b = draw_objective_noise(noise, 1, p, plan.epsilon_prime)  # Algorithm 2, line 3
         # line 4: f = argmin J(f) + b . f / n + (Delta / 2) ||f||^2, in the rescaled variables u = z / radius
         F, n_iter, converged = minimise_perturbed_objective(
-            Z / radius, statistics["s"], statistics["lam"] + statistics["extra"], b / n, params.extra["max_iter"]
+            Z / plan.radius, data.s, plan.lam + plan.extra, b / n, params.options.max_iter
         )
-        return {**statistics, "F": F, "n_iter": n_iter, "converged": converged}
+        return _Minimised(F=F, n_iter=n_iter, converged=converged)
 
-    def _solve(self, params: PrivacyParameters, noisy: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
+    def _solve(self, params: PrivacyParameters, noisy: _Minimised, data: _LogisticData) -> dict[str, Any]:
         """Post-processing: the weights in the original variables, and the fitted attributes."""
-        max_iter, intercept, d = params.extra["max_iter"], params.extra["intercept"], data["X"].shape[1]
-        if not noisy["converged"]:
+        max_iter, intercept, d, plan = params.options.max_iter, params.options.intercept, data.X.shape[1], data.plan
+        if not noisy.converged:
             warnings.warn(
                 f"{type(self).__name__}: Newton did not converge in max_iter={max_iter} iterations; increase max_iter.",
                 ConvergenceWarning,
-                stacklevel=4,  # the caller of fit
+                stacklevel=find_stack_level(),
             )
-        weights = noisy["F"][0] / noisy["radius"]
+        weights = noisy.F[0] / plan.radius
         if not np.isfinite(weights).all():  # float64 overflow (never a NaN out)
             raise ValueError(
                 "the objective overflows float64 for these data, C and epsilon; rescale X (and data_norm) towards 1, "
                 "or use a C closer to 1."
             )
         return {
-            "classes_": data["classes"],
+            "classes_": data.classes,
             "coef_": weights[None, :d].copy(),
-            "intercept_": np.array([weights[d] * params.extra["scaling"] if intercept else 0.0]),
-            "epsilon_prime_": float(noisy["epsilon_prime"]),
-            "C_": float(noisy["C"]),
-            "extra_regularization_": float(noisy["extra"]),
-            "n_iter_": np.array([noisy["n_iter"]]),
-            **feature_attributes(d, data["names"]),
+            "intercept_": np.array([weights[d] * params.options.scaling if intercept else 0.0]),
+            "epsilon_prime_": float(plan.epsilon_prime),
+            "C_": float(plan.C),
+            "extra_regularization_": float(plan.extra),
+            "n_iter_": np.array([noisy.n_iter]),
+            **feature_attributes(d, data.names),
         }
 
     def decision_function(self, X: Any) -> np.ndarray:

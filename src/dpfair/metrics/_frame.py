@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import dataclass, fields
 from typing import Any, ClassVar, Literal
 
 import numpy as np
@@ -17,7 +18,7 @@ import pandas as pd
 
 from dpfair._estimator import privacy_spent, warn_non_private
 from dpfair._validation import check_open_unit
-from dpfair.base import PrivacyParameters, PrivateMechanismMixin
+from dpfair.base import PrivacyParameters, PrivateMechanismMixin, ValidatedData, ValidatedOptions
 from dpfair.metrics import _core, _intervals
 from dpfair.metrics._counts import validate_counts
 from dpfair.metrics._metric_specs import SUPPORTED_METRICS, CountMetric, metric_specs, parse_metrics
@@ -34,6 +35,40 @@ _NEIGHBOURING = (
     "add or remove one row (the number of rows is not public; replacing a row is a removal plus an addition, "
     "so it is protected at twice epsilon)"
 )
+
+
+@dataclass(frozen=True, eq=False)
+class _FrameOptions(ValidatedOptions):
+    """The frame's validated parameters: the metric plan and the interval options."""
+
+    single: bool
+    specs: list[Any]
+    confidence: float
+    counts: list[str]
+    reals: list[str]
+    bounds: Any
+    n_boot: int | None
+    quantiles: Any
+    pos_label: Any
+    sample_weight: Any
+    weight_bound: float | None
+
+    def mapping(self) -> dict[str, Any]:
+        """The same fields by name, as the release helpers (``_counts``, ``_releases``, ``_intervals``) read them."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class _FrameData(ValidatedData):
+    """Step 1's data: the rows (or the table of counts) mapped to the declared groups.
+
+    ``rows`` is the mapping the release helpers read (``group``, ``n_groups``, the labels or values, the
+    control index), built by :func:`~dpfair.metrics._rows.resolve_rows` or
+    :func:`~dpfair.metrics._counts.validate_counts`; the frame resolves its groups itself (and its control
+    features), so the template's ``groups`` / ``group_index`` stay unset.
+    """
+
+    rows: dict[str, Any]
 
 
 class PrivateMetricFrame(PrivateMechanismMixin):
@@ -338,10 +373,11 @@ class PrivateMetricFrame(PrivateMechanismMixin):
     # ------------------------------------------------------------------ the steps of dpfair.base's template
     def _charge_label(self, params: PrivacyParameters) -> str:
         """The ledger's label of the one charge: how epsilon is split."""
-        plan = release_plan(params.extra["specs"], params.extra["counts"], params.epsilon, params.extra["weight_bound"])
+        options = params.options
+        plan = release_plan(options.specs, options.counts, params.epsilon, options.weight_bound)
         return f"PrivateMetricFrame ({split_text(plan[1])})"
 
-    def _validate_params(self) -> dict[str, Any]:
+    def _validate_params(self) -> _FrameOptions:
         parsed, single = parse_metrics(self._metrics)
         confidence = check_open_unit(self.confidence_level, "confidence_level")
         n_boot, quantiles = _intervals.interval_options(self.random_state, self.n_boot,
@@ -350,18 +386,20 @@ class PrivateMetricFrame(PrivateMechanismMixin):
             raise ValueError(f"undeclared must be one of {list(UNDECLARED)}, got {self.undeclared!r}.")
         plan = metric_specs(parsed, single, self.sample_params, self.bounds, getattr(self, "_from_counts", False),
                             self.sample_weight_bound)
-        return {"single": single, "specs": plan["specs"], "confidence": confidence, "counts": plan["counts"],
-                "reals": plan["reals"], "bounds": plan["bounds"], "n_boot": n_boot, "quantiles": quantiles,
-                "pos_label": plan["pos_label"], "sample_weight": plan["sample_weight"],
-                "weight_bound": plan["weight_bound"]}
+        return _FrameOptions(single=single, specs=plan["specs"], confidence=confidence, counts=plan["counts"],
+                             reals=plan["reals"], bounds=plan["bounds"], n_boot=n_boot, quantiles=quantiles,
+                             pos_label=plan["pos_label"], sample_weight=plan["sample_weight"],
+                             weight_bound=plan["weight_bound"])
 
     def _validate_data(
         self, params: PrivacyParameters, y_true: Any, y_pred: Any, sensitive_features: Any, control_features: Any = None,
         counts: Any = None,
-    ) -> dict[str, Any]:
+    ) -> _FrameData:
+        options = params.options
         if counts is not None:
-            return validate_counts(params.extra, self.groups, self.undeclared, params.epsilon, *counts)
-        count_names, real_names, bounds = params.extra["counts"], params.extra["reals"], params.extra["bounds"]
+            return _FrameData(rows=validate_counts(options.mapping(), self.groups, self.undeclared, params.epsilon,
+                                                   *counts))
+        count_names, real_names, bounds = options.counts, options.reals, options.bounds
         y_t = as_1d(y_true, "y_true")
         n_rows = y_t.shape[0]
         y_p = as_1d(y_pred, "y_pred", n_rows)
@@ -369,36 +407,36 @@ class PrivateMetricFrame(PrivateMechanismMixin):
         controls = [] if control_features is None else sensitive_columns(control_features, n_rows, "control_features")
         data: dict[str, Any] = {"labels_true": None, "labels_pred": None, "values_true": None, "values_pred": None}
         if count_names:
-            data["labels_true"] = binary(y_t, "y_true", count_names, params.extra["pos_label"])
-            data["labels_pred"] = binary(y_p, "y_pred", count_names, params.extra["pos_label"])
+            data["labels_true"] = binary(y_t, "y_true", count_names, options.pos_label)
+            data["labels_pred"] = binary(y_p, "y_pred", count_names, options.pos_label)
         if real_names:
             data["values_true"] = bounded(y_t, "y_true", bounds)
             data["values_pred"] = bounded(y_p, "y_pred", bounds)
-        if params.extra["weight_bound"] is not None:
-            data["sample_weight"] = sample_weights(params.extra["sample_weight"], n_rows, params.extra["weight_bound"])
+        if options.weight_bound is not None:
+            data["sample_weight"] = sample_weights(options.sample_weight, n_rows, options.weight_bound)
         data.update(resolve_rows(self.groups, self.undeclared, columns, controls, params.epsilon))
-        return data
+        return _FrameData(n_rows=n_rows, rows=data)
 
-    def _compute_statistics(self, params: PrivacyParameters, data: dict[str, Any]) -> dict[str, Any]:
+    def _compute_statistics(self, params: PrivacyParameters, data: _FrameData) -> dict[str, Any]:
         """The exact table and per-group sums (not released), and the plan of the releases (refused if it overflows)."""
-        return exact_statistics(params.extra, params.epsilon, self.bounds, data)
+        return exact_statistics(params.options.mapping(), params.epsilon, self.bounds, data.rows)
 
     def _privacy_cost(self, params: PrivacyParameters) -> tuple[float, float]:
         return params.epsilon, 0.0  # pure epsilon-DP: delta is accepted for fairlearn-like signatures, never spent
 
     def _warn_non_private(self, params: PrivacyParameters) -> None:
-        warn_non_private(params.epsilon, "PrivateMetricFrame's table and metrics", stacklevel=6)
+        warn_non_private(params.epsilon, "PrivateMetricFrame's table and metrics")
 
     def _draw_noise(self, params: PrivacyParameters, statistics: dict[str, Any], noise: NoiseSource) -> dict[str, Any]:
         """Release the table and the sums, each at ``share`` of epsilon (nothing else is drawn from ``noise``)."""
-        return draw_noise(params.extra["specs"], statistics, noise, params.extra["weight_bound"])
+        return draw_noise(params.options.specs, statistics, noise, params.options.weight_bound)
 
-    def _solve(self, params: PrivacyParameters, noisy: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
+    def _solve(self, params: PrivacyParameters, noisy: dict[str, Any], data: _FrameData) -> dict[str, Any]:
         """Post-processing (free): estimates, flags and intervals from the noisy table and sums.
 
         The draws behind the intervals are seeded by ``random_state`` (fairlearn's meaning), never by the noise.
         """
-        return _intervals.solve(params.extra, noisy, data, self.random_state)
+        return _intervals.solve(params.options.mapping(), noisy, data.rows, self.random_state)
 
     def _privacy_spent(self, params: PrivacyParameters, results: dict[str, Any]) -> dict[str, Any]:
         if math.isinf(params.epsilon):

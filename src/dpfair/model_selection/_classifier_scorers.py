@@ -26,7 +26,7 @@ import numpy as np
 from dpfair._estimator import as_sensitive_features, group_index, resolve_groups
 from dpfair._validation import check_int
 from dpfair.base import PrivacyParameters
-from dpfair.model_selection._scorers import _predictions, _PrivateScorer
+from dpfair.model_selection._scorers import ScoredRows, _predictions, _PrivateScorer
 from dpfair.privacy.mechanisms import laplace_mechanism
 from dpfair.privacy.noise import NoiseSource
 
@@ -165,8 +165,8 @@ class PrivateAccuracyScorer(_PrivateScorer):
         return 1.0 - self.noisy_error(estimator, X, y, sensitive_features, epsilon=epsilon, noise=noise)
 
     def _validate_data(self, params: PrivacyParameters, X: Any, y: Any, *,
-                       sensitive_features: Any = None) -> dict[str, Any]:
-        return {"y": class_labels(y)}
+                       sensitive_features: Any = None) -> ScoredRows:
+        return ScoredRows(y=class_labels(y))
 
 
 class PrivateEqualizedOddsScorer(_PrivateScorer):
@@ -312,10 +312,10 @@ class PrivateEqualizedOddsScorer(_PrivateScorer):
         return error + self.eo_weight * excess
 
     def _validate_data(self, params: PrivacyParameters, X: Any, y: Any, *,
-                       sensitive_features: Any = None) -> dict[str, Any]:
+                       sensitive_features: Any = None) -> ScoredRows:
         # the template maps every row to the declared groups (ValueError for another label, before any charge)
         if sensitive_features is None:
             raise ValueError(f"{type(self).__name__} needs sensitive_features: it compares the rates of the declared "
                              f"groups {self.groups.tolist()}.")
         labels = class_labels(y)
-        return {"y": labels, "sensitive_features": sensitive_features, "n_rows": labels.size}
+        return ScoredRows(y=labels, sensitive_features=sensitive_features, n_rows=labels.size)

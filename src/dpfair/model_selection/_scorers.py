@@ -7,8 +7,8 @@ its sensitivity (``sensitivity(n_rows)``).
 
 The scorers are mechanisms of :mod:`dpfair.base` whose charge the search pays: they declare their
 bounds (and groups) in ``_privacy_parameters``, and :meth:`~_PrivateScorer.check` is the template's
-validation (``_validate_all``: the declared parameters by their roles, then the rows), run by the
-search before its one charge.  A scorer never charges a budget itself.
+dry run (steps 1 and 2: the declared parameters by their roles, then the rows, then the groups), run by
+the search before its one charge.  A scorer never charges a budget itself.
 """
 
 from __future__ import annotations
@@ -16,18 +16,32 @@ from __future__ import annotations
 import inspect
 import math
 import numbers
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
 from dpfair._estimator import as_sensitive_features, group_index, resolve_groups
 from dpfair._validation import as_finite_array, check_bounds, check_int
-from dpfair.base import PrivacyParameters, PrivateMechanismMixin
+from dpfair.base import PrivacyParameters, PrivateMechanismMixin, ValidatedData
 from dpfair.privacy.mechanisms import laplace_mechanism
 from dpfair.privacy.noise import NoiseSource
 from dpfair.regression import l_inf_isotonic_cdf
 
 __all__ = ["PrivateKSScorer", "PrivateMSEKSScorer", "PrivateMSEScorer"]
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class ScoredRows(ValidatedData):
+    """The validation rows a scorer checked (step 1 of the template; a scorer's release is run by the search).
+
+    Parameters
+    ----------
+    y : ndarray or None, default None
+        The labels, validated as the scorer reads them (``None``: the scorer does not read them).
+    """
+
+    y: np.ndarray | None = None
 
 
 class _PrivateScorer(PrivateMechanismMixin):
@@ -42,19 +56,19 @@ class _PrivateScorer(PrivateMechanismMixin):
     def check(self, X: Any, y: Any, sensitive_features: Any) -> None:
         """Refuse rows this scorer cannot score (run by the search before it charges anything).
 
-        The template's validation (:meth:`dpfair.base.PrivateMechanismMixin._validate_all`): the declared
-        bounds (and groups) by their roles, then the rows; nothing is charged and no noise is drawn.
+        The template's dry run (steps 1 and 2 of :mod:`dpfair.base`): the declared bounds (and groups) by
+        their roles, then the rows, then each row's group; nothing is charged and no noise is drawn.
 
         Parameters
         ----------
         X, y, sensitive_features : array-like
             The rows.
         """
-        self._validate_all(X, y, sensitive_features=sensitive_features)
+        self._dry_run(X, y, sensitive_features=sensitive_features)
 
     def _validate_data(self, params: PrivacyParameters, X: Any, y: Any, *,
-                       sensitive_features: Any = None) -> dict[str, Any]:
-        return {}
+                       sensitive_features: Any = None) -> ScoredRows:
+        return ScoredRows()
 
     def _noisy_loss(self, estimator: Any, X: Any, y: Any, sensitive_features: Any, *, epsilon: float,
                     noise: NoiseSource) -> float:  # pragma: no cover - abstract
@@ -187,9 +201,9 @@ class PrivateMSEScorer(_SingleReleaseScorer):
     _noisy_loss = noisy_mse
 
     def _validate_data(self, params: PrivacyParameters, X: Any, y: Any, *,
-                       sensitive_features: Any = None) -> dict[str, Any]:
+                       sensitive_features: Any = None) -> ScoredRows:
         # labels must be finite real numbers: they are clipped to bounds, never guessed
-        return {"y": as_finite_array(y, "y", mode="dtype", allow_bool=True, allow_empty=True)}
+        return ScoredRows(y=as_finite_array(y, "y", mode="dtype", allow_bool=True, allow_empty=True))
 
 
 class PrivateKSScorer(_SingleReleaseScorer):
@@ -263,13 +277,13 @@ class PrivateKSScorer(_SingleReleaseScorer):
         return self.noisy_ks(estimator, X, sensitive_features, epsilon=epsilon, noise=noise)  # y is not used
 
     def _validate_data(self, params: PrivacyParameters, X: Any, y: Any, *,
-                       sensitive_features: Any = None) -> dict[str, Any]:
+                       sensitive_features: Any = None) -> ScoredRows:
         # the template maps every row to this scorer's declared groups (ValueError for another label)
         if sensitive_features is None:
             raise ValueError(f"{type(self).__name__} needs sensitive_features: it compares the declared groups "
                              f"{self.groups.tolist()}.")
         n_rows = len(sensitive_features) if hasattr(sensitive_features, "__len__") else 1
-        return {"sensitive_features": sensitive_features, "n_rows": n_rows}
+        return ScoredRows(sensitive_features=sensitive_features, n_rows=n_rows)
 
 
 class PrivateMSEKSScorer(_PrivateScorer):
@@ -311,11 +325,11 @@ class PrivateMSEKSScorer(_PrivateScorer):
         self.ks_target = None if ks_target is None else float(ks_target)
 
     def _validate_data(self, params: PrivacyParameters, X: Any, y: Any, *,
-                       sensitive_features: Any = None) -> dict[str, Any]:
+                       sensitive_features: Any = None) -> ScoredRows:
         # both parts' checks: each declares its own bounds (and groups)
         self.mse.check(X, y, sensitive_features)
         self.ks.check(X, y, sensitive_features)
-        return {}
+        return ScoredRows()
 
     def _noisy_loss(self, estimator: Any, X: Any, y: Any, sensitive_features: Any, *, epsilon: float,
                     noise: NoiseSource) -> float:

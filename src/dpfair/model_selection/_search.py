@@ -25,10 +25,11 @@ trials), and every part's ``random_state`` is the search's.  The selected model'
 is the search's: it is one output of the whole search.
 
 The search is one release of :class:`dpfair.base.PrivateEstimator`'s template: its own parameters,
-the data, every candidate's parameters (each probed on the rows, stopping at its charge) and the
-scorer's checks are validated first, then the one charge, then the trials (the split, ``K``, the
-candidates and every trial's noise come from the noise source created after the charge), then the
-choice of the best trial.
+the data, every candidate (its planned charge from its parameters, then its dry run
+:meth:`~dpfair.base.PrivateEstimator.check_release` on the rows) and the scorer's checks are validated
+first, then the one charge, then the trials -- an iterative mechanism, the template's ``_run`` step: the
+split, ``K``, the candidates and every trial's noise come from the noise source created after the charge --
+then the choice of the best trial.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from __future__ import annotations
 import math
 import numbers
 import warnings
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -49,16 +50,16 @@ from sklearn.utils import _safe_indexing, get_tags
 from sklearn.utils.validation import _num_samples, check_is_fitted
 
 from dpfair._estimator import as_sensitive_features, fit_charges, privacy_spent
-from dpfair._wrapped_fit import SensitiveScoreMixin
-from dpfair.base import PrivacyParameters, PrivateEstimator
+from dpfair._wrapped_fit import SensitiveScoreMixin, rehearse_wrapped_fit
+from dpfair.base import PrivacyParameters, PrivateEstimator, ValidatedData, ValidatedOptions
 from dpfair.model_selection._classifier_scorers import class_labels
 from dpfair.model_selection._random_stopping import check_selection, draw_n_trials, trial_epsilon_for
 from dpfair.model_selection._scorers import _PrivateScorer, takes_sensitive_features
-from dpfair.privacy import PrivacyBudget, PrivacyBudgetExceededError, suspend_default_budget
+from dpfair.privacy import PrivacyBudgetExceededError, suspend_default_budget
 from dpfair.privacy.budget import check_budgets_cover
 from dpfair.privacy.leaks import PrivacyLeakWarning, warn_privacy_leak
 from dpfair.privacy.noise import NoiseSource, SecureNoise
-from dpfair.privacy.relations import CHANGE_ATTRIBUTE, REPLACE, describe, weakest_relation
+from dpfair.privacy.relations import REPLACE, describe, weakest_relation
 
 __all__ = ["PrivateRandomSearch"]
 
@@ -88,33 +89,35 @@ def _private_parts(estimator: Any) -> list[tuple[str, Any]]:
     return parts
 
 
-class _ProbeReachedCharge(BaseException):
-    """Raised by a probe's budget at the probe's first real charge: every check before it passed.
+@dataclass(frozen=True, eq=False)
+class _SearchOptions(ValidatedOptions):
+    """The search's validated parameters that are not privacy parameters: the candidates and the split."""
 
-    A ``BaseException``, like ``GeneratorExit``: a control-flow signal that no ``except Exception`` of
-    the estimators (which re-word ``ValueError`` / ``TypeError``) may swallow.
-    """
+    candidates: list[dict[str, Any]]
+    validation_fraction: float
 
 
-class _ProbeBudget(PrivacyBudget):
-    """The budget of a search's probe (:meth:`PrivateRandomSearch._check_trials`).
+@dataclass(frozen=True, eq=False)
+class _Selection:
+    """The random-stopping plan, from the parameters alone: each trial's epsilon, the law of ``K``, each
+    candidate's share of a trial for its own release (``n_trials``, ``mean_trials`` and ``eta`` are ``None`` with
+    ``epsilon = inf``: every candidate runs once)."""
 
-    The pre-checks of a budget pass (``check_budgets_cover`` replays the charges on a copy, and a copy
-    is an unlimited budget), and the first real charge stops the probe with :class:`_ProbeReachedCharge`:
-    a probe reaches exactly the point where its trial would start to spend, draws no noise and
-    fits no private model.
-    """
+    trial_epsilon: float
+    outer_epsilons: list[float]
+    n_trials: str | None = None
+    mean_trials: float | None = None
+    eta: float | None = None
 
-    def __init__(self) -> None:
-        # kept in the weakest relation, so that every part's charge converts into it (a change-one-attribute
-        # post-processor included); the search's own budget converts or refuses the search's one charge
-        super().__init__(math.inf, 0.5, neighbouring=CHANGE_ATTRIBUTE)
 
-    def _charge(self, entry: Any) -> None:
-        raise _ProbeReachedCharge(entry.label)
+@dataclass(frozen=True, eq=False, kw_only=True)
+class _SearchData(ValidatedData):
+    """Step 1's data: every row (split only after the charge), the size of the validation side and the plan."""
 
-    def __deepcopy__(self, memo: dict) -> PrivacyBudget:
-        return PrivacyBudget(math.inf, 0.5, neighbouring=CHANGE_ATTRIBUTE)
+    X: Any
+    y: np.ndarray
+    n_validation: int
+    selection: _Selection
 
 
 def _fit(estimator: Any, X: Any, y: Any, sensitive_features: Any) -> Any:
@@ -200,12 +203,16 @@ class PrivateRandomSearch(PrivateEstimator, SensitiveScoreMixin, MetaEstimatorMi
     Notes
     -----
     Before its one charge the search validates its own parameters, the data, the scorer, and every
-    candidate of ``param_grid`` on all rows: a probe clone of each runs its own checks up to its first
-    charge (that of a private base model with ``prefit=False``, else its own), drawing no noise.  Two
-    kinds of refusal cannot be foreseen there and would come after the charge: a check that needs a
-    private base model's outputs, and one that depends on the random training/validation split (a
-    class absent from the training rows of a non-private base classifier, say).  The split is drawn
-    from the search's randomness after the charge, so that seeded runs stay reproducible.
+    candidate of ``param_grid``: its cost from its parameters alone
+    (:meth:`~dpfair.base.PrivateMechanismMixin.planned_charge`, through :func:`dpfair._estimator.fit_charges`),
+    then its dry run on all rows (:meth:`~dpfair.base.PrivateEstimator.check_release`, a private base model's
+    included), drawing no noise and charging nothing; a non-private base model the candidate fits itself
+    (``prefit=False``) is fitted once on the rows and thrown away, as only its fit runs its checks.  Three
+    kinds of refusal cannot be foreseen there and would come after the charge: a check of the exact statistics
+    a fit computes (a noise room computed from the data, say), a check that needs the outputs of a base model
+    fitted in the trial, and one that depends on the random training/validation split (a class absent from the
+    training rows of a non-private base classifier, say).  The split is drawn from the search's randomness after
+    the charge, so that seeded runs stay reproducible.
 
     Examples
     --------
@@ -259,29 +266,28 @@ class PrivateRandomSearch(PrivateEstimator, SensitiveScoreMixin, MetaEstimatorMi
         return clone(self.estimator).set_params(**{k: clone(v, safe=False) for k, v in params.items()})
 
     @staticmethod
-    def _neutralised(est: Any, outer_epsilon: float, random_state: Any, *, budget: Any = None,
-                     nested_budget: Any = None) -> Any:
+    def _neutralised(est: Any, outer_epsilon: float, random_state: Any) -> Any:
         """``est`` with ``epsilon = outer_epsilon``, and every private part's budget and random_state set by the search.
 
         Every dpfair private component of ``est`` (itself, and each nested one with an ``epsilon``, such as a
-        private base model) gets ``budget`` (``est``) or ``nested_budget`` (the nested ones), both ``None`` in a
-        trial: no trial charges anything anywhere (the search is charged once for all of them, and runs them with
-        the process-wide ledger suspended), and the search's ``random_state`` (``None``: secure noise).
+        private base model) gets ``budget=None``: no trial charges anything anywhere (the search is charged once
+        for all of them, and runs them with the process-wide ledger suspended), and the search's
+        ``random_state`` (``None``: secure noise).
         """
-        extra: dict[str, Any] = {"epsilon": outer_epsilon}
+        settings: dict[str, Any] = {"epsilon": outer_epsilon}
         for prefix, part in _private_parts(est):
             own = part.get_params(deep=False)
             if "budget" in own:
-                extra[prefix + "budget"] = nested_budget if prefix else budget
+                settings[prefix + "budget"] = None
             if "random_state" in own:
-                extra[prefix + "random_state"] = random_state
-        return est.set_params(**extra)
+                settings[prefix + "random_state"] = random_state
+        return est.set_params(**settings)
 
     def _trial_estimator(self, params: dict, outer_epsilon: float, noise: NoiseSource) -> Any:
         seed = None if isinstance(noise, SecureNoise) else int(noise.uniform(1)[0] * 2**32)
         return self._neutralised(self._candidate_estimator(params), outer_epsilon, seed)
 
-    def _outer_epsilons(self, candidates: list[dict], selection: dict[str, Any]) -> list[float]:
+    def _outer_epsilons(self, candidates: list[dict], selection: _Selection) -> list[float]:
         """Each candidate's share of ``trial_epsilon`` for the estimator's own release (validation only).
 
         A trial fits the candidate on the training rows (its nested private parts, such as a private base
@@ -298,11 +304,11 @@ class PrivateRandomSearch(PrivateEstimator, SensitiveScoreMixin, MetaEstimatorMi
             fit is not a pure ``trial_epsilon``-DP release (the random-stopping bounds of
             :mod:`dpfair.model_selection._random_stopping` hold for pure-DP trials only).
         """
-        trial_epsilon = selection["trial_epsilon"]
+        trial_epsilon = selection.trial_epsilon
         if math.isinf(trial_epsilon):
             return [math.inf] * len(candidates)
-        setting = (f"the search's epsilon={self.epsilon!r} with n_trials={selection['n_trials']!r} and "
-                   f"mean_trials={selection['mean_trials']!r} gives each trial epsilon={trial_epsilon:.6g}")
+        setting = (f"the search's epsilon={self.epsilon!r} with n_trials={selection.n_trials!r} and "
+                   f"mean_trials={selection.mean_trials!r} gives each trial epsilon={trial_epsilon:.6g}")
         pure_only = ("the random-stopping bounds of this search hold for pure epsilon-DP trials only, so nothing was "
                      "charged")
         out = []
@@ -343,41 +349,32 @@ class PrivateRandomSearch(PrivateEstimator, SensitiveScoreMixin, MetaEstimatorMi
         return out
 
     def _check_trials(self, candidates: list[dict], outer_epsilons: list[float], X: Any, y: Any, sensitive: Any) -> None:
-        """Run every candidate's own validation on all rows, stopping at its charge (nothing is spent).
+        """Every candidate's dry run on all rows, as a trial would run it: nothing is drawn or charged.
 
-        Each candidate is a clone whose budgets (its own and a private base model's) are
-        :class:`_ProbeBudget`: they pass the budget pre-checks and stop the fit at its first charge.
-        The release template of :mod:`dpfair.base` (validate everything, then charge, then draw noise)
-        makes a valid candidate stop there, before any noise, and an invalid one raise its own error,
-        which is re-raised here naming the candidate -- before the search charges its budget.  With a
-        private base model fitted inside the candidate (``prefit=False``), the probe stops at the base
-        model's charge: the checks that need its outputs cannot run before it.  Estimators without a
-        ``budget`` parameter, or trials with ``epsilon = inf`` (which charge nothing), are not probed.
+        Each candidate, with the parameters a trial gives it (its epsilon share, every budget ``None``; the
+        process-wide ledger suspended), runs :meth:`~dpfair.base.PrivateEstimator.check_release`: its own checks
+        of the parameters and the rows, and the dry run of a private base model it fits itself (``prefit=False``).
+        A non-private model it would fit itself has no dry run: it is fitted once on the rows and thrown away
+        (:func:`dpfair._wrapped_fit.rehearse_wrapped_fit`), since only its fit runs its checks.  A refusal is
+        re-raised naming the candidate, before the search charges its budget.  An estimator that is not a
+        release of :mod:`dpfair.base` (no ``check_release``) is not checked here.
         """
-        if "budget" not in self.estimator.get_params(deep=False):
-            return
         for params, outer_epsilon in zip(candidates, outer_epsilons, strict=True):
-            if math.isinf(outer_epsilon):
-                return
             try:
-                # every budget of the probe, nested ones (a private base model's) included, stops it at its first charge
-                probe = self._neutralised(self._candidate_estimator(params), outer_epsilon, None,
-                                          budget=_ProbeBudget(), nested_budget=_ProbeBudget())
+                trial = self._neutralised(self._candidate_estimator(params), outer_epsilon, None)
             except ValueError as exc:
                 raise ValueError(f"param_grid candidate {params}: {exc}") from None
+            if not callable(getattr(trial, "check_release", None)):
+                continue
+            keywords = {"sensitive_features": sensitive} if takes_sensitive_features(trial.fit, sensitive) else {}
             try:
                 with warnings.catch_warnings(), suspend_default_budget():
                     warnings.simplefilter("ignore")
-                    _fit(probe, X, y, sensitive)
-            except _ProbeReachedCharge:
-                continue  # valid: it reached its (first) charge
+                    trial.check_release(X, y, **keywords)
+                    rehearse_wrapped_fit(trial, X, y)
             except (ValueError, TypeError, PrivacyBudgetExceededError) as exc:
                 hint = _FROZEN_HINT if isinstance(exc, NotFittedError) else ""
                 raise type(exc)(f"param_grid candidate {params}: {exc}{hint}") from None
-            raise TypeError(
-                f"param_grid candidate {params}: the estimator's fit returned without charging its budget; "
-                "the search can only run estimators that charge the budget they are given."
-            )
 
     @property
     def _privacy_label(self) -> str:  # type: ignore[override]
@@ -394,8 +391,7 @@ class PrivateRandomSearch(PrivateEstimator, SensitiveScoreMixin, MetaEstimatorMi
         Validates the search's parameters and every candidate's per-trial cost first (no data, nothing
         charged), so that :func:`~dpfair.model_selection.search_cost` refuses what ``fit`` would refuse.
         """
-        params = self._validate_privacy_parameters()
-        params = replace(params, extra=dict(self._validate_params()))
+        params = self._validate_every_parameter()
         self._selection(params)
         return [(params.budget, *self._privacy_cost(params))]
 
@@ -432,7 +428,7 @@ class PrivateRandomSearch(PrivateEstimator, SensitiveScoreMixin, MetaEstimatorMi
         return self._set_fitted(self._release(X, y, sensitive_features=sensitive_features))
 
     # ------------------------------------------------------------------ step 1: validation, nothing charged
-    def _validate_params(self) -> dict[str, Any]:
+    def _validate_params(self) -> _SearchOptions:
         if not isinstance(self.scoring, _PrivateScorer):
             raise TypeError(
                 "scoring must be a dpfair private scorer (PrivateMSEScorer, PrivateKSScorer, PrivateMSEKSScorer, "
@@ -457,21 +453,22 @@ class PrivateRandomSearch(PrivateEstimator, SensitiveScoreMixin, MetaEstimatorMi
         frac = self.validation_fraction
         if isinstance(frac, bool) or not isinstance(frac, numbers.Real) or not 0 < frac < 1:
             raise ValueError(f"validation_fraction must be a number in (0, 1), got {frac!r}.")
-        return {"candidates": candidates, "validation_fraction": frac}
+        return _SearchOptions(candidates=candidates, validation_fraction=frac)
 
-    def _selection(self, params: PrivacyParameters) -> dict[str, Any]:
+    def _selection(self, params: PrivacyParameters) -> _Selection:
         """The random-stopping plan: ``trial_epsilon`` and the law of ``K`` (every candidate once with ``inf``)."""
+        candidates = params.options.candidates
         if math.isinf(params.epsilon):
-            return {"trial_epsilon": math.inf, "outer_epsilons": [math.inf] * len(params.extra["candidates"])}
+            return _Selection(trial_epsilon=math.inf, outer_epsilons=[math.inf] * len(candidates))
         n_trials, mean_trials, delta, eta = check_selection(self.n_trials, self.mean_trials, params.delta, self.eta)
         trial_epsilon = trial_epsilon_for(params.epsilon, n_trials=n_trials, mean_trials=mean_trials, delta=delta,
                                           eta=eta)
-        selection = {"trial_epsilon": trial_epsilon, "n_trials": n_trials, "mean_trials": mean_trials, "eta": eta}
-        selection["outer_epsilons"] = self._outer_epsilons(params.extra["candidates"], selection)
-        return selection
+        selection = _Selection(trial_epsilon=trial_epsilon, outer_epsilons=[], n_trials=n_trials,
+                               mean_trials=mean_trials, eta=eta)
+        return replace(selection, outer_epsilons=self._outer_epsilons(candidates, selection))
 
     def _validate_data(self, params: PrivacyParameters, X: Any, y: Any = None, *,
-                       sensitive_features: Any = None) -> dict[str, Any]:
+                       sensitive_features: Any = None) -> _SearchData:
         selection = self._selection(params)
         if y is None:
             raise ValueError(
@@ -494,7 +491,7 @@ class PrivateRandomSearch(PrivateEstimator, SensitiveScoreMixin, MetaEstimatorMi
         if y_arr.dtype.kind == "c" or (sparse.issparse(X) is False and np.iscomplexobj(X)):
             raise ValueError("Complex data not supported: X and y must hold real numbers.")
         if classifier:
-            y_arr = class_labels(y_arr)  # no missing label (a message that names y, before any candidate is probed)
+            y_arr = class_labels(y_arr)  # no missing label (a message that names y, before any candidate is checked)
         if y_arr.dtype.kind in "USO" and not classifier:
             raise TypeError(f"y must hold real numbers, got dtype {y_arr.dtype}; convert the labels to floats "
                             "(string labels need a classifier).")
@@ -502,7 +499,7 @@ class PrivateRandomSearch(PrivateEstimator, SensitiveScoreMixin, MetaEstimatorMi
             raise ValueError(f"y must be a 1-d array of labels (one per row), got shape {y_arr.shape}.")
         if y_arr.shape[0] != n:
             raise ValueError(f"X and y have inconsistent numbers of samples: {n} and {y_arr.shape[0]}.")
-        frac = params.extra["validation_fraction"]
+        frac = params.options.validation_fraction
         n_val = round(frac * n)
         if n_val < 1 or n - n_val < 1:
             raise ValueError(
@@ -511,7 +508,7 @@ class PrivateRandomSearch(PrivateEstimator, SensitiveScoreMixin, MetaEstimatorMi
         sensitive = None if sensitive_features is None else as_sensitive_features(sensitive_features, n)
         # every trial's parameters and the scorer are checked on every row (the split is drawn after the
         # charge): each row is fitted by the trials or predicted and scored on the validation side
-        self._check_trials(params.extra["candidates"], selection["outer_epsilons"], X, y_arr, sensitive)
+        self._check_trials(params.options.candidates, selection.outer_epsilons, X, y_arr, sensitive)
         try:
             self.scoring.check(X, y_arr, sensitive)
         except (ValueError, TypeError) as exc:
@@ -522,44 +519,46 @@ class PrivateRandomSearch(PrivateEstimator, SensitiveScoreMixin, MetaEstimatorMi
             fix="the search charges its epsilon and delta once, whatever the number of trials: give it a budget with "
                 "that much left, or lower the search's epsilon",
         )
-        return {"X": X, "y": y_arr, "sensitive_features": sensitive, "n_rows": n, "n_validation": n_val,
-                "selection": selection}
+        return _SearchData(n_rows=n, sensitive_features=sensitive, X=X, y=y_arr, n_validation=n_val,
+                           selection=selection)
 
     def _warn_non_private(self, params: PrivacyParameters) -> None:
         warn_privacy_leak(
             "epsilon=inf: every candidate is fitted and scored exactly on the data; the selection carries no "
             "privacy guarantee (a non-private baseline).",
-            stacklevel=5,  # warn_privacy_leak <- here <- _release <- fit <- the user's line
         )
 
     # ------------------------------------------------------------------ steps 3, 5, 6: trials after the one charge
-    def _compute_statistics(self, params: PrivacyParameters, data: dict[str, Any]) -> dict[str, Any]:
-        """A search computes no exact statistic: every released number comes from a private trial."""
-        return data
+    def _compute_statistics(self, params: PrivacyParameters, data: _SearchData) -> None:
+        """A search computes no exact statistic: every released number comes from a private trial (:meth:`_run`)."""
+        return None
 
-    def _draw_noise(self, params: PrivacyParameters, statistics: dict[str, Any],
-                    noise: NoiseSource) -> list[tuple[float, dict, Any]]:
-        """The split, ``K``, the candidates and the trials: ``[(noisy score, candidate, fitted model)]`` in order."""
-        data, candidates = statistics, params.extra["candidates"]
-        selection = data["selection"]
-        trial_epsilon = selection["trial_epsilon"]
-        n, n_val = data["n_rows"], data["n_validation"]
+    def _run(self, params: PrivacyParameters, data: _SearchData, statistics: None,
+             noise: NoiseSource) -> list[tuple[float, dict, Any]]:
+        """The split, ``K``, the candidates and the trials: ``[(noisy score, candidate, fitted model)]`` in order.
+
+        An iterative mechanism: every trial's fit and score draws from ``noise`` in turn.
+        """
+        candidates = params.options.candidates
+        selection = data.selection
+        trial_epsilon = selection.trial_epsilon
+        n, n_val = data.n_rows, data.n_validation
         # public randomness: the split, K and the candidates do not depend on the data
         order = np.argsort(noise.uniform(n), kind="stable")
         val, train = np.sort(order[:n_val]), np.sort(order[n_val:])
-        X_train, X_val = _safe_indexing(data["X"], train), _safe_indexing(data["X"], val)
-        y_train, y_val = data["y"][train], data["y"][val]
-        sensitive = data["sensitive_features"]
+        X_train, X_val = _safe_indexing(data.X, train), _safe_indexing(data.X, val)
+        y_train, y_val = data.y[train], data.y[val]
+        sensitive = data.sensitive_features
         s_train, s_val = (None, None) if sensitive is None else (sensitive[train], sensitive[val])
         if math.isinf(params.epsilon):
             plan = list(range(len(candidates)))
         else:
-            k = draw_n_trials(noise, selection["n_trials"], selection["mean_trials"], selection["eta"])
+            k = draw_n_trials(noise, selection.n_trials, selection.mean_trials, selection.eta)
             plan = [min(int(noise.uniform(1)[0] * len(candidates)), len(candidates) - 1) for _ in range(k)]
         trials = []
         for index in plan:
             candidate = candidates[index]
-            est = self._trial_estimator(candidate, selection["outer_epsilons"][index], noise)
+            est = self._trial_estimator(candidate, selection.outer_epsilons[index], noise)
             with warnings.catch_warnings(), suspend_default_budget():  # the search is charged as a whole
                 if math.isinf(params.epsilon):  # already warned once for the whole search
                     warnings.simplefilter("ignore", PrivacyLeakWarning)
@@ -569,7 +568,7 @@ class PrivateRandomSearch(PrivateEstimator, SensitiveScoreMixin, MetaEstimatorMi
         return trials
 
     def _solve(self, params: PrivacyParameters, noisy: list[tuple[float, dict, Any]],
-               data: dict[str, Any]) -> dict[str, Any]:
+               data: _SearchData) -> dict[str, Any]:
         """The choice: the first trial with the best noisy score (post-processing of the released scores)."""
         best: tuple[float, dict, Any] | None = None
         for trial in noisy:
@@ -580,7 +579,7 @@ class PrivateRandomSearch(PrivateEstimator, SensitiveScoreMixin, MetaEstimatorMi
             # the released model is one output of the whole search: its guarantee is the search's, not its trial's
             model.privacy_spent_ = self._search_privacy_spent(params, selected=True)
         results = {"best_score_": score, "best_params_": candidate, "best_estimator_": model,
-                   "trial_epsilon_": data["selection"]["trial_epsilon"]}
+                   "trial_epsilon_": data.selection.trial_epsilon}
         for name in ("n_features_in_", "feature_names_in_"):  # as scikit-learn's searches expose them
             if hasattr(model, name):
                 results[name] = getattr(model, name)

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import inspect
 import math
-import os
 import warnings
 from typing import Any
+
+from dpfair._warnings import find_stack_level
 
 __all__ = [
     "PrivacyLeakWarning",
     "SeededNoiseWarning",
     "exact_release_message",
-    "user_stacklevel",
     "warn_exact_release",
     "warn_privacy_leak",
     "warn_seeded_noise",
@@ -37,18 +36,19 @@ class PrivacyLeakWarning(UserWarning):
     """
 
 
-def warn_privacy_leak(message: str, *, stacklevel: int = 3) -> None:
+def warn_privacy_leak(message: str, *, stacklevel: int | None = None) -> None:
     """Emit a :class:`PrivacyLeakWarning` with ``message``.
 
     Parameters
     ----------
     message : str
         The warning message.
-    stacklevel : int, default 3
-        Passed to :func:`warnings.warn`, counted from this function: the default 3 points the
-        warning at the caller of the function that calls ``warn_privacy_leak``.
+    stacklevel : int or None, default None
+        ``None``: the warning points at the first frame outside dpfair (the user's line, however deep
+        inside dpfair the call is; :func:`dpfair._warnings.find_stack_level`).  An int is passed to
+        :func:`warnings.warn` as is, counted from this function (2: the caller of ``warn_privacy_leak``).
     """
-    warnings.warn(message, PrivacyLeakWarning, stacklevel=stacklevel)
+    warnings.warn(message, PrivacyLeakWarning, stacklevel=find_stack_level() if stacklevel is None else stacklevel)
 
 
 def exact_release_message(what: str) -> str:
@@ -70,7 +70,7 @@ def exact_release_message(what: str) -> str:
     )
 
 
-def warn_exact_release(epsilon: float, what: str, *, stacklevel: int | None = 3) -> None:
+def warn_exact_release(epsilon: float, what: str) -> None:
     """Raise :class:`PrivacyLeakWarning` when ``epsilon`` (or a zCDP ``rho``) is infinite.
 
     The mechanisms of :mod:`dpfair.privacy.mechanisms` call it; estimators call
@@ -83,13 +83,14 @@ def warn_exact_release(epsilon: float, what: str, *, stacklevel: int | None = 3)
         The privacy parameter; only ``inf`` warns.
     what : str
         What is released exactly.
-    stacklevel : int or None, default 3
-        Counted from this function: 3 points the warning at the caller of the function that calls it;
-        ``None`` points it at the first frame outside dpfair (:func:`user_stacklevel`).
+
+    Warns
+    -----
+    PrivacyLeakWarning
+        If ``epsilon`` is infinite, at the first frame outside dpfair (the user's line).
     """
     if epsilon == float("inf"):
-        level = user_stacklevel() if stacklevel is None else stacklevel
-        warn_privacy_leak(exact_release_message(what), stacklevel=level + 1)
+        warn_privacy_leak(exact_release_message(what))
 
 
 class SeededNoiseWarning(PrivacyLeakWarning):
@@ -106,7 +107,7 @@ class SeededNoiseWarning(PrivacyLeakWarning):
     """
 
 
-def warn_seeded_noise(noise: Any, epsilon: float, what: str, *, stacklevel: int | None = None) -> None:
+def warn_seeded_noise(noise: Any, epsilon: float, what: str) -> None:
     """Raise :class:`~dpfair.privacy.SeededNoiseWarning` when a finite-epsilon release draws seeded noise.
 
     Seeded noise is reproducible: whoever knows the seed can subtract the noise, and its floating-point
@@ -122,15 +123,18 @@ def warn_seeded_noise(noise: Any, epsilon: float, what: str, *, stacklevel: int 
         The release's epsilon (no warning at ``inf``: that release warns that it is exact).
     what : str
         What is released, for the message.
-    stacklevel : int or None
-        Passed to :func:`warnings.warn`; ``None`` points at the first frame outside dpfair (and its test helpers).
+
+    Warns
+    -----
+    SeededNoiseWarning
+        At the first frame outside dpfair (the user's line), when ``noise`` is seeded and ``epsilon`` finite.
     """
     if noise.secure:
         return
-    warn_seeded_release(epsilon, what, stacklevel=(user_stacklevel() if stacklevel is None else stacklevel) + 1)
+    warn_seeded_release(epsilon, what)
 
 
-def warn_seeded_release(epsilon: float, what: str, *, stacklevel: int | None = None) -> None:
+def warn_seeded_release(epsilon: float, what: str) -> None:
     """Raise :class:`SeededNoiseWarning` for a finite-``epsilon`` release whose noise a seed reproduces.
 
     For releases that know they are seeded without holding a noise source (a learner's plan); see
@@ -142,37 +146,16 @@ def warn_seeded_release(epsilon: float, what: str, *, stacklevel: int | None = N
         The release's epsilon (no warning at ``inf``).
     what : str
         What is released, for the message.
-    stacklevel : int or None
-        Passed to :func:`warnings.warn`; ``None`` points at the first frame outside dpfair.
+
+    Warns
+    -----
+    SeededNoiseWarning
+        At the first frame outside dpfair (the user's line), unless ``epsilon`` is infinite.
     """
     if math.isinf(epsilon):
         return
     warnings.warn(
         f"{what} draws seeded noise (random_state was given): reproducible and not hardened, so it gives no privacy "
         "against anyone who knows or can guess the seed. Use random_state=None (secure noise) on real people's data.",
-        SeededNoiseWarning, stacklevel=user_stacklevel() if stacklevel is None else stacklevel,
+        SeededNoiseWarning, stacklevel=find_stack_level(),
     )
-
-
-def user_stacklevel() -> int:
-    """The ``stacklevel`` (counted from the caller of this function) of the first frame outside ``dpfair``.
-
-    Points a warning at the user's line without counting frames by hand (pandas' ``find_stack_level`` idea).
-    """
-    import dpfair
-
-    package = os.path.dirname(dpfair.__file__)
-    frame = inspect.currentframe()
-    level = 0
-    try:
-        frame = frame.f_back if frame is not None else None  # the caller of user_stacklevel is level 1
-        while frame is not None:
-            level += 1
-            filename = frame.f_code.co_filename
-            if not filename.startswith(package) and "sklearn" + os.sep not in filename \
-                    and "joblib" + os.sep not in filename:
-                return level
-            frame = frame.f_back
-    finally:
-        del frame
-    return max(level, 1)

@@ -54,7 +54,6 @@ def _warn_exact_analysis(what: str) -> None:
     warn_privacy_leak(
         f"{what} are exact, noise-free functions of the utilities: an analysis tool for public or synthetic "
         "scores, with no privacy guarantee; release selections with the sampling mechanisms instead.",
-        stacklevel=4,
     )
 
 
@@ -499,7 +498,7 @@ class TopMExponentialMechanism:
         check_relation(neighbouring)
         charge(budget, self.epsilon * n_draws, 0.0, label=label, neighbouring=neighbouring)
         noise = _noise_after_charge(random_state, self.epsilon, what)
-        warn_exact_release(self.epsilon, f"{what}'s subset", stacklevel=None)
+        warn_exact_release(self.epsilon, f"{what}'s subset")
         out = self._sample(n_draws, noise)
         return out[0] if size is None else out
 

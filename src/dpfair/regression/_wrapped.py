@@ -50,14 +50,10 @@ WRAPPED_REGRESSOR = WrappedEstimator(
 )
 
 
-def fit_regressor_outputs(post_processor: Any, X: Any, y: Any, *, prefit: bool, stacklevel: int) -> tuple[Any, np.ndarray]:
-    """The regressor ``post_processor`` post-processes (as is, or a clone fitted on ``(X, y)``) and its outputs on ``X``.
-
-    ``stacklevel`` is :func:`dpfair._wrapped_fit.fit_wrapped_estimator`'s, counted from there (this function is
-    one frame).
-    """
+def fit_regressor_outputs(post_processor: Any, X: Any, y: Any, *, prefit: bool) -> tuple[Any, np.ndarray]:
+    """The regressor ``post_processor`` post-processes (as is, or a clone fitted on ``(X, y)``) and its outputs on ``X``."""
     estimator = fit_wrapped_estimator(
         WRAPPED_REGRESSOR, post_processor.estimator, X, y, prefit=prefit, owner=type(post_processor).__name__,
-        caller=post_processor, stacklevel=stacklevel,
+        caller=post_processor,
     )
     return estimator, _predict_outputs(estimator, X)

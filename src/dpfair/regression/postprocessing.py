@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -46,12 +47,18 @@ from dpfair._estimator import (
     wrapped_tags,
 )
 from dpfair._validation import as_finite_array, check_allocation, check_bounds, check_epsilon, check_int
-from dpfair._wrapped_fit import SensitiveScoreMixin, check_shared_budgets, wrapped_feature_attributes
-from dpfair.base import PrivacyParameters, PrivateEstimator
+from dpfair._warnings import find_stack_level
+from dpfair._wrapped_fit import (
+    SensitiveScoreMixin,
+    check_shared_budgets,
+    check_wrapped_estimator,
+    wrapped_feature_attributes,
+)
+from dpfair.base import PrivacyParameters, PrivateEstimator, ValidatedData, ValidatedOptions
 from dpfair.privacy.mechanisms import laplace_mechanism
 from dpfair.privacy.noise import NoiseSource
 from dpfair.regression._lp import BarycenterSolution, check_alpha, check_coupling_size, solve_barycenter_lp
-from dpfair.regression._wrapped import _NEIGHBOURING, _predict_outputs, fit_regressor_outputs
+from dpfair.regression._wrapped import _NEIGHBOURING, WRAPPED_REGRESSOR, _predict_outputs, fit_regressor_outputs
 
 __all__ = ["FairRegressionPostProcessor", "l_inf_isotonic_cdf"]
 
@@ -102,6 +109,58 @@ def l_inf_isotonic_cdf(partial_sums: np.ndarray) -> np.ndarray:
     cdf = np.clip((prefix_max + suffix_min) / 2.0, 0.0, 1.0)
     cdf[..., -1] = 1.0
     return cdf
+
+
+def _bounds_of(outputs: np.ndarray) -> tuple[float, float]:
+    """``epsilon = inf`` without declared bounds: the outputs' range, read off the data (a non-private release)."""
+    lo, hi = float(outputs.min()), float(outputs.max())
+    if not hi > lo:
+        hi = lo + max(1.0, abs(lo) * 1e-9)
+    if not hi - lo <= _MAX_WIDTH:
+        raise ValueError(
+            f"the outputs span more than {_MAX_WIDTH:g}, too wide for the transport costs in float arithmetic; "
+            "declare bounds=(s, t) or rescale the target."
+        )
+    return lo, hi
+
+
+@dataclass(frozen=True, eq=False)
+class _HistogramOptions(ValidatedOptions):
+    """The post-processor's validated parameters that are not privacy parameters."""
+
+    n_bins: int
+    alpha: float
+    bounds: tuple[float, float] | None
+    prefit: bool
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class _RegressionData(ValidatedData):
+    """Step 1's data: the rows as given (for the regressor's fit), and its outputs when no fit is needed."""
+
+    X: Any
+    y: Any
+    outputs: np.ndarray | None
+
+
+@dataclass(frozen=True, eq=False)
+class _Histogram:
+    """Step 3's output: the regressor, the bounds of its outputs and their exact joint histogram with the groups."""
+
+    estimator: Any
+    bounds: tuple[float, float]
+    joint: np.ndarray
+    n_rows: int
+
+
+@dataclass(frozen=True, eq=False)
+class _ReleasedHistogram:
+    """Step 5's output: the released histogram, beside what post-processing needs."""
+
+    estimator: Any
+    bounds: tuple[float, float]
+    histogram: np.ndarray
+    predict_seed: list[int] | None
 
 
 #: float64 values held per (group, bin) cell at the peak of ``fit`` (histograms, CDFs, couplings, sparse maps),
@@ -284,7 +343,8 @@ class FairRegressionPostProcessor(
     """
 
     # bounds is not declared with the template's "bounds" role: here it may be omitted with epsilon = inf (read
-    # off the outputs) and has a maximal width, so it is checked in _validate_params / _validate_data.
+    # off the outputs in _compute_statistics) and has a maximal width, so it is checked in _validate_params /
+    # _validate_data.
     _privacy_parameters: ClassVar[dict[str, str]] = {
         "epsilon": "epsilon", "groups": "groups", "budget": "budget", "random_state": "random_state",
     }
@@ -321,7 +381,7 @@ class FairRegressionPostProcessor(
         return wrapped_tags(self, super().__sklearn_tags__())
 
     def _dpfair_fit_charges(self) -> list[tuple[Any, float, float]]:
-        """``[(budget, epsilon, delta)]`` of one ``fit``: the histogram, plus the regressor's fit with ``prefit=False``."""
+        """``[(budget, epsilon, delta)]`` of one ``fit``: the regressor's fit with ``prefit=False``, then the histogram."""
         own = [(check_budget(self.budget), check_epsilon(self.epsilon), 0.0)]
         if self.prefit is False and self.estimator is not None:
             return fit_charges(self.estimator) + own
@@ -376,20 +436,25 @@ class FairRegressionPostProcessor(
     def _privacy_label(self) -> str:  # the label of the budget charge
         return f"{type(self).__name__}.fit (Laplace histogram)"
 
-    def _validate_params(self) -> dict[str, Any]:
-        return {
-            "n_bins": check_int(self.n_bins, "n_bins", minimum=1),
-            "alpha": check_alpha(self.alpha),
+    def _validate_params(self) -> _HistogramOptions:
+        return _HistogramOptions(
+            n_bins=check_int(self.n_bins, "n_bins", minimum=1),
+            alpha=check_alpha(self.alpha),
             # one bounds rule; squared transport costs overflow beyond _MAX_WIDTH; None only with epsilon = inf
-            "bounds": None if self.bounds is None else check_bounds(self.bounds, "bounds", max_width=_MAX_WIDTH),
-            "prefit": check_bool(self.prefit, "prefit"),
-        }
+            bounds=None if self.bounds is None else check_bounds(self.bounds, "bounds", max_width=_MAX_WIDTH),
+            prefit=check_bool(self.prefit, "prefit"),
+        )
 
     def _validate_data(
         self, params: PrivacyParameters, X: Any, y: Any = None, *, sensitive_features: Any = None
-    ) -> dict[str, Any]:
-        """Declarations, then the wrapped regressor's fit (``prefit=False``) and its outputs on ``X``."""
-        k, declared_bounds, prefit = params.extra["n_bins"], params.extra["bounds"], params.extra["prefit"]
+    ) -> _RegressionData:
+        """Declarations, the rows' groups, then every check of the wrapped regressor that needs no fit.
+
+        Nothing is fitted here (with ``prefit=False`` the regressor is fitted in step 3, :meth:`_compute_statistics`);
+        without a fit to make (``estimator=None`` or ``prefit=True``) the outputs on ``X`` are read and checked here.
+        """
+        options = params.options
+        k, declared_bounds, prefit = options.n_bins, options.bounds, options.prefit
         if declared_bounds is None and not math.isinf(params.epsilon):
             raise ValueError(
                 "bounds is required: declare the interval [s, t] that contains the regressor's outputs. "
@@ -399,81 +464,74 @@ class FairRegressionPostProcessor(
         if params.groups is not None:
             declared, _ = resolve_groups(params.groups, np.empty(0, dtype=object), params.epsilon)
         _check_histogram_size(k, 1 if declared is None else declared.size)
-        # every check of the rows that needs no regressor output comes before the wrapped fit, which may
-        # charge a private regressor's budget: the groups (missing, undeclared, wrong length) and the noise scale
+        # every check of the rows that needs no regressor output comes before the regressor's checks: the groups
+        # (missing, undeclared, wrong length) and the noise scale
         try:
             n_rows = _num_samples(X)
         except TypeError:  # not array-like: refused by name when the rows are read (before any charge)
             n_rows = 0
-        resolved: dict[str, Any] = {}
+        rows = ValidatedData(n_rows=n_rows, sensitive_features=sensitive_features)
         if n_rows > 0:
-            resolved = self._resolve_declared_groups(params, {"n_rows": n_rows, "sensitive_features": sensitive_features})
+            rows = self._resolve_declared_groups(params, rows)
             _check_noise_scale(params.epsilon, n_rows)
         check_shared_budgets(self, prefit, kind="regressor")
-        # frames from the warning to the caller of fit: fit, _release, _validate_all, _validate_data, fit_regressor_outputs
-        estimator, outputs = fit_regressor_outputs(self, X, y, prefit=prefit, stacklevel=8)
-        if declared_bounds is None:  # epsilon = inf only
-            lo, hi = float(outputs.min()), float(outputs.max())
-            if not hi > lo:
-                hi = lo + max(1.0, abs(lo) * 1e-9)
-            if not hi - lo <= _MAX_WIDTH:
-                raise ValueError(
-                    f"the outputs span more than {_MAX_WIDTH:g}, too wide for the transport costs in float arithmetic; "
-                    "declare bounds=(s, t) or rescale the target."
-                )
-            declared_bounds = (lo, hi)
-        return {"estimator": estimator, "outputs": outputs, "bounds": declared_bounds, "n_rows": outputs.size,
-                "sensitive_features": sensitive_features, **resolved}
+        check_wrapped_estimator(WRAPPED_REGRESSOR, self.estimator, X, y, prefit=prefit, owner=type(self).__name__)
+        outputs = _predict_outputs(self.estimator, X) if prefit or self.estimator is None else None
+        return _RegressionData(n_rows=n_rows if outputs is None else outputs.size, sensitive_features=sensitive_features,
+                               groups=rows.groups, group_index=rows.group_index, X=X, y=y, outputs=outputs)
 
     def _warn_non_private(self, params: PrivacyParameters) -> None:
-        read_off = ", and bounds read off the data)" if params.extra["bounds"] is None else ")"
-        warn_non_private(params.epsilon, "the fitted post-processor (histogram" + read_off, estimator=self, stacklevel=6)
+        read_off = ", and bounds read off the data)" if params.options.bounds is None else ")"
+        warn_non_private(params.epsilon, "the fitted post-processor (histogram" + read_off, estimator=self)
 
-    def _compute_statistics(self, params: PrivacyParameters, data: dict[str, Any]) -> tuple[np.ndarray, int]:
-        """Lines 2-3: the exact joint distribution of (group, bin) over the declared groups, and ``n``."""
-        k, n = params.extra["n_bins"], data["n_rows"]
-        _check_histogram_size(k, data["groups"].size)  # groups read off the data (epsilon = inf)
-        outputs, (lo, hi) = data["outputs"], data["bounds"]
+    def _compute_statistics(self, params: PrivacyParameters, data: _RegressionData) -> _Histogram:
+        """The regressor's outputs (its fit first, with ``prefit=False``), then lines 2-3: the exact joint
+        distribution of (group, bin) over the declared groups, and ``n``."""
+        k = params.options.n_bins
+        if data.outputs is None:  # prefit=False: the wrapped fit (a private regressor charges its own budget here)
+            estimator, outputs = fit_regressor_outputs(self, data.X, data.y, prefit=False)
+        else:
+            estimator, outputs = self.estimator, data.outputs
+        lo, hi = params.options.bounds if params.options.bounds is not None else _bounds_of(outputs)  # (inf only)
+        n = outputs.size
+        _check_histogram_size(k, data.groups.size)  # groups read off the data (epsilon = inf)
         if ((outputs < lo) | (outputs > hi)).any():
             warnings.warn(
                 f"some outputs lie outside bounds=({lo:g}, {hi:g}); they were clipped to the end bins. "
                 "Declare wider bounds if that is not intended.",
-                stacklevel=4,  # the caller of fit (through _release)
+                stacklevel=find_stack_level(),
             )
         # line 3: empirical joint distribution of (group, bin) over the declared groups (line 2: the bin of each row)
-        joint = np.zeros((data["groups"].size, k))
-        np.add.at(joint, (data["group_index"], _bin_index(outputs, lo, hi, k)), 1.0 / n)
-        return joint, n
+        joint = np.zeros((data.groups.size, k))
+        np.add.at(joint, (data.group_index, _bin_index(outputs, lo, hi, k)), 1.0 / n)
+        return _Histogram(estimator=estimator, bounds=(lo, hi), joint=joint, n_rows=n)
 
-    def _draw_noise(
-        self, params: PrivacyParameters, statistics: tuple[np.ndarray, int], noise: NoiseSource
-    ) -> tuple[np.ndarray, list[int] | None]:
+    def _draw_noise(self, params: PrivacyParameters, statistics: _Histogram, noise: NoiseSource) -> _ReleasedHistogram:
         """Line 4: the Laplace mechanism, L1 sensitivity 2/n (one row moves 1/n of mass between two cells)."""
-        joint, n = statistics
+        joint, n = statistics.joint, statistics.n_rows
         if math.isinf(params.epsilon):  # scale 0: the exact histogram (already warned)
             noisy = joint.copy()
         else:
             noisy = laplace_mechanism(joint, sensitivity=2.0 / n, epsilon=params.epsilon, random_state=noise)
-        return noisy, predict_seed(noise)
+        return _ReleasedHistogram(estimator=statistics.estimator, bounds=statistics.bounds, histogram=noisy,
+                                  predict_seed=predict_seed(noise))
 
-    def _solve(
-        self, params: PrivacyParameters, noisy: tuple[np.ndarray, list[int] | None], data: dict[str, Any]
-    ) -> dict[str, Any]:
+    def _solve(self, params: PrivacyParameters, noisy: _ReleasedHistogram, data: _RegressionData) -> dict[str, Any]:
         """Lines 6-12 on the noisy histogram (post-processing)."""
-        histogram, predict_seed = noisy
-        k, declared, (lo, hi) = params.extra["n_bins"], data["groups"], data["bounds"]
+        histogram = noisy.histogram
+        k, declared, (lo, hi) = params.options.n_bins, data.groups, noisy.bounds
         weights = np.maximum(histogram.sum(axis=1), 0.0)  # line 6: private group weights
         empty = weights <= 0
         if empty.any():
             warnings.warn(
                 f"the private weight of group(s) {declared[empty].tolist()} is 0 after noise; their PMF is set to uniform.",
-                stacklevel=4,  # the caller of fit (through _release)
+                stacklevel=find_stack_level(),
             )
         partial = np.cumsum(histogram, axis=1) / np.where(empty, 1.0, weights)[:, None]  # line 7
         pmfs = np.diff(l_inf_isotonic_cdf(partial), axis=1, prepend=0.0)  # lines 8-9
         pmfs[empty] = 1.0 / k
-        solved = self._solve_maps(pmfs, weights, k, hi - lo, params.extra["alpha"])
-        estimator = data["estimator"]
+        solved = self._solve_maps(pmfs, weights, k, hi - lo, params.options.alpha)
+        estimator = noisy.estimator
         return {
             "estimator_": estimator,
             "groups_": declared,
@@ -482,14 +540,14 @@ class FairRegressionPostProcessor(
             "group_weights_": weights,
             "pmfs_": pmfs,
             **self._solution_attributes(solved, float(self.alpha)),
-            "_predict_seed_": predict_seed,
+            "_predict_seed_": noisy.predict_seed,
             **wrapped_feature_attributes(estimator),
         }
 
     def _privacy_spent(self, params: PrivacyParameters, results: dict[str, Any]) -> dict[str, Any]:
         """The whole fitted object's guarantee: composed with a private regressor fitted here on the same rows."""
         estimator = results["estimator_"]
-        fitted_here = estimator is not None and not params.extra["prefit"]
+        fitted_here = estimator is not None and not params.options.prefit
         if fitted_here and private_base(estimator):
             return combined_privacy_spent(
                 self._own_privacy_spent(params.epsilon, non_private_estimator=False), estimator,

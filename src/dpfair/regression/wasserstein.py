@@ -134,7 +134,7 @@ class WassersteinBarycenterPostProcessor(
         noise = get_noise_source(self.random_state)
         if self.groups is not None:
             resolve_groups(self.groups, np.empty(0, dtype=object), math.inf)
-        estimator, outputs = fit_regressor_outputs(self, X, y, prefit=prefit, stacklevel=5)
+        estimator, outputs = fit_regressor_outputs(self, X, y, prefit=prefit)
         n = outputs.size
         if sensitive_features is None:
             declared, index = single_group_rows(self.groups, n, math.inf, owner)
@@ -145,7 +145,6 @@ class WassersteinBarycenterPostProcessor(
             f"{owner} is not differentially private (Chzhen et al. 2020): it stores and releases exact empirical "
             "quantiles of every group's outputs. Use FairRegressionPostProcessor with a finite epsilon on real "
             "people's data.",
-            stacklevel=3,
         )
         jittered = outputs + (2.0 * noise.uniform(n) - 1.0) * sigma
         fitted = {

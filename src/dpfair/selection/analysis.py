@@ -46,6 +46,7 @@ from scipy import optimize
 
 from dpfair._estimator import as_sensitive_features
 from dpfair._validation import as_finite_array, check_bounds, check_int, check_nonnegative_finite, check_positive_finite
+from dpfair._warnings import find_stack_level
 from dpfair.privacy.leaks import warn_privacy_leak
 from dpfair.selection._checks import check_epsilon_array, check_n_select
 from dpfair.selection._probabilities import SelectionProbabilities, _blas_controller
@@ -307,7 +308,6 @@ class SelectionProblem(SelectionProbabilities):
         warn_privacy_leak(
             "SelectionProblem.from_samples builds the exact empirical law of the rows: its gamma, theta and selection "
             "probabilities are noise-free functions of the data. Use it on public or synthetic data only.",
-            stacklevel=3,
         )
         return problem
 
@@ -564,7 +564,7 @@ class SelectionProblem(SelectionProbabilities):
             excess[0] = -gamma_max  # gamma(0) = 0 exactly (uniform selection); rounding must not make it infeasible
             if not monotone:
                 warnings.warn("Assumption 1 (monotone likelihood ratio) fails: searching the grid for the most accurate "
-                              "feasible epsilon.", stacklevel=2)
+                              "feasible epsilon.", stacklevel=find_stack_level())
                 acc = np.asarray(acc_estimate.value)
                 feasible = np.flatnonzero(excess <= 0)
                 return float(grid[feasible[np.argmax(acc[feasible])]])

@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 import math
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
 import numpy as np
@@ -21,7 +21,7 @@ from sklearn.base import BaseEstimator
 
 from dpfair._estimator import warn_non_private
 from dpfair._validation import as_finite_array, check_bounds, check_epsilon, check_int
-from dpfair.base import PrivacyParameters, PrivateEstimator
+from dpfair.base import PrivacyParameters, PrivateEstimator, ValidatedData, ValidatedOptions
 from dpfair.privacy.budget import PrivacyBudget
 from dpfair.privacy.leaks import PrivacyLeakWarning, warn_privacy_leak
 from dpfair.privacy.mechanisms import TopMExponentialMechanism, exponential_mechanism
@@ -36,9 +36,19 @@ _PROTECTS = "each applicant's score"
 _NEIGHBOURING = "replace one applicant's score within score_bounds"
 
 
+@dataclass(frozen=True, eq=False)
+class _Options(ValidatedOptions):
+    """What ``_validate_params`` returns: the selection's hyper-parameters, validated."""
+
+    n_select: int
+    lo: float
+    hi: float
+    utility: str
+
+
 @dataclass(frozen=True)
 class _Config:
-    """The validated hyper-parameters of one call: ``epsilon`` and what ``_validate_params`` returns."""
+    """The validated hyper-parameters of one call: ``epsilon`` and the :class:`_Options`."""
 
     epsilon: float
     n_select: int
@@ -54,6 +64,16 @@ class _Config:
         if self.utility == "rms":
             return math.sqrt(((m - 1) * lo**2 + hi**2) / m) - lo
         return hi - lo
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class _Scores(ValidatedData):
+    """Step 1's data: the validated scores of one selection and how they came (one column of ``fit``'s ``X``)."""
+
+    cfg: _Config
+    scores: np.ndarray
+    column: bool
+    feature_names: np.ndarray | None
 
 
 class ExponentialSelector(PrivateEstimator, BaseEstimator):
@@ -155,7 +175,7 @@ class ExponentialSelector(PrivateEstimator, BaseEstimator):
         return f"ExponentialSelector({self.utility}, m={int(self.n_select)})"
 
     # ------------------------------------------------------------------ validation (step 1 of the template)
-    def _validate_params(self) -> dict[str, Any]:
+    def _validate_params(self) -> _Options:
         n_select = check_int(self.n_select, "n_select", minimum=1)
         # the sensitivity is hi - lo: a range wider than float64 holds is refused by name
         lo, hi = check_bounds(self.score_bounds, "score_bounds", max_width=float(np.finfo(float).max))
@@ -164,22 +184,22 @@ class ExponentialSelector(PrivateEstimator, BaseEstimator):
         if self.utility == "rms" and lo < 0:
             raise ValueError("utility='rms' needs score_bounds with lo >= 0 (squares are not monotone below 0); "
                              "shift the scores and their bounds, or use utility='mean'.")
-        return {"n_select": n_select, "lo": lo, "hi": hi, "utility": self.utility}
+        return _Options(n_select=n_select, lo=lo, hi=hi, utility=self.utility)
 
     def _config(self, params: PrivacyParameters | None = None) -> _Config:
         """The validated configuration of a release (``params``) or, without one, of an analysis."""
-        if params is None:  # sensitivity, selection_probabilities: no release, the same checks
-            return _Config(check_epsilon(self.epsilon), **self._validate_params())
-        return _Config(params.epsilon, **params.extra)
+        epsilon = check_epsilon(self.epsilon) if params is None else params.epsilon  # (None: an analysis, same checks)
+        options = self._validate_params() if params is None else params.options
+        return _Config(epsilon, **{f.name: getattr(options, f.name) for f in fields(_Options)})
 
     def _validate_data(self, params: PrivacyParameters, scores: Any, *, name: str = "scores",
-                       column: bool = False) -> dict[str, Any]:
+                       column: bool = False) -> _Scores:
         cfg = self._config(params)
         s = self._check_scores(scores, cfg, name, column=column)
         names = None
         if column and isinstance(scores, pd.DataFrame) and all(isinstance(c, str) for c in scores.columns):
             names = np.asarray(scores.columns, dtype=object)
-        return {"cfg": cfg, "scores": s, "column": column, "feature_names": names}
+        return _Scores(n_rows=s.size, cfg=cfg, scores=s, column=column, feature_names=names)
 
     @staticmethod
     def _check_scores(scores: Any, cfg: _Config, name: str = "scores", *, column: bool = False) -> np.ndarray:
@@ -301,24 +321,24 @@ class ExponentialSelector(PrivateEstimator, BaseEstimator):
         return np.sort(order[np.concatenate([[p], others])])
 
     # ------------------------------------------------------------------ steps 3, 5, 6 of the template
-    def _compute_statistics(self, params: PrivacyParameters, data: dict[str, Any]) -> tuple[_Config, np.ndarray]:
-        return data["cfg"], data["scores"]  # the exponential mechanism's utility is read off the scores themselves
+    def _compute_statistics(self, params: PrivacyParameters, data: _Scores) -> tuple[_Config, np.ndarray]:
+        return data.cfg, data.scores  # the exponential mechanism's utility is read off the scores themselves
 
     def _draw_noise(self, params: PrivacyParameters, statistics: tuple[_Config, np.ndarray],
                     noise: NoiseSource) -> np.ndarray:
         cfg, s = statistics
         return self._draw(cfg, s, noise).astype(np.int64)
 
-    def _solve(self, params: PrivacyParameters, noisy: np.ndarray, data: dict[str, Any]) -> dict[str, Any]:
+    def _solve(self, params: PrivacyParameters, noisy: np.ndarray, data: _Scores) -> dict[str, Any]:
         results: dict[str, Any] = {"selected_": noisy}
-        if data["column"]:  # fit: X is one column of scores
+        if data.column:  # fit: X is one column of scores
             results["n_features_in_"] = 1
-            if data["feature_names"] is not None:
-                results["feature_names_in_"] = data["feature_names"]
+            if data.feature_names is not None:
+                results["feature_names_in_"] = data.feature_names
         return results
 
     def _warn_non_private(self, params: PrivacyParameters) -> None:
-        warn_non_private(params.epsilon, "the selection", stacklevel=6)
+        warn_non_private(params.epsilon, "the selection")
 
     # ------------------------------------------------------------------ public API
     def select(self, scores: Any, random_state: Any = None, budget: PrivacyBudget | None = None) -> np.ndarray:
@@ -388,7 +408,12 @@ class ExponentialSelector(PrivateEstimator, BaseEstimator):
         PrivacyLeakWarning
             With ``epsilon = inf``.
         """
-        return self._set_fitted(self._release(X, name="X", column=True))
+        args, kwargs = self._release_arguments(X, y)
+        return self._set_fitted(self._release(*args, **kwargs))
+
+    def _release_arguments(self, X: Any, y: Any = None, **fit_params: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        """``fit(X)`` selects on ``X``, one column of scores (``y`` is ignored), named ``X`` in messages."""
+        return (X,), {"name": "X", "column": True, **fit_params}
 
     def selection_probabilities(self, scores: Any) -> np.ndarray:
         """Exact probability that each applicant is selected (sums to ``n_select``).
@@ -424,6 +449,5 @@ class ExponentialSelector(PrivateEstimator, BaseEstimator):
         warn_privacy_leak(
             "selection_probabilities returns exact, noise-free probabilities computed from the scores (two calls reveal "
             "every score up to a shift); use it on public or synthetic scores only, and select() on real people's data.",
-            stacklevel=3,
         )
         return out

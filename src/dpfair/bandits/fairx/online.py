@@ -90,7 +90,6 @@ class _OnlineFairX:
                 warn_privacy_leak(
                     "epsilon=inf: this agent shares exact statistics (Fed-FairX-LinUCB) and carries no privacy "
                     "guarantee; use a finite epsilon on real people's data.",
-                    stacklevel=2,
                 )
         rounds = _Rounds([plan], 1, 1, dim, n_actions)
         sync = None

@@ -52,8 +52,7 @@ class BanditPolicy(BaseEstimator):
         warn_privacy_leak(
             f"{type(self).__name__} is not differentially private: its actions are an exact function of the "
             "candidates' contexts and rewards. Use PrivateFairGreedy with a finite epsilon on real people's data.",
-            stacklevel=5,
-        )
+        )  # at the user's line: the caller of reset or simulate
 
     def reset(
         self,

@@ -46,6 +46,7 @@ composition, the whole policy ``(epsilon, delta)``-jointly DP: the budget is cha
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from dpfair._estimator import check_budget
@@ -59,7 +60,7 @@ from dpfair._validation import (
     check_rho,
 )
 from dpfair.bandits.gmf.policies import FairGreedy, _regression_noise_scale
-from dpfair.base import PrivacyParameters, PrivateMechanismMixin
+from dpfair.base import PrivacyParameters, PrivateMechanismMixin, ValidatedData, ValidatedOptions
 from dpfair.privacy.accounting import approx_dp_to_zcdp
 from dpfair.privacy.leaks import warn_privacy_leak
 from dpfair.privacy.noise import NoiseSource
@@ -121,6 +122,21 @@ def _check_continual(continual: Any) -> str:
             "'auto' for the least noise."
         )
     return "sqrt" if continual == "auto" else continual
+
+
+@dataclass(frozen=True, eq=False)
+class _GreedyOptions(ValidatedOptions):
+    """The policy's validated configuration (``_validate``'s), as :class:`~dpfair.bandits.gmf.policy_base.BanditPolicy`
+    reads it (``config``: the bounds, the zCDP split, the factorization)."""
+
+    config: dict[str, Any]
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class _Run(ValidatedData):
+    """Step 1's data: the checked run (sizes, support, the configuration), as ``BanditPolicy._begin`` reads it."""
+
+    prepared: dict[str, Any]
 
 
 class PrivateFairGreedy(PrivateMechanismMixin, FairGreedy):
@@ -274,8 +290,8 @@ class PrivateFairGreedy(PrivateMechanismMixin, FairGreedy):
     # One run is one release: reset (or simulate) validates every argument, charges (epsilon, delta) once
     # through dpfair._estimator.charge_budget (budget=None: the default ledger), and only then creates the
     # noise source that every round draws from.  The statistics arrive round by round, after the charge.
-    def _validate_params(self) -> dict[str, Any]:
-        return self._validate()
+    def _validate_params(self) -> _GreedyOptions:
+        return _GreedyOptions(config=self._validate())
 
     def _prepare(
         self,
@@ -289,7 +305,7 @@ class PrivateFairGreedy(PrivateMechanismMixin, FairGreedy):
     ) -> dict[str, Any]:
         """The template's step 1 alone (every check; nothing charged, no noise source)."""
         _, data = self._validate_all(n_groups, dim, horizon, n_runs=n_runs, support=support, support_groups=support_groups)
-        return data["prepared"]
+        return data.prepared
 
     def _validate_data(
         self,
@@ -301,25 +317,23 @@ class PrivateFairGreedy(PrivateMechanismMixin, FairGreedy):
         n_runs: int | None = None,
         support: Any = None,
         support_groups: Any = None,
-    ) -> dict[str, Any]:
-        return {"prepared": self._check_reset(params.extra, n_groups, dim, horizon, n_runs=n_runs, support=support,
-                                              support_groups=support_groups)}
+    ) -> _Run:
+        return _Run(prepared=self._check_reset(params.options.config, n_groups, dim, horizon, n_runs=n_runs,
+                                               support=support, support_groups=support_groups))
 
-    def _compute_statistics(self, params: PrivacyParameters, data: dict[str, Any]) -> None:
+    def _compute_statistics(self, params: PrivacyParameters, data: _Run) -> None:
         return None  # the regression and rank statistics arrive round by round, after the charge
 
     def _draw_noise(self, params: PrivacyParameters, statistics: None, noise: NoiseSource) -> NoiseSource:
         return noise  # the source the tree mechanism and the rank releases of every round draw from
 
-    def _solve(self, params: PrivacyParameters, noisy: NoiseSource, data: dict[str, Any]) -> dict[str, Any]:
-        return {"prepared": {**data["prepared"], "noise": noisy}}
+    def _solve(self, params: PrivacyParameters, noisy: NoiseSource, data: _Run) -> dict[str, Any]:
+        return {"prepared": {**data.prepared, "noise": noisy}}
 
     def _warn_non_private(self, params: PrivacyParameters) -> None:
-        # stacklevel 6: warn_privacy_leak <- here <- _release <- _open <- reset / simulate <- the user's line
-        warn_privacy_leak(
+        warn_privacy_leak(  # at the user's line: the caller of reset or simulate
             "epsilon=inf: PrivateFairGreedy runs Fair-Greedy exactly; its actions carry no privacy guarantee. "
             "Use a finite epsilon on real people's data.",
-            stacklevel=6,
         )
 
     def _open(self, prepared: dict[str, Any]) -> dict[str, Any]:
