@@ -1,4 +1,4 @@
-"""Speed of the federated fairness-of-exposure simulator (printed, never asserted).
+"""Speed of the federated fairness-of-exposure simulator, against issue 30's target of 3 us per agent-round.
 
 Issue 11 asks for Exp 1 at full scale (T = 100,000 rounds, m = 10 agents, d = 5, 10 actions,
 5 seeds; B0, Fed-FairX-LinUCB and Priv-FairX-LinUCB) in under 15 minutes on 2 cores; issue 30 asks for
@@ -7,19 +7,22 @@ the PRIVATIZER's noise, aggregate, receive) running inside the kernels.  This sc
 ``engine="compiled"`` and batched :func:`dpfair.bandits.simulate_federated` calls:
 
 * the first call's time (numba compilation, or loading numba's on-disk cache when it is warm);
-* Exp 1 at full scale (learner x seed x agent = 150 rows): wall and CPU time per agent-round, and where the
-  time goes (the kernels with the synchronizations, fetching PRIVATIZER noise blocks, drawing the contexts,
-  the rest);
-* T = 20,000, m = 10, 2 seeds with frequent synchronizations: bounded-gap (gap G = 2 here: 10,001
-  synchronizations), and the log-det trigger with a threshold that fires every round, seeded noise, then the
-  same with secure noise (OS CSPRNG: the noise blocks cost more to draw);
-* the numpy reference on the same learners at a shorter horizon, in the same process, and the ratio of the
-  per-agent-round costs;
-* the final fairness regrets (mean +- s.e.) and communication rounds of Exp 1.
+* the two scenarios of the issue's done-when, each with the CPU time of all threads and the wall time per
+  agent-round (learner x seed x agent x round), where the time goes (the kernels with the synchronizations,
+  the PRIVATIZER noise blocks, drawing the contexts, the rest), and the numpy reference on the same learners at
+  a shorter horizon in the same process, with the ratio of the per-agent-round costs:
+
+  - T = 20,000, m = 10, 2 seeds with synchronizations every round: B0, Fed and Priv (bounded-gap, gap G = 2
+    here) and Priv-every (the log-det trigger with a threshold that fires every round), with seeded noise, then
+    with secure noise (the keyed PRF of the factorized PRIVATIZER);
+  - Exp 1 at full scale (learner x seed x agent = 150 rows), seeded as in the paper's reproduction;
+* the final fairness regrets (mean +- s.e.) and communication rounds of Exp 1, then a summary table.
+
+The exit status is 1 when a scenario's CPU time per agent-round is above ``TARGET_US`` (3 us), else 0.
 
 Run: ``OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/bench_federated.py [horizon] [reference_horizon]
 [frequent_horizon]`` (defaults 100000, 1000 and 20000).  Timings depend on the machine's load: the script
-prints it.
+prints it (1, 5 and 15 minutes) before and after each scenario.
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ from dpfair.bandits.fairx import simulator as federated
 
 SEEDS = (0, 1, 2, 3, 4)
 N_AGENTS = 10
+TARGET_US = 3.0  # issue 30: CPU time of all threads per agent-round
 
 
 def _exp1() -> tuple[FederatedSyntheticEnvironment, dict[str, Any]]:
@@ -140,26 +144,36 @@ def _timed(env: FederatedSyntheticEnvironment, learners: dict[str, Any], horizon
 
 
 def _compare(label: str, env: FederatedSyntheticEnvironment, learners: dict[str, Any], horizon: int,
-             reference_horizon: int, seeds: tuple[int, ...]) -> Any:
+             reference_horizon: int, seeds: tuple[int, ...]) -> tuple[Any, dict[str, float]]:
     """The compiled engine at ``horizon`` and the numpy reference at ``reference_horizon``: cost per agent-round."""
     print(f"{label}: {', '.join(learners)}; m={N_AGENTS}, {len(seeds)} seeds")
     result, wall, cpu = _timed(env, learners, horizon, seeds, breakdown=True)
     _, ref_wall, ref_cpu = _timed(env, learners, reference_horizon, seeds, engine="numpy")
-    print(f"  numpy / compiled per agent-round: wall {ref_wall / reference_horizon / (wall / horizon):.1f}x, "
-          f"CPU {ref_cpu / reference_horizon / (cpu / horizon):.1f}x")
+    agent_rounds = horizon * len(learners) * len(seeds) * N_AGENTS
+    row = {"cpu_us": 1e6 * cpu / agent_rounds, "wall_us": 1e6 * wall / agent_rounds,
+           "ratio_cpu": ref_cpu / reference_horizon / (cpu / horizon),
+           "ratio_wall": ref_wall / reference_horizon / (wall / horizon)}
+    print(f"  numpy / compiled per agent-round: wall {row['ratio_wall']:.1f}x, CPU {row['ratio_cpu']:.1f}x")
     print("  communication rounds (per seed): "
           + "; ".join(f"{n} {c.tolist()}" for n, c in zip(result.learner_names, result.communication_rounds, strict=True)))
-    return result
+    return result, row
 
 
-def main(horizon: int = 100_000, reference_horizon: int = 1_000, frequent_horizon: int = 20_000) -> None:
+def main(horizon: int = 100_000, reference_horizon: int = 1_000, frequent_horizon: int = 20_000) -> int:
+    """Run the scenarios and print the summary; returns the exit status (1 above the target)."""
     env, learners = _exp1()
     print(_load())
     start = time.perf_counter()
-    simulate_federated(env, {"B0": FairXLinUCB(radius=1.0), "F": FedFairXLinUCB("log-det", radius=1.0)}, 20, 2, [0])
+    warm = {"B0": FairXLinUCB(radius=1.0), "F": FedFairXLinUCB("log-det", radius=1.0),  # every kernel, PRF included
+            "P": PrivFairXLinUCB(2.0, 0.1, math.sqrt(5), radius=1.0, random_state=0),
+            "S": PrivFairXLinUCB(2.0, 0.1, math.sqrt(5), radius=1.0)}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        simulate_federated(env, warm, 20, 2, [0])
     print(f"first compiled call (numba compilation, or its on-disk cache when warm): {time.perf_counter() - start:.2f} s")
 
     kw = {"radius": 1.0, "n_steps": 10, "step_size": 0.1}
+    summary: dict[str, dict[str, float]] = {}
     for noise, random_state in (("seeded", 0), ("secure", None)):
         frequent = {
             "B0": FairXLinUCB(**kw),
@@ -168,15 +182,25 @@ def main(horizon: int = 100_000, reference_horizon: int = 1_000, frequent_horizo
             "Priv-every": PrivFairXLinUCB(2.0, 0.1, math.sqrt(5), "log-det", sync_threshold=1e-12,
                                           random_state=random_state, **kw),
         }
-        _compare(f"Frequent synchronizations, {noise} noise", env, frequent, frequent_horizon, reference_horizon, (0, 1))
+        label = f"T={frequent_horizon}, syncs every round, {noise} noise"
+        summary[label] = _compare(label, env, frequent, frequent_horizon, reference_horizon, (0, 1))[1]
         print(_load())
 
-    result = _compare("Exp 1 (full)", env, learners, horizon, reference_horizon, SEEDS)
+    label = f"Exp 1 (T={horizon}, 5 seeds)"
+    result, summary[label] = _compare(label, env, learners, horizon, reference_horizon, SEEDS)
     print(_load())
     print(result.final("fair_regret").round(1).to_string())
     print(result.final("reward_regret").round(1).to_string())
     print(result.communication_table().to_string())
 
+    print(f"\nsummary (target: CPU of all threads <= {TARGET_US:g} us per agent-round; {os.cpu_count()} CPUs)")
+    print(f"  {'scenario':<48} {'CPU us':>7} {'wall us':>8} {'numpy/compiled CPU':>19} {'wall':>6}")
+    for name, row in summary.items():
+        mark = "" if row["cpu_us"] <= TARGET_US else "  above the target"
+        print(f"  {name:<48} {row['cpu_us']:7.2f} {row['wall_us']:8.2f} {row['ratio_cpu']:18.1f}x "
+              f"{row['ratio_wall']:5.1f}x{mark}")
+    return int(any(row["cpu_us"] > TARGET_US for row in summary.values()))
+
 
 if __name__ == "__main__":
-    main(*(int(a) for a in sys.argv[1:4]))
+    sys.exit(main(*(int(a) for a in sys.argv[1:4])))

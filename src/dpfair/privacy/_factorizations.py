@@ -33,9 +33,13 @@ streaming noise generator:
     The square-root factorization ``B = C = A^{1/2}``: lower-triangular Toeplitz with
     ``c_j = C(2j, j) / 4^j`` (the Taylor coefficients of ``(1 - x)^{-1/2}``, so ``C . C = A``;
     Fichtenberger, Henzinger & Upadhyay 2023; Henzinger, Upadhyay & Upadhyay 2023).  Release ``t``'s
-    noise is the convolution ``sum_{j < t} c_j z_{t-j}``: memory ``O(T)`` noise vectors; the ``z`` are
-    drawn ahead in doubling blocks and each block's noise is one FFT convolution (``O(log T)`` amortized
-    per release; the direct sum would be ``O(t)``).  ``sens = ||c||_2 ~ sqrt(ln(T) / pi)``.
+    noise is the convolution ``sum_{j < t} c_j z_{t-j}``: memory ``O(T)`` noise vectors (their spectra); the
+    ``z`` are drawn ahead in doubling blocks and convolved by a uniformly partitioned overlap-add with a fixed
+    FFT block ``L ~ sqrt(T)`` (each block of ``z`` transformed once, ``O(log L + T / L)`` per release, nothing
+    recomputed as the stream grows; the direct sum would be ``O(t)``).  ``sens = ||c||_2 ~ sqrt(ln(T) / pi)``.
+
+Every stream gives the noise of one step (``step``) or of many (``steps``): the same numbers, so a consumer
+can ask for a block of releases in one call.
 """
 
 from __future__ import annotations
@@ -44,7 +48,7 @@ import math
 from typing import Any
 
 import numpy as np
-from scipy.signal import fftconvolve
+import scipy.fft as sp_fft
 
 from dpfair._validation import check_int
 
@@ -58,11 +62,22 @@ __all__ = [
 ]
 
 _DENSE_LIMIT = 4096  # dense matrices are for tests and small horizons only
+_CHUNK = 64  # columns of the square root's stream transformed together (their spectra stay in cache)
 
 
 def _lsb(t: int) -> int:
     """Index of the lowest set bit of ``t >= 1``."""
     return (t & -t).bit_length() - 1
+
+
+def _one_draw(t: int) -> int:
+    """The binary tree's draws at step ``t``: its one new node."""
+    return 1
+
+
+def _honaker_draws(t: int) -> int:
+    """Honaker's draws at step ``t``: the ``lsb(t) + 1`` nodes that end there."""
+    return _lsb(t) + 1
 
 
 def _popcounts(horizon: int) -> np.ndarray:
@@ -72,6 +87,83 @@ def _popcounts(horizon: int) -> np.ndarray:
 
 def _prefix_matrix(horizon: int) -> np.ndarray:
     return np.tril(np.ones((horizon, horizon)))
+
+
+class _Stream:
+    """A streaming generator of the release noise ``(B z)_t``: one step (:meth:`step`) or many (:meth:`steps`).
+
+    ``n_draws(t)`` rows of ``z`` (in the row order of ``C``) arrive at step ``t``; subclasses implement
+    ``_advance(z, n)``, the noise of the next ``n`` steps as ``(n, cols)`` from their draws ``(k, cols)``.
+    """
+
+    shape: tuple[int, ...] = ()
+
+    def __init__(self, n_draws: Any, shape: tuple[int, ...]) -> None:
+        self.n_draws = n_draws
+        self.shape = tuple(shape)
+        self.cols = math.prod(self.shape)
+        self.t = 0
+
+    def draws_for(self, n: int) -> int:
+        """Number of rows of ``z`` the next ``n`` steps draw (what :meth:`steps` takes).
+
+        Parameters
+        ----------
+        n : int
+            Steps.
+
+        Returns
+        -------
+        int
+            ``sum n_draws(t)`` over steps ``t + 1 .. t + n``.
+        """
+        return sum(self.n_draws(self.t + k) for k in range(1, n + 1))
+
+    def step(self, z: np.ndarray) -> np.ndarray:
+        """The noise of the next step from its ``n_draws(t)`` noise vectors ``z`` (shape ``(k, *shape)``).
+
+        Parameters
+        ----------
+        z : numpy.ndarray
+            The noise vectors drawn at this step.
+
+        Returns
+        -------
+        numpy.ndarray
+            ``(B z)_t``, shape ``shape``.
+        """
+        return self._advance(np.asarray(z, dtype=float).reshape(len(z), self.cols), 1)[0].reshape(self.shape)
+
+    def steps(self, z: np.ndarray, n: int) -> np.ndarray:
+        """The noise of the next ``n`` steps from their noise vectors, in draw order (as ``n`` calls of :meth:`step`).
+
+        Parameters
+        ----------
+        z : numpy.ndarray
+            The ``draws_for(n)`` noise vectors of steps ``t + 1 .. t + n``, shape ``(k, *shape)``.
+        n : int
+            Steps, at least 1.
+
+        Returns
+        -------
+        numpy.ndarray
+            ``(B z)_{t+1} .. (B z)_{t+n}``, shape ``(n, *shape)``, the same numbers :meth:`step` gives.
+
+        Raises
+        ------
+        ValueError
+            When ``z`` does not hold ``draws_for(n)`` vectors of ``shape``.
+        """
+        n = check_int(n, "n", minimum=1)
+        z = np.asarray(z, dtype=float)
+        expected = self.draws_for(n)
+        if z.shape != (expected, *self.shape):
+            raise ValueError(f"z must hold the {expected} noise vectors of the next {n} steps, shape "
+                             f"{(expected, *self.shape)}, got {z.shape}.")
+        return self._advance(z.reshape(expected, self.cols), n).reshape(n, *self.shape)
+
+    def _advance(self, z: np.ndarray, n: int) -> np.ndarray:
+        raise NotImplementedError
 
 
 class Factorization:
@@ -157,7 +249,8 @@ class Factorization:
         """A fresh streaming generator of the release noise for elements of ``shape``.
 
         Its ``step(z)`` takes the ``n_draws(t)`` noise vectors of step ``t`` as an array of shape
-        ``(n_draws(t), *shape)`` and returns ``(B z)_t``.
+        ``(n_draws(t), *shape)`` and returns ``(B z)_t``; ``steps(z, n)`` does ``n`` steps at once (the
+        same numbers), ``z`` holding their ``draws_for(n)`` vectors in draw order.
 
         Parameters
         ----------
@@ -207,20 +300,23 @@ class TreeFactorization(Factorization):
         return _TreeStream(self.n_levels, shape)
 
 
-class _TreeStream:
+class _TreeStream(_Stream):
     """Noise of the binary tree: one node per step, ``O(log T)`` noise vectors kept."""
 
     def __init__(self, n_levels: int, shape: tuple[int, ...]) -> None:
-        self.nodes = np.zeros((n_levels, *shape))
-        self.t = 0
+        super().__init__(_one_draw, shape)
+        self.nodes = np.zeros((n_levels, self.cols))
 
-    def step(self, z: np.ndarray) -> np.ndarray:
-        t = self.t + 1
-        level = _lsb(t)
-        self.nodes[level] = z[0]
-        self.nodes[:level] = 0.0
-        self.t = t
-        return self.nodes[[i for i in range(len(self.nodes)) if (t >> i) & 1]].sum(axis=0)
+    def _advance(self, z: np.ndarray, n: int) -> np.ndarray:
+        out = np.empty((n, self.cols))
+        for k in range(n):
+            t = self.t + 1
+            level = _lsb(t)
+            self.nodes[level] = z[k]
+            self.nodes[:level] = 0.0
+            self.t = t
+            out[k] = self.nodes[[i for i in range(len(self.nodes)) if (t >> i) & 1]].sum(axis=0)
+        return out
 
 
 # ------------------------------------------------------------------------------------------------ Honaker
@@ -291,24 +387,30 @@ class HonakerFactorization(Factorization):
         return _HonakerStream(self.n_levels, shape)
 
 
-class _HonakerStream:
+class _HonakerStream(_Stream):
     """Bottom-up Honaker estimates of the latest completed node of each level: ``O(log T)`` vectors."""
 
     def __init__(self, n_levels: int, shape: tuple[int, ...]) -> None:
+        super().__init__(_honaker_draws, shape)
         self.weights = _honaker_variances(n_levels)
-        self.est = np.zeros((n_levels, *shape))
-        self.t = 0
+        self.est = np.zeros((n_levels, self.cols))
 
-    def step(self, z: np.ndarray) -> np.ndarray:
-        t = self.t + 1
-        top = _lsb(t)
+    def _advance(self, z: np.ndarray, n: int) -> np.ndarray:
+        out = np.empty((n, self.cols))
         est, w = self.est, self.weights
-        new = z[0]
-        for i in range(1, top + 1):  # left child: est[i-1] (ended at t - 2^(i-1)); right child: the new one
-            new, est[i - 1] = w[i] * z[i] + (1.0 - w[i]) * (est[i - 1] + new), new
-        est[top] = new
-        self.t = t
-        return est[[i for i in range(len(est)) if (t >> i) & 1]].sum(axis=0)
+        used = 0
+        for k in range(n):
+            t = self.t + 1
+            top = _lsb(t)
+            zt = z[used : used + top + 1]
+            used += top + 1
+            new = zt[0]
+            for i in range(1, top + 1):  # left child: est[i-1] (ended at t - 2^(i-1)); right child: the new one
+                new, est[i - 1] = w[i] * zt[i] + (1.0 - w[i]) * (est[i - 1] + new), new
+            est[top] = new
+            self.t = t
+            out[k] = est[[i for i in range(len(est)) if (t >> i) & 1]].sum(axis=0)
+        return out
 
 
 # -------------------------------------------------------------------------------------------- square root
@@ -317,6 +419,54 @@ def sqrt_coefficients(horizon: int) -> np.ndarray:
     horizon = check_int(horizon, "horizon", minimum=1)
     j = np.arange(1, horizon, dtype=float)
     return np.concatenate([[1.0], np.cumprod((2.0 * j - 1.0) / (2.0 * j))])
+
+
+def _default_fft_block(horizon: int) -> int:
+    """The square root's FFT block ``L``: the power of two at or above ``sqrt(100 T)``, in ``[1024, 16384]``.
+
+    Per release and entry the stream costs two real FFTs of size ``2 L`` over ``L`` releases
+    (``~10 log2(2L)`` flops) plus the products of the spectra (``~4 T / L`` flops): ``L ~ sqrt(T)`` keeps both
+    small (at ``T = 20,002``: ``L = 2048``, about 160 flops per release and entry).
+    """
+    return int(min(16384, max(1024, 1 << math.ceil(math.log2(math.sqrt(100.0 * horizon))))))
+
+
+def _mac_python(kernel, spectra, complete, partial, i, lo, hi, out):  # pragma: no cover - run compiled
+    """``S_i`` of columns ``lo .. hi - 1`` into ``out[: hi - lo]`` (see :func:`_spectral_mac`)."""
+    n_freq = kernel.shape[1]
+    for c in range(lo, hi):
+        row = out[c - lo]
+        source = spectra[i, c] if i < complete else partial[c - lo]
+        for f in range(n_freq):
+            row[f] = kernel[0, f] * source[f]
+        for k in range(1, i + 1):
+            j = i - k
+            source = spectra[j, c] if j < complete else partial[c - lo]
+            for f in range(n_freq):
+                row[f] = row[f] + kernel[k, f] * source[f]
+
+
+_MAC: Any = None
+
+
+def _spectral_mac() -> Any:
+    """The compiled product of spectra ``S_i = sum_{k <= i} K_k Z_{i-k}`` (numba, compiled at the first use).
+
+    ``mac(kernel, spectra, complete, partial, i, lo, hi, out)`` writes ``S_i`` of columns ``lo .. hi - 1``
+    into ``out[: hi - lo]``; ``Z_j`` is ``spectra[j]`` for the ``complete`` blocks and ``partial`` (rows
+    ``lo .. hi - 1`` only) for the next one.  The terms are added in the order of ``k``, each product and sum
+    rounded as written (no fused multiply-add: numba compiles without fast-math), so the result does not
+    depend on the machine's vector width or on which columns share a call.
+    """
+    global _MAC
+    if _MAC is None:
+        import numba
+
+        try:
+            _MAC = numba.njit(cache=True, nogil=True)(_mac_python)
+        except RuntimeError:  # no cache locator (a read-only install): compiled in memory
+            _MAC = numba.njit(cache=False, nogil=True)(_mac_python)
+    return _MAC
 
 
 class SqrtFactorization(Factorization):
@@ -330,17 +480,25 @@ class SqrtFactorization(Factorization):
         The noise vectors ``z_t`` do not depend on the data, so they are drawn ahead, in blocks (which
         changes nothing in the distribution of the releases, adaptive streams included): a block starting
         at step ``t`` covers ``max(block, t - 1)`` steps, so the blocks double and at most about twice the
-        steps used are ever drawn.  Each block's noise ``(C z)_t`` is one FFT convolution over the stored
-        ``z``: ``O(T log T)`` in all, ``O(log T)`` per release amortized, instead of the ``O(t)`` per
-        release of the direct sum.  Memory ``O(T)`` noise vectors either way.
+        steps used are ever drawn.
+    fft_block : int, optional
+        The stream's FFT block ``L`` (default :func:`_default_fft_block` of the horizon: a power of two in
+        ``[1024, 16384]``).  The noise of the releases of a draw block that ends at or before ``L`` is one FFT
+        convolution over the ``z`` drawn so far; after that the stream is a uniformly partitioned overlap-add
+        convolution with blocks of ``L``: the spectrum of each block of ``z`` is computed once, the
+        coefficients' ``L``-blocks once, and release block ``i`` costs one inverse FFT and ``i + 1`` products
+        of spectra -- ``O(log L + T / L)`` per release, nothing recomputed as the stream grows.  Memory:
+        the spectra of the ``z`` drawn, ``O(T)`` noise vectors.
     """
 
     name = "sqrt"
     memory = "O(T)"
 
-    def __init__(self, horizon: int, *, block: int = 256) -> None:
+    def __init__(self, horizon: int, *, block: int = 256, fft_block: int | None = None) -> None:
         super().__init__(horizon)
         self.block = check_int(block, "block", minimum=1)
+        self.fft_block = _default_fft_block(self.horizon) if fft_block is None else check_int(fft_block, "fft_block",
+                                                                                                  minimum=1)
         self.coefficients = sqrt_coefficients(self.horizon)
         self._blocks: dict[int, int] = {}  # first step -> number of steps (O(log T) blocks)
         start = 1
@@ -367,29 +525,172 @@ class SqrtFactorization(Factorization):
         return C, C.copy()
 
     def stream(self, shape: tuple[int, ...]) -> _SqrtStream:
-        return _SqrtStream(self.coefficients, shape)
+        return _SqrtStream(self, shape)
 
 
-class _SqrtStream:
-    """The Toeplitz convolution ``(C z)_t = sum_{j < t} c_j z_{t-j}`` over all stored ``z``: ``O(T)`` memory."""
+class _SqrtStream(_Stream):
+    """The Toeplitz convolution ``(C z)_t = sum_{j < t} c_j z_{t-j}``, computed a draw block at a time.
 
-    def __init__(self, coefficients: np.ndarray, shape: tuple[int, ...]) -> None:
-        self.shape = shape
-        self.coefficients = coefficients  # computed once
-        self.z = np.empty((len(coefficients), math.prod(shape)))
-        self.noise = np.zeros((0, math.prod(shape)))
+    When the draw block ``[a, e]`` arrives (its ``z`` are drawn at step ``a``), the noise of releases
+    ``a .. e`` is computed from ``z_1 .. z_e``, as follows (``L`` the factorization's ``fft_block``):
+
+    * ``e <= L``: one FFT convolution of ``c_0 .. c_{e-1}`` with ``z_1 .. z_e`` (``scipy.signal.fftconvolve``'s
+      numbers: the previous stream's, bit for bit);
+    * ``e > L``: uniformly partitioned overlap-add.  With ``Z_j`` the spectrum (real FFT of size ``2 L``) of
+      ``z`` block ``j`` (releases ``jL + 1 .. jL + L``, zero beyond ``e``) and ``K_k`` that of ``c`` block
+      ``k``, ``S_i = sum_{k <= i} K_k Z_{i-k}`` is the spectrum of every block product that lands on blocks
+      ``i`` and ``i + 1``; release block ``i`` is the first half of ``irfft(S_i)`` plus the second half of
+      ``irfft(S_{i-1})``.  A ``Z_j`` is computed once its block is complete and kept; a second half once
+      every block it reads is complete.
+
+    Each release's noise is therefore a fixed function of the ``z`` and of the draw block it belongs to
+    (the same floating-point operations however many releases are asked at once, and when the noise is
+    rebuilt from the same ``z``); the columns (entries, rows of a batch) do not mix.
+    """
+
+    def __init__(self, factorization: SqrtFactorization, shape: tuple[int, ...]) -> None:
+        super().__init__(factorization.n_draws, shape)
+        self.coefficients = factorization.coefficients
+        self.horizon = factorization.horizon
+        self.L = factorization.fft_block
+        self._kernel: np.ndarray | None = None  # K_k, (n_blocks, L + 1), computed at the first partitioned block
+        # Z_j of the complete z blocks; np.zeros maps pages lazily: memory is touched as the blocks complete
+        self._spectra = np.zeros((-(-self.horizon // self.L), self.cols, self.L + 1), dtype=complex)
+        self._complete = 0  # complete z blocks
+        self._pending = np.zeros((self.L, self.cols))  # z of the first incomplete block (zero beyond the draws)
+        self._head = np.zeros((0, self.cols))  # z_1 .. z_e while e <= L (the direct FFT convolution)
+        self._tails: dict[int, np.ndarray] = {}  # second half of irfft(S_i) once every Z_j, j <= i, is complete
+        self.drawn = 0
+        self.noise = np.zeros((0, self.cols))
         self.offset = 0
-        self.t = 0
 
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state["_spectra"] = self._spectra[: self._complete].copy()  # the blocks drawn, not the whole horizon
+        state["_kernel"] = None  # the coefficients' spectra: recomputed
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        drawn = state["_spectra"]
+        spectra = np.zeros((-(-state["horizon"] // state["L"]), state["cols"], state["L"] + 1), dtype=complex)
+        spectra[: len(drawn)] = drawn
+        state["_spectra"] = spectra
+        self.__dict__.update(state)
+
+    # --------------------------------------------------------------------------------------- the draws
+    def _receive(self, z: np.ndarray) -> None:
+        """Store the draws ``z_{e+1} .. z_{e+k}`` (``(k, cols)``)."""
+        L, at = self.L, 0
+        if self.drawn < L:
+            self._head = np.concatenate([self._head, z[: L - self.drawn]])
+        while at < len(z):
+            pos = self.drawn % L
+            take = min(L - pos, len(z) - at)
+            self._pending[pos : pos + take] = z[at : at + take]
+            at += take
+            self.drawn += take
+            if self.drawn % L == 0:  # block complete: its spectrum, once
+                self._fft(self._pending, self._spectra[self._complete])
+                self._complete += 1
+                self._pending = np.zeros((L, self.cols))
+
+    def _fft(self, z: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """Spectra (real FFT of size ``2L``) of the columns of ``z`` (``(L, cols)``), a chunk of columns at a time."""
+        out = np.empty((self.cols, self.L + 1), dtype=complex) if out is None else out
+        for lo in range(0, self.cols, _CHUNK):
+            out[lo : lo + _CHUNK] = sp_fft.rfft(np.ascontiguousarray(z[:, lo : lo + _CHUNK].T), 2 * self.L, axis=-1)
+        return out
+
+    def _kernel_spectra(self) -> np.ndarray:
+        """``K_k``: the spectra of the coefficients' ``L``-blocks, ``(n_blocks, L + 1)`` (computed once)."""
+        if self._kernel is None:
+            L = self.L
+            n_blocks = -(-self.horizon // L)
+            padded = np.zeros(n_blocks * L)
+            padded[: self.horizon] = self.coefficients
+            self._kernel = sp_fft.rfft(padded.reshape(n_blocks, L), 2 * L, axis=-1)
+        return self._kernel
+
+    def _head_convolution(self, first: int, last: int) -> np.ndarray:
+        """``fftconvolve(c[:last, None], z[:last], axes=0)[first - 1 : last]``: the same numbers, a chunk of columns at
+        a time.
+
+        :func:`scipy.signal.fftconvolve`'s own steps (real FFTs of size ``next_fast_len(2 last - 1)`` along the
+        time axis, the product of the spectra in the same order and shapes, the inverse FFT), on column chunks:
+        the previous implementation's noise for these releases, bit for bit (``fftconvolve`` itself is the
+        test's reference), without its large temporaries.
+        """
+        n_fft = sp_fft.next_fast_len(2 * last - 1, True)
+        kernel = sp_fft.rfft(self.coefficients[:last, None], n_fft, axis=0)  # (n_fft // 2 + 1, 1), as fftconvolve's
+        out = np.empty((last - first + 1, self.cols))
+        for c0 in range(0, self.cols, _CHUNK):
+            spectrum = sp_fft.rfft(self._head[:last, c0 : c0 + _CHUNK], n_fft, axis=0)
+            out[:, c0 : c0 + _CHUNK] = sp_fft.irfft(kernel * spectrum, n_fft, axis=0)[first - 1 : last]
+        return out
+
+    def _compute(self, first: int, last: int) -> np.ndarray:
+        """The noise of releases ``first .. last`` (1-based; ``last`` = the draws so far), ``(n, cols)``.
+
+        After the first ``L`` releases, a chunk of columns at a time (the temporaries stay small and in
+        cache): for each release block ``i``, ``irfft(S_i)``; its first half plus the second half of
+        ``irfft(S_{i-1})`` (kept from the previous draw block when every ``Z_j`` it read was complete, else
+        recomputed: it reads complete blocks only, so the same numbers) is the block's noise.
+        """
+        L = self.L
+        if last <= L:  # the draw blocks of the first L releases: one FFT convolution over z_1 .. z_last
+            return self._head_convolution(first, last)
+        kernel, complete, mac = self._kernel_spectra(), self._complete, _spectral_mac()
+        out = np.empty((last - first + 1, self.cols))
+        lo_block, hi_block = (first - 1) // L, (last - 1) // L
+        kept = self._tails.get(lo_block - 1)
+        start = lo_block if lo_block == 0 or kept is not None else lo_block - 1
+        keep = max((i for i in range(lo_block, hi_block + 1) if i + 1 <= complete), default=None)
+        tails = {keep: np.empty((self.cols, L))} if keep is not None else {}
+        total = np.empty((min(_CHUNK, self.cols), L + 1), dtype=complex)
+        for c0 in range(0, self.cols, _CHUNK):
+            c1 = min(c0 + _CHUNK, self.cols)
+            # Z_j of the incomplete block (zero beyond the draws), or an unused placeholder
+            partial = (sp_fft.rfft(np.ascontiguousarray(self._pending[:, c0:c1].T), 2 * L, axis=-1)
+                       if hi_block >= complete else np.zeros((1, 1), dtype=complex))
+            tail = kept[c0:c1] if kept is not None else None
+            for i in range(start, hi_block + 1):
+                mac(kernel, self._spectra, complete, partial, i, c0, c1, total)  # S_i, in the order of k
+                product = sp_fft.irfft(total[: c1 - c0], 2 * L, axis=-1)
+                if i >= lo_block:
+                    block = product[:, :L] if i == 0 else product[:, :L] + tail
+                    lo, hi = max(first, i * L + 1), min(last, (i + 1) * L)
+                    out[lo - first : hi - first + 1, c0:c1] = block[:, lo - i * L - 1 : hi - i * L].T
+                tail = product[:, L:]
+                if i == keep:  # every Z_j read was complete: final, kept for block i + 1
+                    tails[i][c0:c1] = tail
+        if keep is not None:
+            self._tails = tails
+        return out
+
+    # --------------------------------------------------------------------------------------- the steps
     def step(self, z: np.ndarray) -> np.ndarray:
-        t = self.t + 1
-        if len(z):  # a new block: z_t .. z_{t+k-1}, and the noise of releases t .. t+k-1 by one FFT convolution
-            end = t - 1 + len(z)
-            self.z[t - 1 : end] = z.reshape(len(z), -1)
-            self.noise = fftconvolve(self.coefficients[:end, None], self.z[:end], axes=0)[t - 1 : end]
-            self.offset = t - 1
-        self.t = t
-        return self.noise[t - 1 - self.offset].reshape(self.shape)
+        """:meth:`_Stream.step`; a step inside the current draw block reads its noise (a view, as before)."""
+        if len(z) or self.t - self.offset >= len(self.noise):
+            return super().step(z)
+        self.t += 1
+        return self.noise[self.t - 1 - self.offset].reshape(self.shape)
+
+    def _advance(self, z: np.ndarray, n: int) -> np.ndarray:
+        out = np.empty((n, self.cols))
+        used = k = 0
+        while k < n:
+            t = self.t + 1
+            draws = self.n_draws(t)
+            if draws:  # a new draw block: z_t .. z_{t+draws-1}, and the noise of its releases
+                self._receive(z[used : used + draws])
+                used += draws
+                self.noise = self._compute(t, self.drawn)
+                self.offset = t - 1
+            run = min(n - k, self.offset + len(self.noise) - self.t)  # the steps left in this draw block
+            out[k : k + run] = self.noise[self.t - self.offset : self.t - self.offset + run]
+            self.t += run
+            k += run
+        return out
 
 
 FACTORIZATIONS: dict[str, type[Factorization]] = {

@@ -37,7 +37,7 @@ _RESOLUTION_BITS = 14
 # the lattice sampler may use at most this fraction of delta; beyond it (large epsilon: the share grows as
 # e^epsilon) secure noise comes from OpenDP's exact discrete Gaussian instead (~8 us per entry)
 _SAMPLER_SHARE_LIMIT = 0.01
-_MAX_ENTRIES = 2**27  # noise entries held at once (1 GiB of int64)
+_MAX_ENTRIES = 2**28  # noise entries held at once (2 GiB of int64 tables; the square root adds 16 B of spectra per entry)
 _MAX_STEPS = 2.0**62  # running sums and noise are int64 numbers of grid steps
 
 

@@ -46,6 +46,7 @@ agent's state resumed, not a new agent (releasing different data from two copies
 from __future__ import annotations
 
 import collections
+import functools
 import hashlib
 import math
 import secrets
@@ -63,8 +64,8 @@ __all__: list[str] = []
 
 KEY_BYTES = 32  # 256-bit secret key per row
 _PERSON = b"dpfair.privz.v1"  # BLAKE2b personalization: domain separation of these words (<= 16 bytes)
-_DIGEST_WORDS = 8  # one BLAKE2b-512 digest: eight 64-bit words
 _RECENT_TABLES = 16  # tables kept alive by the process cache after their last user is gone
+_CHUNK_WORDS = 2**18  # words drawn at once (2 MiB): z is computed a chunk of draws at a time
 
 
 def new_row_keys(n_rows: int) -> tuple[bytes, ...]:
@@ -89,7 +90,10 @@ def prf_words(row_keys: Sequence[bytes], first_draw: int, n_draws: int, n_entrie
     Counter mode of a keyed PRF: the words of draw ``j``, entries ``8 b .. 8 b + 7``, are the little-endian
     64-bit words of ``BLAKE2b-512(key=row_key, person="dpfair.privz.v1", data=le64(j) || le64(b))``
     (BLAKE2b keyed is a PRF: Aumasson, Neves, Wilcox-O'Hearn & Winnerlein 2013, RFC 7693), so every word is
-    a fixed function of ``(key, j, entry)``, independent of how the draws are requested.
+    a fixed function of ``(key, j, entry)``, independent of how the draws are requested.  Computed by
+    :func:`~dpfair.bandits.fairx._prf_kernels.blake2b_words` (RFC 7693 written out in numba, the same words as
+    :func:`hashlib.blake2b`: one compression per eight words after each key's block, no Python call per
+    digest); the security argument is the PRF's, unchanged.
 
     Parameters
     ----------
@@ -106,21 +110,19 @@ def prf_words(row_keys: Sequence[bytes], first_draw: int, n_draws: int, n_entrie
     -------
     numpy.ndarray of uint64, shape ``(n_draws, len(row_keys), n_entries)``
     """
-    n_blocks = -(-n_entries // _DIGEST_WORDS)
-    counters = np.empty((n_draws, n_blocks, 2), dtype="<u8")
-    counters[..., 0] = np.arange(first_draw, first_draw + n_draws, dtype=np.uint64)[:, None]
-    counters[..., 1] = np.arange(n_blocks, dtype=np.uint64)
-    raw = counters.tobytes()
-    out = np.empty((len(row_keys), n_draws, n_blocks * _DIGEST_WORDS), dtype=np.uint64)
-    for row, key in enumerate(row_keys):
-        keyed = hashlib.blake2b(key=key, digest_size=64, person=_PERSON)
-        parts = []
-        for at in range(0, len(raw), 16):
-            h = keyed.copy()
-            h.update(raw[at : at + 16])
-            parts.append(h.digest())
-        out[row] = np.frombuffer(b"".join(parts), dtype="<u8").reshape(n_draws, -1)
-    return np.ascontiguousarray(out[..., :n_entries].swapaxes(0, 1))
+    from dpfair.bandits.fairx._prf_kernels import blake2b_words  # compiled: numba at the first noise
+
+    return blake2b_words(_prf_states(tuple(row_keys)), int(first_draw), int(n_draws), int(n_entries))
+
+
+@functools.lru_cache(maxsize=_RECENT_TABLES)
+def _prf_states(row_keys: tuple[bytes, ...]) -> np.ndarray:
+    """The rows' BLAKE2b states after their key blocks (:func:`~dpfair.bandits.fairx._prf_kernels.keyed_states`)."""
+    from dpfair.bandits.fairx._prf_kernels import keyed_states
+
+    states = keyed_states(row_keys, _PERSON)
+    states.flags.writeable = False
+    return states
 
 
 def gaussian_from_words(words: np.ndarray) -> np.ndarray:
@@ -138,12 +140,14 @@ def gaussian_from_words(words: np.ndarray) -> np.ndarray:
     numpy.ndarray of float
         ``ndtri(u)``, the same shape.
     """
-    uniform = ((words >> np.uint64(11)).astype(float) + 0.5) * 2.0**-53
-    return ndtri(uniform)
+    uniform = (words >> np.uint64(11)).astype(float)
+    uniform += 0.5  # in place: the same roundings as ((w >> 11) + 0.5) * 2^-53, fewer temporaries
+    uniform *= 2.0**-53
+    return ndtri(uniform, out=uniform)
 
 
 def _factorization_spec(factorization: Factorization) -> tuple[type, int, dict[str, Any]]:
-    kwargs = {"block": factorization.block} if hasattr(factorization, "block") else {}
+    kwargs = {name: getattr(factorization, name) for name in ("block", "fft_block") if hasattr(factorization, name)}
     return type(factorization), factorization.horizon, kwargs
 
 
@@ -221,6 +225,8 @@ class _FactorizedNoise:
         f = self.factorization
         described = repr((type(f).__name__, f.horizon, getattr(f, "block", None), self.n_rows, self.n_entries,
                           self.active, self.scale.tolist()))  # repr of floats round-trips exactly
+        if getattr(f, "fft_block", None) is not None:
+            described += f"fft_block={f.fft_block}"
         return hashlib.blake2b(bytes(self.key_digest or b"") + described.encode(), digest_size=32).digest()
 
     def _state(self) -> _NoiseTable:
@@ -242,25 +248,39 @@ class _FactorizedNoise:
 
     # ------------------------------------------------------------------------------------ the noise
     def _gaussian(self, table: _NoiseTable, k: int) -> np.ndarray:
-        words = self.words(table.draws, k)
+        """The next ``k`` draws of ``z`` (grid units), their words drawn a chunk of draws at a time (in draw order:
+        the same words; the temporaries stay small)."""
+        z = np.empty((k, self.n_rows, self.n_entries))
+        chunk = max(1, _CHUNK_WORDS // (self.n_rows * self.n_entries))
+        for lo in range(0, k, chunk):
+            n = min(chunk, k - lo)
+            part = gaussian_from_words(self.words(table.draws + lo, n))
+            np.multiply(part, self.scale, out=z[lo : lo + n])
         table.draws += k
-        return gaussian_from_words(words) * self.scale
+        return z
 
     def extend(self, upto: int) -> None:
-        """Compute the noise of every release up to ``upto`` (in order: the draws are sequential)."""
+        """Compute the noise of every release up to ``upto`` (in order: the draws are sequential).
+
+        All the releases missing are computed by one call of the stream (:meth:`steps`, the draws of
+        those steps drawn together): the same numbers as one release at a time.
+        """
         table = self._state()
         with table.lock:
             if table.stream is None:
                 table.filled = max(table.filled, upto)
                 return
-            while table.filled < upto:
-                t = table.filled + 1
-                k = self.factorization.n_draws(t)
-                z = self._gaussian(table, k) if k else np.zeros((0, self.n_rows, self.n_entries))
-                table.table[t] = np.rint(table.stream.step(z))  # n_t = round((B z)_t): a function of z alone
-                table.filled = t
+            if table.filled >= upto:
+                return
+            n = upto - table.filled
+            k = table.stream.draws_for(n)
+            z = self._gaussian(table, k) if k else np.zeros((0, self.n_rows, self.n_entries))
+            # n_t = round((B z)_t): a function of z alone
+            table.table[table.filled + 1 : upto + 1] = np.rint(table.stream.steps(z, n))
+            table.filled = upto
 
     def units(self, release_index: np.ndarray) -> np.ndarray:
-        """``n_k`` of each row (``release_index`` of shape ``(n_rows,)``), int64 ``(n_rows, n_entries)``."""
+        """``n_k`` of each row: ``release_index`` of shape ``(n_rows,)`` or ``(blocks, n_rows)``, int64
+        ``(*release_index.shape, n_entries)``."""
         self.extend(int(release_index.max(initial=0)))
         return self._state().table[release_index, np.arange(self.n_rows)]

@@ -355,9 +355,9 @@ class Privatizer:
             return prf_words(self._row_keys, first_draw, n_draws, n_entries)
         if self._keys is None:
             return self._noise.random_words((n_draws, n_trees, n_entries))  # a seeded generator, in draw order
-        start = np.full(n_trees, first_draw * n_entries, dtype=np.uint64)
-        words = keyed_words(self._keys.reshape(-1), start, n_draws * n_entries)
-        return words.reshape(n_trees, n_draws, n_entries).swapaxes(0, 1)
+        from dpfair.bandits.fairx._prf_kernels import splitmix_words  # keyed_words' stream, compiled
+
+        return splitmix_words(self._keys.reshape(-1), first_draw, n_draws, n_entries)
 
     def _check_batch_shape(self, batch_shape: Any) -> tuple[int, ...]:
         if isinstance(batch_shape, int | np.integer) or not isinstance(batch_shape, tuple | list):
@@ -514,18 +514,20 @@ class Privatizer:
 
         The contract in the class docstring: release ``k`` of a row is ``granularity * (P_k +
         noise_units(k))`` with ``P_k`` the exact sum of :meth:`to_units` of its first ``k`` increments.
+        A leading axis asks for several releases of every row in one call (the compiled engine's noise
+        feed): ``release_noise_units(index)[b]`` is ``release_noise_units(index[b])``.
 
         Parameters
         ----------
-        release_index : array-like of int, shape ``batch_shape``
+        release_index : array-like of int, shape ``batch_shape`` or ``(blocks, *batch_shape)``
             1-based release number per row, ``0 <= k <= n_releases`` (0: no release yet, zero noise).
 
         Returns
         -------
         H : numpy.ndarray of int64
-            Shape ``(*batch_shape, d, d)``, symmetric.
+            Shape ``(*release_index.shape, d, d)``, symmetric.
         h : numpy.ndarray of int64
-            Shape ``(*batch_shape, d)``.
+            Shape ``(*release_index.shape, d)``.
 
         Raises
         ------
@@ -534,28 +536,31 @@ class Privatizer:
             index other than the current ``count`` (its nodes are drawn in release order).
         """
         index = np.asarray(release_index)
-        if index.shape != self.batch_shape or not np.issubdtype(index.dtype, np.integer):
-            raise ValueError(f"release_index must be an integer array of shape batch_shape={self.batch_shape}, "
-                             f"got dtype {index.dtype} and shape {index.shape}.")
+        blocked = index.ndim == len(self.batch_shape) + 1 and index.shape[1:] == self.batch_shape
+        if not (index.shape == self.batch_shape or blocked) or not np.issubdtype(index.dtype, np.integer):
+            raise ValueError(f"release_index must be an integer array of shape batch_shape={self.batch_shape} "
+                             f"(or (blocks, *batch_shape)), got dtype {index.dtype} and shape {index.shape}.")
         index = index.astype(np.int64)
         if (index < 0).any() or (index > self.n_releases).any():
             raise ValueError(f"release_index must lie in [0, n_releases={self.n_releases}].")
         d, d1 = self.dim, self.dim + 1
         if self._factorized is not None:
-            values = self._factorized.units(index.reshape(-1)).reshape(*self.batch_shape, -1)
+            flat = index.reshape(-1, math.prod(self.batch_shape))  # (blocks, rows): one table lookup
+            values = self._factorized.units(flat).reshape(*index.shape, -1)
             rows, cols = self._upper
-            total = np.zeros((*self.batch_shape, d1, d1), dtype=np.int64)
+            total = np.empty((*index.shape, d1, d1), dtype=np.int64)
             total[..., rows, cols] = values
             total[..., cols, rows] = values
-        elif np.array_equal(index, self.count):
+        elif not blocked and np.array_equal(index, self.count):
             total = self._nodes.sum(axis=0)  # nodes of levels whose bit is 0 in the count are zero
         elif self._keys is not None:  # keyed tree: the node completed at release e is a function of (key, e)
-            total = np.zeros((*self.batch_shape, d1, d1), dtype=np.int64)
+            keys = np.broadcast_to(self._keys, index.shape)
+            total = np.zeros((*index.shape, d1, d1), dtype=np.int64)
             for level in range(self.n_levels):
                 bit = ((index >> level) & 1).astype(bool)
                 if bit.any():
                     end = ((index[bit] >> (level + 1)) << (level + 1)) + (1 << level)
-                    total[bit] += self._draw(int(bit.sum()), self._keys[bit], end)
+                    total[bit] += self._draw(int(bit.sum()), keys[bit], end)
         else:
             raise ValueError("an unkeyed tree's noise is drawn in release order: only release_index == count is "
                              "available; pass tree_keys (seeded noise) or use a factorization for other indices.")
