@@ -259,6 +259,13 @@ class PrivateMechanismMixin:
         """
         return self._declared_relation()
 
+    def _release_subject(self, params: PrivacyParameters) -> str:
+        """What the seeded-noise warning of step 4 names: the class and its epsilon by default.
+
+        Override it to name the release more precisely (one learner of a simulation, one agent).
+        """
+        return f"{type(self).__name__} (epsilon={params.epsilon:g})"
+
     def _draw_noise(self, params: PrivacyParameters, statistics: Any, noise: NoiseSource) -> Any:
         """Privatise ``statistics`` with ``noise`` in one go (called by :meth:`_run`, only after the charge)."""
         raise NotImplementedError(f"{type(self).__name__} must define _draw_noise (or _run)")
@@ -412,7 +419,7 @@ class PrivateMechanismMixin:
                       neighbouring=check_relation(self._charge_relation(params), "_charge_relation"))
         noise = get_noise_source(params.random_state)
         if not inside_charged_release():  # (a container's release warned once for its parts)
-            warn_seeded_noise(noise, params.epsilon, f"{type(self).__name__} (epsilon={params.epsilon:g})")
+            warn_seeded_noise(noise, params.epsilon, self._release_subject(params))
         return noise
 
     def _release(

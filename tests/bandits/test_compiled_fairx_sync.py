@@ -18,6 +18,7 @@ from dpfair.bandits import (
     simulate_federated,
 )
 from dpfair.bandits.fairx import _kernels as kernels
+from dpfair.bandits.fairx import online
 from dpfair.bandits.fairx import simulator as federated
 from dpfair.bandits.fairx.privatizer import Privatizer
 from dpfair.bandits.fairx.synchronization import _AgentSync, _ServerSync, _Sync
@@ -152,6 +153,7 @@ def test_kernel_raises_the_reference_errors(monkeypatch):
         return plan
 
     monkeypatch.setattr(federated, "_plan", negative_shift)
+    monkeypatch.setattr(online, "_plan", negative_shift)  # a private learner plans its run itself (learner._prepare)
     env = FederatedSyntheticEnvironment(dim=3, n_actions=4)
     learners = {"P": PrivFairXLinUCB(2.0, 0.1, math.sqrt(3), "bounded-gap", random_state=0)}
     for engine in ("compiled", "numpy"):

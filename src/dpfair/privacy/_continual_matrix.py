@@ -40,9 +40,9 @@ class ContinualSumMechanism:
     rho : float
         Total zCDP budget of the whole stream of releases; ``inf`` disables the noise (exact sums).
     factorization : str or Factorization, default "sqrt"
-        ``"sqrt"`` (square-root Toeplitz factorization: least noise, ``O(T)`` memory, ``O(t)`` per
-        release), ``"honaker"`` (Honaker's tree estimator, ``O(log T)``) or ``"tree"`` (the binary tree
-        of :class:`~dpfair.privacy.BinaryTreeMechanism`, ``O(log T)``).
+        ``"sqrt"`` (square-root Toeplitz factorization: least noise, ``O(T)`` memory, ``O(sqrt(T))`` per
+        release by a partitioned FFT convolution), ``"honaker"`` (Honaker's tree estimator, ``O(log T)``) or
+        ``"tree"`` (the binary tree of :class:`~dpfair.privacy.BinaryTreeMechanism`, ``O(log T)``).
     symmetric : bool, default False
         Symmetric noise on the last two axes (Gram matrices): the upper triangle is noised and mirrored.
     random_state : None, int, Generator or NoiseSource
@@ -141,7 +141,6 @@ class ContinualSumMechanism:
             warn_privacy_leak(
                 "rho=inf: ContinualSumMechanism releases the exact running sums, which carry no privacy "
                 "guarantee; use a finite value on real people's data.",
-                stacklevel=3,
             )
         self.rho = cost
         self.noise_scale = scale
@@ -295,6 +294,10 @@ class ContinualSumMechanism:
         """
         if not self.symmetric:
             raise ValueError("noise_operator_norm_bound applies to symmetric noise only (symmetric=True).")
+        if type(beta) is float and 0.0 < beta < 1.0 and type(t) is int and 1 <= t <= self.horizon:
+            # the hot path (a caller tabulating every t): the same arithmetic without re-validating
+            s = math.sqrt(self.noise_scale**2 * float(self._release_norms[t - 1]) ** 2)
+            return s * (self.shape[-1] + 2.0 * math.sqrt(math.log(1.0 / beta)))
         beta = _as_float(beta, "beta")
         if not (0.0 < beta < 1.0):
             raise ValueError(f"beta must be in (0, 1), got {beta!r}.")

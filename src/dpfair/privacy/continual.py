@@ -187,7 +187,6 @@ class BinaryTreeMechanism:
             warn_privacy_leak(
                 f"{cost_name}=inf: BinaryTreeMechanism releases the exact running sums, which carry no privacy "
                 "guarantee; use a finite value on real people's data.",
-                stacklevel=3,
             )
         self.node_scale = scale
         self.privacy_spent_ = {cost_name: cost}

@@ -1,17 +1,34 @@
 """Federated fairness-of-exposure learners: Fed-FairX-LinUCB and Priv-FairX-LinUCB (Solanki, Jain & Gujar, Algorithms 1-2).
 
-They hold parameters only; :func:`dpfair.bandits.simulate_federated` runs them (see
-:mod:`dpfair.bandits.fairx.simulator` for the protocols, the PRIVATIZER's use and the confidence radius).
+They hold parameters; :func:`dpfair.bandits.simulate_federated` runs them batched, and ``reset`` / ``select`` /
+``update`` drive one agent (:mod:`dpfair.bandits.fairx.online`; see :mod:`dpfair.bandits.fairx.simulator` for the
+protocols, the PRIVATIZER's use and the confidence radius).  Priv-FairX-LinUCB is a release of
+:mod:`dpfair.base`'s template: one ``reset`` of an agent (or one learner of a simulation) validates every argument,
+charges its budget once and only then draws noise; ``planned_charge()`` and ``check_reset(...)`` say that charge
+beforehand.  Fed-FairX-LinUCB has no privacy parameter and charges nothing (it shares exact statistics:
+``privacy_spent["epsilon"] = inf``).
 """
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
+from dpfair.bandits.fairx._privatizer_calibration import _check_privacy
 from dpfair.bandits.fairx.merit_policy import _EXPONENTIAL, _FairXParameters
-from dpfair.bandits.fairx.online import _FederatedOnline
+from dpfair.bandits.fairx.online import _AgentRun, _FederatedOnline
+from dpfair.bandits.fairx.schedules import _check_protocol
+from dpfair.bandits.fairx.synchronization import _FEDERATED_DP, _check_calibration
+from dpfair.base import PlannedCharge, PrivacyParameters, PrivateMechanismMixin, ValidatedOptions
+from dpfair.privacy.leaks import warn_privacy_leak
+from dpfair.privacy.noise import NoiseSource
+from dpfair.privacy.relations import REPLACE
 
 __all__ = ["FedFairXLinUCB", "PrivFairXLinUCB"]
+
+#: The ledger's label of one agent's charge (``reset``) and of one learner's (``simulate_federated``).
+_LABEL = "Priv-FairX-LinUCB"
 
 
 # --------------------------------------------------------------------------------------------------
@@ -80,7 +97,16 @@ class FedFairXLinUCB(_FairXParameters, _FederatedOnline):
         self.sync_threshold = sync_threshold
 
 
-class PrivFairXLinUCB(FedFairXLinUCB):
+@dataclass(frozen=True, eq=False)
+class _PrivOptions(ValidatedOptions):
+    """The parameters a release checks before its sizes are known (the rest: ``synchronization._plan``, step 1)."""
+
+    core: dict[str, Any]
+    protocol: str
+    noise_calibration: str
+
+
+class PrivFairXLinUCB(PrivateMechanismMixin, FedFairXLinUCB):
     """Priv-FairX-LinUCB: Fed-FairX-LinUCB whose messages go through the PRIVATIZER (Algorithm 2).
 
     Each agent's statistics are released as running sums over the communication rounds
@@ -144,7 +170,11 @@ class PrivFairXLinUCB(FedFairXLinUCB):
     sync_threshold : float, optional
         ``D`` of the log-det protocol.
     budget : dpfair.privacy.PrivacyBudget, optional
-        Charged the reported ``(epsilon, delta)`` once per simulation, before any noise is drawn.
+        Charged the reported ``(epsilon, delta)`` (``privacy_spent["epsilon"]``, ``["delta"]``) once per
+        :meth:`reset` (per agent) or per :func:`~dpfair.bandits.simulate_federated`, after every argument is
+        checked and before any noise is drawn (:mod:`dpfair.base`'s release template); ``epsilon = inf`` is
+        charged as ``inf``, which only an infinite budget pays.  ``None`` charges the default ledger
+        (:func:`dpfair.privacy.set_default_budget`) when one is set.
     random_state : None, int or numpy.random.Generator
         ``None`` draws secure noise (slow); a seed gives reproducible, not hardened, noise.
 
@@ -160,6 +190,14 @@ class PrivFairXLinUCB(FedFairXLinUCB):
     """
 
     _private: ClassVar[bool] = True
+    # the release template (dpfair.base): one reset of an agent (or one learner of simulate_federated) is one release
+    _privacy_parameters: ClassVar[dict[str, str]] = {
+        "epsilon": "epsilon", "delta": "delta", "budget": "budget", "random_state": "random_state",
+    }
+    _privacy_protects: ClassVar[str] = _FEDERATED_DP["protects"]
+    _privacy_neighbouring: ClassVar[str] = _FEDERATED_DP["neighbouring"]
+    _privacy_relation: ClassVar[str] = REPLACE
+    _privacy_label: ClassVar[str | None] = _LABEL
 
     def __init__(
         self,
@@ -203,3 +241,151 @@ class PrivFairXLinUCB(FedFairXLinUCB):
         self.sync_threshold = sync_threshold
         self.budget = budget
         self.random_state = random_state
+
+    # ---------------------------------------------------------------- the release template (dpfair.base)
+    # reset = _begin(_open(_prepare(...))): _prepare runs steps 1-2 (every check, the plan, its planned charge),
+    # _open runs the template on the checked run (the parameters again, the charge, the warnings) and _begin starts
+    # the rounds.  The charge depends on the run's sizes (the plan: "paper" reports max(epsilon, the accounted
+    # epsilon)), so while a run is prepared or opened its plan is the one _privacy_cost and _charge_label read.
+    def check_reset(self, n_actions: int, dim: int, horizon: int, *, n_agents: int = 1, agent: int = 0,
+                    run_id: int = 0) -> PlannedCharge:
+        """A dry run of :meth:`reset`: every check it makes before its charge, and what it would charge.
+
+        Nothing is started, no noise is drawn and no budget is touched.  Unlike :meth:`planned_charge` (the
+        parameters alone) it knows the run's sizes, on which ``noise_calibration="paper"``'s charge depends.
+
+        Parameters
+        ----------
+        n_actions, dim, horizon : int
+            As for :meth:`reset`.
+        n_agents : int, default 1
+            As for :meth:`reset`.
+        agent : int, default 0
+            As for :meth:`reset` (the ledger's label names it).
+        run_id : int, default 0
+            As for :meth:`reset`.
+
+        Returns
+        -------
+        PlannedCharge
+            The ``(epsilon, delta)``, relation, label and budget of the one charge :meth:`reset` would make.
+
+        Raises
+        ------
+        ValueError, TypeError
+            Whatever :meth:`reset` would refuse before its charge (the message names the argument).
+        """
+        return self._prepare(n_actions, dim, horizon, n_agents=n_agents, agent=agent, run_id=run_id).charge
+
+    def _prepare(self, n_actions: int, dim: int, horizon: int, *, n_agents: int = 1, agent: int = 0, run_id: int = 0,
+                 name: str | None = None) -> _AgentRun:
+        """Steps 1 and 2 of the template (nothing charged, no noise source), with the run's planned charge."""
+        params, run = self._validate_all(n_actions, dim, horizon, n_agents=n_agents, agent=agent, run_id=run_id,
+                                         name=name)
+        with _Releasing(self, run):
+            return replace(run, charge=self._planned(params))
+
+    def _open(self, run: _AgentRun) -> dict[str, Any]:
+        """Run the release template on the run :meth:`_prepare` checked: the parameters again, one charge, the warnings."""
+        with _Releasing(self, run):
+            results = self._release(run=run)
+        return {"run": results["run"], "privacy_spent": results["privacy_spent_"]}
+
+    def _validate_params(self) -> _PrivOptions:
+        _check_privacy(self.epsilon, self.delta)  # the PRIVATIZER's range of (epsilon, delta), before any size
+        return _PrivOptions(core=self._core(), protocol=_check_protocol(self.protocol),
+                            noise_calibration=_check_calibration(self.noise_calibration))
+
+    def _validate_data(self, params: PrivacyParameters, *sizes: Any, run: _AgentRun | None = None,
+                       **keywords: Any) -> _AgentRun:
+        if run is None:  # reset's arguments: the sizes, the agent, the plan, the merit's probe
+            return self._check_run(*sizes, **keywords)
+        # _open: the run _prepare checked, for the parameters validated again just now
+        if (sizes or keywords or not isinstance(run, _AgentRun) or run.plan.epsilon != params.epsilon
+                or run.plan.delta != params.delta or run.plan.random_state is not params.random_state):
+            raise ValueError(
+                f"{type(self).__name__}: this run was prepared for other parameters (changed since _prepare); "
+                "prepare it again (reset does both)."
+            )
+        return run
+
+    def _compute_statistics(self, params: PrivacyParameters, data: _AgentRun) -> None:
+        return None  # the agent's Gram matrices and reward sums arrive round by round, after the charge
+
+    def _draw_noise(self, params: PrivacyParameters, statistics: None, noise: NoiseSource) -> NoiseSource:
+        # The PRIVATIZER's trees draw from random_state itself, keyed by (random_state, run_id, agent) so that an
+        # agent's noise does not depend on its batch (synchronization._tree_keys); this source, created after the
+        # charge, marks the release's noise as seeded or secure (the template's privacy_spent_["noise"]).
+        return noise
+
+    def _solve(self, params: PrivacyParameters, noisy: NoiseSource, data: _AgentRun) -> dict[str, Any]:
+        return {"run": data}
+
+    def _privacy_cost(self, params: PrivacyParameters) -> tuple[float, float]:
+        """``privacy_spent["epsilon"], ["delta"]`` of the plan: the reported guarantee, charged as such.
+
+        ``"tight"``: the requested ``(epsilon, delta)``; ``"paper"``: ``max(epsilon, epsilon_accounted)``, which
+        depends on the run's sizes (the number of releases, ``dim``); ``epsilon = inf``: ``(inf, 0)``.
+        """
+        run = _Releasing.current(self)
+        if run is not None:
+            return run.plan.spent["epsilon"], run.plan.spent["delta"]
+        # planned_charge(): the parameters alone
+        if math.isinf(params.epsilon):
+            return math.inf, 0.0
+        if params.options.noise_calibration == "paper":
+            raise ValueError(
+                "noise_calibration='paper' charges max(epsilon, the accounted epsilon of Algorithm 2's noise), which "
+                "depends on the run's horizon, n_agents and dim: use check_reset(n_actions, dim, horizon, "
+                "n_agents=...) for its planned charge."
+            )
+        return params.epsilon, params.delta  # "tight": exactly the request (synchronization._plan reports it)
+
+    def _charge_label(self, params: PrivacyParameters) -> str:
+        run = _Releasing.current(self)
+        if run is not None and run.name is not None:
+            return f"{_LABEL} {run.name}"  # one learner of simulate_federated
+        return f"{_LABEL} agent {0 if run is None else run.agent}"
+
+    def _release_subject(self, params: PrivacyParameters) -> str:
+        """What the template's seeded-noise warning names: the agent of a reset, or the learner of a simulation."""
+        run = _Releasing.current(self)
+        if run is not None and run.name is not None:
+            return f"learner {run.name!r} ({_LABEL})"
+        return f"{_LABEL} agent {0 if run is None else run.agent}"
+
+    def _warn_non_private(self, params: PrivacyParameters) -> None:
+        run = _Releasing.current(self)
+        who = "this agent" if run is None or run.name is None else f"learner {run.name!r}"
+        warn_privacy_leak(  # at the user's line (dpfair._warnings.find_stack_level)
+            f"epsilon=inf: {who} shares exact statistics (Fed-FairX-LinUCB) and carries no privacy guarantee; use a "
+            "finite epsilon on real people's data.",
+        )
+
+    def _privacy_spent(self, params: PrivacyParameters, results: dict[str, Any]) -> dict[str, Any]:
+        return dict(results["run"].plan.spent)  # synchronization._plan's: the accounting of the noise actually used
+
+
+class _Releasing:
+    """While a run of a learner is prepared or opened, the run whose plan decides its charge and its label.
+
+    :meth:`~dpfair.base.PrivateMechanismMixin._privacy_cost` sees the validated parameters only; the charge of
+    Priv-FairX-LinUCB also depends on the run's sizes, so the run is held here (on the learner, removed on exit:
+    nothing is left on it, a refused release included).
+    """
+
+    _ATTRIBUTE = "_fairx_release_run"
+
+    def __init__(self, learner: Any, run: _AgentRun) -> None:
+        self.learner, self.run = learner, run
+
+    def __enter__(self) -> _AgentRun:
+        vars(self.learner)[self._ATTRIBUTE] = self.run
+        return self.run
+
+    def __exit__(self, *exc: Any) -> None:
+        vars(self.learner).pop(self._ATTRIBUTE, None)
+
+    @classmethod
+    def current(cls, learner: Any) -> _AgentRun | None:
+        return vars(learner).get(cls._ATTRIBUTE)

@@ -1,7 +1,8 @@
 """The per-agent online protocol of the FairX learners: reset, select, update and the synchronization halves.
 
 Every bandit learner of dpfair is driven the same way: ``reset`` (validate, charge the budget, start a
-run), then per round ``select(contexts)`` -> action and ``update(contexts, action, reward)``.  A
+run: for :class:`~dpfair.bandits.PrivFairXLinUCB` through :mod:`dpfair.base`'s release template), then per
+round ``select(contexts)`` -> action and ``update(contexts, action, reward)``.  A
 federated learner (:class:`~dpfair.bandits.FedFairXLinUCB`, :class:`~dpfair.bandits.PrivFairXLinUCB`)
 adds the agent's half of a synchronization -- :meth:`local_statistics` (what leaves the agent: for the
 private learner only the PRIVATIZER's noisy ``U_hat, u_hat``) and :meth:`receive_shared` -- and
@@ -19,14 +20,22 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from dpfair._estimator import charge_budget
 from dpfair._validation import as_finite_array, check_int
-from dpfair.bandits.fairx.synchronization import _AgentSync, _plan, _probe_merits, _Rounds, _ServerSync, _tree_keys
-from dpfair.privacy.leaks import warn_privacy_leak, warn_seeded_release
+from dpfair.bandits.fairx.synchronization import (
+    _AgentSync,
+    _Plan,
+    _plan,
+    _probe_merits,
+    _Rounds,
+    _ServerSync,
+    _tree_keys,
+)
+from dpfair.base import PlannedCharge, ValidatedData
 
 __all__ = ["FederatedServer"]
 
@@ -40,8 +49,33 @@ def _matrix(value: Any, name: str, shape: tuple[int, ...]) -> np.ndarray:
     return arr
 
 
+@dataclass(frozen=True, eq=False, kw_only=True)
+class _AgentRun(ValidatedData):
+    """One agent's run, checked (step 1 of :mod:`dpfair.base`'s release template for the private learner).
+
+    What :meth:`_OnlineFairX._prepare` returns and :meth:`_OnlineFairX._open` / ``_begin`` read: the sizes,
+    the agent, the learner's plan (:func:`~dpfair.bandits.fairx.synchronization._plan`: protocol, schedule,
+    PRIVATIZER calibration, ``privacy_spent``) and, for Priv-FairX-LinUCB, the planned charge.
+    """
+
+    n_actions: int
+    dim: int
+    horizon: int
+    n_agents: int
+    agent: int
+    run_id: int
+    name: str | None  # the learner's name in a simulation (None: an agent driven by reset)
+    plan: _Plan
+    charge: PlannedCharge | None = None  # PrivFairXLinUCB: what _open will charge (None: a non-private learner)
+
+
 class _OnlineFairX:
-    """``reset / select / update`` for one agent of a FairX learner (mixed into the learner classes)."""
+    """``reset / select / update`` for one agent of a FairX learner (mixed into the learner classes).
+
+    ``reset`` is ``_begin(_open(_prepare(...)))``, the steps of :mod:`dpfair.base`'s release template that
+    :func:`~dpfair.bandits.simulate_federated` also calls: :meth:`_prepare` checks everything (charging
+    nothing), :meth:`_open` charges (Priv-FairX-LinUCB, through the template) and ``_begin`` starts the run.
+    """
 
     def reset(self, n_actions: int, dim: int, horizon: int, *, n_agents: int = 1, agent: int = 0,
               run_id: int = 0) -> Any:
@@ -69,6 +103,12 @@ class _OnlineFairX:
         -------
         self
         """
+        run = self._prepare(n_actions, dim, horizon, n_agents=n_agents, agent=agent, run_id=run_id)
+        return self._begin(self._open(run))
+
+    def _check_run(self, n_actions: int, dim: int, horizon: int, *, n_agents: int = 1, agent: int = 0,
+                   run_id: int = 0, name: str | None = None) -> _AgentRun:
+        """Every check of one agent's run that charges nothing: the sizes, the agent, the plan, the merit's probe."""
         n_actions = check_int(n_actions, "n_actions", minimum=1)
         dim = check_int(dim, "dim", minimum=1)
         horizon = check_int(horizon, "horizon", minimum=1)
@@ -79,30 +119,40 @@ class _OnlineFairX:
             raise ValueError(f"agent={agent} must be below n_agents={n_agents} (agents are numbered from 0).")
         if horizon >= 2**62:
             raise ValueError(f"horizon={horizon} is too large; use a horizon below 2**62.")
-        plan = _plan(type(self).__name__, self, horizon, n_agents, dim)
+        plan = _plan(type(self).__name__ if name is None else str(name), self, horizon, n_agents, dim)
         _probe_merits([plan], 1, 1, n_actions)  # a callable merit that fails on public input is refused before the charge
-        if self._private:  # Priv-FairX-LinUCB; every argument is valid: charge, then warn
-            if plan.private:
-                charge_budget(self.budget, plan.spent["epsilon"], plan.delta, label=f"Priv-FairX-LinUCB agent {agent}")
-                if plan.spent["noise"] == "seeded":
-                    warn_seeded_release(plan.epsilon, f"Priv-FairX-LinUCB agent {agent}")
-            else:
-                warn_privacy_leak(
-                    "epsilon=inf: this agent shares exact statistics (Fed-FairX-LinUCB) and carries no privacy "
-                    "guarantee; use a finite epsilon on real people's data.",
-                )
-        rounds = _Rounds([plan], 1, 1, dim, n_actions)
+        return _AgentRun(n_actions=n_actions, dim=dim, horizon=horizon, n_agents=n_agents, agent=agent, run_id=run_id,
+                         name=None if name is None else str(name), plan=plan)
+
+    def _prepare(self, n_actions: int, dim: int, horizon: int, *, n_agents: int = 1, agent: int = 0, run_id: int = 0,
+                 name: str | None = None) -> _AgentRun:
+        """Step 1 alone: every check of the run (nothing charged, no noise); ``name``: the learner's in a simulation."""
+        return self._check_run(n_actions, dim, horizon, n_agents=n_agents, agent=agent, run_id=run_id, name=name)
+
+    def _open(self, run: _AgentRun) -> dict[str, Any]:
+        """The release of a checked run: nothing to charge for the non-private learners (the private one overrides it)."""
+        return {"run": run, "privacy_spent": run.plan.spent}
+
+    def _begin(self, opened: dict[str, Any]) -> Any:
+        """Start the run :meth:`_open` opened: the rounds, the agent's half of the synchronizations, the sampling."""
+        run: _AgentRun = opened["run"]
+        plan = run.plan
+        rounds = _Rounds([plan], 1, 1, run.dim, run.n_actions)
         sync = None
         if plan.protocol != "none":
-            keys = _tree_keys(plan.random_state, (run_id,), np.array([agent])) if plan.private else None
-            sync = _AgentSync(plan, 1, 1, dim, tree_keys=keys, n_agents_total=n_agents)
+            # the PRIVATIZER's seeded trees draw the stream keyed by (random_state, run_id, agent), so that an agent's
+            # noise does not depend on its batch (the simulator gives every row its own key the same way)
+            keys = _tree_keys(plan.random_state, (run.run_id,), np.array([run.agent])) if plan.private else None
+            sync = _AgentSync(plan, 1, 1, run.dim, tree_keys=keys, n_agents_total=run.n_agents)
         seed = getattr(self, "random_state", None)
-        sampling = np.random.default_rng(None if not isinstance(seed, int | np.integer) else [int(seed), run_id, agent])
+        sampling = np.random.default_rng(None if not isinstance(seed, int | np.integer) else [int(seed), run.run_id,
+                                                                                                 run.agent])
         self._online = {"plan": plan, "rounds": rounds, "sync": sync, "sampling": sampling, "released": False}
-        self.n_actions_, self.dim_, self.horizon_, self.n_agents_, self.agent_ = n_actions, dim, horizon, n_agents, agent
+        self.n_actions_, self.dim_, self.horizon_ = run.n_actions, run.dim, run.horizon
+        self.n_agents_, self.agent_ = run.n_agents, run.agent
         self.t_ = 0
         self.policy_: np.ndarray | None = None
-        self.privacy_spent_ = plan.spent
+        self.privacy_spent_ = opened["privacy_spent"]
         self.n_synchronizations_ = 0
         return self
 

@@ -74,8 +74,8 @@ from typing import Any
 
 import numpy as np
 
-from dpfair._estimator import charge_budget
 from dpfair._validation import check_allocation, check_int
+from dpfair._warnings import find_stack_level
 from dpfair.bandits.fairx.environment import _BLOCK, FederatedSyntheticEnvironment
 from dpfair.bandits.fairx.learners import PrivFairXLinUCB
 from dpfair.bandits.fairx.merit_policy import _EXPONENTIAL, _policy
@@ -93,7 +93,6 @@ from dpfair.bandits.fairx.synchronization import (
 )
 from dpfair.bandits.ridge import RidgeState
 from dpfair.privacy.budget import check_budgets_cover
-from dpfair.privacy.leaks import warn_privacy_leak, warn_seeded_release
 
 __all__ = ["simulate_federated"]
 
@@ -217,7 +216,16 @@ def simulate_federated(
     ]
     largest = max(terms)
     check_allocation(sum(t[0] for t in terms), subject=largest[1], what="the simulation's arrays", fix=largest[2])
-    plans = [_plan(str(name), learner, horizon, n_agents, dim) for name, learner in learners.items()]
+    # a private learner runs the release template's first steps (dpfair.base): _prepare checks everything and plans
+    # its charge, charging nothing; the others only plan their protocol
+    runs: dict[Any, Any] = {}
+    plans = []
+    for name, learner in learners.items():
+        if isinstance(learner, PrivFairXLinUCB):
+            runs[name] = learner._prepare(n_actions, dim, horizon, n_agents=n_agents, name=str(name))
+            plans.append(runs[name].plan)
+        else:
+            plans.append(_plan(str(name), learner, horizon, n_agents, dim))
     # declared bounds against the environment's documented one: contexts uniform in [0, 1]^dim, ||x||_2 <= sqrt(dim)
     documented = math.sqrt(dim)
     for plan in plans:
@@ -258,26 +266,16 @@ def simulate_federated(
             )
     # every callable merit on a public probe: the documented range of the mean rewards, in the shapes the run uses
     _probe_merits(plans, len(seeds), n_agents, n_actions)
-    # budgets shared by several private learners must pay for all of them before any is charged
+    # budgets shared by several private learners must pay for all of them before any is charged (each run's planned
+    # charge is the one _open makes: epsilon = inf is charged as inf, which only an infinite budget pays)
     check_budgets_cover(
-        [(learner.budget, plan.spent["epsilon"], plan.delta, f"learners[{plan.name!r}].budget")
-         for plan, learner in zip(plans, learners.values(), strict=True)
-         if isinstance(learner, PrivFairXLinUCB) and plan.private],
+        [(run.charge.budget, run.charge.epsilon, run.charge.delta, f"learners[{name!r}].budget", run.charge.relation)
+         for name, run in runs.items()],
         fix="give each private learner a budget that pays for it, or a larger shared budget",
     )
-    # every argument is valid: charge budgets, then warn about exact releases
-    for plan, learner in zip(plans, learners.values(), strict=True):
-        if isinstance(learner, PrivFairXLinUCB):
-            if plan.private:
-                charge_budget(learner.budget, plan.spent["epsilon"], plan.delta, label=f"Priv-FairX-LinUCB {plan.name}")
-                if plan.spent["noise"] == "seeded":
-                    warn_seeded_release(plan.epsilon, f"learner {plan.name!r} (Priv-FairX-LinUCB)")
-            else:
-                warn_privacy_leak(
-                    f"epsilon=inf: learner {plan.name!r} shares exact statistics (Fed-FairX-LinUCB) and carries "
-                    "no privacy guarantee; use a finite epsilon on real people's data.",
-                    stacklevel=2,
-                )
+    # every argument is valid: each private learner's release template charges once, then warns at the user's line
+    for name, run in runs.items():
+        learners[name]._open(run)
     L, S = len(plans), len(seeds)
     fair = np.zeros((L, S, horizon))
     reward = np.zeros((L, S, horizon))
@@ -321,7 +319,7 @@ def simulate_federated(
             "Their curves are NaN, their communication rounds -1, and result.failed names them. Use a merit that is "
             "finite and > 0 for every real mu (e.g. exp, or softplus plus a floor).",
             UserWarning,
-            stacklevel=2,
+            stacklevel=find_stack_level(),
         )
     return FederatedResult(
         seeds=seeds,
@@ -598,18 +596,18 @@ class _NoiseFeed:
         if not need.any():
             return
         n_new = int((end - filled)[need].max())
-        gram = np.zeros((n_new, *self.shape, d, d), dtype=np.int64)
-        target = np.zeros((n_new, *self.shape, d), dtype=np.int64)
         flat_need, flat_filled = need.reshape(self.shape), filled.reshape(self.shape)
         flat_end = end.reshape(self.shape)
-        for k in range(n_new):
-            fetch = flat_need & (flat_filled + 1 + k <= flat_end)
-            if self.sequential:  # draw release filled + 1 + k's node, in release order, for the rows that need it
-                priv.advance(fetch)
-                index = priv.count
-            else:
-                index = np.where(fetch, flat_filled + 1 + k, 0)  # 0: no noise (cheap)
-            gram[k], target[k] = priv.release_noise_units(index)
+        ahead = np.arange(1, n_new + 1).reshape(-1, *(1,) * len(self.shape))
+        fetch = flat_need & (flat_filled + ahead <= flat_end)  # (n_new, *shape): the releases each row needs
+        if self.sequential:  # draw release filled + 1 + k's node, in release order, for the rows that need it
+            gram = np.zeros((n_new, *self.shape, d, d), dtype=np.int64)
+            target = np.zeros((n_new, *self.shape, d), dtype=np.int64)
+            for k in range(n_new):
+                priv.advance(fetch[k])
+                gram[k], target[k] = priv.release_noise_units(priv.count)
+        else:  # every release of every row in one call (0: no noise, cheap)
+            gram, target = priv.release_noise_units(np.where(fetch, flat_filled + ahead, 0))
         gram, target = gram.reshape(n_new, -1, d, d), target.reshape(n_new, -1, d)
         noise_gram, noise_target = self.noise_gram[part], self.noise_target[part]
         for row in np.flatnonzero(need):

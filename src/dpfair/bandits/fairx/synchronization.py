@@ -39,6 +39,7 @@ import numpy as np
 
 from dpfair._estimator import check_budget, privacy_spent
 from dpfair._validation import check_positive_finite
+from dpfair._warnings import find_stack_level
 from dpfair.bandits.fairx._privatizer_calibration import MAX_FACTORIZED_RELEASES
 from dpfair.bandits.fairx.merit_policy import _EXPONENTIAL, _ascent, _callable_policy, _policy
 from dpfair.bandits.fairx.privatizer import (
@@ -214,7 +215,7 @@ def _plan(name: str, learner: Any, horizon: int, n_agents: int, dim: int) -> _Pl
             "and there are none; the (epsilon, delta) covers only what the agent's messages reveal to the server "
             "(and anyone who reads them), and the noise costs accuracy. Use FairXLinUCB for a single agent.",
             UserWarning,
-            stacklevel=3,
+            stacklevel=find_stack_level(),  # the user's line: reset, the template's steps or simulate_federated
         )
     # tight: zcdp_for_approx_dp verified (epsilon, delta) itself; the conversion's epsilon_accounted may
     # exceed epsilon by its root-finding tolerance (~1e-13)

@@ -136,10 +136,11 @@ def simulate(
                 )
         learners.append((learner, prepared))
     # (budget=None: the default ledger, as dpfair._estimator.charge_budget charges it)
+    charges = [(name, learner.planned_charge()) for name, (learner, _) in zip(policies, learners, strict=True)
+               if isinstance(learner, PrivateMechanismMixin)]  # the release template's dry run: what _open will charge
     check_budgets_cover(
-        [(prepared["config"].get("budget"), *learner._privacy_cost(learner._validate_privacy_parameters()),
-          f"policies[{name!r}].budget") for name, (learner, prepared) in zip(policies, learners, strict=True)
-         if isinstance(learner, PrivateMechanismMixin)],
+        [(planned.budget, planned.epsilon, planned.delta, f"policies[{name!r}].budget", planned.relation)
+         for name, planned in charges],
         fix="give each private policy a budget that pays for it, or a larger shared budget",
     )
     episodes = [env.sample(horizon, s) for s in seeds]

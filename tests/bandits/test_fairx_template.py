@@ -1,0 +1,170 @@
+"""Issue 34: Priv-FairX-LinUCB on dpfair.base's one release template.
+
+``reset`` is ``_begin(_open(_prepare(...)))``: ``_prepare`` runs the template's checks (and plans the charge),
+``_open`` runs the template itself (one charge, the warnings at the user's line), ``_begin`` starts the rounds.
+The dry runs (``planned_charge()`` from the parameters, ``check_reset(...)`` with the run's sizes) say exactly
+the ledger entry a reset then makes; a refused charge leaves the learner and the budget as they were.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+from dpfair.bandits import FederatedSyntheticEnvironment, FedFairXLinUCB, PrivFairXLinUCB, simulate_federated
+from dpfair.base import PlannedCharge, PrivateMechanismMixin
+from dpfair.privacy import PrivacyBudget, PrivacyBudgetExceededError, PrivacyLeakWarning, SeededNoiseWarning
+
+L5 = math.sqrt(5)
+HERE = __file__
+
+
+def _entry(charge: PlannedCharge) -> tuple:
+    return charge.label, charge.epsilon, charge.delta, charge.relation
+
+
+def _ledger(budget: PrivacyBudget) -> list[tuple]:
+    return [(e.label, e.epsilon, e.delta, e.relation) for e in budget.ledger]
+
+
+def _quiet_reset(learner, *args, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return learner.reset(*args, **kwargs)
+
+
+@pytest.mark.parametrize("continual", ["sqrt", "tree", "honaker"])
+@pytest.mark.parametrize("protocol", ["bounded-gap", "p-fcb", "log-det"])
+def test_planned_charge_is_the_ledger_entry_reset_makes(continual, protocol):
+    budget = PrivacyBudget(10.0, 0.5)
+    learner = PrivFairXLinUCB(1.5, 0.05, L5, protocol, continual=continual, budget=budget, random_state=0)
+    planned = learner.planned_charge()
+    assert budget.ledger == () and planned.budget is budget
+    _quiet_reset(learner, 6, 5, 60, n_agents=3, agent=0)
+    assert _ledger(budget) == [_entry(planned)] == [("Priv-FairX-LinUCB agent 0", 1.5, 0.05, "replace")]
+    assert (learner.privacy_spent_["epsilon"], learner.privacy_spent_["delta"]) == (planned.epsilon, planned.delta)
+
+
+def test_check_reset_plans_the_papers_charge_that_the_parameters_alone_cannot():
+    # Algorithm 2's formula at a large epsilon and delta: the accounted epsilon (which depends on the number of
+    # releases and dim) is above the request, and the reported and charged epsilon is the larger
+    budget = PrivacyBudget(math.inf, 0.99)
+    learner = PrivFairXLinUCB(50.0, 0.9, L5, noise_calibration="paper", budget=budget, random_state=0)
+    with pytest.raises(ValueError, match="check_reset"):
+        learner.planned_charge()
+    planned = learner.check_reset(6, 5, 60, n_agents=3, agent=2)
+    assert planned.epsilon > 50.0 and planned.label == "Priv-FairX-LinUCB agent 2"  # a mutant charging 50 is caught
+    assert budget.ledger == () and not hasattr(learner, "privacy_spent_")
+    _quiet_reset(learner, 6, 5, 60, n_agents=3, agent=2)
+    assert _ledger(budget) == [_entry(planned)]
+    assert learner.privacy_spent_["epsilon"] == planned.epsilon == learner.privacy_spent_["epsilon_accounted"]
+
+
+def test_epsilon_inf_warns_as_fed_fairx_and_is_charged_as_inf():
+    """The exact sharing of Fed-FairX-LinUCB carries no guarantee: it warns, and a finite budget cannot pay for it."""
+    learner = PrivFairXLinUCB(math.inf, 0.1, L5, random_state=0)
+    assert _entry(learner.planned_charge()) == ("Priv-FairX-LinUCB agent 0", math.inf, 0.0, "replace")
+    with pytest.warns(PrivacyLeakWarning, match=r"epsilon=inf: this agent shares exact statistics \(Fed-FairX-LinUCB\)"):
+        learner.reset(6, 5, 50, n_agents=3)
+    assert learner.privacy_spent_["epsilon"] == math.inf and learner.privacy_spent_["noise"] == "none"
+    infinite = PrivacyBudget(math.inf, 0.5)
+    _quiet_reset(learner.set_params(budget=infinite), 6, 5, 50, n_agents=3, agent=1)
+    assert _ledger(infinite) == [("Priv-FairX-LinUCB agent 1", math.inf, 0.0, "replace")]
+    finite = PrivacyBudget(100.0, 0.5)
+    with pytest.raises(PrivacyBudgetExceededError):
+        _quiet_reset(PrivFairXLinUCB(math.inf, 0.1, L5, budget=finite), 6, 5, 50, n_agents=3)
+    assert finite.ledger == ()
+
+
+def test_fed_fairx_linucb_is_not_a_release_and_warns_nothing():
+    assert not isinstance(FedFairXLinUCB(), PrivateMechanismMixin)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        learner = FedFairXLinUCB().reset(6, 5, 30, n_agents=2)
+    assert learner.privacy_spent_["epsilon"] == math.inf
+
+
+def test_a_budget_that_cannot_pay_refuses_before_any_state_changes():
+    budget = PrivacyBudget(3.0, 0.5)
+    learner = PrivFairXLinUCB(2.0, 0.1, L5, budget=budget, random_state=0)
+    _quiet_reset(learner, 6, 5, 40, n_agents=2, agent=0)
+    x = np.full((6, 5), 0.4)
+    learner.update(x, learner.select(x), 0.5)
+    before = dict(vars(learner))
+    ledger = budget.ledger
+    with pytest.raises(PrivacyBudgetExceededError):
+        _quiet_reset(learner, 6, 5, 80, n_agents=2, agent=1)  # another 2.0 does not fit in 3.0
+    assert budget.ledger == ledger
+    assert vars(learner).keys() == before.keys()
+    assert all(vars(learner)[key] is value for key, value in before.items()), "a refused reset changed the learner"
+    assert learner.t_ == 1 and learner.agent_ == 0 and learner.horizon_ == 40
+    # a fresh learner keeps no fitted attribute, and the dry runs leave nothing on it either
+    fresh = PrivFairXLinUCB(2.0, 0.1, L5, budget=budget, random_state=0)
+    params = dict(vars(fresh))
+    fresh.planned_charge()
+    fresh.check_reset(6, 5, 40, n_agents=2)
+    with pytest.raises(PrivacyBudgetExceededError):
+        _quiet_reset(fresh, 6, 5, 40, n_agents=2)
+    assert vars(fresh) == params and budget.ledger == ledger
+
+
+def test_reset_runs_the_template_once_and_creates_the_privatizer_only_after_the_charge(monkeypatch):
+    import dpfair.bandits.fairx.synchronization as synchronization
+
+    events, release = [], PrivateMechanismMixin._release
+
+    class RecordingBudget(PrivacyBudget):
+        def spend(self, *args, **kwargs):
+            events.append("charge")
+            return super().spend(*args, **kwargs)
+
+    def counting(self, *args, **kwargs):
+        events.append("template")
+        return release(self, *args, **kwargs)
+
+    class RecordingPrivatizer(synchronization.Privatizer):
+        def __init__(self, *args, **kwargs):
+            events.append("privatizer")
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(PrivateMechanismMixin, "_release", counting)
+    monkeypatch.setattr(synchronization, "Privatizer", RecordingPrivatizer)
+    _quiet_reset(PrivFairXLinUCB(2.0, 0.1, L5, budget=RecordingBudget(5.0, 0.5), random_state=0), 6, 5, 40, n_agents=2)
+    assert events == ["template", "charge", "privatizer"]
+
+
+def test_the_warnings_of_reset_point_at_the_callers_line():
+    with pytest.warns(SeededNoiseWarning) as seeded:
+        PrivFairXLinUCB(2.0, 0.1, L5, random_state=0).reset(6, 5, 40, n_agents=2)
+    with pytest.warns(PrivacyLeakWarning, match="epsilon=inf") as exact:
+        PrivFairXLinUCB(math.inf, 0.1, L5).reset(6, 5, 40, n_agents=2)
+    with pytest.warns(UserWarning, match="n_agents=1") as alone:
+        PrivFairXLinUCB(2.0, 0.1, L5).reset(6, 5, 40, n_agents=1)
+    for caught in (seeded, exact, alone):
+        assert caught.list and all(w.filename == HERE for w in caught.list), [(w.filename, w.lineno) for w in caught]
+    assert str(seeded.list[0].message).startswith("Priv-FairX-LinUCB agent 0 draws seeded noise")  # names the agent
+
+
+def test_the_warnings_of_simulate_federated_point_at_the_callers_line():
+    env = FederatedSyntheticEnvironment(dim=2, n_actions=3)
+    with pytest.warns(PrivacyLeakWarning) as caught:
+        simulate_federated(env, {"s": PrivFairXLinUCB(2.0, 0.1, 2.0, random_state=1),
+                                 "x": PrivFairXLinUCB(math.inf, 0.1, 2.0)}, 10, 2, [0])
+    assert caught.list and all(w.filename == HERE for w in caught.list), [(w.filename, w.lineno) for w in caught]
+    # each names the learner it is about
+    assert any(str(w.message).startswith("learner 's' (Priv-FairX-LinUCB) draws seeded noise") for w in caught.list)
+    assert any("learner 'x' shares exact statistics" in str(w.message) for w in caught.list)
+
+
+def test_open_refuses_a_run_prepared_for_other_parameters():
+    learner = PrivFairXLinUCB(2.0, 0.1, L5, random_state=0)
+    run = learner._prepare(6, 5, 40, n_agents=2)
+    learner.set_params(epsilon=1.0)
+    budget = PrivacyBudget(5.0, 0.5)
+    learner.set_params(budget=budget)
+    with pytest.raises(ValueError, match="prepared for other parameters"):
+        learner._open(run)
+    assert budget.ledger == () and not hasattr(learner, "privacy_spent_")
