@@ -39,13 +39,23 @@ demo: $(STAMP) data-home
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks examples docs scripts
 
+# The whole suite in two pytest calls: every test but those marked `serial` on $(TEST_WORKERS) workers
+# (pytest-xdist; one BLAS thread each, so the workers do not oversubscribe the cores), then the `serial`
+# ones (real Flower/Ray processes, whose checks watch process trees, CPU use and round-trip pace) alone.
+# `make test TEST_WORKERS=0` runs the first call in one process.
+TEST_WORKERS ?= 2
+PYTEST := $(BIN)/python -m pytest -q -p no:cacheprovider
+PARALLEL := OPENBLAS_NUM_THREADS=1 $(PYTEST) -n $(TEST_WORKERS) --dist worksteal
+
 test: lint data-home
-	$(BIN)/python -m pytest -q -p no:cacheprovider
+	$(PARALLEL) -m "not serial"
+	$(PYTEST) -m serial
 
 # A contributor's quick run: every test but those marked slow (real processes, statistical audits, long
-# reproductions); CI runs `make test`, everything.
+# reproductions; every `serial` test is also `slow`, tests/conftest.py checks it), on the same workers;
+# CI runs `make test`, everything.
 test-quick: lint data-home
-	$(BIN)/python -m pytest -q -p no:cacheprovider -m "not slow"
+	$(PARALLEL) -m "not slow"
 
 bench: $(STAMP) data-home
 	$(BIN)/python benchmarks/bench_privacy.py

@@ -7,7 +7,8 @@ from dpfair.experiments import ExperimentSpec, register, task_rng
 
 
 def sleepy_task(cell, seed):
-    time.sleep(cell["sleep"])
+    # DPFAIR_TEST_SLEEPY_SLEEP stretches the tasks of a run a test kills, so the kill lands mid-run on a busy machine
+    time.sleep(float(os.environ.get("DPFAIR_TEST_SLEEPY_SLEEP", cell["sleep"])))
     rng = task_rng("sleepy", cell, seed)
     return {"value": float(rng.uniform()), "square": float(cell["x"] ** 2 + seed)}
 

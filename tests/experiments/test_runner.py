@@ -55,12 +55,16 @@ def _count(db):
 
 @pytest.mark.slow
 @pytest.mark.processes
+@pytest.mark.serial  # the kill must land mid-run: its tasks are stretched to 0.6 s each (~8 s in all on 2 workers)
 @pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGINT], ids=["crash", "ctrl-c"])
 def test_resume_after_kill_loses_and_duplicates_nothing(tmp_path, how):
     out = tmp_path / "out"
     cmd = [*DPFAIR, "run", "sleepy", "--out", str(out), "--workers", "2", "--quiet"]
     log = open(tmp_path / "stderr.txt", "wb")  # a file, not a pipe: a pipe would wait for orphans
-    proc = subprocess.Popen(cmd, env=ENV, stdout=subprocess.DEVNULL, stderr=log)
+    # 0.6 s per task (24 tasks on 2 workers: ~8 s) so that the kill lands mid-run even on a loaded machine; the
+    # values do not depend on the sleep, and the resumed and clean runs below use the cell's own 0.15 s
+    slow = {**ENV, "DPFAIR_TEST_SLEEPY_SLEEP": "0.6"}
+    proc = subprocess.Popen(cmd, env=slow, stdout=subprocess.DEVNULL, stderr=log)
     db = out / "results.sqlite"
     deadline = time.time() + 60
     while time.time() < deadline:

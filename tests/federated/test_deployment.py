@@ -56,6 +56,7 @@ def test_bad_arguments(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.processes
+@pytest.mark.serial
 def test_round_trip_latency_and_cleanup(tmp_path):
     rounds = 15
     with LocalFederation(3, app_dir=TOY_APP, log_dir=tmp_path / "logs") as fed:
@@ -100,6 +101,7 @@ _CHILD = textwrap.dedent(
 
 @pytest.mark.slow
 @pytest.mark.processes
+@pytest.mark.serial
 @pytest.mark.parametrize("executor", ["persistent", "flower"])
 def test_ctrl_c_stops_every_process(tmp_path, executor):
     pid_file = tmp_path / "pids.json"

@@ -134,6 +134,7 @@ def _replace(command: str, link_port: int, node_port: int | None, agent: int | N
 
 @pytest.mark.slow
 @pytest.mark.processes
+@pytest.mark.serial
 def test_the_deployment_pages_commands_run_as_written_with_stock_flower(tmp_path):
     commands, toml = doc_blocks()
     if shutil.which("ssh-keygen") is None:

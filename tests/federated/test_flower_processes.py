@@ -45,6 +45,7 @@ def _dead(pids: set[int]) -> bool:
 
 @pytest.mark.slow
 @pytest.mark.processes
+@pytest.mark.serial
 def test_flower_processes_reproduce_the_simulator_and_send_only_noisy_statistics(tmp_path):
     started: dict[str, set[int]] = {}
     wire = tmp_path / "wire.jsonl"
@@ -93,6 +94,7 @@ def test_flower_processes_reproduce_the_simulator_and_send_only_noisy_statistics
 
 @pytest.mark.slow
 @pytest.mark.processes
+@pytest.mark.serial
 def test_a_killed_supernode_is_dropped_and_the_run_completes(tmp_path):
     wire = tmp_path / "wire.jsonl"
     horizon = 60  # bounded-gap at d = 1: 31 synchronizations

@@ -120,6 +120,7 @@ _OWNER = textwrap.dedent(
 
 
 @pytest.mark.processes
+@pytest.mark.serial
 @pytest.mark.slow
 @pytest.mark.parametrize("executor", ["persistent", "flower"])
 def test_sigkill_of_the_owner_leaves_no_flower_process(tmp_path, executor):
@@ -151,6 +152,8 @@ def test_sigkill_of_the_owner_leaves_no_flower_process(tmp_path, executor):
 
 
 @pytest.mark.slow
+@pytest.mark.processes
+@pytest.mark.serial
 def test_an_idle_federation_uses_under_5_percent_of_a_cpu(tmp_path):
     """Five SuperNodes with their executors and the SuperLink, idle: the best of a few 4 s windows once past the
     backoff threshold (the start-up's imports end at different times on a loaded machine; a busy poll never dips)."""
@@ -169,6 +172,8 @@ def test_an_idle_federation_uses_under_5_percent_of_a_cpu(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.processes
+@pytest.mark.serial
 def test_a_run_out_of_time_fails_in_one_line_and_keeps_its_partial_result(tmp_path):
     """``dpfair federated demo --timeout``: T = 2000 at d = 5 is 2,000 message rounds (>= 100 s even at 50 ms
     each), 20 s cannot hold it: one FAILED line, exit status 1, the partial result saved, no process left."""
@@ -195,6 +200,8 @@ def test_a_run_out_of_time_fails_in_one_line_and_keeps_its_partial_result(tmp_pa
 
 
 @pytest.mark.slow
+@pytest.mark.processes
+@pytest.mark.serial
 def test_the_demo_runs_on_its_defaults_with_secure_noise(tmp_path):
     """Default noise is secure (its source pickles as a new secure source in ``context.state``): exit 0."""
     from typer.testing import CliRunner

@@ -113,6 +113,7 @@ def test_an_agent_whose_messages_hop_between_actors_continues_like_the_simulator
 @needs_ray
 @pytest.mark.slow
 @pytest.mark.processes
+@pytest.mark.serial
 def test_the_simulation_engine_reproduces_the_simulator_and_leaves_no_process(tmp_path):
     """``run_demo(executor="simulation")``: Flower's stock ``flower-superlink --simulation``, Ray actors as the
     virtual SuperNodes; seeded, the same actions, regrets, synchronizations and ``privacy_spent`` as
@@ -186,6 +187,7 @@ _OWNER = textwrap.dedent(
 @needs_ray
 @pytest.mark.slow
 @pytest.mark.processes
+@pytest.mark.serial
 def test_sigkill_of_a_simulations_owner_leaves_no_flower_or_ray_process(tmp_path):
     """Mid-run (Ray's daemons and actors up), SIGKILL the owner: within 15 s no process it started, directly or
     through Flower and Ray, is alive, and ``FLWR_HOME`` and Ray's session folder are gone (the reaper)."""
