@@ -236,6 +236,32 @@ def test_factored_projection_is_the_projection(census, synthetic):
     assert _factor_support(synthetic.support)[3].size == 0  # continuous contexts: the direct projection
 
 
+def test_rank_comparisons_count_rounding_ties_as_ties():
+    """Issue 34: distinct rows whose projections differ by rounding only are ties for both rank pools.
+
+    ``x_a = (s, s, 2s)`` and ``x_b = (2s, 0, 2s)`` project to the same number when ``theta_0 == theta_1``; a
+    ``theta_hat`` one ulp off (another engine's rounding) puts ``x_a`` one ulp above ``x_b``.  Each must count
+    the other as at or below it; a clear gap must still order them.
+    """
+    from dpfair.bandits._ranks import _ContextPool, _SupportPool
+
+    s = 1.0 / math.sqrt(24.0)
+    support = np.array([[s, s, 2 * s], [2 * s, 0.0, 2 * s], [1.0, 1.0, 1.0]])  # group 0: rows 0, 1; group 1: row 2
+    offsets = np.array([0, 2, 3])
+    tied = np.array([[1.25, np.nextafter(1.25, 2.0), 0.5]])
+    assert support[0] @ tied[0] > support[1] @ tied[0]  # the rounding separates them: a strict <= says 0 below
+    apart = np.array([[1.0, 1.0 - 1e-6, 1.0]])  # x_a 1e-6 s below x_b: a gap far above the tolerance
+    for theta, expected in ((tied, [[1.0, 1.0], [1.0, 1.0]]), (apart, [[1.0, 1.0], [0.0, 1.0]])):
+        for pooled, candidate, want in ((0, 1, expected[0]), (1, 0, expected[1])):
+            ids = np.array([[pooled, 2]])
+            pool = _SupportPool(support, offsets, 1)
+            pool.add(ids)
+            np.testing.assert_array_equal(pool.rank_counts(theta, np.array([[candidate, 2]])), [want])
+            direct = _ContextPool(2, 1, 2, 3)
+            direct.add(support[ids])
+            np.testing.assert_array_equal(direct.rank_counts(theta, support[np.array([[candidate, 2]])]), [want])
+
+
 def test_engine_is_validated(synthetic):
     with pytest.raises(ValueError, match="engine must be one of"):
         simulate(synthetic, {"R": RandomPolicy()}, 10, [0], engine="numba")

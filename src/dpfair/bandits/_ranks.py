@@ -9,6 +9,16 @@ import numpy as np
 
 _CHUNK_VALUES = 2**21  # random numbers drawn ahead per compiled kernel call (16 MB of float64)
 
+# Relative tolerance of the rank comparisons: a pooled context x' counts as at or below the candidate x when
+# <x', theta> <= <x, theta> + RANK_RTOL ||theta|| (||x'|| + ||x||).  Distinct contexts of a discrete support
+# often project to the *same* real number (theta_hat inherits equal coordinates from repeated records:
+# 0.2 (t_0 + t_1) == 0.4 t_0 when t_0 == t_1), and then the last bits of theta_hat and of the projection
+# (BLAS, Cholesky, summation order) decide the comparison; the numpy rounds and the compiled kernels round
+# differently (issue 34).  The tolerance counts such ties as ties in every engine.  It is far above the
+# rounding of the ridge estimate (about cond(V) 1e-16 relative, cond(V) <= 1 + N max||x||^2 / lambda) and far
+# below any gap that matters statistically.
+RANK_RTOL = 1e-9
+
 
 def _chunks(horizon: int, values_per_round: int) -> list[tuple[int, int]]:
     """Spans ``[t0, t1)`` of rounds whose random numbers (``values_per_round`` each) fit in ``_CHUNK_VALUES``."""
@@ -35,11 +45,28 @@ def tie_break_argmax(scores: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
     return np.argmax(np.where(best, uniforms, -1.0), axis=1)
 
 
+def rank_tolerance(theta: np.ndarray) -> np.ndarray:
+    """``RANK_RTOL ||theta||`` of every run: the comparisons' tolerance per unit of context norm.
+
+    Parameters
+    ----------
+    theta : numpy.ndarray of shape (n_runs, d)
+        The estimates the contexts are projected on.
+
+    Returns
+    -------
+    numpy.ndarray of shape (n_runs,)
+        ``c`` with ``x'`` at or below ``x`` when ``<x', theta> - c ||x'|| <= <x, theta> + c ||x||``.
+    """
+    return RANK_RTOL * np.sqrt(np.einsum("sd,sd->s", theta, theta))
+
+
 class _SupportPool:
     """Rank pool over a finite support: per-run counts of each support row (module docstring)."""
 
     def __init__(self, support: np.ndarray, offsets: np.ndarray, n_runs: int) -> None:
         self.support = support
+        self.norms = np.sqrt(np.einsum("md,md->m", support, support))  # ||x'|| of every row (rank_tolerance)
         self.offsets = offsets
         self.sizes = np.diff(offsets)
         # counts are small integers: exact in float32 (and their sums, below 2**24)
@@ -48,6 +75,7 @@ class _SupportPool:
         self._proj = np.empty((support.shape[0], n_runs))
         self._below = np.empty((support.shape[0], n_runs), dtype=bool)
         self._weighted = np.empty((support.shape[0], n_runs), dtype=np.float32)
+        self._tol = np.zeros(n_runs)
         self._theta: np.ndarray | None = None
 
     def add(self, ids: np.ndarray, sign: float = 1.0) -> None:
@@ -55,11 +83,15 @@ class _SupportPool:
 
     def rank_counts(self, theta: np.ndarray, ids: np.ndarray) -> np.ndarray:
         if self._theta is None or not np.array_equal(theta, self._theta):
-            # every support row under every run's theta_hat, (M, n_runs); reused while theta_hat is unchanged
+            # every support row under every run's theta_hat, lowered by its tolerance: <x', theta> - c ||x'||,
+            # (M, n_runs); reused while theta_hat is unchanged
+            self._tol = rank_tolerance(theta)
             np.matmul(self.support, theta.T, out=self._proj)
+            self._proj -= self.norms[:, None] * self._tol[None, :]
             self._theta = theta.copy()
-        q = self._proj[ids, self._runs]  # (n_runs, K): the candidates' own projections (same numbers)
-        # 1{<x', theta_hat> <= <x_k, theta_hat>} for every support row x' of group k
+        # (n_runs, K): the candidates' own projections raised by their tolerance, <x_k, theta> + c ||x_k||
+        q = self._proj[ids, self._runs] + 2.0 * self._tol[:, None] * self.norms[ids]
+        # 1{<x', theta_hat> <= <x_k, theta_hat>} (to the tolerance RANK_RTOL) for every support row x' of group k
         np.less_equal(self._proj, np.repeat(q.T, self.sizes, axis=0), out=self._below)
         np.multiply(self.counts, self._below, out=self._weighted)
         # sum the pool counts of the rows at or below the candidate, group by group
@@ -118,4 +150,6 @@ class _ContextPool:
         window = self.buffer[self.start : self.end]
         both = np.concatenate([window, contexts[None]], axis=0)
         proj = np.einsum("nskd,sd->nsk", both, theta)
-        return (proj[:-1] <= proj[-1][None]).sum(axis=0).astype(float)
+        # <x', theta> - c ||x'|| <= <x_k, theta> + c ||x_k||: the support pool's comparison (RANK_RTOL)
+        slack = rank_tolerance(theta)[None, :, None] * np.sqrt(np.einsum("nskd,nskd->nsk", both, both))
+        return (proj[:-1] - slack[:-1] <= (proj[-1] + slack[-1])[None]).sum(axis=0).astype(float)

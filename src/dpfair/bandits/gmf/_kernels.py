@@ -25,9 +25,12 @@ policy's noise source in numpy, in the numpy reference's order, and passed in: a
 the same stream under both engines.  The ranks are integer counts of comparisons between
 projections computed by one function (a candidate is compared with its own projection, equal rows
 get equal projections); the projections and ridge estimates agree with numpy's to floating-point
-rounding, so the actions are the same unless two distinct contexts project within about ``1e-15`` of
-each other.  The caller checks the stream first (``BanditPolicy._check_stream``): the kernels never
-meet a context or reward that ``update`` would refuse.
+rounding, and the comparisons have the tolerance ``RANK_RTOL ||theta_hat|| (||x'|| + ||x||)`` of the
+numpy pools (:mod:`dpfair.bandits._ranks`), which counts the exact ties of discrete supports (distinct
+records with equal projections in exact arithmetic) as ties, so the actions are the same unless two
+distinct contexts project within rounding of that tolerance's edge.  The caller checks the stream
+first (``BanditPolicy._check_stream``): the kernels never meet a context or reward that ``update``
+would refuse.
 
 Cost per run: OFUL ``O(K d^2 + d^3)`` per round; Fair-Greedy ``O(M d)`` per change of ``theta_hat``
 (every other round with the history split; fewer products with :func:`_project_factored`) plus
@@ -407,6 +410,8 @@ def fair_greedy_rounds(
     support: np.ndarray,
     support_t: np.ndarray,
     offsets: np.ndarray,
+    norms: np.ndarray,
+    rank_rtol: float,
     rewards: np.ndarray,
     uniforms: np.ndarray,
     rank_noise: np.ndarray,
@@ -447,6 +452,11 @@ def fair_greedy_rounds(
         The ``(M, d)`` support sorted by group, and its ``(d, M)`` transpose.
     offsets : numpy.ndarray of int64, shape (K + 1,)
         First support row of every group.
+    norms : numpy.ndarray of shape (M,)
+        Euclidean norm of every support row.
+    rank_rtol : float
+        ``dpfair.bandits._ranks.RANK_RTOL``: row ``j`` counts as at or below candidate ``x`` when
+        ``<x_j, theta> - c ||x_j|| <= <x, theta> + c ||x||`` with ``c = rank_rtol ||theta||``.
     rewards : numpy.ndarray of shape (n_runs, T, K)
         Reward of every candidate.
     uniforms : numpy.ndarray of shape (t1 - t0, n_runs, K)
@@ -468,9 +478,9 @@ def fair_greedy_rounds(
         ``numpy.triu_indices(d + 1)``: the packing of the upper triangles.
     counts, proj, proj_fresh, theta, gram, target, exact, noisy, failures : numpy.ndarray
         State of every run (updated in place): pool count of every support row ``(n_runs, M)``, the
-        rows' projections on ``theta_hat`` and whether they are current, ``theta_hat``, the last
-        positive definite release ``V``, ``b``, the tree's exact and noisy nodes ``(n_runs, L, P)``
-        and the number of releases that were not positive definite.
+        rows' projections on ``theta_hat`` lowered by their tolerance ``c ||x_j||`` and whether they are
+        current, ``theta_hat``, the last positive definite release ``V``, ``b``, the tree's exact and
+        noisy nodes ``(n_runs, L, P)`` and the number of releases that were not positive definite.
     actions : numpy.ndarray of int64, shape (n_runs, T)
         Written: the chosen group of every round.
     """
@@ -499,6 +509,11 @@ def fair_greedy_rounds(
                 for k in range(n_groups):
                     ranks[k] = 0.0
             else:
+                # the tolerance of the comparisons per unit of norm, c = RANK_RTOL ||theta_hat|| (_ranks.rank_tolerance)
+                sq = 0.0
+                for j in range(d):
+                    sq += theta[r, j] * theta[r, j]
+                tol = rank_rtol * math.sqrt(sq)
                 if not proj_fresh[r]:  # theta_hat changed: project every support row on it
                     if factored:
                         for j in range(cols_a.shape[0]):
@@ -508,10 +523,13 @@ def fair_greedy_rounds(
                         _project_factored(combos_t, codes, rest_t, theta_a, theta_b, partial, proj[r])
                     else:
                         _project(support_t, theta[r], proj[r])
+                    for j in range(norms.shape[0]):  # <x_j, theta_hat> - c ||x_j||
+                        proj[r, j] -= tol * norms[j]
                     proj_fresh[r] = True
                 for k in range(n_groups):
                     # F_hat_k(<x_k, theta_hat>): share of group k's pooled contexts at or below the candidate
-                    value = proj[r, rows[r, t, k]]
+                    # <x_k, theta_hat> + c ||x_k||: pooled rows within the tolerance of a tie count (issue 34)
+                    value = proj[r, rows[r, t, k]] + 2.0 * tol * norms[rows[r, t, k]]
                     lo, hi = offsets[k], offsets[k + 1]
                     count = _count_at_or_below(proj[r, lo:hi], counts[r, lo:hi], value)
                     ranks[k] = count / n_pool

@@ -24,6 +24,11 @@ direct computation (the same indicator sum, grouped by identical vectors) at ``O
 and round, independent of ``t``.  Without a support (``support=None``) the policy stores the contexts
 and computes the ranks directly, ``O(N_t K d)`` per run and round.
 
+"At or below" is to a tolerance: a pooled ``x'`` counts when ``<x', theta_hat> <= <x_k, theta_hat> +
+RANK_RTOL ||theta_hat|| (||x'|| + ||x_k||)`` (``RANK_RTOL = 1e-9``, :mod:`dpfair.bandits._ranks`), in both
+pools and in the compiled kernels.  On a discrete support distinct records often project to the same
+real number, and the last bits of ``theta_hat`` would otherwise order them differently in each engine.
+
 Compiled rounds
 ---------------
 ``select`` and ``update`` are the numpy reference.  :func:`~dpfair.bandits.simulate` (its default
@@ -53,7 +58,14 @@ from dpfair._validation import (
     check_open_unit,
     check_positive_normal,
 )
-from dpfair.bandits._ranks import _chunks, _ContextPool, _factor_support, _SupportPool, tie_break_argmax
+from dpfair.bandits._ranks import (
+    RANK_RTOL,
+    _chunks,
+    _ContextPool,
+    _factor_support,
+    _SupportPool,
+    tie_break_argmax,
+)
 from dpfair.bandits.gmf.policy_base import BanditPolicy
 from dpfair.bandits.ridge import RidgeState, confidence_radius
 from dpfair.privacy.budget import suspend_default_budget
@@ -450,7 +462,8 @@ class FairGreedy(BanditPolicy):
             for t0, t1 in _chunks(T, S * (2 * self.n_groups_ + pack_row.size)):
                 uniforms, rank_noise, tree_noise = self._compiled_noise(t0, t1, rank_noisy, tree_noisy, pack_row.size)
                 call(
-                    kernels.fair_greedy_rounds, t0, t1, split, rows, support, support_t, offsets, rewards, uniforms,
+                    kernels.fair_greedy_rounds, t0, t1, split, rows, support, support_t, offsets, self._pool.norms, RANK_RTOL,
+                    rewards, uniforms,
                     rank_noise, tree_noise, factorized, shifts, *factored, pack_row, pack_col, counts, proj, fresh, theta, gram,
                     target, exact, noisy, failures, actions,
                 )
