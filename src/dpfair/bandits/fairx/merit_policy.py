@@ -114,7 +114,7 @@ def _project(points: np.ndarray, center: np.ndarray, eigvals: np.ndarray, eigvec
 
     :mod:`dpfair.bandits.fairx._kernels` compiles the same iteration (``engine="compiled"`` of
     :func:`dpfair.bandits.simulate_federated`): change both together
-    (``tests/bandits/test_compiled_fairx.py`` checks that they agree).
+    (``tests/bandits/fairx/test_compiled_fairx.py`` checks that they agree).
     """
     y = points - center
     z = np.einsum("nik,ni->nk", eigvecs, y)

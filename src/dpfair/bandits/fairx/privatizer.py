@@ -19,7 +19,7 @@ increment, hence only the ``floor(log2 tau) + 1`` nodes that contain it, each by
 below.  (Rounding the running sum instead, ``round(S_k) + noise``, makes node ``(a, b]`` equal to
 ``round(S_b) - round(S_a) + N``: a changed element moves the rounding of *every later* sum, so nodes
 without the change differ too and the tree's accounting does not hold --
-``tests/bandits/test_privatizer_neighbours.py``.)
+``tests/bandits/fairx/test_privatizer_neighbours.py``.)
 
 Node noise (Algorithm 2, lines 5-8)
 -----------------------------------

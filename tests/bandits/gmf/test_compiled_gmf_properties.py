@@ -1,6 +1,6 @@
 """Property test (hypothesis): the compiled GMF engine equals the numpy reference on random small problems.
 
-``tests/bandits/test_compiled_gmf.py`` compares ``simulate(engine="compiled")`` with ``engine="numpy"`` on two
+``tests/bandits/gmf/test_compiled_gmf.py`` compares ``simulate(engine="compiled")`` with ``engine="numpy"`` on two
 fixed environments and seeds; here hypothesis draws the problem -- groups (the arms: one candidate per group
 each round), dimension, population, continuous or discrete contexts (discrete ones repeat records and tie the
 optimistic scores and the ranks across groups, and make the compiled projection factored), horizon, stream
@@ -8,7 +8,7 @@ seeds and the policy: OFUL, Fair-Greedy (split history or not) or Private-Fair-G
 infinite epsilon, with each continual release -- and the two engines must give the same actions, the same
 regrets (to the fixed-seed test's ``1e-9``) and the same ``privacy_spent``.  A spy on
 :meth:`dpfair.bandits.BanditPolicy._run_compiled` proves the compiled rounds ran (no silent fallback to numpy).
-Derandomized (the same examples on every run), as ``tests/bandits/test_compiled_fairx_sync.py``.
+Derandomized (the same examples on every run), as ``tests/bandits/fairx/test_compiled_fairx_sync.py``.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from dpfair.bandits import (
 
 pytestmark = pytest.mark.filterwarnings("ignore::dpfair.privacy.PrivacyLeakWarning")
 
-ATOL = 1e-9  # the tolerance of tests/bandits/test_compiled_gmf.py
+ATOL = 1e-9  # the tolerance of tests/bandits/gmf/test_compiled_gmf.py
 
 
 def _discrete_environment(n_groups: int, n_features: int, population: int, seed: int) -> CensusHiringEnvironment:
