@@ -11,6 +11,7 @@ calls: after editing :func:`sherman_morrison`, delete the kernels' cache (the ``
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -54,6 +55,43 @@ def threads() -> int:
         At least one.
     """
     return max(1, int(numba.config.NUMBA_NUM_THREADS))
+
+
+@jit()
+def cholesky(matrix: Any, chol: Any) -> bool:
+    """Lower ``chol`` with ``matrix = chol chol^T``, in place; ``False`` when a pivot is not positive.
+
+    The column-by-column Cholesky–Banachiewicz loop with LAPACK potrf's test (a pivot that is not ``> 0``,
+    NaN included, stops it); both families' kernels factor their Gram matrices with it (Fair-Greedy's ridge
+    solve, the FairX synchronization's inverse).
+
+    Parameters
+    ----------
+    matrix : numpy.ndarray of shape (d, d)
+        Symmetric; only its lower triangle is read.
+    chol : numpy.ndarray of shape (d, d)
+        Output; its lower triangle is written (the upper triangle is left as it was).
+
+    Returns
+    -------
+    bool
+        Whether ``matrix`` is numerically positive definite (``chol`` is complete only then).
+    """
+    d = matrix.shape[0]
+    for j in range(d):
+        s = matrix[j, j]
+        for k in range(j):
+            s -= chol[j, k] * chol[j, k]
+        if not s > 0.0:  # also NaN
+            return False
+        pivot = math.sqrt(s)
+        chol[j, j] = pivot
+        for i in range(j + 1, d):
+            s = matrix[i, j]
+            for k in range(j):
+                s -= chol[i, k] * chol[j, k]
+            chol[i, j] = s / pivot
+    return True
 
 
 @jit(inline="always")  # inlined where it is called (numba IR): no call in the kernels' per-round loops

@@ -43,8 +43,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from dpfair.bandits._numba import cholesky, sherman_morrison, threads
 from dpfair.bandits._numba import jit as _jit
-from dpfair.bandits._numba import sherman_morrison, threads
 
 __all__ = ["pool", "project_rows", "run", "run_groups", "threads"]
 
@@ -495,19 +495,8 @@ def _cholesky_inverse(matrix, chol, chol_inverse, inverse) -> bool:
     definite (``inverse`` is then not written).
     """
     d = matrix.shape[0]
-    for j in range(d):
-        s = matrix[j, j]
-        for k in range(j):
-            s -= chol[j, k] * chol[j, k]
-        if not s > 0.0:
-            return False
-        root = math.sqrt(s)
-        chol[j, j] = root
-        for i in range(j + 1, d):
-            s = matrix[i, j]
-            for k in range(j):
-                s -= chol[i, k] * chol[j, k]
-            chol[i, j] = s / root
+    if not cholesky(matrix, chol):
+        return False
     for j in range(d):
         for i in range(j):
             chol_inverse[i, j] = 0.0

@@ -54,8 +54,8 @@ from typing import Any
 
 import numpy as np
 
+from dpfair.bandits._numba import cholesky, sherman_morrison, threads
 from dpfair.bandits._numba import jit as _jit
-from dpfair.bandits._numba import sherman_morrison, threads
 
 __all__ = ["fair_greedy_rounds", "oful_rounds", "parallel_runs", "threads"]
 
@@ -92,26 +92,6 @@ def parallel_runs(n_runs: int) -> Iterator[Callable[..., None]]:
 # --------------------------------------------------------------------------------------------------
 # small dense linear algebra
 # --------------------------------------------------------------------------------------------------
-@_jit()
-def _cholesky(gram: np.ndarray, chol: np.ndarray) -> bool:
-    """Lower ``chol`` with ``gram = chol chol^T``; ``False`` when a pivot is not positive (LAPACK potrf's test)."""
-    d = gram.shape[0]
-    for j in range(d):
-        s = gram[j, j]
-        for k in range(j):
-            s -= chol[j, k] * chol[j, k]
-        if not s > 0.0:  # also NaN
-            return False
-        pivot = math.sqrt(s)
-        chol[j, j] = pivot
-        for i in range(j + 1, d):
-            s = gram[i, j]
-            for k in range(j):
-                s -= chol[i, k] * chol[j, k]
-            chol[i, j] = s / pivot
-    return True
-
-
 @_jit()
 def _cholesky_solve(chol: np.ndarray, rhs: np.ndarray, out: np.ndarray) -> None:
     """``out = (chol chol^T)^{-1} rhs`` by forward and back substitution."""
@@ -200,7 +180,7 @@ def oful_rounds(
         V, V_inv, b = gram[r], gram_inverse[r], target[r]
         for t in range(t0, t1):
             # radius sqrt(beta_t) = R sqrt(2 ln(1/delta) + ln(det V_t / lambda^d)) + sqrt(lambda) S (Thm 2)
-            _cholesky(V, chol)
+            cholesky(V, chol)
             log_det = 0.0
             for i in range(d):
                 log_det += math.log(chol[i, i])
@@ -557,7 +537,7 @@ def fair_greedy_rounds(
                 else:
                     _tree_add(exact[r], noisy[r], s + 1, z, pack_row, pack_col, node_noise, noisy_tree, block)
                     _tree_release(noisy[r], s + 1, shifts[s + 1], pack_row, pack_col, released, V, b)
-                if _cholesky(V, chol):
+                if cholesky(V, chol):
                     _cholesky_solve(chol, b, theta_new)
                     for j in range(d):
                         theta[r, j] = theta_new[j]
