@@ -326,3 +326,19 @@ def test_the_persistent_executor_sends_no_exception_text():
 
     code, reason = client_app_error(ValueError(f"could not convert string to float: '{SECRET}'"))
     assert "Jane" not in reason and "ValueError" in reason and isinstance(code, int)
+
+
+def test_the_demos_setting_check_charges_no_ledger(tmp_path):
+    # run_demo checks every learner's settings before it starts a process; for a private learner that check is
+    # its dry run (check_reset), so a process-wide ledger set by the caller is not charged by the check itself
+    from dpfair.federated.demo import run_demo
+    from dpfair.privacy import PrivacyBudget, set_default_budget
+
+    ledger = PrivacyBudget(100.0, 0.5)
+    previous = set_default_budget(ledger)
+    try:
+        with pytest.raises(ValueError, match="timeout"):  # refused after the settings check, before any process
+            run_demo(2, 50, learner="priv", out=tmp_path / "demo", timeout=-1.0)
+    finally:
+        set_default_budget(previous)
+    assert ledger.ledger == ()

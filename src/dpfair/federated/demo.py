@@ -159,10 +159,14 @@ def run_demo(
         raise ValueError(f"unknown run setting(s) {unknown}; the settings are {sorted(RUN_CONFIG)}.")
     from dpfair.federated.apps import learners_from_config
 
+    sizes = (int(config.get("n-actions", 10)), int(config.get("dim", 5)), int(horizon))
     for check in learners_from_config(config).values():  # refuse bad settings before starting any process
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            check.reset(int(config.get("n-actions", 10)), int(config.get("dim", 5)), int(horizon), n_agents=int(n_agents))
+            if hasattr(check, "check_reset"):  # a private learner's dry run: every check, no charge, no noise
+                check.check_reset(*sizes, n_agents=int(n_agents))
+            else:  # a non-private learner charges nothing
+                check.reset(*sizes, n_agents=int(n_agents))
     (folder / "result.json").unlink(missing_ok=True)
     for old in metrics.glob("agent-*.npz"):
         old.unlink()
