@@ -168,3 +168,38 @@ def test_open_refuses_a_run_prepared_for_other_parameters():
     with pytest.raises(ValueError, match="prepared for other parameters"):
         learner._open(run)
     assert budget.ledger == () and not hasattr(learner, "privacy_spent_")
+
+
+def test_agents_on_their_defaults_charge_once_each_with_secure_noise():
+    # what a user runs: no random_state (secure noise, the square root), the default protocol, two agents on one
+    # shared budget, driven per agent through real synchronizations; each agent's reset is one ledger entry, its
+    # planned charge beforehand is that entry, nothing says "seeded", and a third agent is refused by the budget
+    env = FederatedSyntheticEnvironment(dim=5, n_actions=6)
+    budget = PrivacyBudget(4.0, 0.2)
+    horizon, n_agents = 30, 2
+    template = PrivFairXLinUCB(2.0, 0.1, L5, budget=budget)
+    plans = [template.check_reset(6, 5, horizon, n_agents=n_agents, agent=i) for i in range(n_agents)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SeededNoiseWarning)  # secure noise: no seeded-noise warning anywhere
+        agents = [PrivFairXLinUCB(2.0, 0.1, L5, budget=budget).reset(6, 5, horizon, n_agents=n_agents, agent=i)
+                  for i in range(n_agents)]
+        server = agents[0].make_server(5, horizon, n_agents)
+        streams = [env.agent_stream(0, horizon, n_agents, i) for i in range(n_agents)]
+        scheduled, synchronizations = server.next_round(0), 0
+        for t in range(1, horizon + 1):
+            for agent, stream in zip(agents, streams, strict=True):
+                x = stream.contexts(t)
+                a = agent.select(x)
+                agent.update(x, int(a), stream.reward(t, int(a)))
+            if t == scheduled:
+                shared = server.aggregate({i: agent.local_statistics() for i, agent in enumerate(agents)})
+                for agent in agents:
+                    agent.receive_shared(*shared)
+                scheduled, synchronizations = server.next_round(t), synchronizations + 1
+    assert synchronizations >= 2
+    assert _ledger(budget) == [_entry(plan) for plan in plans]
+    assert [(e.epsilon, e.delta) for e in budget.ledger] == [(2.0, 0.1)] * n_agents
+    assert all(agent.privacy_spent_["noise"] == "secure" for agent in agents)
+    with pytest.raises(PrivacyBudgetExceededError):
+        PrivFairXLinUCB(2.0, 0.1, L5, budget=budget).reset(6, 5, horizon, n_agents=3, agent=2)
+    assert len(budget.ledger) == n_agents
