@@ -64,22 +64,6 @@ def _policies(env):
     }
 
 
-@pytest.fixture
-def compiled_runs(monkeypatch):
-    """Names of the policies whose rounds ran compiled (not a silent fallback to the numpy rounds)."""
-    from dpfair.bandits.gmf.policy_base import BanditPolicy
-
-    ran, original = [], BanditPolicy._run_compiled
-
-    def spy(self, context_ids, rewards):
-        actions = original(self, context_ids, rewards)
-        if actions is not None:
-            ran.append(type(self).__name__)
-        return actions
-
-    monkeypatch.setattr(BanditPolicy, "_run_compiled", spy)
-    return ran
-
 
 def _assert_same_results(compiled, reference):
     assert compiled.policy_names == reference.policy_names

@@ -57,19 +57,6 @@ def _policy(kind: str, env, epsilon: float, continual: str, split_history: bool,
                              continual=continual, random_state=seed)
 
 
-@pytest.fixture
-def compiled_runs(monkeypatch):
-    """Names of the policies whose rounds ran compiled (``_run_compiled`` returned actions, not ``None``)."""
-    ran, original = [], BanditPolicy._run_compiled
-
-    def spy(self, context_ids, rewards):
-        actions = original(self, context_ids, rewards)
-        if actions is not None:
-            ran.append(type(self).__name__)
-        return actions
-
-    monkeypatch.setattr(BanditPolicy, "_run_compiled", spy)
-    return ran
 
 
 def _assert_engines_agree(compiled_runs, env, kind, epsilon, continual, split_history, horizon, seeds, seed):
