@@ -307,6 +307,9 @@ class _TreeStream(_Stream):
         super().__init__(_one_draw, shape)
         self.nodes = np.zeros((n_levels, self.cols))
 
+    def draws_for(self, n: int) -> int:
+        return n  # one node per step
+
     def _advance(self, z: np.ndarray, n: int) -> np.ndarray:
         out = np.empty((n, self.cols))
         for k in range(n):
@@ -394,6 +397,11 @@ class _HonakerStream(_Stream):
         super().__init__(_honaker_draws, shape)
         self.weights = _honaker_variances(n_levels)
         self.est = np.zeros((n_levels, self.cols))
+
+    def draws_for(self, n: int) -> int:
+        # sum of lsb(t) + 1 over t in (a, b]: n, plus for each i >= 1 the multiples of 2^i there
+        a, b = self.t, self.t + n
+        return n + sum((b >> i) - (a >> i) for i in range(1, b.bit_length()))
 
     def _advance(self, z: np.ndarray, n: int) -> np.ndarray:
         out = np.empty((n, self.cols))
@@ -563,6 +571,14 @@ class _SqrtStream(_Stream):
         self.drawn = 0
         self.noise = np.zeros((0, self.cols))
         self.offset = 0
+        self._starts = tuple(factorization._blocks.items())  # (first step, steps) of each draw block
+
+    def draws_for(self, n: int) -> int:
+        """:meth:`_Stream.draws_for` from the draw blocks (``O(log T)``, not a loop over the steps)."""
+        starts = self.__dict__.get("_starts")
+        if starts is None:  # a stream pickled before the draw blocks were kept
+            return super().draws_for(n)
+        return sum(size for start, size in starts if self.t < start <= self.t + n)
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
@@ -592,7 +608,7 @@ class _SqrtStream(_Stream):
             if self.drawn % L == 0:  # block complete: its spectrum, once
                 self._fft(self._pending, self._spectra[self._complete])
                 self._complete += 1
-                self._pending = np.zeros((L, self.cols))
+                self._pending.fill(0.0)  # reused: no fresh pages per block
 
     def _fft(self, z: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         """Spectra (real FFT of size ``2L``) of the columns of ``z`` (``(L, cols)``), a chunk of columns at a time."""

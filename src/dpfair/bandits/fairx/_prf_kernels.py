@@ -9,18 +9,26 @@ tests check) without a Python call per digest: the state after the key block is 
 security argument (keyed BLAKE2b is a PRF), only cheaper.  :func:`splitmix_words` is the seeded trees'
 SplitMix64 stream (:func:`dpfair.bandits.fairx.privatizer.keyed_words`) in the same layout.
 
+Two more kernels of the same noise path, so that no numpy temporaries are made per draw block:
+:func:`scaled_gaussians` (words to scaled Gaussians, calling scipy's own compiled ``ndtri``: the same doubles as
+:func:`~dpfair.bandits.fairx._privatizer_factorized.gaussian_from_words` times the scale) and
+:func:`fill_noise_slots` (the compiled engine's noise slots from the noise table).
+
 Imported at the first factorized PRIVATIZER's noise only (numba is not imported with :mod:`dpfair.bandits`).
 """
 
 from __future__ import annotations
 
+import ctypes
+import functools
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from dpfair.bandits._numba import jit as _jit
 
-__all__ = ["blake2b_words", "keyed_states", "splitmix_words"]
+__all__ = ["blake2b_words", "fill_noise_slots", "keyed_states", "scaled_gaussians", "splitmix_words"]
 
 _IV = np.array([
     0x6A09E667F3BCC908, 0xBB67AE8584CAA73B, 0x3C6EF372FE94F82B, 0xA54FF53A5F1D36F1,
@@ -211,3 +219,110 @@ def splitmix_words(keys: np.ndarray, first_draw: int, n_draws: int, n_entries: i
     out = np.empty((n_draws, keys.shape[0], n_entries), dtype=np.uint64)
     _splitmix_words(np.ascontiguousarray(keys, dtype=np.uint64), first_draw, n_draws, n_entries, out)
     return out
+
+
+# ------------------------------------------------------------------------------------ Gaussians from words
+@functools.cache
+def _ndtri() -> Any:
+    """scipy's compiled ``ndtri`` (``scipy.special.cython_special``: the function its ufunc calls), as a ctypes
+    function pointer that the kernel calls (passed as an argument: its address is not baked into the cache)."""
+    from numba.extending import get_cython_function_address
+
+    address = get_cython_function_address("scipy.special.cython_special", "ndtri")
+    return ctypes.CFUNCTYPE(ctypes.c_double, ctypes.c_double)(address)
+
+
+@_jit()
+def _scaled_gaussians(ndtri, words, scale, out) -> None:
+    """``out[i, e] = ndtri(min(((words[i, e] >> 11) + 1/2) 2^-53, 1 - 2^-53)) * scale[e]``, each operation rounded
+    as numpy's."""
+    for i in range(words.shape[0]):
+        for e in range(words.shape[1]):
+            uniform = float(words[i, e] >> np.uint64(11))  # exact: below 2^53
+            uniform += 0.5
+            uniform *= 2.0**-53
+            uniform = min(uniform, 1.0 - 2.0**-53)  # the top word: 1 - 2^-53, not 1 (ndtri(1) = inf)
+            out[i, e] = ndtri(uniform) * scale[e]
+
+
+def scaled_gaussians(words: np.ndarray, scale: np.ndarray, out: np.ndarray) -> None:
+    """``out = gaussian_from_words(words) * scale`` (the last axis scaled), the same doubles, without temporaries.
+
+    :func:`~dpfair.bandits.fairx._privatizer_factorized.gaussian_from_words` computes ``u = ((w >> 11) + 1/2)
+    2^-53`` in three roundings (the sum rounds to even above ``2^52``), caps it at ``1 - 2^-53``, and ``ndtri(u)`` with scipy's ufunc; this kernel does the
+    same operations in the same order and calls the same compiled function (scipy's ``cython_special.ndtri``,
+    the cephes routine its ufunc loops call), then the product by the scale, rounded once as ``numpy.multiply``.
+
+    Parameters
+    ----------
+    words : numpy.ndarray of uint64, shape ``(..., n_entries)``
+        Uniform 64-bit words, C-contiguous.
+    scale : numpy.ndarray of float, shape ``(n_entries,)``
+        The factor of each entry.
+    out : numpy.ndarray of float, the shape of ``words``
+        Written in place (C-contiguous).
+    """
+    n_entries = scale.shape[0]
+    _scaled_gaussians(_ndtri(), words.reshape(-1, n_entries), np.ascontiguousarray(scale, dtype=float),
+                      out.reshape(-1, n_entries))
+
+
+# ------------------------------------------------------------------------------------ the noise slots
+@_jit()
+def _fill_noise_slots(table, rows, released, filled, end, first, length, upper_row, upper_col, dim, noise_gram,
+                      noise_target) -> None:
+    """For each row in ``rows``: its unused slots moved to the front, then the noise of releases ``filled + 1 ..
+    end`` from the table (entry ``p`` is ``(upper_row[p], upper_col[p])`` of the augmented matrix)."""
+    for n in range(rows.shape[0]):
+        row = rows[n]
+        keep = filled[row] - released[row]
+        src = released[row] + 1 - first[row]
+        for s in range(keep):  # forward: the destination is before the source
+            for i in range(dim):
+                noise_target[row, s, i] = noise_target[row, src + s, i]
+                for j in range(dim):
+                    noise_gram[row, s, i, j] = noise_gram[row, src + s, i, j]
+        for k in range(end[row] - filled[row]):
+            release, slot = filled[row] + 1 + k, keep + k
+            for p in range(upper_row.shape[0]):
+                i, j, value = upper_row[p], upper_col[p], table[release, row, p]
+                if j < dim:
+                    noise_gram[row, slot, i, j] = value
+                    noise_gram[row, slot, j, i] = value
+                elif i < dim:  # the last column: the target's noise (the corner is not released)
+                    noise_target[row, slot, i] = value
+        first[row] = released[row] + 1
+        length[row] = end[row] - released[row]
+
+
+def fill_noise_slots(table: np.ndarray, rows: np.ndarray, released: np.ndarray, filled: np.ndarray,
+                     end: np.ndarray, first: np.ndarray, length: np.ndarray, upper: tuple[np.ndarray, np.ndarray],
+                     noise_gram: np.ndarray, noise_target: np.ndarray) -> None:
+    """Top up the compiled engine's noise slots of ``rows`` from a factorized PRIVATIZER's noise table.
+
+    For each ``row``: the slots of releases ``released + 1 .. filled`` (still unused) move to the front, the noise
+    of releases ``filled + 1 .. end`` follows them, and ``first[row], length[row]`` become ``released + 1`` and
+    ``end - released`` -- what :meth:`~dpfair.bandits.fairx.privatizer.Privatizer.release_noise_units` of those
+    releases, copied into the slots, gives (the same integers, without its temporaries).
+
+    Parameters
+    ----------
+    table : numpy.ndarray of int64, shape ``(n_releases + 1, n_rows, n_entries)``
+        Row ``k``: the noise of release ``k``, the upper triangle of the augmented ``(d+1) x (d+1)`` matrix;
+        filled at least up to ``end.max()``.
+    rows : numpy.ndarray of int64
+        The rows to top up.
+    released, filled, end : numpy.ndarray of int64, shape ``(n_rows,)``
+        Each row's releases made, releases whose noise is in its slots, and the last release to fetch.
+    first, length : numpy.ndarray of int64, shape ``(n_rows,)``
+        Each row's release number of slot 0 and slots filled; updated in place.
+    upper : tuple of numpy.ndarray
+        ``numpy.triu_indices(d + 1)``: the ``(i, j)`` of each entry.
+    noise_gram : numpy.ndarray of int64, shape ``(n_rows, slots, d, d)``
+        Updated in place.
+    noise_target : numpy.ndarray of int64, shape ``(n_rows, slots, d)``
+        Updated in place.
+    """
+    _fill_noise_slots(table, np.ascontiguousarray(rows, dtype=np.int64), released, filled, end, first, length,
+                      np.ascontiguousarray(upper[0], dtype=np.int64), np.ascontiguousarray(upper[1], dtype=np.int64),
+                      noise_target.shape[-1], noise_gram, noise_target)

@@ -65,6 +65,7 @@ __all__: list[str] = []
 KEY_BYTES = 32  # 256-bit secret key per row
 _PERSON = b"dpfair.privz.v1"  # BLAKE2b personalization: domain separation of these words (<= 16 bytes)
 _RECENT_TABLES = 16  # tables kept alive by the process cache after their last user is gone
+_BELOW_ONE = 1.0 - 2.0**-53  # the largest double below 1: the cap of the uniforms (gaussian_from_words)
 _CHUNK_WORDS = 2**18  # words drawn at once (2 MiB): z is computed a chunk of draws at a time
 
 
@@ -128,7 +129,10 @@ def _prf_states(row_keys: tuple[bytes, ...]) -> np.ndarray:
 def gaussian_from_words(words: np.ndarray) -> np.ndarray:
     """Standard normal variates ``Phi^{-1}(u)``, ``u = (top 53 bits + 1/2) 2^-53`` in (0, 1), never 0 or 1.
 
-    The one map from words to ``z`` of every source (secure PRF, seeded keyed or seeded streams).
+    The one map from words to ``z`` of every source (secure PRF, seeded keyed or seeded streams).  ``u`` is
+    computed in doubles: above ``2^52`` the sum rounds to even, and the largest word would give exactly 1 (and
+    ``Phi^{-1}(1) = inf``), so ``u`` is capped at ``1 - 2^-53``, the largest double below 1: ``z`` lies in
+    ``[Phi^{-1}(2^-54), Phi^{-1}(1 - 2^-53)] = [-8.29, 8.21]``.
 
     Parameters
     ----------
@@ -143,6 +147,7 @@ def gaussian_from_words(words: np.ndarray) -> np.ndarray:
     uniform = (words >> np.uint64(11)).astype(float)
     uniform += 0.5  # in place: the same roundings as ((w >> 11) + 0.5) * 2^-53, fewer temporaries
     uniform *= 2.0**-53
+    np.minimum(uniform, _BELOW_ONE, out=uniform)  # the top word: 1 - 2^-53, not 1
     return ndtri(uniform, out=uniform)
 
 
@@ -250,12 +255,14 @@ class _FactorizedNoise:
     def _gaussian(self, table: _NoiseTable, k: int) -> np.ndarray:
         """The next ``k`` draws of ``z`` (grid units), their words drawn a chunk of draws at a time (in draw order:
         the same words; the temporaries stay small)."""
+        from dpfair.bandits.fairx._prf_kernels import scaled_gaussians  # compiled: numba at the first noise
+
         z = np.empty((k, self.n_rows, self.n_entries))
         chunk = max(1, _CHUNK_WORDS // (self.n_rows * self.n_entries))
         for lo in range(0, k, chunk):
             n = min(chunk, k - lo)
-            part = gaussian_from_words(self.words(table.draws + lo, n))
-            np.multiply(part, self.scale, out=z[lo : lo + n])
+            # gaussian_from_words(words) * scale: the same doubles (scipy's compiled ndtri), no temporaries
+            scaled_gaussians(np.ascontiguousarray(self.words(table.draws + lo, n)), self.scale, z[lo : lo + n])
         table.draws += k
         return z
 
@@ -275,9 +282,15 @@ class _FactorizedNoise:
             n = upto - table.filled
             k = table.stream.draws_for(n)
             z = self._gaussian(table, k) if k else np.zeros((0, self.n_rows, self.n_entries))
-            # n_t = round((B z)_t): a function of z alone
-            table.table[table.filled + 1 : upto + 1] = np.rint(table.stream.steps(z, n))
+            # n_t = round((B z)_t): a function of z alone (rounded into the table: the same cast as an assignment)
+            np.rint(table.stream.steps(z, n), out=table.table[table.filled + 1 : upto + 1], casting="unsafe")
             table.filled = upto
+
+    def table(self, upto: int) -> np.ndarray:
+        """The noise table, filled at least up to release ``upto``: int64 ``(horizon + 1, n_rows, n_entries)``,
+        row ``k`` the noise of release ``k`` (read-only use: the rows filled never change)."""
+        self.extend(upto)
+        return self._state().table
 
     def units(self, release_index: np.ndarray) -> np.ndarray:
         """``n_k`` of each row: ``release_index`` of shape ``(n_rows,)`` or ``(blocks, n_rows)``, int64

@@ -595,6 +595,14 @@ class _NoiseFeed:
         need = (filled - released < wanted) & (filled < end)
         if not need.any():
             return
+        if priv._factorized is not None:  # the table's integers into the slots: release_noise_units' integers,
+            # without its temporaries (fill_noise_slots)
+            from dpfair.bandits.fairx._prf_kernels import fill_noise_slots
+
+            table = priv._factorized.table(int(end[need].max()))
+            fill_noise_slots(table, np.flatnonzero(need), released, filled, end, first, length, priv._upper,
+                             self.noise_gram[part], self.noise_target[part])
+            return
         n_new = int((end - filled)[need].max())
         flat_need, flat_filled = need.reshape(self.shape), filled.reshape(self.shape)
         flat_end = end.reshape(self.shape)
