@@ -143,24 +143,6 @@ def test_kernel_projection_matches_project_onto_ellipsoid():
     np.testing.assert_allclose(norm[~inside], radius[~inside], rtol=1e-9, atol=1e-12)
 
 
-def test_kernel_eigendecomposition_warm_and_cold():
-    rng = np.random.default_rng(1)
-    d = 5
-    x = rng.uniform(size=(2000, d))
-    gram = np.eye(d)
-    eigvals, eigvecs, work, product = np.empty(d), np.eye(d), np.empty((d, d)), np.empty((d, d))
-    for t in range(2000):  # rank-one updates, warm-started from the previous eigenvectors
-        gram = gram + np.outer(x[t], x[t])
-        if t % 97 == 0:
-            gram = gram + 30.0 * np.outer(x[t - 1], x[t - 1])  # a bigger jump, as at a synchronization
-        largest = kernels._eigh(gram, eigvals, eigvecs, work, product)
-        scale = np.abs(gram).max()
-        assert largest == eigvals.max()
-        np.testing.assert_allclose(np.sort(eigvals), np.linalg.eigvalsh(gram), rtol=0, atol=1e-13 * scale)
-        np.testing.assert_allclose(eigvecs @ np.diag(eigvals) @ eigvecs.T, gram, rtol=0, atol=1e-13 * scale)
-        np.testing.assert_allclose(eigvecs.T @ eigvecs, np.eye(d), rtol=0, atol=1e-14)
-
-
 def test_rows_split_between_threads_give_identical_results(monkeypatch):
     env = FederatedSyntheticEnvironment(dim=4, n_actions=5)
     learners = {

@@ -1,10 +1,10 @@
 """Compiled rounds and synchronizations of the federated FairX-LinUCB simulator (numba).
 
 :func:`dpfair.bandits.simulate_federated` with ``engine="compiled"`` keeps the state of a batch of
-learners as rows (learner x seed x agent) and hands whole blocks of rounds to :func:`run_groups`, one
-``(learner, seed)`` group of agents at a time (the groups split between threads: the kernels release the
-GIL).  Per round and row it does what the numpy reference (``_run_group`` of
-:mod:`dpfair.bandits.fairx.simulator` with :mod:`dpfair.bandits.fairx.linucb`) does, up to floating-point rounding:
+learners as rows (learner x seed x agent) and hands whole blocks of rounds to :func:`run_groups` (the
+``(learner, seed)`` groups of agents split between threads: the kernels release the GIL).  Per round and row
+it does what the numpy reference (``_run_group`` of :mod:`dpfair.bandits.fairx.simulator` with
+:mod:`dpfair.bandits.fairx.linucb`) does, up to floating-point rounding (:mod:`dpfair.bandits.fairx._lanes`):
 
 1. eigendecomposition of the (symmetric ``d x d``) ``V`` by cyclic Jacobi rotations, the centre
    ``theta_hat = V^{-1} b`` as :meth:`dpfair.bandits.RidgeState.theta` computes it and the confidence
@@ -12,8 +12,9 @@ GIL).  Per round and row it does what the numpy reference (``_run_group`` of
 2. projected gradient ascent for the optimistic ``theta_t`` (line 6) with the exact projection of
    :func:`dpfair.bandits.fairx.linucb._project` (the same Newton iteration on the secular equation, stopping
    rule and final rescaling);
-3. the exponential-merit policy (line 7), the action drawn with the round's shared uniform (line 8),
-   the per-round fairness and reward regret terms;
+3. the exponential-merit policy (line 7; ``exp`` by :func:`dpfair.bandits.fairx._lanes._exp`, within an ulp
+   of the correctly rounded value as numpy's and libm's are), the action drawn with the round's shared
+   uniform (line 8), the per-round fairness and reward regret terms;
 4. the rank-one ridge update of ``V``, ``b`` and ``V^{-1}`` (Sherman-Morrison, as
    :meth:`~dpfair.bandits.RidgeState.update`) and the local statistics ``S += x x^T``, ``s += x y``
    (line 9; shared rewards clipped for the private learners);
@@ -30,10 +31,12 @@ noise that Python fetched ahead (``release_noise_units``, a block of releases pe
 bit for bit those of :meth:`~dpfair.bandits.fairx.privatizer.Privatizer.release`, and the data meet no
 floating-point operation between the rounding and the release.  Only the exponential merit is compiled.
 
-The agents of a group play a round in lockstep (:func:`_group_round`): each does exactly what it does alone,
-and the iterations of the eigendecomposition and the projections interleave, so their latencies overlap.
-The kernels are cached on disk (``cache=True``) next to this file or, where the package is read-only, in
-numba's user-wide cache directory (``NUMBA_CACHE_DIR``); else compiled in memory at each process's first call.
+The agents of all the groups of a call play a round in lockstep, as the vector lanes of
+:func:`~dpfair.bandits.fairx._lanes.round_lanes` (each lane does exactly what its agent does alone, so the
+results do not depend on which groups share a call or a thread); then each group's protocol and
+synchronization run in turn.  The kernels are cached on disk (``cache=True``) next to this file or, where the
+package is read-only, in numba's user-wide cache directory (``NUMBA_CACHE_DIR``); else compiled in memory at
+each process's first call.
 """
 
 from __future__ import annotations
@@ -43,116 +46,16 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from dpfair.bandits._numba import cholesky, sherman_morrison, threads
+from dpfair.bandits._numba import cholesky, threads
 from dpfair.bandits._numba import jit as _jit
+from dpfair.bandits.fairx._lanes import _eigh_lanes, _project_lanes, lane_scratch, round_lanes
 
 __all__ = ["pool", "project_rows", "run", "run_groups", "threads"]
 
 
 # --------------------------------------------------------------------------------------------------
-# linear algebra on one small symmetric matrix
+# ln det and the projection helper for tests
 # --------------------------------------------------------------------------------------------------
-@_jit()
-def _eigh_rows(grams, eigvals, eigvecs, work, product, largest, done) -> None:
-    """Eigenvalues (unsorted) and eigenvectors (columns) of the symmetric ``grams[a]`` by cyclic Jacobi, rows in lockstep.
-
-    ``eigvecs[a]`` holds a guess on entry (the previous round's eigenvectors: ``V`` changes by a
-    rank-one term between rounds, which saves about a third of the sweeps; the identity for a cold
-    start).  The guess is re-orthonormalized first (modified Gram-Schmidt, so rounding does not build
-    up over the rounds), then ``work = Q^T V Q`` is diagonalized by the rotations of Golub & Van Loan
-    (3rd ed., Algorithm 8.4.3, the stable ``t = sign(theta) / (|theta| + sqrt(1 + theta^2))``), skipping the
-    pairs with ``a_pq^2 <= 1e-32 |a_pp a_qq|`` (below the rounding of ``V``) until a sweep rotates none;
-    ``largest[a]`` is the largest eigenvalue.  Each row does exactly what it does alone (a row done after a
-    sweep without rotation): interleaved, the rows' chains of divisions and square roots overlap.
-    """
-    n_rows, d = grams.shape[0], grams.shape[1]
-    for a in range(n_rows):
-        for j in range(d):
-            for i in range(j):
-                dot = 0.0
-                for k in range(d):
-                    dot += eigvecs[a, k, i] * eigvecs[a, k, j]
-                for k in range(d):
-                    eigvecs[a, k, j] -= dot * eigvecs[a, k, i]
-            norm = 0.0
-            for k in range(d):
-                norm += eigvecs[a, k, j] * eigvecs[a, k, j]
-            norm = math.sqrt(norm)
-            for k in range(d):
-                eigvecs[a, k, j] /= norm
-        for i in range(d):  # product = V Q
-            for j in range(d):
-                acc = 0.0
-                for k in range(d):
-                    acc += grams[a, i, k] * eigvecs[a, k, j]
-                product[a, i, j] = acc
-        for i in range(d):  # work = Q^T (V Q), symmetric
-            for j in range(i, d):
-                acc = 0.0
-                for k in range(d):
-                    acc += eigvecs[a, k, i] * product[a, k, j]
-                work[a, i, j] = acc
-                work[a, j, i] = acc
-        done[a] = False
-    for _ in range(60):
-        for a in range(n_rows):
-            largest[a] = 0.0  # this sweep's rotations of row a (a count)
-        for p in range(d - 1):
-            for q in range(p + 1, d):
-                for a in range(n_rows):  # indexed directly: no per-row views (reference counts) in the sweeps
-                    if done[a]:
-                        continue
-                    apq = work[a, p, q]
-                    if apq * apq <= 1e-32 * abs(work[a, p, p] * work[a, q, q]):
-                        continue
-                    largest[a] += 1.0
-                    theta = (work[a, q, q] - work[a, p, p]) / (2.0 * apq)
-                    t = 1.0 / (abs(theta) + math.sqrt(1.0 + theta * theta))
-                    if theta < 0.0:
-                        t = -t
-                    c = 1.0 / math.sqrt(1.0 + t * t)
-                    s = t * c
-                    # work <- J^T work J: a_pp - t a_pq, a_qq + t a_pq, a_pq = 0, rows/columns p and q rotated
-                    work[a, p, p] -= t * apq
-                    work[a, q, q] += t * apq
-                    work[a, p, q] = 0.0
-                    work[a, q, p] = 0.0
-                    for k in range(d):
-                        if k != p and k != q:
-                            x, y = work[a, k, p], work[a, k, q]
-                            work[a, k, p] = c * x - s * y
-                            work[a, k, q] = s * x + c * y
-                            work[a, p, k] = work[a, k, p]
-                            work[a, q, k] = work[a, k, q]
-                    for k in range(d):  # eigvecs <- eigvecs J
-                        x, y = eigvecs[a, k, p], eigvecs[a, k, q]
-                        eigvecs[a, k, p] = c * x - s * y
-                        eigvecs[a, k, q] = s * x + c * y
-        left = False
-        for a in range(n_rows):
-            if largest[a] == 0.0:
-                done[a] = True
-            left = left or not done[a]
-        if not left:
-            break
-    for a in range(n_rows):
-        top = -np.inf
-        for i in range(d):
-            eigvals[a, i] = work[a, i, i]
-            top = max(top, work[a, i, i])
-        largest[a] = top
-
-
-@_jit()
-def _eigh(gram: np.ndarray, eigvals: np.ndarray, eigvecs: np.ndarray, work: np.ndarray, product: np.ndarray) -> float:
-    """:func:`_eigh_rows` for one symmetric matrix (``eigvecs`` the guess on entry); returns the largest eigenvalue."""
-    d = gram.shape[0]
-    largest = np.empty(1)
-    _eigh_rows(gram.reshape((1, d, d)), eigvals.reshape((1, d)), eigvecs.reshape((1, d, d)), work.reshape((1, d, d)),
-               product.reshape((1, d, d)), largest, np.zeros(1, dtype=np.bool_))
-    return largest[0]
-
-
 @_jit()
 def _log_det(gram: np.ndarray, work: np.ndarray) -> float:
     """``ln det`` of a symmetric positive definite ``gram`` by Cholesky (``-inf`` if it is not)."""
@@ -175,81 +78,12 @@ def _log_det(gram: np.ndarray, work: np.ndarray) -> float:
     return 2.0 * total
 
 
-# --------------------------------------------------------------------------------------------------
-# projection onto the confidence ellipsoid and projected gradient ascent
-# --------------------------------------------------------------------------------------------------
-@_jit()
-def _project_rows(z, eigvals, largest, radius, w, out, multiplier, state) -> None:
-    """``fairx._project`` in the eigenbasis of each row's ``V``: ``z[a] = Q^T (p - c)`` in, ``Q^T (P(p) - c)`` out.
-
-    Inside (``sum lam z^2 <= r^2``) ``z[a]`` is returned unchanged, with ``r = 0`` the centre.  Outside,
-    Newton's method on ``phi(mu) = g(mu)^{-1/2} - 1/r``, ``g(mu) = sum_k lam_k z_k^2 / (1 + mu lam_k)^2``,
-    from the reference's start and with its stopping rule, then ``z / (1 + mu lam)`` rescaled by
-    ``min(1, r / ||.||_V)``.  ``out`` may be ``z``.  The rows iterate in lockstep, each exactly as alone (the
-    same numbers): their chains of divisions and square roots overlap.  ``multiplier`` and ``state`` (0 done,
-    1 iterating, 2 converged) are scratch.
-    """
-    n_rows, d = z.shape
-    for a in range(n_rows):
-        r = radius[a]
-        total = 0.0
-        for k in range(d):
-            w[a, k] = eigvals[a, k] * z[a, k] * z[a, k]
-            total += w[a, k]
-        state[a] = 0
-        if not total > r * r:  # inside: unchanged
-            for k in range(d):
-                out[a, k] = z[a, k]
-            continue
-        if r <= 0.0:
-            for k in range(d):
-                out[a, k] = 0.0
-            continue
-        # start left of the root: g(mu) >= q / (1 + mu lam_max)^2
-        multiplier[a] = max(math.sqrt(total) * (1.0 / r) - 1.0, 0.0) / largest[a]
-        state[a] = 1
-    for _ in range(100):
-        left = False
-        for a in range(n_rows):
-            if state[a] != 1:
-                continue
-            mu = multiplier[a]
-            g = 0.0
-            slope = 0.0
-            for k in range(d):
-                inv = 1.0 / (1.0 + mu * eigvals[a, k])
-                b = w[a, k] * inv * inv
-                g += b
-                slope += eigvals[a, k] * b * inv
-            # Newton on phi with phi' = -g'/(2 g^{3/2}), g' = -2 sum lam a / (1 + mu lam):
-            # (g^{-1/2} - 1/r) g^{3/2} / slope = g (1 - g^{1/2} / r) / slope
-            step = g * (1.0 - math.sqrt(g) * (1.0 / radius[a])) / slope
-            if not math.isfinite(step):
-                step = 0.0
-            mu = max(mu - step, 0.0)
-            multiplier[a] = mu
-            if abs(step) <= 1e-13 * (1.0 + mu):
-                state[a] = 2
-            else:
-                left = True
-        if not left:
-            break
-    for a in range(n_rows):  # converged, or the reference's cap on the iterations: the last multiplier
-        if state[a] != 0:
-            mu = multiplier[a]
-            norm2 = 0.0
-            for k in range(d):
-                wk = z[a, k] / (1.0 + mu * eigvals[a, k])
-                w[a, k] = wk
-                norm2 += eigvals[a, k] * wk * wk
-            shrink = min(1.0, radius[a] / max(math.sqrt(norm2), 1e-300))
-            for k in range(d):
-                out[a, k] = w[a, k] * shrink
-
-
 @_jit()
 def project_rows(points: np.ndarray, centers: np.ndarray, grams: np.ndarray, radii: np.ndarray) -> np.ndarray:
     """Project each row of ``points`` onto its ellipsoid ``{||theta - c||_V <= r}`` (tests, checks).
+
+    The kernels' own steps (:mod:`dpfair.bandits.fairx._lanes`), one lane per row: the eigendecomposition of
+    ``V`` from a cold start, the projection in its eigenbasis; a point inside is returned unchanged.
 
     Parameters
     ----------
@@ -266,211 +100,38 @@ def project_rows(points: np.ndarray, centers: np.ndarray, grams: np.ndarray, rad
         The projections, shape ``(n, d)``.
     """
     n, d = points.shape
-    out = np.empty((n, d))
-    eigvals = np.empty((n, d))
-    eigvecs = np.zeros((n, d, d))
-    for k in range(d):
-        eigvecs[:, k, k] = 1.0  # cold start
-    largest = np.empty(n)
-    _eigh_rows(grams, eigvals, eigvecs, np.empty((n, d, d)), np.empty((n, d, d)), largest, np.zeros(n, dtype=np.bool_))
-    z = np.empty((n, d))
+    gram = np.empty((d, d, n))
+    q = np.zeros((d, d, n))
+    for r in range(n):
+        for i in range(d):
+            q[i, i, r] = 1.0  # cold start
+            for k in range(d):
+                gram[i, k, r] = grams[r, i, k]
+    eigvals, largest = np.empty((d, n)), np.empty(n)
+    _eigh_lanes(n, gram, q, np.empty((d, d, n)), np.empty((d, d, n)), eigvals, largest, np.empty((3, n)))
+    z = np.zeros((d, n))
     inside = np.zeros(n, dtype=np.bool_)
     for r in range(n):
         total = 0.0
         for k in range(d):
             acc = 0.0
             for i in range(d):
-                acc += eigvecs[r, i, k] * (points[r, i] - centers[r, i])
-            z[r, k] = acc
-            total += eigvals[r, k] * acc * acc
+                acc += q[i, k, r] * (points[r, i] - centers[r, i])
+            z[k, r] = acc
+            total += eigvals[k, r] * acc * acc
         inside[r] = not total > radii[r] * radii[r]
-    _project_rows(z, eigvals, largest, radii, np.empty((n, d)), z, np.empty(n), np.zeros(n, dtype=np.int64))
+    _project_lanes(n, z, eigvals, largest, np.ascontiguousarray(radii), np.empty((d, n)), z, np.empty((4, n)))
+    out = np.empty((n, d))
     for r in range(n):
-        if inside[r]:  # inside: returned unchanged, as fairx._project does
-            out[r] = points[r]
-            continue
         for i in range(d):
+            if inside[r]:  # inside: returned unchanged, as fairx._project does
+                out[r, i] = points[r, i]
+                continue
             acc = 0.0
             for k in range(d):
-                acc += eigvecs[r, i, k] * z[r, k]
+                acc += q[i, k, r] * z[k, r]
             out[r, i] = centers[r, i] + acc
     return out
-
-
-# --------------------------------------------------------------------------------------------------
-# one round of the agents of a group
-# --------------------------------------------------------------------------------------------------
-@_jit()
-def _prepare_rows(j, seed, first, n_agents, contexts, gram_inverse, target, learning, theory, rho_min, extra, vec, mat,
-                  act, radius) -> None:
-    """Line 5 after the eigendecomposition, each agent: ``theta_hat = V^{-1} b``, the radius, the rotated contexts.
-
-    Indexed directly, as the ascent: no per-agent views.  Line 6 then runs in the eigenbasis of ``V``
-    (``theta = theta_hat + Q zeta``, ``x~_a = Q^T x_a``): the projection needs no change of basis.
-    """
-    noise_std, norm_bound, log_conf, constant = learning[2], learning[3], learning[4], learning[5]
-    d = gram_inverse.shape[1]
-    for a in range(n_agents):
-        n = first + a
-        for i in range(d):  # theta_hat = V^{-1} b (RidgeState.theta)
-            acc = 0.0
-            for k in range(d):
-                acc += gram_inverse[n, i, k] * target[n, k]
-            vec[n, 1, i] = acc
-        if theory[n]:
-            log_det = 0.0
-            for k in range(d):
-                log_det += math.log(vec[n, 0, k])
-            log_ratio = max(log_det - d * math.log(rho_min[n]), 0.0)
-            r = noise_std[n] * math.sqrt(log_conf[n] + log_ratio) + math.sqrt(rho_min[n]) * norm_bound[n]
-            radius[a] = r + extra[n]
-        else:
-            radius[a] = constant[n]
-        for k in range(contexts.shape[3]):
-            acc = 0.0
-            for i in range(d):
-                acc += contexts[j, seed, a, k, i] * vec[n, 1, i]
-            act[n, 3, k] = acc  # base: x_a . theta_hat
-            for jj in range(d):
-                acc = 0.0
-                for i in range(d):
-                    acc += contexts[j, seed, a, k, i] * mat[n, 0, i, jj]
-                act[n, 4 + jj, k] = acc  # rotated[jj, k] = (Q^T x_k)_jj
-        for jj in range(d):
-            vec[n, 3, jj] = 0.0  # zeta
-
-
-@_jit()
-def _ascent_steps(first, n_agents, scale, step_size, vec, act) -> None:
-    """One gradient step of line 6 for each agent: from ``point`` (zeta, ``vec[n, 3]``) into ``z`` (``vec[n, 4]``).
-
-    Indexed directly: no per-agent views (each view of a numba array costs reference counts).
-    """
-    d = vec.shape[2]
-    n_actions = act.shape[2]
-    for n in range(first, first + n_agents):
-        sc = scale[n]
-        top = -np.inf
-        for k in range(n_actions):
-            acc = act[n, 3, k]  # base: x_a . theta_hat
-            for j in range(d):
-                acc += act[n, 4 + j, k] * vec[n, 3, j]  # rotated[j, k] zeta_j
-            act[n, 0, k] = acc  # mu
-            top = max(top, sc * acc)
-        total = 0.0
-        for k in range(n_actions):  # the exponential-merit weights exp(scale mu - top) (Eq. 1)
-            e = math.exp(sc * act[n, 0, k] - top)
-            act[n, 1, k] = e
-            total += e
-        inv_total = 1.0 / total
-        value = 0.0
-        for k in range(n_actions):
-            act[n, 1, k] = act[n, 1, k] * inv_total  # pi
-            value += act[n, 1, k] * act[n, 0, k]
-        for k in range(n_actions):  # the gradient's coefficients (act[n, 2] is free until the policy)
-            act[n, 2, k] = act[n, 1, k] * (1.0 + sc * (act[n, 0, k] - value))
-        for j in range(d):  # sum_k coef_k rotated[j, k], added in the order of k
-            acc = 0.0
-            for k in range(n_actions):
-                acc += act[n, 2, k] * act[n, 4 + j, k]
-            vec[n, 4, j] = vec[n, 3, j] + step_size[n] * acc
-
-
-@_jit()
-def _finish_rows(j, seed, first, n_agents, stream, ridge, scale, clip, vec, mat, act, out) -> None:
-    """Lines 7-9 for each agent: the policy, the action, the regret terms and the ridge update (indexed directly)."""
-    contexts, noise, uniforms, mu_true = stream
-    gram, gram_inverse, target, local_gram, local_target = ridge
-    d, n_actions = gram.shape[1], contexts.shape[3]
-    for a in range(n_agents):
-        n, sc = first + a, scale[first + a]
-        for i in range(d):  # theta = theta_hat + Q zeta
-            acc = 0.0
-            for k in range(d):
-                acc += mat[n, 0, i, k] * vec[n, 3, k]
-            vec[n, 2, i] = vec[n, 1, i] + acc
-        # line 7: the policy softmax(scale X theta); line 8: a ~ pi with the round's shared uniform, as
-        # (cumsum(pi) < u).sum()
-        top = -np.inf
-        for k in range(n_actions):
-            acc = 0.0
-            for i in range(d):
-                acc += contexts[j, seed, a, k, i] * vec[n, 2, i]
-            act[n, 0, k] = acc
-            top = max(top, sc * acc)
-        total = 0.0
-        for k in range(n_actions):
-            e = math.exp(sc * act[n, 0, k] - top)
-            act[n, 1, k] = e
-            total += e
-        inv_total = 1.0 / total
-        below = 0
-        cumulative = 0.0
-        for k in range(n_actions):
-            act[n, 1, k] = act[n, 1, k] * inv_total
-            cumulative += act[n, 1, k]
-            if cumulative < uniforms[j, seed, a]:
-                below += 1
-        action = min(below, n_actions - 1)
-        # Definition 1: L1 distance to the optimal fair policy, and the reward regret against it
-        top = -np.inf
-        for k in range(n_actions):
-            top = max(top, sc * mu_true[j, seed, a, k])
-        total = 0.0
-        for k in range(n_actions):
-            e = math.exp(sc * mu_true[j, seed, a, k] - top)
-            act[n, 2, k] = e
-            total += e
-        fair = 0.0
-        regret = 0.0
-        for k in range(n_actions):
-            act[n, 2, k] = act[n, 2, k] / total
-            fair += abs(act[n, 1, k] - act[n, 2, k])
-            regret += (act[n, 2, k] - act[n, 1, k]) * mu_true[j, seed, a, k]
-        out[0][n, j] = fair
-        out[1][n, j] = regret
-        out[2][n, j] = action
-        # line 9: the ridge update (RidgeState.update, Sherman-Morrison on V^{-1}) and S += x x^T, s += x y
-        reward = mu_true[j, seed, a, action] + noise[j, seed, a]
-        shared = min(max(reward, -clip[n]), clip[n])  # shared rewards are clipped to B (private learners)
-        for i in range(d):
-            vec[n, 6, i] = contexts[j, seed, a, action, i]
-        for i in range(d):
-            for k in range(d):
-                gram[n, i, k] += vec[n, 6, i] * vec[n, 6, k]
-                local_gram[n, i, k] += vec[n, 6, i] * vec[n, 6, k]
-            target[n, i] += reward * vec[n, 6, i]
-            local_target[n, i] += shared * vec[n, 6, i]
-        sherman_morrison(gram_inverse[n], vec[n, 6], vec[n, 4])
-
-
-@_jit()
-def _group_round(j, seed, first, n_agents, n_steps, stream, ridge, learning, theory, rho_min, extra, scratch, lanes,
-                 state, done, out) -> None:
-    """Algorithm 1, lines 5-9, for the agents ``first .. first + n_agents - 1`` of one group at block round ``j``.
-
-    Each agent does what it would do alone (the same operations on its own rows, so the same numbers);
-    the two iterations of a round -- the Jacobi sweeps of the eigendecomposition and the Newton steps of each
-    projection -- run the agents in lockstep (:func:`_eigh_rows`, :func:`_project_rows`).  ``lanes`` is
-    ``(3, n_agents)`` scratch (largest eigenvalue, radius, projection multiplier).  Bit for bit the results of
-    one agent at a time.
-    """
-    contexts, (gram, gram_inverse, target) = stream[0], ridge[:3]
-    scale, step_size, clip = learning[0], learning[1], learning[6]
-    vec, mat, act = scratch[0], scratch[1], scratch[2]
-    last = first + n_agents
-    largest, radius, multiplier = lanes[0], lanes[1], lanes[2]
-    # line 5: V = Q diag(lam) Q^T from the previous round's Q, every agent in lockstep
-    _eigh_rows(gram[first:last], vec[first:last, 0], mat[first:last, 0], mat[first:last, 1], mat[first:last, 2],
-               largest, done)
-    _prepare_rows(j, seed, first, n_agents, contexts, gram_inverse, target, learning, theory, rho_min, extra, vec, mat,
-                  act, radius)
-    # line 6: projected gradient ascent on J(theta) = sum_a pi_theta(a) theta . x(a) from theta_hat
-    for _ in range(n_steps):
-        _ascent_steps(first, n_agents, scale, step_size, vec, act)
-        _project_rows(vec[first:last, 4], vec[first:last, 0], largest, radius, vec[first:last, 5], vec[first:last, 3],
-                      multiplier, state)
-    _finish_rows(j, seed, first, n_agents, stream, ridge, scale, clip, vec, mat, act, out)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -660,7 +321,8 @@ def run_groups(groups, stop, t0, n_seeds, n_agents, n_steps, lam, margin, stream
     with their synchronizations.
 
     A group is one ``(learner, seed)``: rows ``n = group * n_agents + agent`` (``group = learner * n_seeds +
-    seed``).  Per round, every agent of the group plays (:func:`_group_round`: Algorithm 1, lines 5-9), then the
+    seed``).  Per round, every agent of every group at that round plays, in lockstep
+    (:func:`~dpfair.bandits.fairx._lanes.round_lanes`: Algorithm 1, lines 5-9), then for each group the
     protocol decides (``protocol[learner]``: 0 none, 1 the schedule ``schedule[learner, t]``, 2 the log-det
     trigger) and :func:`_sync_group` synchronizes the group.  Each group starts at ``progress[group]`` and
     runs to ``stop`` unless it needs Python (``status[group]``): ``NEED_NOISE`` (fetch the next noise
@@ -669,44 +331,77 @@ def run_groups(groups, stop, t0, n_seeds, n_agents, n_steps, lam, margin, stream
     relative band of :func:`_trigger` (``TRIGGER_MARGIN``).
 
     ``control = (synced, comms, progress, pending, decision, status)``; ``out = (fair, regret, actions)``
-    ``(N, b)``; ``scratch = (vec, mat, act, work)``; the rest as in :func:`_group_round` and :func:`_sync_group`.
+    ``(N, b)``; ``scratch = (mat, work)``: ``mat[n, 0]`` row ``n``'s eigenvectors of ``V`` (the next round's
+    warm start), ``mat[n, 1]`` and ``work[group]`` scratch; the rest as in
+    :func:`~dpfair.bandits.fairx._lanes.round_lanes` and :func:`_sync_group`.
     """
     gram, norm_bound = ridge[0], learning[3]
     rho_min, extra = sync_rows[0], sync_rows[1]
     progress, pending, decision, status = control[2], control[3], control[4], control[5]
-    mat, work = scratch[1], scratch[3]
+    mat, work = scratch
     threshold = learner_real[0]
-    lanes, state, done = np.empty((3, n_agents)), np.zeros(n_agents, np.int64), np.zeros(n_agents, np.bool_)
-    for group in groups:
-        learner = group // n_seeds
-        seed = group % n_seeds
-        j = progress[group]
-        status[group] = DONE
-        while True:
+    eigenvectors = mat[:, 0]  # each row's eigenvectors of V, kept from round to round
+    n_groups = len(groups)
+    # this thread's scratch: the agents of every group of the call are the lanes of one round
+    cubes, planes, vectors, ints = lane_scratch(gram.shape[1], stream[0].shape[3], n_groups * n_agents)
+    rows = np.empty(n_groups * n_agents, dtype=np.int64)  # lane -> row
+    running = np.ones(n_groups, dtype=np.bool_)  # no stop for Python yet
+    j = stop
+    for g in range(n_groups):
+        status[groups[g]] = DONE
+        j = min(j, progress[groups[g]])
+    while True:
+        # lines 10-27 at the end of round t0 + j, for each group whose next round is j
+        for g in range(n_groups):
+            group = groups[g]
+            if not running[g] or progress[group] != j:
+                continue
             if pending[group] == UNDECIDED:  # Python's decision
                 pending[group] = SYNC_DUE if decision[group] else NO_SYNC
-            if pending[group] == SYNC_DUE:  # lines 10-27 at the end of round t0 + j
+            if pending[group] == SYNC_DUE:
                 code = _sync_group(
-                    group, t0 + j, learner, n_agents, lam, ridge, norm_bound, sync_rows, gram_last, protocol, private,
-                    n_releases, learner_real, private_rows, noise_row, control, mat, work,
+                    group, t0 + j, group // n_seeds, n_agents, lam, ridge, norm_bound, sync_rows, gram_last, protocol,
+                    private, n_releases, learner_real, private_rows, noise_row, control, mat, work,
                 )
                 if code != DONE:
                     status[group] = code
-                    break
+                    running[g] = False
+                    continue
                 pending[group] = NO_SYNC
-            if j >= stop:
+        if j >= stop:
+            break
+        lanes = 0
+        for g in range(n_groups):
+            if running[g] and progress[groups[g]] == j:
+                for a in range(n_agents):
+                    rows[lanes] = groups[g] * n_agents + a
+                    lanes += 1
+        if lanes == 0:  # no group at round j: the next round some group is at
+            later = stop
+            for g in range(n_groups):
+                if running[g] and progress[groups[g]] > j:
+                    later = min(later, progress[groups[g]])
+            if later == stop:
                 break
-            _group_round(j, seed, group * n_agents, n_agents, n_steps, stream, ridge, learning, theory, rho_min, extra,
-                         scratch, lanes, state, done, out)
-            j += 1
+            j = later
+            continue
+        # lines 5-9: every agent of these groups, in lockstep
+        round_lanes(j, rows[:lanes], n_seeds, n_agents, n_steps, stream, ridge, learning, theory, rho_min, extra,
+                    eigenvectors, cubes, planes, vectors, ints, out)
+        for g in range(n_groups):
+            group = groups[g]
+            if not running[g] or progress[group] != j:
+                continue
+            learner = group // n_seeds
+            progress[group] = j + 1
             if protocol[learner] == 1:
-                pending[group] = SYNC_DUE if schedule[learner, t0 + j] else NO_SYNC
+                pending[group] = SYNC_DUE if schedule[learner, t0 + j + 1] else NO_SYNC
             elif protocol[learner] == 2:
-                pending[group] = _trigger(group, t0 + j, learner, n_agents, gram, sync_rows, threshold, margin, mat)
+                pending[group] = _trigger(group, t0 + j + 1, learner, n_agents, gram, sync_rows, threshold, margin, mat)
                 if pending[group] == UNDECIDED:
                     status[group] = NEED_DECISION
-                    break
-        progress[group] = j
+                    running[g] = False
+        j += 1
 
 
 # agent-rounds below which a call runs in the calling thread alone (about 5 us each)

@@ -432,7 +432,7 @@ def _run_group_compiled(
     """
     from dpfair.bandits.fairx import _kernels as kernels  # numba is imported at the first compiled run
 
-    L, S, M, d, K = len(plans), len(seeds), n_agents, dim, n_actions
+    L, S, M, d = len(plans), len(seeds), n_agents, dim
     N, G = L * S * M, L * S
     core0 = plans[0].core
     n_steps, lam = core0["n_steps"], core0["regularization"]
@@ -483,9 +483,9 @@ def _run_group_compiled(
     control = tuple(np.zeros(G, dtype=np.int64) for _ in range(6))  # synced, comms, progress, pending, decision, status
     progress, status = control[2], control[5]
     out = (np.zeros((N, _BLOCK)), np.zeros((N, _BLOCK)), np.zeros((N, _BLOCK), dtype=np.int64))
-    mat = np.zeros((N, 3, d, d))
-    mat[:, 0] = np.eye(d)  # each row's eigenvectors of V, kept from round to round (a warm start)
-    scratch = (np.zeros((N, 7, d)), mat, np.zeros((N, 4 + d, K)), np.zeros((G, 5, d, d)))
+    mat = np.zeros((N, 2, d, d))
+    mat[:, 0] = np.eye(d)  # each row's eigenvectors of V, kept from round to round (a warm start); 1: scratch
+    scratch = (mat, np.zeros((G, 5, d, d)))  # and each group's synchronization scratch
     bounds = [p.context_bound for p in plans if p.private or math.isfinite(p.context_bound)]
     bound = min(bounds) if bounds else math.inf
     thetas = np.stack([env.theta_star(s) for s in seeds])  # (S, d)
