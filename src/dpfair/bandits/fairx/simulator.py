@@ -69,6 +69,7 @@ import math
 import numbers
 import warnings
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any
 
@@ -494,7 +495,11 @@ def _run_group_compiled(
     streams = [env._blocks(s, horizon, M) for s in seeds]
     all_groups = np.arange(G, dtype=np.int64)
     t = 0
-    with kernels.pool() as workers:
+    # the noise of the next block's releases is computed by another thread while the kernels run this block (a
+    # factorized PRIVATIZER's table: a function of its keys alone, the same integers whenever it is computed)
+    ahead = [feed for feed in feeds.values() if feed.can_prefetch]
+    with kernels.pool() as workers, ThreadPoolExecutor(max_workers=1, thread_name_prefix="dpfair-noise") as noise:
+        prefetched: list = []
         for blocks in zip(*streams, strict=True):
             X = np.ascontiguousarray(np.stack([b[0] for b in blocks], axis=1))  # (b, S, M, K, d)
             eta = np.ascontiguousarray(np.stack([b[1] for b in blocks], axis=1))  # (b, S, M)
@@ -505,8 +510,12 @@ def _run_group_compiled(
             args = (S, M, n_steps, lam, kernels.TRIGGER_MARGIN, (X, eta, U, mu_true), ridge_state, learning, theory,
                     sync_rows, gram_last, protocol, schedule, private, n_releases, learner_real, private_rows, noise_row,
                     control, out, scratch)
+            for future in prefetched:
+                future.result()  # its errors, here
             for feed in feeds.values():  # noise for every release this block may make (no stop for it, usually)
                 feed.refill(b)
+            # what the next block's refill will copy: up to a full set of slots after this block's releases
+            prefetched = [noise.submit(feed.prefetch, feed.reach(b)) for feed in ahead] if t + b < horizon else []
             progress[:] = 0
             todo = all_groups
             while todo.size:
@@ -526,6 +535,8 @@ def _run_group_compiled(
             if actions is not None:
                 actions[..., t : t + b] = out[2][:, :b].reshape(L, S, M, b)
             t += b
+        for future in prefetched:
+            future.result()
     return fair, reward, control[1].reshape(L, S).copy()
 
 
@@ -584,6 +595,25 @@ class _NoiseFeed:
         self.noise_gram, self.noise_target, self.noise_first, self.noise_len = private_rows[5:9]
         self.part = slice(offset, offset + math.prod(self.shape))
         self.count = private_rows[4][self.first_row : self.first_row + math.prod(self.shape)]
+
+    @property
+    def can_prefetch(self) -> bool:
+        """Whether the noise can be computed ahead (a factorized PRIVATIZER: its table is a function of its keys)."""
+        return self.privatizer._factorized is not None
+
+    def reach(self, rounds: int) -> int:
+        """The last release whose noise the next :meth:`refill` may copy if ``rounds`` rounds run before it."""
+        return min(int(self.count.max(initial=0)) + rounds + self.noise_gram.shape[1], self.privatizer.n_releases)
+
+    def prefetch(self, upto: int) -> None:
+        """Compute the noise of every release up to ``upto`` (:meth:`reach`) in the PRIVATIZER's table.
+
+        Only the table grows (under its lock; the kernels read the slots, never the table), in release order
+        as always: the next :meth:`refill` then copies integers computed already.  Run by another thread while
+        the kernels run.
+        """
+        if upto > 0:
+            self.privatizer._factorized.extend(upto)
 
     def refill(self, wanted: int) -> None:
         """Top up to a full set of slots the rows with fewer than ``wanted`` releases' noise left (and more to come)."""
