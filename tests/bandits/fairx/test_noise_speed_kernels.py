@@ -1,8 +1,8 @@
 """The compiled pieces of the factorized PRIVATIZER's noise path give the same numbers as the numpy reference.
 
 ``scaled_gaussians`` is ``gaussian_from_words(words) * scale`` to the bit (tails and ``u`` near 0, 1/2 and
-``1 - exp(-2)`` included; the top words give finite variates), ``fill_noise_slots`` writes exactly what ``release_noise_units`` returns, and the
-streams' ``draws_for`` closed forms equal the sum of ``n_draws`` over the steps.
+``1 - exp(-2)`` included; the top words give finite variates), ``fill_noise_slots`` writes exactly what
+``release_noise_units`` returns, and the streams' ``draws_for`` closed forms equal the sum of ``n_draws`` over the steps.
 """
 
 from __future__ import annotations

@@ -249,9 +249,10 @@ def scaled_gaussians(words: np.ndarray, scale: np.ndarray, out: np.ndarray) -> N
     """``out = gaussian_from_words(words) * scale`` (the last axis scaled), the same doubles, without temporaries.
 
     :func:`~dpfair.bandits.fairx._privatizer_factorized.gaussian_from_words` computes ``u = ((w >> 11) + 1/2)
-    2^-53`` in three roundings (the sum rounds to even above ``2^52``), caps it at ``1 - 2^-53``, and ``ndtri(u)`` with scipy's ufunc; this kernel does the
-    same operations in the same order and calls the same compiled function (scipy's ``cython_special.ndtri``,
-    the cephes routine its ufunc loops call), then the product by the scale, rounded once as ``numpy.multiply``.
+    2^-53`` in three roundings (the sum rounds to even above ``2^52``), caps it at ``1 - 2^-53``, and
+    ``ndtri(u)`` with scipy's ufunc; this kernel does the same operations in the same order and calls the same
+    compiled function (scipy's ``cython_special.ndtri``, the cephes routine its ufunc loops call), then the
+    product by the scale, rounded once as ``numpy.multiply``.
 
     Parameters
     ----------
