@@ -196,7 +196,7 @@ def _sync_group(
     decisions).
     """
     gram, gram_inverse, target, local_gram, local_target = ridge
-    rho_min, extra, t_last, log_det_last = sync_rows
+    rho_min, extra, t_last, log_det_last, shared_gram = sync_rows
     shift, rho_max_extra, target_noise_bound, granularity = learner_real[1:]
     own_gram, own_target, units_gram, units_target, count, noise_gram, noise_target, noise_first, noise_len = private_rows
     synced, comms = control[0], control[1]
@@ -266,6 +266,7 @@ def _sync_group(
                     gram[n, i, j] = shared[i, j]
                     gram_inverse[n, i, j] = inverse[i, j]
                 target[n, i] = shared_target[i]
+            shared_gram[n] = 1.0  # every agent's V is the same matrix: one eigendecomposition next round
     first = synced[group] == 0
     for a in range(n_agents):
         n = base + a
@@ -387,7 +388,7 @@ def run_groups(groups, stop, t0, n_seeds, n_agents, n_steps, lam, margin, stream
             continue
         # lines 5-9: every agent of these groups, in lockstep
         round_lanes(j, rows[:lanes], n_seeds, n_agents, n_steps, stream, ridge, learning, theory, rho_min, extra,
-                    eigenvectors, cubes, planes, vectors, ints, out)
+                    sync_rows[4], eigenvectors, cubes, planes, vectors, ints, out)
         for g in range(n_groups):
             group = groups[g]
             if not running[g] or progress[group] != j:

@@ -17,7 +17,8 @@ depend on ``m`` or on the vector width:
 The steps, per agent (the numpy reference: ``_run_group`` of :mod:`dpfair.bandits.fairx.simulator` with
 :mod:`dpfair.bandits.fairx.linucb`):
 
-1. :func:`_eigh_lanes`: eigendecomposition of ``V`` by cyclic Jacobi from the previous round's eigenvectors;
+1. :func:`_eigh_lanes`: eigendecomposition of ``V`` by cyclic Jacobi from the previous round's eigenvectors
+   (once per group in the round after a synchronization, when every agent of the group has the same ``V``);
 2. :func:`_prepare_lanes`: ``theta_hat = V^{-1} b``, the confidence radius (line 5), the contexts in the
    eigenbasis;
 3. ``n_steps`` times :func:`_ascent_lanes` and :func:`_project_lanes`: projected gradient ascent for the
@@ -441,8 +442,8 @@ def _finish_lanes(lanes, j, rows, seeds, agents, stream, ridge, scale, clip, q, 
 
 
 @_jit()
-def round_lanes(j, rows, n_seeds, n_agents, n_steps, stream, ridge, learning, theory, rho_min, extra, eigenvectors, cubes,
-                planes, vectors, ints, out) -> None:
+def round_lanes(j, rows, n_seeds, n_agents, n_steps, stream, ridge, learning, theory, rho_min, extra, shared_gram,
+                eigenvectors, cubes, planes, vectors, ints, out) -> None:
     """Algorithm 1, lines 5-9, at block round ``j`` for the agents (rows) ``rows``, one lane each.
 
     Row ``n`` is agent ``n % n_agents`` of group ``n // n_agents`` (seed ``group % n_seeds``); the rows may
@@ -455,7 +456,7 @@ def round_lanes(j, rows, n_seeds, n_agents, n_steps, stream, ridge, learning, th
     gram_lanes, q, work, product, xs, rotated = cubes
     eigvals, theta_hat, zeta, z, w, theta, base, mu, weights, fair_weights, params, sums = planes
     largest, radius, scale, step_size, row, scratch = vectors
-    seeds, agents = ints  # each lane's seed and agent (the streams' indices)
+    seeds, agents, slot = ints  # each lane's seed and agent (the streams' indices), its eigendecomposition's lane
     lanes = rows.shape[0]  # the arrays keep their full (contiguous) shape: the loops run over the first lanes
     gram, gram_inverse, target = ridge[0], ridge[1], ridge[2]
     d = gram.shape[1]
@@ -464,14 +465,34 @@ def round_lanes(j, rows, n_seeds, n_agents, n_steps, stream, ridge, learning, th
         agents[a] = rows[a] % n_agents
         scale[a] = learning[0][rows[a]]
         step_size[a] = learning[1][rows[a]]
-    for a in range(lanes):  # one lane at a time: its rows are contiguous
+    # line 5: V = Q diag(lam) Q^T from the previous round's Q.  After a synchronization every agent of a group has
+    # the same V (the aggregate): its first agent's eigendecomposition serves them all (numpy's eigh gives each
+    # the same numbers too), so only the other lanes and these first agents go through the Jacobi sweeps
+    solved = 0
+    for a in range(lanes):
         n = rows[a]
-        for i in range(d):
+        if shared_gram[n] != 0.0 and agents[a] > 0 and a >= agents[a] and rows[a - agents[a]] == n - agents[a]:
+            slot[a] = slot[a - agents[a]]  # the group's first agent's lane (always before it: rows come in order)
+            continue
+        slot[a] = solved
+        for i in range(d):  # compacted: lane `solved` <= a
             for k in range(d):
-                gram_lanes[i, k, a] = gram[n, i, k]
-                q[i, k, a] = eigenvectors[n, i, k]
-    # line 5: V = Q diag(lam) Q^T from the previous round's Q; theta_hat, the radius
-    _eigh_lanes(lanes, gram_lanes, q, work, product, eigvals, largest, params)
+                gram_lanes[i, k, solved] = gram[n, i, k]
+                q[i, k, solved] = eigenvectors[n, i, k]
+        solved += 1
+    _eigh_lanes(solved, gram_lanes, q, work, product, eigvals, largest, params)
+    for a in range(lanes - 1, -1, -1):  # spread back to every lane (from the last: slot[a] <= a is still intact)
+        source = slot[a]
+        if source == a:
+            continue
+        for i in range(d):
+            eigvals[i, a] = eigvals[i, source]
+            for k in range(d):
+                q[i, k, a] = q[i, k, source]
+        largest[a] = largest[source]
+    for a in range(lanes):
+        shared_gram[rows[a]] = 0.0
+    # theta_hat, the radius
     _prepare_lanes(lanes, j, rows, seeds, agents, stream[0], gram_inverse, target, learning, theory, rho_min, extra, q,
                    eigvals, xs, base, rotated, theta_hat, radius, zeta)
     # line 6: projected gradient ascent on J(theta) = sum_a pi_theta(a) theta . x(a) from theta_hat
@@ -498,5 +519,5 @@ def lane_scratch(dim, n_actions, lanes):
               np.zeros((d, lanes)), np.zeros((d, lanes)), np.zeros((k, lanes)), np.zeros((k, lanes)),
               np.zeros((k, lanes)), np.zeros((k, lanes)), np.zeros((3, lanes)), np.zeros((4, lanes)))
     vectors = (np.zeros(lanes), np.zeros(lanes), np.zeros(lanes), np.zeros(lanes), np.zeros(d), np.zeros(d))
-    ints = (np.zeros(lanes, dtype=np.int64), np.zeros(lanes, dtype=np.int64))
+    ints = (np.zeros(lanes, dtype=np.int64), np.zeros(lanes, dtype=np.int64), np.zeros(lanes, dtype=np.int64))
     return cubes, planes, vectors, ints

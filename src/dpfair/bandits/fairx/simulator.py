@@ -448,8 +448,9 @@ def _run_group_compiled(
         rows([p.reward_bound if p.private else math.inf for p in plans]),  # shared rewards clipped to B
     )
     theory = np.repeat(np.array([p.core["radius"] == "theory" for p in plans]), S * M)
-    # per row: rho_min, extra, t_last, ln det V_last (and V_last itself, for Python's exact log-det decisions)
-    sync_rows = (np.full(N, lam), np.zeros(N), np.zeros(N), np.full(N, d * math.log(lam)))
+    # per row: rho_min, extra, t_last, ln det V_last (and V_last itself, for Python's exact log-det decisions), and
+    # 1 where a synchronization gave every agent of the row's group the same V (one eigendecomposition for them)
+    sync_rows = (np.full(N, lam), np.zeros(N), np.zeros(N), np.full(N, d * math.log(lam)), np.zeros(N))
     gram_last = np.zeros((N, d, d))
     protocol = np.array([{"none": 0, "log-det": 2}.get(p.protocol, 1) for p in plans], dtype=np.int64)
     schedule = np.zeros((L, horizon + 1), dtype=bool)
