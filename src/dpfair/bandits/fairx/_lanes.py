@@ -307,23 +307,21 @@ def _prepare_lanes(lanes, j, rows, seeds, agents, contexts, gram_inverse, target
 
 
 @_jit()
-def _softmax_lanes(lanes, values, scale, weights, sums) -> None:
-    """``weights[:, a] = exp(scale_a values[:, a] - max)``, unnormalized, and ``sums[0, a] = 1 / sum`` (Eq. 1)."""
+def _softmax_lanes(lanes, values, scale, weights, top, total) -> None:
+    """``weights[:, a] = exp(scale_a values[:, a] - top_a)`` with ``top_a = max_k scale_a values[k, a]`` (Eq. 1,
+    unnormalized) and ``total[a]`` their sum, added in the order of ``k``."""
     n_actions = values.shape[0]
-    top, inv_total = sums[1], sums[0]
     for a in range(lanes):
         top[a] = -np.inf
     for k in range(n_actions):
         for a in range(lanes):
             top[a] = max(top[a], scale[a] * values[k, a])
     for a in range(lanes):
-        inv_total[a] = 0.0
+        total[a] = 0.0
     for k in range(n_actions):
         for a in range(lanes):
             weights[k, a] = _exp(scale[a] * values[k, a] - top[a])
-            inv_total[a] += weights[k, a]
-    for a in range(lanes):
-        inv_total[a] = 1.0 / inv_total[a]
+            total[a] += weights[k, a]
 
 
 @_jit()
@@ -340,9 +338,10 @@ def _ascent_lanes(lanes, scale, step_size, base, rotated, zeta, z, mu, weights, 
         for jj in range(d):
             for a in range(lanes):
                 mu[k, a] += rotated[jj, k, a] * zeta[jj, a]
-    _softmax_lanes(lanes, mu, scale, weights, sums)
     inv_total, value = sums[0], sums[1]
+    _softmax_lanes(lanes, mu, scale, weights, value, inv_total)  # value: the max first, free after
     for a in range(lanes):
+        inv_total[a] = 1.0 / inv_total[a]
         value[a] = 0.0
     for k in range(n_actions):
         for a in range(lanes):
@@ -386,26 +385,16 @@ def _finish_lanes(lanes, j, rows, seeds, agents, stream, ridge, scale, clip, q, 
         for i in range(d):
             for a in range(lanes):
                 mu[k, a] += xs[k, i, a] * theta[i, a]
-    _softmax_lanes(lanes, mu, scale, weights, sums)
-    # Definition 1: the optimal fair policy softmax(scale mu*), its normalization by a division as the reference's
-    top, total = sums[2], sums[3]
-    for a in range(lanes):  # mu* of each lane, in the rows of fair_weights first
+    inv_total, cumulative, top, total = sums[0], sums[1], sums[2], sums[3]
+    _softmax_lanes(lanes, mu, scale, weights, cumulative, inv_total)
+    for a in range(lanes):
+        inv_total[a] = 1.0 / inv_total[a]
+    # Definition 1: the optimal fair policy softmax(scale mu*), normalized by a division as the reference's
+    for a in range(lanes):  # mu* of each lane (the policy's mu is no longer needed)
         seed, agent = seeds[a], agents[a]
         for k in range(n_actions):
-            fair_weights[k, a] = mu_true[j, seed, agent, k]
-    for a in range(lanes):
-        top[a] = -np.inf
-    for k in range(n_actions):
-        for a in range(lanes):
-            top[a] = max(top[a], scale[a] * fair_weights[k, a])
-    for a in range(lanes):
-        total[a] = 0.0
-    for k in range(n_actions):
-        for a in range(lanes):
-            mu[k, a] = fair_weights[k, a]  # mu* (the policy's mu is no longer needed)
-            fair_weights[k, a] = _exp(scale[a] * fair_weights[k, a] - top[a])
-            total[a] += fair_weights[k, a]
-    inv_total, cumulative = sums[0], sums[1]
+            mu[k, a] = mu_true[j, seed, agent, k]
+    _softmax_lanes(lanes, mu, scale, fair_weights, top, total)
     fair, regret, below = params[0], params[1], params[2]
     for a in range(lanes):
         cumulative[a] = 0.0
