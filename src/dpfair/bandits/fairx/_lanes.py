@@ -62,19 +62,8 @@ def _exp(x: float) -> float:
     k = np.rint(y * _LOG2_E)
     r = (y - k * _LN2_HI) - k * _LN2_LO
     p = _TAYLOR[13]
-    p = p * r + _TAYLOR[12]
-    p = p * r + _TAYLOR[11]
-    p = p * r + _TAYLOR[10]
-    p = p * r + _TAYLOR[9]
-    p = p * r + _TAYLOR[8]
-    p = p * r + _TAYLOR[7]
-    p = p * r + _TAYLOR[6]
-    p = p * r + _TAYLOR[5]
-    p = p * r + _TAYLOR[4]
-    p = p * r + _TAYLOR[3]
-    p = p * r + _TAYLOR[2]
-    p = p * r + _TAYLOR[1]
-    p = p * r + _TAYLOR[0]
+    for n in range(12, -1, -1):  # Horner (a constant trip count: unrolled by the compiler)
+        p = p * r + _TAYLOR[n]
     power = int(k)
     half = power >> 1  # floor(k / 2)
     value = (p * _POW2[half + 538]) * _POW2[power - half + 538]
