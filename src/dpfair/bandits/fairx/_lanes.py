@@ -70,6 +70,16 @@ def _exp(x: float) -> float:
     return (value if x >= _EXP_MIN else 0.0) if x <= _EXP_MAX else (np.inf if x > _EXP_MAX else np.nan)
 
 
+@_jit(inline="always")
+def _column_dot(lanes, q, i, j, out) -> None:
+    """``out[a] = sum_k q[k, i, a] q[k, j, a]``, added in the order of ``k``."""
+    for a in range(lanes):
+        out[a] = 0.0
+    for k in range(q.shape[0]):
+        for a in range(lanes):
+            out[a] += q[k, i, a] * q[k, j, a]
+
+
 @_jit()
 def _eigh_lanes(lanes, gram, q, work, product, eigvals, largest, params) -> None:
     """Eigenvalues (unsorted) and eigenvectors (columns) of each lane's symmetric ``gram[:, :, a]`` by cyclic Jacobi.
@@ -87,19 +97,11 @@ def _eigh_lanes(lanes, gram, q, work, product, eigvals, largest, params) -> None
     dot, t_lane, c_lane, s_lane = params[0], params[0], params[1], params[2]
     for j in range(d):  # modified Gram-Schmidt on the columns of the guess
         for i in range(j):
-            for a in range(lanes):
-                dot[a] = 0.0
-            for k in range(d):
-                for a in range(lanes):
-                    dot[a] += q[k, i, a] * q[k, j, a]
+            _column_dot(lanes, q, i, j, dot)
             for k in range(d):
                 for a in range(lanes):
                     q[k, j, a] -= dot[a] * q[k, i, a]
-        for a in range(lanes):
-            dot[a] = 0.0
-        for k in range(d):
-            for a in range(lanes):
-                dot[a] += q[k, j, a] * q[k, j, a]
+        _column_dot(lanes, q, j, j, dot)
         for a in range(lanes):
             dot[a] = math.sqrt(dot[a])
         for k in range(d):
