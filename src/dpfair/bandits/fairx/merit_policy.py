@@ -166,7 +166,7 @@ def _ascent(
     ``grad J = sum_a pi_a (1 + w_a (mu_a - J)) x_a`` with ``mu_a = theta . x_a`` and
     ``w_a = f'(mu_a) / f(mu_a)`` (``w = merit_scale`` for the exponential merit): the derivative of
     ``pi_a`` is ``pi_a (w_a e_a - sum_b pi_b w_b e_b)`` in ``mu``.  The compiled engine's
-    ``_group_round`` (:mod:`dpfair.bandits.fairx._kernels`) runs the same steps for the exponential merit.
+    ``round_lanes`` (:mod:`dpfair.bandits.fairx._lanes`) runs the same steps for the exponential merit.
     """
     theta = center
     for _ in range(n_steps):

@@ -134,9 +134,10 @@ def simulate_federated(
     batched over (learner, seed, agent) rows (learners that differ in merit function, ascent steps
     or ``regularization`` run in separate batches).  ``engine="compiled"`` runs every round of every
     row and every synchronization (release through the PRIVATIZER's noise, aggregate, receive) in numba
-    kernels (:mod:`dpfair.bandits.fairx._kernels`), a block of 256 rounds per call;
-    ``engine="numpy"`` is the reference: one vectorized numpy step per round.  Both give the same
-    actions and the same results up to floating-point rounding (the tests check 1e-9).
+    kernels (:mod:`dpfair.bandits.fairx._kernels`), a block of 256 rounds per call, while another thread
+    computes the private learners' noise for the next block; ``engine="numpy"`` is the reference: one
+    vectorized numpy step per round.  Both give the same actions and the same results up to floating-point
+    rounding (the tests check 1e-9).
 
     Parameters
     ----------
