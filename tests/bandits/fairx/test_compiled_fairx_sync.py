@@ -195,3 +195,58 @@ def test_engines_agree_on_random_small_problems(dim, n_actions, n_agents, protoc
         learner = PrivFairXLinUCB(3.0, 0.1, math.sqrt(dim), protocol, continual=kind, random_state=seed, **kw)
     learners = {"B0": FairXLinUCB(radius=0.5), "L": learner}
     _assert_same(_run(env, learners, 60, n_agents, [seed], "compiled"), _run(env, learners, 60, n_agents, [seed], "numpy"))
+
+
+def test_run_groups_lockstep_runs_the_pending_sync_of_a_group_waiting_at_the_block_end(monkeypatch):
+    # run_groups' own control flow (its Python source, with the round, the trigger and the synchronization
+    # recorded): a retry call where group 0 resumes at round 2 and stops again for Python, while group 1 already
+    # played the block and waits at its end with a synchronization due -- which must still run
+    calls = []
+
+    def sync(group, t, *args):
+        calls.append(("sync", group, t))
+        return kernels.DONE
+
+    def trigger(group, t, *args):
+        calls.append(("trigger", group, t))
+        return kernels.UNDECIDED
+
+    def play(j, rows, *args):
+        calls.append(("round", j, tuple(rows)))
+
+    monkeypatch.setattr(kernels, "_sync_group", sync)
+    monkeypatch.setattr(kernels, "_trigger", trigger)
+    monkeypatch.setattr(kernels, "round_lanes", play)
+    d, n_actions, n_agents, stop, t0 = 2, 3, 2, 6, 100
+    rows = 2 * n_agents
+    control = tuple(np.zeros(2, dtype=np.int64) for _ in range(6))  # synced, comms, progress, pending, decision, status
+    control[2][:] = [2, stop]
+    control[3][:] = [kernels.UNDECIDED, kernels.SYNC_DUE]
+    control[4][:] = [1, 0]  # Python decided: group 0 synchronizes
+    kernels.run_groups.py_func(
+        np.array([0, 1]), stop, t0, 2, n_agents, 1, 1.0, 1e-7, (np.zeros((stop, 2, n_agents, n_actions, d)),),
+        (np.zeros((rows, d, d)),), (None, None, None, np.zeros(rows)), None,
+        tuple(np.zeros(rows) for _ in range(5)), None, np.array([2]), None, None, None, (np.zeros(1),), None, None,
+        control, None, (np.zeros((rows, 2, d, d)), None),
+    )
+    assert calls == [("sync", 0, t0 + 2), ("round", 2, (0, 1)), ("trigger", 0, t0 + 3), ("sync", 1, t0 + stop)]
+    np.testing.assert_array_equal(control[2], [3, stop])  # progress
+    np.testing.assert_array_equal(control[3], [kernels.UNDECIDED, kernels.NO_SYNC])  # pending
+    np.testing.assert_array_equal(control[5], [kernels.NEED_DECISION, kernels.DONE])  # status
+
+
+@pytest.mark.parametrize(("continual", "random_state", "ahead"), [("sqrt", 0, True), ("sqrt", None, True),
+                                                                   ("tree", 0, False)])
+def test_noise_is_computed_ahead_only_from_keyed_tables(monkeypatch, continual, random_state, ahead):
+    # another thread may grow a table that is a function of keys (seeded keys, secure PRF keys); a tree is advanced
+    # in release order by the feed itself, never ahead
+    seen = []
+    real = federated._NoiseFeed.prefetch
+    monkeypatch.setattr(federated._NoiseFeed, "prefetch", lambda self, upto: (seen.append(upto), real(self, upto)))
+    env = FederatedSyntheticEnvironment(dim=3, n_actions=4)
+    learner = PrivFairXLinUCB(2.0, 0.1, math.sqrt(3), "bounded-gap", continual=continual, random_state=random_state)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = simulate_federated(env, {"P": learner}, 600, 2, [0])
+    assert bool(seen) is ahead and seen == sorted(seen)
+    assert result.communication_rounds[0, 0] > 0

@@ -91,6 +91,21 @@ def test_lane_projection_is_each_lane_alone_and_the_reference():
     np.testing.assert_array_equal(together[4], centers[4])  # outside a zero radius: the centre
 
 
+def test_lane_projection_branches_on_the_lanes_themselves():
+    # _project_lanes alone (project_rows puts inside points back itself): inside -> z unchanged, outside a zero
+    # radius -> 0, outside -> on the boundary sum lam z^2 = r^2
+    eigvals = np.array([[1.0, 2.0, 1.0], [3.0, 1.0, 0.5]])  # (d=2, 3 lanes)
+    z = np.array([[0.1, 1.0, 2.0], [0.1, 1.0, 3.0]])
+    radius = np.array([1.0, 0.0, 1.0])
+    out = np.full((2, 3), np.nan)
+    lanes._project_lanes(3, z, eigvals, eigvals.max(axis=0), radius, np.empty((2, 3)), out, np.empty((4, 3)))
+    np.testing.assert_array_equal(out[:, 0], z[:, 0])
+    np.testing.assert_array_equal(out[:, 1], [0.0, 0.0])
+    assert (eigvals[:, 2] * out[:, 2] ** 2).sum() == pytest.approx(1.0, rel=1e-12)
+    np.testing.assert_allclose(out[:, 2], reference_project(z[:, 2][None], np.zeros((1, 2)), eigvals[:, 2][None],
+                                                            np.eye(2)[None], radius[2:])[0], rtol=1e-12)
+
+
 @numba.njit
 def _exp_all(x, out):
     for i in range(x.size):

@@ -53,11 +53,16 @@ def test_the_top_words_give_finite_gaussians_in_the_documented_range() -> None:
     assert np.array_equal(out[0], z)
 
 
-def test_scaled_gaussians_is_not_the_identity_mutant() -> None:
+def test_scaled_gaussians_scales_each_entry_and_checks_its_output() -> None:
     words = np.arange(1, 22, dtype=np.uint64).reshape(1, 21) << np.uint64(40)
+    scale = np.arange(1.0, 22.0)
     out = np.empty(words.shape)
-    scaled_gaussians(words, np.ones(21), out)
-    assert not np.array_equal(out, gaussian_from_words(words) * 2.0)
+    scaled_gaussians(words, scale, out)
+    unscaled = gaussian_from_words(words)
+    assert np.array_equal(out, unscaled * scale)  # entry e by scale[e]: a kernel ignoring the scale fails
+    assert not np.array_equal(out, unscaled) and not np.array_equal(out, unscaled * scale[::-1])
+    with pytest.raises(ValueError, match="C-contiguous"):
+        scaled_gaussians(words, scale, np.empty((1, 42))[:, ::2])  # a strided out would be written into a copy
 
 
 @pytest.mark.parametrize("continual", ["sqrt", "honaker"])

@@ -377,12 +377,12 @@ def run_groups(groups, stop, t0, n_seeds, n_agents, n_steps, lam, margin, stream
                 for a in range(n_agents):
                     rows[lanes] = groups[g] * n_agents + a
                     lanes += 1
-        if lanes == 0:  # no group at round j: the next round some group is at
-            later = stop
+        if lanes == 0:  # no group at round j: the next round some group is at (stop too: its pending sync)
+            later = -1
             for g in range(n_groups):
                 if running[g] and progress[groups[g]] > j:
-                    later = min(later, progress[groups[g]])
-            if later == stop:
+                    later = progress[groups[g]] if later < 0 else min(later, progress[groups[g]])
+            if later < 0:
                 break
             j = later
             continue

@@ -264,8 +264,11 @@ def scaled_gaussians(words: np.ndarray, scale: np.ndarray, out: np.ndarray) -> N
         Written in place (C-contiguous).
     """
     n_entries = scale.shape[0]
-    _scaled_gaussians(_ndtri(), words.reshape(-1, n_entries), np.ascontiguousarray(scale, dtype=float),
-                      out.reshape(-1, n_entries))
+    if out.shape != words.shape or words.shape[-1] != n_entries or not out.flags.c_contiguous:
+        raise ValueError(f"scaled_gaussians needs out of the words' shape {words.shape} (last axis {n_entries}, the "
+                         f"scale's), C-contiguous; got {out.shape}: pass numpy.empty(words.shape).")
+    _scaled_gaussians(_ndtri(), np.ascontiguousarray(words).reshape(-1, n_entries),
+                      np.ascontiguousarray(scale, dtype=float), out.reshape(-1, n_entries))
 
 
 # ------------------------------------------------------------------------------------ the noise slots

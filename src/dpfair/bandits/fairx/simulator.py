@@ -600,8 +600,10 @@ class _NoiseFeed:
 
     @property
     def can_prefetch(self) -> bool:
-        """Whether the noise can be computed ahead (a factorized PRIVATIZER: its table is a function of its keys)."""
-        return self.privatizer._factorized is not None
+        """Whether the noise can be computed ahead by another thread: a factorized PRIVATIZER whose table is a
+        function of its keys (secure PRF or seeded keys), not of a noise source's stream drawn in order."""
+        factorized = self.privatizer._factorized
+        return factorized is not None and factorized.key_digest is not None
 
     def reach(self, rounds: int) -> int:
         """The last release whose noise the next :meth:`refill` may copy if ``rounds`` rounds run before it."""
