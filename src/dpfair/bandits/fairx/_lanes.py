@@ -428,10 +428,11 @@ def round_lanes(j, rows, n_seeds, n_agents, n_steps, stream, ridge, learning, th
 
     Row ``n`` is agent ``n % n_agents`` of group ``n // n_agents`` (seed ``group % n_seeds``); the rows may
     come from several groups.  ``eigenvectors[n]`` is the row's eigenvectors of ``V`` (``(d, d)``, kept from
-    round to round as the next round's guess).  Scratch (:func:`lane_scratch`, at least ``len(rows)`` lanes):
-    ``cubes`` six ``(d, d, lanes)``, ``(K, d, lanes)`` and ``(d, K, lanes)`` arrays, ``planes`` twelve
-    ``(d, lanes)``, ``(K, lanes)``, ``(3, lanes)`` and ``(4, lanes)`` arrays, ``vectors`` four ``(lanes,)`` and two
-    ``(d,)`` arrays.
+    round to round as the next round's guess).  ``shared_gram[n]`` is 1 where a synchronization gave every
+    agent of row ``n``'s group the same ``V`` (one eigendecomposition serves the group; cleared here).  Scratch
+    (:func:`lane_scratch`, at least ``len(rows)`` lanes): ``cubes`` six ``(d, d, lanes)``, ``(K, d, lanes)`` and
+    ``(d, K, lanes)`` arrays, ``planes`` twelve ``(d, lanes)``, ``(K, lanes)``, ``(3, lanes)`` and ``(4, lanes)``
+    arrays, ``vectors`` four ``(lanes,)`` and two ``(d,)`` arrays, ``ints`` three ``(lanes,)`` int64 arrays.
     """
     gram_lanes, q, work, product, xs, rotated = cubes
     eigvals, theta_hat, zeta, z, w, theta, base, mu, weights, fair_weights, params, sums = planes
@@ -490,8 +491,8 @@ def round_lanes(j, rows, n_seeds, n_agents, n_steps, stream, ridge, learning, th
 
 @_jit()
 def lane_scratch(dim, n_actions, lanes):
-    """Scratch arrays of :func:`round_lanes` for groups of ``lanes`` agents (one set per thread): ``(cubes, planes,
-    vectors)`` for ``d = dim`` and ``K = n_actions``."""
+    """Scratch arrays of :func:`round_lanes` for up to ``lanes`` agents (one set per thread): ``(cubes, planes,
+    vectors, ints)`` for ``d = dim`` and ``K = n_actions``."""
     d, k = dim, n_actions
     cubes = (np.zeros((d, d, lanes)), np.zeros((d, d, lanes)), np.zeros((d, d, lanes)), np.zeros((d, d, lanes)),
              np.zeros((k, d, lanes)), np.zeros((d, k, lanes)))
