@@ -325,6 +325,21 @@ def _tree_add(
             noisy[lv, p] = 0.0
 
 
+@_jit(inline="always")
+def _store_packed(p, value, shift, pack_row, pack_col, gram, target) -> None:
+    """Packed entry ``p`` of a release into ``gram`` (symmetric, ``shift`` added on the diagonal) or ``target``
+    (the augmented matrix's last column; its corner is not stored)."""
+    d = gram.shape[0]
+    i, j = pack_row[p], pack_col[p]
+    if i == j:
+        value = value + shift
+    if j < d:
+        gram[i, j] = value
+        gram[j, i] = value
+    elif i < d:
+        target[i] = value
+
+
 @_jit()
 def _tree_release(
     noisy: np.ndarray, leaf_index: int, shift: float, pack_row: np.ndarray, pack_col: np.ndarray,
@@ -332,7 +347,6 @@ def _tree_release(
 ) -> None:
     """``BinaryTreeMechanism.release(shift)``: the noisy nodes of the bits of ``leaf_index``, split into ``V``, ``b``."""
     n_packed = pack_row.shape[0]
-    d = gram.shape[0]
     first = True
     for lv in range(noisy.shape[0]):
         if (leaf_index >> lv) & 1:
@@ -344,15 +358,7 @@ def _tree_release(
                 for p in range(n_packed):
                     released[p] = released[p] + noisy[lv, p]
     for p in range(n_packed):
-        i, j = pack_row[p], pack_col[p]
-        value = released[p]
-        if i == j:
-            value = value + shift
-        if j < d:
-            gram[i, j] = value
-            gram[j, i] = value
-        elif i < d:
-            target[i] = value
+        _store_packed(p, released[p], shift, pack_row, pack_col, gram, target)
 
 
 @_jit()
@@ -365,18 +371,9 @@ def _sum_add_release(
     ``exact`` holds the exact running sum; ``release_noise`` is the factorization's noise ``(B z)_t`` of
     this release, drawn beforehand (it does not depend on the data).
     """
-    d = gram.shape[0]
     for p in range(pack_row.shape[0]):
-        i, j = pack_row[p], pack_col[p]
-        exact[p] = exact[p] + z[i] * z[j]
-        value = exact[p] + release_noise[p]
-        if i == j:
-            value = value + shift
-        if j < d:
-            gram[i, j] = value
-            gram[j, i] = value
-        elif i < d:
-            target[i] = value
+        exact[p] = exact[p] + z[pack_row[p]] * z[pack_col[p]]
+        _store_packed(p, exact[p] + release_noise[p], shift, pack_row, pack_col, gram, target)
 
 
 @_jit()
