@@ -1,8 +1,8 @@
 """Speed of the group meritocratic bandit simulator (printed, never asserted).
 
 The paper's full setting: T = 50,000 rounds, K = 4 groups (ACS excerpt, d = 15), 10 seeds, all four
-policies (OFUL, Fair-Greedy, Private-Fair-Greedy at epsilon = 15, delta = 0.1, Random).  Issue 10
-asked for under 10 minutes on 2 cores (the numpy rounds take about 50 s); the compiled rounds target
+policies (OFUL, Fair-Greedy, Private-Fair-Greedy at epsilon = 15, delta = 0.1, Random).  The
+reproduction's budget is under 10 minutes on 2 cores (the numpy rounds take about 50 s); the compiled rounds target
 under 15 s.  Each policy runs all seeds at once (``simulate`` batches over seeds); the ranks are
 counted over the environment's distinct contexts, not over the history.  The script prints:
 

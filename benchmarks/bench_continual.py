@@ -1,4 +1,5 @@
-"""Per-release time and noise of each continual-release factorization (issue 30), printed, not asserted.
+"""Per-release time and noise of each continual-release factorization (the noise table of the
+guide's continual-release section), printed, not asserted.
 
 For ``T`` releases (default 20,000) of running sums, times ``ContinualSumMechanism.step`` (update + release)
 for each factorization (square root, Honaker, binary tree) beside ``BinaryTreeMechanism.step``, on scalar

@@ -1,6 +1,6 @@
 """Cost of secure noise in Priv-FairX-LinUCB, and the tight calibration against the paper's (printed, never asserted).
 
-Issue 19's targets, on Exp 1's setting (T = 100,000 rounds, m = 10 agents, d = 5, 10 actions, 5 seeds,
+Two targets, on Exp 1's setting (T = 100,000 rounds, m = 10 agents, d = 5, 10 actions, 5 seeds,
 epsilon = 2, delta = 0.1, bounded-gap protocol: 20,002 releases of 21 noise entries per agent):
 
 * Priv-FairX-LinUCB with its default secure noise at most 2x its seeded time.  Both draw the same

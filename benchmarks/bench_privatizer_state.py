@@ -3,9 +3,9 @@
 Printed, never asserted; on the shared 2-core machine the figures move with the load (printed before and after).
 
 1. **Cost per release** (secure noise, ``continual="sqrt"``, ``d = 5``, 10 agents in one batch, the noise
-   only): the keyed BLAKE2b PRF in counter mode (the default since issue 31) against the reference in the same
-   process, the same Privatizer drawing its ``z`` words from the OS CSPRNG in draw order (the previous secure
-   path: every drawn ``z`` then had to be kept in the state).  Both are timed over the same releases,
+   only): the keyed BLAKE2b PRF in counter mode (the default: noise rebuilt from the keys) against the
+   reference in the same process, the same Privatizer drawing its ``z`` words from the OS CSPRNG in draw order
+   (the previous secure path: every drawn ``z`` then had to be kept in the state).  Both are timed over the same releases,
    interleaved in chunks so that the load hits both alike.
 2. **Pickled size** of one agent's PRIVATIZER (batch ``(1, 1)``, ``tau = 20,002``: Exp 1) after ``k`` releases.
 3. **Rebuild** of the table after unpickling at ``k`` releases in a process that never saw the agent

@@ -105,7 +105,7 @@ def _search_private_base(budget, **kw):
 
 
 #: The neighbouring relation of each class's guarantee where it is not "replace one row": its budgets are kept in
-#: that relation (a replace-one-row budget refuses a change-one-attribute charge, issue 29 item 8).
+#: that relation (a replace-one-row budget refuses a change-one-attribute charge: their epsilons are not in the same unit).
 RELATIONS = {"DPEqualizedOddsPostProcessor": "change_attribute", "DPExponentiatedGradient": "change_attribute"}
 
 
@@ -148,7 +148,7 @@ ANALYSES = {"PrivateMetricFrame"}  # computes in its constructor: tested below
 NOT_ESTIMATORS = {"SearchCost"}  # a cost description (epsilon is its output), no data
 
 
-# ------------------------------------------------------------------ online releases (issue 29, item 7)
+# ------------------------------------------- online releases (they charge the default ledger like any estimator)
 GMF_ENV = SyntheticGroupEnvironment(n_groups=3, dim=2, population_size=20, random_state=0)
 FED_ENV = FederatedSyntheticEnvironment(dim=2, n_actions=3)
 

@@ -1,4 +1,4 @@
-"""Issue 34: the release template's typed stages, its ``_run`` step, its public dry runs, and one warning locator.
+"""The release template's typed stages, its ``_run`` step, its public dry runs, and one warning locator.
 
 * the steps hand each other frozen dataclasses: a dict is refused by name, a misspelt field is an AttributeError;
 * an iterative mechanism fills ``_run`` (noise and computation interleaved), never beside ``_draw_noise``;
@@ -275,7 +275,7 @@ def test_a_bandit_policy_simulated_at_epsilon_inf_warns_at_the_callers_line():
     env = SyntheticGroupEnvironment(n_groups=3, dim=2, population_size=20, random_state=0)
     policy = PrivateFairGreedy(math.inf, 0.1, reward_bound=1.3, continual="tree")
     leaks = _leaks(lambda: simulate(env, {"p": policy}, 4, [0], engine="numpy"))
-    assert leaks and {w.filename for w in leaks} == {HERE}  # (it pointed at simulate.py before issue 34)
+    assert leaks and {w.filename for w in leaks} == {HERE}  # (it once pointed at simulate.py)
 
 
 def test_find_stack_level_counts_the_frames_inside_dpfair():

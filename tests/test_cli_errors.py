@@ -1,6 +1,6 @@
 """Wrong usages of the ``dpfair`` command: one line on stderr naming the path and the fix, exit 2, no traceback.
 
-Issue 16 section 5 (tracebacks) and issue 12 (newcomers).  Each case runs the real command in a
+A newcomer's mistakes end in one line, never a traceback.  Each case runs the real command in a
 subprocess, except the read-only folder, which needs the operating system's help: a folder that
 really refuses writes (``/sys/fs`` on Linux, or ``chmod`` when not root), else a monkeypatched
 ``os.open`` in this process (root ignores permission bits).
@@ -212,7 +212,7 @@ def test_the_results_store_refuses_a_damaged_database_in_python_too(tmp_path):
     assert isinstance(info.value, OSError) and info.value.path == tmp_path / "results.sqlite"
 
 
-# --- issue 12: a corrupt data file -----------------------------------------------------------------
+# --- a corrupt data file -----------------------------------------------------------------
 
 LAW = "law_school/bar_pass_prediction.csv"
 SHARED = Path(os.environ.get("DPFAIR_DATA_HOME") or Path(__file__).resolve().parents[2] / "shared" / "data")
@@ -293,7 +293,7 @@ def test_run_all_with_only_missing_data_still_succeeds(tmp_path, monkeypatch):
     assert "data missing: law_school/bar_pass_prediction.csv" in res.stderr
 
 
-# --- issue 12: usage, help, version, list -----------------------------------------------------------
+# --- usage, help, version, list -----------------------------------------------------------
 
 
 @pytest.mark.slow
@@ -371,7 +371,7 @@ def test_list_with_a_damaged_database_warns_once_and_lists(tmp_path):
     assert "privacy-audit" in res.stdout
 
 
-# --- issue 12: one data-home rule, saved in the environment ---------------------------------------
+# --- one data-home rule, saved in the environment ---------------------------------------
 
 
 def test_saved_data_home_is_used_when_the_environment_variable_is_not_set(tmp_path, monkeypatch):

@@ -1,4 +1,4 @@
-"""Docs and Makefile without rough edges (issue 24): no 'will join as they land', inherited result methods, make bench."""
+"""Docs and Makefile without rough edges: no 'will join as they land', inherited result methods, make bench."""
 
 from pathlib import Path
 

@@ -1,4 +1,4 @@
-"""Issue 22: every public private estimator, selector, scorer and search refuses bad input before it charges.
+"""Every public private estimator, selector, scorer and search refuses bad input before it charges.
 
 For each, every kind of refused input -- NaN, a wrong shape, an undeclared group, a bad parameter, too
 small a budget -- must raise a clear error (ValueError / TypeError naming what is wrong, or
@@ -90,7 +90,7 @@ def test_the_registry_check_finds_a_class_without_an_entry(monkeypatch):
 
 
 def test_every_private_class_runs_the_one_release_template():
-    """Issue 22: every estimator, selector, scorer, the search and the metric frame use dpfair.base."""
+    """Every estimator, selector, scorer, the search and the metric frame use dpfair.base."""
     from dpfair.base import PrivateEstimator, PrivateMechanismMixin
 
     classes = {name: getattr(importlib.import_module(f"dpfair.{package}"), name)
@@ -159,7 +159,7 @@ def test_the_valid_fit_charges_once(name):
 
 @pytest.mark.parametrize("name", list(ESTIMATORS))
 def test_a_fit_without_a_budget_charges_the_default_ledger_once(name):
-    """Issue 29: with budget=None every private class charges the program's one ledger, once, what it says it spent."""
+    """With budget=None every private class charges the program's one ledger, once, what it says it spent."""
     from dpfair.privacy import set_default_budget
 
     make, fit, (x, y, g), _ = ESTIMATORS[name]
@@ -244,7 +244,7 @@ def test_a_refit_on_an_array_drops_the_feature_names_of_an_earlier_dataframe_fit
     assert not hasattr(est, "feature_names_in_"), f"{name} kept the feature names of the earlier DataFrame fit"
 
 
-# ---------------------------------------------------------------------------------------- bandits (issue 29, item 7)
+# ---------------------------------------------------- bandits (they once spent their own budget, not the ledger)
 # The bandit policies and federated learners release online: one "fit" is one reset() of a policy (or one
 # simulate() / simulate_federated() of it).  Each must charge the one ledger (dpfair._estimator.charge_budget:
 # budget=None goes to the default ledger) exactly once, after every check and before its noise source exists.

@@ -1,4 +1,4 @@
-"""Every Python block of the README runs on its own, in a fresh interpreter, and prints its result (issue 12)."""
+"""Every Python block of the README runs on its own, in a fresh interpreter, and prints its result."""
 
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ def test_readme_block_runs_alone_and_prints(index, tmp_path):
 def _fold_scores(stdout: str) -> None:
     line = next(line for line in stdout.splitlines() if line.startswith("fold R^2:"))
     folds = [float(v) for v in re.findall(r"-?\d+\.\d+", line)]
-    assert len(folds) == 5 and all(v > 0 for v in folds), line  # issue 24: unshuffled folds gave -16.6
+    assert len(folds) == 5 and all(v > 0 for v in folds), line  # unshuffled folds gave -16.6
 
 
 def _ks(stdout: str) -> None:

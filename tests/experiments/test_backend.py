@@ -1,4 +1,5 @@
-"""import dpfair.experiments leaves matplotlib's backend alone; the report still draws off-screen (issue 22)."""
+"""import dpfair.experiments leaves matplotlib's backend alone; the report still draws off-screen (a library must not switch
+the backend of the program that imports it)."""
 
 import os
 import subprocess

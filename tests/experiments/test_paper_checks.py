@@ -1,4 +1,4 @@
-"""Paper checks live with their experiments (issue 22): printed values and a verdict on the spec, one Table 1."""
+"""Paper checks live with their experiments: printed values and a verdict on the spec, one Table 1."""
 
 import ast
 import os

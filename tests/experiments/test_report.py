@@ -1,4 +1,4 @@
-"""The HTML report renders in headless Chromium with every image loaded; its overview gives verdicts (issue 12)."""
+"""The HTML report renders in headless Chromium with every image loaded; its overview gives verdicts."""
 
 import json
 import re
@@ -84,7 +84,7 @@ def test_overview_gives_every_experiment_a_verdict_and_says_which_data_is_missin
     monkeypatch.setenv("DPFAIR_DATA_HOME", str(tmp_path / "no-data"))
     run_experiment(get_spec("privacy-audit"), tmp_path, quick=True, progress=False)
     text = build_report(tmp_path).read_text()
-    assert "<b>Seeded noise.</b>" in text[: text.index("<h2 id='overview'>")]  # said before any number (issue 29, item 6)
+    assert "<b>Seeded noise.</b>" in text[: text.index("<h2 id='overview'>")]  # said before any number
     overview = text[text.index("<table class='overview'>") : text.index("</table>", text.index("<table class='overview'>"))]
     rows = overview.split("<tr>")[2:]
     assert len(rows) == len(all_specs())

@@ -72,7 +72,7 @@ def test_table_1_root_column_is_always_filled():
     assert list(column) == [1, 3, 0]
 
 
-# ------------------------------------------------------------------ regression trade-off figures (issue 12, section 4)
+# ------------------------------------------------------------------ regression trade-off figures
 def _regression_results(ks_values=(1, 8, 24), epsilons=(1.0, 0.1), seeds=(33, 34, 35), dataset="law_school"):
     """Long-format results as the regression experiments store them: k = 1 sits at MSE 0.68 (off the axis)."""
     from dpfair.experiments import regression
@@ -174,7 +174,7 @@ def test_regression_standard_errors_are_over_seeds():
 def test_regression_figure_2_draws_finite_epsilon_curves_over_the_infinite_one(tmp_path, monkeypatch):
     from dpfair.experiments import regression
 
-    # issue 24: at Law School's n the eps = 1 curve sits on the eps = inf one and was drawn beneath it
+    # at Law School's n the eps = 1 curve sits on the eps = inf one and was drawn beneath it
     results = _regression_results(ks_values=(8,), epsilons=(1.0, float("inf"), 0.1))
     fig = _captured_regression_figures(regression.figure2, results, tmp_path, monkeypatch)[0]
     ax = fig.axes[0]

@@ -1,4 +1,4 @@
-"""Report rows without rough edges (issue 24): honest verdict words, numeric cell order, no "± 0.0"."""
+"""Report rows without rough edges: honest verdict words, numeric cell order, no "± 0.0"."""
 
 import json
 

@@ -1,4 +1,4 @@
-"""The one "can these budgets pay?" trial (issue 34): PrivacyBudget.can_pay / check_can_pay and check_budgets_cover."""
+"""The one "can these budgets pay?" trial: PrivacyBudget.can_pay / check_can_pay and check_budgets_cover."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Continual release: the binary tree (exactness, stated variance, node count, its numbers for a seed) and the
-general mechanism of issue 30 (charging, warnings, refusals, secure default noise)."""
+general mechanism (charging, warnings, refusals, secure default noise)."""
 
 import math
 import warnings
@@ -100,7 +100,7 @@ def test_bad_arguments(kwargs, match):
         tree.update([1.0, 2.0, 3.0])
 
 
-# ------------------------------------------------------------------ issue 30: the general continual-release mechanism
+# ------------------------------------------------------------------ the general continual-release mechanism
 def _reference_tree_releases(horizon, shape, rho, seed, xs, symmetric=False):
     """BinaryTreeMechanism's arithmetic written out (node = block + rng.normal; release = sum of nodes)."""
     rng = np.random.default_rng(seed)

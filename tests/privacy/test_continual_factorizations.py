@@ -1,4 +1,4 @@
-"""Issue 30: factorizations A = B C of the prefix-sum matrix (binary tree, Honaker, square root).
+"""Factorizations A = B C of the prefix-sum matrix (binary tree, Honaker, square root).
 
 Closed forms and brute force: C . C = A for the square root; B C = A for each; analytic row / column norms
 against the dense matrices; Honaker's streaming estimate against the least-squares BLUE; the error table
@@ -80,7 +80,7 @@ def test_honaker_release_is_the_least_squares_estimate_from_every_completed_node
 
 
 def test_the_error_table_of_the_issue_at_tau_20002():
-    """Worst / RMS noise std of the released prefix sums, units 1/sqrt(2 rho), analytic (issue 30's table)."""
+    """Worst / RMS noise std of the released prefix sums, units 1/sqrt(2 rho), analytic (the guide's table)."""
     table = {"tree": (14.49, 10.22), "honaker": (10.82, 7.63), "sqrt": (4.22, 4.06)}
     for name, (worst, rms) in table.items():
         err = get_factorization(name, 20_002).error()

@@ -1,4 +1,4 @@
-"""Issue 30 (speed): the square root's streaming noise as a partitioned overlap-add convolution.
+"""Speed: the square root's streaming noise as a partitioned overlap-add convolution.
 
 The stream against the dense product ``C z`` (every draw-block size, FFT block and batching); ``steps`` against
 ``step`` (bit for bit: the same numbers however many releases are asked at once); the integer release noise

@@ -1,4 +1,4 @@
-"""Issue 22: one epsilon = inf warning text, raised by the mechanisms through ``leaks.warn_exact_release``."""
+"""One epsilon = inf warning text, raised by the mechanisms through ``leaks.warn_exact_release``."""
 
 from __future__ import annotations
 

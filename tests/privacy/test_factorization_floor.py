@@ -1,4 +1,4 @@
-"""Issue 30: how far the square-root factorization is from the best any factorization can do.
+"""How far the square-root factorization is from the best any factorization can do.
 
 For ``A = B C`` (``A`` the ``T x T`` prefix-sum matrix), the worst release's noise std, in units of
 ``1 / sqrt(2 rho)``, is ``max_t ||B_t|| * max_s ||C e_s||``; it is at least ``gamma_2(A) >= ||A||_* / T``

@@ -1,4 +1,4 @@
-"""Issue 30: the mu-GDP privacy profile (Balle & Wang 2018) in dpfair.privacy.accounting.
+"""The mu-GDP privacy profile (Balle & Wang 2018) in dpfair.privacy.accounting.
 
 Against numeric integration of the privacy-loss definition, scipy's normal CDF, the certified inverse
 (mu for a target (epsilon, delta), epsilon for a target delta) and the zCDP conversion it improves on.

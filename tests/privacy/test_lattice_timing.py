@@ -1,4 +1,5 @@
-"""The lattice sampler's running time does not depend on the value it draws (issue 29, item 10).
+"""The lattice sampler's running time does not depend on the value it draws (a linear search of
+the last guide bucket took 2 ns near 0 and 340 us deep in the tail: a release's duration revealed its noise).
 
 A search that stops where the value is found takes nanoseconds at the centre of the law and, with a
 linear scan of the last guide bucket, hundreds of microseconds deep in the tail: the duration of a

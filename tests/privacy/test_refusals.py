@@ -1,4 +1,4 @@
-"""Issue 16: refused calls spend nothing, leaks are flagged, bad input is refused by name.
+"""Refused calls spend nothing, leaks are flagged, bad input is refused by name.
 
 Every test here failed on the code before the fix.
 """

@@ -1,6 +1,6 @@
-"""Privacy at the seams (issue 29): seeded noise says so (item 6), every guarantee names its neighbouring
-relation and one budget converts or refuses (item 8), and a budget's charges never get lost in another
-process (item 4's rule at the budget)."""
+"""Privacy at the seams: seeded noise says so, every guarantee names its neighbouring relation and one budget
+converts or refuses, and a budget's charges never get lost in another process (a parallel search once charged 1
+for 7 private fits)."""
 
 from __future__ import annotations
 

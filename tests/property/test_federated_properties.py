@@ -1,4 +1,4 @@
-"""Property tests of the federated fairness-of-exposure entry points (issue 11)."""
+"""Property tests of the federated fairness-of-exposure entry points."""
 
 from __future__ import annotations
 

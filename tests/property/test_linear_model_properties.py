@@ -70,7 +70,7 @@ def _check(est, X, y):
 LINEAR_VALID = {"epsilon": [1e-300, 0.5, 3.0, math.inf], "delta": [1e-6, 0.1], "data_norm": [1.0, 50.0, 1e300],
                 "target_bound": [1.0, 50.0, (-1.0, 1.0), (-2.0, 5.0)], "alpha": [0.0, 1.0, 1e300, "auto"],
                 "fit_intercept": [True, False], "mechanism": ["gaussian", "laplace", "auto"]}
-#: the per-feature declaration of issue 32 (data_norm is then left out)
+#: the per-feature declaration, feature_bounds (data_norm is then left out)
 RANGES_VALID = {"epsilon": [1e-300, 0.5, 3.0, math.inf], "delta": [1e-6, 0.1],
                 "feature_bounds": [(-0.5, 0.5), (-1.0, 1e6), [(-0.5, 0.5)] * 3, [(-0.5, 0.5)]],
                 "target_bound": [1.0, (-1.0, 1.0), (-1.0, 2.0)], "alpha": [0.0, 1.0, "auto"], "fit_intercept": [True, False],

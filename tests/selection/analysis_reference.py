@@ -1,4 +1,4 @@
-"""Frozen copy of dpfair.selection.analysis before issue 32 (the reference the faster implementation is checked
+"""Frozen copy of dpfair.selection.analysis in its first, slower form (the reference the faster implementation is checked
 against to 1e-9 in tests/selection/test_analysis.py, and timed against in benchmarks/bench_selection_analysis.py)."""
 # ruff: noqa
 

@@ -211,7 +211,7 @@ def test_bad_input(call, match):
         call()
 
 
-# ---------------------------------------------------------------------- issue 16: exact analysis stays exact
+# ---------------------------------------------------------------------- exact analysis stays exact
 LARGE_EPSILONS = (1e3, 1e4, 1e6, 1e12, 1e300)
 
 
@@ -327,13 +327,13 @@ def test_from_samples_warns_and_refuses_strings():
         SelectionProblem.from_samples([0.1, 0.5], ["a", None], [1, 1], 3)
 
 
-# ---------------------------------------------------------------------- issue 32: realistic sizes, same numbers
+# ---------------------------------------------------------------------- realistic sizes, same numbers
 def _reference():
     import sys
     from pathlib import Path
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from analysis_reference import SelectionProblem as Reference  # the implementation before issue 32, frozen
+    from analysis_reference import SelectionProblem as Reference  # the first implementation, frozen
 
     return Reference
 

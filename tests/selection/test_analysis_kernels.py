@@ -1,4 +1,4 @@
-"""Issue 32 (part E): the compiled Monte Carlo kernels for m > 1 against brute force and the frozen reference code."""
+"""The compiled Monte Carlo kernels for m > 1 against brute force and the frozen reference code."""
 
 import itertools
 import math
@@ -19,7 +19,7 @@ pytestmark = pytest.mark.filterwarnings("ignore::dpfair.privacy.PrivacyLeakWarni
 
 def _reference():
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from analysis_reference import SelectionProblem as Reference  # the implementation before issue 32, frozen
+    from analysis_reference import SelectionProblem as Reference  # the first implementation, frozen
 
     return Reference
 

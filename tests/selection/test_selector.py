@@ -205,7 +205,7 @@ def test_infinite_epsilon_selection_warns_once():
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyLeakWarning)
         ExponentialSelector(5.0, 2).select([0.2, 0.9, 0.5])  # finite epsilon, secure noise: no warning
-    with pytest.warns(SeededNoiseWarning):  # finite epsilon, seeded noise: says so (issue 29, item 6)
+    with pytest.warns(SeededNoiseWarning):  # finite epsilon, seeded noise: says so
         ExponentialSelector(5.0, 2).select([0.2, 0.9, 0.5], random_state=0)
 
 
@@ -246,6 +246,6 @@ def test_large_mean_selection_is_fast_and_exact_in_sum():
     ],
 )
 def test_score_bounds_follow_the_one_bounds_rule(bounds, error, match):
-    """Issue 22: one bounds rule (dpfair._validation.check_bounds), naming score_bounds."""
+    """One bounds rule (dpfair._validation.check_bounds), naming score_bounds."""
     with pytest.raises(error, match=match):
         ExponentialSelector(n_select=1, epsilon=1.0, score_bounds=bounds).fit(np.array([0.1, 0.2]))

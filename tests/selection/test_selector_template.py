@@ -1,4 +1,4 @@
-"""Issue 22: ExponentialSelector is one release of dpfair.base's template (validate, charge once, draw)."""
+"""ExponentialSelector is one release of dpfair.base's template (validate, charge once, draw)."""
 
 from __future__ import annotations
 

@@ -14,9 +14,9 @@ _CHUNK_VALUES = 2**21  # random numbers drawn ahead per compiled kernel call (16
 # often project to the *same* real number (theta_hat inherits equal coordinates from repeated records:
 # 0.2 (t_0 + t_1) == 0.4 t_0 when t_0 == t_1), and then the last bits of theta_hat and of the projection
 # (BLAS, Cholesky, summation order) decide the comparison; the numpy rounds and the compiled kernels round
-# differently (issue 34).  The tolerance counts such ties as ties in every engine.  It is far above the
-# rounding of the ridge estimate (about cond(V) 1e-16 relative, cond(V) <= 1 + N max||x||^2 / lambda) and far
-# below any gap that matters statistically.
+# differently (seen on ACS contexts: rows tying in exact arithmetic ranked apart by one engine).  The tolerance
+# counts such ties as ties in every engine.  It is far above the rounding of the ridge estimate (about cond(V)
+# 1e-16 relative, cond(V) <= 1 + N max||x||^2 / lambda) and far below any gap that matters statistically.
 RANK_RTOL = 1e-9
 
 

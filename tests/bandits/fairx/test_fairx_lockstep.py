@@ -1,4 +1,4 @@
-"""Issue 30 (speed): the FairX kernels run the agents of a round as vector lanes, each exactly as alone.
+"""Speed: the FairX kernels run the agents of a round as vector lanes, each exactly as alone.
 
 The Jacobi eigendecomposition and the ellipsoid projection of a stack of lanes against the same functions on one
 lane at a time (bit for bit, warm and cold starts, points inside and outside, a zero radius); the eigenvectors

@@ -1,4 +1,4 @@
-"""Issue 30 (speed): the compiled words of the factorized PRIVATIZER's noise and the blocked noise lookup.
+"""Speed: the compiled words of the factorized PRIVATIZER's noise and the blocked noise lookup.
 
 Keyed BLAKE2b written out in numba against :mod:`hashlib` (the specification of ``prf_words``), keys of every
 length and counters past 2**32; the compiled SplitMix64 words against ``keyed_words``; a flipped bit of the key

@@ -1,4 +1,4 @@
-"""Issue 34: Priv-FairX-LinUCB on dpfair.base's one release template.
+"""Priv-FairX-LinUCB on dpfair.base's one release template.
 
 ``reset`` is ``_begin(_open(_prepare(...)))``: ``_prepare`` runs the template's checks (and plans the charge),
 ``_open`` runs the template itself (one charge, the warnings at the user's line), ``_begin`` starts the rounds.

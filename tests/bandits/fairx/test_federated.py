@@ -1,4 +1,4 @@
-"""Fed-FairX-LinUCB, Priv-FairX-LinUCB, FairX-LinUCB and the communication baselines (issue 11)."""
+"""Fed-FairX-LinUCB, Priv-FairX-LinUCB, FairX-LinUCB and the communication baselines (Exp 1-4 of the federated paper)."""
 
 from __future__ import annotations
 
@@ -294,7 +294,7 @@ def test_callable_merit_matches_exponential():
     np.testing.assert_allclose(a.fair_regret, b.fair_regret, rtol=1e-5, atol=1e-8)
 
 
-# ------------------------------------------------------------------ refused after spending (issue 29, item 5)
+# ------------------------------------------ refused after spending: a bad merit is refused before any charge
 def _two_private_learners(budget, merit, random_state=0):
     return {"p1": PrivFairXLinUCB(2.0, 0.1, L5, budget=budget, random_state=random_state),
             "p2": PrivFairXLinUCB(2.0, 0.1, L5, budget=budget, random_state=random_state, merit=merit)}
@@ -349,7 +349,7 @@ def test_a_merit_that_fails_only_during_the_run_is_a_handled_outcome():
 
 
 def test_privacy_spent_says_what_each_federated_learner_shares_and_whether_its_noise_is_seeded():
-    """Issue 29 item 6 (seeded noise says so) and issue 31 item 9 (Fed-FairX-LinUCB shares exact statistics: inf)."""
+    """Seeded noise says so, and Fed-FairX-LinUCB, which shares exact statistics, says epsilon = inf."""
     from dpfair.privacy import SeededNoiseWarning
 
     learners = {"B0": FairXLinUCB(), "Fed": FedFairXLinUCB(),

@@ -137,7 +137,7 @@ def test_server_keeps_each_agents_latest_release():
 
 
 def test_an_online_agent_with_a_merit_that_fails_on_public_input_is_refused_before_its_charge():
-    """Issue 29, item 5: the per-agent learner probes a callable merit before it charges (as simulate_federated does)."""
+    """Refused before spending: the per-agent learner probes a callable merit before it charges (as simulate_federated does)."""
     import math
 
     from dpfair.bandits import PrivFairXLinUCB
@@ -151,7 +151,7 @@ def test_an_online_agent_with_a_merit_that_fails_on_public_input_is_refused_befo
 
 
 def test_the_exp1_learner_pickles_under_100_kb_with_secure_noise_and_its_schedule_survives():
-    # issue 31: a Flower agent's context.state holds the pickled learner on every message; Exp 1's plan has a
+    # a Flower agent's context.state holds the pickled learner on every message; Exp 1's plan has a
     # (T + 1) bool schedule (T = 100,000), packed to bits in the pickle and restored exactly
     import pickle
     import warnings

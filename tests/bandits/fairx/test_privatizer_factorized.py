@@ -1,4 +1,4 @@
-"""Issue 30, part A: Priv-FairX-LinUCB's PRIVATIZER through a factorization of the prefix-sum matrix.
+"""Priv-FairX-LinUCB's PRIVATIZER through a factorization of the prefix-sum matrix.
 
 The release contract (``release() == g * (prefix units + release_noise_units(count))``), the noise as a fixed
 function of (row, release number), the tree path bit for bit as before, identical-noise neighbours inside
@@ -303,7 +303,7 @@ def test_release_noise_has_the_std_of_the_factorization_rows(continual):
         assert abs(target[:, 0].mean()) < 4 * scale / math.sqrt(n)
 
 
-# ------------------------------------------------- secure noise: a keyed PRF in counter mode (issues 30/31)
+# ---------------------------------------------------------------- secure noise: a keyed PRF in counter mode
 def _fixed_keys(n_rows: int, seed: int = 0) -> tuple[bytes, ...]:
     rng = np.random.default_rng(seed)
     return tuple(rng.bytes(KEY_BYTES) for _ in range(n_rows))

@@ -221,7 +221,7 @@ def test_factored_projection_is_the_projection(census, synthetic):
 
 
 def test_rank_comparisons_count_rounding_ties_as_ties():
-    """Issue 34: distinct rows whose projections differ by rounding only are ties for both rank pools.
+    """Distinct rows whose projections differ by rounding only are ties for both rank pools.
 
     ``x_a = (s, s, 2s)`` and ``x_b = (2s, 0, 2s)`` project to the same number when ``theta_0 == theta_1``; a
     ``theta_hat`` one ulp off (another engine's rounding) puts ``x_a`` one ulp above ``x_b``.  Each must count

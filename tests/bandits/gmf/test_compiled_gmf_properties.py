@@ -104,7 +104,7 @@ def test_engines_agree_on_random_discrete_problems(compiled_runs, n_groups, dim,
                                                   split_history, horizon, seeds, seed):
     """Discrete contexts: repeated records, projections tied across rows and groups, ranks tied.
 
-    The explicit example is issue 34: distinct rows whose projections tie in exact arithmetic (theta_hat has
+    The explicit example: distinct rows whose projections tie in exact arithmetic (theta_hat has
     equal coordinates) were ordered by the last bits of each engine's rounding until the rank comparisons
     got their tolerance (``dpfair.bandits._ranks.RANK_RTOL``).
     """

@@ -339,7 +339,7 @@ def test_simulate_refuses_policies_whose_shared_budget_pays_each_but_not_both():
     assert [e.epsilon for e in budget.ledger] == [1.0] and [e.epsilon for e in own.ledger] == [1.0]
 
 
-# ------------------------------------------------------------------ continual release of the regression sums (issue 30)
+# ------------------------------------------------------------------ continual release of the regression sums
 # sha256 of the actions (int64, (T, S)) of _run(PrivateFairGreedy(6.0, 0.1, split_history=..., random_state=5), env,
 # 300, [0, 1]), recorded with the code before `continual` existed (the binary tree was the only mechanism)
 _TREE_ACTIONS_SHA256 = {

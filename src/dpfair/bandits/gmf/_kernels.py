@@ -505,7 +505,7 @@ def fair_greedy_rounds(
                     proj_fresh[r] = True
                 for k in range(n_groups):
                     # F_hat_k(<x_k, theta_hat>): share of group k's pooled contexts at or below the candidate
-                    # <x_k, theta_hat> + c ||x_k||: pooled rows within the tolerance of a tie count (issue 34)
+                    # <x_k, theta_hat> + c ||x_k||: pooled rows within the tolerance of a tie count (_ranks.RANK_RTOL)
                     value = proj[r, rows[r, t, k]] + 2.0 * tol * norms[rows[r, t, k]]
                     lo, hi = offsets[k], offsets[k + 1]
                     count = _count_at_or_below(proj[r, lo:hi], counts[r, lo:hi], value)

@@ -115,7 +115,7 @@ _CONTINUAL = ("auto", "sqrt", "honaker", "tree")
 
 
 def _check_continual(continual: Any) -> str:
-    """``continual`` resolved: ``"auto"`` is ``"sqrt"`` (the least noise per release measured, issue 30)."""
+    """``continual`` resolved: ``"auto"`` is ``"sqrt"`` (the least noise per release measured: benchmarks/bench_continual.py)."""
     if not isinstance(continual, str) or continual not in _CONTINUAL:
         raise ValueError(
             f"continual must be one of {_CONTINUAL}, got {continual!r}; use 'tree' for the paper's binary tree or "
