@@ -1,10 +1,15 @@
-"""Issue 22: subpackages talk through public names; shared checks live in dpfair._validation."""
+"""Subpackages talk through public names, shared checks live in dpfair._validation, and imports run only down.
+
+The layers are declared once, in ``dpfair._layout`` (the documentation's architecture page draws them from there).
+"""
 
 from __future__ import annotations
 
 import ast
 import functools
 from pathlib import Path
+
+from dpfair import _layout
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "dpfair"
 #: top-level modules every subpackage may use, private names included (the shared layer)
@@ -55,20 +60,11 @@ def test_bounds_array_and_interval_checks_exist_only_in_validation():
     assert not found, "\n".join(found)
 
 
-# ---------------------------------------------------------------------------------------------- issue 34: layers
-#: The layers of the package, lowest first (design/ARCHITECTURE.md): a unit (a top-level module or a
-#: subpackage) imports only units of its own layer or lower ones, and the units form no circle.
-LAYERS = (
-    {"dpfair", "dpfair._version", "dpfair._validation", "dpfair._warnings"},  # the face, the checks, find_stack_level
-    {"dpfair.privacy", "dpfair.datasets", "dpfair.fairness"},
-    {"dpfair._estimator"},
-    {"dpfair.base", "dpfair._wrapped_fit"},
-    {"dpfair.bandits", "dpfair.classification", "dpfair.regression", "dpfair.selection", "dpfair.linear_model",
-     "dpfair.metrics"},
-    {"dpfair.model_selection", "dpfair.federated", "dpfair.cli_assess"},
-    {"dpfair.experiments"},
-    {"dpfair.cli"},
-)
+# ---------------------------------------------------------------------------------------------- layers
+#: The layers of the package, lowest first, from ``dpfair._layout`` (the one table the architecture page draws):
+#: a unit (a top-level module or a subpackage) imports only units of its own layer or lower ones, and the units
+#: form no circle.
+LAYERS = _layout.layers()
 LAYER = {unit: level for level, units in enumerate(LAYERS) for unit in units}
 #: Imports that still run back up, each with the way out (the test fails when one is gone: delete its entry).
 TRANSITIONAL: set[tuple[str, str]] = set()
@@ -167,7 +163,16 @@ def _unit(module: str) -> str:
 
 def test_every_unit_has_a_layer():
     units = {_unit(m) for m, _ in _modules()}
-    assert units <= set(LAYER), f"add to LAYERS: {sorted(units - set(LAYER))}"
+    assert units <= set(LAYER), f"add a Unit line to dpfair._layout.UNITS for: {sorted(units - set(LAYER))}"
+    assert set(LAYER) <= units, f"dpfair._layout.UNITS names units that do not exist: {sorted(set(LAYER) - units)}"
+
+
+def test_the_architecture_page_names_every_unit_and_layer():
+    # the page's picture is drawn from dpfair._layout; its text must name every unit and layer too
+    page = (SRC.parents[1] / "docs" / "architecture.rst").read_text(encoding="utf-8")
+    missing = [u.module for u in _layout.UNITS if f"``{u.module}``" not in page and f"{u.module}`" not in page]
+    assert not missing, f"docs/architecture.rst does not name {missing}"
+    assert not [name for name in _layout.LAYER_NAMES if name not in page]
 
 
 def test_no_import_runs_from_a_lower_layer_to_a_higher_one():
@@ -207,7 +212,7 @@ def test_the_circle_check_finds_a_circle():
     assert _circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
 
-#: Circles inside one unit still to be broken; a new circle fails the test below (none are left: issue 34).
+#: Circles inside one unit still to be broken; a new circle fails the test below (none are left).
 KNOWN_CIRCLES_INSIDE_A_UNIT: tuple[set[str], ...] = ()
 
 
@@ -219,8 +224,8 @@ def test_no_new_import_circle_inside_a_unit():
     assert not new, new
 
 
-# ------------------------------------------------------------------------- issue 34: the bandit families
-#: Inside ``dpfair.bandits``: the shared pieces, then one sub-package per family (ARCHITECTURE.md).
+# ------------------------------------------------------------------------- the bandit families
+#: Inside ``dpfair.bandits``: the shared pieces, then one sub-package per family (docs/architecture.rst).
 BANDIT_SHARED = {"dpfair.bandits._numba", "dpfair.bandits._ranks", "dpfair.bandits.ridge", "dpfair.bandits.regret",
                  "dpfair.bandits.results"}
 BANDIT_FAMILIES = ("dpfair.bandits.gmf", "dpfair.bandits.fairx")

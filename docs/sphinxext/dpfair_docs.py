@@ -6,6 +6,7 @@
   ``docs/api/generated/`` (git-ignored) on every build.
 * :func:`contributing_to_rst` turns ``CONTRIBUTING.md`` (the single source of the estimator
   contract) into reStructuredText, so the docs need no Markdown parser.
+* :func:`draw_layers` draws the architecture page's picture from ``dpfair._layout`` at build time.
 * :func:`gallery_guard` is a sphinx-gallery ``reset_modules`` hook: it times every example (an
   example over :data:`EXAMPLE_TIME_LIMIT_S` seconds is a build warning, so an error under ``-W``)
   and refuses network connections while an example runs.
@@ -25,24 +26,12 @@ from typing import Any
 
 from sphinx.util import logging
 
+from dpfair import _layout
+
 logger = logging.getLogger("dpfair_docs")
 
-#: The public subpackages documented in the API reference, in reading order.
-API_PACKAGES = (
-    "dpfair.privacy",
-    "dpfair.base",
-    "dpfair.fairness",
-    "dpfair.metrics",
-    "dpfair.selection",
-    "dpfair.regression",
-    "dpfair.model_selection",
-    "dpfair.classification",
-    "dpfair.linear_model",
-    "dpfair.bandits",
-    "dpfair.federated",
-    "dpfair.datasets",
-    "dpfair.experiments",
-)
+#: The public subpackages documented in the API reference, in reading order (declared in ``dpfair._layout``).
+API_PACKAGES = _layout.api_packages()
 
 #: Every gallery example must finish within this many seconds (CONTRIBUTING.md, rule 13).
 EXAMPLE_TIME_LIMIT_S = 20.0
@@ -198,6 +187,53 @@ def contributing_to_rst(markdown: str, *, heading_offset: int = 0) -> str:
             continue
         out.append(" " * indent + _inline(stripped))
     return "\n".join(out).strip() + "\n"
+
+
+# --------------------------------------------------------------------------- the layer picture
+def draw_layers() -> Any:
+    """Draw the layers of ``dpfair._layout`` (the architecture page's picture), lowest at the bottom.
+
+    Each band is a layer, each box a unit of it; a unit imports only units of its own band or lower ones
+    (``tests/test_import_boundaries.py`` checks it against the same table).  Drawn with matplotlib at build
+    time, so the picture needs no external tool and cannot drift from the table.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure (the plot directive saves it).
+    """
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
+
+    layers = _layout.layers()
+    fig, ax = plt.subplots(figsize=(9.0, 0.62 * len(layers) + 0.4))
+    left, width, band = 3.25, 6.65, 1.0
+    for level, units in enumerate(layers):
+        y = level * band
+        ax.add_patch(FancyBboxPatch((0.05, y + 0.08), 9.85, band - 0.16, boxstyle="round,pad=0,rounding_size=0.08",
+                                    facecolor="#eef2f7" if level % 2 else "#f7f7f2", edgecolor="none"))
+        ax.text(0.15, y + band / 2, f"{level}  {_layout.LAYER_NAMES[level]}", va="center", ha="left", fontsize=7.5,
+                color="#444444")
+        names = sorted(units, key=lambda m: (m.partition(".")[2].startswith("_"), m))
+        step = width / max(len(names), 1)
+        for i, module in enumerate(names):
+            label = module.partition(".")[2] or "dpfair"
+            private = label.startswith("_") or module in ("dpfair.cli", "dpfair.cli_assess")
+            cx = left + step * (i + 0.5)
+            ax.add_patch(FancyBboxPatch((cx - step / 2 + 0.06, y + 0.2), step - 0.12, band - 0.4,
+                                        boxstyle="round,pad=0,rounding_size=0.06",
+                                        facecolor="white" if private else "#d6e4f0", edgecolor="#4a6a8a", lw=0.8))
+            ax.text(cx, y + band / 2, label, va="center", ha="center", fontsize=7.5 if len(names) < 6 else 6.8,
+                    family="monospace")
+    ax.add_patch(FancyArrowPatch((9.97, len(layers) * band - 0.3), (9.97, 0.3), arrowstyle="-|>", mutation_scale=10,
+                                 color="#4a6a8a", lw=1.0))
+    ax.text(10.05, len(layers) * band / 2, "imports run down", rotation=270, va="center", ha="left", fontsize=7.5,
+            color="#4a6a8a")
+    ax.set_xlim(0, 10.4)
+    ax.set_ylim(0, len(layers) * band)
+    ax.axis("off")
+    fig.tight_layout(pad=0.2)
+    return fig
 
 
 # --------------------------------------------------------------------------- gallery guard
