@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import atexit
 import json
+import math
 import os
 import shutil
 import signal
@@ -43,7 +44,15 @@ from pathlib import Path
 from typing import Any, Literal
 
 from dpfair._warnings import find_stack_level
-from dpfair.federated._reaper import _children_map, _groups  # ppid -> pids from /proc: one copy
+from dpfair.federated._reaper import (  # /proc and checked signals: one copy
+    ProcessIdentity,
+    _children_map,
+    _groups,
+    _same,
+    identity,
+    own_groups,
+    signal_if_same,
+)
 from dpfair.federated._simulation import SimulationSettings
 
 __all__ = ["LocalFederation", "RunHandle", "app_dir", "format_run_config"]
@@ -58,7 +67,8 @@ def format_run_config(run_config: Mapping[str, Any]) -> str:
     Parameters
     ----------
     run_config : mapping of str to bool, int, float or str
-        Strings are quoted, booleans written ``true`` / ``false``.
+        Strings are quoted, booleans written ``true`` / ``false``, infinite floats ``inf`` / ``-inf`` (TOML);
+        NaN is refused.
 
     Returns
     -------
@@ -74,9 +84,9 @@ def format_run_config(run_config: Mapping[str, Any]) -> str:
         elif isinstance(value, int):
             text = str(int(value))
         elif isinstance(value, float):
-            if value != value or value in (float("inf"), float("-inf")):
-                raise ValueError(f"run-config value {key}={value!r} is not finite")
-            text = repr(float(value))
+            if value != value:
+                raise ValueError(f"run-config value {key}={value!r} is not a number")
+            text = ("inf" if value > 0 else "-inf") if math.isinf(value) else repr(float(value))  # TOML's infinities
         elif isinstance(value, (str, os.PathLike)):
             text = json.dumps(os.fspath(value))  # a TOML basic string
         else:
@@ -117,31 +127,22 @@ def _descendants(pids: list[int]) -> list[int]:
     return out
 
 
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            stat = fh.read()
-        return stat[stat.rfind(b")") + 2 :].split()[0] != b"Z"
-    except FileNotFoundError:
-        return False
-    except OSError:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True
-        return True
+def _signal_group(proc: subprocess.Popen, sig: int, leader: ProcessIdentity | None) -> None:
+    """Signal the process group started as *proc* (its pgid is its pid), never a group that reused its id.
 
-
-def _signal_group(proc: subprocess.Popen, sig: int) -> None:
-    try:
-        os.killpg(proc.pid, sig)  # started with start_new_session: its pgid is its pid
-    except (ProcessLookupError, PermissionError):
+    While *proc* is not reaped (alive, or a zombie) its id, hence its group's, belongs to it: ``killpg`` reaches
+    only that group.  Once reaped the id may be reused: each member still in the group is signalled through
+    :func:`~dpfair.federated._reaper.signal_if_same`, and only while no other process holds the leader's id.
+    """
+    if proc.poll() is None:
         try:
-            proc.send_signal(sig)
-        except (ProcessLookupError, OSError):
+            os.killpg(proc.pid, sig)  # started with start_new_session: its pgid is its pid, held by the unreaped child
+        except (ProcessLookupError, PermissionError):
             pass
+        return
+    if leader is not None:
+        for who in own_groups({proc.pid: leader}).values():
+            signal_if_same(who, sig)
 
 
 def _tail(path: Path, n: int = 20) -> str:
@@ -170,6 +171,7 @@ class RunHandle:
     args: list[str]
     log_path: Path
     _log_file: Any = field(repr=False, default=None)
+    _leader: ProcessIdentity | None = field(repr=False, default=None)
 
     def wait(self, timeout: float | None = None) -> subprocess.CompletedProcess:
         """Wait until the run has finished; its output is in ``stdout`` (stderr merged).
@@ -182,7 +184,7 @@ class RunHandle:
         try:
             code = self.process.wait(timeout)
         except subprocess.TimeoutExpired:
-            _signal_group(self.process, signal.SIGKILL)
+            _signal_group(self.process, signal.SIGKILL, self._leader)
             self.process.wait()
             self._close()
             raise TimeoutError(
@@ -316,11 +318,14 @@ class LocalFederation:
         self._own_home = flwr_home is None
         # a temporary home is created by start() (a federation that never starts leaves nothing behind)
         self.flwr_home = Path(flwr_home).resolve() if flwr_home is not None else Path()
-        self.log_dir = Path(log_dir or tempfile.mkdtemp(prefix="dpfair-flwr-logs-")).resolve()
+        # a temporary log folder is created by start() too (kept: its path is in errors)
+        self._own_logs = log_dir is None
+        self.log_dir = Path(log_dir).resolve() if log_dir is not None else Path()
         self.processes: dict[str, subprocess.Popen] = {}
         self._logs: dict[str, Path] = {}
         self._files: list[Any] = []
-        self._seen_pids: set[int] = set()
+        self._seen: dict[int, ProcessIdentity] = {}  # every process started or seen below them, as it was then
+        self._leaders: dict[str, ProcessIdentity] = {}  # name -> the identity of the process started
         self._killed_nodes: set[int] = set()
         self._runs = 0
         self.superlink_address = ""
@@ -342,9 +347,18 @@ class LocalFederation:
         set of int
             Every pid, alive or not.
         """
-        self._seen_pids.update(p.pid for p in self.processes.values())
-        self._seen_pids.update(_descendants([p.pid for p in self.processes.values()]))
-        return set(self._seen_pids)
+        self._see(self._live_descendants())
+        return set(self._seen) | {p.pid for p in self.processes.values()}
+
+    def _see(self, pids: Any) -> None:
+        """Record the identity of each of *pids* not seen before (its start time and command line now)."""
+        for pid in pids:
+            if pid not in self._seen and (who := identity(pid)) is not None:
+                self._seen[pid] = who
+
+    def _live_descendants(self) -> list[int]:
+        """Descendants of the processes started that are not reaped (a reaped one's id may name another now)."""
+        return _descendants([p.pid for p in self.processes.values() if p.poll() is None])
 
     def log_path(self, name: str) -> Path:
         """Return the log file of a process.
@@ -383,9 +397,17 @@ class LocalFederation:
         )
         self.processes[name] = proc
         self._logs[name] = path
-        self._seen_pids.add(proc.pid)
-        self._tell_reaper(f"pgid {proc.pid}")
+        self._record(name, proc)
         return proc
+
+    def _record(self, name: str, proc: subprocess.Popen) -> ProcessIdentity | None:
+        """Record the identity of a process just started (exec'd: Popen returns after it) and tell the reaper."""
+        who = identity(proc.pid)
+        if who is not None:
+            self._leaders[name] = who
+            self._seen[proc.pid] = who
+            self._tell_reaper(f"pgid {proc.pid} {who.start_time}")
+        return who
 
     def _start_reaper(self) -> None:
         """The owner-death watch (:mod:`dpfair.federated._reaper`): stops everything if this process dies."""
@@ -396,6 +418,17 @@ class LocalFederation:
         )
         if self._own_home:
             self._tell_reaper(f"home {self.flwr_home}")
+
+    def record_result(self, path: str | os.PathLike[str]) -> None:
+        """Have the owner-death watch mark *path* (a run's ``result.json``) as failed, naming why, if this process
+        dies before :meth:`stop` (a ``SIGKILL``, a crash): the result then says what happened.
+
+        Parameters
+        ----------
+        path : path
+            The result file (created if the run wrote none).
+        """
+        self._tell_reaper(f"result {Path(path).resolve()}")
 
     def _tell_reaper(self, line: str) -> None:
         if self._reaper is not None and self._reaper.stdin is not None:
@@ -450,6 +483,8 @@ class LocalFederation:
         try:
             if self._own_home and self.flwr_home == Path():
                 self.flwr_home = Path(tempfile.mkdtemp(prefix="dpfair-flwr-home-")).resolve()
+            if self._own_logs and self.log_dir == Path():
+                self.log_dir = Path(tempfile.mkdtemp(prefix="dpfair-flwr-logs-")).resolve()
             self._start_reaper()
             self._start()
         except BaseException:
@@ -583,8 +618,7 @@ class LocalFederation:
         )
         self.processes[name] = proc
         self._logs[name] = path
-        self._tell_reaper(f"pgid {proc.pid}")
-        return RunHandle(proc, args, path, fh)
+        return RunHandle(proc, args, path, fh, _leader=self._record(name, proc))
 
     def run(self, run_config: Mapping[str, Any] | None = None, timeout: float | None = None) -> subprocess.CompletedProcess:
         """Run the app and wait until the run has finished.
@@ -626,7 +660,7 @@ class LocalFederation:
         for name in (f"supernode-{i}", f"executor-{i}"):
             proc = self.processes.get(name)
             if proc is not None:
-                _signal_group(proc, signal.SIGKILL)
+                _signal_group(proc, signal.SIGKILL, self._leaders.get(name))
         for name in (f"supernode-{i}", f"executor-{i}"):
             proc = self.processes.get(name)
             if proc is not None:
@@ -635,43 +669,45 @@ class LocalFederation:
 
     def stop(self) -> None:
         """Stop every process started (SIGTERM to their process groups, SIGKILL after ``stop_timeout``)."""
-        procs = list(self.processes.values())
+        named = list(self.processes.items())
+        procs = [proc for _, proc in named]
         try:
-            extra = set(_descendants([p.pid for p in procs]))
-            self._seen_pids.update(extra)
+            # every signal below goes to a process started here or seen below one, checked against its identity
+            # recorded then (start time, command line), or to the group of a started process not yet reaped
+            own = {os.getpgrp(), *(p.pid for p in procs)}
+            self._see(self._live_descendants())
+            extra = set(self._live_descendants())
             # the groups of descendants that started their own (the SuperExec; Ray's daemons and actors live in its
             # group and outlive a killed parent): every member, also those already re-parented to init
-            extra |= _groups(extra, exclude={os.getpgrp(), *(p.pid for p in procs)})
-            for proc in reversed(procs):
+            extra |= _groups(extra, exclude=own)
+            self._see(extra)
+            targets = {pid: self._seen[pid] for pid in extra if pid in self._seen}
+            targets.update({pid: who for pid, who in self._seen.items() if pid not in own})
+            for name, proc in reversed(named):
                 if proc.poll() is None:
-                    _signal_group(proc, signal.SIGTERM)
-            for pid in extra:
-                try:
-                    os.kill(pid, signal.SIGTERM)
-                except OSError:
-                    pass
+                    _signal_group(proc, signal.SIGTERM, self._leaders.get(name))
+            for who in targets.values():
+                signal_if_same(who, signal.SIGTERM)
             deadline = time.monotonic() + self.stop_timeout
             for proc in procs:
                 try:
                     proc.wait(max(0.0, deadline - time.monotonic()))
                 except subprocess.TimeoutExpired:
                     pass
-            later = set(_descendants([p.pid for p in procs]))
-            extra |= later | _groups(later, exclude={os.getpgrp(), *(p.pid for p in procs)})
-            while time.monotonic() < deadline and any(_alive(pid) for pid in extra):
+            later = set(self._live_descendants())
+            later |= _groups(later, exclude=own)
+            self._see(later)
+            targets.update({pid: self._seen[pid] for pid in later if pid in self._seen})
+            while time.monotonic() < deadline and any(_same(identity(pid), who) for pid, who in targets.items()):
                 time.sleep(0.05)
-            for proc in procs:
-                _signal_group(proc, signal.SIGKILL)
+            for name, proc in named:
+                _signal_group(proc, signal.SIGKILL, self._leaders.get(name))
                 try:
                     proc.wait(1.0)
                 except subprocess.TimeoutExpired:
                     pass
-            for pid in extra:
-                if _alive(pid):
-                    try:
-                        os.kill(pid, signal.SIGKILL)
-                    except OSError:
-                        pass
+            for who in targets.values():
+                signal_if_same(who, signal.SIGKILL)
         finally:
             for fh in self._files:
                 fh.close()
