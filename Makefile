@@ -42,20 +42,22 @@ lint: $(STAMP)
 # The whole suite in two pytest calls: every test but those marked `serial` on $(TEST_WORKERS) workers
 # (pytest-xdist; one BLAS thread each, so the workers do not oversubscribe the cores), then the `serial`
 # ones (real Flower/Ray processes, whose checks watch process trees, CPU use and round-trip pace) alone.
-# `make test TEST_WORKERS=0` runs the first call in one process.
+# `make test TEST_WORKERS=0` runs the first call in one process. Each call prints its 25 slowest tests
+# (`--durations=25`), so the log shows where the suite's minutes go.
 TEST_WORKERS ?= 2
 PYTEST := $(BIN)/python -m pytest -q -p no:cacheprovider
+DURATIONS := --durations=25
 PARALLEL := OPENBLAS_NUM_THREADS=1 $(PYTEST) -n $(TEST_WORKERS) --dist worksteal
 
 test: lint data-home
-	$(PARALLEL) -m "not serial"
-	$(PYTEST) -m serial
+	$(PARALLEL) $(DURATIONS) -m "not serial"
+	$(PYTEST) $(DURATIONS) -m serial
 
 # A contributor's quick run: every test but those marked slow (real processes, statistical audits, long
 # reproductions; every `serial` test is also `slow`, tests/conftest.py checks it), on the same workers;
 # CI runs `make test`, everything.
 test-quick: lint data-home
-	$(PARALLEL) -m "not slow"
+	$(PARALLEL) $(DURATIONS) -m "not slow"
 
 bench: $(STAMP) data-home
 	$(BIN)/python benchmarks/bench_privacy.py

@@ -85,10 +85,6 @@ def _popcounts(horizon: int) -> np.ndarray:
     return np.array([int(v).bit_count() for v in t], dtype=np.int64)
 
 
-def _prefix_matrix(horizon: int) -> np.ndarray:
-    return np.tril(np.ones((horizon, horizon)))
-
-
 class _Stream:
     """A streaming generator of the release noise ``(B z)_t``: one step (:meth:`step`) or many (:meth:`steps`).
 

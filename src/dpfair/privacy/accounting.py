@@ -34,9 +34,8 @@ from dpfair._validation import (
 
 # the Gaussian mechanism's calibration and its exact privacy profile live in their own module (the 800-line rule),
 # re-exported here; that module imports nothing of this one
-from dpfair.privacy._gaussian_profile import (  # noqa: F401
+from dpfair.privacy._gaussian_profile import (
     _check_delta_open,
-    _gaussian_delta,
     _representable_scale,
     gaussian_delta,
     gaussian_dp_delta,

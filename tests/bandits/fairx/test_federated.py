@@ -23,7 +23,7 @@ from dpfair.bandits import (
     project_onto_ellipsoid,
     simulate_federated,
 )
-from dpfair.bandits.fairx.linucb import _policy
+from dpfair.bandits.fairx.merit_policy import _policy
 from dpfair.bandits.fairx.simulator import _plan, _Sync
 from dpfair.privacy import PrivacyBudget, PrivacyLeakWarning, audit_epsilon
 

@@ -10,7 +10,7 @@ it does what the numpy reference (``_run_group`` of :mod:`dpfair.bandits.fairx.s
    ``theta_hat = V^{-1} b`` as :meth:`dpfair.bandits.RidgeState.theta` computes it and the confidence
    radius (Solanki et al., Algorithm 1, line 5);
 2. projected gradient ascent for the optimistic ``theta_t`` (line 6) with the exact projection of
-   :func:`dpfair.bandits.fairx.linucb._project` (the same Newton iteration on the secular equation, stopping
+   :func:`dpfair.bandits.fairx.merit_policy._project` (the same Newton iteration on the secular equation, stopping
    rule and final rescaling);
 3. the exponential-merit policy (line 7; ``exp`` by :func:`dpfair.bandits.fairx._lanes._exp`, within an ulp
    of the correctly rounded value as numpy's and libm's are), the action drawn with the round's shared

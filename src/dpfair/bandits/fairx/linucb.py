@@ -25,23 +25,10 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from dpfair.bandits.fairx.merit_policy import (  # noqa: F401  (the policy's names, re-exported where they were)
-    _EXPONENTIAL,
-    _ascent,
-    _callable_policy,
-    _check_ellipsoid,
-    _check_merit,
-    _check_radius,
-    _FairXParameters,
-    _policy,
-    _project,
-    merit_policy,
-    optimistic_parameter,
-    project_onto_ellipsoid,
-)
+from dpfair.bandits.fairx.merit_policy import _EXPONENTIAL, _FairXParameters
 from dpfair.bandits.fairx.online import _OnlineFairX
 
-__all__ = ["FairXLinUCB", "merit_policy", "optimistic_parameter", "project_onto_ellipsoid"]
+__all__ = ["FairXLinUCB"]
 
 
 class FairXLinUCB(_FairXParameters, _OnlineFairX):
