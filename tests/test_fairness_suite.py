@@ -1,0 +1,146 @@
+"""The harness of benchmarks/fairness_suite.py: metrics, utility share, verdicts, cache and one end-to-end run.
+
+The suite judges every private classifier against the thresholds of its kind; a wrong metric or a wrong reference
+would judge everything wrongly, so the pieces are checked against closed forms, fairlearn and brute force on a small
+synthetic task (fast: no real data set is read).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from fairlearn.metrics import equalized_odds_difference
+
+SUITE_PATH = Path(__file__).resolve().parents[1] / "benchmarks" / "fairness_suite.py"
+
+
+@pytest.fixture(scope="module")
+def suite():
+    spec = importlib.util.spec_from_file_location("fairness_suite", SUITE_PATH)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["fairness_suite"] = module  # dataclasses look their module up by name
+    spec.loader.exec_module(module)
+    yield module
+    sys.modules.pop("fairness_suite", None)
+
+
+def test_expected_metrics_match_fairlearn_on_hard_predictions_and_brute_force_on_probabilities(suite):
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, 300)
+    groups = rng.choice(np.array(["a", "b", "c"], dtype=object), 300)
+    hard = rng.integers(0, 2, 300)
+    error, eo = suite.expected_metrics(hard.astype(float), y, groups)
+    assert error == pytest.approx(np.mean(hard != y))
+    assert eo == pytest.approx(equalized_odds_difference(y, hard, sensitive_features=groups))
+    # probabilities: the expectation over the predictions, by brute force over the groups and labels
+    positive = rng.uniform(size=300)
+    error, eo = suite.expected_metrics(positive, y, groups)
+    assert error == pytest.approx(np.mean(y * (1 - positive) + (1 - y) * positive))
+    gaps = [np.ptp([positive[(groups == g) & (y == label)].mean() for g in "abc"]) for label in (0, 1)]
+    assert eo == pytest.approx(max(gaps))
+
+
+def test_utility_share_and_verdicts_follow_the_thresholds(suite):
+    assert suite.utility_share(0.30, 0.30, 0.20) == 0.0
+    assert suite.utility_share(0.20, 0.30, 0.20) == 1.0
+    assert suite.utility_share(0.25, 0.30, 0.20) == pytest.approx(0.5)
+    assert math.isnan(suite.utility_share(0.25, 0.30, 0.31))  # a reference no better than the constant: no scale
+    common = {"epsilon": 1.0, "err_const": 0.30, "ref_eo": 0.02, "n_train": 10_000}
+    assert suite.verdict("blind", err=0.25, eo=0.10, u=0.5, **common) == "ok"  # EO floor 0.10
+    assert suite.verdict("blind", err=0.25, eo=0.11, u=0.5, **common) == "MISS EO"
+    assert suite.verdict("blind", err=0.26, eo=0.05, u=0.49, **common) == "MISS u"
+    assert suite.verdict("attribute", err=0.21, eo=0.06, u=0.9, **common) == "MISS EO"  # ref + 0.03, no floor
+    assert suite.verdict("attribute", err=0.21, eo=0.05, u=0.9, **common) == "ok"
+    assert suite.verdict("blind", err=0.306, eo=0.0, u=-0.06, **common) == "MISS const+u"
+    assert suite.verdict("blind", err=0.305, eo=0.0, u=math.nan, **common) == "ok"  # within the constant + 0.005
+    # whole records: judged from 4,000 training rows; below, only the constant rule holds
+    assert suite.verdict("records", err=0.27, eo=0.05, u=0.3, **common) == "ok"
+    small = {**common, "n_train": 3999}
+    assert suite.verdict("records", err=0.29, eo=0.5, u=0.1, **small) == "n/a (const ok)"
+    assert suite.verdict("records", err=0.31, eo=0.5, u=0.1, **small) == "MISS const"
+
+
+def _task(suite, n=600, seed=0):
+    return suite.synthetic_task("tiny", (n // 2, n // 2), n_declared_groups=3, n_features=3, seed=seed)
+
+
+def test_references_are_cached_per_task_and_split(suite, tmp_path):
+    task = _task(suite)
+    train, test = suite.splits(task.y.size, 1)[0]
+    calls = []
+
+    def counted(task, train, test, epsilon):
+        calls.append(1)
+        return np.full(test.size, 0.25)
+
+    method = suite.Method("counted", "reference", False, counted)
+    first = suite._cached_reference(method, task, 0, train, test, tmp_path)
+    second = suite._cached_reference(method, task, 0, train, test, tmp_path)
+    np.testing.assert_array_equal(first, second)
+    assert len(calls) == 1
+    other = _task(suite, seed=1)  # other data: another key, computed again
+    suite._cached_reference(method, other, 0, *suite.splits(other.y.size, 1)[0], tmp_path)
+    assert len(calls) == 2
+
+
+def test_summary_scales_u_by_the_reference_of_the_methods_kind(suite, tmp_path):
+    task = _task(suite)
+
+    def as_constant(task, train, test, epsilon):  # a "private" method no better than the constant
+        return np.full(test.size, float(task.y[train].mean() > 0.5))
+
+    def as_threshold_optimizer(task, train, test, epsilon):
+        return suite._fairlearn_to(task, train, test, epsilon)
+
+    methods = [suite.Method("constant-like", "blind", False, as_constant),
+               suite.Method("TO-like", "attribute", True, as_threshold_optimizer),
+               suite.Method("missing", "blind", False, None, "not available (test)")]
+    results = suite.run_suite([task], epsilons=[1.0], n_splits=2, methods=methods, cache=tmp_path)
+    assert set(results["method"]) == {m.name for m in suite.REFERENCES} | {suite.GLUE.name, "constant-like", "TO-like"}
+    assert len(results) == 2 * (len(suite.REFERENCES) + 3)
+    summary = suite.summarize(results).set_index("method")
+    assert summary.loc["constant-like", "u"] == pytest.approx(0.0)
+    assert summary.loc["constant-like", "reference"] == "EG"
+    assert summary.loc["constant-like", "verdict"] == "MISS u"
+    assert summary.loc["TO-like", "u"] == pytest.approx(1.0)  # the reference itself, at its own scale
+    assert summary.loc["TO-like", "reference"] == "TO"
+    assert summary.loc["TO-like", "verdict"] in ("ok", "n/a (const ok)")
+    rows = suite.table_rows(summary.reset_index(), 1.0, methods)
+    assert ["tiny", "missing", "blind", "1", "-", "-", "", "-", "not available (test)"] in rows
+
+
+def test_the_command_runs_on_a_users_table_with_strings_and_missing_values(suite, tmp_path):
+    rng = np.random.default_rng(3)
+    n = 450
+    frame = pd.DataFrame({
+        "age": rng.uniform(18, 80, n).round(),
+        "job": rng.choice(["clerk", "nurse", None], n),  # strings and missing values
+        "score": np.where(rng.uniform(size=n) < 0.1, np.nan, rng.normal(size=n)),
+        "region": rng.choice(["north", "south"], n),
+    })
+    frame["outcome"] = np.where(frame["age"] + 20 * (frame["region"] == "north") + rng.normal(0, 10, n) > 55,
+                                "yes", "no")
+    path = tmp_path / "table.csv"
+    frame.to_csv(path, index=False)
+    task = suite.task_from_table(path, target="outcome", sensitive="region", groups=["north", "south", "east"],
+                                 ranges={"age": (0.0, 100.0)})
+    assert task.groups == ["north", "south", "east"] and task.y.mean() == pytest.approx((frame["outcome"] == "yes").mean())
+    assert task.X[:, 0] == pytest.approx(frame["age"] / 100)  # the declared range, not the table's
+    assert np.linalg.norm(task.X, axis=1).max() <= task.x_norm_bound
+    out = tmp_path / "out"
+    code = suite.main(["--data", str(path), "--target", "outcome", "--sensitive", "region", "--groups", "north",
+                       "south", "east", "--ranges", "age:0:100", "--epsilons", "1", "--splits", "1",
+                       "--out", str(out)])
+    assert code == 0
+    for name in ("results.csv", "summary.csv", "table.md", "table_eps1.rst", "errors.png"):
+        assert (out / name).stat().st_size > 0
+    summary = pd.read_csv(out / "summary.csv")
+    assert set(summary["task"]) == {"table"}
+    assert (summary.loc[summary["method"].str.startswith("constant"), "u"] == 0).all()
+    assert any(f.name.endswith(".npy") for f in (out / "cache").iterdir())  # the references are cached
