@@ -47,6 +47,7 @@ from dpfair.model_selection import (
     PrivateMSEScorer,
     PrivateRandomSearch,
 )
+from dpfair.preprocessing import DPMedianImputer, DPQuantileClipper
 from dpfair.privacy import PrivacyBudget
 from dpfair.regression import FairRegressionPostProcessor
 from dpfair.selection import ExponentialSelector
@@ -93,6 +94,20 @@ def _log(budget, **kw):
     return DPLogisticRegression(epsilon=2.0, data_norm=2.0, budget=budget, random_state=0).set_params(**kw)
 
 
+#: the median imputer's rows: a declared marker (-1) for the missing entries, so that NaN stays a refused input
+X_MISSING = X.copy()
+X_MISSING[::7, 0] = -1.0
+
+
+def _median(budget, **kw):
+    return DPMedianImputer(epsilon=2.0, bounds=[(0, 1), (0, 1)], missing_values=-1.0, budget=budget,
+                           random_state=0).set_params(**kw)
+
+
+def _clipper(budget, **kw):
+    return DPQuantileClipper(epsilon=2.0, bounds=[(0, 1), (0, 1)], budget=budget, random_state=0).set_params(**kw)
+
+
 def _search(budget, **kw):
     est = FairRegressionPostProcessor(LinearRegression(), bounds=(0, 1), groups=["a", "b"], prefit=False)
     return PrivateRandomSearch(est, {"n_bins": [4, 8]}, scoring=PrivateMSEScorer((0, 1)), epsilon=2.0, budget=budget,
@@ -136,6 +151,8 @@ ESTIMATORS = {
     "ExponentialSelector": (_sel, _fit_scores, (SCORES, None, None), {"n_select": 0}),
     "DPLinearRegression": (_lin, _fit_xy, (X, Y_REAL, None), {"alpha": -1.0}),
     "DPLogisticRegression": (_log, _fit_xy, (X, Y_BIN, None), {"C": -1.0}),
+    "DPMedianImputer": (_median, _fit_xy, (X_MISSING, Y_REAL, None), {"bounds": (1.0, 0.0)}),
+    "DPQuantileClipper": (_clipper, _fit_xy, (X, Y_REAL, None), {"quantile": 0.7}),
     "PrivateRandomSearch": (_search, _fit_xy_g, (X, Y_REAL, GROUPS), {"validation_fraction": 1.5}),
     "PrivateRandomSearch[private base]": (_search_private_base, _fit_xy_g, (X, Y_REAL, GROUPS),
                                           {"param_grid": {"n_bins": [0]}}),
@@ -213,6 +230,8 @@ CONTRACT = {
     "DPLinearRegression": DPLinearRegression(epsilon=1e12, data_norm=1e4, target_bound=1e4, alpha=1e-3,
                                              mechanism="laplace", random_state=0),
     "DPLogisticRegression": DPLogisticRegression(epsilon=1e6, data_norm=1e4, C=1.0, random_state=0),
+    "DPMedianImputer": DPMedianImputer(epsilon=1e6, bounds=(-1e4, 1e4), random_state=0),
+    "DPQuantileClipper": DPQuantileClipper(epsilon=1e6, bounds=(-1e4, 1e4), random_state=0),
     "FairRegressionPostProcessor": FairRegressionPostProcessor(
         Ridge(), epsilon=50.0, n_bins=400, bounds=(-10.0, 10.0), groups=["all"], prefit=False, random_state=0),
     "PrivateRandomSearch": PrivateRandomSearch(

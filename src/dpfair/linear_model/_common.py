@@ -7,10 +7,10 @@ import math
 from typing import Any, ClassVar
 
 import numpy as np
-from sklearn.utils.validation import _get_feature_names, check_X_y
+from sklearn.utils.validation import _get_feature_names, check_X_y, validate_data
 
 from dpfair._estimator import privacy_spent, warn_non_private
-from dpfair._validation import check_bounds, check_positive_finite
+from dpfair._validation import check_bounds, check_feature_values, check_positive_finite
 from dpfair.base import PrivacyParameters, PrivateEstimator
 
 #: Relative tolerance on a declared bound (absorbs rounding in a row scaled to exactly the bound).
@@ -79,9 +79,16 @@ def validated_xy(X: Any, y: Any, *, owner: str, y_numeric: bool) -> tuple[np.nda
     """``(X, y, feature_names)`` as float64 arrays, finite, one target per row; nothing is set on the estimator."""
     if y is None:
         raise ValueError(f"{owner} requires y to be passed, but the target y is None: pass one target per row.")
+    check_feature_values(X, owner=owner)  # strings and NaN: the dpfair transformer to use, before scikit-learn's advice
     names = _get_feature_names(X)
     X_arr, y_arr = check_X_y(X, y, dtype=np.float64, y_numeric=y_numeric, estimator=owner)
     return X_arr, y_arr, names
+
+
+def validated_features(estimator: Any, X: Any) -> np.ndarray:
+    """``X`` for a fitted model's predictions, float64; strings and NaN refused with the dpfair transformer to use."""
+    check_feature_values(X, owner=type(estimator).__name__)
+    return validate_data(estimator, X, reset=False, dtype=np.float64)
 
 
 def check_row_norms(X: np.ndarray, data_norm: float | None) -> None:

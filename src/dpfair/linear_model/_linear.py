@@ -29,7 +29,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from dpfair._estimator import CloneLineageMixin
 from dpfair._validation import check_bool, check_nonnegative_finite
@@ -44,6 +44,7 @@ from dpfair.linear_model._common import (
     declared_target_range,
     feature_attributes,
     squared_bound,
+    validated_features,
     validated_xy,
 )
 from dpfair.linear_model._feature_ranges import private_feature_ranges
@@ -631,7 +632,7 @@ class DPLinearRegression(PrivateLinearModel, CloneLineageMixin, RegressorMixin, 
             Before ``fit``.
         """
         check_is_fitted(self, "coef_")
-        X_arr = validate_data(self, X, reset=False, dtype=np.float64)
+        X_arr = validated_features(self, X)
         ranges = getattr(self, "feature_range_", None)
         if ranges is not None:
             X_arr = np.clip(X_arr, ranges[0], ranges[1])

@@ -20,7 +20,7 @@ from scipy.special import expit, log_expit
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from dpfair._estimator import CloneLineageMixin
 from dpfair._validation import check_bool, check_int, check_positive_finite
@@ -32,6 +32,7 @@ from dpfair.linear_model._common import (
     check_row_norms,
     feature_attributes,
     squared_bound,
+    validated_features,
     validated_xy,
 )
 from dpfair.privacy.noise import NoiseSource
@@ -536,7 +537,7 @@ class DPLogisticRegression(PrivateLinearModel, CloneLineageMixin, ClassifierMixi
             Before ``fit``.
         """
         check_is_fitted(self, "coef_")
-        X_arr = validate_data(self, X, reset=False, dtype=np.float64)
+        X_arr = validated_features(self, X)
         return X_arr @ self.coef_[0] + self.intercept_[0]
 
     def predict_proba(self, X: Any) -> np.ndarray:
