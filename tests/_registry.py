@@ -49,7 +49,7 @@ from dpfair.model_selection import (
 )
 from dpfair.preprocessing import DPMedianImputer, DPQuantileClipper
 from dpfair.privacy import PrivacyBudget
-from dpfair.regression import FairRegressionPostProcessor
+from dpfair.regression import BlindFairRegressionPostProcessor, FairRegressionPostProcessor
 from dpfair.selection import ExponentialSelector
 
 #: the subpackages whose public classes the registry must cover: every one of ``dpfair._layout`` but the privacy
@@ -64,6 +64,9 @@ GROUPS = np.tile(["a", "b"], N // 2)
 Y_BIN = (X[:, 0] + 0.3 * (GROUPS == "a") + RNG.normal(0, 0.2, N) > 0.7).astype(int)
 Y_REAL = np.clip(X[:, 0] * 0.8 + RNG.normal(0, 0.05, N), 0, 1)
 SCORES = RNG.uniform(0, 1, size=N)
+#: the blind post-processor's model of P(A | x) (trained on other rows in real use)
+MEMBERSHIP = LogisticRegression().fit(X, GROUPS)
+REGRESSOR = LinearRegression().fit(X, Y_REAL)
 
 
 # ------------------------------------------------------------------ estimators, the selector, the search
@@ -80,6 +83,11 @@ def _eg(budget, **kw):
 def _frpp(budget, **kw):
     return FairRegressionPostProcessor(epsilon=2.0, bounds=(0, 1), groups=["a", "b"], budget=budget,
                                        random_state=0).set_params(**kw)
+
+
+def _blind(budget, **kw):
+    return BlindFairRegressionPostProcessor(REGRESSOR, MEMBERSHIP, epsilon=2.0, n_bins=8, bounds=(0, 1),
+                                            groups=["a", "b"], budget=budget, random_state=0).set_params(**kw)
 
 
 def _sel(budget, **kw):
@@ -148,6 +156,7 @@ ESTIMATORS = {
     "DPEqualizedOddsPostProcessor": (_eo, _fit_xy_g, (X, Y_BIN, GROUPS), {"gamma": -1.0}),
     "DPExponentiatedGradient": (_eg, _fit_xy_g, (X, Y_BIN, GROUPS), {"gamma": -1.0}),
     "FairRegressionPostProcessor": (_frpp, _fit_xy_g, (Y_REAL, Y_REAL, GROUPS), {"n_bins": 0}),
+    "BlindFairRegressionPostProcessor": (_blind, _fit_xy_g, (X, Y_REAL, GROUPS), {"membership_bins": 0}),
     "ExponentialSelector": (_sel, _fit_scores, (SCORES, None, None), {"n_select": 0}),
     "DPLinearRegression": (_lin, _fit_xy, (X, Y_REAL, None), {"alpha": -1.0}),
     "DPLogisticRegression": (_log, _fit_xy, (X, Y_BIN, None), {"C": -1.0}),
@@ -233,6 +242,8 @@ CONTRACT = {
     "DPMedianImputer": DPMedianImputer(epsilon=1e6, bounds=(-1e4, 1e4), random_state=0),
     "DPQuantileClipper": DPQuantileClipper(epsilon=1e6, bounds=(-1e4, 1e4), random_state=0),
     "FairRegressionPostProcessor": FairRegressionPostProcessor(
+        Ridge(), epsilon=50.0, n_bins=400, bounds=(-10.0, 10.0), groups=["all"], prefit=False, random_state=0),
+    "BlindFairRegressionPostProcessor": BlindFairRegressionPostProcessor(
         Ridge(), epsilon=50.0, n_bins=400, bounds=(-10.0, 10.0), groups=["all"], prefit=False, random_state=0),
     "PrivateRandomSearch": PrivateRandomSearch(
         FairRegressionPostProcessor(Ridge(), n_bins=400, bounds=(-10.0, 10.0), groups=["all"], prefit=False),

@@ -2,6 +2,8 @@
 
 * :class:`FairRegressionPostProcessor`: Algorithm 1 (private histograms, L-inf isotonic CDF repair,
   fixed-support Wasserstein barycenter LP with a KS relaxation, optimal-transport remapping).
+* :class:`BlindFairRegressionPostProcessor`: the attribute-blind extension (Section 5 of the paper): ``predict``
+  takes no sensitive features; the map reads the regressor's output and a membership model's ``P(A | x)``.
 * :class:`WassersteinBarycenterPostProcessor`: Chzhen et al. (2020), non-private and non-discretized.
 * :func:`solve_barycenter_lp`: the barycenter LP of Algorithm 1 solved exactly in closed form, with
   sparse couplings (no LP solver); :func:`solve_barycenter_alpha0` its ``alpha = 0`` case.
@@ -17,12 +19,14 @@ from dpfair.regression._lp import (
     solve_barycenter_alpha0,
     solve_barycenter_lp,
 )
+from dpfair.regression.blind import BlindFairRegressionPostProcessor
 from dpfair.regression.postprocessing import FairRegressionPostProcessor, l_inf_isotonic_cdf
 from dpfair.regression.wasserstein import WassersteinBarycenterPostProcessor
 
 __all__ = [
     "MAX_COUPLING_CELLS",
     "BarycenterSolution",
+    "BlindFairRegressionPostProcessor",
     "FairRegressionPostProcessor",
     "WassersteinBarycenterPostProcessor",
     "l_inf_isotonic_cdf",

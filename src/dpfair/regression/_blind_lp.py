@@ -1,0 +1,256 @@
+r"""The pieces of the attribute-blind post-processor: membership cells, its linear program, its fairness bound.
+
+:class:`~dpfair.regression.BlindFairRegressionPostProcessor` remaps a regressor's output with a randomized map
+that reads only the *cell* ``c = (s, m)`` of a row: ``s`` the bin of the regressor's output (Xian et al. 2024,
+Algorithm 1, line 2) and ``m`` the cell of a group-membership model's probabilities ``g(x) ~ P(A | x)`` on a
+public lattice of the simplex.  This module holds
+
+* :func:`membership_lattice` / :func:`membership_cell_index`: the public lattice ``{eta : B eta in N^G,
+  sum eta = 1}`` and the rounding of a probability vector to it (largest remainders);
+* :func:`solve_blind_lp`: the linear program that chooses the map, in the cumulative variables
+  ``T(c, l) = P(output <= v_l | cell c)``;
+* :func:`max_partial_sum_bound`: a high-probability bound on the largest partial sum of i.i.d. Laplace noise,
+  from which the fitted estimator reports the fairness it guarantees.
+
+The program (the blind counterpart of ``LP`` in Section 3.3 of the paper)
+-----------------------------------------------------------------------
+With ``P(c)`` the cell masses, ``p_a(c) = P(c | A = a)`` the groups' cell distributions and ``v`` the grid::
+
+    minimize    sum_c P(c) sum_l (T(c, l) - T(c, l - 1)) (v_s(c) - v_l)^2
+    subject to  0 = T(c, 0) <= T(c, 1) <= ... <= T(c, k) = 1                 (a distribution per cell)
+                d_l <= sum_c p_a(c) T(c, l) <= d_l + alpha   for all a, l < k  (KS between groups <= alpha)
+
+``sum_c p_a(c) T(c, l)`` is group ``a``'s output CDF at ``v_l`` (the map reads the cell, not the group), and
+``max_a - min_a <= alpha`` at every ``l`` is the KS constraint of Definition 2.2 of the paper for every pair of
+groups at once (``d_l`` is the lower end of the band).  Every feasible point is a valid randomized map, every
+map of the cells is a feasible point when it is fair, and the constant map (every cell to one point) is
+always feasible, so the program always has an optimum.  With one membership cell and one group per cell
+distribution this is the paper's LP for one group; the attribute-aware LP is the case where the cell
+determines the group.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+from itertools import combinations
+
+import numpy as np
+from scipy import optimize, sparse
+
+__all__ = [
+    "max_partial_sum_bound",
+    "membership_cell_index",
+    "membership_lattice",
+    "n_membership_cells",
+    "solve_blind_lp",
+]
+
+
+def n_membership_cells(n_groups: int, membership_bins: int) -> int:
+    """Number of points of the lattice ``{eta : B eta in N^G, sum eta = 1}``: ``C(B + G - 1, G - 1)``."""
+    return math.comb(membership_bins + n_groups - 1, n_groups - 1)
+
+
+@lru_cache(maxsize=16)
+def membership_lattice(n_groups: int, membership_bins: int) -> np.ndarray:
+    """The lattice points as integer counts ``B eta`` (rows sum to ``B``), in lexicographic order.
+
+    Parameters
+    ----------
+    n_groups : int
+        ``G >= 1``.
+    membership_bins : int
+        ``B >= 1``, the resolution: each probability is rounded to a multiple of ``1 / B``.
+
+    Returns
+    -------
+    ndarray of int64, shape (n_cells, n_groups)
+        The points (stars and bars), read-only.
+    """
+    rows = []
+    for bars in combinations(range(membership_bins + n_groups - 1), n_groups - 1):
+        edges = (-1, *bars, membership_bins + n_groups - 1)
+        rows.append([edges[i + 1] - edges[i] - 1 for i in range(n_groups)])
+    lattice = np.array(rows, dtype=np.int64).reshape(-1, n_groups)
+    lattice = lattice[np.lexsort(lattice.T[::-1])]
+    lattice.setflags(write=False)
+    return lattice
+
+
+def _codes(counts: np.ndarray, membership_bins: int) -> np.ndarray:
+    """Mixed-radix code of every row of counts (base ``B + 1``), monotone in the lexicographic order."""
+    radix = (membership_bins + 1) ** np.arange(counts.shape[1] - 1, -1, -1, dtype=np.int64)
+    return counts @ radix
+
+
+def membership_cell_index(probabilities: np.ndarray, membership_bins: int) -> np.ndarray:
+    """Each row's lattice cell: ``B p`` rounded by largest remainders (a fixed, public per-row map).
+
+    Rows are clipped to ``[0, 1]`` and renormalised first (a row summing to 0 is uniform).  The rounding keeps
+    ``floor(B p)`` and gives the remaining units to the largest fractional parts (ties to the first group).
+
+    Parameters
+    ----------
+    probabilities : ndarray of shape (n_rows, n_groups)
+        Finite membership probabilities, columns in the declared order of the groups.
+    membership_bins : int
+        ``B``.
+
+    Returns
+    -------
+    ndarray of int64, shape (n_rows,)
+        Row index into :func:`membership_lattice`.
+    """
+    n_rows, n_groups = probabilities.shape
+    if n_groups == 1:
+        return np.zeros(n_rows, dtype=np.int64)
+    p = np.clip(probabilities, 0.0, 1.0)
+    total = p.sum(axis=1, keepdims=True)
+    p = np.where(total > 0, p / np.where(total > 0, total, 1.0), 1.0 / n_groups)
+    scaled = p * membership_bins
+    counts = np.floor(scaled).astype(np.int64)
+    np.minimum(counts, membership_bins, out=counts)
+    missing = membership_bins - counts.sum(axis=1)
+    order = np.argsort(-(scaled - counts), axis=1, kind="stable")  # largest remainders first, ties to the first
+    rank = np.empty_like(order)
+    np.put_along_axis(rank, order, np.arange(n_groups)[None, :].repeat(n_rows, axis=0), axis=1)
+    counts += (rank < missing[:, None]).astype(np.int64)
+    lattice = membership_lattice(n_groups, membership_bins)
+    return np.searchsorted(_codes(lattice, membership_bins), _codes(counts, membership_bins)).astype(np.int64)
+
+
+def solve_blind_lp(
+    cell_pmfs: np.ndarray, weights: np.ndarray, cell_bin: np.ndarray, grid: np.ndarray, alpha: float
+) -> tuple[np.ndarray, float]:
+    """Solve the blind program of the module docstring (HiGHS on the cumulative variables).
+
+    Parameters
+    ----------
+    cell_pmfs : ndarray of shape (n_groups, n_cells)
+        ``p_a(c)``: each row a distribution over the cells (a group of weight 0 is left out of the constraints).
+    weights : ndarray of shape (n_groups,)
+        ``w_a >= 0``, not all 0: ``P(c) = sum_a w_a p_a(c) / sum_a w_a``.
+    cell_bin : ndarray of int64, shape (n_cells,)
+        The score bin ``s(c)`` of every cell (its source point ``v_s(c)``).
+    grid : ndarray of shape (k,)
+        Strictly increasing output points.
+    alpha : float
+        KS tolerance between groups, ``>= 0``.
+
+    Returns
+    -------
+    transport : ndarray of shape (n_cells, k)
+        Row-stochastic map ``P(output = v_l | cell c)``; a cell of mass 0 maps to its own point ``v_s(c)``
+        (the caller may refill it).
+    objective : float
+        ``sum_c P(c) E[(output - v_s(c))^2 | c]`` at the optimum.
+
+    Raises
+    ------
+    RuntimeError
+        If HiGHS reports no optimum (it cannot happen for valid inputs: the constant map is feasible).
+    """
+    n_cells = cell_pmfs.shape[1]
+    k = grid.size
+    w = weights / weights.sum()
+    mass = w @ cell_pmfs
+    active = np.flatnonzero(mass > 0)
+    transport = np.zeros((n_cells, k))
+    transport[np.arange(n_cells), cell_bin] = 1.0
+    if k == 1 or active.size == 0:
+        return transport, 0.0
+    n_active, n_cuts = active.size, k - 1
+    cost = (grid[cell_bin[active]][:, None] - grid[None, :]) ** 2  # (n_active, k)
+    # sum_l (T_l - T_{l-1}) K_l = sum_{l<k} T_l (K_l - K_{l+1}) + K_k   (T_k = 1, T_0 = 0)
+    c_t = (mass[active][:, None] * (cost[:, :-1] - cost[:, 1:])).ravel()
+    constant = float(mass[active] @ cost[:, -1])
+    n_t = n_active * n_cuts
+    objective = np.concatenate([c_t, np.zeros(n_cuts)])  # variables: T (cell-major), then d_l
+    blocks = []
+    upper = []
+    # monotone: T(c, l - 1) - T(c, l) <= 0
+    if n_cuts > 1:
+        rows = np.arange(n_active * (n_cuts - 1))
+        cell, cut = np.divmod(rows, n_cuts - 1)
+        first = cell * n_cuts + cut
+        blocks.append(sparse.csr_array(
+            (np.concatenate([np.ones(rows.size), -np.ones(rows.size)]),
+             (np.concatenate([rows, rows]), np.concatenate([first, first + 1]))),
+            shape=(rows.size, n_t + n_cuts)))
+        upper.append(np.zeros(rows.size))
+    constrained = np.flatnonzero(weights > 0)
+    pmf = cell_pmfs[np.ix_(constrained, active)]  # (g', n_active)
+    g_count = constrained.size
+    if g_count > 1:
+        # for every (group, cut): sum_c p_a(c) T(c, l) - d_l <= alpha  and  d_l - sum_c p_a(c) T(c, l) <= 0
+        group, cut, cell = np.meshgrid(np.arange(g_count), np.arange(n_cuts), np.arange(n_active), indexing="ij")
+        row = (group * n_cuts + cut).ravel()
+        column = (cell * n_cuts + cut).ravel()
+        value = pmf[group.ravel(), cell.ravel()]
+        keep = value != 0
+        row, column, value = row[keep], column[keep], value[keep]
+        d_rows = np.arange(g_count * n_cuts)
+        d_columns = n_t + d_rows % n_cuts
+        above = sparse.csr_array(
+            (np.concatenate([value, -np.ones(d_rows.size)]), (np.concatenate([row, d_rows]),
+                                                               np.concatenate([column, d_columns]))),
+            shape=(g_count * n_cuts, n_t + n_cuts))
+        blocks += [above, -above]
+        upper += [np.full(g_count * n_cuts, float(alpha)), np.zeros(g_count * n_cuts)]
+    bounds = np.array([(0.0, 1.0)] * n_t + [(-1.0, 1.0)] * n_cuts)
+    if blocks:
+        result = optimize.linprog(objective, A_ub=sparse.vstack(blocks).tocsr(), b_ub=np.concatenate(upper),
+                                  bounds=bounds, method="highs")
+    else:
+        result = optimize.linprog(objective, bounds=bounds, method="highs")
+    if result.status != 0:  # pragma: no cover - the constant map is always feasible and the objective bounded
+        raise RuntimeError(f"the blind post-processing LP was not solved by HiGHS ({result.message})")
+    cdf = np.clip(result.x[:n_t].reshape(n_active, n_cuts), 0.0, 1.0)
+    cdf = np.maximum.accumulate(cdf, axis=1)  # HiGHS' tolerances: a monotone CDF ending at 1
+    cdf = np.concatenate([cdf, np.ones((n_active, 1))], axis=1)
+    transport[active] = np.diff(cdf, axis=1, prepend=0.0)
+    return transport, float(result.fun + constant)
+
+
+def max_partial_sum_bound(n_terms: int, scale: float, failure: float) -> float:
+    """``E`` with ``P(max_j |W_1 + ... + W_j| > E) <= failure`` for i.i.d. ``W_i ~ Laplace(scale)``.
+
+    Levy's maximal inequality for symmetric summands, ``P(max_j |S_j| > t) <= 2 P(|S_n| > t)``, and the
+    Chernoff bound ``P(|S_n| > t) <= 2 min_{0 < u < 1/b} exp(-u t) (1 - b^2 u^2)^(-n)`` (the Laplace moment
+    generating function), solved for ``t`` by bisection.
+
+    Parameters
+    ----------
+    n_terms : int
+        ``n >= 1``.
+    scale : float
+        ``b >= 0`` (0: the bound is 0).
+    failure : float
+        In (0, 1).
+
+    Returns
+    -------
+    float
+        The bound ``E``.
+    """
+    if scale == 0.0:
+        return 0.0
+    n = float(n_terms)
+
+    def log_tail(t: float) -> float:  # log of 4 min_u exp(-u t) (1 - u^2)^(-n), in units of b
+        # the minimiser of -u t - n log(1 - u^2): u t (1 - u^2) ... solved in closed form
+        u = (-n + math.sqrt(n * n + t * t)) / t
+        return math.log(4.0) - u * t - n * math.log1p(-u * u)
+
+    target = math.log(failure)
+    lo, hi = 0.0, 1.0
+    while log_tail(hi) > target:
+        hi *= 2.0
+    for _ in range(100):
+        mid = (lo + hi) / 2.0
+        if mid > 0 and log_tail(mid) <= target:
+            hi = mid
+        else:
+            lo = mid
+    return hi * scale

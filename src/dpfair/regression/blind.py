@@ -1,0 +1,732 @@
+"""Attribute-blind private fair post-processing of a regressor under statistical parity.
+
+:class:`BlindFairRegressionPostProcessor` is the extension that Section 5 of Xian, Li, Kamath & Zhao (ICML 2024)
+names and leaves open: the sensitive attribute is available for training (privately) but not when predicting.
+It reuses the attribute-aware :class:`~dpfair.regression.FairRegressionPostProcessor`'s pieces (the declared
+bounds and bins of Algorithm 1, line 2; the Laplace histogram of line 4 with its L1 sensitivity ``2/n``; the
+L-infinity isotonic CDF repair of lines 7-9; the release template) and replaces the group of a row by the cell
+of a group-membership model's probabilities ``g(x) ~ P(A | x)``, as Xian, Yin & Zhao (ICML 2023) do for
+classification.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+from sklearn.base import BaseEstimator, MetaEstimatorMixin, RegressorMixin
+from sklearn.utils.validation import _num_samples, check_is_fitted
+
+from dpfair._estimator import (
+    CloneLineageMixin,
+    check_bool,
+    check_budget,
+    combined_privacy_spent,
+    fit_charges,
+    predict_seed,
+    prediction_noise,
+    privacy_spent,
+    private_base,
+    resolve_groups,
+    warn_non_private,
+    wrapped_tags,
+)
+from dpfair._validation import as_finite_array, check_allocation, check_bounds, check_epsilon, check_int
+from dpfair._warnings import find_stack_level
+from dpfair._wrapped_fit import check_shared_budgets, check_wrapped_estimator, wrapped_feature_attributes
+from dpfair.base import PrivacyParameters, PrivateEstimator, ValidatedData, ValidatedOptions
+from dpfair.privacy.mechanisms import laplace_mechanism
+from dpfair.privacy.noise import NoiseSource
+from dpfair.regression._blind_lp import (
+    max_partial_sum_bound,
+    membership_cell_index,
+    n_membership_cells,
+    solve_blind_lp,
+)
+from dpfair.regression._lp import check_alpha
+from dpfair.regression._wrapped import _NEIGHBOURING, WRAPPED_REGRESSOR, _predict_outputs, fit_regressor_outputs
+from dpfair.regression.postprocessing import (
+    _MAX_WIDTH,
+    _NEIGHBOURING_END_TO_END,
+    _bin_index,
+    _bounds_of,
+    _check_noise_scale,
+    l_inf_isotonic_cdf,
+)
+
+__all__ = ["BlindFairRegressionPostProcessor"]
+
+_PROTECTS_END_TO_END = (
+    "every row (x, y, group): the private regressor's fit of (x, y) composed with the histogram of (group, binned "
+    "regressor output, membership cell)"
+)
+
+#: Most (group, cell) entries of the released table accepted: beyond it the noise swamps every cell.
+_MAX_TABLE_CELLS = 2_000_000
+
+
+@dataclass(frozen=True, eq=False)
+class _BlindOptions(ValidatedOptions):
+    """The blind post-processor's validated parameters that are not privacy parameters."""
+
+    n_bins: int
+    membership_bins: int
+    alpha: float
+    beta: float
+    bounds: tuple[float, float] | None
+    prefit: bool
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class _BlindData(ValidatedData):
+    """Step 1's data: the rows (for a regressor fitted here), their outputs when known, and their membership."""
+
+    X: Any
+    y: Any
+    outputs: np.ndarray | None
+    membership: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
+class _CellHistogram:
+    """Step 3: the exact table ``(group, cell)`` over the declared groups, cells score-major, and ``n``."""
+
+    estimator: Any
+    bounds: tuple[float, float]
+    joint: np.ndarray
+    n_rows: int
+
+
+@dataclass(frozen=True, eq=False)
+class _ReleasedCells:
+    """Step 5: the released table beside what post-processing needs."""
+
+    estimator: Any
+    bounds: tuple[float, float]
+    histogram: np.ndarray
+    n_rows: int
+    predict_seed: list[int] | None
+
+
+def _check_beta(beta: Any) -> float:
+    if isinstance(beta, bool) or not isinstance(beta, (int, float, np.integer, np.floating)):
+        raise TypeError(f"beta must be a real number in (0, 1), got {type(beta).__name__}.")
+    value = float(beta)
+    if not 0.0 < value < 1.0:
+        raise ValueError(f"beta must be in (0, 1) (the failure probability of the fairness guarantee), got {value!r}.")
+    return value
+
+
+def _membership_probabilities(membership_estimator: Any, X: Any, groups: np.ndarray) -> np.ndarray:
+    """``P(A = a | x)`` of every row, one column per declared group (a declared group the model lacks: 0)."""
+    if not hasattr(membership_estimator, "predict_proba"):
+        raise TypeError(
+            "membership_estimator must be a fitted classifier with predict_proba (a model of P(A | x), trained "
+            f"privately or on other rows), got {type(membership_estimator).__name__}."
+        )
+    try:
+        check_is_fitted(membership_estimator)
+    except TypeError:
+        pass
+    classes = getattr(membership_estimator, "classes_", None)
+    if classes is None:
+        raise TypeError("membership_estimator must have classes_ (the groups its predict_proba columns stand for).")
+    classes = list(np.asarray(classes, dtype=object))
+    declared = list(groups)
+    undeclared = [c for c in classes if c not in declared]
+    if undeclared:
+        raise ValueError(
+            "membership_estimator.classes_ holds a class outside the declared groups; declare every class the "
+            "membership model predicts in groups=."
+        )
+    proba = as_finite_array(membership_estimator.predict_proba(X), "membership_estimator.predict_proba(X)",
+                            mode="dtype", allow_bool=True, allow_empty=True)
+    if proba.ndim != 2 or proba.shape[1] != len(classes):
+        raise ValueError("membership_estimator.predict_proba(X) must return one column per class of classes_.")
+    out = np.zeros((proba.shape[0], len(declared)))
+    for column, label in enumerate(classes):
+        out[:, declared.index(label)] = proba[:, column]
+    return out
+
+
+def _feature_attributes(X: Any, estimator: Any) -> dict[str, Any]:
+    """``n_features_in_`` / ``feature_names_in_``: the regressor's, else those of ``X`` itself (both models read it)."""
+    out = wrapped_feature_attributes(estimator) if estimator is not None else {}
+    if "feature_names_in_" not in out and hasattr(X, "columns"):
+        out["feature_names_in_"] = np.asarray(X.columns, dtype=object)
+    if "n_features_in_" not in out:
+        shape = getattr(X, "shape", None)
+        out["n_features_in_"] = int(shape[1]) if shape is not None and len(shape) == 2 else 1
+    return out
+
+
+class BlindFairRegressionPostProcessor(
+    PrivateEstimator, CloneLineageMixin, MetaEstimatorMixin, RegressorMixin, BaseEstimator
+):
+    """Differentially private, attribute-blind fair post-processing of a regressor (statistical parity).
+
+    ``fit`` uses each row's group privately; ``predict(X)`` takes **no** sensitive features: the fair output of a
+    row is a randomized map of its *cell* ``c = (s, m)``, where ``s`` is the bin of the regressor's output ``f(x)``
+    on the declared ``bounds`` (Algorithm 1, line 2, of Xian, Li, Kamath & Zhao 2024) and ``m`` the point of the
+    public lattice ``{eta : membership_bins * eta integer, sum eta = 1}`` nearest (by largest remainders) to a
+    group-membership model's probabilities ``g(x) ~ P(A | x)``.
+
+    **The reading implemented.** Section 5 of the paper sketches the blind extension: estimate the joint
+    distribution of the output and the predicted membership instead of that of the output and ``A``, and solve
+    the LP with predicted membership.  Following Xian, Yin & Zhao (2023), the optimal blind predictor reads ``x``
+    only through ``(f(x), P(A | x))``; we discretize that pair into cells and learn a map ``T(l | c)`` by the
+    linear program of :mod:`dpfair.regression._blind_lp`: minimise the squared deviation from the bin midpoint
+    subject to ``max_a F_a(v_l) - min_a F_a(v_l) <= alpha`` at every grid point, where
+    ``F_a(v_l) = sum_c P(c | A = a) T(<= l | c)`` is group ``a``'s output CDF.  The statistics are the joint
+    table of (true group, cell): the groups' output distributions are computed with the rows' **true** groups
+    (not with ``g``'s probabilities), so the fairness constraint holds whether or not ``g`` is calibrated; ``g``
+    only decides how little the map must move the outputs.  With ``g`` uninformative every cell mixes the groups
+    as the population does and only near-constant maps are fair; with ``g`` exact (``P(A | x)`` a vertex) the
+    cells separate the groups and the program is the attribute-aware one.
+
+    **Steps** (lines of the paper's Algorithm 1 in brackets): (line 3) the exact table ``p(a, c)`` of
+    (group, cell) over the declared groups, cells ordered score bin first, then membership cell; (line 4) the
+    Laplace mechanism with scale ``2 / (n epsilon)``; (line 6) private weights ``w_a = max(sum_c p~(a, c), 0)``;
+    (lines 7-9) each group's cell distribution by the L-infinity isotonic repair of its noisy partial sums along
+    that order; (line 10) the program above on these; (lines 12-13) predictions drawn from ``T(. | c)``.  A cell
+    with no private mass maps like the nearest score bin of its membership cell that has mass (its own point if
+    none has).
+
+    **Differences from the attribute-aware algorithm.** The aware LP transports each group separately to a
+    KS ball around a barycenter (closed form); here one map serves every group in a cell, so the program
+    couples the groups through the cells and is solved by HiGHS (``n_cells x (n_bins - 1)`` variables).  The
+    released table has ``n_groups x n_bins x n_membership_cells`` entries instead of ``n_groups x n_bins``:
+    more noise per group, the price of blindness beside the MSE one.  There is no ``refit_alpha`` shortcut
+    for the targets, but :meth:`refit_alpha` re-solves the program from the private statistics for free.
+
+    **Privacy.** ``fit`` is ``(epsilon, 0)``-DP for each post-processing row's (regressor output, membership
+    cell, group) under replace-one-row (``n`` public): the only use of the rows is the table, in which one
+    replaced row moves ``1/n`` of mass between two entries (L1 sensitivity ``2/n``, the paper's Remark B.1);
+    everything after the Laplace mechanism is post-processing.  ``bounds``, ``groups``, ``n_bins`` and
+    ``membership_bins`` are declared, never read off the rows.  The two wrapped models are *not* covered: the
+    regressor, as in the aware post-processor (``prefit=False`` with a private dpfair regressor composes its
+    charge, with a non-private one the whole object has ``epsilon = inf``), and the membership model, always
+    used as given: train it privately (for example :class:`dpfair.linear_model.DPLogisticRegression`, one
+    versus the rest) with its own share of the budget, or on other rows; by composition the pipeline then
+    spends the sum.
+
+    **The fairness it guarantees** (``guaranteed_violation_``, from released quantities only). With probability
+    ``>= 1 - beta`` over the noise, the KS distance between any two constrained groups' output distributions
+    on the training rows (the map's randomness integrated out) is at most ``guaranteed_violation_``. Proof: let
+    ``F^_a`` be group ``a``'s exact CDF over the ordered cells and ``F~_a`` the repaired one the program used.
+    The isotonic repair does not move a sequence further (in sup norm) from any non-decreasing sequence than
+    it was, so ``|F~_a - F^_a| <= |S~_a - F^_a|`` where ``S~_a = (P^_a + N_a) / w~_a`` are the noisy scaled
+    partial sums; with ``w~_a = w^_a + N_a(end)`` this is ``|N_a(j) - F^_a(j) N_a(end)| / w~_a <=
+    2 max_j |N_a(j)| / w~_a``, and ``max_j |N_a(j)| <= E`` for every group with probability ``1 - beta``
+    (:func:`~dpfair.regression._blind_lp.max_partial_sum_bound`, Levy's inequality with a Chernoff bound, a
+    union bound over groups).  Summation by parts then gives, at every grid point ``l``,
+    ``|sum_c (p^_a(c) - p~_a(c)) T(<= l | c)| <= max_j |F^_a(j) - F~_a(j)| * V_l`` where ``V_l`` is the total
+    variation of ``T(<= l | .)`` along the cell order (released: the map), so the exact KS is at most
+    ``alpha + max_l V_l * max_{a != a'} (2E / w~_a + 2E / w~_a')``, capped at 1.  At ``epsilon = inf`` it is
+    ``alpha`` (the exact program).  A group whose private weight is 0 is left out of the constraints (its
+    distribution is noise); the guarantee is then 1.
+
+    Parameters
+    ----------
+    estimator : regressor or None, default None
+        The regressor to post-process.  ``None`` (with ``membership_estimator=None``) means ``X`` already holds,
+        per row, the regressor's output followed by the membership probabilities, one column per declared group
+        (one column, the output, when a single group is declared).
+    membership_estimator : classifier or None, default None
+        A fitted model of ``P(A | x)`` with ``predict_proba`` and ``classes_`` within the declared groups, used
+        as given (``prefit`` does not apply to it).  Required with a regressor and several groups; not used with
+        one group.
+    epsilon : float, default 1.0
+        Privacy parameter of the table (> 0; ``inf`` gives the non-private algorithm and a
+        :class:`~dpfair.privacy.PrivacyLeakWarning`).
+    n_bins : int, default 16
+        Score bins ``k`` (also the output grid).
+    membership_bins : int, default 4
+        Resolution ``B`` of the membership lattice: ``C(B + G - 1, G - 1)`` cells for ``G`` groups (5 for two
+        groups, 35 for four).  More cells separate the groups better and carry more noise.
+    alpha : float, default 0.0
+        Statistical-parity tolerance: KS distance between the groups' output distributions, in ``[0, 1]``.
+    beta : float, default 0.05
+        Failure probability of ``guaranteed_violation_``, in (0, 1).
+    bounds : (float, float) or None, default None
+        Declared interval of the regressor's outputs (required with finite ``epsilon``); an output beyond it goes
+        to the end bin with a warning, as in the aware post-processor.
+    groups : list or None, default None
+        The declared groups, in order (required with finite ``epsilon``).
+    prefit : bool, default True
+        ``True``: ``estimator`` is fitted and used as is.  ``False``: a clone is fitted on ``(X, y)``.
+    budget : PrivacyBudget or None, default None
+        Charged ``(epsilon, 0)`` once per ``fit`` (plus a private regressor's charge with ``prefit=False``).
+    random_state : None, int, numpy Generator or NoiseSource, default None
+        ``None``: secure noise and secure randomized predictions.  A seed: reproducible, *not hardened*.
+
+    Attributes
+    ----------
+    estimator_ : regressor or None
+        The regressor post-processed.
+    membership_estimator_ : classifier or None
+        The membership model (as given).
+    groups_ : ndarray of shape (n_groups,)
+        The declared groups.
+    bounds_ : (float, float)
+        The bounds of the outputs.
+    grid_ : ndarray of shape (n_bins,)
+        Bin midpoints, the output values.
+    n_membership_cells_ : int
+        Number of lattice cells ``M``.
+    noisy_table_ : ndarray of shape (n_groups, n_bins * M)
+        The released table ``p~(a, c)``, cells ``c = s * M + m``.
+    group_weights_ : ndarray of shape (n_groups,)
+        Private group weights.
+    cell_pmfs_ : ndarray of shape (n_groups, n_bins * M)
+        Each group's repaired distribution over the cells (the program's input).
+    transport_ : ndarray of shape (n_bins * M, n_bins)
+        The map ``transport_[c, l] = P(output = grid_[l] | cell c)``.
+    objective_ : float
+        Optimal weighted squared deviation, in squared output units.
+    alpha_ : float
+        The ``alpha`` of the current map.
+    guaranteed_violation_ : float
+        The KS bound above (with probability ``>= 1 - beta``; ``alpha`` at ``epsilon = inf``).
+    n_features_in_ : int
+        Number of features of ``X`` (when known).
+    privacy_spent_ : dict
+        ``{"epsilon", "delta", "protects", "neighbouring", "relation", "noise"}``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> groups = rng.integers(0, 2, 400)
+    >>> outputs = np.clip(rng.normal(0.4 + 0.2 * groups, 0.1), 0, 1)
+    >>> membership = np.clip(0.5 + 0.3 * (2 * groups - 1) + rng.normal(0, 0.1, 400), 0, 1)
+    >>> X = np.column_stack([outputs, 1 - membership, membership])
+    >>> pp = BlindFairRegressionPostProcessor(epsilon=1.0, n_bins=8, alpha=0.1, bounds=(0, 1), groups=[0, 1],
+    ...                                       random_state=0).fit(X, sensitive_features=groups)
+    >>> pp.predict(X[:3]).shape
+    (3,)
+    """
+
+    _privacy_parameters: ClassVar[dict[str, str]] = {
+        "epsilon": "epsilon", "groups": "groups", "budget": "budget", "random_state": "random_state",
+    }
+    _results_hold_feature_attributes: ClassVar[bool] = True
+    _privacy_protects: ClassVar[str] = (
+        "the regressor output, membership cell and group of every post-processing row (labels are not used)"
+    )
+    _privacy_neighbouring: ClassVar[str] = _NEIGHBOURING
+
+    def __init__(
+        self,
+        estimator: Any = None,
+        membership_estimator: Any = None,
+        *,
+        epsilon: float = 1.0,
+        n_bins: int = 16,
+        membership_bins: int = 4,
+        alpha: float = 0.0,
+        beta: float = 0.05,
+        bounds: tuple[float, float] | None = None,
+        groups: Any = None,
+        prefit: bool = True,
+        budget: Any = None,
+        random_state: Any = None,
+    ) -> None:
+        self.estimator = estimator
+        self.membership_estimator = membership_estimator
+        self.epsilon = epsilon
+        self.n_bins = n_bins
+        self.membership_bins = membership_bins
+        self.alpha = alpha
+        self.beta = beta
+        self.bounds = bounds
+        self.groups = groups
+        self.prefit = prefit
+        self.budget = budget
+        self.random_state = random_state
+
+    def __sklearn_tags__(self):  # scikit-learn's tags, with the wrapped estimator's input support
+        return wrapped_tags(self, super().__sklearn_tags__())
+
+    def _dpfair_fit_charges(self) -> list[tuple[Any, float, float]]:
+        """``[(budget, epsilon, delta)]`` of one ``fit``: the regressor's fit with ``prefit=False``, then the table."""
+        own = [(check_budget(self.budget), check_epsilon(self.epsilon), 0.0)]
+        if self.prefit is False and self.estimator is not None:
+            return fit_charges(self.estimator) + own
+        return own
+
+    def fit(self, X: Any, y: Any = None, *, sensitive_features: Any = None) -> BlindFairRegressionPostProcessor:
+        """Learn the private blind map from unlabeled rows and their groups.
+
+        Parameters
+        ----------
+        X : array-like
+            Features for ``estimator`` and ``membership_estimator`` (or, with both ``None``, the outputs and the
+            membership probabilities, see ``estimator``).
+        y : array-like or None, default None
+            Labels, used only to fit the regressor's clone with ``prefit=False``.
+        sensitive_features : array-like of shape (n_samples,) or None, default None
+            Group of every row (one of ``groups``); may be omitted with one declared group.
+
+        Returns
+        -------
+        BlindFairRegressionPostProcessor
+            The fitted post-processor (``self``).
+
+        Raises
+        ------
+        ValueError, TypeError
+            On an invalid argument (the message names it); nothing is charged.
+        NotFittedError
+            If ``prefit=True`` and ``estimator`` is not fitted.
+        PrivacyBudgetExceededError
+            If ``budget`` refuses the charge; nothing is changed.
+
+        Warns
+        -----
+        PrivacyLeakWarning
+            With ``epsilon = inf`` or a non-private regressor fitted here.
+        UserWarning
+            If some outputs fall outside ``bounds``, or a group's private weight is 0 after noise.
+        """
+        return self._set_fitted(self._release(X, y, sensitive_features=sensitive_features))
+
+    # ---------------------------------------------------------------- the steps of the dpfair.base template
+    @property
+    def _privacy_label(self) -> str:
+        return f"{type(self).__name__}.fit (Laplace cell histogram)"
+
+    def _validate_params(self) -> _BlindOptions:
+        return _BlindOptions(
+            n_bins=check_int(self.n_bins, "n_bins", minimum=1),
+            membership_bins=check_int(self.membership_bins, "membership_bins", minimum=1),
+            alpha=check_alpha(self.alpha),
+            beta=_check_beta(self.beta),
+            bounds=None if self.bounds is None else check_bounds(self.bounds, "bounds", max_width=_MAX_WIDTH),
+            prefit=check_bool(self.prefit, "prefit"),
+        )
+
+    def _n_cells(self, options: _BlindOptions, n_groups: int) -> int:
+        cells = options.n_bins * (1 if n_groups == 1 else n_membership_cells(n_groups, options.membership_bins))
+        if n_groups * cells > _MAX_TABLE_CELLS:
+            raise ValueError(
+                f"n_bins={options.n_bins} and membership_bins={options.membership_bins} with {n_groups} groups give "
+                f"{n_groups * cells:,} table entries, above {_MAX_TABLE_CELLS:,}: the noise would swamp every entry "
+                "and the program would not fit in memory; lower n_bins or membership_bins."
+            )
+        check_allocation(8 * 64 * cells * options.n_bins, subject=f"n_bins={options.n_bins}",
+                         what="the blind program", fix="lower n_bins or membership_bins")
+        return cells
+
+    def _validate_data(
+        self, params: PrivacyParameters, X: Any, y: Any = None, *, sensitive_features: Any = None
+    ) -> _BlindData:
+        """Declarations, the rows' groups, the wrapped models' checks and outputs (nothing is fitted)."""
+        options = params.options
+        if options.bounds is None and not math.isinf(params.epsilon):
+            raise ValueError(
+                "bounds is required: declare the interval [s, t] that contains the regressor's outputs. "
+                "Reading it off the data would break differential privacy (allowed only with epsilon=inf)."
+            )
+        if params.groups is not None:
+            declared, _ = resolve_groups(params.groups, np.empty(0, dtype=object), params.epsilon)
+            self._n_cells(options, declared.size)
+        try:
+            n_rows = _num_samples(X)
+        except TypeError:
+            n_rows = 0
+        rows = ValidatedData(n_rows=n_rows, sensitive_features=sensitive_features)
+        if n_rows > 0:
+            rows = self._resolve_declared_groups(params, rows)
+            _check_noise_scale(params.epsilon, n_rows)
+        groups = rows.groups if rows.groups is not None else np.empty(0, dtype=object)
+        n_groups = groups.size
+        if self.estimator is None and self.membership_estimator is not None:
+            raise TypeError(
+                "membership_estimator needs a regressor: pass estimator= too, or pass neither and give X as the "
+                "regressor's outputs followed by the membership probabilities."
+            )
+        if self.estimator is None:
+            arr = as_finite_array(X, "X", mode="dtype", allow_bool=True, allow_empty=True)
+            if n_groups > 1:
+                if arr.ndim != 2 or arr.shape[1] != 1 + n_groups:
+                    raise ValueError(
+                        f"X must have 1 + n_groups = {1 + n_groups} columns without estimator: the regressor's output, "
+                        "then P(A = a | x) for each declared group in order."
+                    )
+                outputs, membership = arr[:, 0], arr[:, 1:]
+            else:
+                outputs = _predict_outputs(None, arr)
+                membership = np.ones((outputs.size, 1))
+            return _BlindData(n_rows=outputs.size, sensitive_features=sensitive_features, groups=rows.groups,
+                              group_index=rows.group_index, X=X, y=y, outputs=outputs, membership=membership)
+        check_shared_budgets(self, options.prefit, kind="regressor")
+        check_wrapped_estimator(WRAPPED_REGRESSOR, self.estimator, X, y, prefit=options.prefit,
+                                owner=type(self).__name__)
+        if n_groups > 1:
+            if self.membership_estimator is None:
+                raise TypeError(
+                    "membership_estimator is required with several groups: a fitted classifier with predict_proba "
+                    "(a model of P(A | x) trained privately or on other rows)."
+                )
+            membership = _membership_probabilities(self.membership_estimator, X, groups)
+        else:
+            membership = np.ones((n_rows, 1))
+        outputs = _predict_outputs(self.estimator, X) if options.prefit else None
+        return _BlindData(n_rows=n_rows, sensitive_features=sensitive_features, groups=rows.groups,
+                          group_index=rows.group_index, X=X, y=y, outputs=outputs, membership=membership)
+
+    def _warn_non_private(self, params: PrivacyParameters) -> None:
+        read_off = ", and bounds read off the data)" if params.options.bounds is None else ")"
+        warn_non_private(params.epsilon, "the fitted post-processor (cell histogram" + read_off, estimator=self)
+
+    def _cells_of(self, outputs: np.ndarray, membership: np.ndarray, bounds: tuple[float, float], k: int,
+                  membership_bins: int) -> np.ndarray:
+        """Score-major cell index ``s * M + m`` of every row (line 2 for ``s``; the lattice for ``m``)."""
+        lo, hi = bounds
+        n_cells_m = 1 if membership.shape[1] == 1 else n_membership_cells(membership.shape[1], membership_bins)
+        return _bin_index(outputs, lo, hi, k) * n_cells_m + membership_cell_index(membership, membership_bins)
+
+    def _compute_statistics(self, params: PrivacyParameters, data: _BlindData) -> _CellHistogram:
+        """The regressor's outputs (its fit first, with ``prefit=False``), then line 3: the exact (group, cell) table."""
+        options = params.options
+        k = options.n_bins
+        if data.outputs is None:
+            estimator, outputs = fit_regressor_outputs(self, data.X, data.y, prefit=False)
+        else:
+            estimator, outputs = self.estimator, data.outputs
+        lo, hi = options.bounds if options.bounds is not None else _bounds_of(outputs)
+        n_groups = data.groups.size
+        n_cells = self._n_cells(options, n_groups)
+        if ((outputs < lo) | (outputs > hi)).any():
+            warnings.warn(
+                f"some outputs lie outside bounds=({lo:g}, {hi:g}); they were clipped to the end bins. "
+                "Declare wider bounds if that is not intended.",
+                stacklevel=find_stack_level(),
+            )
+        cells = self._cells_of(outputs, data.membership, (lo, hi), k, options.membership_bins)
+        n = outputs.size
+        joint = np.zeros((n_groups, n_cells))
+        np.add.at(joint, (data.group_index, cells), 1.0 / n)
+        return _CellHistogram(estimator=estimator, bounds=(lo, hi), joint=joint, n_rows=n)
+
+    def _draw_noise(self, params: PrivacyParameters, statistics: _CellHistogram, noise: NoiseSource) -> _ReleasedCells:
+        """Line 4: the Laplace mechanism on the (group, cell) table, L1 sensitivity 2/n."""
+        joint, n = statistics.joint, statistics.n_rows
+        if math.isinf(params.epsilon):
+            noisy = joint.copy()
+        else:
+            noisy = laplace_mechanism(joint, sensitivity=2.0 / n, epsilon=params.epsilon, random_state=noise)
+        return _ReleasedCells(estimator=statistics.estimator, bounds=statistics.bounds, histogram=noisy, n_rows=n,
+                              predict_seed=predict_seed(noise))
+
+    def _solve(self, params: PrivacyParameters, noisy: _ReleasedCells, data: _BlindData) -> dict[str, Any]:
+        """Lines 6-12 on the released table (post-processing)."""
+        histogram = noisy.histogram
+        options = params.options
+        k, declared, (lo, hi) = options.n_bins, data.groups, noisy.bounds
+        n_cells = histogram.shape[1]
+        weights = np.maximum(histogram.sum(axis=1), 0.0)  # line 6
+        empty = weights <= 0
+        if empty.any():
+            warnings.warn(
+                f"the private weight of group(s) {declared[empty].tolist()} is 0 after noise; they are left out of "
+                "the fairness constraints.",
+                stacklevel=find_stack_level(),
+            )
+        partial = np.cumsum(histogram, axis=1) / np.where(empty, 1.0, weights)[:, None]  # line 7
+        cell_pmfs = np.diff(l_inf_isotonic_cdf(partial), axis=1, prepend=0.0)  # lines 8-9
+        cell_pmfs[empty] = 1.0 / n_cells
+        scale = math.inf if math.isinf(params.epsilon) else 2.0 / (noisy.n_rows * params.epsilon)
+        estimator = noisy.estimator
+        return {
+            "estimator_": estimator,
+            "membership_estimator_": self.membership_estimator,
+            "groups_": declared,
+            "bounds_": (lo, hi),
+            "grid_": lo + (np.arange(k) + 0.5) * (hi - lo) / k,
+            "n_membership_cells_": n_cells // k,
+            "noisy_table_": histogram,
+            "group_weights_": weights,
+            "cell_pmfs_": cell_pmfs,
+            "_noise_scale_": 0.0 if math.isinf(scale) else scale,
+            **self._solution_attributes(cell_pmfs, weights, k, hi - lo, options.alpha, options.beta,
+                                        0.0 if math.isinf(scale) else scale),
+            "_predict_seed_": noisy.predict_seed,
+            **_feature_attributes(data.X, estimator),
+        }
+
+    @staticmethod
+    def _solution_attributes(cell_pmfs: np.ndarray, weights: np.ndarray, k: int, width: float, alpha: float,
+                             beta: float, noise_scale: float) -> dict[str, Any]:
+        """Line 10 (the blind program), the fill-in of massless cells, and the released fairness guarantee."""
+        n_groups, n_cells = cell_pmfs.shape
+        n_m = n_cells // k
+        cell_bin = np.arange(n_cells) // n_m
+        total = float(weights.sum())
+        # every private weight 0: equal weights (the cell distributions are then uniform noise)
+        lp_weights = weights / total if total > 0 else np.full(n_groups, 1.0 / n_groups)
+        unit_grid = (np.arange(k) + 0.5) / k  # the program on the unit grid; the objective in output units below
+        transport, objective = solve_blind_lp(cell_pmfs, lp_weights, cell_bin, unit_grid, alpha)
+        mass = lp_weights @ cell_pmfs
+        # a massless cell maps like the nearest score bin of its membership cell that has mass
+        has_mass = (mass > 0).reshape(k, n_m)
+        for m in range(n_m):
+            bins_with_mass = np.flatnonzero(has_mass[:, m])
+            if bins_with_mass.size == 0:
+                continue
+            for s in np.flatnonzero(~has_mass[:, m]):
+                nearest = bins_with_mass[np.argmin(np.abs(bins_with_mass - s))]
+                transport[s * n_m + m] = transport[nearest * n_m + m]
+        # the guarantee (class docstring): alpha + max_l V_l * max_{a != a'} (2E / w_a + 2E / w_a')
+        present = weights > 0
+        if n_groups == 1:
+            guarantee = 0.0
+        elif not present.all():
+            guarantee = 1.0
+        elif noise_scale == 0.0:
+            guarantee = alpha
+        else:
+            bound = max_partial_sum_bound(n_cells, noise_scale, beta / n_groups)
+            slack = np.sort(2.0 * bound / weights)[::-1]
+            cdf = np.cumsum(transport, axis=1)[:, :-1]  # T(<= l | c) along the cell order
+            variation = float(np.abs(np.diff(cdf, axis=0)).sum(axis=0).max()) if cdf.size and n_cells > 1 else 0.0
+            guarantee = min(1.0, alpha + variation * float(slack[0] + slack[1]))
+        return {
+            "alpha_": alpha,
+            "transport_": transport,
+            "objective_": objective * (total if total > 0 else 0.0) * width**2,
+            "guaranteed_violation_": guarantee,
+        }
+
+    def _privacy_spent(self, params: PrivacyParameters, results: dict[str, Any]) -> dict[str, Any]:
+        """The whole fitted object's guarantee: composed with a private regressor fitted here on the same rows."""
+        estimator = results["estimator_"]
+        fitted_here = estimator is not None and not params.options.prefit
+        if fitted_here and private_base(estimator):
+            return combined_privacy_spent(
+                self._own_privacy_spent(params.epsilon, non_private_estimator=False), estimator,
+                protects=_PROTECTS_END_TO_END, neighbouring=_NEIGHBOURING_END_TO_END,
+            )
+        return self._own_privacy_spent(params.epsilon, non_private_estimator=fitted_here)
+
+    @classmethod
+    def _own_privacy_spent(cls, epsilon: float, *, non_private_estimator: bool) -> dict[str, Any]:
+        step = cls._privacy_protects
+        if non_private_estimator:
+            return privacy_spent(
+                math.inf, 0.0, neighbouring=_NEIGHBOURING,
+                protects=(
+                    "nothing, as a whole: with prefit=False the wrapped estimator was trained non-privately on the "
+                    f"same rows. The post-processing step alone is ({epsilon:g}, 0)-DP for {step}."
+                ),
+            )
+        if math.isinf(epsilon):
+            return privacy_spent(math.inf, 0.0, neighbouring=_NEIGHBOURING,
+                                 protects="nothing: epsilon=inf releases the exact cell histogram")
+        return privacy_spent(
+            epsilon, 0.0, neighbouring=_NEIGHBOURING,
+            protects=(f"{step}; the wrapped regressor (prefit) and the membership model must be trained privately "
+                      "or on other data"),
+        )
+
+    def refit_alpha(self, alpha: float) -> BlindFairRegressionPostProcessor:
+        """Re-solve the blind program for another ``alpha`` from the same private statistics (no privacy cost).
+
+        Parameters
+        ----------
+        alpha : float
+            New statistical-parity tolerance, in ``[0, 1]``.
+
+        Returns
+        -------
+        BlindFairRegressionPostProcessor
+            ``self``, with the map, ``objective_`` and ``guaranteed_violation_`` re-solved.
+
+        Raises
+        ------
+        NotFittedError
+            Before ``fit``.
+        ValueError, TypeError
+            If ``alpha`` is not a number in ``[0, 1]``.
+        """
+        check_is_fitted(self, "cell_pmfs_")
+        value = check_alpha(alpha)
+        lo, hi = self.bounds_
+        solved = self._solution_attributes(self.cell_pmfs_, self.group_weights_, self.grid_.size, hi - lo, value,
+                                           _check_beta(self.beta), self._noise_scale_)
+        self.alpha = alpha
+        self._set_fitted(solved)
+        return self
+
+    def _cells_for_prediction(self, X: Any) -> np.ndarray:
+        n_groups = self.groups_.size
+        if self.estimator_ is None:
+            arr = as_finite_array(X, "X", mode="dtype", allow_bool=True, allow_empty=True)
+            if n_groups > 1:
+                if arr.ndim != 2 or arr.shape[1] != 1 + n_groups:
+                    raise ValueError(f"X must have 1 + n_groups = {1 + n_groups} columns, as in fit.")
+                outputs, membership = arr[:, 0], arr[:, 1:]
+            else:
+                outputs = _predict_outputs(None, arr)
+                membership = np.ones((outputs.size, 1))
+        else:
+            outputs = _predict_outputs(self.estimator_, X)
+            membership = (_membership_probabilities(self.membership_estimator_, X, self.groups_) if n_groups > 1
+                          else np.ones((outputs.size, 1)))
+        return self._cells_of(outputs, membership, self.bounds_, self.grid_.size, int(self.membership_bins))
+
+    def predict(self, X: Any, *, random_state: Any = None) -> np.ndarray:
+        """Randomized fair predictions from ``(f(x), g(x))`` only: no sensitive features.
+
+        Parameters
+        ----------
+        X : array-like
+            Features (or the outputs and membership probabilities, as in :meth:`fit`).
+        random_state : None, int, numpy Generator or NoiseSource, default None
+            Randomness of the map (``None``: the estimator's policy, as in the aware post-processor).
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            Post-processed predictions, each a point of ``grid_``.
+
+        Raises
+        ------
+        NotFittedError
+            Before ``fit``.
+        ValueError, TypeError
+            On invalid input.
+        """
+        check_is_fitted(self, "transport_")
+        cells = self._cells_for_prediction(X)
+        noise = prediction_noise(random_state, self._predict_seed_)
+        cumulative = np.cumsum(self.transport_, axis=1)
+        rows = cumulative[cells]
+        level = noise.uniform(cells.size) * rows[:, -1]
+        choice = (rows <= level[:, None]).sum(axis=1)
+        return self.grid_[np.minimum(choice, self.grid_.size - 1)]
+
+    def output_distribution(self, X: Any) -> np.ndarray:
+        """The exact distribution of every row's randomized prediction over ``grid_`` (no sampling).
+
+        Parameters
+        ----------
+        X : array-like
+            As for :meth:`predict`.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_bins)
+            Row ``i`` is ``P(predict(X)[i] = grid_[l])``.
+
+        Raises
+        ------
+        NotFittedError
+            Before ``fit``.
+        """
+        check_is_fitted(self, "transport_")
+        return self.transport_[self._cells_for_prediction(X)]
