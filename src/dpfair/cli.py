@@ -477,21 +477,42 @@ def assess(
 
 @federated_app.command("demo", short_help="Run Fed-/Priv-FairX-LinUCB on Flower: one SuperNode process per agent.")
 def federated_demo(
-    agents: Annotated[int, typer.Option("--agents", min=1, help="Agents: one SuperNode process each.")] = 5,
-    horizon: Annotated[int, typer.Option("--horizon", min=1, help="Rounds T.")] = 2000,
-    learner: Annotated[str, typer.Option("--learner", help="priv (Priv-FairX-LinUCB) or fed (Fed-FairX-LinUCB).")] = "priv",
-    protocol: Annotated[str, typer.Option("--protocol", help="bounded-gap, p-fcb or log-det.")] = "bounded-gap",
+    agents: Annotated[int, typer.Option("--agents", show_default=False, help="Agents: one SuperNode process each "
+                                        "(default 5).")] = 5,
+    horizon: Annotated[int, typer.Option("--horizon", show_default=False, help="Rounds T (default 2000).")] = 2000,
+    learner: Annotated[str, typer.Option("--learner", show_default=False,
+                                         help="priv (Priv-FairX-LinUCB, the default) or fed (Fed-FairX-LinUCB).")] = "priv",
+    protocol: Annotated[str, typer.Option("--protocol", show_default=False,
+                                          help="bounded-gap (the default), p-fcb or log-det.")] = "bounded-gap",
     learners: Annotated[
-        str, typer.Option("--learners", help="Several learners on the same streams: 'fed:bounded-gap,priv:p-fcb,...'.")
+        str, typer.Option("--learners", show_default=False,
+                          help="Several learners on the same streams: 'fed:bounded-gap,priv:p-fcb,...'.")
     ] = "",
-    epsilon: Annotated[float, typer.Option("--epsilon", help="Privacy of each agent's stream (priv).")] = 2.0,
-    delta: Annotated[float, typer.Option("--delta", help="Privacy delta (priv).")] = 0.1,
-    seed: Annotated[int, typer.Option("--seed", min=0, help="Seed of the synthetic world.")] = 0,
+    epsilon: Annotated[float, typer.Option("--epsilon", show_default=False,
+                                           help="Privacy of each agent's stream (priv; default 2); inf runs the exact "
+                                                "non-private algorithm.")] = 2.0,
+    delta: Annotated[float, typer.Option("--delta", show_default=False, help="Privacy delta (priv; default 0.1).")] = 0.1,
+    seed: Annotated[int, typer.Option("--seed", show_default=False, help="Seed of the synthetic world (default 0).")] = 0,
     random_state: Annotated[
-        int | None, typer.Option("--random-state", min=0, help="Seeded (reproducible, not hardened) noise; default secure.")
+        int | None, typer.Option("--random-state", show_default=False,
+                                 help="Seeded (reproducible, not hardened) noise; default secure.")
     ] = None,
-    out: Annotated[Path | None, typer.Option("--out", metavar="DIR", help="Folder for result.json, metrics and logs.")] = None,
-    executor: Annotated[str, typer.Option("--executor", help="persistent (fast) or flower (a process per message).")] = (
+    data: Annotated[
+        str | None,
+        typer.Option("--data", metavar="DIR|PATTERN", show_default=False,
+                     help="Each agent's own file of contexts and outcomes: a folder of agent-<i>.csv (or .parquet), or "
+                          "a path with {agent} in it; each SuperNode gets its file as its data-path node setting. "
+                          "Default: the synthetic world."),
+    ] = None,
+    allow_drops: Annotated[
+        bool, typer.Option("--allow-drops", help="Exit 0 when an agent dropped but every round was played "
+                                                 "(default: such a degraded run exits with status 3).")
+    ] = False,
+    out: Annotated[Path | None, typer.Option("--out", metavar="DIR", show_default=False,
+                                             help="Folder for result.json, metrics and logs (default: a new temporary "
+                                                  "folder).")] = None,
+    executor: Annotated[str, typer.Option("--executor", show_default=False,
+                                          help="persistent (fast, the default) or flower (a process per message).")] = (
         "persistent"
     ),
     simulation: Annotated[
@@ -501,38 +522,50 @@ def federated_demo(
     ] = False,
     timeout: Annotated[
         float | None,
-        typer.Option("--timeout", min=0.001, metavar="SECONDS",
+        typer.Option("--timeout", metavar="SECONDS", show_default=False,
                      help="Time limit of the run; default: planned message rounds x measured seconds each x 3, plus slack."),
     ] = None,
 ) -> None:
     """Start a local SuperLink and one SuperNode per agent on 127.0.0.1, run the Flower app, print the
     fairness regret, the communication rounds and each agent's privacy_spent, and stop every process
-    (also on Ctrl-C, or if this process is killed). A failure (start-up, the time limit, an agent that
-    never joined) is one FAILED line and exit status 1, with the partial result saved."""
+    (also on Ctrl-C, or if this process is killed). Every argument is checked before anything starts.
+    Exit status: 0 completed; 1 failed (start-up, the time limit, an agent that never joined: one FAILED
+    line, the partial result saved); 2 refused arguments; 3 degraded (an agent dropped; 0 with --allow-drops)."""
     try:
         import flwr  # noqa: F401
     except ImportError:
         _fail("the federated demo needs Flower, which is not installed.", 'pip install "dpfair[federated]".')
     if simulation and executor != "persistent":
         _fail(f"--simulation and --executor {executor} both choose how the agents run.", "pass one of them.")
+    import signal
+
     from dpfair.federated.demo import run_demo, summary
 
+    def _terminated(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt  # SIGTERM: the same orderly stop as Ctrl-C, and a result that says so
+
+    previous = signal.signal(signal.SIGTERM, _terminated)
     try:
         result = run_demo(
             agents, horizon, learner=learner, protocol=protocol, learners=learners, epsilon=epsilon, delta=delta, seed=seed,
             random_state=random_state, out=out, executor="simulation" if simulation else executor, timeout=timeout,
-            echo=typer.echo,
+            data=data, allow_drops=allow_drops, echo=typer.echo,
         )
     except (ValueError, TypeError) as exc:
         _fail(str(exc), "run `dpfair federated demo --help`.")
-    except ImportError as exc:  # --simulation without Ray
-        _fail(str(exc), 'pip install "dpfair[simulation]".')
+    except ImportError as exc:  # --simulation without Ray, a Parquet file without pyarrow
+        _fail(str(exc), 'pip install "dpfair[simulation]".' if simulation else "install the package it names.")
     except KeyboardInterrupt:
-        typer.echo("interrupted: every process the demo started was stopped.", err=True)
+        typer.echo("interrupted: every process the demo started was stopped; result.json says so.", err=True)
         raise typer.Exit(code=130) from None
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     for line in summary(result):
         typer.echo(line)
-    if result.failure or not result.server.get("completed"):
+    if result.status == "degraded":
+        if not allow_drops:
+            raise typer.Exit(code=3)
+    elif result.failure or not result.server.get("completed"):
         raise typer.Exit(code=1)
 
 

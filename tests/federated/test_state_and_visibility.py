@@ -1,9 +1,10 @@
-"""Issue 31, in process: the agent's ``context.state`` is small and survives a reload, every run setting is in the
+"""In process: the agent's ``context.state`` is small and survives a reload, every run setting is in the
 app's pyproject, the plan counts the message rounds, agents that never join are errors that fail the run, and
 the ServerApp reports through Flower's logger."""
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import pickle
@@ -114,7 +115,7 @@ def test_a_reloaded_state_continues_exactly_like_the_simulator(tmp_path):
 def test_every_run_setting_is_in_the_app_pyproject_with_its_default():
     table = tomllib.loads((app_dir() / "pyproject.toml").read_text())["tool"]["flwr"]["app"]["config"]
     assert table == RUN_CONFIG
-    assert len(RUN_CONFIG) == 29
+    assert len(RUN_CONFIG) == 31  # + allow-drops and data-path
 
 
 @pytest.mark.parametrize("extra", [
@@ -161,9 +162,17 @@ def test_the_server_app_writes_a_result_by_default_and_raises_on_failure(tmp_pat
     grid = InProcessGrid(config, M, silent={102: 3})
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        server._main(grid, Context(42, 0, {}, RecordDict(), config))  # completes: a mid-run drop is handled
+        # a mid-run drop is handled: every round is played, the result says "degraded", and Flower records the run
+        # as failed unless the run allows drops
+        with pytest.raises(RuntimeError, match="degraded: agent 2 from round 3 dropped"):
+            server._main(grid, Context(42, 0, {}, RecordDict(), config))
         path = tmp_path / "dpfair-results" / "run-42.json"
         assert path.is_file()
+        saved = json.loads(path.read_text())
+        assert saved["status"] == "degraded" and saved["completed"] and saved["failed"] is None
+        grid = InProcessGrid(config, M, silent={102: 3})
+        server._main(grid, Context(44, 0, {}, RecordDict(), {**config, "allow-drops": True}))
+        assert json.loads((tmp_path / "dpfair-results" / "run-44.json").read_text())["status"] == "degraded"
         grid = InProcessGrid(config, M, silent={102: 0})
         with pytest.raises(RuntimeError, match="did not join"):
             server._main(grid, Context(43, 0, {}, RecordDict(), config))

@@ -69,7 +69,11 @@ __all__ = ["ERROR_CODES", "RUN_CONFIG", "learner_from_config", "learners_from_co
 #: ``metrics-dir``; empty: not written; ``{run_id}`` is replaced by the Flower run id; relative paths start
 #: at the ServerApp's working directory -- the result's absolute path is in the run's log).  ``random-state`` -1
 #: draws secure noise.  ``context-bound`` 0 declares ``sqrt(dim)`` (the synthetic world's bound);
-#: ``sync-threshold`` 0 the log-det default.
+#: ``sync-threshold`` 0 the log-det default.  ``epsilon = inf`` runs the exact non-private algorithm (TOML ``inf``).
+#: ``data-path``: each agent's own file of contexts and outcomes (:mod:`dpfair.federated.data`; ``{agent}`` is
+#: replaced by the agent's index); a SuperNode's own ``data-path`` node setting comes first; empty: the synthetic
+#: world.  ``allow-drops``: a run that played every round but lost an agent on the way (``status`` "degraded") ends
+#: normally instead of being recorded by Flower as failed.
 RUN_CONFIG: dict[str, Any] = {
     "learner": "priv",
     "protocol": "bounded-gap",
@@ -97,9 +101,11 @@ RUN_CONFIG: dict[str, Any] = {
     "sync-threshold": 0.0,
     "round-timeout": 30.0,
     "start-timeout": 60.0,
+    "allow-drops": False,
     "result-path": "dpfair-results/run-{run_id}.json",
     "wire-log": "",
-    "metrics-dir": "",
+    "metrics-dir": "dpfair-results/run-{run_id}-metrics",
+    "data-path": "",
 }
 
 #: The codes an agent's error reply carries (with the argument's name), each with its fixed description:
@@ -341,7 +347,8 @@ def _serve(grid: Any, run_config: Mapping[str, Any],
     log = _local_log()
     planned = _planned(servers, T)
     result: dict[str, Any] = {
-        "horizon": T, "n_agents": m, "dropped": {}, "errors": [], "agents": {}, "completed": False, "failed": None,
+        "horizon": T, "n_agents": m, "status": "running", "dropped": {}, "errors": [], "agents": {}, "completed": False,
+        "failed": None,
         "rounds_played": 0, "planned_message_rounds": planned,
         "learners": {label: {"learner": type(learner).__name__, "protocol": servers[label].protocol,
                              "communication_rounds": 0, "synchronization_rounds": [], "privacy_spent": {}}
@@ -352,6 +359,7 @@ def _serve(grid: Any, run_config: Mapping[str, Any],
     def fail(why: str) -> dict[str, Any]:
         result["errors"].append(why)
         result["failed"] = result["failed"] or why
+        result["status"] = "failed"
         log.error("dpfair: %s", why)
         save(result)
         return result
@@ -437,8 +445,8 @@ def _serve(grid: Any, run_config: Mapping[str, Any],
         if time.monotonic() - reported >= _PROGRESS_EVERY:
             reported, done = time.monotonic(), exchange.count - exchanges_before
             result["rounds_played"] = t
-            log.info("dpfair: round %d of %d, message round %d of about %d (%.3f s each)", t, T, done, planned,
-                     (reported - loop_start) / max(done, 1))
+            log.info("dpfair: round %d of %d, message round %d of about %d (%.3f s each), %d of %d agents alive", t, T,
+                     done, planned, (reported - loop_start) / max(done, 1), len(live), m)
             save(result)
         scheduled = {label: server.next_round(t) for label, server in servers.items() if server.protocol != "log-det"}
         upcoming = [r for r in scheduled.values() if r is not None]
@@ -464,8 +472,10 @@ def _serve(grid: Any, run_config: Mapping[str, Any],
     loop_seconds, n_exchanges = time.monotonic() - loop_start, exchange.count - exchanges_before
     result["message_rounds"] = n_exchanges
     result["seconds_per_message_round"] = loop_seconds / max(n_exchanges, 1)
+    # completed: every round with every agent; degraded: every round, but an agent dropped on the way
+    result["status"] = "failed" if result["failed"] else "degraded" if result["dropped"] else "completed"
     log.info("dpfair: %s: %d rounds, %d message rounds (%.3f s each), %d agent(s) dropped, %d error(s)",
-             "completed" if result["completed"] and not result["failed"] else "FAILED", t, n_exchanges,
+             result["status"].upper(), t, n_exchanges,
              result["seconds_per_message_round"], len(result["dropped"]), len(result["errors"]))
     return result
 
@@ -503,6 +513,9 @@ def make_server_app(*, learner_factory: Callable[[Mapping[str, Any]], dict[str, 
             _write_json(path, result)
         if result["failed"]:  # Flower records the run as failed (`flwr ls`: finished:failed)
             raise RuntimeError(f"dpfair run failed: {result['failed']}")
+        if result["status"] == "degraded" and not _settings(config)["allow-drops"]:
+            dropped = ", ".join(f"agent {a} from round {r}" for a, r in sorted(result["dropped"].items()))
+            raise RuntimeError(f"dpfair run degraded: {dropped} dropped (pass allow-drops=true to accept drops)")
 
     return app
 
@@ -511,10 +524,15 @@ def make_server_app(*, learner_factory: Callable[[Mapping[str, Any]], dict[str, 
 _AGENTS: dict[tuple[int, int], dict[str, Any]] = {}  # (run, node) -> state, for executors that keep the process
 
 
-def _default_stream(config: Mapping[str, Any], agent: int) -> Any:
+def _default_stream(config: Mapping[str, Any], agent: int, node_config: Mapping[str, Any] | None = None) -> Any:
     from dpfair.bandits import FederatedSyntheticEnvironment
 
     c = _settings(config)
+    from dpfair.federated.data import load_stream, resolve_data_path
+
+    path = resolve_data_path(c, agent, node_config)
+    if path:  # the agent's own file, read once per process
+        return load_stream(path, horizon=int(c["horizon"]), n_actions=int(c["n-actions"]), dim=int(c["dim"]))
     env = FederatedSyntheticEnvironment(int(c["dim"]), int(c["n-actions"]), float(c["reward-noise-std"]))
     return env.agent_stream(int(c["seed"]), int(c["horizon"]), int(c["n-agents"]), agent)
 
@@ -672,6 +690,20 @@ def _local_log() -> Any:
     return logging.getLogger("flwr")
 
 
+def _stream(factory: Callable[..., Any], config: Mapping[str, Any], agent: int, context: Any) -> Any:
+    """``factory(run settings, agent, node_config)`` -- or ``factory(run settings, agent)`` for a two-argument one."""
+    import inspect
+
+    try:
+        inspect.signature(factory).bind(config, agent, {})
+        takes_node_config = True
+    except (TypeError, ValueError):
+        takes_node_config = False
+    if takes_node_config:
+        return factory(config, agent, dict(context.node_config))
+    return factory(config, agent)
+
+
 def _start(config: Mapping[str, Any], context: Any, stream_factory: Callable[[Mapping[str, Any], int], Any]) -> dict[str, Any]:
     c = _settings(config)
     agent = context.node_config.get("partition-id")
@@ -682,7 +714,7 @@ def _start(config: Mapping[str, Any], context: Any, stream_factory: Callable[[Ma
     for learner in learners.values():
         _inside("invalid_settings", "run_config", learner.reset, int(c["n-actions"]), int(c["dim"]), int(c["horizon"]),
                 n_agents=int(c["n-agents"]), agent=agent, run_id=int(c["seed"]))
-    stream = _inside("invalid_stream", "stream", stream_factory, c, agent)
+    stream = _inside("invalid_stream", "stream", _stream, stream_factory, c, agent, context)
     return {"agent": agent, "learners": learners, "stream": stream, "merit_scale": c["merit-scale"],
             "metrics": {label: {"actions": [], "fair": [], "reward": []} for label in learners}}
 
@@ -719,7 +751,8 @@ def _load(context: Any, config: Mapping[str, Any], stream_factory: Callable[[Map
     agent = int(saved["agent"])
     c = _settings(config)
     return {"agent": agent, "learners": pickle.loads(saved["learners"]), "metrics": unpack_metrics(saved["metrics"]),
-            "stream": _inside("invalid_stream", "stream", stream_factory, c, agent), "merit_scale": c["merit-scale"],
+            "stream": _inside("invalid_stream", "stream", _stream, stream_factory, c, agent, context),
+            "merit_scale": c["merit-scale"],
             "version": int(saved.get("version", 0))}
 
 
@@ -727,7 +760,7 @@ def _write_metrics(state: dict[str, Any], context: Any) -> None:
     folder = context.node_config.get("metrics-dir") or _settings(context.run_config)["metrics-dir"]
     if not folder:
         return
-    target = Path(str(folder))
+    target = Path(str(folder).replace("{run_id}", str(context.run_id)))
     target.mkdir(parents=True, exist_ok=True)
     arrays = {}
     for label, m in state["metrics"].items():
@@ -747,10 +780,13 @@ def make_client_app(*, stream_factory: Callable[[Mapping[str, Any], int], Any] |
     Parameters
     ----------
     stream_factory : callable, optional
-        ``(run settings, agent index) -> stream`` with ``contexts(t)`` (``(n_actions, dim)``) and
+        ``(run settings, agent index, node settings) -> stream`` (or ``(run settings, agent index)``) with
+        ``contexts(t)`` (``(n_actions, dim)``) and
         ``reward(t, action)``, optionally ``uniform(t)`` (the variate that draws the action) and
         ``fairness_terms(t, policy, merit_scale)`` (scored metrics); rounds ``t = 1 .. horizon``.  Default:
-        the agent's share of :class:`~dpfair.bandits.FederatedSyntheticEnvironment`'s seeded streams
+        the agent's own file when its SuperNode's ``data-path`` node setting (or the run's ``data-path``)
+        names one (:mod:`dpfair.federated.data`, read once per process), else the agent's share of
+        :class:`~dpfair.bandits.FederatedSyntheticEnvironment`'s seeded streams
         (:meth:`~dpfair.bandits.FederatedSyntheticEnvironment.agent_stream`).  The agent's index is its
         SuperNode's ``partition-id`` node setting.
 

@@ -48,6 +48,8 @@ class DemoResult:
     failure : str or None
         Why the run failed (start-up, time limit, ``flwr run`` exit code, agents that never joined, the run
         stopping early), in one line; ``None`` when it completed.  ``result.json`` holds the (partial) result.
+    status : {"completed", "degraded", "failed"}
+        ``"degraded"``: every round was played, but an agent dropped on the way (``server["dropped"]``).
     """
 
     server: dict[str, Any]
@@ -57,6 +59,7 @@ class DemoResult:
     wall_seconds: float = 0.0
     out: Path = Path(".")
     failure: str | None = None
+    status: str = "completed"
 
 
 def run_demo(
@@ -74,6 +77,8 @@ def run_demo(
     executor: str = "persistent",
     extra_config: dict[str, Any] | None = None,
     timeout: float | None = None,
+    data: str | Path | None = None,
+    allow_drops: bool = False,
     on_start: Callable[[Any], None] | None = None,
     echo: Callable[[str], None] | None = None,
 ) -> DemoResult:
@@ -93,7 +98,8 @@ def run_demo(
         Several learners on the same streams in one run, ``"kind:protocol,..."`` (e.g.
         ``"fed:bounded-gap,fed:p-fcb,priv:bounded-gap"``); overrides ``learner`` and ``protocol``.
     epsilon, delta : float
-        Privacy of each agent's stream (``learner="priv"``).
+        Privacy of each agent's stream (``learner="priv"``); ``epsilon=float("inf")`` runs the exact non-private
+        algorithm (no noise, nothing charged).
     seed : int, default 0
         Seed of the synthetic world (each agent plays its share of it).
     random_state : int, optional
@@ -113,10 +119,19 @@ def run_demo(
         rounds x seconds per message round (from the ServerApp's progress lines) x 3``, plus
         ``start-timeout``, twice ``round-timeout`` and 60 s of slack; a run that stops making progress
         times out at the last limit.
+    data : path, optional
+        Each agent's own file of contexts and outcomes (:mod:`dpfair.federated.data`): a folder holding
+        ``agent-<i>.csv`` (or ``.parquet``) per agent, or a path with ``{agent}`` in it.  Each SuperNode gets its
+        file as its ``data-path`` node setting (``--node-config``), as an organisation would run it.  Every file is
+        checked before any process starts.  Default: the synthetic world of ``seed``.
+    allow_drops : bool, default False
+        Whether a run that lost an agent on the way (``status`` "degraded") counts as a success; otherwise the
+        ServerApp has Flower record it as failed (the result still says "degraded").
     on_start : callable, optional
         Called with the running :class:`~dpfair.federated.LocalFederation` (tests use it to kill a node).
     echo : callable, optional
-        Progress lines (default: silent).
+        Progress lines (default: silent): the start, then every few seconds the round, the seconds per message
+        round, the estimated time left and the agents alive.
 
     Returns
     -------
@@ -126,15 +141,27 @@ def run_demo(
     Raises
     ------
     ValueError
-        For an unknown run setting, an invalid learner setting, executor or *timeout* (before any process starts).
+        For an unknown run setting, an invalid learner setting, executor, *timeout*, *out* or data file (before
+        any folder or process is created).
+    KeyboardInterrupt
+        Ctrl-C: every process is stopped and ``result.json`` says the run was interrupted.
     ImportError
         For ``executor="simulation"`` without ``flwr[simulation]`` (Ray).
     """
-    from dpfair.federated._deployment import LocalFederation, app_dir
-    from dpfair.federated.apps import RUN_CONFIG, planned_message_rounds
+    from dpfair.federated._deployment import LocalFederation, app_dir, format_run_config
+    from dpfair.federated.apps import RUN_CONFIG, learners_from_config, planned_message_rounds
 
+    # every argument is checked here, before any folder or process is created
     if executor not in ("persistent", "flower", "simulation"):
         raise ValueError(f"executor must be 'persistent', 'flower' or 'simulation', got {executor!r}.")
+    for name, value, least in (("n_agents", n_agents, 1), ("horizon", horizon, 1), ("seed", seed, 0),
+                               ("random_state", 0 if random_state is None else random_state, 0)):
+        if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < least:
+            raise ValueError(f"{name} must be an integer >= {least}, got {value!r}.")
+    if timeout is not None and not (isinstance(timeout, int | float) and math.isfinite(timeout) and timeout > 0):
+        raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}; omit it to derive it from the plan.")
+    if out is not None and Path(out).exists() and not Path(out).is_dir():
+        raise ValueError(f"out={str(out)!r} is a file; pass a folder (created if missing).")
     if executor == "simulation":
         from dpfair.federated._simulation import simulation_available
 
@@ -142,14 +169,11 @@ def run_demo(
         if missing:
             raise ImportError(missing)
     say = echo or (lambda _line: None)
-    folder = Path(tempfile.mkdtemp(prefix="dpfair-federated-")) if out is None else Path(out)
-    folder.mkdir(parents=True, exist_ok=True)
-    metrics = folder / "metrics"
-    config = {
+    config: dict[str, Any] = {
         "learner": learner, "protocol": protocol, "learners": learners, "horizon": int(horizon),
         "n-agents": int(n_agents), "seed": int(seed),
         "epsilon": float(epsilon), "delta": float(delta), "random-state": -1 if random_state is None else int(random_state),
-        "result-path": str(folder / "result.json"), "metrics-dir": str(metrics),
+        "allow-drops": bool(allow_drops),
     }
     config.update(extra_config or {})
     if executor == "simulation":  # Ray's start-up and actors come before the first reply: minutes on a loaded 2-core box
@@ -157,9 +181,8 @@ def run_demo(
     unknown = sorted(set(config) - set(RUN_CONFIG))
     if unknown:
         raise ValueError(f"unknown run setting(s) {unknown}; the settings are {sorted(RUN_CONFIG)}.")
-    from dpfair.federated.apps import learners_from_config
-
-    sizes = (int(config.get("n-actions", 10)), int(config.get("dim", 5)), int(horizon))
+    format_run_config(config)  # a value `flwr run --run-config` cannot carry (NaN, a list) is refused here
+    sizes = (int(config.get("n-actions", RUN_CONFIG["n-actions"])), int(config.get("dim", RUN_CONFIG["dim"])), int(horizon))
     for check in learners_from_config(config).values():  # refuse bad settings before starting any process
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -167,15 +190,27 @@ def run_demo(
                 check.check_reset(*sizes, n_agents=int(n_agents))
             else:  # a non-private learner charges nothing
                 check.reset(*sizes, n_agents=int(n_agents))
+    files = _agent_files(data, int(n_agents), *sizes) if data is not None else None
+    planned = planned_message_rounds(config) + 2  # + init and finish
+    full = {**RUN_CONFIG, **config}
+
+    folder = Path(tempfile.mkdtemp(prefix="dpfair-federated-")) if out is None else Path(out)
+    folder.mkdir(parents=True, exist_ok=True)
+    metrics = folder / "metrics"
+    config["result-path"] = str(folder / "result.json")
+    config["metrics-dir"] = str(metrics)
+    full.update(config)
     (folder / "result.json").unlink(missing_ok=True)
     for old in metrics.glob("agent-*.npz"):
         old.unlink()
-    if timeout is not None and not (isinstance(timeout, int | float) and math.isfinite(timeout) and timeout > 0):
-        raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}; omit it to derive it from the plan.")
-    planned = planned_message_rounds(config) + 2  # + init and finish
-    full = {**RUN_CONFIG, **config}
+    node_configs = [{"partition-id": i, "num-partitions": int(n_agents)} for i in range(int(n_agents))]
+    if files is not None:
+        for node, path in zip(node_configs, files, strict=True):
+            node["data-path"] = str(path)  # each SuperNode's own file, as an organisation would set it
     start = time.monotonic()
     if executor == "simulation":
+        if files is not None:  # virtual SuperNodes take no --node-config: the run setting names each agent's file
+            config["data-path"] = _shared_pattern(files)
         say(f"starting a simulation SuperLink on 127.0.0.1: {n_agents} virtual SuperNodes on Flower's Simulation Engine "
             f"(Ray) (logs in {folder / 'logs'})")
     else:
@@ -184,7 +219,9 @@ def run_demo(
     try:
         # the processes' start-up may take as long as the run allows its agents to join (start-timeout)
         with LocalFederation(n_agents, app_dir=app_dir(), executor=executor, log_dir=folder / "logs",
+                             node_configs=node_configs,
                              startup_timeout=max(60.0, float(full["start-timeout"]))) as federation:
+            federation.record_result(folder / "result.json")  # if this process is killed, the result says so
             if federation.fast_path_off:
                 say(f"WARNING: the fast executor is off ({federation.fast_path_off}); running stock Flower")
             if on_start is not None:
@@ -194,14 +231,19 @@ def run_demo(
             failure = _watch(federation.submit(config), planned, timeout, full, say)
     except (RuntimeError, TimeoutError, OSError) as exc:  # start-up: the message names the log to read
         failure = f"the local federation failed: {str(exc).splitlines()[0]}"
+    except KeyboardInterrupt:  # Ctrl-C (or SIGTERM through the CLI): every process was stopped; the result says so
+        _save_failure(folder, int(horizon), int(n_agents), "interrupted (Ctrl-C or SIGTERM) before the run ended; "
+                      "every process the demo started was stopped")
+        raise
     wall = time.monotonic() - start
     path = folder / "result.json"
-    if path.exists():
-        server = json.loads(path.read_text())
-    else:
+    server = _read_result(path)
+    if server is None:
         failure = failure or f"the ServerApp wrote no result (see the logs in {folder / 'logs'})"
-        server = {"horizon": int(horizon), "n_agents": int(n_agents), "learners": {}, "dropped": {}, "errors": [],
-                  "completed": False, "rounds_played": 0}
+        server = _empty_result(int(horizon), int(n_agents))
+    status = server.get("status") or ("completed" if server.get("completed") else "failed")
+    if status == "degraded" and not server.get("failed"):
+        failure = None  # the ServerApp raised only to have Flower record the drop: the result says what happened
     failure = failure or server.get("failed") or (None if server.get("completed") else "the run did not complete")
     run_log = folder / "logs" / "run-1.log"
     if failure and executor == "simulation" and run_log.exists() and _RAY_START_FAILED in run_log.read_text(errors="replace"):
@@ -212,10 +254,12 @@ def run_demo(
         if failure not in server["errors"]:
             server["errors"].append(failure)
         server["completed"] = False
-        from dpfair.federated.apps import _write_json
+        status = "failed"
+    server["status"] = status
+    from dpfair.federated.apps import _write_json
 
-        _write_json(str(path), server)  # the partial result, saved
-    result = DemoResult(server=server, wall_seconds=wall, out=folder, failure=failure)
+    _write_json(str(path), server)  # the final word: status, and why it failed
+    result = DemoResult(server=server, wall_seconds=wall, out=folder, failure=failure, status=status)
     finished = {int(p.stem.split("-")[1]): np.load(p) for p in sorted(metrics.glob("agent-*.npz"))}
     for label in result.server["learners"]:
         result.actions[label] = {agent: m[f"{label}:actions"] for agent, m in finished.items()}
@@ -226,9 +270,71 @@ def run_demo(
     return result
 
 
+def _empty_result(horizon: int, n_agents: int) -> dict[str, Any]:
+    return {"horizon": horizon, "n_agents": n_agents, "status": "failed", "learners": {}, "dropped": {}, "errors": [],
+            "completed": False, "failed": None, "rounds_played": 0}
+
+
+def _read_result(path: Path) -> dict[str, Any] | None:
+    try:
+        loaded = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return loaded if isinstance(loaded, dict) else None
+
+
+def _save_failure(folder: Path, horizon: int, n_agents: int, why: str) -> None:
+    """Mark the run's result (the ServerApp's checkpoint, or a new one) as failed, naming *why*."""
+    from dpfair.federated.apps import _write_json
+
+    path = folder / "result.json"
+    server = _read_result(path) or _empty_result(horizon, n_agents)
+    server["failed"] = server.get("failed") or why
+    server.setdefault("errors", []).append(why)
+    server["completed"], server["status"] = False, "failed"
+    _write_json(str(path), server)
+
+
+def _agent_files(data: str | Path, n_agents: int, n_actions: int, dim: int, horizon: int) -> list[Path]:
+    """Each agent's file from ``--data``: a pattern with ``{agent}``, or a folder of ``agent-<i>.csv`` / ``.parquet``.
+
+    Every file is read and checked here (its layout, the run's sizes), before any process starts.
+    """
+    from dpfair.federated.data import load_stream
+
+    text = str(data)
+    if "{agent}" in text:
+        files = [Path(text.replace("{agent}", str(i))) for i in range(n_agents)]
+    elif Path(text).is_dir():
+        files = []
+        for i in range(n_agents):
+            found = [p for p in (Path(text) / f"agent-{i}.csv", Path(text) / f"agent-{i}.parquet") if p.is_file()]
+            files.append(found[0] if found else Path(text) / f"agent-{i}.csv")
+    else:
+        raise ValueError(f"data={text!r}: pass a folder holding agent-<i>.csv (or .parquet) for each agent, or a path "
+                         "with {agent} in it (e.g. acs/state-{agent}.csv).")
+    for path in files:
+        if not path.is_file():
+            raise ValueError(f"no data file {path} for agent {files.index(path)}")
+        load_stream(path, horizon=horizon, n_actions=n_actions, dim=dim)  # raises ValueError naming the problem
+    return [p.resolve() for p in files]
+
+
+def _shared_pattern(files: list[Path]) -> str:
+    """The ``data-path`` run setting naming every agent's file (``{agent}`` in place of the index)."""
+    pattern = str(files[0]).replace("agent-0", "agent-{agent}")
+    if all(Path(pattern.replace("{agent}", str(i))) == f for i, f in enumerate(files)):
+        return pattern
+    raise ValueError("the Simulation Engine's agents read their files from one run setting: name them agent-<i>.csv "
+                     "in one folder, or pass a path with {agent}")
+
+
 _RAY_START_FAILED = "The current node timed out during startup"  # ray/_private/node.py: a hard-coded 30 s wait
 _SIMULATION_START_TIMEOUT = 300.0  # seconds the ServerApp waits for the first init reply on the Simulation Engine
 _PROGRESS = re.compile(r"message round (\d+) of about (\d+) \(([0-9.]+) s each\)")
+_ROUND = re.compile(r"dpfair: round (\d+) of (\d+), message round (\d+) of about (\d+) \(([0-9.]+) s each\)"
+                    r"(?:, (\d+) of (\d+) agents alive)?")
+_ECHO_EVERY = 5.0  # seconds between two progress lines on the console
 _MARGIN = 3.0
 _SLACK = 60.0  # seconds added to a derived limit (start-up of the ServerApp, a slow round)
 
@@ -243,7 +349,7 @@ def _watch(handle: Any, planned: int, timeout: float | None, config: dict[str, A
     slack = _SLACK + 2.0 * float(config["round-timeout"])
     limit = float(timeout) if timeout is not None else float(config["start-timeout"]) + slack + 60.0
     how = "--timeout" if timeout is not None else "the start-up allowance"
-    seen = 0
+    seen, echoed = 0, 0.0
     while True:
         code = handle.process.poll()
         if code is not None:
@@ -260,6 +366,11 @@ def _watch(handle: Any, planned: int, timeout: float | None, config: dict[str, A
                 done, pace = int(found[-1][0]), float(found[-1][2])
                 limit = time.monotonic() - begun + max(planned - done, 1) * pace * _MARGIN + slack
                 how = f"{planned} message rounds x {pace:.3f} s measured x {_MARGIN:g}"
+                if time.monotonic() - echoed >= _ECHO_EVERY:
+                    echoed = time.monotonic()
+                    line = _progress_line(text, planned)
+                    if line:
+                        say(line)
         elapsed = time.monotonic() - begun
         if elapsed > limit:
             try:
@@ -270,6 +381,19 @@ def _watch(handle: Any, planned: int, timeout: float | None, config: dict[str, A
             return (f"the run did not finish within {limit:.0f} s (limit from {how}); the partial result is saved; "
                     "pass --timeout SECONDS to allow more")
         time.sleep(0.5)
+
+
+def _progress_line(text: str, planned: int) -> str:
+    """The console's progress line from the ServerApp's latest: round, pace, time left, agents alive."""
+    found = _ROUND.findall(text)
+    if not found:
+        return ""
+    t, horizon, done, _, pace, alive, agents = found[-1]
+    left = max(planned - int(done), 0) * float(pace)
+    eta = f"{left:.0f} s" if left < 90 else f"{left / 60:.0f} min"
+    alive_text = f", {alive} of {agents} agents alive" if alive else ""
+    return (f"round {t} of {horizon} ({100 * int(t) / max(int(horizon), 1):.0f} %), {float(pace):.3f} s per message "
+            f"round, about {eta} left{alive_text}")
 
 
 def summary(result: DemoResult) -> list[str]:
@@ -287,8 +411,9 @@ def summary(result: DemoResult) -> list[str]:
         ``privacy_spent``; then dropped agents, errors and where the result is.
     """
     server = result.server
-    lines = [f"T={server['horizon']}, m={server['n_agents']}: {'completed' if server.get('completed') else 'NOT completed'}"
-             f" in {result.wall_seconds:.1f} s"]
+    state = {"completed": "completed", "degraded": "DEGRADED (every round played, an agent dropped)"}.get(
+        result.status, "NOT completed")
+    lines = [f"T={server['horizon']}, m={server['n_agents']}: {state} in {result.wall_seconds:.1f} s"]
     for label, entry in server["learners"].items():
         lines.append(f"{label} ({entry['learner']}, {entry['protocol']}): communication rounds {entry['communication_rounds']}")
         if label in result.fair_regret:
