@@ -223,7 +223,10 @@ def draw_layers() -> Any:
             ax.add_patch(FancyBboxPatch((cx - step / 2 + 0.06, y + 0.2), step - 0.12, band - 0.4,
                                         boxstyle="round,pad=0,rounding_size=0.06",
                                         facecolor="white" if private else "#d6e4f0", edgecolor="#4a6a8a", lw=0.8))
-            ax.text(cx, y + band / 2, label, va="center", ha="center", fontsize=7.5 if len(names) < 6 else 6.8,
+            # the largest monospace size (a glyph is 0.6 em wide) at which the longest label fits its box
+            longest = max(len(m.partition(".")[2] or "dpfair") for m in names)
+            box_pt = (step - 0.2) * fig.get_figwidth() / 10.4 * 72
+            ax.text(cx, y + band / 2, label, va="center", ha="center", fontsize=min(7.5, box_pt / (0.6 * longest)),
                     family="monospace")
     ax.add_patch(FancyArrowPatch((9.97, len(layers) * band - 0.3), (9.97, 0.3), arrowstyle="-|>", mutation_scale=10,
                                  color="#4a6a8a", lw=1.0))

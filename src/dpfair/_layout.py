@@ -84,7 +84,7 @@ UNITS: tuple[Unit, ...] = (
          "generators."),
     Unit("dpfair.experiments", 6, "The papers' experiments: specifications, a resumable runner, a results store "
          "and the report."),
-    Unit("dpfair", 0, "The package's face: the version and this list.", api_page=False),
+    Unit("dpfair", 0, "The package's face: the version and the list of subpackages.", api_page=False),
     Unit("dpfair._layout", 0, "This table.", api_page=False),
     Unit("dpfair._version", 0, "The version string.", api_page=False),
     Unit("dpfair._validation", 0, "Every argument check (bounds, arrays, intervals, budgets).", api_page=False),
