@@ -1,0 +1,692 @@
+"""Attribute-blind private fair post-processing: predictions that never read the sensitive attribute.
+
+:class:`DPBlindPostProcessor` follows the attribute-blind case of Xian, Yin and Zhao (2023), "Fair and Optimal
+Classification via Post-Processing": when the group ``A`` is not available at prediction, a fair rule can still
+depend on a model of ``P(A | X)``.  Here the rule is a randomized function of two public-at-prediction quantities,
+the base classifier's score bin ``s`` and a membership cell ``m`` of a privately learned model of ``P(A | X)``,
+chosen by a linear program that bounds the equalized-odds (or demographic-parity) violation between the groups,
+read through a privately released joint table of (score bin, membership cell, group, label).
+
+Privacy model: as :class:`~dpfair.classification.DPEqualizedOddsPostProcessor` (Jagielski et al. 2019, Section
+2.3): the sensitive attribute of every training row is protected, features and labels are public; with a private
+base classifier fitted here (``prefit=False``), every whole training row is.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin
+from sklearn.utils import check_array
+from sklearn.utils.validation import _num_samples, check_is_fitted, column_or_1d
+
+from dpfair._estimator import (
+    CloneLineageMixin,
+    check_budget,
+    combined_privacy_spent,
+    fit_charges,
+    private_base,
+    warn_non_private,
+)
+from dpfair._estimator import check_bool as _check_bool
+from dpfair._estimator import predict_seed as _predict_seed
+from dpfair._estimator import prediction_noise as _prediction_noise
+from dpfair._estimator import wrapped_tags as _wrapped_tags
+from dpfair._validation import check_epsilon, check_open_unit, check_positive_finite
+from dpfair._warnings import find_stack_level
+from dpfair._wrapped_fit import WrappedEstimator, check_shared_budgets, check_wrapped_estimator, fit_wrapped_estimator
+from dpfair.base import PrivacyParameters, PrivateEstimator, ValidatedData, ValidatedOptions
+from dpfair.classification._postprocessing_guarantee import FairnessSlackWarning, base_scores, has_score
+from dpfair.classification._postprocessing_labels import _classes
+from dpfair.classification.blind_membership import (
+    fit_membership_models,
+    membership_cells,
+    membership_model_epsilons,
+    membership_probabilities,
+)
+from dpfair.classification.blind_table import (
+    BLIND_CONSTRAINTS,
+    RATE_NOISE_LIMIT,
+    best_constant_rule,
+    blind_guaranteed_violation,
+    blind_joint_frequencies,
+    constrained_rates,
+    noisy_blind_table,
+    plan_cells,
+    rate_noise,
+    shrunk_table,
+    solve_blind_lp,
+)
+from dpfair.classification.postprocessing import VacuousConstraintWarning
+from dpfair.classification.reductions import SmallBudgetWarning
+from dpfair.privacy.noise import NoiseSource
+from dpfair.privacy.relations import CHANGE_ATTRIBUTE, REPLACE
+
+__all__ = ["DPBlindPostProcessor"]
+
+#: The share of epsilon the membership model gets by default (the rest releases the table).
+DEFAULT_MEMBERSHIP_SHARE = 0.5
+
+#: A measured group's typical rate noise above which a FairnessSlackWarning says the held-out violation will
+#: likely exceed ``gamma`` by more than 0.05.
+_SLACK_WARNING_NOISE = 0.05
+
+#: Largest Laplace scale accepted (as the attribute-aware post-processor's): beyond it the table says nothing.
+_MAX_NOISE_SCALE = 1e100
+
+_PROTECTS = (
+    "the sensitive attribute A (group) of every training row; X and y are public (the base classifier is trained on "
+    "(X, y) only, the membership model and the table are the releases)"
+)
+_NEIGHBOURING = "change one row's sensitive attribute A (X, y and the number of rows m are public)"
+_PROTECTS_END_TO_END = (
+    "every training row (X, y, A): the private base classifier's fit of (X, y), the private membership model and the "
+    "noisy (score bin, membership cell, group, label) table"
+)
+_NEIGHBOURING_END_TO_END = "replace one training row (X, y, A) (the number of rows m is public)"
+
+_BASE_CLASSIFIER = WrappedEstimator(
+    kind="classifier",
+    not_fitted=(
+        "estimator is not fitted but prefit=True (the default): fit it first, or pass prefit=False to let {owner} fit "
+        "a clone of it on (X, y) (a private one, e.g. dpfair.linear_model.DPLogisticRegression, keeps the whole "
+        "pipeline private)."
+    ),
+)
+
+
+@dataclass(frozen=True, eq=False)
+class BlindOptions(ValidatedOptions):
+    """The validated parameters that are not privacy parameters (see :class:`DPBlindPostProcessor`)."""
+
+    gamma: float
+    beta: float
+    constraints: str
+    membership_share: float
+    data_norm: float | None
+    score_bins: int | str
+    membership_bins: int | str
+    prefit: bool
+    relation: str
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class BlindData(ValidatedData):
+    """Step 1's data: the rows as given (for the base), as numbers (for the membership model), the labels, the plan."""
+
+    X: Any
+    features: np.ndarray
+    y: np.ndarray
+    classes: np.ndarray
+    labels: np.ndarray
+    feature_scale: float
+    n_score_bins: int
+    n_membership_cells: int
+    epsilon_membership: float
+    epsilon_table: float
+
+
+@dataclass(frozen=True, eq=False)
+class BlindStatistics:
+    """Step 3's output: the base classifier and every row's score (the group is used only in step 5)."""
+
+    estimator: Any
+    scores: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
+class BlindRelease:
+    """Step 5's output: the base classifier, the released membership model, the cells' edges and the released table."""
+
+    estimator: Any
+    membership_coef: np.ndarray | None
+    score_edges: np.ndarray
+    membership_edges: np.ndarray | None
+    membership_prior: np.ndarray | None
+    q_tilde: np.ndarray
+    error_table: np.ndarray
+    error_is_exact: bool
+    q_model: np.ndarray | None
+    predict_seed: list[int] | None
+
+
+def _check_constraints(constraints: Any) -> str:
+    if not isinstance(constraints, str) or constraints not in BLIND_CONSTRAINTS:
+        raise ValueError(f"constraints must be one of {list(BLIND_CONSTRAINTS)}, got {constraints!r}.")
+    return constraints
+
+
+def _check_bins(value: Any, name: str, low: int, high: int) -> int | str:
+    if isinstance(value, str) and value == "auto":
+        return "auto"
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not low <= value <= high:
+        raise ValueError(f"{name} must be 'auto' or an integer from {low} to {high}, got {value!r}.")
+    return int(value)
+
+
+def _check_share(value: Any) -> float:
+    share = check_open_unit(value, "membership_share")
+    return float(share)
+
+
+def _inner_edges(values: np.ndarray, n_bins: int, public: bool) -> np.ndarray:
+    """``n_bins - 1`` increasing edges: quantiles of public ``values``, else the fixed grid ``k / n_bins``."""
+    if n_bins <= 1:
+        return np.zeros(0)
+    if public and values.size:
+        edges = np.quantile(values, np.arange(1, n_bins) / n_bins)
+        return np.maximum.accumulate(edges)
+    return np.arange(1, n_bins) / n_bins
+
+
+class DPBlindPostProcessor(PrivateEstimator, CloneLineageMixin, MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
+    """Private fair post-processing that needs no sensitive attribute at prediction.
+
+    ``predict(X)`` takes no ``sensitive_features``: each row is predicted positive with probability ``p[s, m]``,
+    where ``s`` is the bin of the base classifier's probability of the positive class and ``m`` the cell of a
+    private model of group membership ``P(A | X)``.  ``p`` minimises the training error subject to every two
+    declared groups' rates (false- and true-positive for equalized odds; the positive rate for demographic parity)
+    differing by at most ``gamma`` in the released table: the attribute-blind post-processing of Xian, Yin and
+    Zhao (2023), with the group-conditional rates read from a differentially private table.
+
+    **What it protects, and the proof.** ``fit`` makes one charge, ``epsilon``, split into two releases:
+
+    1. *The membership model* (``membership_share * epsilon``): one-vs-rest logistic regressions of the group on
+       the features, each by objective perturbation (:class:`~dpfair.linear_model.DPLogisticRegression`, with
+       ``data_norm=1`` on the rows divided by ``data_norm``); changing one row's group changes the inputs of at
+       most two of them (one with two groups), so each gets half the share (all of it with two groups); under
+       whole-row replacement every model sees the change and each gets ``1/K`` of the share.
+    2. *The table* (the rest, ``epsilon_t``): given the released base classifier and membership model, each row
+       falls in a fixed cell ``(s, m)``; the table ``q[s, m, a, y]`` of fractions of rows moves ``1/m`` of mass
+       between two cells when one row's group changes (or a whole row is replaced), so its L1 sensitivity is
+       ``2/m`` and ``Lap(2 / (m epsilon_t))`` per cell makes it ``epsilon_t``-DP.
+
+    By basic composition ``fit`` is ``(epsilon, 0)``-DP for the sensitive attribute of every training row
+    (``"change_attribute"``; ``X`` and ``y`` are public, so a base classifier trained on them non-privately does not
+    weaken it).  With a private base classifier fitted here (``prefit=False``) it is
+    ``(epsilon_base + epsilon, delta_base)``-DP for every whole training row (``"replace"``), and
+    ``privacy_spent_`` says so.  Everything after the two releases (the cells' edges, the LP, the fallback, the
+    guarantee) reads only released quantities and public ones: under the attribute relation the score bins' and
+    membership cells' edges are quantiles of public scores (the base model's, and the released membership model's
+    on the public ``X``) and the objective of the LP is the exact error, a function of public ``(X, y)`` and the
+    releases; under whole-row privacy the edges are the fixed grid ``k / K`` and the objective is read off the
+    released table.
+
+    **The fairness it guarantees.** ``guaranteed_violation_`` bounds the fitted rule's violation on its training
+    rows (the largest difference of a constrained rate between two declared groups) with probability
+    ``>= 1 - beta`` over the table's noise, from released quantities only (proof in
+    :func:`~dpfair.classification.blind_table.blind_guaranteed_violation`).  A group whose typical rate noise
+    (:func:`~dpfair.classification.blind_table.rate_noise`) exceeds 0.25 is *unmeasured*: its constraint binds
+    nothing (a :class:`VacuousConstraintWarning` names it).  A :class:`FairnessSlackWarning` says when a measured
+    group's typical rate noise exceeds 0.05 (the held-out violation will likely exceed ``gamma`` by that much).
+
+    **Never worse than the constant.** The constant rule is always feasible, so the LP's (exact, under the
+    attribute relation) training error is at most the best constant's.  When the released table says the budget
+    buys no signal the fit *is* the best constant classifier, with a :class:`SmallBudgetWarning` naming the epsilon
+    that would help: fewer than two groups are measured (no fairness can be enforced), or (whole-row privacy, where
+    the error is itself noisy) the LP's error gain over the constant is within two standard deviations of its
+    noise.  ``fallback_`` says whether it happened.
+
+    At ``epsilon = inf`` nothing is noisy and the fit is the exact linear program on the training table (a
+    :class:`~dpfair.privacy.PrivacyLeakWarning` says so).
+
+    Parameters
+    ----------
+    estimator : classifier
+        Binary base classifier with ``predict_proba`` or ``decision_function``.
+    epsilon : float, default 1.0
+        The whole fit's privacy parameter (> 0; ``inf``: the exact non-private LP).
+    gamma : float, default 0.02
+        The largest difference allowed between two groups' constrained rates in the released table (>= 0).
+    constraints : str, default "equalized_odds"
+        ``"equalized_odds"``, ``"demographic_parity"``, ``"equalized_odds_and_demographic_parity"`` or
+        ``"true_positive_rate_parity"``.
+    groups : list or None, default None
+        The declared groups, in order.  Required with a finite ``epsilon``.
+    membership_share : float, default 0.5
+        The share of ``epsilon`` spent on the membership model, in (0, 1).
+    data_norm : float or None, default None
+        Declared bound on every row's L2 norm (the membership model's rows are divided by it).  ``None``: under the
+        attribute relation ``X`` is public and the largest row norm of the training ``X`` is used; required under
+        whole-row privacy (a private base fitted here) with a finite ``epsilon``.
+    score_bins : "auto" or int, default "auto"
+        Bins of the base classifier's probability (2-64).  ``"auto"``: :func:`~dpfair.classification.blind_table.plan_cells`
+        from the public ``m``, the table's epsilon and the number of groups.
+    membership_bins : "auto" or int, default "auto"
+        Membership cells: bins of ``P(A = 1 | x)`` with two groups (1-16); with more groups 1 (none) or the number
+        of groups (the group of largest relative membership).  ``"auto"``: as ``score_bins``.
+    beta : float, default 0.05
+        Failure probability of ``guaranteed_violation_``, in (0, 1).
+    prefit : bool, default True
+        ``True``: ``estimator`` is fitted and used as is.  ``False``: a clone is fitted on ``(X, y)`` here.
+    budget : PrivacyBudget or None, default None
+        Charged ``(epsilon, 0)`` once per ``fit``, after every check.
+    random_state : None, int, numpy Generator or NoiseSource, default None
+        ``None``: secure noise and secure randomized predictions.  A seed: reproducible, *not hardened*.
+
+    Attributes
+    ----------
+    estimator_ : classifier
+        The base classifier.
+    classes_ : ndarray of shape (2,)
+        The two labels; the second is the positive class.
+    groups_ : ndarray
+        The declared groups.
+    membership_coef_ : ndarray of shape (n_models, n_features + 1) or None
+        The released one-vs-rest weights and intercepts (``None`` with one group).
+    feature_scale_ : float
+        The membership model's rows are ``X / feature_scale_``.
+    score_edges_, membership_edges_ : ndarray
+        The inner edges of the score bins and (two groups) of the membership bins.
+    membership_prior_ : ndarray or None
+        Three or more groups under the attribute relation: the average membership over the public training rows.
+    noisy_frequencies_ : ndarray of shape (n_cells, n_groups, 2)
+        The released table (exact at ``epsilon = inf``).
+    probabilities_ : ndarray of shape (score_bins_, membership_bins_)
+        ``p[s, m]``: the probability of predicting the positive class.
+    score_bins_, membership_bins_ : int
+        The table's shape.
+    measured_groups_ : ndarray of bool
+        Whether each declared group's rates were measured (constrained).
+    objective_ : float
+        The training error of the rule (exact under the attribute relation, else read off the released table).
+    constant_error_ : float
+        The best constant classifier's error, likewise.
+    fallback_ : bool
+        Whether the fit fell back to the best constant classifier.
+    guaranteed_violation_ : float
+        The released bound on the training violation (probability ``>= 1 - beta``).
+    noise_slack_ : float
+        Its part due to the noise.
+    n_features_in_ : int
+        Number of features.
+    privacy_spent_ : dict
+        The one ``privacy_spent_`` shape.
+    """
+
+    _privacy_parameters: ClassVar[dict[str, str]] = {
+        "epsilon": "epsilon", "groups": "groups", "budget": "budget", "random_state": "random_state"
+    }
+    _results_hold_feature_attributes: ClassVar[bool] = True  # stale feature attributes go (dpfair.base)
+    _privacy_protects = _PROTECTS
+    _privacy_neighbouring = _NEIGHBOURING
+    _privacy_relation = CHANGE_ATTRIBUTE
+
+    def __init__(
+        self, estimator: Any = None, *, epsilon: float = 1.0, gamma: float = 0.02, constraints: str = "equalized_odds",
+        groups: Any = None, membership_share: float = DEFAULT_MEMBERSHIP_SHARE, data_norm: float | None = None,
+        score_bins: int | str = "auto", membership_bins: int | str = "auto", beta: float = 0.05,
+        prefit: bool = True, budget: Any = None, random_state: Any = None,
+    ) -> None:
+        self.estimator = estimator
+        self.epsilon = epsilon
+        self.gamma = gamma
+        self.constraints = constraints
+        self.groups = groups
+        self.membership_share = membership_share
+        self.data_norm = data_norm
+        self.score_bins = score_bins
+        self.membership_bins = membership_bins
+        self.beta = beta
+        self.prefit = prefit
+        self.budget = budget
+        self.random_state = random_state
+
+    def __sklearn_tags__(self):  # scikit-learn's tags, with the wrapped estimator's input support
+        tags = _wrapped_tags(self, super().__sklearn_tags__())
+        tags.target_tags.required = True
+        tags.classifier_tags.multi_class = False
+        tags.non_deterministic = True
+        tags.input_tags.sparse = False
+        return tags
+
+    def _dpfair_fit_charges(self) -> list[tuple[Any, float, float]]:
+        """``[(budget, epsilon, delta)]`` of one ``fit``: the base's fit with ``prefit=False``, then this release."""
+        own = [(check_budget(self.budget), check_epsilon(self.epsilon), 0.0)]
+        if self.prefit is False and self.estimator is not None:
+            return fit_charges(self.estimator) + own
+        return own
+
+    def fit(self, X: Any, y: Any, *, sensitive_features: Any = None) -> DPBlindPostProcessor:
+        """Release the membership model and the table, then solve the LP for the blind rule.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Numeric features (public under the attribute relation).
+        y : array-like of shape (n_samples,)
+            Two class labels.
+        sensitive_features : array-like of shape (n_samples,) or None, default None
+            Each row's group (private); may be omitted when one group is declared.
+
+        Returns
+        -------
+        DPBlindPostProcessor
+            The fitted post-processor (``self``).
+
+        Raises
+        ------
+        ValueError, TypeError
+            On an invalid argument (named), ``y`` without two labels, an undeclared group, a row outside
+            ``data_norm``, or a base classifier without a score; always before the charge.
+        NotFittedError
+            If ``prefit=True`` and ``estimator`` is not fitted.
+        PrivacyBudgetExceededError
+            If ``budget`` refuses the charge; nothing is changed.
+
+        Warns
+        -----
+        PrivacyLeakWarning
+            With ``epsilon = inf``.
+        SmallBudgetWarning
+            When the fit falls back to the best constant classifier.
+        VacuousConstraintWarning
+            When a declared group is unmeasured (its constraint binds nothing).
+        FairnessSlackWarning
+            When a measured group's typical rate noise exceeds 0.05.
+        """
+        return self._set_fitted(self._release(X, y, sensitive_features=sensitive_features))
+
+    # ------------------------------------------------------------------ the steps of dpfair.base's release template
+    def _charge_label(self, params: PrivacyParameters) -> str:
+        return f"{type(self).__name__}.fit (membership model + Laplace table)"
+
+    def _declared_relation(self) -> str:
+        """``"replace"`` when a private base model is fitted here (whole rows), else ``"change_attribute"``."""
+        private_fit_here = self.prefit is False and self.estimator is not None and any(
+            not math.isinf(epsilon) for _, epsilon, _ in fit_charges(self.estimator))
+        return REPLACE if private_fit_here else CHANGE_ATTRIBUTE
+
+    def _validate_params(self) -> BlindOptions:
+        gamma = self.gamma
+        if isinstance(gamma, bool) or not isinstance(gamma, (int, float, np.integer, np.floating)) or not (
+                math.isfinite(gamma) and 0 <= gamma <= 1):
+            raise ValueError(f"gamma must be a number in [0, 1] (the largest rate difference allowed), got {gamma!r}.")
+        prefit = _check_bool(self.prefit, "prefit")
+        data_norm = None if self.data_norm is None else check_positive_finite(self.data_norm, "data_norm")
+        if self.estimator is None or not hasattr(self.estimator, "predict"):
+            raise TypeError("estimator must be a binary classifier with predict_proba or decision_function, got "
+                            f"{type(self.estimator).__name__}; e.g. sklearn.linear_model.LogisticRegression().")
+        if not has_score(self.estimator):
+            raise ValueError("estimator must have predict_proba or decision_function: the rule bins its score.")
+        return BlindOptions(
+            gamma=float(gamma), beta=check_open_unit(self.beta, "beta"),
+            constraints=_check_constraints(self.constraints), membership_share=_check_share(self.membership_share),
+            data_norm=data_norm, score_bins=_check_bins(self.score_bins, "score_bins", 2, 64),
+            membership_bins=_check_bins(self.membership_bins, "membership_bins", 1, 16), prefit=prefit,
+            relation=self._declared_relation(),
+        )
+
+    def _validate_data(self, params: PrivacyParameters, X: Any, y: Any, *, sensitive_features: Any = None) -> BlindData:
+        options: BlindOptions = params.options
+        if y is None:
+            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None: pass two labels.")
+        features = check_array(X, dtype=np.float64, ensure_min_samples=1, input_name="X")
+        y_array = np.asarray(y)
+        if np.iscomplexobj(y_array):
+            raise ValueError("Complex data not supported: y must hold two class labels.")
+        if y_array.ndim == 2 and y_array.shape[1] == 1:
+            y_array = column_or_1d(y_array, warn=True)
+        classes, labels = _classes(y_array, "y", "Pass two class labels, e.g. 0 and 1.")
+        m = _num_samples(X)
+        if labels.shape[0] != m:
+            raise ValueError(f"y must have one label per row of X ({m} rows), got {labels.shape[0]}.")
+        epsilon = params.epsilon
+        whole_rows = options.relation == REPLACE
+        norms = np.sqrt(np.einsum("ij,ij->i", features, features))
+        if options.data_norm is not None:
+            if not (norms <= options.data_norm * (1.0 + 1e-9)).all():
+                raise ValueError(
+                    f"X has row(s) whose L2 norm exceeds the declared data_norm={options.data_norm:g}: the membership "
+                    "model's guarantee rests on that bound. Scale the features by public constants or declare a larger "
+                    "data_norm."
+                )
+            scale = options.data_norm
+        elif whole_rows and not math.isinf(epsilon):
+            raise ValueError(
+                "data_norm is required when whole rows are private (a private base classifier fitted here): declare a "
+                "bound on every row's L2 norm (a public constant, e.g. from the data's schema)."
+            )
+        else:  # X is public under the attribute relation (or epsilon = inf): its largest row norm is public
+            scale = float(norms.max()) if norms.size and norms.max() > 0 else 1.0
+        rows = self._resolve_declared_groups(params, ValidatedData(n_rows=m, sensitive_features=sensitive_features))
+        n_groups = int(rows.groups.size)
+        share = options.membership_share if n_groups >= 2 else 0.0
+        epsilon_membership, epsilon_table = share * epsilon, (1.0 - share) * epsilon
+        if not math.isinf(epsilon):
+            each = membership_model_epsilons(epsilon_membership, n_groups, options.relation)
+            if 2.0 / (m * epsilon_table) > _MAX_NOISE_SCALE or (n_groups >= 2 and not each > 1e-90):
+                raise ValueError(f"epsilon={epsilon!r} is too small for the number of rows: the noise would overflow; "
+                                 "use a larger epsilon.")
+        planned_scores, planned_membership = plan_cells(m, epsilon_table, n_groups)
+        n_score_bins = planned_scores if options.score_bins == "auto" else int(options.score_bins)
+        n_membership = planned_membership if options.membership_bins == "auto" else int(options.membership_bins)
+        if n_groups < 2:
+            n_membership = 1
+        elif n_groups > 2 and n_membership not in (1, n_groups):
+            raise ValueError(f"membership_bins must be 'auto', 1 or the number of declared groups ({n_groups}) with "
+                             f"more than two groups, got {self.membership_bins!r}.")
+        check_shared_budgets(self, options.prefit, kind="base estimator")
+        target = y_array if classes[0] != 0 or classes[1] != 1 else labels
+        check_wrapped_estimator(_BASE_CLASSIFIER, self.estimator, X, target, prefit=options.prefit,
+                                owner=type(self).__name__)
+        return BlindData(n_rows=m, sensitive_features=sensitive_features, groups=rows.groups,
+                         group_index=rows.group_index, X=X, features=features, y=y_array, classes=classes,
+                         labels=labels, feature_scale=scale, n_score_bins=n_score_bins,
+                         n_membership_cells=n_membership, epsilon_membership=epsilon_membership,
+                         epsilon_table=epsilon_table)
+
+    def _warn_non_private(self, params: PrivacyParameters) -> None:
+        warn_non_private(params.epsilon, "the fitted blind post-processor (exact membership model and table)",
+                         estimator=self)
+
+    def _compute_statistics(self, params: PrivacyParameters, data: BlindData) -> BlindStatistics:
+        """The base classifier (fitted here with ``prefit=False``, on ``(X, y)`` only) and every row's score."""
+        classes = data.classes
+        target = data.y if classes[0] != 0 or classes[1] != 1 else data.labels
+        estimator = fit_wrapped_estimator(_BASE_CLASSIFIER, self.estimator, data.X, target,
+                                          prefit=params.options.prefit, owner=type(self).__name__, caller=self)
+        scores = base_scores(estimator, data.X, classes)
+        if scores.shape[0] != data.n_rows:
+            raise ValueError(f"the estimator returned {scores.shape[0]} scores for {data.n_rows} rows of X.")
+        return BlindStatistics(estimator=estimator, scores=scores)
+
+    def _run(self, params: PrivacyParameters, data: BlindData, statistics: BlindStatistics,
+             noise: NoiseSource) -> BlindRelease:
+        """Release 1 (the membership model), the cells it fixes, then release 2 (the table)."""
+        options: BlindOptions = params.options
+        public = options.relation == CHANGE_ATTRIBUTE  # X, y and the base scores are public
+        n_groups = int(data.groups.size)
+        Z = data.features / data.feature_scale
+        coef = prior = membership_edges = None
+        if n_groups >= 2:
+            each = membership_model_epsilons(data.epsilon_membership, n_groups, options.relation)
+            coef = fit_membership_models(Z, data.group_index, n_groups, each, noise)  # release 1
+            probabilities = membership_probabilities(Z, coef)
+            if n_groups == 2:
+                membership_edges = _inner_edges(probabilities[:, 1], data.n_membership_cells, public)
+            elif public:
+                prior = probabilities.mean(axis=0)  # the released model on public rows
+            cells = membership_cells(probabilities, data.n_membership_cells, membership_edges, prior)
+        else:
+            cells = np.zeros(data.n_rows, dtype=np.int64)
+        score_edges = _inner_edges(statistics.scores, data.n_score_bins, public)
+        score_bin = np.searchsorted(score_edges, statistics.scores, side="right").astype(np.int64)
+        q_hat = blind_joint_frequencies(score_bin, cells, data.group_index, data.labels, data.n_score_bins,
+                                        data.n_membership_cells, n_groups)
+        epsilon_table = data.epsilon_table
+        q_tilde = q_hat if math.isinf(epsilon_table) else noisy_blind_table(q_hat, data.n_rows, epsilon_table, noise)
+        if public:  # the error of a rule needs no group: exact, from public (X, y) and the released cells
+            flat = (score_bin * data.n_membership_cells + cells) * 2 + data.labels
+            error_table = np.bincount(flat, minlength=q_hat.shape[0] * 2).reshape(-1, 2) / data.n_rows
+            q_model = None
+            if n_groups >= 2:  # the released model on the public rows: sum_i P(A = a | x_i) per (cell, label)
+                cell = score_bin * data.n_membership_cells + cells
+                q_model = np.zeros_like(q_hat)
+                for label in (0, 1):
+                    rows = data.labels == label
+                    for a in range(n_groups):
+                        q_model[:, a, label] = np.bincount(cell[rows], weights=probabilities[rows, a],
+                                                           minlength=q_hat.shape[0]) / data.n_rows
+        else:
+            error_table = np.maximum(q_tilde, 0.0).sum(axis=1)
+            q_model = None
+        return BlindRelease(estimator=statistics.estimator, membership_coef=coef, score_edges=score_edges,
+                            membership_edges=membership_edges,
+                            membership_prior=prior, q_tilde=q_tilde, error_table=error_table, error_is_exact=public,
+                            q_model=q_model,
+                            predict_seed=_predict_seed(noise))
+
+    def _solve(self, params: PrivacyParameters, noisy: BlindRelease, data: BlindData) -> dict[str, Any]:
+        """The LP on the released table, the fallback and the guarantee: post-processing, it cannot fail."""
+        options: BlindOptions = params.options
+        families = BLIND_CONSTRAINTS[options.constraints]
+        q_valid = np.maximum(noisy.q_tilde, 0.0)
+        n_cells, n_groups = q_valid.shape[0], q_valid.shape[1]
+        epsilon_table, m = data.epsilon_table, data.n_rows
+        typical = np.zeros((n_groups, len(families)))
+        for f, labels in enumerate(families):
+            _, mass = constrained_rates(q_valid, labels)
+            typical[:, f] = rate_noise(mass, n_cells, m, epsilon_table)
+        measured = (typical <= RATE_NOISE_LIMIT).all(axis=1)
+        active = np.repeat(measured[:, None], len(families), axis=1)
+        constant_p, constant_error = best_constant_rule(noisy.error_table)
+        reason = None
+        if n_groups >= 2 and measured.sum() < 2:
+            reason = "fewer than two declared groups are measured by the noisy table"
+        q_lp = q_valid if noisy.q_model is None else shrunk_table(noisy.q_tilde, noisy.q_model, m, epsilon_table)
+        solved = None if reason else solve_blind_lp(q_lp, noisy.error_table, options.gamma, families, active)
+        if solved is None and reason is None:
+            reason = "HiGHS found no optimum of the linear program"
+        if solved is not None and not noisy.error_is_exact:  # whole rows: the error itself is noisy
+            noise_sd = math.sqrt(2.0 * n_cells * n_groups * 2) * 2.0 / (m * epsilon_table) if math.isfinite(
+                epsilon_table) else 0.0
+            if constant_error - solved[1] <= 2.0 * noise_sd:
+                reason = "the rule's error gain over the constant is within the noise of the released table"
+        if reason is not None:
+            p, objective, fallback = constant_p, constant_error, True
+            self._warn_fallback(reason, typical, measured, params.epsilon)
+        else:
+            p, objective, fallback = solved[0], solved[1], False
+            if n_groups > 1 and not measured.all():
+                unmeasured = ", ".join(repr(g) for g in data.groups[~measured].tolist())
+                warnings.warn(
+                    f"the declared group(s) {unmeasured} are too small for the noise of the private table: their rates "
+                    "are not constrained (the fit is valid and private). Use a larger epsilon, more rows, or merge small "
+                    "groups.", VacuousConstraintWarning, stacklevel=find_stack_level())
+        if fallback or np.ptp(p) == 0:
+            guarantee, noise_slack = 0.0, 0.0  # a constant rule has equal rates in every group, exactly
+        else:
+            guarantee, noise_slack = blind_guaranteed_violation(q_valid, p, m, epsilon_table, options.beta, families)
+            worst = float(typical[measured].max()) if measured.any() else 0.0
+            if math.isfinite(epsilon_table) and n_groups > 1 and worst > _SLACK_WARNING_NOISE:
+                warnings.warn(
+                    f"a measured group's rates carry noise of about {worst:.2g} (one standard deviation) in the private "
+                    f"table: the held-out violation will likely exceed gamma={options.gamma:g} by that much; the "
+                    f"guaranteed training violation is {guarantee:.3g} (guaranteed_violation_). Use a larger epsilon, "
+                    "more rows or fewer score_bins.", FairnessSlackWarning, stacklevel=find_stack_level())
+        estimator = noisy.estimator
+        results = {
+            "estimator_": estimator, "classes_": data.classes, "groups_": data.groups,
+            "membership_coef_": noisy.membership_coef, "feature_scale_": float(data.feature_scale),
+            "score_edges_": noisy.score_edges, "membership_edges_": noisy.membership_edges,
+            "membership_prior_": noisy.membership_prior, "noisy_frequencies_": np.array(noisy.q_tilde, dtype=float),
+            "probabilities_": p.reshape(data.n_score_bins, data.n_membership_cells),
+            "score_bins_": data.n_score_bins, "membership_bins_": data.n_membership_cells,
+            "measured_groups_": measured, "objective_": float(objective), "constant_error_": float(constant_error),
+            "fallback_": fallback, "guaranteed_violation_": float(guarantee), "noise_slack_": float(noise_slack),
+            "_predict_seed_": noisy.predict_seed, "n_features_in_": data.features.shape[1],
+        }
+        names = getattr(data.X, "columns", None)
+        if names is not None and all(isinstance(name, str) for name in names):
+            results["feature_names_in_"] = np.asarray(names, dtype=object)
+        return results
+
+    def _warn_fallback(self, reason: str, typical: np.ndarray, measured: np.ndarray, epsilon: float) -> None:
+        order = np.sort(typical.max(axis=1))
+        second = float(order[1]) if order.size > 1 else float(order[0])
+        hint = ""
+        if math.isfinite(epsilon) and math.isfinite(second) and second > 0:
+            hint = f" An epsilon of about {epsilon * second / (RATE_NOISE_LIMIT / 2):.2g} would measure two groups."
+        warnings.warn(
+            f"{reason}: the released table says this budget buys no fair signal, so the fitted rule is the best "
+            f"constant classifier (equal rates in every group, never worse than the constant).{hint} Use a larger "
+            "epsilon, more rows, or merge small groups.", SmallBudgetWarning, stacklevel=find_stack_level())
+
+    def _privacy_spent(self, params: PrivacyParameters, results: dict[str, Any]) -> dict[str, Any]:
+        spent = super()._privacy_spent(params, results)
+        if not params.options.prefit and private_base(results["estimator_"]):
+            spent = combined_privacy_spent(spent, results["estimator_"], protects=_PROTECTS_END_TO_END,
+                                           neighbouring=_NEIGHBOURING_END_TO_END)
+        return spent
+
+    # ------------------------------------------------------------------ prediction (no sensitive attribute)
+    def _cells(self, X: Any) -> np.ndarray:
+        check_is_fitted(self, "probabilities_")
+        features = check_array(X, dtype=np.float64, input_name="X")
+        if features.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {features.shape[1]} features, but {type(self).__name__} is expecting "
+                             f"{self.n_features_in_} features as input.")
+        scores = base_scores(self.estimator_, X, self.classes_)
+        score_bin = np.searchsorted(self.score_edges_, scores, side="right")
+        if self.membership_coef_ is None:
+            cells = np.zeros(features.shape[0], dtype=np.int64)
+        else:
+            probabilities = membership_probabilities(features / self.feature_scale_, self.membership_coef_)
+            cells = membership_cells(probabilities, self.membership_bins_, self.membership_edges_,
+                                     self.membership_prior_)
+        return score_bin, cells
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """Probability of each class, ``P(predict positive | x) = p[s(x), m(x)]``; no sensitive attribute.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Numeric features.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, 2)
+            Probabilities of ``classes_[0]`` and ``classes_[1]``.
+
+        Raises
+        ------
+        NotFittedError
+            Before ``fit``.
+        ValueError, TypeError
+            On invalid input.
+        """
+        score_bin, cells = self._cells(X)
+        positive = self.probabilities_[score_bin, cells]
+        return np.column_stack([1.0 - positive, positive])
+
+    def predict(self, X: Any, *, random_state: Any = None) -> np.ndarray:
+        """Randomized fair predictions: ``classes_[1]`` with probability ``p[s(x), m(x)]``; no sensitive attribute.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Numeric features.
+        random_state : None, int, numpy Generator or NoiseSource, default None
+            Randomness of the predictions (``None``: the fit's policy: secure, or derived from its seed).
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            Labels from ``classes_``.
+
+        Raises
+        ------
+        NotFittedError
+            Before ``fit``.
+        ValueError, TypeError
+            On invalid input.
+        """
+        positive = self.predict_proba(X)[:, 1]
+        noise = _prediction_noise(random_state, self._predict_seed_)
+        return self.classes_[(noise.uniform(positive.size) < positive).astype(np.int64)]

@@ -1,0 +1,368 @@
+"""The released table and the linear program of :class:`~dpfair.classification.DPBlindPostProcessor`.
+
+The attribute-blind post-processor (after Xian, Yin and Zhao 2023, "Fair and Optimal Classification via
+Post-Processing", the attribute-blind case) derives a randomized decision rule ``p[s, m]`` that depends only on a
+row's *score bin* ``s`` (of the base classifier's probability of the positive class) and *membership cell* ``m`` (of
+a private model of ``P(A | X)``), never on the row's group.  The group-conditional rates of such a rule are linear
+in ``p`` with coefficients read off the joint table ``q[s, m, a, y]`` (the fraction of training rows in score bin
+``s``, membership cell ``m``, group ``a`` with label ``y``), so the fair rule of least error is a linear program.
+
+This module holds what happens to that table: its exact value (:func:`blind_joint_frequencies`), its release
+(:func:`noisy_blind_table`, the Laplace mechanism with L1 sensitivity ``2/m``), the number of cells a release can
+afford (:func:`plan_cells`), the linear program (:func:`solve_blind_lp`), the best constant rule, and the
+fairness the fitted rule is guaranteed from released quantities only (:func:`blind_guaranteed_violation`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.optimize import linprog
+
+from dpfair.classification._postprocessing_guarantee import rate_error_bound
+from dpfair.privacy.mechanisms import laplace_mechanism
+
+__all__ = [
+    "BLIND_CONSTRAINTS",
+    "MAX_CELLS",
+    "RATE_NOISE_LIMIT",
+    "best_constant_rule",
+    "blind_guaranteed_violation",
+    "blind_joint_frequencies",
+    "constrained_rates",
+    "noisy_blind_table",
+    "plan_cells",
+    "rate_noise",
+    "solve_blind_lp",
+]
+
+#: The constraint families the post-processor accepts, and the label sets of the rates each one equalizes:
+#: ``(0,)`` the false-positive rate, ``(1,)`` the true-positive rate, ``(0, 1)`` the positive rate (demographic parity).
+BLIND_CONSTRAINTS: dict[str, tuple[tuple[int, ...], ...]] = {
+    "equalized_odds": ((0,), (1,)),
+    "demographic_parity": ((0, 1),),
+    "equalized_odds_and_demographic_parity": ((0,), (1,), (0, 1)),
+    "true_positive_rate_parity": ((1,),),
+}
+
+#: The most cells (score bins x membership cells) ``plan_cells`` gives a finite-epsilon release.
+MAX_CELLS = 64
+
+#: The typical noise (one standard deviation) of a group's rate above which the group counts as unmeasured: its
+#: constraint is dropped (vacuous) and, with fewer than two measured groups, the rule falls back to the constant.
+RATE_NOISE_LIMIT = 0.25
+
+#: The typical rate noise the automatic plan aims at for a group holding ``1 / (2 n_groups)`` of the rows per label.
+_PLANNED_RATE_NOISE = 0.02
+
+
+def blind_joint_frequencies(
+    score_bin: np.ndarray, membership_cell: np.ndarray, group: np.ndarray, y: np.ndarray,
+    n_score_bins: int, n_membership_cells: int, n_groups: int,
+) -> np.ndarray:
+    """The exact table ``q[c, a, y]``, ``c = s * n_membership_cells + m``: the fraction of rows in each cell.
+
+    Parameters
+    ----------
+    score_bin, membership_cell, group, y : ndarray of shape (m,), int
+        Each row's score bin, membership cell, group index and label (0/1).
+    n_score_bins, n_membership_cells, n_groups : int
+        The table's sizes.
+
+    Returns
+    -------
+    ndarray of shape (n_score_bins * n_membership_cells, n_groups, 2)
+        Frequencies summing to 1.
+    """
+    n_cells = n_score_bins * n_membership_cells
+    cell = score_bin * n_membership_cells + membership_cell
+    flat = (cell * n_groups + group) * 2 + y
+    return np.bincount(flat, minlength=n_cells * n_groups * 2).reshape(n_cells, n_groups, 2) / y.shape[0]
+
+
+def noisy_blind_table(q_hat: np.ndarray, n_rows: int, epsilon: float, random_state: object) -> np.ndarray:
+    """The released table: ``q_hat`` plus i.i.d. ``Lap(2 / (m epsilon))`` in every cell.
+
+    **Sensitivity.** The score bins and membership cells of every row are fixed before the table is computed (the
+    base classifier and the membership model are released first, or trained on public ``(X, y)``).  Changing one
+    row's group moves ``1/m`` of mass from cell ``(c, a, y)`` to ``(c, a', y)``; replacing a whole row moves it from
+    one cell to any other.  Either way the L1 distance between the neighbouring tables is ``2/m`` (as Claim B.1 of
+    Jagielski et al. 2019 for their table), and the Laplace mechanism with that sensitivity is ``epsilon``-DP.
+
+    Parameters
+    ----------
+    q_hat : ndarray
+        The exact table (any shape; a stack of tables is noised cell by cell).
+    n_rows : int
+        The number of rows ``m`` (public).
+    epsilon : float
+        The table's share of the privacy budget (finite, > 0).
+    random_state : None, int, numpy Generator or NoiseSource
+        The noise source (``None``: secure).
+
+    Returns
+    -------
+    ndarray
+        The noisy table, same shape.
+    """
+    return laplace_mechanism(q_hat, sensitivity=2.0 / n_rows, epsilon=epsilon, random_state=random_state)
+
+
+def plan_cells(n_rows: int, epsilon: float, n_groups: int) -> tuple[int, int]:
+    """The automatic table shape ``(score bins, membership cells)`` from public sizes only.
+
+    A rule's rate in a group with mass ``q_ay`` has noise of standard deviation at most
+    ``sqrt(2 C) b / q_ay`` (``C`` cells, Laplace scale ``b = 2 / (m epsilon)``).  The plan takes the largest
+    ``C <= MAX_CELLS`` for which this is at most 0.02 when ``q_ay = 1 / (2 n_groups)`` (an even split), at least 2;
+    membership cells are the ``n_groups`` arg-max cells (three or more groups) or up to 4 bins of
+    ``P(A = 1 | x)`` (two groups), the rest are score bins (2 to 16).  At ``epsilon = inf``: 16 score bins.
+
+    Parameters
+    ----------
+    n_rows : int
+        The number of training rows (public).
+    epsilon : float
+        The table's epsilon (``inf``: no noise).
+    n_groups : int
+        The number of declared groups.
+
+    Returns
+    -------
+    tuple of int
+        ``(n_score_bins, n_membership_cells)``.
+    """
+    membership_max = 1 if n_groups < 2 else (4 if n_groups == 2 else n_groups)
+    if math.isinf(epsilon):
+        return 16, membership_max
+    scale = 2.0 / (n_rows * epsilon)
+    budget = (_PLANNED_RATE_NOISE / (2.0 * n_groups * scale)) ** 2 / 2.0
+    cells = int(min(max(budget, 2.0), MAX_CELLS))
+    if n_groups == 2:
+        membership = int(min(4, max(1, math.isqrt(cells // 4))))
+    elif n_groups > 2:
+        membership = n_groups if cells >= 3 * n_groups else 1
+    else:
+        membership = 1
+    return int(min(max(cells // membership, 2), 16)), membership
+
+
+def constrained_rates(q: np.ndarray, labels: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """Each group's rate coefficients for the label set ``labels``: ``R_a(p) = coef[:, a] . p``.
+
+    Parameters
+    ----------
+    q : ndarray of shape (n_cells, n_groups, 2)
+        A (valid) table.
+    labels : tuple of int
+        ``(0,)``: false-positive rate; ``(1,)``: true-positive rate; ``(0, 1)``: positive rate.
+
+    Returns
+    -------
+    coef : ndarray of shape (n_cells, n_groups)
+        ``q[c, a, labels].sum() / mass[a]`` (0 where the mass is 0).
+    mass : ndarray of shape (n_groups,)
+        ``q_a,labels``: the group's mass with those labels.
+    """
+    part = q[:, :, list(labels)].sum(axis=2)
+    mass = part.sum(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        coef = np.where(mass > 0, part / np.where(mass > 0, mass, 1.0), 0.0)
+    return coef, mass
+
+
+def rate_noise(mass: np.ndarray, n_cells: int, n_rows: int, epsilon: float) -> np.ndarray:
+    """The typical noise (standard deviation bound) of a rule's rate in each group: ``sqrt(2 C) b / q~``.
+
+    ``b = 2 / (m epsilon)``; infinite where the released mass is not positive, 0 at ``epsilon = inf``.
+
+    Parameters
+    ----------
+    mass : ndarray of shape (n_groups,)
+        The released (clipped) mass of each group with the constrained labels.
+    n_cells, n_rows : int
+        The number of cells ``C`` and of rows ``m``.
+    epsilon : float
+        The table's epsilon.
+
+    Returns
+    -------
+    ndarray of shape (n_groups,)
+    """
+    if math.isinf(epsilon):
+        return np.where(mass > 0, 0.0, np.inf)
+    with np.errstate(divide="ignore"):
+        return np.where(mass > 0, math.sqrt(2.0 * n_cells) * (2.0 / (n_rows * epsilon)) / np.where(mass > 0, mass, 1.0),
+                        np.inf)
+
+
+def best_constant_rule(error_table: np.ndarray) -> tuple[np.ndarray, float]:
+    """The best constant rule for the error table ``e[c, y]`` (fractions of rows per cell and label).
+
+    Parameters
+    ----------
+    error_table : ndarray of shape (n_cells, 2)
+
+    Returns
+    -------
+    p : ndarray of shape (n_cells,)
+        All ones (predict the positive class) when it errs less, else all zeros.
+    error : float
+        Its error under ``error_table``.
+    """
+    negatives, positives = float(error_table[:, 0].sum()), float(error_table[:, 1].sum())
+    if positives > negatives:
+        return np.ones(error_table.shape[0]), negatives
+    return np.zeros(error_table.shape[0]), positives
+
+
+def solve_blind_lp(
+    q: np.ndarray, error_table: np.ndarray, gamma: float, families: tuple[tuple[int, ...], ...],
+    active: np.ndarray,
+) -> tuple[np.ndarray, float] | None:
+    """The fair rule of least error: ``min_p err(p)`` s.t. every active group's rates within ``gamma/2`` of a target.
+
+    Variables ``p[c]`` in [0, 1] (P(predict 1 | cell c)) and one free target ``t_f`` in [0, 1] per constrained
+    family ``f``: ``err(p) = sum_c p_c (e[c, 0] - e[c, 1]) + sum_c e[c, 1]`` and, for every family and active
+    group, ``|R_a,f(p) - t_f| <= gamma / 2`` with ``R_a,f(p) = sum_c p_c q[c, a, f] / q_a,f``
+    (:func:`constrained_rates`).  So every two active groups' rates differ by at most ``gamma`` (the fairness of
+    Hardt et al.'s derived predictor, here through a group-blind rule; Xian, Yin and Zhao 2023 solve the same
+    linear program over (score, membership) for the attribute-blind case).  A constant ``p`` is always feasible.
+
+    Parameters
+    ----------
+    q : ndarray of shape (n_cells, n_groups, 2)
+        The (valid, clipped) table of the constraints.
+    error_table : ndarray of shape (n_cells, 2)
+        The fractions of rows per cell and label of the objective.
+    gamma : float
+        The largest difference allowed between two groups' rates (>= 0).
+    families : tuple of tuple of int
+        The constrained label sets (:data:`BLIND_CONSTRAINTS`).
+    active : ndarray of bool, shape (n_groups, len(families))
+        Which (group, family) rates are constrained.
+
+    Returns
+    -------
+    tuple or None
+        ``(p, error)``, or ``None`` when HiGHS found no optimum.
+    """
+    n_cells = q.shape[0]
+    n_targets = len(families)
+    c = np.concatenate([error_table[:, 0] - error_table[:, 1], np.zeros(n_targets)])
+    rows, rhs = [], []
+    for f, labels in enumerate(families):
+        coef, _ = constrained_rates(q, labels)
+        for a in np.flatnonzero(active[:, f]):
+            row = np.zeros(n_cells + n_targets)
+            row[:n_cells] = coef[:, a]
+            row[n_cells + f] = -1.0
+            rows += [row, -row]
+            rhs += [gamma / 2.0, gamma / 2.0]
+    result = linprog(c, A_ub=np.array(rows) if rows else None, b_ub=np.array(rhs) if rows else None,
+                     bounds=(0.0, 1.0), method="highs")
+    if result.status != 0 or result.x is None:
+        return None
+    p = np.clip(result.x[:n_cells], 0.0, 1.0)
+    return p, float(p @ (error_table[:, 0] - error_table[:, 1]) + error_table[:, 1].sum())
+
+
+def blind_guaranteed_violation(
+    q_valid: np.ndarray, p: np.ndarray, n_rows: int, epsilon: float, beta: float,
+    families: tuple[tuple[int, ...], ...],
+) -> tuple[float, float]:
+    """The released bound on the fitted rule's violation on its training rows: ``max_f max_{a,b} |R_a,f - R_b,f|``.
+
+    **Claim.** With probability ``>= 1 - beta`` over the table's Laplace noise, for every family ``f`` and groups
+    ``a, b``: ``|R_a,f(p; q_hat) - R_b,f(p; q_hat)| <= |R_a,f(p; q~) - R_b,f(p; q~)| + E / q~_a,f + E / q~_b,f``,
+    with ``E`` = :func:`~dpfair.classification._postprocessing_guarantee.rate_error_bound` over
+    ``n_cells * |f|`` cells per sum and one sum per group and family.
+
+    **Proof.** As :func:`~dpfair.classification._postprocessing_guarantee.guaranteed_violation`: a rate's noisy minus
+    exact value is ``sum_k (p_k - R_hat) e_k / q~_a,f`` with ``|e_k| <= |W_k|`` (clipping at 0 only moves a cell
+    towards the exact, non-negative one) and ``|p_k - R_hat| <= 1``, so it is at most ``sum_k |W_k| / q~_a,f``, a
+    ``Gamma(n_cells |f|, 2 / (m epsilon))`` sum over cells disjoint from every other group's and family's sum
+    (families of the same label share cells; then the bound is applied to each sum, and a union over at most
+    ``n_groups * n_families`` sums is what ``rate_error_bound`` counts), for every ``p`` at once.  The triangle
+    inequality gives the claim.  Everything on the right is released or public.  A group whose released mass is 0
+    has no evidence: its bound is 1.
+
+    Parameters
+    ----------
+    q_valid : ndarray of shape (n_cells, n_groups, 2)
+        The released table clipped at 0.
+    p : ndarray of shape (n_cells,)
+        The fitted rule.
+    n_rows : int
+        The number of rows.
+    epsilon : float
+        The table's epsilon (``inf``: exact, ``E = 0``).
+    beta : float
+        Failure probability.
+    families : tuple of tuple of int
+        The constrained label sets.
+
+    Returns
+    -------
+    guarantee : float
+        The bound (at most 1; 0 with one group).
+    noise_slack : float
+        Its part due to the noise: the largest ``E / q~_a,f + E / q~_b,f``.
+    """
+    n_cells, n_groups, _ = q_valid.shape
+    if n_groups < 2 or not families:
+        return 0.0, 0.0
+    guarantee = noise_slack = 0.0
+    for labels in families:
+        bound = rate_error_bound(n_cells * len(labels), n_groups * len(families), n_rows, epsilon, beta)
+        coef, mass = constrained_rates(q_valid, labels)
+        rates = p @ coef
+        with np.errstate(divide="ignore"):
+            error = np.where(mass > 0, bound / np.where(mass > 0, mass, 1.0), np.inf)
+        for a in range(n_groups):
+            for b in range(a + 1, n_groups):
+                slack = min(float(error[a] + error[b]), 1.0)
+                observed = abs(float(rates[a] - rates[b])) if mass[a] > 0 and mass[b] > 0 else 1.0
+                noise_slack = max(noise_slack, slack)
+                guarantee = max(guarantee, min(observed + slack, 1.0))
+    return guarantee, noise_slack
+
+
+def shrunk_table(q_tilde: np.ndarray, q_model: np.ndarray, n_rows: int, epsilon: float) -> np.ndarray:
+    """The released table shrunk towards a model-based table (empirical Bayes, per group and label).
+
+    ``q_model[c, a, y]`` is a noise-free proxy built from public rows and the released membership model
+    (``sum`` of ``P(A = a | x_i)`` over the rows of cell ``c`` with label ``y``), first rescaled so that each
+    ``(a, y)`` total matches the released one.  With ``d = q~ - q_model`` over the cells of one ``(a, y)``, the
+    noise variance per cell is ``2 b^2`` (``b = 2 / (m epsilon)``) and ``tau^2 = max(0, mean(d^2) - 2 b^2)`` estimates
+    the model's own error; the estimate is ``q_model + tau^2 / (tau^2 + 2 b^2) d``.  Every input is released or public,
+    so this is post-processing; it changes the linear program's constraints only (the guarantee is read off ``q~``).
+
+    Parameters
+    ----------
+    q_tilde : ndarray of shape (n_cells, n_groups, 2)
+        The released table.
+    q_model : ndarray of shape (n_cells, n_groups, 2)
+        The model-based table.
+    n_rows : int
+        The number of rows.
+    epsilon : float
+        The table's epsilon (``inf``: ``q_tilde`` is returned).
+
+    Returns
+    -------
+    ndarray of shape (n_cells, n_groups, 2)
+        Clipped at 0.
+    """
+    if math.isinf(epsilon):
+        return np.maximum(q_tilde, 0.0)
+    noise_variance = 2.0 * (2.0 / (n_rows * epsilon)) ** 2
+    released_total = np.maximum(q_tilde.sum(axis=0), 0.0)
+    model_total = q_model.sum(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        factor = np.where(model_total > 0, released_total / np.where(model_total > 0, model_total, 1.0), 0.0)
+    model = q_model * factor
+    difference = q_tilde - model
+    tau2 = np.maximum((difference**2).mean(axis=0) - noise_variance, 0.0)
+    weight = tau2 / (tau2 + noise_variance)
+    return np.maximum(model + weight * difference, 0.0)
