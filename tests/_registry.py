@@ -37,7 +37,7 @@ from dpfair.bandits import (
     simulate,
     simulate_federated,
 )
-from dpfair.classification import DPEqualizedOddsPostProcessor, DPExponentiatedGradient
+from dpfair.classification import DPBlindPostProcessor, DPEqualizedOddsPostProcessor, DPExponentiatedGradient
 from dpfair.linear_model import DPLinearRegression, DPLogisticRegression
 from dpfair.model_selection import (
     PrivateAccuracyScorer,
@@ -73,6 +73,11 @@ REGRESSOR = LinearRegression().fit(X, Y_REAL)
 def _eo(budget, **kw):
     return DPEqualizedOddsPostProcessor(LogisticRegression().fit(X, Y_BIN), epsilon=2.0, groups=["a", "b"],
                                         budget=budget, random_state=0).set_params(**kw)
+
+
+def _blind_classifier(budget, **kw):
+    return DPBlindPostProcessor(LogisticRegression().fit(X, Y_BIN), epsilon=2.0, groups=["a", "b"], budget=budget,
+                                random_state=0).set_params(**kw)
 
 
 def _eg(budget, **kw):
@@ -132,7 +137,8 @@ def _search_private_base(budget, **kw):
 
 #: The neighbouring relation of each class's guarantee where it is not "replace one row": its budgets are kept in
 #: that relation (a replace-one-row budget refuses a change-one-attribute charge: their epsilons are not in the same unit).
-RELATIONS = {"DPEqualizedOddsPostProcessor": "change_attribute", "DPExponentiatedGradient": "change_attribute"}
+RELATIONS = {"DPBlindPostProcessor": "change_attribute",
+             "DPEqualizedOddsPostProcessor": "change_attribute", "DPExponentiatedGradient": "change_attribute"}
 
 
 def budget_for(name: str, epsilon: float, delta: float = 0.0) -> PrivacyBudget:
@@ -155,6 +161,7 @@ def _fit_scores(est, x, y, g):
 ESTIMATORS = {
     "DPEqualizedOddsPostProcessor": (_eo, _fit_xy_g, (X, Y_BIN, GROUPS), {"gamma": -1.0}),
     "DPExponentiatedGradient": (_eg, _fit_xy_g, (X, Y_BIN, GROUPS), {"gamma": -1.0}),
+    "DPBlindPostProcessor": (_blind_classifier, _fit_xy_g, (X, Y_BIN, GROUPS), {"gamma": -1.0}),
     "FairRegressionPostProcessor": (_frpp, _fit_xy_g, (Y_REAL, Y_REAL, GROUPS), {"n_bins": 0}),
     "BlindFairRegressionPostProcessor": (_blind, _fit_xy_g, (X, Y_REAL, GROUPS), {"membership_bins": 0}),
     "ExponentialSelector": (_sel, _fit_scores, (SCORES, None, None), {"n_select": 0}),
@@ -236,6 +243,8 @@ BUILDING_BLOCKS: set[str] = set()
 #: post-processors wrap a Ridge fitted inside fit (prefit=False), so the checks can call fit(X, y) on any X, and
 #: declare a single group so that sensitive_features may be omitted.
 CONTRACT = {
+    "DPBlindPostProcessor": DPBlindPostProcessor(LogisticRegression(), prefit=False, epsilon=50.0, groups=["all"],
+                                                 random_state=0),
     "DPLinearRegression": DPLinearRegression(epsilon=1e12, data_norm=1e4, target_bound=1e4, alpha=1e-3,
                                              mechanism="laplace", random_state=0),
     "DPLogisticRegression": DPLogisticRegression(epsilon=1e6, data_norm=1e4, C=1.0, random_state=0),

@@ -8,6 +8,9 @@ public, as in the paper.
 * :class:`DPExponentiatedGradient`: the private oracle learner (exponentiated gradient over a noisy
   auditor). By default its least-squares oracle works from cell sums released once
   (``oracle="statistics"``); ``oracle="paper"`` is Algorithm 3 with Subroutine 2 exactly.
+* :class:`DPBlindPostProcessor`: attribute-blind post-processing (after Xian, Yin and Zhao 2023): a randomized
+  rule on the base classifier's score and a private model of group membership, chosen by an LP on a private
+  table; ``predict`` needs no sensitive attribute.
 * :class:`FairnessConstraint` and its subclasses :class:`EqualizedOdds`, :class:`DemographicParity`,
   :class:`TruePositiveRateParity` (:mod:`dpfair.classification.constraints`): the constraint the
   reductions play, owning its violations and sensitivities; :func:`make_constraint` builds one by name.
@@ -20,6 +23,7 @@ public, as in the paper.
 """
 
 from dpfair.classification._postprocessing_guarantee import FairnessSlackWarning
+from dpfair.classification.blind_postprocessing import DPBlindPostProcessor
 from dpfair.classification.constraints import (
     DemographicParity,
     EqualizedOdds,
@@ -31,6 +35,7 @@ from dpfair.classification.postprocessing import DPEqualizedOddsPostProcessor, V
 from dpfair.classification.reductions import DPExponentiatedGradient, SmallBudgetWarning
 
 __all__ = [
+    "DPBlindPostProcessor",
     "DPEqualizedOddsPostProcessor",
     "DPExponentiatedGradient",
     "DemographicParity",
