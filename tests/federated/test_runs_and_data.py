@@ -242,3 +242,26 @@ def test_a_bad_row_drops_that_agent_and_the_run_is_degraded(tmp_path):
         result = apps._serve(grid, config)
     assert result["status"] == "degraded" and result["completed"] and list(result["dropped"]) == ["1"]
     assert 1 < result["dropped"]["1"] <= 7
+
+
+# ------------------------------------------------------------------------------------------ Flower's records
+def test_per_round_metrics_are_flower_metric_records_in_the_run_context(tmp_path, caplog):
+    import logging
+
+    from flwr.app import Context, MetricRecord, RecordDict
+
+    config = {**apps.RUN_CONFIG, "horizon": 20, "n-agents": M, "learner": "fed", "protocol": "p-fcb",
+              "metrics-dir": str(tmp_path / "m"), "round-timeout": 0.3, "start-timeout": 1.0,
+              "result-path": str(tmp_path / "r.json")}
+    context = Context(7, 0, {}, RecordDict(), config)
+    with warnings.catch_warnings(), caplog.at_level(logging.INFO, logger="flwr"):
+        warnings.simplefilter("ignore")
+        apps.make_server_app()._main(InProcessGrid(config, M), context)
+    saved = json.loads((tmp_path / "r.json").read_text())
+    rounds, summary = context.state["dpfair.rounds"], context.state["dpfair.summary"]
+    assert isinstance(rounds, MetricRecord) and isinstance(summary, MetricRecord)
+    assert len(rounds["round"]) == saved["message_rounds"] - 1 and rounds["round"][-1] == 20  # the play loop
+    assert sum(rounds["synchronized:fed-p-fcb"]) == saved["learners"]["fed-p-fcb"]["communication_rounds"]
+    assert set(rounds["agents-alive"]) == {M} and summary["completed"] == 1
+    assert json.loads(context.state["dpfair.result"]["json"])["status"] == "completed"
+    assert any("dpfair: metrics" in r.getMessage() for r in caplog.records)  # what `flwr log` shows

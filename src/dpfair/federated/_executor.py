@@ -108,7 +108,7 @@ def fast_path_problems() -> list[str]:
         low, high = SUPPORTED_FLWR_RANGE
         problems.append(f"flwr {version} is outside the supported range >={low[0]}.{low[1]},<{high[0]}.{high[1]}")
     checks = [
-        ("flwr.supernode.start_client_internal", ("time", "start_client_internal")),
+        ("flwr.supernode.start_client_internal", ("time", "start_client_internal", "_pull_and_store_message")),
         ("flwr.supercore.inflatable.inflatable_utils", ("pull_objects", "pull_and_inflate_object_from_tree")),
         ("flwr.supernode.runtime.run_clientapp", ("pull_task_input", "push_message", "push_task_output")),
         ("flwr.proto.runtime_pb2", ("AcquireTaskRequest",)),
@@ -153,17 +153,27 @@ def _patch_supernode_sleep(cap: float) -> bool:
     proxy.__dict__.update({k: v for k, v in vars(real_time).items() if not k.startswith("__")})
 
     last_active = [real_time.monotonic()]
+    pull = sci._pull_and_store_message
+
+    def pull_and_mark(*args: Any, **kwargs: Any) -> Any:
+        # traffic is a message pulled from the SuperLink, however fast the ClientApp answers it (a rule on the
+        # sleeps alone -- "a sleep under 3 s means a reply is pending" -- never sees a reply that is ready at once,
+        # so a faster ClientApp would be treated as idle and polled slower)
+        run_id = pull(*args, **kwargs)
+        if run_id is not None:
+            last_active[0] = real_time.monotonic()
+        return run_id
 
     def capped_sleep(seconds: float) -> None:
-        # the fleet loop sleeps 3 s after a pull that found no message (idle) and 0.5 s while a reply is pending
-        # (active): short sleeps while there is traffic, back to IDLE_SLEEP once idle for IDLE_AFTER seconds
+        # short sleeps while there is traffic, back to IDLE_SLEEP once idle for IDLE_AFTER seconds
         now = real_time.monotonic()
-        if seconds < 3.0:
+        if seconds < 3.0:  # a reply pending (the 0.5 s wait of _push_messages): traffic too
             last_active[0] = now
         real_time.sleep(min(seconds, idle_pause(now - last_active[0], cap)))
 
     proxy.sleep = capped_sleep  # type: ignore[attr-defined]
     sci.time = proxy  # type: ignore[assignment]
+    sci._pull_and_store_message = pull_and_mark  # type: ignore[attr-defined]
     return True
 
 

@@ -60,7 +60,7 @@ import numpy as np
 from dpfair.federated._state import dumps_state, pack_metrics, unpack_metrics
 
 __all__ = ["ERROR_CODES", "RUN_CONFIG", "learner_from_config", "learners_from_config", "make_client_app", "make_server_app",
-           "planned_message_rounds"]
+           "planned_message_rounds", "round_metrics"]
 
 #: Every run setting with its default.  ``learners``: several learners on the same streams in one run,
 #: ``"kind:protocol,kind:protocol"`` (e.g. ``"fed:bounded-gap,fed:p-fcb,priv:bounded-gap"``; empty: the one
@@ -337,9 +337,29 @@ def planned_message_rounds(config: Mapping[str, Any]) -> int:
     return _planned({label: lr.make_server(d, T, m) for label, lr in learners_from_config(c).items()}, T)
 
 
+def round_metrics(rounds: Mapping[str, list[float]]) -> Any:
+    """The per-message-round metrics of a run as one Flower ``MetricRecord`` (lists of numbers, one entry per round).
+
+    Parameters
+    ----------
+    rounds : mapping of str to list of float
+        ``round`` (the protocol's round reached), ``seconds`` (the message round's wall time), ``agents-alive``,
+        and ``synchronized:<label>`` (1 when that learner synchronized there).
+
+    Returns
+    -------
+    flwr.app.MetricRecord
+        Nothing in it is a function of an agent's data (the schedule, the timing, who answered).
+    """
+    from flwr.app import MetricRecord
+
+    return MetricRecord({key: list(values) for key, values in rounds.items()})
+
+
 def _serve(grid: Any, run_config: Mapping[str, Any],
            learner_factory: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None,
-           checkpoint: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+           checkpoint: Callable[[dict[str, Any]], None] | None = None,
+           rounds: dict[str, list[float]] | None = None) -> dict[str, Any]:
     c = _settings(run_config)
     T, m, d = int(c["horizon"]), int(c["n-agents"]), int(c["dim"])
     learners = (learners_from_config if learner_factory is None else learner_factory)(c)
@@ -438,6 +458,8 @@ def _serve(grid: Any, run_config: Mapping[str, Any],
         return servers[label].aggregate(releases)
 
     triggered_by = [label for label, server in servers.items() if server.protocol == "log-det"]
+    per_round = rounds if rounds is not None else {}
+    per_round.update({"round": [], "seconds": [], "agents-alive": [], **{f"synchronized:{label}": [] for label in servers}})
     loop_start, exchanges_before = time.monotonic(), exchange.count
     t, pending = 0, {}  # pending: label -> the U, u of a synchronization not yet delivered
     reported = loop_start
@@ -448,6 +470,7 @@ def _serve(grid: Any, run_config: Mapping[str, Any],
             log.info("dpfair: round %d of %d, message round %d of about %d (%.3f s each), %d of %d agents alive", t, T,
                      done, planned, (reported - loop_start) / max(done, 1), len(live), m)
             save(result)
+        began = time.monotonic()
         scheduled = {label: server.next_round(t) for label, server in servers.items() if server.protocol != "log-det"}
         upcoming = [r for r in scheduled.values() if r is not None]
         until = t + 1 if triggered_by else min(upcoming, default=T)
@@ -461,6 +484,11 @@ def _serve(grid: Any, run_config: Mapping[str, Any],
             answers = ask("release", t, {}, release=",".join(fired))
             for label in fired:
                 pending[label] = aggregate(label, answers, t)
+        per_round["round"].append(t)
+        per_round["seconds"].append(time.monotonic() - began)
+        per_round["agents-alive"].append(len(live))
+        for label in servers:
+            per_round[f"synchronized:{label}"].append(int(label in release or label in fired))
     for agent, (config, _) in ask("finish", t, pending).items():
         for label, spent in json.loads(config["privacy_spent"]).items():
             result["learners"][label]["privacy_spent"][str(agent)] = spent
@@ -508,9 +536,12 @@ def make_server_app(*, learner_factory: Callable[[Mapping[str, Any]], dict[str, 
         if path:
             path = os.path.abspath(path)
             _local_log().info("dpfair: the result goes to %s", path)
-        result = _serve(grid, config, factory, checkpoint=(lambda r: _write_json(path, r)) if path else None)
+        rounds: dict[str, list[float]] = {}
+        result = _serve(grid, config, factory, checkpoint=(lambda r: _write_json(path, r)) if path else None,
+                        rounds=rounds)
         if path:
             _write_json(path, result)
+        _record(context, result, rounds)
         if result["failed"]:  # Flower records the run as failed (`flwr ls`: finished:failed)
             raise RuntimeError(f"dpfair run failed: {result['failed']}")
         if result["status"] == "degraded" and not _settings(config)["allow-drops"]:
@@ -518,6 +549,29 @@ def make_server_app(*, learner_factory: Callable[[Mapping[str, Any]], dict[str, 
             raise RuntimeError(f"dpfair run degraded: {dropped} dropped (pass allow-drops=true to accept drops)")
 
     return app
+
+
+def _record(context: Any, result: Mapping[str, Any], rounds: Mapping[str, list[float]]) -> None:
+    """Put the run's metrics into Flower's records: the ServerApp's ``context.state`` (kept by the SuperLink with the
+    run) gets ``dpfair.rounds`` (:func:`round_metrics`) and ``dpfair.summary`` (MetricRecords) and ``dpfair.result``
+    (a ConfigRecord holding the result's JSON); the summary is also logged, so ``flwr log <run id>`` shows it."""
+    from flwr.app import ConfigRecord, MetricRecord
+
+    summary = {"rounds-played": int(result["rounds_played"]), "message-rounds": int(result.get("message_rounds", 0)),
+               "seconds-per-message-round": float(result.get("seconds_per_message_round", 0.0)),
+               "agents-dropped": len(result["dropped"]), "completed": int(bool(result["completed"]))}
+    for label, entry in result["learners"].items():
+        summary[f"communication-rounds:{label}"] = int(entry["communication_rounds"])
+    try:
+        context.state["dpfair.rounds"] = round_metrics(rounds)
+        context.state["dpfair.summary"] = MetricRecord(summary)
+        context.state["dpfair.result"] = ConfigRecord({"json": json.dumps(result, default=str)})
+    except (TypeError, ValueError) as exc:  # a record Flower will not hold: the result file still has everything
+        _local_log().warning("dpfair: the metrics could not be recorded in Flower's context: %s", exc)
+    _local_log().info("dpfair: metrics %s (status %s)", json.dumps(summary), result["status"])
+    if rounds.get("round"):
+        _local_log().info("dpfair: per-round metrics (MetricRecord dpfair.rounds): %s", json.dumps(
+            {key: values[-5:] for key, values in rounds.items()}) + " (the last 5 of each)")
 
 
 # ------------------------------------------------------------------------------------------------ client
