@@ -129,7 +129,7 @@ def _membership_probabilities(membership_estimator: Any, X: Any, groups: np.ndar
         )
     try:
         check_is_fitted(membership_estimator)
-    except TypeError:
+    except (TypeError, AttributeError):  # not a scikit-learn estimator: its classes_ and predict_proba are read next
         pass
     classes = getattr(membership_estimator, "classes_", None)
     if classes is None:
@@ -565,7 +565,7 @@ class BlindFairRegressionPostProcessor(
         """Line 10 (the blind program), the fill-in of massless cells, and the released fairness guarantee."""
         n_groups, n_cells = cell_pmfs.shape
         n_m = n_cells // k
-        cell_bin = np.arange(n_cells) // n_m
+        cell_bin = np.arange(n_cells) // n_m  # cells are score-major: c = s * M + m
         total = float(weights.sum())
         # every private weight 0: equal weights (the cell distributions are then uniform noise)
         lp_weights = weights / total if total > 0 else np.full(n_groups, 1.0 / n_groups)
