@@ -51,7 +51,7 @@ def test_group_min_and_max_are_the_extremes_of_the_usable_groups():
         frame = _frame(None, epsilon=math.inf, groups=None, metrics="selection_rate")  # exact: no group is flagged
     assert not frame.flagged.any()
     assert frame.group_min() == frame.by_group.min() and frame.group_max() == frame.by_group.max()
-    with pytest.raises(ValueError, match="errors must be one of"):
+    with pytest.raises(ValueError, match="Invalid error value specified"):
         frame.group_max(errors="ignore")
 
 

@@ -600,10 +600,18 @@ def summary_intervals(
     )
     gmin = Interval(np.clip(gmin.lower, lo, hi), np.clip(gmin.upper, lo, hi))
     gmax = Interval(np.clip(gmax.lower, lo, hi), np.clip(gmax.upper, lo, hi))
-    if G == 1:  # one group is the whole data: no disparity, exactly
-        zero, one = np.zeros(R), np.ones(R)
-        differences = {m: (zero, Interval(zero, zero)) for m in differences}
-        ratios = {m: (one, Interval(one, one)) for m in ratios}
+    if G == 1:  # one group is the whole data: no disparity, exactly, where the group's value is defined
+        # fairlearn's rule: max - min = 0 and min / max = 1, except 0 / 0 (a value of 0) which is NaN, as is
+        # every summary of an undefined (NaN) value; an undefined summary's interval is the whole range
+        value = est[:, 0]
+        defined = ~np.isnan(value)
+        zero = np.where(defined, 0.0, np.nan)
+        differences = {m: (zero, Interval(np.zeros(R), np.where(defined, 0.0, width))) for m in differences}
+        if lo >= 0:
+            with np.errstate(invalid="ignore", divide="ignore"):
+                one = np.where(defined & (value != 0), 1.0, np.nan)
+            known_ratio = ~np.isnan(one)
+            ratios = {m: (one, Interval(np.where(known_ratio, 1.0, 0.0), np.ones(R))) for m in ratios}
     return MetricIntervals(by_group, overall, differences, ratios, gmin, gmax)
 
 

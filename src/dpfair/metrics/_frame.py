@@ -19,9 +19,17 @@ import pandas as pd
 from dpfair._estimator import privacy_spent, warn_non_private
 from dpfair._validation import check_open_unit
 from dpfair.base import PrivacyParameters, PrivateMechanismMixin, ValidatedData, ValidatedOptions
-from dpfair.metrics import _core, _intervals
+from dpfair.metrics import _core, _exact, _intervals
 from dpfair.metrics._counts import validate_counts
-from dpfair.metrics._metric_specs import SUPPORTED_METRICS, CountMetric, metric_specs, parse_metrics
+from dpfair.metrics._metric_specs import (
+    SUPPORTED_METRICS,
+    CountMetric,
+    exact_sample_params,
+    metric_specs,
+    parse_exact_metrics,
+    parse_metrics,
+    table_eligible,
+)
 from dpfair.metrics._releases import draw_noise, exact_statistics, release_plan, split_text
 from dpfair.metrics._rows import OTHER, UNDECLARED, as_1d, binary, bounded, resolve_rows, sample_weights, sensitive_columns
 from dpfair.privacy.noise import NoiseSource
@@ -35,6 +43,48 @@ _NEIGHBOURING = (
     "add or remove one row (the number of rows is not public; replacing a row is a removal plus an addition, "
     "so it is protected at twice epsilon)"
 )
+
+
+def _is_infinite(epsilon: Any) -> bool:
+    """``epsilon`` is ``inf`` (the template checks it in full; this only picks fairlearn's exact semantics)."""
+    try:
+        return math.isinf(float(epsilon)) and float(epsilon) > 0
+    except (TypeError, ValueError):
+        return False
+
+
+def _exact_params(per_metric: dict[str, dict[str, Any]], n_rows: int) -> dict[str, dict[str, Any]]:
+    """Every metric's ``sample_params``: a per-row array (its length checked, by name) or a scalar passed as is."""
+    out: dict[str, dict[str, Any]] = {}
+    for key, params in per_metric.items():
+        out[key] = {}
+        for name, value in params.items():
+            if value is None:
+                continue
+            if pd.api.types.is_scalar(value):
+                out[key][name] = value
+                continue
+            arr = value.to_numpy() if hasattr(value, "to_numpy") else np.asarray(value)
+            if arr.ndim >= 1 and arr.shape[0] != n_rows:
+                raise ValueError(f"sample_params[{key!r}][{name!r}] must have one entry per row, as y_true does.")
+            out[key][name] = arr
+    return out
+
+
+def _exact_frame(options: _FrameOptions, rows: dict[str, Any]) -> _exact.ExactFrame:
+    """fairlearn's results at ``epsilon = inf``: table metrics from the exact table, every other one called."""
+    specs = {spec.key: spec for spec in options.specs}
+    metrics = []
+    for key, _, parsed in options.exact["parsed"]:
+        params = rows["exact_params"].get(key, {})
+        spec = specs.get(key)
+        if spec is not None and (spec.real or rows["table_ok"]):
+            weights = params.get("sample_weight")
+            metrics.append(_exact.ExactMetric(key, spec=spec, weights=None if weights is None else
+                                              np.asarray(weights, dtype=float)))
+        else:
+            metrics.append(_exact.ExactMetric(key, function=parsed["function"], params=params))
+    return _exact.ExactFrame(metrics, options.exact["single"], rows, rows["raw_true"], rows["raw_pred"])
 
 
 @dataclass(frozen=True, eq=False)
@@ -52,6 +102,8 @@ class _FrameOptions(ValidatedOptions):
     pos_label: Any
     sample_weight: Any
     weight_bound: float | None
+    #: ``epsilon = inf`` from rows: every metric as fairlearn takes it (see :mod:`dpfair.metrics._exact`), else None
+    exact: dict[str, Any] | None = None
 
     def mapping(self) -> dict[str, Any]:
         """The same fields by name, as the release helpers (``_counts``, ``_releases``, ``_intervals``) read them."""
@@ -378,18 +430,43 @@ class PrivateMetricFrame(PrivateMechanismMixin):
         return f"PrivateMetricFrame ({split_text(plan[1])})"
 
     def _validate_params(self) -> _FrameOptions:
-        parsed, single = parse_metrics(self._metrics)
         confidence = check_open_unit(self.confidence_level, "confidence_level")
-        n_boot, quantiles = _intervals.interval_options(self.random_state, self.n_boot,
-                                                        getattr(self, "_ci_quantiles_argument", None), confidence)
+        quantiles_argument = getattr(self, "_ci_quantiles_argument", None)
         if self.undeclared not in UNDECLARED:
             raise ValueError(f"undeclared must be one of {list(UNDECLARED)}, got {self.undeclared!r}.")
-        plan = metric_specs(parsed, single, self.sample_params, self.bounds, getattr(self, "_from_counts", False),
-                            self.sample_weight_bound)
+        from_counts = getattr(self, "_from_counts", False)
+        exact = None
+        if _is_infinite(self.epsilon) and not from_counts:
+            # epsilon = inf: nothing is private, so every metric fairlearn accepts is computed exactly (_exact);
+            # those the table can also compute keep its extras (conf_int, flagged, noisy_table_)
+            parsed_all, single = parse_exact_metrics(self._metrics)
+            keys = [key for key, _, _ in parsed_all]
+            if len(set(keys)) != len(keys):
+                raise ValueError("metrics: two metrics have the same output name; use a dict with distinct names.")
+            per_metric = exact_sample_params(self.sample_params, keys, single)
+            eligible = table_eligible(parsed_all, per_metric, self.bounds, self.sample_weight_bound)
+            called = [key for key, name, options in parsed_all if key not in eligible and "function" not in options]
+            if called:  # a metric given by name that the table cannot compute: the table's own refusal
+                metric_specs(parsed_all, single, self.sample_params, self.bounds, False, self.sample_weight_bound)
+                raise ValueError(f"metrics {called}: give them as functions to compute them on the rows.")
+            parsed = [entry for entry in parsed_all if entry[0] in eligible]
+            table_params = {key: per_metric[key] for key in eligible if per_metric.get(key)}
+            weighted = any("sample_weight" in params for params in table_params.values())
+            boot = _intervals.fairlearn_bootstrap(self.random_state, self.n_boot, quantiles_argument)
+            n_boot, quantiles = _intervals.interval_options(self.random_state, None, None, confidence)
+            exact = {"parsed": parsed_all, "per_metric": per_metric, "single": single, "boot": boot}
+            plan = metric_specs(parsed, single and bool(parsed), table_params or None, self.bounds, False,
+                                self.sample_weight_bound if weighted else None)
+            single = single and bool(parsed)
+        else:
+            parsed, single = parse_metrics(self._metrics)
+            n_boot, quantiles = _intervals.interval_options(self.random_state, self.n_boot, quantiles_argument,
+                                                            confidence)
+            plan = metric_specs(parsed, single, self.sample_params, self.bounds, from_counts, self.sample_weight_bound)
         return _FrameOptions(single=single, specs=plan["specs"], confidence=confidence, counts=plan["counts"],
                              reals=plan["reals"], bounds=plan["bounds"], n_boot=n_boot, quantiles=quantiles,
                              pos_label=plan["pos_label"], sample_weight=plan["sample_weight"],
-                             weight_bound=plan["weight_bound"])
+                             weight_bound=plan["weight_bound"], exact=exact)
 
     def _validate_data(
         self, params: PrivacyParameters, y_true: Any, y_pred: Any, sensitive_features: Any, control_features: Any = None,
@@ -405,15 +482,27 @@ class PrivateMetricFrame(PrivateMechanismMixin):
         y_p = as_1d(y_pred, "y_pred", n_rows)
         columns = sensitive_columns(sensitive_features, n_rows)
         controls = [] if control_features is None else sensitive_columns(control_features, n_rows, "control_features")
-        data: dict[str, Any] = {"labels_true": None, "labels_pred": None, "values_true": None, "values_pred": None}
+        data: dict[str, Any] = {"labels_true": None, "labels_pred": None, "values_true": None, "values_pred": None,
+                                "table_ok": True}
         if count_names:
-            data["labels_true"] = binary(y_t, "y_true", count_names, options.pos_label)
-            data["labels_pred"] = binary(y_p, "y_pred", count_names, options.pos_label)
+            try:
+                data["labels_true"] = binary(y_t, "y_true", count_names, options.pos_label)
+                data["labels_pred"] = binary(y_p, "y_pred", count_names, options.pos_label)
+            except (TypeError, ValueError):
+                if options.exact is None:
+                    raise
+                # epsilon = inf, labels other than 0/1 (multiclass, ...): every such metric was given as a
+                # function (else the parameters were refused), so it is called on the rows as fairlearn calls it
+                data["table_ok"] = False
+                data["labels_true"] = data["labels_pred"] = np.zeros(n_rows, dtype=np.int64)
         if real_names:
             data["values_true"] = bounded(y_t, "y_true", bounds)
             data["values_pred"] = bounded(y_p, "y_pred", bounds)
         if options.weight_bound is not None:
             data["sample_weight"] = sample_weights(options.sample_weight, n_rows, options.weight_bound)
+        if options.exact is not None:
+            data["raw_true"], data["raw_pred"] = y_t, y_p
+            data["exact_params"] = _exact_params(options.exact["per_metric"], n_rows)
         data.update(resolve_rows(self.groups, self.undeclared, columns, controls, params.epsilon))
         return _FrameData(n_rows=n_rows, rows=data)
 
@@ -436,7 +525,19 @@ class PrivateMetricFrame(PrivateMechanismMixin):
 
         The draws behind the intervals are seeded by ``random_state`` (fairlearn's meaning), never by the noise.
         """
-        return _intervals.solve(params.options.mapping(), noisy, data.rows, self.random_state)
+        options = params.options
+        exact = None
+        if options.exact is not None:  # fairlearn's results first: a RandomState then seeds them as fairlearn's
+            exact = _exact_frame(options, data.rows)
+            if options.exact["boot"] is not None:
+                exact.bootstrap(*options.exact["boot"], self.random_state)
+        results = _intervals.solve(options.mapping(), noisy, data.rows, self.random_state)
+        results["_exact"] = exact
+        results["_table_ok"] = bool(data.rows.get("table_ok", True))
+        if not results["_table_ok"]:
+            sizes = results["group_sizes_"]
+            results["noisy_table_"] = pd.DataFrame({"count": sizes.to_numpy()}, index=sizes.index.copy())
+        return results
 
     def _privacy_spent(self, params: PrivacyParameters, results: dict[str, Any]) -> dict[str, Any]:
         if math.isinf(params.epsilon):
@@ -471,10 +572,19 @@ class PrivateMetricFrame(PrivateMechanismMixin):
 
     @staticmethod
     def _check(method: str | None, errors: str) -> None:
-        if method is not None and method not in _METHODS:
-            raise ValueError(f"method must be one of {list(_METHODS)}, got {method!r}.")
+        # fairlearn's messages, word for word
         if errors not in _ERRORS:
-            raise ValueError(f"errors must be one of {list(_ERRORS)}, got {errors!r}.")
+            raise ValueError(_exact.INVALID_ERRORS)
+        if method is not None and method not in _METHODS:
+            raise ValueError(_exact.INVALID_COMPARE_METHOD.format(method))
+
+    def _check_table(self, name: str) -> None:
+        """``conf_int`` and ``flagged`` read the table: refused when the labels were not 0/1 (``epsilon=inf`` only)."""
+        if not getattr(self, "_table_ok", True):
+            raise ValueError(
+                f"{name} is not available: y_true / y_pred are not 0/1 labels, so the metrics were computed by calling "
+                "them on every group's rows (epsilon=inf); give 0/1 labels (or pos_label) for the table's intervals."
+            )
 
     def _summary(self, name: str) -> dict[str, np.ndarray]:
         return {k: _core.fairlearn_summaries(self._display(k), self._est[k][1])[name] for k in self._keys}
@@ -501,6 +611,8 @@ class PrivateMetricFrame(PrivateMechanismMixin):
             A float for a single metric, else a Series indexed by metric name (with control features:
             indexed by control level).
         """
+        if self._exact is not None:
+            return self._exact.overall()
         return self._scalar_or_series({k: o for k, (_, o) in self._est.items()})
 
     @property
@@ -513,6 +625,8 @@ class PrivateMetricFrame(PrivateMechanismMixin):
             A Series (single metric) or a DataFrame with one column per metric, indexed by the
             declared groups (a MultiIndex for several sensitive features or control features).
         """
+        if self._exact is not None:
+            return self._exact.by_group()
         return self._frame_or_series({k: g for k, (g, _) in self._est.items()})
 
     @property
@@ -524,6 +638,7 @@ class PrivateMetricFrame(PrivateMechanismMixin):
         pandas.Series or pandas.DataFrame of bool
             Shaped like :attr:`by_group`.
         """
+        self._check_table("flagged")
         return self._frame_or_series(self._flagged, dtype=bool)
 
     @property
@@ -551,14 +666,18 @@ class PrivateMetricFrame(PrivateMechanismMixin):
         return [str(n) for n in self._control_index.names]
 
     @property
-    def ci_quantiles(self) -> list[float]:
+    def ci_quantiles(self) -> list[float] | None:
         """The quantiles the ``*_ci`` accessors return (fairlearn's property).
 
         Returns
         -------
-        list of float
-            ``ci_quantiles`` as given, or the two ends of the ``confidence_level`` interval.
+        list of float or None
+            ``ci_quantiles`` as given; at a finite ``epsilon`` without it, the two ends of the
+            ``confidence_level`` interval (the private intervals are free); at ``epsilon=inf`` without it,
+            ``None`` (fairlearn's meaning: no bootstrap was asked for).
         """
+        if self._exact is not None:
+            return getattr(self, "_ci_quantiles_argument", None)
         return list(self._quantiles)
 
     @ci_quantiles.setter
@@ -578,6 +697,8 @@ class PrivateMetricFrame(PrivateMechanismMixin):
         float or pandas.Series
             As :attr:`overall`.
         """
+        if self._exact is not None:
+            return self._exact.grouping("min", errors)
         self._check(None, errors)
         return self._scalar_or_series(self._summary("group_min"))
 
@@ -594,6 +715,8 @@ class PrivateMetricFrame(PrivateMechanismMixin):
         float or pandas.Series
             As :attr:`overall`.
         """
+        if self._exact is not None:
+            return self._exact.grouping("max", errors)
         self._check(None, errors)
         return self._scalar_or_series(self._summary("group_max"))
 
@@ -614,6 +737,8 @@ class PrivateMetricFrame(PrivateMechanismMixin):
         float or pandas.Series
             As :attr:`overall`; its interval is ``conf_int["difference"]`` (``"difference_to_overall"``).
         """
+        if self._exact is not None:
+            return self._exact.compare("difference", method, errors)
         self._check(method, errors)
         return self._scalar_or_series({k: ci.difference[method][0] for k, ci in self._cis.items()})
 
@@ -634,6 +759,8 @@ class PrivateMetricFrame(PrivateMechanismMixin):
         float or pandas.Series
             As :attr:`overall`; its interval is ``conf_int["ratio"]`` (``"ratio_to_overall"``).
         """
+        if self._exact is not None:
+            return self._exact.compare("ratio", method, errors)
         self._check(method, errors)
         return self._scalar_or_series({k: ci.ratio[method][0] for k, ci in self._cis.items()})
 
@@ -647,6 +774,8 @@ class PrivateMetricFrame(PrivateMechanismMixin):
         list
             The quantiles of the draws of the overall values.
         """
+        if self._exact is not None:
+            return self._exact.intervals("overall_ci")
         return self._quantile_objects(lambda ci, up: ci.overall.upper if up else ci.overall.lower, lambda: self.overall,
                                       self._scalar_or_series)
 
@@ -659,6 +788,8 @@ class PrivateMetricFrame(PrivateMechanismMixin):
         list
             Per group interval ends (a flagged group's: the ends of the metric's range).
         """
+        if self._exact is not None:
+            return self._exact.intervals("by_group_ci")
         return self._quantile_objects(lambda ci, up: ci.by_group.upper if up else ci.by_group.lower,
                                       lambda: self.by_group, self._frame_or_series)
 
@@ -670,6 +801,8 @@ class PrivateMetricFrame(PrivateMechanismMixin):
         list
             Ends of a simultaneous interval of the smallest group value.
         """
+        if self._exact is not None:
+            return self._exact.intervals("group_min_ci")
         return self._quantile_objects(lambda ci, up: ci.group_min.upper if up else ci.group_min.lower, self.group_min,
                                       self._scalar_or_series)
 
@@ -681,6 +814,8 @@ class PrivateMetricFrame(PrivateMechanismMixin):
         list
             Ends of a simultaneous interval of the largest group value.
         """
+        if self._exact is not None:
+            return self._exact.intervals("group_max_ci")
         return self._quantile_objects(lambda ci, up: ci.group_max.upper if up else ci.group_max.lower, self.group_max,
                                       self._scalar_or_series)
 
@@ -697,6 +832,8 @@ class PrivateMetricFrame(PrivateMechanismMixin):
         list
             Interval ends.
         """
+        if self._exact is not None:
+            return self._exact.intervals("difference_ci", method)
         self._check(method, "coerce")
         return self._quantile_objects(
             lambda ci, up: ci.difference[method][1].upper if up else ci.difference[method][1].lower,
@@ -716,6 +853,8 @@ class PrivateMetricFrame(PrivateMechanismMixin):
         list
             Interval ends.
         """
+        if self._exact is not None:
+            return self._exact.intervals("ratio_ci", method)
         self._check(method, "coerce")
         return self._quantile_objects(
             lambda ci, up: ci.ratio[method][1].upper if up else ci.ratio[method][1].lower,
@@ -734,6 +873,7 @@ class PrivateMetricFrame(PrivateMechanismMixin):
             ``"group_max"``; each maps ``"lower"`` and ``"upper"`` to objects shaped like the estimate,
             e.g. ``conf_int["difference"]["lower"]["true_positive_rate"]``.
         """
+        self._check_table("conf_int")
         return _intervals.conf_int(self._cis, self._scalar_or_series, self._frame_or_series)
 
     def __repr__(self) -> str:

@@ -30,10 +30,34 @@ def _check_bootstrap_seed(random_state: Any) -> None:
     if isinstance(random_state, int | np.integer) and not isinstance(random_state, bool):
         ok = int(random_state) >= 0
     if not ok:
-        raise TypeError(
-            "random_state seeds the resampling of the confidence intervals (fairlearn's meaning): give None, a "
-            "non-negative int, a numpy RandomState or Generator. The privacy noise is seeded only by noise_random_state."
-        )
+        # fairlearn's message and class: random_state seeds the resampling of the intervals (fairlearn's meaning);
+        # give None, a non-negative int, a numpy RandomState or Generator (the noise is seeded by noise_random_state)
+        raise ValueError(f"Unsupported random_state: {random_state}")
+
+
+#: fairlearn's messages for ``n_boot`` and ``ci_quantiles``, word for word
+BOOTSTRAP_NEED_N_AND_CI = "Must specify both n_boot and ci_quantiles"
+BOOTSTRAP_N_BOOT_INT_GT_ZERO = "Must have n_boot be a positive integer"
+BOOTSTRAP_CI_INVALID = "Must have all ci_quantiles be floats in (0, 1)"
+
+
+def fairlearn_bootstrap(random_state: Any, n_boot: Any, quantiles: Any) -> tuple[int, list[float]] | None:
+    """fairlearn's ``n_boot`` / ``ci_quantiles`` at ``epsilon = inf``: ``(n_boot, quantiles)``, or None when not asked.
+
+    Both or neither must be given (an empty ``ci_quantiles`` is "not given"); ``n_boot`` is any positive int
+    (the resamples are exact, so fairlearn's 20 are allowed), every quantile a float in (0, 1).
+    """
+    asked = quantiles is not None and not isinstance(quantiles, str | bytes) and len(quantiles) > 0
+    if n_boot is not None and asked:
+        if isinstance(n_boot, bool) or not isinstance(n_boot, int | np.integer) or n_boot < 1:
+            raise ValueError(BOOTSTRAP_N_BOOT_INT_GT_ZERO)
+        if any(not isinstance(q, float) or not 0 < q < 1 for q in quantiles):
+            raise ValueError(BOOTSTRAP_CI_INVALID)
+        _check_bootstrap_seed(random_state)
+        return int(n_boot), [float(q) for q in quantiles]
+    if (n_boot is not None) ^ asked:
+        raise ValueError(BOOTSTRAP_NEED_N_AND_CI)
+    return None
 
 
 def interval_options(random_state: Any, n_boot: Any, quantiles: Any, confidence: float) -> tuple[int, list[float]]:

@@ -280,3 +280,102 @@ def metric_specs(
                                     beta=options.get("beta", 1.0)))
     return {"specs": specs, "counts": count_names, "reals": real_names, "bounds": checked_bounds, "pos_label": pos_label,
             "sample_weight": sample_weight, "weight_bound": weight_bound}
+
+
+# ----------------------------------------------------------------------------- epsilon = inf: fairlearn's metrics
+#: fairlearn's messages for ``sample_params``, word for word
+SAMPLE_PARAMS_NOT_DICT = "Sample parameters must be a dictionary"
+SAMPLE_PARAM_KEYS_NOT_IN_FUNC_DICT = "Keys in 'sample_params' do not match those in 'metric'"
+#: the ``sample_params`` a released table can take (every other one needs the rows: ``epsilon = inf`` only)
+_TABLE_PARAMS = {"pos_label", "sample_weight"}
+
+
+def parse_exact_metrics(metrics: Any) -> tuple[list[tuple[str, str, dict[str, Any]]], bool]:
+    """:func:`parse_metrics` at ``epsilon = inf``: a callable the table cannot compute is kept, to be called.
+
+    Such a metric is ``(key, "callable", {"function": f})``, its key the function's ``__name__`` (fairlearn's
+    naming); every parsed callable keeps itself in ``options["function"]`` (called when its labels are not 0/1).
+    """
+
+    def one(metric: Any, where: str) -> tuple[str, dict[str, Any]]:
+        try:
+            name, options = _metric_name(metric, where)
+        except (TypeError, ValueError):
+            if isinstance(metric, str | CountMetric) or not callable(metric):
+                raise
+            return "callable", {"function": metric}
+        if callable(metric) and not isinstance(metric, CountMetric):
+            options = {**options, "function": metric}
+        return name, options
+
+    if isinstance(metrics, dict):
+        if not metrics:
+            raise ValueError(f"metrics is an empty dict; give at least one of {_SUPPORTED_TEXT}.")
+        out = []
+        for key, value in metrics.items():
+            if not isinstance(key, str):
+                raise TypeError(f"metrics: dict keys are the output names and must be str, got {type(key).__name__}.")
+            out.append((key, *one(value, f"metrics[{key!r}]")))
+        return out, False
+    name, options = one(metrics, "metrics")
+    if name == "callable":
+        key = getattr(metrics, "__name__", None) or "metric"
+    elif "count_metric" in options:
+        key = options["count_metric"].name
+    else:
+        key = name
+    return [(key, name, options)], True
+
+
+def exact_sample_params(sample_params: Any, keys: list[str], single: bool) -> dict[str, dict[str, Any]]:
+    """fairlearn's ``sample_params`` per metric: flat for a single callable, ``{metric: {name: value}}`` for a dict."""
+    if sample_params is None:
+        return {}
+    if not isinstance(sample_params, dict):
+        raise ValueError(SAMPLE_PARAMS_NOT_DICT)
+    if single:
+        nested = set(sample_params) <= set(keys) and all(isinstance(v, dict) for v in sample_params.values())
+        return {keys[0]: dict(sample_params[keys[0]])} if nested and sample_params else {keys[0]: dict(sample_params)}
+    if not set(sample_params) <= set(keys):
+        raise ValueError(SAMPLE_PARAM_KEYS_NOT_IN_FUNC_DICT)
+    out = {}
+    for key, params in sample_params.items():
+        if not isinstance(params, dict):
+            raise ValueError(SAMPLE_PARAMS_NOT_DICT)
+        out[key] = dict(params)
+    return out
+
+
+def table_eligible(parsed: list[tuple[str, str, dict[str, Any]]], per_metric: dict[str, dict[str, Any]], bounds: Any,
+                   sample_weight_bound: Any) -> list[str]:
+    """The keys of the metrics the released table (and sums) can compute with their ``sample_params``.
+
+    The others are computed at ``epsilon = inf`` only, by calling them on the rows: any other callable, any
+    parameter beyond ``pos_label`` and ``sample_weight``, a real-valued metric without ``bounds``, weights that are
+    not one array given to every count-based metric with ``sample_weight_bound``, differing ``pos_label``\\ s.
+    """
+    eligible = []
+    for key, name, _ in parsed:
+        params = per_metric.get(key, {})
+        if name == "callable" or set(params) - _TABLE_PARAMS:
+            continue
+        if name in REAL_METRICS and (bounds is None or params):
+            continue
+        if name == "count" and "sample_weight" in params:
+            continue
+        eligible.append(key)
+    names = {key: name for key, name, _ in parsed}
+    count_keys = [k for k in eligible if names[k] not in REAL_METRICS]
+    weighted = [k for k in count_keys if "sample_weight" in per_metric.get(k, {})]
+    if weighted:
+        first = per_metric[weighted[0]]["sample_weight"]
+        same = all(per_metric[k]["sample_weight"] is first for k in weighted) and set(weighted) == set(count_keys)
+        if not same or sample_weight_bound is None:
+            eligible = [k for k in eligible if k not in weighted]
+    labels = {repr(per_metric.get(k, {})["pos_label"]) for k in eligible if "pos_label" in per_metric.get(k, {})}
+    labels |= {repr(o["pos_label"]) for k, _, o in parsed if k in eligible and "pos_label" in o}
+    if len(labels) > 1:
+        eligible = [k for k in eligible if "pos_label" not in per_metric.get(k, {})]
+    if labels and any(names[k] in REAL_METRICS for k in eligible):
+        eligible = [k for k in eligible if names[k] not in REAL_METRICS]
+    return eligible
