@@ -20,6 +20,7 @@ from _registry import (  # the one registry of private classes (tests/_registry.
     ANALYSES,
     ESTIMATORS,
     GROUPS,
+    PACKAGES,
     SCORERS,
     Y_BIN,
     Y_REAL,
@@ -94,7 +95,7 @@ def test_every_private_class_runs_the_one_release_template():
     from dpfair.base import PrivateEstimator, PrivateMechanismMixin
 
     classes = {name: getattr(importlib.import_module(f"dpfair.{package}"), name)
-               for package in ("classification", "regression", "selection", "linear_model", "model_selection", "metrics")
+               for package in PACKAGES  # every subpackage of dpfair._layout but privacy
                for name in importlib.import_module(f"dpfair.{package}").__all__}
     for name in {key.split("[")[0] for key in ESTIMATORS}:
         assert issubclass(classes[name], PrivateEstimator), name
