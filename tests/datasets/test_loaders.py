@@ -127,7 +127,7 @@ def test_make_selection_pmf_refuses_a_grid_whose_span_overflows():
 
 @pytest.mark.parametrize("generator", [ds.make_classification, ds.make_regression])
 def test_synthetic_sizes_that_cannot_fit_in_memory_are_refused_by_name(generator):
-    """Issue 22: was MemoryError / "Maximum allowed size exceeded" for make_classification."""
+    """It was a MemoryError / "Maximum allowed size exceeded" for make_classification."""
     for n_samples in (10**20, 2**70):
         with pytest.raises(ValueError, match="n_samples") as info:
             generator(n_samples)

@@ -1,4 +1,4 @@
-"""Issue 32, "private tuning for classifiers": accuracy and equalized-odds scorers, estimators without
+"""Private tuning of classifiers: accuracy and equalized-odds scorers, estimators without
 ``sensitive_features``, a working ``score``, string labels and ``FrozenEstimator`` for prefit bases."""
 
 from __future__ import annotations
@@ -229,7 +229,7 @@ def test_private_search_over_a_frozen_base_and_a_bare_prefit_base_refused_with_t
     np.testing.assert_array_equal(frozen.best_estimator_.estimator_.estimator.coef_, base.coef_)
 
 
-def test_issue_32_done_when_an_eo_search_over_a_private_pipeline_on_adult_runs_end_to_end():
+def test_an_eo_search_over_a_private_pipeline_on_adult_runs_end_to_end():
     """Adult (sex), public feature scaling, secure noise: one ledger entry = the search's = the chosen model's."""
     from dpfair.datasets import load_adult
 

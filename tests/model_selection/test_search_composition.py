@@ -1,4 +1,4 @@
-"""Issue 29, items 3 and 4: searches over private parts charge what they spend, once; parallel searches are refused.
+"""Searches over private parts charge what they spend, once; parallel searches are refused.
 
 * A :class:`PrivateRandomSearch` over an estimator that fits a private base model (``prefit=False``) pays for
   that base model inside its one charge (or refuses before charging), and the selected model says so.

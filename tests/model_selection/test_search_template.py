@@ -1,4 +1,4 @@
-"""Issue 22: PrivateRandomSearch and the scorers use dpfair.base's template (validation, one charge, trials)."""
+"""PrivateRandomSearch and the scorers use dpfair.base's template (validation, one charge, trials)."""
 
 from __future__ import annotations
 

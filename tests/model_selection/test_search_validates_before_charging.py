@@ -1,4 +1,4 @@
-"""Issue 22: PrivateRandomSearch checks every trial's parameters and the data before its single charge."""
+"""PrivateRandomSearch checks every trial's parameters and the data before its single charge."""
 
 from __future__ import annotations
 

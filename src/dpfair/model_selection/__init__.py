@@ -27,6 +27,10 @@ package implements that selection for any dpfair estimator with an ``epsilon`` p
   (:class:`SearchCost`), :func:`check_search_budget` refuses before the first fit a search its budget
   cannot pay for, and :func:`fit_search` runs ``search.fit`` after that check and reports a budget that
   runs out inside the search as one clear error.
+* :func:`search_payoff` (and :meth:`PrivateRandomSearch.payoff`): whether a private search can be expected to beat
+  the untuned estimator at the same total epsilon, from public facts only (rows, features, the search's plan); the
+  search warns (:class:`SearchPayoffWarning`) or refuses before its charge when it cannot (too few rows for its
+  budget).
 """
 
 from dpfair.model_selection._budget import SearchCost, check_search_budget, fit_search, search_cost
@@ -36,6 +40,7 @@ from dpfair.model_selection._classifier_scorers import (
     accuracy_sensitivity,
     equalized_odds_sensitivity,
 )
+from dpfair.model_selection._payoff import SearchPayoff, SearchPayoffWarning, search_payoff
 from dpfair.model_selection._random_stopping import random_stopping_epsilon, trial_epsilon_for
 from dpfair.model_selection._scorers import PrivateKSScorer, PrivateMSEKSScorer, PrivateMSEScorer
 from dpfair.model_selection._search import PrivateRandomSearch
@@ -48,11 +53,14 @@ __all__ = [
     "PrivateMSEScorer",
     "PrivateRandomSearch",
     "SearchCost",
+    "SearchPayoff",
+    "SearchPayoffWarning",
     "accuracy_sensitivity",
     "check_search_budget",
     "equalized_odds_sensitivity",
     "fit_search",
     "random_stopping_epsilon",
     "search_cost",
+    "search_payoff",
     "trial_epsilon_for",
 ]

@@ -50,9 +50,11 @@ from sklearn.utils import _safe_indexing, get_tags
 from sklearn.utils.validation import _num_samples, check_is_fitted
 
 from dpfair._estimator import as_sensitive_features, fit_charges, privacy_spent
+from dpfair._warnings import find_stack_level
 from dpfair._wrapped_fit import SensitiveScoreMixin, rehearse_wrapped_fit
 from dpfair.base import PrivacyParameters, PrivateEstimator, ValidatedData, ValidatedOptions
 from dpfair.model_selection._classifier_scorers import class_labels
+from dpfair.model_selection._payoff import SearchPayoff, SearchPayoffWarning, search_payoff
 from dpfair.model_selection._random_stopping import check_selection, draw_n_trials, trial_epsilon_for
 from dpfair.model_selection._scorers import _PrivateScorer, takes_sensitive_features
 from dpfair.privacy import PrivacyBudgetExceededError, suspend_default_budget
@@ -95,6 +97,7 @@ class _SearchOptions(ValidatedOptions):
 
     candidates: list[dict[str, Any]]
     validation_fraction: float
+    payoff_check: str
 
 
 @dataclass(frozen=True, eq=False)
@@ -179,6 +182,11 @@ class PrivateRandomSearch(PrivateEstimator, SensitiveScoreMixin, MetaEstimatorMi
         Shape of the truncated negative binomial.
     validation_fraction : float, default 0.3
         Share of the rows used for scoring, in ``(0, 1)``.
+    payoff_check : {"warn", "raise", "ignore"}, default "warn"
+        What to do, before the charge, when the search is not expected to beat the untuned estimator at the same
+        total epsilon (too few rows for its budget, decided from public facts only: :meth:`payoff`,
+        :func:`~dpfair.model_selection.search_payoff`): a :class:`~dpfair.model_selection.SearchPayoffWarning`, a
+        ``ValueError`` (nothing charged), or nothing.
     budget : PrivacyBudget or None, default None
         Charged ``(epsilon, delta)`` once per ``fit`` before any random draw; a refusal leaves the
         budget and any earlier fitted state unchanged.
@@ -245,6 +253,7 @@ class PrivateRandomSearch(PrivateEstimator, SensitiveScoreMixin, MetaEstimatorMi
         mean_trials: float = 10.0,
         eta: float = 1.0,
         validation_fraction: float = 0.3,
+        payoff_check: str = "warn",
         budget: Any = None,
         random_state: Any = None,
     ) -> None:
@@ -257,6 +266,7 @@ class PrivateRandomSearch(PrivateEstimator, SensitiveScoreMixin, MetaEstimatorMi
         self.mean_trials = mean_trials
         self.eta = eta
         self.validation_fraction = validation_fraction
+        self.payoff_check = payoff_check
         self.budget = budget
         self.random_state = random_state
 
@@ -347,6 +357,64 @@ class PrivateRandomSearch(PrivateEstimator, SensitiveScoreMixin, MetaEstimatorMi
                 )
             out.append(outer_epsilon)
         return out
+
+    def _noise_features(self, X: Any) -> int | None:
+        """Features the trials' noise grows with: ``X``'s columns when a private part declares a bound on the rows'
+        norm (a private linear model, whose error law :mod:`dpfair.model_selection._payoff` measured), else
+        ``None`` (no measured law: the check says nothing)."""
+        for _, part in _private_parts(self.estimator):
+            own = part.get_params(deep=False)
+            if any(own.get(name) is not None for name in ("data_norm", "x_norm_bound", "x_l1_bound")):
+                shape = getattr(X, "shape", None)
+                return int(shape[1]) if shape is not None and len(shape) == 2 else 1
+        return None
+
+    def payoff(self, n_rows: int, n_features: int = 1) -> SearchPayoff | None:
+        """Whether this search can be expected to beat its untuned estimator at the same total epsilon.
+
+        From public facts only (the search's parameters, the number of rows and of features the noise grows with):
+        :func:`~dpfair.model_selection.search_payoff`; ``fit`` runs the same check before its charge
+        (``payoff_check``).
+
+        Parameters
+        ----------
+        n_rows : int
+            Rows the search will be given.
+        n_features : int, default 1
+            Columns of ``X``.  ``fit`` checks only searches with a private part that declares a bound on the rows'
+            norm (``data_norm``, ``x_norm_bound``: a private linear model, whose noise grows with the features and
+            whose error law was measured); for the others this is a rough guide.
+
+        Returns
+        -------
+        SearchPayoff or None
+            The handicap and ``can_pay``; ``None`` at ``epsilon = inf`` (no noise, no handicap).
+
+        Raises
+        ------
+        ValueError, TypeError
+            On an invalid parameter of the search or argument.
+        """
+        params = self._validate_every_parameter()
+        selection = self._selection(params)
+        if math.isinf(params.epsilon):
+            return None
+        return search_payoff(n_rows, n_features, epsilon=params.epsilon, trial_epsilon=selection.trial_epsilon,
+                             validation_fraction=params.options.validation_fraction)
+
+    def _check_payoff(self, params: PrivacyParameters, selection: _Selection, n_rows: int, X: Any) -> None:
+        """Warn (or refuse, before the charge) when the search is not expected to pay for itself (public facts)."""
+        n_features = self._noise_features(X)
+        if params.options.payoff_check == "ignore" or math.isinf(params.epsilon) or n_rows < 2 or n_features is None:
+            return
+        payoff = search_payoff(n_rows, n_features, epsilon=params.epsilon,
+                               trial_epsilon=selection.trial_epsilon,
+                               validation_fraction=params.options.validation_fraction)
+        if payoff.can_pay:
+            return
+        if params.options.payoff_check == "raise":
+            raise ValueError(f"payoff_check='raise': {payoff.message()} Nothing was charged.")
+        warnings.warn(payoff.message(), SearchPayoffWarning, stacklevel=find_stack_level())
 
     def _check_trials(self, candidates: list[dict], outer_epsilons: list[float], X: Any, y: Any, sensitive: Any) -> None:
         """Every candidate's dry run on all rows, as a trial would run it: nothing is drawn or charged.
@@ -453,7 +521,9 @@ class PrivateRandomSearch(PrivateEstimator, SensitiveScoreMixin, MetaEstimatorMi
         frac = self.validation_fraction
         if isinstance(frac, bool) or not isinstance(frac, numbers.Real) or not 0 < frac < 1:
             raise ValueError(f"validation_fraction must be a number in (0, 1), got {frac!r}.")
-        return _SearchOptions(candidates=candidates, validation_fraction=frac)
+        if self.payoff_check not in ("warn", "raise", "ignore"):
+            raise ValueError(f"payoff_check must be 'warn', 'raise' or 'ignore', got {self.payoff_check!r}.")
+        return _SearchOptions(candidates=candidates, validation_fraction=frac, payoff_check=self.payoff_check)
 
     def _selection(self, params: PrivacyParameters) -> _Selection:
         """The random-stopping plan: ``trial_epsilon`` and the law of ``K`` (every candidate once with ``inf``)."""
@@ -513,6 +583,7 @@ class PrivateRandomSearch(PrivateEstimator, SensitiveScoreMixin, MetaEstimatorMi
             self.scoring.check(X, y_arr, sensitive)
         except (ValueError, TypeError) as exc:
             raise type(exc)(f"scoring={type(self.scoring).__name__}: {exc}") from None
+        self._check_payoff(params, selection, n, X)
         # the one charge, replayed on a copy: a refusal says that nothing was charged
         check_budgets_cover(
             [(params.budget, *self._privacy_cost(params), "budget", self._charge_relation(params))],
