@@ -633,7 +633,7 @@ BLIND_SETUP = {
     "communities": {"features": None,
                     "membership_edges": {"racePctWhite": np.linspace(0.0, 1.0, 11)[1:-1],
                                          "racePctHisp": (0.1, 0.3)},
-                    "aware_bins": 12, "blind_bins": 8, "membership_bins": 2, "oracle_membership_bins": 16},
+                    "aware_bins": 12, "blind_bins": 6, "membership_bins": 2, "oracle_membership_bins": 16},
 }
 
 
