@@ -181,7 +181,7 @@ SCORERS = {
     "PrivateEqualizedOddsScorer": lambda: PrivateEqualizedOddsScorer(groups=["a", "b"]),
 }
 ANALYSES = {"PrivateMetricFrame"}  # computes in its constructor: tested below
-NOT_ESTIMATORS = {"SearchCost"}  # a cost description (epsilon is its output), no data
+NOT_ESTIMATORS = {"SearchCost", "SearchPayoff"}  # a cost description, a search's handicap (epsilon is its output), no data
 
 
 # ------------------------------------------- online releases (they charge the default ledger like any estimator)
