@@ -100,10 +100,10 @@ def sensitive_columns(sensitive_features: Any, n_rows: int, name: str = "sensiti
     elif isinstance(sf, pd.DataFrame):
         if sf.shape[1] == 0:
             raise ValueError(f"{argument} is a DataFrame without columns; pass at least one feature.")
-        for name in sf.columns:
+        for position, name in enumerate(sf.columns):
             if not isinstance(name, str):
                 raise ValueError(f"{argument}: DataFrame column names must be str, got {type(name).__name__}.")
-            columns.append((name, sf[name].to_numpy()))
+            columns.append((name, sf.iloc[:, position].to_numpy()))
     elif isinstance(sf, list | tuple):
         if not all(pd.api.types.is_scalar(v) for v in sf):
             raise ValueError(
@@ -123,8 +123,11 @@ def sensitive_columns(sensitive_features: Any, n_rows: int, name: str = "sensiti
             columns += [(f"{prefix}_{i}", arr[:, i]) for i in range(arr.shape[1])]
         else:
             raise ValueError(f"{argument} must be 1- or 2-dimensional, got shape {arr.shape}.")
-    if len({name for name, _ in columns}) != len(columns):
-        raise ValueError(f"{argument}: two features have the same name; give each column its own name.")
+    seen: set[str] = set()
+    for column_name, _ in columns:
+        if column_name in seen:  # fairlearn's message, word for word
+            raise ValueError(f"Detected duplicate feature name: '{column_name}'")
+        seen.add(column_name)
     for column_name, values in columns:
         if len(values) != n_rows:
             raise ValueError(
@@ -251,8 +254,9 @@ def resolve_rows(
     """Every row's group (control-major when there are control features) and the index."""
     if controls:
         names = [n for n, _ in controls] + [n for n, _ in columns]
-        if len(set(names)) != len(names):
-            raise ValueError("control_features and sensitive_features must have distinct column names.")
+        duplicates = [name for position, name in enumerate(names) if name in names[:position]]
+        if duplicates:  # fairlearn's message, word for word
+            raise ValueError(f"Detected duplicate feature name: '{duplicates[0]}'")
         if groups is not None and not isinstance(groups, dict):
             raise ValueError(
                 f"groups: with control_features, declare a dict with the labels of every feature {names} (every "
