@@ -1,4 +1,5 @@
-"""Issue 22: one array coercion, ``dpfair._validation.as_finite_array``, whose ``mode`` covers the former copies."""
+"""One array coercion, ``dpfair._validation.as_finite_array``, whose ``mode`` covers the former copies; the feature
+check that points strings and missing values at the dpfair transformers."""
 
 from __future__ import annotations
 
@@ -92,3 +93,39 @@ def test_modes_share_the_options():
 def test_an_int_beyond_float64_is_a_value_error_naming_the_argument(mode):
     with pytest.raises(ValueError, match="v holds a number outside the float64 range"):
         as_finite_array([10**400, 0.5], "v", mode=mode)
+
+
+# ------------------------------------------------------------------ strings and missing values in a feature matrix
+def test_feature_check_names_the_string_column_and_the_encoder_never_the_value():
+    import pandas as pd
+
+    from dpfair._validation import check_feature_values
+
+    secret = "Jane-Roe-123"
+    frame = pd.DataFrame({"age": [30.0, 40.0], "workclass": ["Private", secret]})
+    with pytest.raises(ValueError, match=r"X has column\(s\) \['workclass'\] holding strings") as caught:
+        check_feature_values(frame, owner="DPLogisticRegression")
+    message = str(caught.value)
+    assert secret not in message and "DeclaredOneHotEncoder(categories=...)" in message and "DPLogisticRegression" in message
+    with pytest.raises(ValueError, match=r"holds strings.*DeclaredOneHotEncoder") as caught:
+        check_feature_values(np.array([[1.0, secret]], dtype=object), "features", owner="Model")
+    assert secret not in str(caught.value) and str(caught.value).startswith("features")
+
+
+@pytest.mark.parametrize("X", [np.array([[1.0, np.nan]]), np.array([[1.0, None]], dtype=object),
+                               [[1.0, float("nan")]]])
+def test_feature_check_points_missing_values_at_the_declared_and_private_imputers(X):
+    from dpfair._validation import check_feature_values
+
+    with pytest.raises(ValueError, match=r"missing values.*DeclaredImputer.*DPMedianImputer.*SimpleImputer"):
+        check_feature_values(X, owner="DPLinearRegression")
+
+
+def test_feature_check_leaves_numbers_and_other_refusals_to_the_caller():
+    import pandas as pd
+
+    from dpfair._validation import check_feature_values
+
+    for X in (np.zeros((2, 2)), pd.DataFrame({"a": [1, 2], "b": [True, False]}), [[1.0, np.inf]],
+              np.array([[{"a": 1}]], dtype=object), [[1.0], [1.0, 2.0]], None):
+        check_feature_values(X, owner="Model")  # nothing to say: scikit-learn's own checks name these

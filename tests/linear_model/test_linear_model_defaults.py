@@ -1,5 +1,5 @@
-"""Issue 32: DPLinearRegression's defaults work at epsilon = 1 (auto alpha, feature ranges, a mechanism that fits
-the default budget, a warning when the noise dominates the Gram matrix)."""
+"""DPLinearRegression's defaults work at epsilon = 1 (auto alpha, feature ranges, a mechanism that fits the default
+budget, a warning when the noise dominates the Gram matrix)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from sklearn.model_selection import train_test_split
 
 from dpfair.datasets import DataUnavailableError, load_law_school
 from dpfair.linear_model import DPLinearRegression, NoiseDominatesWarning
-from dpfair.linear_model._feature_ranges import private_feature_ranges, quantile_utilities
 from dpfair.linear_model._ssp import AUTO_ALPHA_FAILURE_PROBABILITY, auto_alpha
+from dpfair.preprocessing import private_feature_ranges, quantile_utilities
 from dpfair.privacy import PrivacyBudget, PrivacyLeakWarning, audit_epsilon, set_default_budget
 from dpfair.privacy.noise import get_noise_source
 
@@ -147,16 +147,18 @@ def test_bad_declarations_are_refused_before_any_charge(kwargs, match):
 def test_noise_dominates_warning_follows_the_released_signal():
     X, y = _narrow_feature(n=300)
     with pytest.warns(NoiseDominatesWarning, match="dominates"):
-        small = DPLinearRegression(epsilon=0.1, feature_bounds=(0.0, 1.0), target_bound=(0.0, 3.0)).fit(X, y)
+        small = DPLinearRegression(epsilon=0.1, feature_bounds=(0.0, 1.0), target_bound=(0.0, 3.0),
+                                   random_state=0).fit(X, y)
     assert small.noise_to_signal_ > 1.0
     X, y = _narrow_feature(n=20_000)
     with warnings.catch_warnings():
         warnings.simplefilter("error", NoiseDominatesWarning)
-        large = DPLinearRegression(epsilon=1.0, feature_bounds=(0.0, 1.0), target_bound=(0.0, 3.0)).fit(X, y)
+        large = DPLinearRegression(epsilon=1.0, feature_bounds=(0.0, 1.0), target_bound=(0.0, 3.0),
+                                   random_state=0).fit(X, y)  # seeded: secure noise made the ratio flaky near 1
     assert large.noise_to_signal_ < 1.0
 
 
-def test_law_school_defaults_reach_the_issue_target():
+def test_law_school_defaults_reach_r2_030_at_epsilon_1():
     try:
         data = load_law_school(download=False)
     except DataUnavailableError:

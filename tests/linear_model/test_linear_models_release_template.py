@@ -1,4 +1,4 @@
-"""dpfair.linear_model on the one release template (issue 22): same numbers, same ledger, nothing charged on a refusal."""
+"""dpfair.linear_model on the one release template: same numbers, same ledger, nothing charged on a refusal."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def test_linear_models_are_private_estimators_fitted_on_x_and_y(cls):
 def test_seeded_fits_and_ledger_labels_are_unchanged():
     # the values the hand-written fit gave before the template (same seeds, same numbers)
     budget = PrivacyBudget(10.0, 1e-3)
-    # (alpha=1.0 was the default before issue 32 made it "auto")
+    # (alpha=1.0 was the default before the defaults for epsilon 1 made it "auto")
     lin = DPLinearRegression(epsilon=1.0, data_norm=1.0, target_bound=1.0, alpha=1.0, budget=budget, random_state=7).fit(X, Y)
     lap = DPLinearRegression(epsilon=1.0, data_norm=1.0, target_bound=1.0, alpha=1.0, mechanism="laplace", budget=budget,
                              random_state=7).fit(X, Y)
@@ -83,7 +83,7 @@ def test_fit_charges_come_from_the_privacy_parameters():
     assert fit_charges(DPLogisticRegression(epsilon=2.0, budget=budget)) == [(budget, 2.0, 0.0)]
     with pytest.raises(ValueError, match="delta must be > 0 with mechanism='gaussian'"):
         fit_charges(DPLinearRegression(epsilon=2.0, delta=0.0, mechanism="gaussian"))
-    # the default mechanism="auto" spends no delta when none is allowed (issue 32)
+    # the default mechanism="auto" spends no delta when none is allowed
     assert fit_charges(DPLinearRegression(epsilon=2.0, delta=0.0)) == [(None, 2.0, 0.0)]
     pure = PrivacyBudget(5.0)
     assert fit_charges(DPLinearRegression(epsilon=2.0, budget=pure)) == [(pure, 2.0, 0.0)]

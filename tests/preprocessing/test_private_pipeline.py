@@ -19,7 +19,7 @@ from sklearn.preprocessing import FunctionTransformer
 
 from dpfair.classification import DPEqualizedOddsPostProcessor, FairnessSlackWarning
 from dpfair.datasets import DataUnavailableError, load_adult
-from dpfair.linear_model import DPLogisticRegression
+from dpfair.linear_model import DPLogisticRegression, NoiseDominatesWarning
 from dpfair.preprocessing import (
     DeclaredImputer,
     DeclaredOneHotEncoder,
@@ -139,8 +139,11 @@ def test_adult_with_its_missing_values_goes_through_with_one_charge():
     budget = PrivacyBudget(1.0)
     pipeline = make_pipeline(preprocess, DPLogisticRegression(epsilon=1.0, data_norm=row_norm_bound(preprocess),
                                                              budget=budget, random_state=0))
-    _quiet(lambda: pipeline.fit(X.iloc[train], y[train]))
-    assert len(budget.ledger) == 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)  # seeded noise in tests
+        warnings.simplefilter("error", NoiseDominatesWarning)  # the defaults at this size: ratio 4 p / (0.9 epsilon n)
+        pipeline.fit(X.iloc[train], y[train])
+    assert len(budget.ledger) == 1 and pipeline[-1].noise_to_signal_ < 0.02
     error = np.mean(pipeline.predict(X.iloc[test]) != y[test])
     constant = min(y[train].mean(), 1 - y[train].mean())
     print(f"Adult with missing values, epsilon 1, 15,000 training rows: error {error:.3f} (constant {constant:.3f})")

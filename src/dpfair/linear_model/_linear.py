@@ -6,7 +6,7 @@ through :func:`dpfair.privacy.gaussian_mechanism` or :func:`dpfair.privacy.lapla
 "SSP" of Vu & Slavkovic 2009, Foulds et al. 2016, Sheffet 2017, Wang 2018) and solves the normal
 equations from the noisy statistics: everything after the release is post-processing.
 
-Defaults that work at practical epsilon (issue 32):
+Defaults that work at practical epsilon (epsilon 1 on Law School and Adult, ``benchmarks/bench_linear_model.py``):
 
 * ``alpha="auto"`` ties the ridge penalty to the noise actually added (:func:`auto_alpha`): a high-probability
   bound on the spectral norm of the noise in the released Gram matrix, a function of epsilon, delta, the
@@ -72,9 +72,11 @@ MECHANISM_CHOICES = ("auto", *MECHANISMS)
 
 
 class NoiseDominatesWarning(UserWarning):
-    """The noise added to the Gram matrix is larger than the signal the released Gram matrix shows.
+    """The noise of a private linear model outweighs the signal it can carry at this epsilon and number of rows.
 
-    Decided from released and public quantities only (see :attr:`DPLinearRegression.noise_to_signal_`).
+    Decided from released and public quantities only: :attr:`DPLinearRegression.noise_to_signal_` (the noise in
+    the released Gram matrix against its largest eigenvalue) and :attr:`DPLogisticRegression.noise_to_signal_`
+    (the objective-perturbation noise's expected gradient against the largest gradient the data can give).
     """
 
 
