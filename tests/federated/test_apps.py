@@ -207,7 +207,7 @@ def test_a_message_before_init_is_refused(tmp_path):
     assert "not been initialized" in answer["error"] and answer["code"] == "not_initialized"
 
 
-# ---------------------------------------------------------------------------------------- error text (issue 29, item 9)
+# ---------------------------------------------------------------------------------------- error text never leaves an agent
 SECRET = "applicant Jane Roe, SSN 123-45-6789, salary 81000"
 
 

@@ -1,4 +1,4 @@
-"""Issue 31: the deployment page's multi-machine commands, replayed as written with stock Flower on 127.0.0.1.
+"""The deployment page's multi-machine commands, replayed as written with stock Flower on 127.0.0.1.
 
 The commands are read from ``docs/user_guide/federated_deployment.rst`` (the first ``bash`` block and the ``toml``
 block of "Across machines"), so the page is the one source of truth; only what names a machine is replaced
@@ -22,6 +22,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 pytest.importorskip("flwr")
@@ -30,6 +31,7 @@ import pace
 
 from dpfair.federated import demo
 from dpfair.federated._deployment import RunHandle
+from dpfair.federated.data import write_agent_file
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "user_guide" / "federated_deployment.rst"
 AGENTS, HORIZON = 2, 3  # bounded-gap at d = 5: 3 synchronizations, + init and finish: 5 stock round trips
@@ -68,6 +70,7 @@ def test_the_page_holds_the_commands_this_test_replays():
     assert firsts == ["source", "flower-superlink", "ssh-keygen", "flwr", "flower-supernode", "flwr", "flwr"], firsts
     assert "--enable-supernode-auth" in commands[1] and "--ssl-certfile" in commands[1]
     assert "register" in commands[3] and "--auth-supernode-private-key" in commands[4] and "ls" in commands[6]
+    assert "data-path='/srv/dpfair/agent-i.csv'" in commands[4]  # each organisation's own data, a node setting
     assert 'address = "server.example.org:8000"' in toml and "root-certificates" in toml
 
 
@@ -141,6 +144,10 @@ def test_the_deployment_pages_commands_run_as_written_with_stock_flower(tmp_path
         pytest.skip("ssh-keygen (openssh-client) is not installed")
     _certificates(tmp_path)
     (tmp_path / "keys").mkdir()
+    rng = np.random.default_rng(0)
+    for agent in range(AGENTS):  # each organisation's own file (the page's data-path), in dpfair.federated.data's layout
+        contexts = rng.uniform(-1, 1, (HORIZON, 10, 5)) / 5
+        write_agent_file(tmp_path / "srv" / f"agent-{agent}.csv", contexts, (contexts.sum(axis=2) > 0).astype(float))
     link_port, *node_ports = _free_ports(1 + AGENTS)
     home = tmp_path / "operator"
     home.mkdir()
@@ -212,6 +219,9 @@ def test_the_deployment_pages_commands_run_as_written_with_stock_flower(tmp_path
         assert sorted(result["learners"]["priv-bounded-gap"]["privacy_spent"]) == [str(a) for a in range(AGENTS)]
         assert sorted(p.name for p in (tmp_path / "srv" / "metrics").glob("agent-*.npz")) == [
             f"agent-{a}.npz" for a in range(AGENTS)]
+        for agent in range(AGENTS):  # played on its own file: no fairness terms (the synthetic world's) recorded
+            metrics = np.load(tmp_path / "srv" / "metrics" / f"agent-{agent}.npz")
+            assert len(metrics["priv-bounded-gap:actions"]) == HORIZON and len(metrics["priv-bounded-gap:fair"]) == 0
     finally:
         for proc in reversed(background):
             if proc.poll() is None:

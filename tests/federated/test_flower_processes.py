@@ -1,4 +1,4 @@
-"""The Flower apps over real SuperLink and SuperNode processes on the loopback address (issue 20's acceptance).
+"""The Flower apps over real SuperLink and SuperNode processes on the loopback address.
 
 One Flower round trip costs ~0.3-0.5 s on a loaded 2-core machine (every message crosses the SuperLink,
 a SuperNode and its executor over HTTP).  Algorithm 1's bounded-gap protocol at d = 5 synchronizes

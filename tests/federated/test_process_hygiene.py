@@ -1,4 +1,4 @@
-"""Issue 31: processes die with their owner, an idle federation does not poll a CPU away, the fast path turns itself
+"""Processes die with their owner, an idle federation does not poll a CPU away, the fast path turns itself
 off visibly, and a run that runs out of time fails in one line with its partial result saved."""
 
 from __future__ import annotations

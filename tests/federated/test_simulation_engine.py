@@ -1,4 +1,4 @@
-"""Issue 31: the bundled app on Flower's Simulation Engine (``executor="simulation"``, ``dpfair federated demo
+"""The bundled app on Flower's Simulation Engine (``executor="simulation"``, ``dpfair federated demo
 --simulation``): Flower's own settings bound Ray's resources, an agent whose messages hop between Ray actors
 continues exactly like the simulator, a seeded simulation run plays the simulator's actions, and nothing it
 started (Ray included) outlives it or a SIGKILL of its owner."""

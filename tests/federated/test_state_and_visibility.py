@@ -56,7 +56,7 @@ def flwr_log():
 def test_the_exp1_agent_state_is_small_with_secure_noise(tmp_path):
     """Default (secure) noise, Exp 1's learner (priv, bounded-gap, d = 5): the saved state holds no lattice table.
 
-    Before issue 31 the learners alone pickled to 8.3 MB (the PRIVATIZER's two lattice tables) at T = 20.
+    With the lattice tables in it the learners alone pickled to 8.3 MB (the PRIVATIZER's two lattice tables) at T = 20.
     """
     horizon = 60
     config = _config(tmp_path, {}, horizon)  # random-state -1: secure noise

@@ -503,7 +503,7 @@ def _serve(grid: Any, run_config: Mapping[str, Any],
     # completed: every round with every agent; degraded: every round, but an agent dropped on the way
     result["status"] = "failed" if result["failed"] else "degraded" if result["dropped"] else "completed"
     log.info("dpfair: %s: %d rounds, %d message rounds (%.3f s each), %d agent(s) dropped, %d error(s)",
-             result["status"].upper(), t, n_exchanges,
+             "completed" if result["status"] == "completed" else result["status"].upper(), t, n_exchanges,
              result["seconds_per_message_round"], len(result["dropped"]), len(result["errors"]))
     return result
 
