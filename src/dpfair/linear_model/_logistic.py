@@ -68,11 +68,12 @@ def objective_noise_to_signal(epsilon_prime: float, n_columns: int, n: int) -> f
     ``||b||`` would reveal, with the coefficients, the data's gradient).
 
     Above :data:`NOISE_DOMINATES_RATIO` (0.1) the noise's gradient is a fifth of the largest possible signal; a real
-    table's signal is a fraction of that largest one (Adult: 0.146 of 0.5), and on Adult (51 columns) the held-out
-    error passes the constant classifier's (0.237) between ratios 0.08 and 0.11: ratio 0.113 errs 0.245-0.247
-    (10,000 rows at epsilon 0.2, 1,000 rows at epsilon 2), 0.076 errs 0.227 (3,000 rows at epsilon 1), and the
-    defaults on 30,000 rows at epsilon 1 (ratio 0.008) err 0.160 (medians of 3 seeds,
-    ``benchmarks/bench_linear_model.py --noise-ratio``).
+    table's signal is a fraction of that largest one (Adult: 0.146 of 0.5).  On Adult (50 declared feature columns
+    and the intercept) the held-out error passes the constant classifier's (0.237) between ratios 0.08 and 0.11:
+    ratio 0.113 errs 0.245-0.247 (10,000 rows at epsilon 0.2, 1,000 rows at epsilon 2), 0.076 errs 0.227 (3,000
+    rows at epsilon 1), and the defaults on 30,000 rows at epsilon 1 (ratio 0.008) err 0.160; over the 25 settings
+    of ``benchmarks/bench_linear_model.py --noise-ratio`` (300 to 30,000 rows, epsilon 0.05 to 2, medians of 3
+    seeds) the threshold fires on exactly the 16 that err more than the constant.
 
     Parameters
     ----------
@@ -346,6 +347,19 @@ class DPLogisticRegression(PrivateLinearModel, CloneLineageMixin, ClassifierMixi
     read off the data and appear in ``classes_`` (treated as public, as in scikit-learn: a ``y`` with
     one label is refused).  The proof assumes the exact minimiser; the damped Newton solver stops at a
     squared Newton decrement below ``1e-24``, far below the noise.
+
+    **When the noise dominates.** ``noise_to_signal_ = 4 p / (epsilon' n)`` compares the objective noise's expected
+    gradient with the largest gradient the data can give (:func:`objective_noise_to_signal`): from epsilon, ``C``,
+    the number of columns ``p`` and of rows ``n`` only, never from the data or the noise drawn.  Above 0.1 (where,
+    on Adult, the model errs more than the constant classifier) ``fit`` raises a
+    :class:`~dpfair.linear_model.NoiseDominatesWarning` naming the epsilon that would bring it to 0.1.
+
+    **Real tables.** Strings and missing values are refused with the transformer to use: encode categories over
+    their published levels (:class:`~dpfair.preprocessing.DeclaredOneHotEncoder`), fill missing values with
+    declared ones (:class:`~dpfair.preprocessing.DeclaredImputer`) or private medians
+    (:class:`~dpfair.preprocessing.DPMedianImputer`), scale by published ranges
+    (:class:`~dpfair.preprocessing.DeclaredRangeScaler`), and take ``data_norm`` from
+    :func:`~dpfair.preprocessing.row_norm_bound`.
 
     Parameters
     ----------
