@@ -681,6 +681,10 @@ KNOWN_PRIVATE = [
      "attribute", True, {"base": "logistic"}),
     ("DPEqualizedOddsPostProcessor + DPLogisticRegression (whole records)",
      "dpfair.classification:DPEqualizedOddsPostProcessor", "records", True, {"base": "private"}),
+    ("DPBlindPostProcessor (logistic base, A private)", "dpfair.classification:DPBlindPostProcessor", "blind", False,
+     {"base": "logistic"}),
+    ("DPBlindPostProcessor + DPLogisticRegression (whole records)", "dpfair.classification:DPBlindPostProcessor",
+     "records", False, {"base": "private"}),
     ("DPFairClassifier (A private, blind)", "dpfair.classification:DPFairClassifier", "blind", False,
      {"settings": "blind"}),
     ("DPFairClassifier (A private, used at prediction)", "dpfair.classification:DPFairClassifier", "attribute", True,
@@ -1011,6 +1015,130 @@ def write_outputs(results: pd.DataFrame, summary: pd.DataFrame, out: Path, metho
     return paths
 
 
+# ---------------------------------------------------------------------------------------------------- tuning
+#: The candidates of the private search: the post-processor's gamma and the private base model's C.
+SEARCH_GRID = {"gamma": [0.0, 0.01, 0.02, 0.05], "estimator__C": ["auto", 0.01, 0.02, 0.04]}
+#: The searches compared with the untuned pipeline: the default law of K, and the truncated negative binomial
+#: (eta = -0.5: each trial gets about 2/3 of the total epsilon instead of 1/3, for a delta of 1e-6).
+SEARCHES = {
+    "PrivateRandomSearch (geometric K, defaults)": {"mean_trials": 10.0},
+    "PrivateRandomSearch (truncated negative binomial, eta -0.5, delta 1e-6, validation 0.2)": {
+        "n_trials": "truncated_negative_binomial", "eta": -0.5, "delta": 1e-6, "mean_trials": 10.0,
+        "validation_fraction": 0.2},
+}
+
+
+def _pipeline(task: Task, epsilon: float, base_epsilon: float | None = None) -> Any:
+    """The whole-records pipeline on its defaults: ``DPLogisticRegression`` (half of ``epsilon`` unless
+    ``base_epsilon``) and ``DPEqualizedOddsPostProcessor`` (the rest), ``prefit=False``."""
+    from dpfair.classification import DPEqualizedOddsPostProcessor
+    from dpfair.linear_model import DPLogisticRegression
+
+    base_epsilon = epsilon / 2 if base_epsilon is None else base_epsilon
+    base = DPLogisticRegression(epsilon=base_epsilon, data_norm=task.x_norm_bound)
+    return DPEqualizedOddsPostProcessor(base, epsilon=epsilon - base_epsilon, groups=list(task.groups), prefit=False)
+
+
+def search_comparison(task: Task, *, epsilon: float = 3.0, n_splits: int = 5,
+                      progress: Callable[[str], None] | None = None) -> pd.DataFrame:
+    """The private search against the untuned pipeline at the same total epsilon, held out, one row per split.
+
+    The untuned pipeline is :func:`_pipeline` at ``epsilon``; each search of :data:`SEARCHES` tunes the same
+    pipeline over :data:`SEARCH_GRID` with ``PrivateEqualizedOddsScorer`` (error + equalized-odds violation) at
+    total ``epsilon``, each trial's base model getting half of the trial's epsilon.  Every search's public-facts check
+    (``PrivateRandomSearch.payoff``) is recorded beside its result.
+
+    Parameters
+    ----------
+    task : Task
+        The task (Adult by sex in the user guide).
+    epsilon : float, default 3.0
+        The total epsilon of every method.
+    n_splits : int, default 5
+        Seeded 2/3 - 1/3 splits.
+    progress : callable or None, default None
+        Called with one line per fit.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``method, split, error, eo, loss`` (``error + eo``, the scorer's objective), ``predicted_handicap``,
+        ``can_pay`` and ``warned`` (a ``SearchPayoffWarning`` was raised).
+    """
+    from dpfair.model_selection import PrivateEqualizedOddsScorer, PrivateRandomSearch, SearchPayoffWarning
+
+    rows = []
+    for split, (train, test) in enumerate(splits(task.y.size, n_splits)):
+        X, y, groups = task.X, task.y, task.sensitive_features
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model = _pipeline(task, epsilon).fit(X[train], y[train], sensitive_features=groups[train])
+        error, eo = expected_metrics(_positive(model, X[test], groups[test]), y[test], groups[test])
+        rows.append({"method": f"untuned pipeline (epsilon {epsilon:g})", "split": split, "error": error, "eo": eo,
+                     "predicted_handicap": 0.0, "can_pay": True, "warned": False})
+        for name, settings in SEARCHES.items():
+            probe = PrivateRandomSearch(_pipeline(task, 1.0), SEARCH_GRID, scoring=PrivateEqualizedOddsScorer(
+                list(task.groups), pos_label=1), epsilon=epsilon, **settings)
+            payoff = probe.payoff(train.size, X.shape[1])
+            search = probe.set_params(estimator=_pipeline(task, 1.0, base_epsilon=payoff.trial_epsilon / 2))
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                search.fit(X[train], y[train], sensitive_features=groups[train])
+            error, eo = expected_metrics(_positive(search.best_estimator_, X[test], groups[test]), y[test],
+                                         groups[test])
+            rows.append({"method": name, "split": split, "error": error, "eo": eo,
+                         "predicted_handicap": payoff.predicted_handicap, "can_pay": payoff.can_pay,
+                         "warned": any(issubclass(w.category, SearchPayoffWarning) for w in caught),
+                         "best_params": str(search.best_params_)})
+            if progress:
+                progress(f"search split {split + 1}/{n_splits}: {name}: err {error:.3f} EO {eo:.3f}")
+    frame = pd.DataFrame(rows)
+    frame["loss"] = frame["error"] + frame["eo"]
+    return frame
+
+
+def noise_law(task: Task, epsilons: Sequence[float] = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0), n_splits: int = 3
+              ) -> pd.DataFrame:
+    """Held-out excess error of ``DPLogisticRegression`` (defaults) over scikit-learn's, against ``n epsilon / d``.
+
+    The measurement behind :data:`dpfair.model_selection._payoff.NOISE_LAW_CONSTANT`: the excess follows
+    ``c d / (n epsilon)``; the column ``c`` is ``excess n epsilon / d``.
+
+    Parameters
+    ----------
+    task : Task
+        The task.
+    epsilons : sequence of float
+        The epsilons.
+    n_splits : int, default 3
+        Seeded splits (medians).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``task, epsilon, rows_epsilon_per_feature, excess, c``.
+    """
+    from dpfair.linear_model import DPLogisticRegression
+
+    excess: dict[float, list[float]] = {epsilon: [] for epsilon in epsilons}
+    for train, test in splits(task.y.size, n_splits):
+        reference = np.mean(_logistic(task, train).predict(task.X[test]) != task.y[test])
+        for epsilon in epsilons:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                model = DPLogisticRegression(epsilon=epsilon, data_norm=task.x_norm_bound).fit(task.X[train],
+                                                                                              task.y[train])
+            excess[epsilon].append(float(np.mean(model.predict(task.X[test]) != task.y[test]) - reference))
+    n_train, n_features = train.size, task.X.shape[1]
+    rows = []
+    for epsilon, values in excess.items():
+        per_feature = n_train * epsilon / n_features
+        median = float(np.median(values))
+        rows.append({"task": task.name, "epsilon": epsilon, "rows_epsilon_per_feature": per_feature,
+                     "excess": median, "c": median * per_feature})
+    return pd.DataFrame(rows)
+
+
 # ---------------------------------------------------------------------------------------------------- command
 def _parse_ranges(items: Sequence[str]) -> dict[str, tuple[float, float]]:
     ranges = {}
@@ -1030,6 +1158,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--splits", type=int, help="number of seeded 2/3 - 1/3 splits (default 5)")
     parser.add_argument("--out", type=Path, default=Path("fairness_suite_out"), help="output folder")
     parser.add_argument("--no-cache", action="store_true", help="recompute the non-private references")
+    parser.add_argument("--search", action="store_true",
+                        help="instead of the table: PrivateRandomSearch against the untuned pipeline at the same total "
+                             "epsilon (--search-epsilon) on the first task (default adult-sex)")
+    parser.add_argument("--search-epsilon", type=float, default=3.0)
+    parser.add_argument("--noise-law", action="store_true",
+                        help="instead of the table: DPLogisticRegression's excess error against n epsilon / d on the "
+                             "tasks (default adult-sex and acs-race)")
     held_out = parser.add_argument_group("a table of your own (replaces the built-in tasks)")
     held_out.add_argument("--data", type=Path, help="a .csv or .parquet file")
     held_out.add_argument("--target", help="label column")
@@ -1057,11 +1192,37 @@ def load_tasks(args: argparse.Namespace) -> list[Task]:
     return [TASKS[name](None) for name in names]
 
 
+def _tuning_main(args: argparse.Namespace, n_splits: int) -> int:
+    """``--search`` and ``--noise-law``: print the medians and write ``search.csv`` / ``noise_law.csv``."""
+    args.out.mkdir(parents=True, exist_ok=True)
+    with pd.option_context("display.width", 220, "display.max_colwidth", 90):
+        if args.noise_law:
+            names = args.tasks or ["adult-sex", "acs-race"]
+            frame = pd.concat([noise_law(TASKS[name](None), n_splits=min(n_splits, 3)) for name in names])
+            frame.to_csv(args.out / "noise_law.csv", index=False)
+            print(frame.round(4).to_string(index=False))
+        if args.search:
+            task = load_tasks(argparse.Namespace(**{**vars(args), "tasks": args.tasks or ["adult-sex"],
+                                                     "quick": False}))[0]
+            frame = search_comparison(task, epsilon=args.search_epsilon, n_splits=n_splits,
+                                      progress=lambda line: print(line, file=sys.stderr, flush=True))
+            frame.to_csv(args.out / "search.csv", index=False)
+            medians = frame.groupby("method", sort=False).agg(
+                error=("error", "median"), eo=("eo", "median"), loss=("loss", "median"),
+                predicted_handicap=("predicted_handicap", "first"), can_pay=("can_pay", "first"),
+                warned=("warned", "all"))
+            print(f"{task.name}, total epsilon {args.search_epsilon:g}, medians of {n_splits} splits (held out):")
+            print(medians.round(4).to_string())
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the suite; exit status 0 (the verdicts are in the tables, not in the status)."""
     args = build_parser().parse_args(argv)
     epsilons = args.epsilons or ([1.0] if args.quick else list(EPSILONS))
     n_splits = args.splits or (2 if args.quick else 5)
+    if args.search or args.noise_law:
+        return _tuning_main(args, n_splits)
     tasks = load_tasks(args)
     methods = private_methods()
     for method in methods:
