@@ -735,13 +735,12 @@ def _distribution_metrics(dist: np.ndarray, grid: np.ndarray, y: np.ndarray, gro
 
 
 def _aware_distribution(pp: Any, X: Any, groups: np.ndarray) -> np.ndarray:
-    from dpfair.regression.postprocessing import _bin_index
-
+    """Each row's output distribution under the aware maps (Algorithm 1, lines 2 and 12: its group's row of the bin)."""
     k = pp.grid_.size
     lo, hi = pp.bounds_
     index = np.array([list(pp.groups_).index(g) for g in groups])
-    rows = index * k + _bin_index(pp.estimator_.predict(X), lo, hi, k)
-    return pp.sparse_transport_[rows].toarray()
+    bins = np.clip(np.floor((pp.estimator_.predict(X) - lo) / (hi - lo) * k), 0, k - 1).astype(np.int64)
+    return pp.sparse_transport_[index * k + bins].toarray()
 
 
 def blind_task(cell: dict[str, Any], seed: int) -> dict[str, float]:

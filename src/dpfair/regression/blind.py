@@ -178,7 +178,7 @@ class BlindFairRegressionPostProcessor(
     distribution of the output and the predicted membership instead of that of the output and ``A``, and solve
     the LP with predicted membership.  Following Xian, Yin & Zhao (2023), the optimal blind predictor reads ``x``
     only through ``(f(x), P(A | x))``; we discretize that pair into cells and learn a map ``T(l | c)`` by the
-    linear program of :mod:`dpfair.regression._blind_lp`: minimise the squared deviation from the bin midpoint
+    linear program of ``dpfair.regression._blind_lp``: minimise the squared deviation from the bin midpoint
     subject to ``max_a F_a(v_l) - min_a F_a(v_l) <= alpha`` at every grid point, where
     ``F_a(v_l) = sum_c P(c | A = a) T(<= l | c)`` is group ``a``'s output CDF.  The statistics are the joint
     table of (true group, cell): the groups' output distributions are computed with the rows' **true** groups
@@ -199,8 +199,8 @@ class BlindFairRegressionPostProcessor(
     KS ball around a barycenter (closed form); here one map serves every group in a cell, so the program
     couples the groups through the cells and is solved by HiGHS (``n_cells x (n_bins - 1)`` variables).  The
     released table has ``n_groups x n_bins x n_membership_cells`` entries instead of ``n_groups x n_bins``:
-    more noise per group, the price of blindness beside the MSE one.  There is no ``refit_alpha`` shortcut
-    for the targets, but :meth:`refit_alpha` re-solves the program from the private statistics for free.
+    more noise per group, the price of blindness beside the MSE one.  As for the aware post-processor,
+    :meth:`refit_alpha` re-solves the program for another ``alpha`` from the private statistics, for free.
 
     **Privacy.** ``fit`` is ``(epsilon, 0)``-DP for each post-processing row's (regressor output, membership
     cell, group) under replace-one-row (``n`` public): the only use of the rows is the table, in which one
@@ -221,7 +221,7 @@ class BlindFairRegressionPostProcessor(
     it was, so ``|F~_a - F^_a| <= |S~_a - F^_a|`` where ``S~_a = (P^_a + N_a) / w~_a`` are the noisy scaled
     partial sums; with ``w~_a = w^_a + N_a(end)`` this is ``|N_a(j) - F^_a(j) N_a(end)| / w~_a <=
     2 max_j |N_a(j)| / w~_a``, and ``max_j |N_a(j)| <= E`` for every group with probability ``1 - beta``
-    (:func:`~dpfair.regression._blind_lp.max_partial_sum_bound`, Levy's inequality with a Chernoff bound, a
+    (``max_partial_sum_bound`` in ``dpfair.regression._blind_lp``, Levy's inequality with a Chernoff bound, a
     union bound over groups).  Summation by parts then gives, at every grid point ``l``,
     ``|sum_c (p^_a(c) - p~_a(c)) T(<= l | c)| <= max_j |F^_a(j) - F~_a(j)| * V_l`` where ``V_l`` is the total
     variation of ``T(<= l | .)`` along the cell order (released: the map), so the exact KS is at most
