@@ -189,7 +189,9 @@ def test_equalized_odds_path_is_bit_identical_to_the_code_before_constraint_obje
     # pinned with the code of commit 7264ba1 (before dpfair.classification.constraints existed)
     X, y, g = make_classification(400, n_features=5, disparity=1.0, random_state=3)
     X = X / np.linalg.norm(X, axis=1).max()
-    base = dict(delta=1e-5, gamma=0.05, bound_B=2.0, x_norm_bound=1.0, groups=[0, 1], random_state=0)
+    # fallback=None: the game's own output (at epsilon = 5 the 20-round statistics fit errs .528 on its training rows,
+    # above the constant's .465, and the default would return the constant)
+    base = dict(delta=1e-5, gamma=0.05, bound_B=2.0, x_norm_bound=1.0, groups=[0, 1], random_state=0, fallback=None)
     pinned = {
         "statistics": (dict(epsilon=5.0, n_iter=20), ("0x1.de2d659369958p+2", "0x1.9440e03857b5fp+0", 19)),
         "paper": (dict(epsilon=5.0, n_iter=20, oracle="paper"), ("-0x1.380da5cd6a6c0p+10", "0x1.8e2f078ed5232p+0", 20)),

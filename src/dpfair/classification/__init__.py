@@ -20,8 +20,14 @@ public, as in the paper.
   group's constraint binds nothing (too little of it in the noisy table, e.g. a group without rows).
 * :class:`FairnessSlackWarning`: raised by :class:`DPEqualizedOddsPostProcessor` when the fairness it can
   guarantee after the noise's slack exceeds twice the requested ``gamma``.
+* :class:`ConstantFallbackWarning` (a :class:`SmallBudgetWarning`): raised by :class:`DPExponentiatedGradient` when its
+  budget bought no signal and the fitted classifier is the best constant one
+  (:mod:`~dpfair.classification.reductions_fallback`).
+* :class:`EmptyGroupWarning`: raised by the private classifiers when a declared group has no row, or too few for the
+  noise, in the released counts (its constraints are dropped).
 """
 
+from dpfair.classification._group_evidence import EmptyGroupWarning
 from dpfair.classification._postprocessing_guarantee import FairnessSlackWarning
 from dpfair.classification.blind_postprocessing import DPBlindPostProcessor
 from dpfair.classification.constraints import (
@@ -33,12 +39,15 @@ from dpfair.classification.constraints import (
 )
 from dpfair.classification.postprocessing import DPEqualizedOddsPostProcessor, VacuousConstraintWarning
 from dpfair.classification.reductions import DPExponentiatedGradient, SmallBudgetWarning
+from dpfair.classification.reductions_fallback import ConstantFallbackWarning
 
 __all__ = [
+    "ConstantFallbackWarning",
     "DPBlindPostProcessor",
     "DPEqualizedOddsPostProcessor",
     "DPExponentiatedGradient",
     "DemographicParity",
+    "EmptyGroupWarning",
     "EqualizedOdds",
     "FairnessConstraint",
     "FairnessSlackWarning",

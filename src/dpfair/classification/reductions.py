@@ -81,6 +81,7 @@ from dpfair._validation import (
 )
 from dpfair._warnings import find_stack_level
 from dpfair.base import PrivacyParameters, PrivateEstimator, ValidatedData
+from dpfair.classification._group_evidence import EmptyGroupWarning, group_evidence, warn_empty_groups
 from dpfair.classification.constraints import make_constraint
 from dpfair.classification.reductions_accounting import (  # noqa: F401
     _MAX_ITER,
@@ -100,6 +101,13 @@ from dpfair.classification.reductions_accounting import (  # noqa: F401
     per_round_epsilon,
     privacy_split,
     split_epsilon,
+)
+from dpfair.classification.reductions_fallback import (
+    ConstantFallbackWarning,
+    SmallBudgetWarning,
+    constant_fallback,
+    constant_weights,
+    warn_constant_fallback,
 )
 from dpfair.classification.reductions_game import (  # noqa: F401
     _Game,
@@ -145,7 +153,8 @@ from dpfair.privacy.mechanisms import laplace_mechanism
 from dpfair.privacy.noise import NoiseSource
 from dpfair.privacy.relations import CHANGE_ATTRIBUTE
 
-__all__ = ["DPExponentiatedGradient", "SmallBudgetWarning", "per_round_epsilon"]
+__all__ = ["ConstantFallbackWarning", "DPExponentiatedGradient", "EmptyGroupWarning", "SmallBudgetWarning",
+           "per_round_epsilon"]
 
 #: Rounds between two duality-gap checks at ``epsilon = inf``.
 _GAP_CHECK_EVERY = 10
@@ -161,20 +170,6 @@ _PROTECTS = (
     "as in Jagielski et al. (2019)"
 )
 _NEIGHBOURING = "change one training row's sensitive attribute (group label); X, y, the number of rows and the groups are public"
-
-
-class SmallBudgetWarning(UserWarning):
-    """The privacy noise dominates the signal of the game (see ``DPExponentiatedGradient.noise_to_signal_``).
-
-    Raised once per ``fit`` when a released noise-to-signal ratio exceeds 1
-    (:func:`~dpfair.classification.reductions_oracle.noise_to_signal`, from released and public quantities only):
-    the oracle's (the expected norm of the noise on its normal equations' right-hand side, the paper's per round
-    or the statistics oracle's at the released multipliers, against the norm of the unconstrained right-hand
-    side ``[X, 1]^T (2y - 1)``) or the Auditor's (the standard deviation of its averaged violation estimate
-    against ``max(gamma, 0.01)``, the resolution it must reach).
-    :class:`~dpfair.classification.DPEqualizedOddsPostProcessor` spends the budget once and may then be the
-    better choice.
-    """
 
 
 class DPExponentiatedGradient(PrivateEstimator, _MixturePredictor, ClassifierMixin, BaseEstimator):
@@ -261,6 +256,15 @@ class DPExponentiatedGradient(PrivateEstimator, _MixturePredictor, ClassifierMix
         ``False``: A-blind hypotheses ``h(x)`` (``predict`` needs no group).  ``True``: A-aware
         hypotheses ``h(x, a)`` on ``[X, onehot(A)]`` (Section 4.1, Theorems 4.5-4.6), whose oracle also
         adds noise to ``Z^T Z``; ``predict`` then needs ``sensitive_features``.
+    fallback : {"constant", None}, default "constant"
+        Never worse than the constant (A-blind, finite ``epsilon``): when the output mixture's training error plus
+        two standard errors is not below the error of the best constant classifier (predict the majority label of
+        ``y`` for every row: its rates are equal in every group, so every constraint holds), the fit returns that
+        constant, sets ``fallback_ = "constant"`` and raises :class:`ConstantFallbackWarning` with the ``epsilon``
+        that would help.  Everything the rule reads is public or released (``X``, ``y``, the released weights), so it
+        is part of the same single charge (post-processing); the reasoning is in
+        :mod:`~dpfair.classification.reductions_fallback`.  ``None``: always the game's output (Algorithm 3 as
+        written).  A-aware the training error reads the groups, so the rule does not apply.
     budget : PrivacyBudget or None, default None
         Charged ``(epsilon, delta)`` once per ``fit``, after validation and before the first noise
         draw; a refused charge leaves the budget and any earlier fitted state unchanged.
@@ -309,13 +313,29 @@ class DPExponentiatedGradient(PrivateEstimator, _MixturePredictor, ClassifierMix
         Average dual play ``lambda~`` over the output's rounds (Algorithm 3's second output).
     privacy_spent_ : dict
         ``{"epsilon", "delta", "protects", "neighbouring"}``; ``protects`` names the accountant.
+    fallback_ : str or None
+        ``"constant"`` when the fit returned the best constant classifier (``fallback``), else ``None``; ``coef_`` is
+        then one row, ``h(z) = 1{z . w > 0}`` with zero weights on ``x`` and the intercept ``+1`` or ``-1``.
     n_features_in_ : int
         Number of features seen in ``fit``.
+
+    Notes
+    -----
+    **Empty and tiny declared groups.** A cell (group, label) whose released count is indistinguishable from zero
+    (below ``Phi^-1(1 - beta / n_cells)`` standard deviations of the count's noise; any row at ``epsilon = inf``)
+    carries no evidence about its rates: the constraints that read it are dropped (their multipliers stay 0) and its
+    denominator no longer enters the noise scales, so a declared group without rows cannot turn the fit into a
+    constant classifier.  :class:`EmptyGroupWarning` names such groups.  The rule reads released counts and public
+    noise scales only (:mod:`~dpfair.classification._group_evidence`).
 
     Warns
     -----
     SmallBudgetWarning
         Once per ``fit``, when a released noise-to-signal ratio (``noise_to_signal_``) exceeds 1.
+    ConstantFallbackWarning
+        Instead of the generic :class:`SmallBudgetWarning` when the fit returned the best constant classifier.
+    EmptyGroupWarning
+        When a declared group has no row, or too few for the noise, in the released counts (its constraints dropped).
     sklearn.exceptions.ConvergenceWarning
         When the output's violation (estimated from the released, noisy violations) exceeds ``gamma``
         clearly: the data's fairness / accuracy trade-off is steeper than ``B`` allows; raise ``bound_B``.
@@ -364,6 +384,7 @@ class DPExponentiatedGradient(PrivateEstimator, _MixturePredictor, ClassifierMix
         oracle: str = "auto",
         groups: Any = None,
         use_sensitive_at_test_time: bool = False,
+        fallback: str | None = "constant",
         budget: Any = None,
         random_state: Any = None,
     ) -> None:
@@ -384,6 +405,7 @@ class DPExponentiatedGradient(PrivateEstimator, _MixturePredictor, ClassifierMix
         self.oracle = oracle
         self.groups = groups
         self.use_sensitive_at_test_time = use_sensitive_at_test_time
+        self.fallback = fallback
         self.budget = budget
         self.random_state = random_state
 
@@ -472,9 +494,11 @@ class DPExponentiatedGradient(PrivateEstimator, _MixturePredictor, ClassifierMix
                 'Z = [X, onehot(A)]); use oracle="paper" (or "auto") with use_sensitive_at_test_time=True.'
             )
         oracle = ("paper" if aware else "statistics") if oracle == "auto" else oracle
+        if self.fallback is not None and not (isinstance(self.fallback, str) and self.fallback == "constant"):
+            raise ValueError(f"fallback must be 'constant' or None, got {self.fallback!r}.")
         return GameOptions(oracle=oracle, delta=delta, gamma=gamma, bound_B=bound_B, beta=beta, n_iter=n_iter, eta=eta,
                            nu=nu, reference=reference, accountant=accountant, selection=selection, aware=aware,
-                           constraint=constraint)
+                           constraint=constraint, fallback=self.fallback)
 
     def _privacy_cost(self, params: PrivacyParameters) -> tuple[float, float]:
         return params.epsilon, 0.0 if math.isinf(params.epsilon) else params.options.delta
@@ -543,13 +567,21 @@ class DPExponentiatedGradient(PrivateEstimator, _MixturePredictor, ClassifierMix
         # statistics oracle's cell sums of [x, 1] (Gaussian), whose last coordinate is the count
         if by_statistics:
             released_cells = release_cell_sums(zt_cells.reshape(n_groups, 2, -1), s.label_totals,
-                                               plan.cell_sensitivity, plan.mu_cells, noise)
+                                               plan.cell_sensitivity, plan.mu_cells, noise, plan.count_weight)
             counts, zt_cells = released_cells[..., -1], released_cells.reshape(2 * n_groups, -1)
         elif private:
             counts = laplace_mechanism(s.exact_counts, sensitivity=2.0, epsilon=epsilon_counts, random_state=noise)
         else:
             counts = s.exact_counts
         denominators = np.maximum(counts, 1.0)  # public after release (post-processing)
+        # cells whose released count is indistinguishable from 0 (an empty or tiny declared group): their constraints
+        # are dropped and their denominators set to m, so that their noise, divided by a denominator clipped near 0,
+        # cannot drive the multipliers, the costs or the noise scales (_group_evidence; post-processing)
+        evidence = (group_evidence(constraint, counts, denominators, plan.count_sd, options.beta, float(m))
+                    if n_groups > 1 else None)
+        keep = None if evidence is None else evidence.keep
+        if evidence is not None:
+            denominators = evidence.denominators
         proportions = denominators / m  # q~_ay
         label_proportions = label_counts / m
         if aware and private:
@@ -572,7 +604,7 @@ class DPExponentiatedGradient(PrivateEstimator, _MixturePredictor, ClassifierMix
         oracle_step = math.inf if by_statistics else epsilon_step  # the statistics oracle: post-processing
         sens_auditor = auditor_sensitivity(denominators, label_counts=label_counts, aware=aware, **ref)
         zt_base = s.zt_base  # Z^T C_1 = zt_base + sum_cells tau_cell zt_cells[cell]
-        game = _Game(y01, cell, n_groups, denominators, label_counts, gamma, reference, constraint)
+        game = _Game(y01, cell, n_groups, denominators, label_counts, gamma, reference, constraint, keep)
 
         tau_norms: list[float] = []
 
@@ -589,6 +621,8 @@ class DPExponentiatedGradient(PrivateEstimator, _MixturePredictor, ClassifierMix
 
         # ---- Algorithm 3 main loop (vectorized over rows and groups)
         theta = np.zeros(constraint.violation_shape(n_groups))
+        if keep is not None:
+            theta[~keep] = -math.inf  # a dropped constraint's multiplier stays 0 (line 3)
         weights = np.empty((T, Z.shape[1]))
         lam_sums = np.zeros((T + 1, *theta.shape))
         r_sum = np.zeros_like(theta)
@@ -596,6 +630,7 @@ class DPExponentiatedGradient(PrivateEstimator, _MixturePredictor, ClassifierMix
         h_sum = np.zeros(m)
         h_best, r_best_sum = h_sum, r_sum
         values, r_sums = np.empty(T), np.empty((T, *theta.shape))  # every prefix's primal value and sum of r~
+        errors = np.empty(T)  # every prefix's training error (public A-blind: X, y and released weights)
         if by_statistics:  # sd of a violation entry: at most sigma (1 / n_a + 1 / n_ref), sigma of a released count
             noise_sd = constraint.violation_sd(POSITIVES_SENSITIVITY / plan.mu_round, denominators)
         else:
@@ -621,13 +656,15 @@ class DPExponentiatedGradient(PrivateEstimator, _MixturePredictor, ClassifierMix
                                            aware=aware, **ref)
             else:
                 r_noisy = np.full_like(theta, -gamma)
+            if keep is not None:
+                r_noisy = np.where(keep, r_noisy, -gamma)  # a dropped constraint: nothing to audit
             theta = theta + plan.eta * r_noisy  # line 8
             # the output: Algorithm 3's average, or the best iterate by its (noisy, pessimistic) primal value
             r_sum += r_noisy
             err_sum += game.error(h)
             n = t + 1
             value = err_sum / n + bound_B * max(0.0, float(np.max(r_sum / n, initial=-math.inf)) + 2.0 * noise_sd / math.sqrt(n))
-            values[t], r_sums[t] = value, r_sum
+            values[t], r_sums[t], errors[t] = value, r_sum, err_sum / n
             h_sum += h
             if selection == "average" or (value <= best_value and not epsilon_selection):
                 best_value, best_t = value, n
@@ -646,10 +683,16 @@ class DPExponentiatedGradient(PrivateEstimator, _MixturePredictor, ClassifierMix
             gap = game.gap(h_best / best_t, lam_sums[best_t] / best_t, bound_B, best_response)
             gap, mixture = better_mixture(exact, gap, best_response, final=True)
         if mixture is not None:  # the exact best mixture: its error and violations for _solve's check
-            r_exact = violations(mixture["positives"], denominators, gamma, label_counts=label_counts, **ref)
+            r_exact = game.violations(mixture["positives"])
         else:
-            r_exact = (violations(game.positives(h_best / best_t), denominators, gamma, label_counts=label_counts, **ref)
+            r_exact = (game.violations(game.positives(h_best / best_t))
                        if not private and n_groups > 1 and best_t else None)
+        # never worse than the constant: the best constant classifier (its rates are equal in every group, so every
+        # constraint holds exactly, read off no group; its error is public, y being public) against the output's
+        # training error (public A-blind: X, y and released weights), with a margin: post-processing, no charge
+        fallback = None
+        if private and not aware and best_t and options.fallback == "constant":
+            fallback = constant_fallback(float(errors[best_t - 1]), h_best / best_t, y01)
         if not private:
             ratios = {"oracle": 0.0, "auditor": 0.0}
         else:
@@ -660,13 +703,19 @@ class DPExponentiatedGradient(PrivateEstimator, _MixturePredictor, ClassifierMix
             ratios = noise_to_signal(coordinate_sd * math.sqrt(Z.shape[1]), s.rhs_signal, noise_sd, T, gamma)
         return GameOutcome(noise_to_signal=ratios, mixture=mixture, r_exact=r_exact, noise_sd=noise_sd, weights=weights,
                            lam_sums=lam_sums, r_best_sum=r_best_sum, best_t=best_t, rounds=rounds, gap=gap,
-                           predict_seed=_predict_seed(noise))
+                           predict_seed=_predict_seed(noise), fallback=fallback,
+                           dropped_groups=[] if evidence is None else evidence.dropped_groups)
 
     def _solve(self, params: PrivacyParameters, noisy: GameOutcome, data: GameData) -> dict[str, Any]:
         plan, options = data.plan, params.options
         gamma, private, best_t, bound_B = options.gamma, plan.private, noisy.best_t, plan.bound_B
         ratios = noisy.noise_to_signal
-        if max(ratios.values()) > NOISE_TO_SIGNAL_LIMIT:
+        fallback = noisy.fallback
+        warn_empty_groups(data.groups, noisy.dropped_groups, type(self).__name__, params.epsilon,
+                          "Declare only the groups the data hold, merge small groups, or use a larger epsilon.")
+        if fallback is not None:  # the constant classifier (reductions_fallback): it says more than the generic warning
+            warn_constant_fallback(fallback, data.classes, params.epsilon, options.delta, plan.by_statistics, ratios)
+        elif max(ratios.values()) > NOISE_TO_SIGNAL_LIMIT:
             warnings.warn(
                 f"the privacy noise dominates the signal (released noise-to-signal ratios: oracle "
                 f"{ratios['oracle']:.3g}, auditor {ratios['auditor']:.3g}; above {NOISE_TO_SIGNAL_LIMIT:g} the "
@@ -676,7 +725,7 @@ class DPExponentiatedGradient(PrivateEstimator, _MixturePredictor, ClassifierMix
                 SmallBudgetWarning,
                 stacklevel=find_stack_level(),
             )
-        if plan.n_groups > 1:
+        if plan.n_groups > 1 and fallback is None:
             # Lemma C.4: a violation above gamma with the multipliers at their bound means B is too small for this
             # problem's accuracy / fairness trade-off.  Read off the released (noisy) violations: post-processing.
             r_best = noisy.r_exact if not private else noisy.r_best_sum / best_t
@@ -700,9 +749,12 @@ class DPExponentiatedGradient(PrivateEstimator, _MixturePredictor, ClassifierMix
             "lambda_": noisy.lam_sums[best_t] / best_t, "_aware": options.aware, "mixture_weights_": None,
             "_predict_seed_": noisy.predict_seed, "oracle_": options.oracle,
             "noise_to_signal_": dict(noisy.noise_to_signal), "constraint_": options.constraint,
+            "fallback_": None if fallback is None else "constant",
         } | ({} if noisy.mixture is None else {  # epsilon = inf: the exact best mixture (reductions_mixture)
             "coef_": noisy.weights[noisy.mixture["rounds"]], "mixture_weights_": noisy.mixture["q"],
             "lambda_": noisy.mixture["lam"], "best_iter_": int(noisy.mixture["rounds"].size),
+        }) | ({} if fallback is None else {  # the best constant classifier (reductions_fallback)
+            "coef_": constant_weights(fallback.label, noisy.weights.shape[1]), "best_iter_": 0,
         })
 
     def _privacy_spent(self, params: PrivacyParameters, results: dict[str, Any]) -> dict[str, Any]:

@@ -155,12 +155,18 @@ class _Game:
 
     def __init__(self, y01: np.ndarray, cell: np.ndarray, n_groups: int, denominators: np.ndarray,
                  label_counts: np.ndarray, gamma: float, reference: str,
-                 constraint: FairnessConstraint | None = None) -> None:
+                 constraint: FairnessConstraint | None = None, keep: np.ndarray | None = None) -> None:
         self.sign = 1.0 - 2.0 * y01  # error(h) = (sum_i h_i (1 - 2 y_i) + n_1) / m
         self.n_pos = float(y01.sum())
         self.cell, self.n_groups, self.denominators = cell, n_groups, denominators
         self.label_counts, self.gamma, self.reference = label_counts, gamma, reference
         self.constraint = _constraint(constraint, reference)
+        self.keep = keep  # the constraints kept (dpfair.classification._group_evidence); None: all
+
+    def violations(self, positives: np.ndarray) -> np.ndarray:
+        """The violations of a (mixture of) hypotheses from its positive counts; a dropped constraint reads ``-gamma``."""
+        r = self.constraint.violations(positives, self.denominators, self.gamma, label_counts=self.label_counts)
+        return r if self.keep is None else np.where(self.keep, r, -self.gamma)
 
     def positives(self, h: np.ndarray) -> np.ndarray:
         return np.bincount(self.cell, weights=h, minlength=2 * self.n_groups).reshape(self.n_groups, 2)
@@ -169,7 +175,7 @@ class _Game:
         return float((h @ self.sign + self.n_pos) / h.size)
 
     def lagrangian(self, h: np.ndarray, lam: np.ndarray) -> float:
-        r = self.constraint.violations(self.positives(h), self.denominators, self.gamma, label_counts=self.label_counts)
+        r = self.violations(self.positives(h))
         return self.error(h) + float((lam * r).sum())
 
     def gap(self, q: np.ndarray, lam: np.ndarray, bound_B: float, best_response: Any) -> float:
@@ -178,7 +184,7 @@ class _Game:
 
     def gap_of(self, err: float, positives: np.ndarray, lam: np.ndarray, bound_B: float, best_response: Any) -> float:
         """:meth:`gap` of a mixture given by its error and its positive counts per cell."""
-        r = self.constraint.violations(positives, self.denominators, self.gamma, label_counts=self.label_counts)
+        r = self.violations(positives)
         value = err + float((lam * r).sum())
         high = err + bound_B * max(0.0, float(r.max()))  # the auditor's best response
         _, h = best_response(lam, math.inf)  # the learner's best response (and the two constant classifiers)

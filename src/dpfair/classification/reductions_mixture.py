@@ -77,7 +77,7 @@ class ExactMixture:
 
     def _violations(self, positives: np.ndarray) -> np.ndarray:
         game = self.game
-        return game.constraint.violations(positives, game.denominators, game.gamma, label_counts=game.label_counts)
+        return game.violations(positives)
 
     def solve(self, best_response: Any) -> dict[str, Any] | None:
         """The best mixture of the hypotheses seen, its multipliers and its duality gap.

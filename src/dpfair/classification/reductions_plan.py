@@ -16,7 +16,7 @@ The game itself stays in :mod:`dpfair.classification.reductions` (its releases a
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -34,6 +34,7 @@ from dpfair.classification.reductions_oracle import (
     POSITIVES_SENSITIVITY,
     STATISTICS_N_ITER,
     cell_sum_sensitivity,
+    count_weight,
     statistics_split,
 )
 
@@ -63,6 +64,8 @@ class GameOptions(ValidatedOptions):
         ``use_sensitive_at_test_time``.
     constraint : FairnessConstraint
         The fairness constraint.
+    fallback : {"constant", None}
+        Whether the best constant classifier replaces an output that does not err clearly less than it.
     """
 
     oracle: str
@@ -78,6 +81,7 @@ class GameOptions(ValidatedOptions):
     selection: str
     aware: bool
     constraint: Any
+    fallback: str | None = "constant"
 
 
 @dataclass(frozen=True, eq=False)
@@ -103,6 +107,12 @@ class GamePlan:
         How the split was certified (the accountant's words).
     worst : float
         The largest noise scale of the plan (``nan`` without privacy).
+    count_weight : float
+        The weight of the count coordinate of the statistics oracle's released cell sums
+        (:func:`~dpfair.classification.reductions_oracle.count_weight`; 1 otherwise).
+    count_sd : float
+        Standard deviation of the noise of one released cell count (0 without privacy): it decides which declared
+        groups the released counts give evidence about (:mod:`~dpfair.classification._group_evidence`).
     """
 
     m: int
@@ -124,6 +134,8 @@ class GamePlan:
     epsilon_selection: float
     certified_by: str
     worst: float
+    count_sd: float = 0.0
+    count_weight: float = 1.0
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
@@ -211,6 +223,11 @@ class GameOutcome:
         The duality gap at ``epsilon = inf`` (NaN otherwise).
     predict_seed : list of int or None
         The seed of the randomized predictions.
+    fallback : ConstantFallback or None
+        The best constant classifier, when the released game cannot tell its output from it
+        (:mod:`~dpfair.classification.reductions_fallback`); ``None`` otherwise.
+    dropped_groups : list of int
+        The declared groups whose constraints the released counts do not support (dropped).
     """
 
     noise_to_signal: dict[str, float]
@@ -224,6 +241,8 @@ class GameOutcome:
     rounds: int
     gap: float
     predict_seed: list[int] | None
+    fallback: Any = None
+    dropped_groups: list[int] = field(default_factory=list)
 
 
 def game_plan(options: GameOptions, epsilon: float, m: int, n_features: int, n_groups: int, l1_row_bound: float,
@@ -307,11 +326,18 @@ def game_plan(options: GameOptions, epsilon: float, m: int, n_features: int, n_g
             )
     else:
         epsilon_step = epsilon_counts = epsilon_rest = math.inf
+    if by_statistics:  # the count is the last coordinate of the Gaussian cell sums
+        count_sd = cell_sensitivity / mu_cells / count_weight(l2_row_bound)
+    elif private:  # Laplace(2 / epsilon_counts): standard deviation sqrt(2) times the scale
+        count_sd = math.sqrt(2.0) * 2.0 / epsilon_counts
+    else:
+        count_sd = 0.0
     return GamePlan(m=m, n_groups=n_groups, bound_B=bound_B, nu=nu, T=T, eta=eta, private=private,
                     by_statistics=by_statistics, private_selection=private_selection, mu_cells=mu_cells,
                     mu_round=mu_round, cell_sensitivity=cell_sensitivity, epsilon_step=epsilon_step,
                     epsilon_counts=epsilon_counts, epsilon_rest=epsilon_rest, epsilon_gram=epsilon_gram,
-                    epsilon_selection=epsilon_selection, certified_by=certified_by, worst=worst)
+                    epsilon_selection=epsilon_selection, certified_by=certified_by, worst=worst, count_sd=count_sd,
+                    count_weight=count_weight(l2_row_bound) if by_statistics else 1.0)
 
 
 def game_statistics(plan: GamePlan, aware: bool, X: np.ndarray, y01: np.ndarray, index: np.ndarray) -> GameStatistics:
