@@ -34,10 +34,13 @@ def _rates(p1, y, g, labels):
 
 
 # ------------------------------------------------------------------------------- epsilon = inf: the exact LP
-def _pairwise_lp(q, error_table, gamma, families):
-    """The same LP written independently: pairwise |R_a - R_b| <= gamma, no targets."""
+def _pairwise_lp(q, error_table, gamma, families, n_membership):
+    """The same LP written independently: pairwise |R_a - R_b| <= gamma (no targets), p monotone in the score bin."""
     n_groups = q.shape[1]
-    rows, rhs = [], []
+    rule = np.arange(q.shape[0]).reshape(-1, n_membership)  # cell index of (score bin, membership cell)
+    rows = [np.eye(q.shape[0])[lower] - np.eye(q.shape[0])[upper]
+            for lower, upper in zip(rule[:-1].ravel(), rule[1:].ravel(), strict=True)]
+    rhs = [0.0] * len(rows)
     for labels in families:
         part = q[:, :, list(labels)].sum(axis=2)
         coef = part / part.sum(axis=0)
@@ -62,7 +65,9 @@ def test_epsilon_inf_is_the_exact_lp_on_the_training_table(n_groups, constraints
     families = table_module.BLIND_CONSTRAINTS[constraints]
     error_table = est.noisy_frequencies_.sum(axis=1)
     # the optimum of an independently written LP (pairwise constraints instead of a common target)
-    assert est.objective_ == pytest.approx(_pairwise_lp(est.noisy_frequencies_, error_table, gamma, families), abs=1e-7)
+    expected = _pairwise_lp(est.noisy_frequencies_, error_table, gamma, families, est.membership_bins_)
+    assert est.objective_ == pytest.approx(expected, abs=1e-7)
+    assert (np.diff(est.probabilities_, axis=0) >= -1e-9).all()  # a randomized threshold on the score per cell
     # the fitted rule, evaluated row by row on the training data, has that error and satisfies the constraints exactly
     p1 = est.predict_proba(X)[:, 1]
     assert np.mean(np.where(y == 1, 1 - p1, p1)) == pytest.approx(est.objective_, abs=1e-9)

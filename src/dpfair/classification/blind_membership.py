@@ -167,3 +167,46 @@ def membership_cells(probabilities: np.ndarray, n_cells: int, edges: np.ndarray 
         return np.searchsorted(np.asarray(edges), probabilities[:, 1], side="right").astype(np.int64)
     relative = probabilities if prior is None else probabilities / np.maximum(prior, 1e-12)
     return np.argmax(relative, axis=1).astype(np.int64)
+
+
+def with_label(Z: np.ndarray, labels: np.ndarray | float) -> np.ndarray:
+    """The membership model's rows: the scaled features and the label, divided by ``sqrt(2)`` (norm ``<= 1``).
+
+    The label is a feature so that the model estimates ``P(A | X, Y)``, what the group-conditional rates of
+    equalized odds need (:func:`~dpfair.classification.blind_table.shrunk_table`); at prediction, where ``Y`` is
+    unknown, :func:`membership_at_prediction` mixes the two labels by the base classifier's score.
+
+    Parameters
+    ----------
+    Z : ndarray of shape (m, d)
+        Features scaled into the unit ball.
+    labels : ndarray of shape (m,) or float
+        Each row's label (0/1), or one label for every row.
+
+    Returns
+    -------
+    ndarray of shape (m, d + 1)
+    """
+    column = np.broadcast_to(np.asarray(labels, dtype=float), (Z.shape[0],))
+    return np.column_stack([Z, column]) / np.sqrt(2.0)
+
+
+def membership_at_prediction(Z: np.ndarray, scores: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """``P(A = a | x) = s(x) P(A = a | x, 1) + (1 - s(x)) P(A = a | x, 0)``, with ``s`` the base classifier's score.
+
+    Parameters
+    ----------
+    Z : ndarray of shape (m, d)
+        Features scaled into the unit ball.
+    scores : ndarray of shape (m,)
+        The base classifier's probability of the positive class.
+    weights : ndarray of shape (n_models, d + 2)
+        :func:`fit_membership_models`' weights on :func:`with_label` rows.
+
+    Returns
+    -------
+    ndarray of shape (m, n_groups)
+    """
+    positive = membership_probabilities(with_label(Z, 1.0), weights)
+    negative = membership_probabilities(with_label(Z, 0.0), weights)
+    return scores[:, None] * positive + (1.0 - scores[:, None]) * negative

@@ -44,9 +44,11 @@ from dpfair.classification._postprocessing_guarantee import FairnessSlackWarning
 from dpfair.classification._postprocessing_labels import _classes
 from dpfair.classification.blind_membership import (
     fit_membership_models,
+    membership_at_prediction,
     membership_cells,
     membership_model_epsilons,
     membership_probabilities,
+    with_label,
 )
 from dpfair.classification.blind_table import (
     BLIND_CONSTRAINTS,
@@ -190,13 +192,22 @@ class DPBlindPostProcessor(PrivateEstimator, CloneLineageMixin, MetaEstimatorMix
     where ``s`` is the bin of the base classifier's probability of the positive class and ``m`` the cell of a
     private model of group membership ``P(A | X)``.  ``p`` minimises the training error subject to every two
     declared groups' rates (false- and true-positive for equalized odds; the positive rate for demographic parity)
-    differing by at most ``gamma`` in the released table: the attribute-blind post-processing of Xian, Yin and
-    Zhao (2023), with the group-conditional rates read from a differentially private table.
+    differing by at most ``gamma``, and to being monotone in the score within each membership cell (a randomized
+    threshold per cell, which keeps the LP from fitting the noise): the attribute-blind post-processing of Xian, Yin
+    and Zhao (2023), with the group-conditional rates read from a differentially private table.
+
+    **How the rates are read.** The LP's constraints use the released table shrunk towards a model-based one
+    (:func:`~dpfair.classification.blind_table.shrunk_table`: the released membership model's ``P(A | x, y)`` summed
+    over the public rows of each cell, weighted per group and label by how far the released table says it is off),
+    when ``X`` and ``y`` are public; under whole-row privacy the released table alone.  On the ACS excerpt (race,
+    4 groups) and Communities at ``epsilon = 1`` the shrinkage raised the utility share from 0.17 / 0.34 to
+    0.55 / 0.47-0.73 at held-out violations 0.06-0.11 (medians of 5 splits, secure noise).
 
     **What it protects, and the proof.** ``fit`` makes one charge, ``epsilon``, split into two releases:
 
     1. *The membership model* (``membership_share * epsilon``): one-vs-rest logistic regressions of the group on
-       the features, each by objective perturbation (:class:`~dpfair.linear_model.DPLogisticRegression`, with
+       the features and the label (``P(A | X, Y)``; at prediction the two labels are mixed by the base score), each
+       by objective perturbation (:class:`~dpfair.linear_model.DPLogisticRegression`, with
        ``data_norm=1`` on the rows divided by ``data_norm``); changing one row's group changes the inputs of at
        most two of them (one with two groups), so each gets half the share (all of it with two groups); under
        whole-row replacement every model sees the change and each gets ``1/K`` of the share.
@@ -220,7 +231,7 @@ class DPBlindPostProcessor(PrivateEstimator, CloneLineageMixin, MetaEstimatorMix
     rows (the largest difference of a constrained rate between two declared groups) with probability
     ``>= 1 - beta`` over the table's noise, from released quantities only (proof in
     :func:`~dpfair.classification.blind_table.blind_guaranteed_violation`).  A group whose typical rate noise
-    (:func:`~dpfair.classification.blind_table.rate_noise`) exceeds 0.25 is *unmeasured*: its constraint binds
+    (:func:`~dpfair.classification.blind_table.rate_noise`) exceeds 0.5 is *unmeasured*: its constraint binds
     nothing (a :class:`VacuousConstraintWarning` names it).  A :class:`FairnessSlackWarning` says when a measured
     group's typical rate noise exceeds 0.05 (the held-out violation will likely exceed ``gamma`` by that much).
 
@@ -505,8 +516,10 @@ class DPBlindPostProcessor(PrivateEstimator, CloneLineageMixin, MetaEstimatorMix
         coef = prior = membership_edges = None
         if n_groups >= 2:
             each = membership_model_epsilons(data.epsilon_membership, n_groups, options.relation)
-            coef = fit_membership_models(Z, data.group_index, n_groups, each, noise)  # release 1
-            probabilities = membership_probabilities(Z, coef)
+            rows_with_label = with_label(Z, data.labels)  # the model estimates P(A | X, Y)
+            coef = fit_membership_models(rows_with_label, data.group_index, n_groups, each, noise)  # release 1
+            given_label = membership_probabilities(rows_with_label, coef)
+            probabilities = membership_at_prediction(Z, statistics.scores, coef)  # what predict will see
             if n_groups == 2:
                 membership_edges = _inner_edges(probabilities[:, 1], data.n_membership_cells, public)
             elif public:
@@ -530,7 +543,7 @@ class DPBlindPostProcessor(PrivateEstimator, CloneLineageMixin, MetaEstimatorMix
                 for label in (0, 1):
                     rows = data.labels == label
                     for a in range(n_groups):
-                        q_model[:, a, label] = np.bincount(cell[rows], weights=probabilities[rows, a],
+                        q_model[:, a, label] = np.bincount(cell[rows], weights=given_label[rows, a],
                                                            minlength=q_hat.shape[0]) / data.n_rows
         else:
             error_table = np.maximum(q_tilde, 0.0).sum(axis=1)
@@ -559,7 +572,8 @@ class DPBlindPostProcessor(PrivateEstimator, CloneLineageMixin, MetaEstimatorMix
         if n_groups >= 2 and measured.sum() < 2:
             reason = "fewer than two declared groups are measured by the noisy table"
         q_lp = q_valid if noisy.q_model is None else shrunk_table(noisy.q_tilde, noisy.q_model, m, epsilon_table)
-        solved = None if reason else solve_blind_lp(q_lp, noisy.error_table, options.gamma, families, active)
+        solved = None if reason else solve_blind_lp(q_lp, noisy.error_table, options.gamma, families, active,
+                                                    data.n_membership_cells)
         if solved is None and reason is None:
             reason = "HiGHS found no optimum of the linear program"
         if solved is not None and not noisy.error_is_exact:  # whole rows: the error itself is noisy
@@ -636,7 +650,7 @@ class DPBlindPostProcessor(PrivateEstimator, CloneLineageMixin, MetaEstimatorMix
         if self.membership_coef_ is None:
             cells = np.zeros(features.shape[0], dtype=np.int64)
         else:
-            probabilities = membership_probabilities(features / self.feature_scale_, self.membership_coef_)
+            probabilities = membership_at_prediction(features / self.feature_scale_, scores, self.membership_coef_)
             cells = membership_cells(probabilities, self.membership_bins_, self.membership_edges_,
                                      self.membership_prior_)
         return score_bin, cells

@@ -51,10 +51,13 @@ MAX_CELLS = 64
 
 #: The typical noise (one standard deviation) of a group's rate above which the group counts as unmeasured: its
 #: constraint is dropped (vacuous) and, with fewer than two measured groups, the rule falls back to the constant.
-RATE_NOISE_LIMIT = 0.25
+RATE_NOISE_LIMIT = 0.5
 
 #: The typical rate noise the automatic plan aims at for a group holding ``1 / (2 n_groups)`` of the rows per label.
-_PLANNED_RATE_NOISE = 0.02
+PLANNED_RATE_NOISE = 0.05
+
+#: The fewest cells ``plan_cells`` gives a finite-epsilon release (4 score bins x 4 membership cells).
+MIN_CELLS = 16
 
 
 def blind_joint_frequencies(
@@ -114,9 +117,11 @@ def plan_cells(n_rows: int, epsilon: float, n_groups: int) -> tuple[int, int]:
 
     A rule's rate in a group with mass ``q_ay`` has noise of standard deviation at most
     ``sqrt(2 C) b / q_ay`` (``C`` cells, Laplace scale ``b = 2 / (m epsilon)``).  The plan takes the largest
-    ``C <= MAX_CELLS`` for which this is at most 0.02 when ``q_ay = 1 / (2 n_groups)`` (an even split), at least 2;
-    membership cells are the ``n_groups`` arg-max cells (three or more groups) or up to 4 bins of
-    ``P(A = 1 | x)`` (two groups), the rest are score bins (2 to 16).  At ``epsilon = inf``: 16 score bins.
+    ``C <= MAX_CELLS`` for which this is at most :data:`PLANNED_RATE_NOISE` when ``q_ay = 1 / (2 n_groups)`` (an even
+    split), and at least :data:`MIN_CELLS` (the linear program reads the table through the membership model's
+    estimates too, :func:`shrunk_table`, so a coarser table loses more than its noise costs).  Membership cells
+    are the ``n_groups`` arg-max cells (three or more groups) or 4 bins of ``P(A = 1 | x)`` (two groups); the rest
+    are score bins (4 to 16).  At ``epsilon = inf``: 16 score bins.
 
     Parameters
     ----------
@@ -132,19 +137,13 @@ def plan_cells(n_rows: int, epsilon: float, n_groups: int) -> tuple[int, int]:
     tuple of int
         ``(n_score_bins, n_membership_cells)``.
     """
-    membership_max = 1 if n_groups < 2 else (4 if n_groups == 2 else n_groups)
+    membership = 1 if n_groups < 2 else (4 if n_groups == 2 else n_groups)
     if math.isinf(epsilon):
-        return 16, membership_max
+        return 16, membership
     scale = 2.0 / (n_rows * epsilon)
-    budget = (_PLANNED_RATE_NOISE / (2.0 * n_groups * scale)) ** 2 / 2.0
-    cells = int(min(max(budget, 2.0), MAX_CELLS))
-    if n_groups == 2:
-        membership = int(min(4, max(1, math.isqrt(cells // 4))))
-    elif n_groups > 2:
-        membership = n_groups if cells >= 3 * n_groups else 1
-    else:
-        membership = 1
-    return int(min(max(cells // membership, 2), 16)), membership
+    budget = (PLANNED_RATE_NOISE / (2.0 * n_groups * scale)) ** 2 / 2.0
+    cells = int(min(max(budget, MIN_CELLS), MAX_CELLS))
+    return int(min(max(cells // membership, 4), 16)), membership
 
 
 def constrained_rates(q: np.ndarray, labels: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
@@ -218,7 +217,7 @@ def best_constant_rule(error_table: np.ndarray) -> tuple[np.ndarray, float]:
 
 def solve_blind_lp(
     q: np.ndarray, error_table: np.ndarray, gamma: float, families: tuple[tuple[int, ...], ...],
-    active: np.ndarray,
+    active: np.ndarray, n_membership_cells: int | None = None,
 ) -> tuple[np.ndarray, float] | None:
     """The fair rule of least error: ``min_p err(p)`` s.t. every active group's rates within ``gamma/2`` of a target.
 
@@ -241,6 +240,10 @@ def solve_blind_lp(
         The constrained label sets (:data:`BLIND_CONSTRAINTS`).
     active : ndarray of bool, shape (n_groups, len(families))
         Which (group, family) rates are constrained.
+    n_membership_cells : int or None, default None
+        With the cells ordered ``c = s * n_membership_cells + m``, also require the rule to be monotone in the score
+        within each membership cell (``p[s, m] <= p[s + 1, m]``: a randomized threshold on the score per cell), which
+        keeps the program from fitting the table's noise; ``None``: no such constraint.
 
     Returns
     -------
@@ -249,7 +252,7 @@ def solve_blind_lp(
     """
     n_cells = q.shape[0]
     n_targets = len(families)
-    c = np.concatenate([error_table[:, 0] - error_table[:, 1], np.zeros(n_targets)])
+    cost = np.concatenate([error_table[:, 0] - error_table[:, 1], np.zeros(n_targets)])
     rows, rhs = [], []
     for f, labels in enumerate(families):
         coef, _ = constrained_rates(q, labels)
@@ -259,7 +262,13 @@ def solve_blind_lp(
             row[n_cells + f] = -1.0
             rows += [row, -row]
             rhs += [gamma / 2.0, gamma / 2.0]
-    result = linprog(c, A_ub=np.array(rows) if rows else None, b_ub=np.array(rhs) if rows else None,
+    if n_membership_cells is not None:
+        for cell in range(n_cells - n_membership_cells):
+            row = np.zeros(n_cells + n_targets)
+            row[cell], row[cell + n_membership_cells] = 1.0, -1.0
+            rows.append(row)
+            rhs.append(0.0)
+    result = linprog(cost, A_ub=np.array(rows) if rows else None, b_ub=np.array(rhs) if rows else None,
                      bounds=(0.0, 1.0), method="highs")
     if result.status != 0 or result.x is None:
         return None
