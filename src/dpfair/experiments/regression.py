@@ -14,6 +14,10 @@ costs epsilon once).
 * ``regression-private-tuning``: the private choice of (k, alpha) that Section 4 calls for
   (:class:`~dpfair.model_selection.PrivateRandomSearch`, Liu & Talwar 2019) against the best non-private
   choice on the same split, for a total epsilon of 0.5, 1 and 5.
+* ``regression-blind``: the attribute-blind extension of Section 5
+  (:class:`~dpfair.regression.BlindFairRegressionPostProcessor`, no group at prediction) beside the aware
+  post-processor, the ridge regressor and the blind program solved on the test rows, on Law School and
+  Communities at epsilon 0.5, 1, 2 and inf.
 """
 
 from __future__ import annotations
