@@ -114,6 +114,9 @@ class PrivacyParameters:
         The noise seed (``None``: the secure source), as declared or overridden for this release.
     options : ValidatedOptions
         What :meth:`PrivateMechanismMixin._validate_params` returned (the class's other parameters).
+    plan : object
+        What :meth:`PrivateMechanismMixin._plan_release` returned for this release's validated data (``None``
+        when the class plans nothing, and in :meth:`~PrivateMechanismMixin.planned_charge`, which has no data).
     """
 
     epsilon: float = math.inf
@@ -123,6 +126,7 @@ class PrivacyParameters:
     budget: Any = None
     random_state: Any = None
     options: ValidatedOptions = ValidatedOptions()
+    plan: Any = None
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
@@ -227,6 +231,16 @@ class PrivateMechanismMixin:
         also the dry run, :meth:`PrivateEstimator.check_release`).
         """
         raise NotImplementedError(f"{type(self).__name__} must define _validate_data")
+
+    def _plan_release(self, params: PrivacyParameters, data: ValidatedData) -> Any:
+        """The part of the release that depends on the validated data's public sizes, or ``None`` (the default).
+
+        A class whose charge depends on more than its parameters (Priv-FairX-LinUCB: on the run's horizon, agents
+        and dimension) returns it here; the template puts it in ``params.plan`` after step 2, so that the charge's
+        hooks (:meth:`_privacy_cost`, :meth:`_charge_label`, :meth:`_release_subject`, :meth:`_warn_non_private`)
+        read it from their argument, never from state kept on the object.
+        """
+        return None
 
     def _compute_statistics(self, params: PrivacyParameters, data: ValidatedData) -> Any:
         """Exact (not yet private) statistics of ``data``; no noise is available here."""
@@ -391,6 +405,9 @@ class PrivateMechanismMixin:
         if "groups" in self._privacy_parameters.values() and validated.group_index is None:
             # (a subclass that had to resolve them earlier returns them already)
             validated = self._resolve_declared_groups(params, validated)
+        plan = self._plan_release(params, validated)
+        if plan is not None:
+            params = replace(params, plan=plan)
         return params, validated
 
     def _resolve_declared_groups(self, params: PrivacyParameters, data: ValidatedData) -> ValidatedData:

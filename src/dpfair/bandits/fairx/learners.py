@@ -246,7 +246,7 @@ class PrivFairXLinUCB(PrivateMechanismMixin, FedFairXLinUCB):
     # reset = _begin(_open(_prepare(...))): _prepare runs steps 1-2 (every check, the plan, its planned charge),
     # _open runs the template on the checked run (the parameters again, the charge, the warnings) and _begin starts
     # the rounds.  The charge depends on the run's sizes (the plan: "paper" reports max(epsilon, the accounted
-    # epsilon)), so while a run is prepared or opened its plan is the one _privacy_cost and _charge_label read.
+    # epsilon)): _plan_release hands the run to the template, which gives it to the charge's hooks as params.plan.
     def check_reset(self, n_actions: int, dim: int, horizon: int, *, n_agents: int = 1, agent: int = 0,
                     run_id: int = 0) -> PlannedCharge:
         """A dry run of :meth:`reset`: every check it makes before its charge, and what it would charge.
@@ -282,13 +282,11 @@ class PrivFairXLinUCB(PrivateMechanismMixin, FedFairXLinUCB):
         """Steps 1 and 2 of the template (nothing charged, no noise source), with the run's planned charge."""
         params, run = self._validate_all(n_actions, dim, horizon, n_agents=n_agents, agent=agent, run_id=run_id,
                                          name=name)
-        with _Releasing(self, run):
-            return replace(run, charge=self._planned(params))
+        return replace(run, charge=self._planned(params))
 
     def _open(self, run: _AgentRun) -> dict[str, Any]:
         """Run the release template on the run :meth:`_prepare` checked: the parameters again, one charge, the warnings."""
-        with _Releasing(self, run):
-            results = self._release(run=run)
+        results = self._release(run=run)
         return {"run": results["run"], "privacy_spent": results["privacy_spent_"]}
 
     def _validate_params(self) -> _PrivOptions:
@@ -309,6 +307,9 @@ class PrivFairXLinUCB(PrivateMechanismMixin, FedFairXLinUCB):
             )
         return run
 
+    def _plan_release(self, params: PrivacyParameters, data: _AgentRun) -> _AgentRun:
+        return data  # the run: its plan decides the charge, its agent or name the ledger's label
+
     def _compute_statistics(self, params: PrivacyParameters, data: _AgentRun) -> None:
         return None  # the agent's Gram matrices and reward sums arrive round by round, after the charge
 
@@ -327,7 +328,7 @@ class PrivFairXLinUCB(PrivateMechanismMixin, FedFairXLinUCB):
         ``"tight"``: the requested ``(epsilon, delta)``; ``"paper"``: ``max(epsilon, epsilon_accounted)``, which
         depends on the run's sizes (the number of releases, ``dim``); ``epsilon = inf``: ``(inf, 0)``.
         """
-        run = _Releasing.current(self)
+        run = params.plan
         if run is not None:
             return run.plan.spent["epsilon"], run.plan.spent["delta"]
         # planned_charge(): the parameters alone
@@ -342,20 +343,20 @@ class PrivFairXLinUCB(PrivateMechanismMixin, FedFairXLinUCB):
         return params.epsilon, params.delta  # "tight": exactly the request (synchronization._plan reports it)
 
     def _charge_label(self, params: PrivacyParameters) -> str:
-        run = _Releasing.current(self)
+        run = params.plan
         if run is not None and run.name is not None:
             return f"{_LABEL} {run.name}"  # one learner of simulate_federated
         return f"{_LABEL} agent {0 if run is None else run.agent}"
 
     def _release_subject(self, params: PrivacyParameters) -> str:
         """What the template's seeded-noise warning names: the agent of a reset, or the learner of a simulation."""
-        run = _Releasing.current(self)
+        run = params.plan
         if run is not None and run.name is not None:
             return f"learner {run.name!r} ({_LABEL})"
         return f"{_LABEL} agent {0 if run is None else run.agent}"
 
     def _warn_non_private(self, params: PrivacyParameters) -> None:
-        run = _Releasing.current(self)
+        run = params.plan
         who = "this agent" if run is None or run.name is None else f"learner {run.name!r}"
         warn_privacy_leak(  # at the user's line (dpfair._warnings.find_stack_level)
             f"epsilon=inf: {who} shares exact statistics (Fed-FairX-LinUCB) and carries no privacy guarantee; use a "
@@ -365,27 +366,3 @@ class PrivFairXLinUCB(PrivateMechanismMixin, FedFairXLinUCB):
     def _privacy_spent(self, params: PrivacyParameters, results: dict[str, Any]) -> dict[str, Any]:
         return dict(results["run"].plan.spent)  # synchronization._plan's: the accounting of the noise actually used
 
-
-class _Releasing:
-    """While a run of a learner is prepared or opened, the run whose plan decides its charge and its label.
-
-    :meth:`~dpfair.base.PrivateMechanismMixin._privacy_cost` sees the validated parameters only; the charge of
-    Priv-FairX-LinUCB also depends on the run's sizes, so the run is held here (on the learner, removed on exit:
-    nothing is left on it, a refused release included).
-    """
-
-    _ATTRIBUTE = "_fairx_release_run"
-
-    def __init__(self, learner: Any, run: _AgentRun) -> None:
-        self.learner, self.run = learner, run
-
-    def __enter__(self) -> _AgentRun:
-        vars(self.learner)[self._ATTRIBUTE] = self.run
-        return self.run
-
-    def __exit__(self, *exc: Any) -> None:
-        vars(self.learner).pop(self._ATTRIBUTE, None)
-
-    @classmethod
-    def current(cls, learner: Any) -> _AgentRun | None:
-        return vars(learner).get(cls._ATTRIBUTE)
