@@ -75,6 +75,17 @@ def test_other_column_instead_of_a_new_column_learned_from_the_data():
         "workclass_Private", "workclass_State-gov", "workclass_Self-emp", "workclass_other"]
 
 
+def test_one_flat_list_declares_the_levels_of_every_column():
+    encoder = DeclaredOneHotEncoder(["yes", "no"])
+    out = encoder.fit_transform(pd.DataFrame({"smokes": ["no", "yes"], "drinks": ["no", "no"]}))
+    np.testing.assert_array_equal(out, [[0, 1, 0, 1], [1, 0, 0, 1]])
+    assert encoder.get_feature_names_out().tolist() == ["smokes_yes", "smokes_no", "drinks_yes", "drinks_no"]
+    assert encoder.row_norm_bound() == pytest.approx(np.sqrt(2))  # fitted: two columns
+    assert DeclaredOneHotEncoder(["yes", "no"]).row_norm_bound(n_features=5) == pytest.approx(np.sqrt(5))
+    with pytest.raises(ValueError, match="n_features"):
+        DeclaredOneHotEncoder(["yes", "no"]).row_norm_bound()
+
+
 @pytest.mark.parametrize(("categories", "error", "match"), [
     ({"workclass": ["a", "a"]}, ValueError, "declares a level twice"),
     ({"workclass": [None, np.nan]}, ValueError, "more than once"),

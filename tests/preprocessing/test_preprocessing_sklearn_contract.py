@@ -19,13 +19,11 @@ from dpfair.preprocessing import (
     DPQuantileClipper,
 )
 
-# The declared imputer and scaler take one declaration for every column (the checks draw their own tables of
-# several widths).  DeclaredOneHotEncoder is not among them: its categories are declared per column, with no
-# "one list for every column" form, and the checks' tables change width from check to check; its scikit-learn
-# behaviour (get_feature_names_out, set_output, ColumnTransformer, clone, pickle, NotFittedError) is tested in
-# test_declared_transformers.py and below.  The private ones come from the registry (tests/_registry.py,
-# CONTRACT): a large epsilon and wide declared ranges.
+# The declared transformers take one declaration for every column (the checks draw their own tables of several
+# widths); the encoder maps every level of the checks' random numbers to its "other" outputs.  The private ones
+# come from the registry (tests/_registry.py, CONTRACT): a large epsilon and wide declared ranges.
 CHECKED = [
+    DeclaredOneHotEncoder([0.0, 1.0], handle_unknown="other"),
     DeclaredImputer(0.0),
     DeclaredRangeScaler((-1e4, 1e4), output_range=(-1.0, 1.0)),
     *contract_instances("DPMedianImputer", "DPQuantileClipper"),
@@ -33,6 +31,7 @@ CHECKED = [
 
 #: Checks that cannot apply, each with the reason.
 EXPECTED_FAILED: dict[str, dict[str, str]] = {
+    "DeclaredOneHotEncoder": {},
     "DeclaredImputer": {},
     "DeclaredRangeScaler": {},
     "DPMedianImputer": {},

@@ -99,9 +99,10 @@ def check_row_norms(X: np.ndarray, data_norm: float | None) -> None:
     if not (norms <= data_norm * (1.0 + BOUND_TOL)).all():
         raise ValueError(
             f"X has row(s) whose L2 norm exceeds the declared data_norm={data_norm:g}: the privacy guarantee "
-            "rests on that bound. Scale every feature by public constants (e.g. divide by its declared range), "
-            "normalise rows (sklearn.preprocessing.Normalizer, a per-row map that reads nothing off other rows), "
-            "or declare a larger data_norm."
+            "rests on that bound. Scale every feature by public constants (dpfair.preprocessing.DeclaredRangeScaler "
+            "maps each column's declared range onto [0, 1], and dpfair.preprocessing.row_norm_bound gives the "
+            "data_norm of the result), normalise rows (sklearn.preprocessing.Normalizer, a per-row map that reads "
+            "nothing off other rows), or declare a larger data_norm."
         )
 
 

@@ -17,6 +17,19 @@ __all__ = ["DeclaredOneHotEncoder"]
 HANDLE_UNKNOWN = ("error", "other")
 
 
+def _is_level(value: Any) -> bool:
+    """Whether ``value`` is one level (a scalar or a string), not a list of levels."""
+    return isinstance(value, str | bytes) or not hasattr(value, "__len__")
+
+
+def _one_list_for_all(value: Any) -> bool:
+    """Whether ``categories`` is one flat list of levels (for every column) rather than one list per column."""
+    if isinstance(value, dict | str | bytes) or not hasattr(value, "__len__"):
+        return False
+    items = list(value)
+    return bool(items) and all(_is_level(item) for item in items)
+
+
 def _levels(value: Any, name: str) -> tuple[np.ndarray, bool]:
     """``(levels, missing_declared)``: a column's declared levels as an object array, and whether one is missing."""
     if isinstance(value, str | bytes) or not hasattr(value, "__len__"):
@@ -57,9 +70,10 @@ class DeclaredOneHotEncoder(TransformerMixin, BaseEstimator):
 
     Parameters
     ----------
-    categories : list of lists, or dict
-        Each column's declared levels: a list with one list of levels per column of ``X`` (in order), or a
-        mapping ``{column name: levels}`` for a pandas ``DataFrame``.
+    categories : list of lists, list, or dict
+        Each column's declared levels: a list with one list of levels per column of ``X`` (in order), one flat
+        list of levels for every column (e.g. ``["yes", "no"]``), or a mapping ``{column name: levels}`` for a
+        pandas ``DataFrame``.
     handle_unknown : {"error", "other"}, default "error"
         What an undeclared level (or an undeclared missing value) does: raise, or set the column's "other" output.
     other_name : str, default "other"
@@ -129,7 +143,7 @@ class DeclaredOneHotEncoder(TransformerMixin, BaseEstimator):
         self._check_options()
         table = as_table(self, X, reset=True)
         names = getattr(self, "feature_names_in_", None)
-        declared = per_column(self.categories, "categories", table.shape[1], names, is_single=lambda value: False,
+        declared = per_column(self.categories, "categories", table.shape[1], names, is_single=_one_list_for_all,
                               what="a list of levels")
         labels = names if names is not None else [str(j) for j in range(table.shape[1])]
         self.categories_ = [_levels(levels, f"categories[{label!r}]")[0] for label, levels in zip(labels, declared, strict=True)]
@@ -219,14 +233,20 @@ class DeclaredOneHotEncoder(TransformerMixin, BaseEstimator):
         Parameters
         ----------
         n_features : int or None, default None
-            Ignored (the declaration says how many columns there are); accepted for
-            :func:`~dpfair.preprocessing.row_norm_bound`.
+            The number of input columns, when ``categories`` is one list for every column (a list per column or a
+            mapping says it itself).
 
         Returns
         -------
         float
-            ``sqrt(len(categories))``.
+            ``sqrt(n_columns)``.
         """
         if isinstance(self.categories, str | bytes) or not hasattr(self.categories, "__len__"):
             raise TypeError(f"categories must be a list of lists of levels or a mapping, got {self.categories!r:.80}.")
-        return math.sqrt(len(self.categories))
+        if not _one_list_for_all(self.categories):
+            return math.sqrt(len(self.categories))
+        for count in (n_features, getattr(self, "n_features_in_", None)):
+            if count is not None:
+                return math.sqrt(int(count))
+        raise ValueError("categories is one list for every column: pass n_features (the number of columns it encodes) "
+                         "to know the norm bound.")
