@@ -144,3 +144,18 @@ def test_the_command_runs_on_a_users_table_with_strings_and_missing_values(suite
     assert set(summary["task"]) == {"table"}
     assert (summary.loc[summary["method"].str.startswith("constant"), "u"] == 0).all()
     assert any(f.name.endswith(".npy") for f in (out / "cache").iterdir())  # the references are cached
+
+
+def test_a_task_from_a_users_function_by_module_path(suite, tmp_path):
+    source = tmp_path / "my_tasks.py"
+    source.write_text(
+        "import numpy as np\n"
+        "def make():\n"
+        "    rng = np.random.default_rng(0)\n"
+        "    X = rng.uniform(size=(50, 2))\n"
+        "    return X, (X[:, 0] > 0.5).astype(int), np.where(X[:, 1] > 0.5, 'a', 'b'), ['a', 'b'], 2 ** 0.5\n"
+    )
+    task = suite.task_from_function(f"{source}:make")
+    assert task.name == "make" and task.X.shape == (50, 2) and task.groups == ["a", "b"]
+    with pytest.raises(ValueError, match="module:function"):
+        suite.task_from_function("no_colon")
