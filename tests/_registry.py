@@ -37,7 +37,12 @@ from dpfair.bandits import (
     simulate,
     simulate_federated,
 )
-from dpfair.classification import DPBlindPostProcessor, DPEqualizedOddsPostProcessor, DPExponentiatedGradient
+from dpfair.classification import (
+    DPBlindPostProcessor,
+    DPEqualizedOddsPostProcessor,
+    DPExponentiatedGradient,
+    DPFairClassifier,
+)
 from dpfair.linear_model import DPLinearRegression, DPLogisticRegression
 from dpfair.model_selection import (
     PrivateAccuracyScorer,
@@ -78,6 +83,10 @@ def _eo(budget, **kw):
 def _blind_classifier(budget, **kw):
     return DPBlindPostProcessor(LogisticRegression().fit(X, Y_BIN), epsilon=2.0, groups=["a", "b"], budget=budget,
                                 random_state=0).set_params(**kw)
+
+
+def _recommended(budget, **kw):
+    return DPFairClassifier(epsilon=2.0, groups=["a", "b"], budget=budget, random_state=0).set_params(**kw)
 
 
 def _eg(budget, **kw):
@@ -137,7 +146,7 @@ def _search_private_base(budget, **kw):
 
 #: The neighbouring relation of each class's guarantee where it is not "replace one row": its budgets are kept in
 #: that relation (a replace-one-row budget refuses a change-one-attribute charge: their epsilons are not in the same unit).
-RELATIONS = {"DPBlindPostProcessor": "change_attribute",
+RELATIONS = {"DPBlindPostProcessor": "change_attribute", "DPFairClassifier": "change_attribute",
              "DPEqualizedOddsPostProcessor": "change_attribute", "DPExponentiatedGradient": "change_attribute"}
 
 
@@ -162,6 +171,7 @@ ESTIMATORS = {
     "DPEqualizedOddsPostProcessor": (_eo, _fit_xy_g, (X, Y_BIN, GROUPS), {"gamma": -1.0}),
     "DPExponentiatedGradient": (_eg, _fit_xy_g, (X, Y_BIN, GROUPS), {"gamma": -1.0}),
     "DPBlindPostProcessor": (_blind_classifier, _fit_xy_g, (X, Y_BIN, GROUPS), {"gamma": -1.0}),
+    "DPFairClassifier": (_recommended, _fit_xy_g, (X, Y_BIN, GROUPS), {"protects": "nothing"}),
     "FairRegressionPostProcessor": (_frpp, _fit_xy_g, (Y_REAL, Y_REAL, GROUPS), {"n_bins": 0}),
     "BlindFairRegressionPostProcessor": (_blind, _fit_xy_g, (X, Y_REAL, GROUPS), {"membership_bins": 0}),
     "ExponentialSelector": (_sel, _fit_scores, (SCORES, None, None), {"n_select": 0}),
@@ -243,6 +253,7 @@ BUILDING_BLOCKS: set[str] = set()
 #: post-processors wrap a Ridge fitted inside fit (prefit=False), so the checks can call fit(X, y) on any X, and
 #: declare a single group so that sensitive_features may be omitted.
 CONTRACT = {
+    "DPFairClassifier": DPFairClassifier(epsilon=50.0, groups=["all"], random_state=0),
     "DPBlindPostProcessor": DPBlindPostProcessor(LogisticRegression(), prefit=False, epsilon=50.0, groups=["all"],
                                                  random_state=0),
     "DPLinearRegression": DPLinearRegression(epsilon=1e12, data_norm=1e4, target_bound=1e4, alpha=1e-3,

@@ -8,6 +8,8 @@ public, as in the paper.
 * :class:`DPExponentiatedGradient`: the private oracle learner (exponentiated gradient over a noisy
   auditor). By default its least-squares oracle works from cell sums released once
   (``oracle="statistics"``); ``oracle="paper"`` is Algorithm 3 with Subroutine 2 exactly.
+* :class:`DPFairClassifier`: the recommended entry point: it chooses the mechanism from what is declared (what is
+  protected, whether the attribute is known at prediction, the groups, epsilon) and fits it with one charge.
 * :class:`DPBlindPostProcessor`: attribute-blind post-processing (after Xian, Yin and Zhao 2023): a randomized
   rule on the base classifier's score and a private model of group membership, chosen by an LP on a private
   table; ``predict`` needs no sensitive attribute.
@@ -38,6 +40,7 @@ from dpfair.classification.constraints import (
     make_constraint,
 )
 from dpfair.classification.postprocessing import DPEqualizedOddsPostProcessor, VacuousConstraintWarning
+from dpfair.classification.recommended import DPFairClassifier
 from dpfair.classification.reductions import DPExponentiatedGradient, SmallBudgetWarning
 from dpfair.classification.reductions_fallback import ConstantFallbackWarning
 
@@ -46,6 +49,7 @@ __all__ = [
     "DPBlindPostProcessor",
     "DPEqualizedOddsPostProcessor",
     "DPExponentiatedGradient",
+    "DPFairClassifier",
     "DemographicParity",
     "EmptyGroupWarning",
     "EqualizedOdds",

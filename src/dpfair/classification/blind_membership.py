@@ -20,7 +20,7 @@ import warnings
 import numpy as np
 from scipy.special import expit
 
-from dpfair.linear_model import DPLogisticRegression
+from dpfair.linear_model import DPLogisticRegression, NoiseDominatesWarning
 from dpfair.privacy.leaks import PrivacyLeakWarning
 from dpfair.privacy.noise import NoiseSource
 from dpfair.privacy.relations import CHANGE_ATTRIBUTE
@@ -112,6 +112,7 @@ def fit_membership_models(
         model = DPLogisticRegression(epsilon=epsilon_each, data_norm=1.0, random_state=noise)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", PrivacyLeakWarning)  # (the caller warned once for its whole release)
+            warnings.simplefilter("ignore", NoiseDominatesWarning)  # (the caller decides from its table: fallback_)
             model.fit(rows, labels)
         weights[row, :d] = model.coef_[0]
         weights[row, d] = model.intercept_[0]

@@ -1,0 +1,318 @@
+"""The recommended private fair classifier: one entry point that chooses the mechanism from public facts.
+
+:class:`DPFairClassifier` asks what a user knows without looking at the data -- what must be protected (the
+sensitive attribute, or whole records), whether the attribute will be available at prediction, the declared groups
+and epsilon -- and runs the mechanism that measured best for those facts, with defaults for everything else.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.linear_model import LogisticRegression
+from sklearn.utils.validation import _num_samples, check_is_fitted
+
+from dpfair._estimator import CloneLineageMixin, warn_non_private
+from dpfair._validation import check_nonnegative_finite, check_positive_finite
+from dpfair.base import PrivacyParameters, PrivateEstimator, ValidatedData, ValidatedOptions
+from dpfair.classification.blind_postprocessing import DPBlindPostProcessor
+from dpfair.classification.postprocessing import DPEqualizedOddsPostProcessor
+from dpfair.linear_model import DPLogisticRegression
+from dpfair.privacy.leaks import PrivacyLeakWarning
+from dpfair.privacy.noise import NoiseSource
+from dpfair.privacy.relations import CHANGE_ATTRIBUTE, REPLACE
+
+__all__ = ["BASE_MODEL_SHARE", "DPFairClassifier", "choose_mechanism"]
+
+#: What ``protects`` may say: the sensitive attribute only (features and labels public), or whole records.
+PROTECTS = ("attribute", "records")
+
+#: With ``protects="records"``, the share of epsilon the private base model (a logistic regression) gets.
+BASE_MODEL_SHARE = 0.5
+
+
+def choose_mechanism(protects: str, attribute_at_prediction: bool, n_rows: int, n_groups: int,
+                     epsilon: float) -> str:
+    """The mechanism :class:`DPFairClassifier` runs, from public facts only.
+
+    The rule (the measurements behind it are in the user guide's first section):
+
+    * the attribute is available at prediction: ``"DPEqualizedOddsPostProcessor"`` (attribute-aware post-processing
+      of a score, 8 bins, Jagielski et al. 2019 Algorithm 1 with Hardt et al.'s derived predictor);
+    * otherwise: ``"DPBlindPostProcessor"`` (attribute-blind post-processing on a private membership model).  The
+      private reductions (``DPExponentiatedGradient``) are not chosen at any ``(n, groups, epsilon)``: on every task
+      measured (ACS race, 4 groups; Communities; Adult by sex; ``epsilon`` 0.5-2) the blind post-processor erred less
+      at a comparable held-out violation.
+
+    ``protects`` decides the base model (a non-private logistic regression on the public ``(X, y)``, or a private one
+    with :data:`BASE_MODEL_SHARE` of epsilon), not the mechanism; ``n_rows``, ``n_groups`` and ``epsilon`` size the
+    chosen mechanism's table (its automatic plan) and its fallback to the best constant classifier.
+
+    Parameters
+    ----------
+    protects : {"attribute", "records"}
+        What the guarantee covers.
+    attribute_at_prediction : bool
+        Whether ``predict`` will be given each row's group.
+    n_rows : int
+        The number of training rows (public).
+    n_groups : int
+        The number of declared groups.
+    epsilon : float
+        The whole fit's epsilon.
+
+    Returns
+    -------
+    str
+        The class name of the mechanism.
+    """
+    del protects, n_rows, n_groups, epsilon  # (public facts that size the mechanism, not choose it; see above)
+    return "DPEqualizedOddsPostProcessor" if attribute_at_prediction else "DPBlindPostProcessor"
+
+
+@dataclass(frozen=True, eq=False)
+class _RecommendedOptions(ValidatedOptions):
+    protects: str
+    attribute_at_prediction: bool
+    data_norm: float | None
+    gamma: float | None
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class _RecommendedData(ValidatedData):
+    X: Any
+    y: Any
+    mechanism: str
+    inner: Any
+
+
+class DPFairClassifier(PrivateEstimator, CloneLineageMixin, ClassifierMixin, BaseEstimator):
+    """The recommended private fair classifier: it picks the mechanism from what you declare.
+
+    Declare what must be protected, whether the group will be known at prediction, the groups and epsilon;
+    ``fit`` runs the mechanism that measured best for those facts (:func:`choose_mechanism`), with its defaults,
+    secure noise and one charge of ``epsilon``.  ``mechanism_`` names the choice and the ledger's label says it.
+
+    * ``protects="attribute"`` (default): the sensitive attribute of every training row is private, features and
+      labels are public (the relation of Jagielski et al. 2019).  The base model is scikit-learn's
+      ``LogisticRegression`` on ``(X, y)``; ``epsilon`` goes to the post-processor.
+    * ``protects="records"``: every whole training row is private.  The base model is
+      :class:`~dpfair.linear_model.DPLogisticRegression` with half of ``epsilon``; ``data_norm`` (a bound on every
+      row's L2 norm, declared) is required.
+    * ``attribute_at_prediction=False`` (default): :class:`DPBlindPostProcessor`; ``predict(X)`` needs no group.
+      ``True``: :class:`DPEqualizedOddsPostProcessor`; ``predict(X, sensitive_features=...)`` needs it.
+
+    Parameters
+    ----------
+    epsilon : float, default 1.0
+        The whole fit's privacy parameter (> 0; ``inf`` is the non-private fit, with a leak warning).
+    groups : list or None, default None
+        The declared groups (required with a finite epsilon); the first is the anchor.
+    protects : {"attribute", "records"}, default "attribute"
+        What the guarantee covers.
+    attribute_at_prediction : bool, default False
+        Whether the group will be given to ``predict``.
+    data_norm : float or None, default None
+        A declared bound on every row's L2 norm; required with ``protects="records"``.
+    gamma : float or None, default None
+        The fairness tolerance; ``None``: the chosen mechanism's default (0.02 blind, 0 attribute-aware).
+    budget : PrivacyBudget or None, default None
+        Charged once per ``fit``.
+    random_state : None, int, numpy Generator, default None
+        ``None``: secure noise (the default).  A seed: reproducible, *not hardened* noise.
+
+    Attributes
+    ----------
+    mechanism_ : str
+        The class name of the mechanism that was run.
+    estimator_ : estimator
+        The fitted mechanism.
+    classes_ : ndarray of shape (2,)
+        The two labels.
+    groups_ : ndarray
+        The declared groups.
+    n_features_in_ : int
+        Number of features.
+    privacy_spent_ : dict
+        The one ``privacy_spent_`` shape (the chosen mechanism's, which is the whole fit's).
+    """
+
+    _privacy_parameters: ClassVar[dict[str, str]] = {
+        "epsilon": "epsilon", "groups": "groups", "budget": "budget", "random_state": "random_state"
+    }
+    _results_hold_feature_attributes: ClassVar[bool] = True
+    _privacy_relation = CHANGE_ATTRIBUTE
+
+    def __init__(
+        self, *, epsilon: float = 1.0, groups: Any = None, protects: str = "attribute",
+        attribute_at_prediction: bool = False, data_norm: float | None = None, gamma: float | None = None,
+        budget: Any = None, random_state: Any = None,
+    ) -> None:
+        self.epsilon = epsilon
+        self.groups = groups
+        self.protects = protects
+        self.attribute_at_prediction = attribute_at_prediction
+        self.data_norm = data_norm
+        self.gamma = gamma
+        self.budget = budget
+        self.random_state = random_state
+
+    def __sklearn_tags__(self):  # scikit-learn's tags: binary, randomized predictions
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = True
+        tags.classifier_tags.multi_class = False
+        tags.non_deterministic = True
+        return tags
+
+    def fit(self, X: Any, y: Any, *, sensitive_features: Any = None) -> DPFairClassifier:
+        """Choose the mechanism from the declared facts, then fit it with one charge of ``epsilon``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Numeric features.
+        y : array-like of shape (n_samples,)
+            Two class labels.
+        sensitive_features : array-like of shape (n_samples,) or None, default None
+            Each row's group (private); may be omitted when one group is declared.
+
+        Returns
+        -------
+        DPFairClassifier
+            ``self``.
+
+        Raises
+        ------
+        ValueError, TypeError
+            On an invalid argument or input (the chosen mechanism's checks run before the charge).
+        PrivacyBudgetExceededError
+            If ``budget`` refuses the charge; nothing is changed.
+        """
+        return self._set_fitted(self._release(X, y, sensitive_features=sensitive_features))
+
+    # ------------------------------------------------------------------ the template's steps
+    def _charge_label(self, params: PrivacyParameters) -> str:
+        options: _RecommendedOptions = params.options
+        return f"{type(self).__name__}.fit ({self._mechanism(options)}, protects {options.protects})"
+
+    def _declared_relation(self) -> str:
+        return REPLACE if self.protects == "records" else CHANGE_ATTRIBUTE
+
+    @staticmethod
+    def _mechanism(options: _RecommendedOptions) -> str:
+        return choose_mechanism(options.protects, options.attribute_at_prediction, 0, 0, math.inf)
+
+    def _validate_params(self) -> _RecommendedOptions:
+        if not isinstance(self.protects, str) or self.protects not in PROTECTS:
+            raise ValueError(f"protects must be one of {list(PROTECTS)} (the sensitive attribute only, or whole "
+                             f"records), got {self.protects!r}.")
+        if not isinstance(self.attribute_at_prediction, (bool, np.bool_)):
+            raise TypeError("attribute_at_prediction must be True or False (will predict be given each row's group?), "
+                            f"got {self.attribute_at_prediction!r}.")
+        data_norm = None if self.data_norm is None else check_positive_finite(self.data_norm, "data_norm")
+        gamma = None if self.gamma is None else check_nonnegative_finite(self.gamma, "gamma")
+        return _RecommendedOptions(protects=self.protects, attribute_at_prediction=bool(self.attribute_at_prediction),
+                                   data_norm=data_norm, gamma=gamma)
+
+    def _inner(self, params: PrivacyParameters) -> Any:
+        """The chosen mechanism, unfitted, with the whole epsilon, no budget (this release's charge covers it)."""
+        options: _RecommendedOptions = params.options
+        epsilon = params.epsilon
+        records = options.protects == "records"
+        if records and options.data_norm is None and not math.isinf(epsilon):
+            raise ValueError(
+                "data_norm is required with protects='records': declare a bound on every row's L2 norm (a public "
+                "constant, e.g. from the data's schema; scale features by their declared ranges first)."
+            )
+        if records:
+            base_epsilon = epsilon * BASE_MODEL_SHARE
+            base = DPLogisticRegression(epsilon=base_epsilon, data_norm=options.data_norm)
+            own_epsilon = epsilon - base_epsilon
+        else:
+            base, own_epsilon = LogisticRegression(max_iter=1000), epsilon
+        common = {"epsilon": own_epsilon, "groups": params.groups, "prefit": False, "budget": None}
+        if options.gamma is not None:
+            common["gamma"] = options.gamma
+        if self._mechanism(options) == "DPEqualizedOddsPostProcessor":
+            return DPEqualizedOddsPostProcessor(base, **common)
+        return DPBlindPostProcessor(base, data_norm=options.data_norm, **common)
+
+    def _validate_data(self, params: PrivacyParameters, X: Any, y: Any, *,
+                       sensitive_features: Any = None) -> _RecommendedData:
+        inner = self._inner(params)
+        inner.check_release(X, y, sensitive_features=sensitive_features)  # every refusal before the charge
+        return _RecommendedData(n_rows=_num_samples(X), sensitive_features=sensitive_features, X=X, y=y,
+                                mechanism=type(inner).__name__, inner=inner)
+
+    def _warn_non_private(self, params: PrivacyParameters) -> None:
+        warn_non_private(params.epsilon, "the fitted recommended classifier (exact statistics)", estimator=self)
+
+    def _compute_statistics(self, params: PrivacyParameters, data: _RecommendedData) -> None:
+        return None  # the chosen mechanism computes its own, inside this release (after the charge)
+
+    def _run(self, params: PrivacyParameters, data: _RecommendedData, statistics: None, noise: NoiseSource) -> Any:
+        inner = clone(data.inner)
+        if not noise.secure:  # a seeded release: the inner mechanism's noise is derived from it
+            seed = int(noise.uniform(1)[0] * 2**32)
+            inner.set_params(random_state=seed)
+            if isinstance(inner.estimator, DPLogisticRegression):
+                inner.set_params(estimator__random_state=seed + 1)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PrivacyLeakWarning)  # (this release warned once, for the whole fit)
+            return inner.fit(data.X, data.y, sensitive_features=data.sensitive_features)
+
+    def _solve(self, params: PrivacyParameters, noisy: Any, data: _RecommendedData) -> dict[str, Any]:
+        results = {"estimator_": noisy, "mechanism_": data.mechanism, "classes_": noisy.classes_,
+                   "groups_": noisy.groups_}
+        for name in ("n_features_in_", "feature_names_in_"):
+            if hasattr(noisy, name):
+                results[name] = getattr(noisy, name)
+        return results
+
+    def _privacy_spent(self, params: PrivacyParameters, results: dict[str, Any]) -> dict[str, Any]:
+        return dict(results["estimator_"].privacy_spent_)
+
+    # ------------------------------------------------------------------ prediction
+    def predict_proba(self, X: Any, *, sensitive_features: Any = None) -> np.ndarray:
+        """Probability of each class, from the chosen mechanism.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features.
+        sensitive_features : array-like or None, default None
+            Each row's group: required by the attribute-aware mechanism (unless one group is declared), ignored by
+            the blind one.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, 2)
+        """
+        check_is_fitted(self, "estimator_")
+        if self.mechanism_ == "DPEqualizedOddsPostProcessor":
+            return self.estimator_.predict_proba(X, sensitive_features=sensitive_features)
+        return self.estimator_.predict_proba(X)
+
+    def predict(self, X: Any, *, sensitive_features: Any = None) -> np.ndarray:
+        """Randomized fair predictions from the chosen mechanism.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features.
+        sensitive_features : array-like or None, default None
+            As in :meth:`predict_proba`.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self, "estimator_")
+        if self.mechanism_ == "DPEqualizedOddsPostProcessor":
+            return self.estimator_.predict(X, sensitive_features=sensitive_features)
+        return self.estimator_.predict(X)

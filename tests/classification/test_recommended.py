@@ -1,0 +1,96 @@
+"""DPFairClassifier: the choice from public facts, one charge, the chosen mechanism's guarantees, the contract."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from sklearn.linear_model import LogisticRegression
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from _registry import contract_instances
+from dpfair.classification import (
+    DPBlindPostProcessor,
+    DPEqualizedOddsPostProcessor,
+    DPFairClassifier,
+    SmallBudgetWarning,
+)
+from dpfair.classification.recommended import choose_mechanism
+from dpfair.datasets import make_classification
+from dpfair.privacy import PrivacyBudget, PrivacyLeakWarning
+
+pytestmark = pytest.mark.filterwarnings("ignore::dpfair.privacy.SeededNoiseWarning",
+                                        "ignore::dpfair.classification.FairnessSlackWarning")
+
+
+@parametrize_with_checks(contract_instances("DPFairClassifier"))
+def test_sklearn_compatible_estimator(estimator, check):
+    check(estimator)
+
+
+@pytest.mark.parametrize("protects, at_prediction, mechanism, relation", [
+    ("attribute", False, "DPBlindPostProcessor", "change_attribute"),
+    ("attribute", True, "DPEqualizedOddsPostProcessor", "change_attribute"),
+    ("records", False, "DPBlindPostProcessor", "replace"),
+    ("records", True, "DPEqualizedOddsPostProcessor", "replace"),
+])
+def test_the_choice_is_recorded_and_the_whole_fit_is_one_charge(protects, at_prediction, mechanism, relation):
+    X, y, g = make_classification(1500, disparity=1.5, random_state=0)
+    budget = PrivacyBudget(3.0, neighbouring=relation)
+    est = DPFairClassifier(epsilon=1.0, groups=[0, 1], protects=protects, attribute_at_prediction=at_prediction,
+                           data_norm=5.0, budget=budget, random_state=0).fit(X, y, sensitive_features=g)
+    assert est.mechanism_ == mechanism == type(est.estimator_).__name__
+    assert len(budget.ledger) == 1 and budget.spent()[0] == pytest.approx(1.0)
+    assert mechanism in budget.ledger[0].label and protects in budget.ledger[0].label
+    assert est.privacy_spent_["epsilon"] == pytest.approx(1.0) and est.privacy_spent_["relation"] == relation
+    assert est.estimator_.privacy_spent_ == est.privacy_spent_
+    base = est.estimator_.estimator_
+    assert type(base).__name__ == ("DPLogisticRegression" if protects == "records" else "LogisticRegression")
+    proba = est.predict_proba(X, sensitive_features=g)
+    assert proba.shape == (X.shape[0], 2)
+    if not at_prediction:  # blind: the group is not needed (and not read) at prediction
+        np.testing.assert_array_equal(est.predict_proba(X), proba)
+    assert choose_mechanism(protects, at_prediction, 10, 2, 1.0) == mechanism
+
+
+def test_records_need_a_declared_data_norm_and_nothing_is_charged_without_it():
+    X, y, g = make_classification(300, random_state=1)
+    budget = PrivacyBudget(3.0)
+    with pytest.raises(ValueError, match="data_norm is required"):
+        DPFairClassifier(epsilon=1.0, groups=[0, 1], protects="records", budget=budget).fit(X, y, sensitive_features=g)
+    assert budget.spent()[0] == 0
+
+
+def test_epsilon_inf_is_the_chosen_mechanism_without_noise():
+    X, y, g = make_classification(1500, disparity=1.5, random_state=2)
+    with pytest.warns(PrivacyLeakWarning):
+        est = DPFairClassifier(epsilon=math.inf, groups=[0, 1], random_state=0).fit(X, y, sensitive_features=g)
+    with pytest.warns(PrivacyLeakWarning):
+        direct = DPBlindPostProcessor(LogisticRegression(max_iter=1000), prefit=False, epsilon=math.inf, groups=[0, 1],
+                                      random_state=0).fit(X, y, sensitive_features=g)
+    np.testing.assert_allclose(est.predict_proba(X), direct.predict_proba(X))
+    with pytest.warns(PrivacyLeakWarning):
+        aware = DPFairClassifier(epsilon=math.inf, groups=[0, 1], attribute_at_prediction=True).fit(
+            X, y, sensitive_features=g)
+    with pytest.warns(PrivacyLeakWarning):
+        direct = DPEqualizedOddsPostProcessor(LogisticRegression(max_iter=1000), prefit=False, epsilon=math.inf,
+                                              groups=[0, 1]).fit(X, y, sensitive_features=g)
+    np.testing.assert_allclose(aware.predict_proba(X, sensitive_features=g), direct.predict_proba(X, sensitive_features=g))
+
+
+def test_on_its_defaults_it_never_errs_more_than_the_constant_when_the_budget_buys_nothing():
+    X, y, g = make_classification(120, disparity=1.5, random_state=3)
+    with pytest.warns(SmallBudgetWarning):
+        est = DPFairClassifier(epsilon=0.1, groups=[0, 1], random_state=0).fit(X, y, sensitive_features=g)
+    p1 = est.predict_proba(X)[:, 1]
+    assert np.mean(np.where(y == 1, 1 - p1, p1)) <= min(y.mean(), 1 - y.mean()) + 0.005
+
+
+def test_seeded_fits_are_reproducible_and_secure_is_the_default():
+    X, y, g = make_classification(800, random_state=4)
+    fits = [DPFairClassifier(epsilon=1.0, groups=[0, 1], random_state=7).fit(X, y, sensitive_features=g)
+            for _ in range(2)]
+    np.testing.assert_array_equal(fits[0].predict_proba(X), fits[1].predict_proba(X))
+    assert fits[0].privacy_spent_["noise"] == "seeded"
+    assert DPFairClassifier().get_params()["random_state"] is None
