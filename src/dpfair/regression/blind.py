@@ -553,6 +553,8 @@ class BlindFairRegressionPostProcessor(
             "group_weights_": weights,
             "cell_pmfs_": cell_pmfs,
             "_noise_scale_": 0.0 if math.isinf(scale) else scale,
+            "_beta_": options.beta,
+            "_membership_bins_": options.membership_bins,
             **self._solution_attributes(cell_pmfs, weights, k, hi - lo, options.alpha, options.beta,
                                         0.0 if math.isinf(scale) else scale),
             "_predict_seed_": noisy.predict_seed,
@@ -657,7 +659,7 @@ class BlindFairRegressionPostProcessor(
         value = check_alpha(alpha)
         lo, hi = self.bounds_
         solved = self._solution_attributes(self.cell_pmfs_, self.group_weights_, self.grid_.size, hi - lo, value,
-                                           _check_beta(self.beta), self._noise_scale_)
+                                           self._beta_, self._noise_scale_)
         self.alpha = alpha
         self._set_fitted(solved)
         return self
@@ -677,7 +679,7 @@ class BlindFairRegressionPostProcessor(
             outputs = _predict_outputs(self.estimator_, X)
             membership = (_membership_probabilities(self.membership_estimator_, X, self.groups_) if n_groups > 1
                           else np.ones((outputs.size, 1)))
-        return self._cells_of(outputs, membership, self.bounds_, self.grid_.size, int(self.membership_bins))
+        return self._cells_of(outputs, membership, self.bounds_, self.grid_.size, self._membership_bins_)
 
     def predict(self, X: Any, *, random_state: Any = None) -> np.ndarray:
         """Randomized fair predictions from ``(f(x), g(x))`` only: no sensitive features.
