@@ -337,8 +337,6 @@ class DPQuantileClipper(PrivateEstimator, CloneLineageMixin, TransformerMixin, B
                 raise ValueError("X has value(s) outside the declared bounds: the privacy guarantee rests on those "
                                  "ranges. Clip the columns with public constants (DeclaredRangeScaler), or declare "
                                  "wider bounds.")
-        elif params.options.output_range is not None:
-            raise ValueError("output_range needs declared bounds (the range each column is mapped from); pass bounds.")
         return _ClipperData(n_rows=table.shape[0], X=table, ranges=ranges, names=names)
 
     def _compute_statistics(self, params: PrivacyParameters, data: _ClipperData) -> np.ndarray:
