@@ -203,7 +203,9 @@ class DeclaredOneHotEncoder(TransformerMixin, BaseEstimator):
         return [str(name) for name in names] if names is not None else [f"x{j}" for j in range(self.n_features_in_)]
 
     def get_feature_names_out(self, input_features: Any = None) -> np.ndarray:
-        """Names of the output columns: ``"<column>_<level>"`` (``nan`` for the missing level), then ``"<column>_<other_name>"``.
+        """Return the output columns' names: ``"<column>_<level>"`` (``nan`` for a missing level), then the "other".
+
+        The "other" output of a column is named ``"<column>_<other_name>"`` (``handle_unknown="other"`` only).
 
         Parameters
         ----------

@@ -164,6 +164,7 @@ class DeclaredImputer(TransformerMixin, BaseEstimator):
         Returns
         -------
         ndarray of str
+            One name per output column: the input columns' names.
         """
         check_is_fitted(self, "statistics_")
         return _check_feature_names_in(self, input_features)
@@ -391,6 +392,7 @@ class DPMedianImputer(PrivateEstimator, CloneLineageMixin, TransformerMixin, Bas
         Returns
         -------
         ndarray of str
+            One name per output column: the input columns' names.
         """
         check_is_fitted(self, "statistics_")
         return _check_feature_names_in(self, input_features)

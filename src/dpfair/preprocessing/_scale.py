@@ -150,6 +150,7 @@ class DeclaredRangeScaler(TransformerMixin, BaseEstimator):
         Returns
         -------
         ndarray of shape (n_samples, n_features_in_)
+            The transformed table.
         """
         check_is_fitted(self, "bounds_")
         scaled = check_array(X, dtype=np.float64)
@@ -167,6 +168,7 @@ class DeclaredRangeScaler(TransformerMixin, BaseEstimator):
         Returns
         -------
         ndarray of str
+            One name per output column: the input columns' names.
         """
         check_is_fitted(self, "bounds_")
         return _check_feature_names_in(self, input_features)
@@ -184,6 +186,7 @@ class DeclaredRangeScaler(TransformerMixin, BaseEstimator):
         Returns
         -------
         float
+            The bound (public: from the declarations only).
         """
         output = _output_range(self.output_range)
         d = _declared_count(self.bounds, n_features, getattr(self, "n_features_in_", None))
@@ -379,6 +382,7 @@ class DPQuantileClipper(PrivateEstimator, CloneLineageMixin, TransformerMixin, B
         Returns
         -------
         ndarray of shape (n_samples, n_features_in_)
+            The transformed table.
         """
         check_is_fitted(self, "clip_range_")
         check_feature_values(X, owner=type(self).__name__)
@@ -400,6 +404,7 @@ class DPQuantileClipper(PrivateEstimator, CloneLineageMixin, TransformerMixin, B
         Returns
         -------
         ndarray of str
+            One name per output column: the input columns' names.
         """
         check_is_fitted(self, "clip_range_")
         return _check_feature_names_in(self, input_features)
@@ -418,6 +423,7 @@ class DPQuantileClipper(PrivateEstimator, CloneLineageMixin, TransformerMixin, B
         Returns
         -------
         float
+            The bound (public: from the declarations only).
         """
         output = _output_range(self.output_range)
         d = _declared_count(self.bounds, n_features, getattr(self, "n_features_in_", None))
