@@ -192,6 +192,69 @@ def simulate_federated(
     other learners' results are kept, a ``UserWarning`` is raised and the charges stand (the noise was
     drawn).
     """
+    dim, n_actions, horizon, n_agents, seeds = _check_arguments(env, learners, horizon, n_agents, seeds, engine,
+                                                                record_actions)
+    plans = _check_and_charge(learners, dim, n_actions, horizon, n_agents, len(seeds))
+    fair, reward, comms, actions, failed = _run_batches(env, plans, horizon, n_agents, seeds, dim, n_actions, engine,
+                                                        record_actions)
+    if failed:
+        _warn_failed_merits(failed)
+    return FederatedResult(
+        seeds=seeds,
+        privacy_spent={p.name: p.spent for p in plans},
+        learner_names=tuple(p.name for p in plans),
+        fair_regret=np.cumsum(fair, axis=-1),
+        reward_regret=np.cumsum(reward, axis=-1),
+        communication_rounds=comms,
+        actions=actions,
+        failed=failed,
+    )
+
+
+def _check_and_charge(learners: Mapping[str, Any], dim: int, n_actions: int, horizon: int, n_agents: int,
+                      n_seeds: int) -> list[_Plan]:
+    """Every learner's plan, every check before any charge, then each private learner's one charge; the plans."""
+    # a private learner runs the release template's first steps (dpfair.base): _prepare checks everything and plans
+    # its charge, charging nothing; the others only plan their protocol
+    runs: dict[Any, Any] = {}
+    plans = []
+    for name, learner in learners.items():
+        if isinstance(learner, PrivFairXLinUCB):
+            runs[name] = learner._prepare(n_actions, dim, horizon, n_agents=n_agents, name=str(name))
+            plans.append(runs[name].plan)
+        else:
+            plans.append(_plan(str(name), learner, horizon, n_agents, dim))
+    _check_numeric_ranges(plans, dim, horizon, n_agents)
+    # every callable merit on a public probe: the documented range of the mean rewards, in the shapes the run uses
+    _probe_merits(plans, n_seeds, n_agents, n_actions)
+    # budgets shared by several private learners must pay for all of them before any is charged (each run's planned
+    # charge is the one _open makes: epsilon = inf is charged as inf, which only an infinite budget pays)
+    check_budgets_cover(
+        [(run.charge.budget, run.charge.epsilon, run.charge.delta, f"learners[{name!r}].budget", run.charge.relation)
+         for name, run in runs.items()],
+        fix="give each private learner a budget that pays for it, or a larger shared budget",
+    )
+    # every argument is valid: each private learner's release template charges once, then warns at the user's line
+    for name, run in runs.items():
+        learners[name]._open(run)
+    return plans
+
+
+def _warn_failed_merits(failed: dict[str, dict[str, str]]) -> None:
+    """The one warning of learners whose merit failed on their own estimates (after the charges), at the user's line."""
+    warnings.warn(
+        f"learners {sorted(failed)}: merit returned values that are not finite and > 0 (or raised) on the learners' "
+        "own estimates during the run, after the budgets were charged (the charges stand: the noise was drawn). "
+        "Their curves are NaN, their communication rounds -1, and result.failed names them. Use a merit that is "
+        "finite and > 0 for every real mu (e.g. exp, or softplus plus a floor).",
+        UserWarning,
+        stacklevel=find_stack_level(),
+    )
+
+
+def _check_arguments(env: Any, learners: Any, horizon: Any, n_agents: Any, seeds: Any, engine: Any,
+                     record_actions: Any) -> tuple[int, int, int, int, tuple[int, ...]]:
+    """The arguments of :func:`simulate_federated` and whether its arrays fit: ``(dim, n_actions, horizon, n_agents, seeds)``."""
     if not isinstance(record_actions, bool):
         raise TypeError(f"record_actions must be True or False, got {record_actions!r}.")
     if engine not in ENGINES:
@@ -218,16 +281,11 @@ def simulate_federated(
     ]
     largest = max(terms)
     check_allocation(sum(t[0] for t in terms), subject=largest[1], what="the simulation's arrays", fix=largest[2])
-    # a private learner runs the release template's first steps (dpfair.base): _prepare checks everything and plans
-    # its charge, charging nothing; the others only plan their protocol
-    runs: dict[Any, Any] = {}
-    plans = []
-    for name, learner in learners.items():
-        if isinstance(learner, PrivFairXLinUCB):
-            runs[name] = learner._prepare(n_actions, dim, horizon, n_agents=n_agents, name=str(name))
-            plans.append(runs[name].plan)
-        else:
-            plans.append(_plan(str(name), learner, horizon, n_agents, dim))
+    return dim, n_actions, horizon, n_agents, seeds
+
+
+def _check_numeric_ranges(plans: list[_Plan], dim: int, horizon: int, n_agents: int) -> None:
+    """Each plan's shared hyper-parameters in their float64 ranges, and its declared context bound."""
     # declared bounds against the environment's documented one: contexts uniform in [0, 1]^dim, ||x||_2 <= sqrt(dim)
     documented = math.sqrt(dim)
     for plan in plans:
@@ -266,18 +324,16 @@ def simulate_federated(
                 f"learners[{plan.name!r}].context_bound={plan.context_bound!r} is below the environment's documented "
                 f"bound sqrt(dim)={documented:.6g} (contexts uniform in [0, 1]^dim); declare context_bound >= sqrt(dim)."
             )
-    # every callable merit on a public probe: the documented range of the mean rewards, in the shapes the run uses
-    _probe_merits(plans, len(seeds), n_agents, n_actions)
-    # budgets shared by several private learners must pay for all of them before any is charged (each run's planned
-    # charge is the one _open makes: epsilon = inf is charged as inf, which only an infinite budget pays)
-    check_budgets_cover(
-        [(run.charge.budget, run.charge.epsilon, run.charge.delta, f"learners[{name!r}].budget", run.charge.relation)
-         for name, run in runs.items()],
-        fix="give each private learner a budget that pays for it, or a larger shared budget",
-    )
-    # every argument is valid: each private learner's release template charges once, then warns at the user's line
-    for name, run in runs.items():
-        learners[name]._open(run)
+
+
+def _run_batches(env: FederatedSyntheticEnvironment, plans: list[_Plan], horizon: int, n_agents: int,
+                 seeds: tuple[int, ...], dim: int, n_actions: int, engine: str, record_actions: bool) -> tuple[Any, ...]:
+    """Every batch of learners (same merit, ascent steps and regularization) on its engine, after the charges.
+
+    Returns ``(fair, reward, comms, actions, failed)``: the per-round regrets ``(L, S, horizon)``, the communication
+    rounds ``(L, S)``, the actions (or ``None``) and the learners whose merit failed on their own estimates.
+    """
+    S_, M_ = len(seeds), n_agents
     L, S = len(plans), len(seeds)
     fair = np.zeros((L, S, horizon))
     reward = np.zeros((L, S, horizon))
@@ -314,25 +370,7 @@ def simulate_federated(
         if actions is not None:
             actions[members] = chosen
         fair[members], reward[members], comms[members] = f, r, cm
-    if failed:
-        warnings.warn(
-            f"learners {sorted(failed)}: merit returned values that are not finite and > 0 (or raised) on the learners' "
-            "own estimates during the run, after the budgets were charged (the charges stand: the noise was drawn). "
-            "Their curves are NaN, their communication rounds -1, and result.failed names them. Use a merit that is "
-            "finite and > 0 for every real mu (e.g. exp, or softplus plus a floor).",
-            UserWarning,
-            stacklevel=find_stack_level(),
-        )
-    return FederatedResult(
-        seeds=seeds,
-        privacy_spent={p.name: p.spent for p in plans},
-        learner_names=tuple(p.name for p in plans),
-        fair_regret=np.cumsum(fair, axis=-1),
-        reward_regret=np.cumsum(reward, axis=-1),
-        communication_rounds=comms,
-        actions=actions,
-        failed=failed,
-    )
+    return fair, reward, comms, actions, failed
 
 
 def _run_group(
