@@ -306,6 +306,12 @@ def calibrate_privatizer(
             raise ValueError(f"noise_calibration={noise_calibration!r} is Algorithm 2's tree formula; use "
                              "continual='tree' with it, or noise_calibration='tight' with a factorization.")
         return _calibrate_factorized(epsilon, delta, bound, reward, dim, tau, continual)
+    return _calibrate_tree(epsilon, delta, bound, reward, dim, tau, noise_calibration)
+
+
+def _calibrate_tree(epsilon: float, delta: float, bound: float, reward: float, dim: int, tau: int,
+                    noise_calibration: str) -> PrivatizerCalibration:
+    """Algorithm 2's tree with lattice node noise (:func:`calibrate_privatizer`'s ``continual="tree"``), validated input."""
     n_levels = privatizer_depth(tau)
     levels = tau.bit_length()  # floor(log2 tau) + 1
     per_release = (tau + 1).bit_length() - 1  # the most set bits of any k <= tau
