@@ -18,12 +18,13 @@ script puts that folder on ``sys.path`` to import them, so it runs from a source
 ``--full-figures`` also times the full (not ``--quick``) Figures 2-4 experiments with 2 workers.
 
 ``--blind [OUT]`` runs only the ``regression-blind`` experiment (Law School and Communities, 5 splits, epsilon
-0.5 / 1 / 2 / inf, secure noise; about 15 s on one core), writes its figure under ``OUT/report`` and prints the
-medians as the reStructuredText table of the regression guide (``docs/user_guide/regression.rst``), with the
-done-when checks: held-out KS <= alpha + 0.05 at epsilon = 1, and the blind-to-aware excess-MSE ratio beside the
-blind oracle's.
+0.5 / 1 / 2 / inf, secure noise; about 20 s a run on one core) three times (``--repeats R``: the secure noise
+differs between runs), writes the first run's figure under ``OUT/run0/report`` and prints the medians over every
+split of every run as the reStructuredText table of the regression guide (``docs/user_guide/regression.rst``),
+then the checks: held-out KS <= alpha + 0.05 at epsilon = 1 (each run's 5-split median, and the aware
+post-processor's beside it), and the blind-to-aware excess-MSE ratio beside the blind oracle's.
 
-Run: ``DPFAIR_DATA_HOME=... .venv/bin/python benchmarks/bench_regression.py [--full-figures | --blind [OUT]]``.
+Run: ``DPFAIR_DATA_HOME=... .venv/bin/python benchmarks/bench_regression.py [--full-figures | --blind [OUT] [--repeats R]]``.
 """
 
 from __future__ import annotations
@@ -138,40 +139,51 @@ def full_figures() -> None:
         print(f"Full Figures 2-4 ({', '.join(ids)}), 2 workers: {time.perf_counter() - t0:.0f} s")
 
 
-def blind_comparison(out: str) -> None:
-    """Run ``regression-blind`` (full variant) into ``out``, draw its figure and print the guide's table."""
+def blind_comparison(out: str, repeats: int = 3) -> None:
+    """Run ``regression-blind`` (full variant) ``repeats`` times under ``out``, draw its figure, print the guide's table."""
     import pandas as pd
 
     from dpfair.experiments.regression import BLIND_ALPHAS, blind_summary
     from dpfair.experiments.store import ResultsStore
 
     env = {**os.environ, "MPLBACKEND": "Agg", "OPENBLAS_NUM_THREADS": "1"}
-    t0 = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "dpfair.cli", "run", "regression-blind", "--workers", "1", "--quiet",
-                    "--out", out], check=True, env=env)
-    subprocess.run([sys.executable, "-m", "dpfair.cli", "report", "--out", out], check=True, env=env,
-                   stdout=subprocess.DEVNULL)
-    print(f"regression-blind: {time.perf_counter() - t0:.0f} s; figure {out}/report/figures/regression_blind.png")
-    table = blind_summary(ResultsStore(out).results(["regression-blind"])).reset_index()
+    runs = []
+    for repeat in range(repeats):
+        folder = str(Path(out) / f"run{repeat}")
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "dpfair.cli", "run", "regression-blind", "--workers", "1", "--quiet",
+                        "--out", folder], check=True, env=env)
+        if repeat == 0:
+            subprocess.run([sys.executable, "-m", "dpfair.cli", "report", "--out", folder], check=True, env=env,
+                           stdout=subprocess.DEVNULL)
+            print(f"figure: {folder}/report/figures/regression_blind.png")
+        print(f"regression-blind run {repeat}: {time.perf_counter() - t0:.0f} s")
+        results = ResultsStore(folder).results(["regression-blind"])
+        runs.append(results.assign(seed=results["seed"] + 1000 * repeat))  # every (run, split) its own row
+    table = blind_summary(pd.concat(runs, ignore_index=True)).reset_index()
+    per_run = [blind_summary(results).reset_index() for results in runs]
     columns = ["dataset", "epsilon", "alpha", "KS aware", "KS blind", "excess MSE aware", "excess MSE blind",
                "blind / aware", "excess MSE oracle"]
-    widths = [12, 8, 6, 9, 9, 17, 17, 14, 18]
+    widths = [11, 7, 5, 8, 8, 16, 16, 13, 17]
     rule = "  ".join("=" * w for w in widths)
+    print(f"medians over {repeats} runs x 5 splits:")
     print(rule)
-    print("  ".join(f"{c:<{w}}" for c, w in zip(columns, widths, strict=True)))
+    print("  ".join(f"{c:<{w}}" for c, w in zip(columns, widths, strict=True)).rstrip())
     print(rule)
     for _, row in table.iterrows():
         cells = [row["dataset"], "inf" if np.isinf(row["epsilon"]) else f"{row['epsilon']:g}", f"{row['alpha']:g}"]
-        cells += ["" if pd.isna(row.get(c)) else f"{row[c]:.4f}" for c in columns[3:]]
-        print("  ".join(f"{c:<{w}}" for c, w in zip(cells, widths, strict=True)))
+        cells += ["" if pd.isna(row.get(c)) else f"{row[c]:.{2 if c == 'blind / aware' else 4}f}" for c in columns[3:]]
+        print("  ".join(f"{c:<{w}}" for c, w in zip(cells, widths, strict=True)).rstrip())
     print(rule)
-    at1 = table[table["epsilon"] == 1.0]
-    for _, row in at1.iterrows():
-        ok = row["KS blind"] <= row["alpha"] + 0.05
-        print(f"epsilon=1 {row['dataset']:<12} alpha={row['alpha']:g}: KS blind {row['KS blind']:.3f} "
-              f"{'<=' if ok else '>'} alpha + 0.05; blind/aware excess MSE {row['blind / aware']:.2f}")
-    exact = table[np.isinf(table["epsilon"])]
-    for _, row in exact.iterrows():
+    for index, row in table[table["epsilon"] == 1.0].iterrows():
+        blind = [part.loc[index, "KS blind"] for part in per_run]
+        aware = [part.loc[index, "KS aware"] for part in per_run]
+        ratio = [part.loc[index, "blind / aware"] for part in per_run]
+        within = sum(value <= row["alpha"] + 0.05 for value in blind)
+        print(f"epsilon=1 {row['dataset']:<12} alpha={row['alpha']:g}: 5-split median KS blind "
+              f"{min(blind):.3f}-{max(blind):.3f} ({within}/{repeats} runs <= alpha + 0.05), aware "
+              f"{min(aware):.3f}-{max(aware):.3f}; blind/aware excess MSE {min(ratio):.2f}-{max(ratio):.2f}")
+    for _, row in table[np.isinf(table["epsilon"])].iterrows():
         print(f"epsilon=inf {row['dataset']:<12} alpha={row['alpha']:g}: oracle/aware excess MSE "
               f"{row['excess MSE oracle'] / row['excess MSE aware']:.2f}")
     assert set(table["alpha"]) == set(BLIND_ALPHAS)
@@ -179,12 +191,13 @@ def blind_comparison(out: str) -> None:
 
 def main() -> None:
     if "--blind" in sys.argv:
-        rest = sys.argv[sys.argv.index("--blind") + 1:]
-        if rest:
-            blind_comparison(rest[0])
+        repeats = int(sys.argv[sys.argv.index("--repeats") + 1]) if "--repeats" in sys.argv else 3
+        rest = [a for a in sys.argv[sys.argv.index("--blind") + 1:] if not a.startswith("--")][:1]
+        if rest and rest[0] != str(repeats):
+            blind_comparison(rest[0], repeats)
         else:
             with tempfile.TemporaryDirectory() as out:
-                blind_comparison(out)
+                blind_comparison(out, repeats)
         return
     solver_rows()
     fit_rows()

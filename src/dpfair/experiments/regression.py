@@ -633,7 +633,7 @@ BLIND_MEMBERSHIP_SHARE = 0.25
 BLIND_SETUP = {
     "law_school": {"features": ("lsat", "male", "pass_bar"),
                    "membership_edges": {"lsat": np.linspace(10.0, 48.0, 9), "male": (0.5,), "pass_bar": (0.5,)},
-                   "aware_bins": 36, "blind_bins": 12, "membership_bins": 2, "oracle_membership_bins": 4},
+                   "aware_bins": 36, "blind_bins": 18, "membership_bins": 2, "oracle_membership_bins": 4},
     "communities": {"features": None,
                     "membership_edges": {"racePctWhite": np.linspace(0.0, 1.0, 11)[1:-1],
                                          "racePctHisp": (0.1, 0.3)},
