@@ -118,6 +118,7 @@ def test_a_killed_supernode_is_dropped_and_the_run_completes(tmp_path):
     server = result.server
     assert killed, "the SuperNode was not killed"
     assert server["completed"] and server["rounds_played"] == horizon
+    assert result.status == server["status"] == "degraded" and result.failure is None  # its own status
     assert list(server["dropped"]) == ["1"]
     first_missed = server["dropped"]["1"]
     assert horizon / 4 < first_missed < 3 * horizon / 4
