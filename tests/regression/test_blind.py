@@ -271,3 +271,55 @@ def test_max_partial_sum_bound_covers_simulated_laplace_walks():
     walks = np.abs(np.cumsum(rng.laplace(0, 0.5, size=(20_000, 40)), axis=1)).max(axis=1)
     bound = max_partial_sum_bound(40, 0.5, 0.05)
     assert np.mean(walks > bound) <= 0.05 and bound < 4 * np.quantile(walks, 0.95)
+
+
+def test_lattice_rounding_is_a_nearest_point_by_brute_force():
+    rng = np.random.default_rng(7)
+    for n_groups, membership_bins in ((2, 3), (3, 4), (4, 2)):
+        lattice = membership_lattice(n_groups, membership_bins)
+        probabilities = rng.dirichlet(np.full(n_groups, 0.7), size=200)
+        chosen = lattice[membership_cell_index(probabilities, membership_bins)]
+        distances = np.abs(probabilities[:, None, :] * membership_bins - lattice[None, :, :]).sum(axis=2)
+        np.testing.assert_allclose(np.abs(probabilities * membership_bins - chosen).sum(axis=1), distances.min(axis=1))
+
+
+@pytest.mark.parametrize("alpha", [0.0, 0.1])
+def test_epsilon_inf_fit_equals_the_reference_lp_on_a_brute_force_table(alpha):
+    """The whole estimator at epsilon = inf: cells by brute force, the exact table, the direct LP's optimum."""
+    X, groups = _rows(150, n_groups=3, seed=8)
+    k, membership_bins, (lo, hi) = 4, 2, (0.0, 1.0)
+    pp = _exact(alpha=alpha, n_bins=k, membership_bins=membership_bins, groups=[0, 1, 2]).fit(
+        X, sensitive_features=groups)
+    lattice = membership_lattice(3, membership_bins)
+    nearest = np.abs(X[:, None, 1:] * membership_bins - lattice[None]).sum(axis=2).argmin(axis=1)
+    score = np.minimum((X[:, 0] - lo) / (hi - lo) * k, k - 1).astype(int)
+    cells = score * lattice.shape[0] + nearest
+    table = np.zeros((3, k * lattice.shape[0]))
+    np.add.at(table, (groups, cells), 1.0)
+    weights = table.sum(axis=1)
+    grid = (np.arange(k) + 0.5) / k
+    reference = _reference_lp(table / weights[:, None], weights, np.arange(table.shape[1]) // lattice.shape[0], grid,
+                              alpha)
+    assert pp.objective_ == pytest.approx(reference * (hi - lo) ** 2, abs=1e-9)
+
+
+@pytest.mark.filterwarnings("ignore:some outputs lie outside bounds")
+def test_membership_columns_follow_the_declared_groups_and_undeclared_classes_are_refused():
+    rng = np.random.default_rng(9)
+    features = rng.normal(size=(300, 2))
+    labels = np.where(features[:, 0] > 0, "b", "a")
+    regressor = LinearRegression().fit(features, np.clip(0.5 + 0.2 * features[:, 1], 0, 1))
+    membership = LogisticRegression().fit(features, labels)  # classes_ ["a", "b"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        pp = _pp(estimator=regressor, membership_estimator=membership, epsilon=math.inf, groups=["b", "a"]).fit(
+            features, sensitive_features=labels)
+    # group "b" (declared first) has most of its mass in the cells where P("b" | x) is high
+    lattice = membership_lattice(2, 4)
+    cell_mass_b = pp.cell_pmfs_[0].reshape(pp.grid_.size, -1).sum(axis=0)
+    assert cell_mass_b @ lattice[:, 0] / 4 > 0.7
+    budget = PrivacyBudget(1.0)
+    with pytest.raises(ValueError, match="outside the declared groups"):  # the model predicts "b": not declared
+        _pp(estimator=regressor, membership_estimator=membership, groups=["a", "c"], budget=budget).fit(
+            features[labels == "a"], sensitive_features=labels[labels == "a"])
+    assert budget.spent() == (0.0, 0.0)
