@@ -79,7 +79,8 @@ def _sql_name(name: str) -> str:
 
 
 def _assess_source(predictions: Path, sensitive: list[str]) -> str:
-    """The DuckDB table expression that reads PREDICTIONS (Parquet by its suffix, else CSV; sensitive columns as text)."""
+    """The DuckDB table expression that reads PREDICTIONS (Parquet by its suffix, else CSV; ``sensitive``: the columns
+    read as text, so that DuckDB's type sniffing never fails on a label such as ">50K")."""
     path = _sql_string(str(predictions))
     if predictions.suffix.lower() in (".parquet", ".pq"):
         return f"read_parquet({path})"
@@ -87,24 +88,88 @@ def _assess_source(predictions: Path, sensitive: list[str]) -> str:
     return f"read_csv({path}, header = true, types = {{{types}}})" if sensitive else f"read_csv({path}, header = true)"
 
 
-def _assess_counts(con: object, source: str, y_true: str, y_pred: str, sensitive: list[str]) -> object:
-    """The (sensitive..., y_true, y_pred, count) table, computed in DuckDB; labels trimmed, a non-0/1 label becomes -1."""
+#: the codes of a label that is not 0/1 (computed in DuckDB, so that only the kind of a bad value reaches Python)
+_MISSING, _TEXT, _NUMBER = -2, -1, -3
+_LABEL_KINDS = {
+    _MISSING: ("has missing values (empty, NA, NaN or NULL) on some rows", "drop or fill those rows before assessing."),
+    _TEXT: ("holds text labels, not 0/1", "pass --pos-label LABEL (the positive class, e.g. --pos-label '>50K'): every "
+            "other label counts as 0."),
+    _NUMBER: ("holds numbers other than 0 and 1", "pass --pos-label 1 (every other value counts as 0), or assess a "
+              "real-valued metric with --bounds."),
+}
 
-    def label(column: str) -> str:
-        value = f"TRY_CAST({_sql_name(column)} AS DOUBLE)"
-        return f"CASE WHEN {value} IN (0, 1) THEN CAST({value} AS INTEGER) ELSE -1 END"
 
+def _label_sql(column: str, pos_label: str | None) -> str:
+    """SQL of a 0/1 label (or a negative code for a missing, text or other numeric value) from a column read as text."""
+    text = f"trim(CAST({_sql_name(column)} AS VARCHAR))"
+    missing = f"{_sql_name(column)} IS NULL OR {text} = '' OR lower({text}) IN ('na', 'nan', 'null', 'none', 'n/a')"
+    if pos_label is not None:
+        return f"CASE WHEN {missing} THEN {_MISSING} WHEN {text} = {_sql_string(pos_label)} THEN 1 ELSE 0 END"
+    number = f"TRY_CAST({text} AS DOUBLE)"
+    return (f"CASE WHEN {missing} THEN {_MISSING} WHEN {number} IN (0, 1) THEN CAST({number} AS INTEGER) "
+            f"WHEN {number} IS NOT NULL THEN {_NUMBER} ELSE {_TEXT} END")
+
+
+def _value_sql(column: str) -> str:
+    """SQL of a real value from a column read as text (NULL when missing or not a finite number)."""
+    number = f"TRY_CAST(trim(CAST({_sql_name(column)} AS VARCHAR)) AS DOUBLE)"
+    return f"CASE WHEN isfinite({number}) THEN {number} END"
+
+
+#: per-row value of each real-valued metric, in SQL (as :func:`dpfair.metrics._core.per_row_values`)
+_PER_ROW_SQL = {
+    "mean_squared_error": "(({t}) - ({p})) * (({t}) - ({p}))",
+    "mean_absolute_error": "abs(({t}) - ({p}))",
+    "mean_prediction": "({p}) - {lo}",
+}
+
+
+def _assess_counts(con: object, source: str, y_true: str, y_pred: str, sensitive: list[str],
+                   count_metrics: bool = True, real_metrics: list[str] | None = None,
+                   bounds: tuple[float, float] | None = None, pos_label: str | None = None) -> object:
+    """The small table every metric needs, computed in DuckDB in one pass over the file (memory does not grow with
+    rows): one row per (sensitive..., y_true, y_pred) cell with its count, the per-cell sums of every real-valued
+    metric's per-row value, and the numbers of rows whose value is missing or outside ``bounds`` (checked in Python,
+    named by column, never shown).  Labels are 0/1, or a negative code for a missing, text or other numeric value."""
     groups = ", ".join(f"trim(CAST({_sql_name(c)} AS VARCHAR)) AS {_sql_name(c)}" for c in sensitive)
-    query = (f"SELECT {groups}, {label(y_true)} AS __y_true, {label(y_pred)} AS __y_pred, count(*) AS __count "
-             f"FROM {source} GROUP BY ALL")
+    labels = (f"{_label_sql(y_true, pos_label)} AS __y_true, {_label_sql(y_pred, pos_label)} AS __y_pred"
+              if count_metrics else "0 AS __y_true, 0 AS __y_pred")
+    extra = ""
+    if real_metrics:
+        assert bounds is not None
+        t, p = _value_sql(y_true), _value_sql(y_pred)
+        lo, hi = (repr(float(b)) for b in bounds)
+        sums = ", ".join(f"sum({_PER_ROW_SQL[m].format(t=t, p=p, lo=lo)}) AS __sum_{i}" for i, m in enumerate(real_metrics))
+        checks = ", ".join(
+            f"count(*) FILTER (WHERE {v} IS NULL) AS __bad_{n}, count(*) FILTER (WHERE {v} < {lo} OR {v} > {hi}) AS __out_{n}"
+            for n, v in (("t", t), ("p", p)))
+        extra = f", {sums}, {checks}"
+    query = f"SELECT {groups}, {labels}, count(*) AS __count{extra} FROM {source} GROUP BY ALL"
     return con.execute(query).df()
+
+
+def _check_counts(counts: object, y_true: str, y_pred: str, bounds: tuple[float, float] | None) -> None:
+    """Refuse a table with a bad label or value, naming the column and the kind of value (never the value)."""
+    for option, column, code in (("--y-true", y_true, "__y_true"), ("--y-pred", y_pred, "__y_pred")):
+        for kind, (what, hint) in _LABEL_KINDS.items():
+            if (counts[code] == kind).any():
+                _fail(f"{option} column {column!r} {what}.", hint)
+    for option, column, suffix in (("--y-true", y_true, "t"), ("--y-pred", y_pred, "p")):
+        if f"__bad_{suffix}" not in counts.columns:
+            continue
+        if counts[f"__bad_{suffix}"].sum() > 0:
+            _fail(f"{option} column {column!r} has missing or non-numeric values on some rows (a real-valued metric "
+                  "needs a number on every row).", "drop or fill those rows before assessing.")
+        if counts[f"__out_{suffix}"].sum() > 0:
+            _fail(f"{option} column {column!r} holds values outside the declared --bounds {bounds[0]:g},{bounds[1]:g}.",
+                  "declare bounds that contain every possible value (public knowledge), or clip the values first.")
 
 
 def run_assessment(
     predictions: Path | None, y_true: str | None, y_pred: str | None, sensitive: list[str] | None, epsilon: float | None,
     groups: list[str] | None, metric: list[str] | None, bounds: str | None, confidence: float, undeclared: str,
     seed: int | None, ledger: Path | None, out: Path, quiet: bool, control: list[str] | None = None,
-    control_groups: list[str] | None = None,
+    control_groups: list[str] | None = None, pos_label: str | None = None,
 ) -> None:
     """Run ``dpfair assess`` with its options (see :func:`dpfair.cli.assess`): a CSV table and an HTML page in ``out``.
 
@@ -141,6 +206,9 @@ def run_assessment(
         levels; they are counted in DuckDB's group-by with the sensitive columns and released like them.
     control_groups : list of str or None
         Declared levels, comma-separated, one entry per control column (required with a finite epsilon).
+    pos_label : str or None
+        The label of the positive class in ``y_true`` and ``y_pred``, compared as text after trimming (every other
+        label counts as 0); without it the labels must be 0/1.
 
     Raises
     ------
@@ -226,6 +294,7 @@ def run_assessment(
         if column not in header:
             _fail(f"{option} column {column!r} is not in {predictions}.",
                   f"choose one of its columns: {', '.join(map(str, header))}.")
+    source = _assess_source(predictions, sensitive + control + [y_true, y_pred])  # these columns read as text
     declared = None
     if groups:
         per_column = [[label.strip() for label in g.split(",") if label.strip()] for g in groups]
@@ -233,7 +302,7 @@ def run_assessment(
         if control and control_groups:
             levels = [[label.strip() for label in g.split(",") if label.strip()] for g in control_groups]
             declared.update(zip(control, levels, strict=True))
-    scope = f"{predictions}: {y_true} vs {y_pred} by {' x '.join(sensitive)}"
+    scope = f"{predictions.name}: {y_true} vs {y_pred} by {' x '.join(sensitive)}"  # the file's name: never a local path
     if control:
         scope += f", within {' x '.join(control)}"
     columns = {"sensitive": list(sensitive), "y_true": y_true, "y_pred": y_pred}
@@ -246,19 +315,19 @@ def run_assessment(
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", PrivacyLeakWarning)
-            if any(m in REAL_METRICS for m in metrics):  # per-row values: the rows (only these columns) come to pandas
-                names = ", ".join(_sql_name(c) for c in [y_true, y_pred])
-                texts = ", ".join(f"trim(CAST({_sql_name(c)} AS VARCHAR)) AS {_sql_name(c)}" for c in sensitive + control)
-                data = con.execute(f"SELECT {names}, {texts} FROM {source}").df()
-                features = data[sensitive[0]] if len(sensitive) == 1 else data[sensitive]
-                frame = PrivateMetricFrame(y_true=data[y_true], y_pred=data[y_pred], sensitive_features=features,
-                                           bounds=bounds_pair, control_features=data[control] if control else None,
-                                           **common)
-            else:
-                counts = _assess_counts(con, source, y_true, y_pred, sensitive + control)
-                frame = PrivateMetricFrame.from_counts(counts, sensitive_features=list(sensitive), y_true="__y_true",
-                                                       y_pred="__y_pred", count="__count",
-                                                       control_features=control or None, **common)
+            # every metric streams: DuckDB computes the counts, the per-cell sums and the checks in one pass
+            reals = [m for m in metrics if m in REAL_METRICS]
+            if reals and bounds_pair is None:
+                _fail(f"--bounds is required for the real-valued metric(s) {', '.join(reals)}.",
+                      "declare the public range of both columns, e.g. --bounds 0,1 (never read off the data).")
+            counts = _assess_counts(con, source, y_true, y_pred, sensitive + control,
+                                    count_metrics=len(reals) < len(metrics), real_metrics=reals, bounds=bounds_pair,
+                                    pos_label=pos_label)
+            _check_counts(counts, y_true, y_pred, bounds_pair)
+            frame = PrivateMetricFrame.from_counts(
+                counts, sensitive_features=list(sensitive), y_true="__y_true", y_pred="__y_pred", count="__count",
+                control_features=control or None, sums={m: f"__sum_{i}" for i, m in enumerate(reals)} or None,
+                bounds=bounds_pair if reals else None, **common)
     except (TypeError, ValueError) as exc:
         text = str(exc).replace("'__y_true'", repr(y_true)).replace("'__y_pred'", repr(y_pred))
         text = text.replace("__y_true", "y_true").replace("__y_pred", "y_pred").replace("count: column '__count'", "count")

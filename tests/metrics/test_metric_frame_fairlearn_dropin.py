@@ -299,7 +299,7 @@ def test_from_counts_is_the_same_release_as_from_the_rows():
 @pytest.mark.parametrize(
     ("change", "fragment"),
     [({"count": "nope"}, "count: column 'nope'"), ({"counts": "negative"}, "non-negative whole numbers"),
-     ({"metrics": "mean_squared_error"}, "count-based metrics only")],
+     ({"metrics": "mean_squared_error"}, "from_counts needs sums=")],
 )
 def test_from_counts_refuses_bad_tables_before_charging(change, fragment):
     counts = pd.DataFrame({"group": ["a", "a", "b"], "y_true": [0, 1, 1], "y_pred": [0, 1, 0], "count": [5, 7, 3]})

@@ -15,25 +15,35 @@ __all__ = ["tabulate_counts", "validate_counts"]
 
 def validate_counts(
     extra: dict[str, Any], groups: Any, undeclared: str, epsilon: float, counts: Any, sensitive: Any, control: Any,
-    y_true: Any, y_pred: Any, count: Any,
+    y_true: Any, y_pred: Any, count: Any, sums: Any = None,
 ) -> dict[str, Any]:
-    """The table of counts, checked and mapped to the declared groups (``extra``: the checked parameters)."""
-    if extra["reals"]:
-        raise ValueError(
-            f"from_counts computes count-based metrics only; {extra['reals']} need per-row values: build the "
-            "frame from the rows instead."
-        )
+    """The table of counts, checked and mapped to the declared groups (``extra``: the checked parameters).
+
+    ``sums`` maps every real-valued metric's key to the column holding, for each cell, the exact sum over its rows
+    of the metric's per-row value (:func:`dpfair.metrics._core.per_row_values`); each must lie in
+    ``[0, width x count]`` (the declared ``bounds``), else it is refused by name before anything is charged.
+    """
     if hasattr(counts, "toPandas") and not isinstance(counts, pd.DataFrame):
         counts = counts.toPandas()  # a pyspark DataFrame of counts: one row per cell, small
+    if hasattr(counts, "compute") and not isinstance(counts, pd.DataFrame):
+        counts = counts.compute()  # a Dask DataFrame of counts (one row per cell): small
     if not isinstance(counts, pd.DataFrame):
         raise TypeError(f"counts must be a pandas DataFrame of counts (one row per cell), got {type(counts).__name__}.")
+    reals = [spec for spec in extra["specs"] if spec.real]
+    sums = dict(sums or {})
+    if not isinstance(sums, dict) or set(sums) != {spec.key for spec in reals}:
+        raise ValueError(
+            f"sums must map every real-valued metric {[spec.key for spec in reals]} to its column of per-cell sums "
+            "(and nothing else)."
+        )
     names = [sensitive] if isinstance(sensitive, str) else list(sensitive) if sensitive is not None else []
     controls = [] if control is None else [control] if isinstance(control, str) else list(control)
     if not names or not all(isinstance(n, str) for n in names + controls):
         raise ValueError("sensitive_features must name the column(s) of counts that hold the sensitive features.")
-    for option, column in [("y_true", y_true), ("y_pred", y_pred), ("count", count)] + [
+    labelled = bool(extra["counts"])
+    for option, column in ([("y_true", y_true), ("y_pred", y_pred)] if labelled else []) + [("count", count)] + [
         ("sensitive_features", n) for n in names
-    ] + [("control_features", n) for n in controls]:
+    ] + [("control_features", n) for n in controls] + [(f"sums[{k!r}]", c) for k, c in sums.items()]:
         if not isinstance(column, str) or column not in counts.columns:
             raise ValueError(
                 f"{option}: column {column!r} is not in counts; its columns are {list(map(str, counts.columns))}."
@@ -45,18 +55,35 @@ def validate_counts(
         raise ValueError(f"count: column {count!r} must hold non-negative whole numbers of rows.")
     columns = [(name, counts[name].to_numpy()) for name in names]
     control_columns = [(name, counts[name].to_numpy()) for name in controls]
-    data: dict[str, Any] = {
-        "labels_true": binary(as_1d(counts[y_true], "y_true"), "y_true", extra["counts"], extra["pos_label"]),
-        "labels_pred": binary(as_1d(counts[y_pred], "y_pred"), "y_pred", extra["counts"], extra["pos_label"]),
-        "values_true": None, "values_pred": None,
-    }
+    data: dict[str, Any] = {"labels_true": None, "labels_pred": None, "values_true": None, "values_pred": None}
+    if labelled:
+        data["labels_true"] = binary(as_1d(counts[y_true], "y_true"), "y_true", extra["counts"], extra["pos_label"])
+        data["labels_pred"] = binary(as_1d(counts[y_pred], "y_pred"), "y_pred", extra["counts"], extra["pos_label"])
+    data["cell_sums"] = {}
+    for spec in reals:
+        column = sums[spec.key]
+        values = counts[column].to_numpy()
+        if values.dtype.kind not in "iuf" or not np.isfinite(values.astype(float)).all():
+            raise ValueError(f"sums[{spec.key!r}]: column {column!r} must hold finite numbers.")
+        values = values.astype(float)
+        slack = 1e-9 * spec.width * np.maximum(n, 1)
+        if (values < -slack).any() or (values > spec.width * n + slack).any():
+            raise ValueError(
+                f"sums[{spec.key!r}]: column {column!r} holds sums outside [0, width x count] for the declared bounds "
+                f"(per-row values of {spec.name} lie in [0, {spec.width:g}]); compute them from values inside bounds."
+            )
+        data["cell_sums"][spec.key] = np.clip(values, 0.0, spec.width * n)
     data.update(resolve_rows(groups, undeclared, columns, control_columns, epsilon))
     data["weights"] = n.astype(np.int64)
     return data
 
 
 def tabulate_counts(data: dict[str, Any], n_groups: int) -> np.ndarray:
-    """The exact ``(n_groups, 4)`` table of a checked table of counts (repeated combinations are added)."""
+    """The exact table of a checked table of counts: ``(n_groups, 4)`` cells, or ``(n_groups, 1)`` group sizes
+    without labels (repeated combinations are added)."""
+    if data["labels_true"] is None:
+        counts = np.bincount(data["group"], weights=data["weights"].astype(float), minlength=n_groups)
+        return np.rint(counts).astype(np.int64).reshape(n_groups, 1)
     flat = data["group"] * 4 + 2 * data["labels_true"] + data["labels_pred"]
     counts = np.bincount(flat, weights=data["weights"].astype(float), minlength=4 * n_groups)
     return np.rint(counts).astype(np.int64).reshape(n_groups, 4)

@@ -364,6 +364,8 @@ class PrivateMetricFrame(PrivateMechanismMixin):
         ci_quantiles: list[float] | None = None,
         sample_params: dict[str, Any] | None = None,
         undeclared: Literal["raise", "other"] = "raise",
+        sums: dict[str, str] | None = None,
+        bounds: tuple[float, float] | None = None,
     ) -> PrivateMetricFrame:
         """The same private frame from a table of counts computed elsewhere (SQL, DuckDB, Spark).
 
@@ -372,7 +374,9 @@ class PrivateMetricFrame(PrivateMechanismMixin):
         BY ALL`` (a pandas DataFrame; a pyspark DataFrame is collected with ``toPandas()``: it has one
         row per cell).  The counts are exact (computed by the engine), then released exactly as the
         constructor releases them: the guarantee holds when every person is **one row** of the
-        underlying table.  Only count-based metrics are available (real-valued ones need per-row values).
+        underlying table.  A real-valued metric needs ``sums`` (and ``bounds``): for every cell, the sum over its
+        rows of the metric's per-row value, computed by the engine from values checked to lie in ``bounds``
+        (``dpfair assess`` computes them in DuckDB: nothing but the small table reaches Python).
 
         Parameters
         ----------
@@ -406,6 +410,13 @@ class PrivateMetricFrame(PrivateMechanismMixin):
             As for the constructor (``pos_label`` only: counts carry no weights).
         undeclared : {"raise", "other"}, default "raise"
             As for the constructor.
+        sums : dict of str to str, optional
+            For every real-valued metric (by its output name), the column of ``counts`` holding each cell's sum of
+            the per-row value: ``(y_true - y_pred)**2`` (``mean_squared_error``), ``|y_true - y_pred|``
+            (``mean_absolute_error``) or ``y_pred - bounds[0]`` (``mean_prediction``).  A sum outside
+            ``[0, width x count]`` is refused.  A table with only real-valued metrics needs no label columns.
+        bounds : (float, float), optional
+            As for the constructor (required with ``sums``).
 
         Returns
         -------
@@ -413,13 +424,13 @@ class PrivateMetricFrame(PrivateMechanismMixin):
             The frame, as if built from the rows.
         """
         frame = cls.__new__(cls)
-        frame._from_counts = True
-        frame._store(metrics=metrics, epsilon=epsilon, delta=0.0, groups=groups, bounds=None,
+        frame._from_counts = "sums" if sums else "counts"
+        frame._store(metrics=metrics, epsilon=epsilon, delta=0.0, groups=groups, bounds=bounds,
                      confidence_level=confidence_level, budget=budget, random_state=random_state,
                      noise_random_state=noise_random_state, n_boot=n_boot, ci_quantiles=ci_quantiles,
                      sample_params=sample_params, undeclared=undeclared, sample_weight_bound=None)
         frame._set_results(frame._release(None, None, None, counts=(counts, sensitive_features, control_features,
-                                                                      y_true, y_pred, count)))
+                                                                      y_true, y_pred, count, sums)))
         return frame
 
     # ------------------------------------------------------------------ the steps of dpfair.base's template

@@ -249,10 +249,10 @@ def metric_specs(
     pos_label = next(iter(pos_labels.values())) if pos_labels else None
     count_names = [name for _, name, _ in parsed if name not in REAL_METRICS]
     real_names = [name for _, name, _ in parsed if name in REAL_METRICS]
-    if real_names and from_counts:
+    if real_names and from_counts == "counts":
         raise ValueError(
-            f"from_counts computes count-based metrics only; {real_names} need per-row values: build the frame from "
-            "the rows instead."
+            f"from_counts needs sums= for the real-valued metric(s) {real_names}: the column of counts holding, for "
+            "every cell, the sum of the metric's per-row value (with bounds=), or build the frame from the rows."
         )
     if pos_label is not None and real_names:
         raise ValueError("pos_label applies to count-based metrics only; assess real-valued metrics in another frame.")

@@ -101,11 +101,14 @@ def exact_statistics(extra: dict[str, Any], epsilon: float, bounds: Any, data: d
         counts = np.bincount(flat, weights=data["sample_weight"], minlength=4 * n_groups).reshape(n_groups, 4)
     else:
         counts = _core.tabulate(group, n_groups, data["labels_true"], data["labels_pred"])
-    sums = {
-        spec.key: _core.group_sums(group, n_groups, _core.per_row_values(spec, data["values_true"], data["values_pred"]))
-        for spec in specs
-        if spec.real
-    }
+    if "weights" in data:  # from_counts: the per-cell sums the engine computed, added per group
+        sums = {spec.key: _core.group_sums(group, n_groups, data["cell_sums"][spec.key]) for spec in specs if spec.real}
+    else:
+        sums = {
+            spec.key: _core.group_sums(group, n_groups, _core.per_row_values(spec, data["values_true"], data["values_pred"]))
+            for spec in specs
+            if spec.real
+        }
     share, releases = release_plan(specs, extra["counts"], epsilon, extra.get("weight_bound"))
     scale = releases[0]["scale"]
     if scale and extra.get("weight_bound") is not None:

@@ -113,7 +113,8 @@ def _chart(table: pd.DataFrame, key: str, name: str, path: Path, confidence: flo
     rows = table[(table.metric == key) & (table.statistic == "by_group")].reset_index(drop=True)
     overall = table[(table.metric == key) & (table.statistic == "overall")].iloc[0]
     diff = table[(table.metric == key) & (table.statistic == "difference")].iloc[0]
-    fig, ax = plt.subplots(figsize=(8.0, 1.6 + 0.38 * len(rows)))
+    lines = sum(1 + len(str(g)) // 24 for g in rows.group)
+    fig, ax = plt.subplots(figsize=(8.0, 1.9 + 0.38 * lines))
     if np.isfinite(overall.estimate):
         ax.axvspan(overall.lower, overall.upper, color="0.9", zorder=0, label=f"overall, {confidence:.0%} interval")
         ax.axvline(overall.estimate, color="0.4", linestyle="--", linewidth=1)
@@ -127,8 +128,8 @@ def _chart(table: pd.DataFrame, key: str, name: str, path: Path, confidence: flo
             )
         else:  # not measurable at this epsilon: only its interval, dashed
             ax.plot([row.lower, row.upper], [yi, yi], color="tab:red", linestyle=":", linewidth=1.5)
-    labels = [
-        f"{g} (not measurable)" if not np.isfinite(e) else f"{g} (noise-dominated)" if f else g
+    labels = [  # long labels (intersections, control levels) wrapped, so that they never push the title out
+        textwrap.fill(f"{g} (not measurable)" if not np.isfinite(e) else f"{g} (noise-dominated)" if f else g, 32)
         for g, f, e in zip(rows.group, rows.flagged, rows.estimate, strict=True)
     ]
     ax.set_yticks(y, labels)
@@ -136,10 +137,12 @@ def _chart(table: pd.DataFrame, key: str, name: str, path: Path, confidence: flo
     what = key if key == name else f"{key} ({name})"
     ax.set_xlabel(f"{what}: estimate and {confidence:.0%} interval")
     gap = "not measurable" if not np.isfinite(diff.estimate) else f"{diff.estimate:.3f} [{diff.lower:.3f}, {diff.upper:.3f}]"
-    title = ax.set_title("\n".join(textwrap.wrap(f"{key}: difference between groups {gap}", 70)), fontsize=10, loc="left")
+    # the title belongs to the figure (left edge), not to the axes that long group labels push to the right
+    wrapped = textwrap.wrap(f"{key}: difference between groups {gap}", 90)
+    title = fig.suptitle("\n".join(wrapped), fontsize=10, x=0.01, ha="left")
     if np.isfinite(overall.estimate):
         ax.legend(loc="lower right", fontsize=8, frameon=False)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0.0, 0.0, 1.0, 1.0 - 0.22 * len(wrapped) / fig.get_figheight()))
     fig.savefig(path, dpi=100)
     renderer = fig.canvas.get_renderer()
     inside = fig.bbox.contains(*title.get_window_extent(renderer).p0) and fig.bbox.contains(
@@ -240,9 +243,20 @@ def record_spending(ledger: Path, frame: PrivateMetricFrame, source: Path, colum
         handle.write(json.dumps(entry) + "\n")
     runs = len(earlier) + 1
     total = sum(float(r.get("epsilon", math.inf)) for r in earlier) + entry["epsilon"]
-    words = (f"epsilon {entry['epsilon']:g} on {path}; {runs} assessment(s) of this file recorded, epsilon {total:g} in "
-             "total (they add up)")
+    words = (f"epsilon {entry['epsilon']:g} on {Path(path).name}; {runs} assessment(s) of this file recorded, epsilon "
+             f"{total:g} in total (they add up)")
     return {"runs": runs, "epsilon_total": total, "words": words, "ledger": str(ledger)}
+
+
+def _group_sizes_html(frame: PrivateMetricFrame) -> str:
+    """The released (noisy) size of every group: what makes an interval wide (free: the table's row sums)."""
+    sizes = frame.group_sizes_
+    weighted = sizes.name == "sample_weight"
+    what = "noisy total sample weight" if weighted else "noisy number of rows"
+    rows = "".join(f"<tr><td>{html.escape(_label(g))}</td><td>{_fmt(float(v))}</td></tr>" for g, v in sizes.items())
+    return (f"<h2>Group sizes</h2><p>The {what} of every group, from the released table (negative releases shown as "
+            "0): small groups have wide intervals.</p>"
+            f"<table><tr><th>group</th><th>{what}</th></tr>{rows}</table>")
 
 
 def write_assessment(
@@ -304,7 +318,8 @@ def write_assessment(
             f"epsilon {release['epsilon']:g}, noise scale {release['scale']:.3g}.</li>"
         )
     if history is not None:
-        parts.append(f"<li>Spent so far: {esc(history['words'])}; the record is kept in {esc(history['ledger'])}.</li>")
+        parts.append(f"<li>Spent so far: {esc(history['words'])}; the record is kept in the assessor's ledger "
+                     f"({esc(Path(history['ledger']).name)}).</li>")
     parts.append(
         f"<li>Intervals: {confidence:.0%}, covering both the sampling error and the privacy noise (drawn from the "
         "released counts only; they cost no privacy). A group marked <span class='flag'>not measurable</span> has a "
@@ -339,6 +354,7 @@ def write_assessment(
             parts.append(f"<tr><td><i>{stat}</i></td><td>{_fmt(r.estimate)}</td><td>{_fmt(r.lower)}</td>"
                          f"<td>{_fmt(r.upper)}</td><td></td></tr>")
         parts.append("</table>")
+    parts.append(_group_sizes_html(frame))
     parts.append("</body></html>")
     html_path = out / "assessment.html"
     html_path.write_text("\n".join(parts), encoding="utf-8")
