@@ -323,3 +323,27 @@ def test_membership_columns_follow_the_declared_groups_and_undeclared_classes_ar
         _pp(estimator=regressor, membership_estimator=membership, groups=["a", "c"], budget=budget).fit(
             features[labels == "a"], sensitive_features=labels[labels == "a"])
     assert budget.spent() == (0.0, 0.0)
+
+
+@pytest.mark.filterwarnings("ignore:some outputs lie outside bounds")
+def test_a_private_regressor_fitted_inside_is_charged_first_and_composed():
+    from dpfair.linear_model import DPLinearRegression
+
+    rng = np.random.default_rng(10)
+    features = rng.uniform(0, 1, size=(400, 2))
+    labels = rng.integers(0, 2, 400)
+    y = np.clip(0.8 * features[:, 0] + rng.normal(0, 0.1, 400), 0, 1)
+    membership = LogisticRegression().fit(features, labels)
+    budget = PrivacyBudget(3.0, 1e-3)
+    base = DPLinearRegression(epsilon=0.5, data_norm=2.0, target_bound=1.0, budget=budget, random_state=1)
+    pp = _pp(estimator=base, membership_estimator=membership, prefit=False, budget=budget).fit(
+        features, y, sensitive_features=labels)
+    labels_charged = [entry.label for entry in budget.ledger]
+    assert labels_charged[0].startswith("DPLinearRegression.fit") and labels_charged[-1].endswith("cell histogram)")
+    assert pp.privacy_spent_["epsilon"] == pytest.approx(1.5)
+    small = PrivacyBudget(1.2, 1e-3)  # cannot pay both: refused before the base model is fitted
+    refused = _pp(estimator=DPLinearRegression(epsilon=0.5, data_norm=2.0, target_bound=1.0, budget=small),
+                  membership_estimator=membership, prefit=False, budget=small)
+    with pytest.raises(PrivacyBudgetExceededError):
+        refused.fit(features, y, sensitive_features=labels)
+    assert not small.ledger
