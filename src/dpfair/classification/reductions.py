@@ -145,6 +145,7 @@ from dpfair.classification.reductions_plan import (
     GameOptions,
     GameOutcome,
     GameStatistics,
+    default_gamma,
     game_plan,
     game_statistics,
 )
@@ -153,8 +154,11 @@ from dpfair.privacy.mechanisms import laplace_mechanism
 from dpfair.privacy.noise import NoiseSource
 from dpfair.privacy.relations import CHANGE_ATTRIBUTE
 
-__all__ = ["ConstantFallbackWarning", "DPExponentiatedGradient", "EmptyGroupWarning", "SmallBudgetWarning",
-           "per_round_epsilon"]
+__all__ = ["DEFAULT_DELTA", "ConstantFallbackWarning", "DPExponentiatedGradient", "EmptyGroupWarning", "SmallBudgetWarning",
+           "default_gamma", "per_round_epsilon"]
+
+#: The default ``delta`` (``delta=None``): fixed, because the charge is decided by the parameters alone.
+DEFAULT_DELTA = 1e-6
 
 #: Rounds between two duality-gap checks at ``epsilon = inf``.
 _GAP_CHECK_EVERY = 10
@@ -189,11 +193,18 @@ class DPExponentiatedGradient(PrivateEstimator, _MixturePredictor, ClassifierMix
     epsilon : float
         Total privacy parameter, ``> 0``; ``inf`` runs the exact non-private reduction and raises
         :class:`~dpfair.privacy.PrivacyLeakWarning`.
-    delta : float
+    delta : float or None, default None
         Total ``delta`` in ``(0, 1)`` (all of it goes to the composition of the ``2T`` per-round releases).
-    gamma : float
+        ``None``: ``1e-6`` (:data:`DEFAULT_DELTA`).  The charge must be fixed by the parameters alone
+        (:meth:`planned_charge` has no data), so the default cannot follow the number of rows ``m``; ``1e-6`` keeps
+        the usual rule ``delta <= 1 / (10 m)`` for every ``m`` up to 100,000, and a fit on more rows with the default
+        warns (pass ``delta`` explicitly, e.g. ``1 / (10 m)`` or smaller).
+    gamma : float or None, default None
         Allowed violation (``>= 0``); equalized odds: ``|FP_a - FP_ref| <= gamma`` and ``|TP_a - TP_ref| <= gamma``
-        for every group ``a``, the reference being set by ``constraint_reference``.
+        for every group ``a``, the reference being set by ``constraint_reference``.  ``None``:
+        ``max(0.05, sqrt(|A| / m))`` from public sizes (``gamma_``): 0.05, or, when larger, the standard error of a
+        difference of two rates measured on cells of the mean size ``m / (2|A|)`` (``sqrt(|A| / m)``), below which a
+        held-out rate difference is not resolved (:func:`default_gamma`).
     constraints : str or FairnessConstraint, default "equalized_odds"
         The fairness constraint (:mod:`~dpfair.classification.constraints`): ``"equalized_odds"``,
         ``"demographic_parity"`` or ``"true_positive_rate_parity"``, built with ``constraint_reference``; or an
@@ -280,6 +291,10 @@ class DPExponentiatedGradient(PrivateEstimator, _MixturePredictor, ClassifierMix
         The declared groups.
     bound_B_ : float
         The ``B`` used.
+    gamma_ : float
+        The ``gamma`` used (``gamma=None`` resolved).
+    delta_ : float
+        The ``delta`` charged (``delta=None`` resolved; 0 is charged at ``epsilon = inf``).
     nu_ : float
         The requested accuracy used.
     n_iter_ : int
@@ -368,8 +383,8 @@ class DPExponentiatedGradient(PrivateEstimator, _MixturePredictor, ClassifierMix
         self,
         *,
         epsilon: float,
-        delta: float,
-        gamma: float,
+        delta: float | None = None,
+        gamma: float | None = None,
         constraints: Any = "equalized_odds",
         bound_B: float | None = None,
         beta: float = 0.05,
@@ -472,8 +487,8 @@ class DPExponentiatedGradient(PrivateEstimator, _MixturePredictor, ClassifierMix
 
     def _validate_params(self) -> GameOptions:
         # delta is not the template's delta role (0 <= delta < 1): Algorithm 3's T and epsilon' need ln(1/delta) > 0
-        delta = check_open_unit(self.delta, "delta")
-        gamma = check_nonnegative_finite(self.gamma, "gamma")
+        delta = DEFAULT_DELTA if self.delta is None else check_open_unit(self.delta, "delta")
+        gamma = None if self.gamma is None else check_nonnegative_finite(self.gamma, "gamma")
         bound_B = None if self.bound_B is None else check_positive_finite(self.bound_B, "bound_B")
         beta = check_open_unit(self.beta, "beta")
         n_iter = None if self.n_iter is None else check_int(self.n_iter, "n_iter", minimum=1)
@@ -525,6 +540,13 @@ class DPExponentiatedGradient(PrivateEstimator, _MixturePredictor, ClassifierMix
                 f"{type_of_target(y_arr, input_name='y')}; y must hold exactly two classes."
             )
         m, d = X_arr.shape
+        if self.delta is None and not math.isinf(params.epsilon) and m > 0.1 / DEFAULT_DELTA:
+            warnings.warn(
+                f"delta=None charges delta={DEFAULT_DELTA:g}, above 1/(10 m) for these {m} rows (the number of rows is "
+                "public): pass delta explicitly, e.g. delta=1/(10*m) or smaller.",
+                UserWarning,
+                stacklevel=find_stack_level(),
+            )
         if self.x_norm_bound is None and self.x_l1_bound is None and math.isinf(params.epsilon):
             l1_row_bound = l2_bound = math.inf  # no noise to calibrate
         else:
@@ -554,7 +576,7 @@ class DPExponentiatedGradient(PrivateEstimator, _MixturePredictor, ClassifierMix
         released values, so noise and computation interleave.
         """
         s, plan, options = statistics, data.plan, params.options
-        reference, aware, selection, gamma = options.reference, options.aware, options.selection, options.gamma
+        reference, aware, selection, gamma = options.reference, options.aware, options.selection, data.plan.gamma
         constraint = options.constraint
         ref = {"reference": reference, "constraint": constraint}
         private, m, n_groups, T, bound_B = plan.private, plan.m, plan.n_groups, plan.T, plan.bound_B
@@ -708,7 +730,7 @@ class DPExponentiatedGradient(PrivateEstimator, _MixturePredictor, ClassifierMix
 
     def _solve(self, params: PrivacyParameters, noisy: GameOutcome, data: GameData) -> dict[str, Any]:
         plan, options = data.plan, params.options
-        gamma, private, best_t, bound_B = options.gamma, plan.private, noisy.best_t, plan.bound_B
+        gamma, private, best_t, bound_B = plan.gamma, plan.private, noisy.best_t, plan.bound_B
         ratios = noisy.noise_to_signal
         fallback = noisy.fallback
         warn_empty_groups(data.groups, noisy.dropped_groups, type(self).__name__, params.epsilon,
@@ -723,6 +745,15 @@ class DPExponentiatedGradient(PrivateEstimator, _MixturePredictor, ClassifierMix
                 "use a larger epsilon, more rows, a larger gamma or, with oracle='paper', the default oracle; "
                 "DPEqualizedOddsPostProcessor spends the budget once.",
                 SmallBudgetWarning,
+                stacklevel=find_stack_level(),
+            )
+        if not private and plan.n_groups > 1 and noisy.gap > plan.nu:  # the exact game stopped short of nu
+            warnings.warn(
+                f"the exact game (epsilon = inf) stopped after {noisy.rounds} rounds at duality gap {noisy.gap:.3g}, "
+                f"above the target nu={plan.nu:.3g} (Theorem 4.3: error within 2 nu of the best gamma-fair classifier): "
+                f"pass a larger n_iter (the cap is {plan.T}), a larger step eta (e.g. eta={2.0 / bound_B:.3g}, "
+                "fairlearn's 2 / B) or a larger nu.",
+                ConvergenceWarning,
                 stacklevel=find_stack_level(),
             )
         if plan.n_groups > 1 and fallback is None:
@@ -741,7 +772,8 @@ class DPExponentiatedGradient(PrivateEstimator, _MixturePredictor, ClassifierMix
                     stacklevel=find_stack_level(),
                 )
         return {
-            "classes_": data.classes, "groups_": data.groups, "bound_B_": bound_B, "nu_": plan.nu,
+            "classes_": data.classes, "groups_": data.groups, "bound_B_": bound_B, "nu_": plan.nu, "gamma_": gamma,
+            "delta_": options.delta,
             "n_iter_": noisy.rounds, "best_iter_": best_t, "eta_": plan.eta,
             "epsilon_step_": plan.epsilon_step, "epsilon_selection_": plan.epsilon_selection,
             "accountant_": plan.certified_by,

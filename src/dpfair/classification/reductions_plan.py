@@ -38,10 +38,39 @@ from dpfair.classification.reductions_oracle import (
     statistics_split,
 )
 
-__all__ = ["GameData", "GameOptions", "GameOutcome", "GamePlan", "GameStatistics", "game_plan", "game_statistics"]
+__all__ = ["GameData", "GameOptions", "GameOutcome", "GamePlan", "GameStatistics", "default_gamma", "game_plan",
+           "game_statistics"]
 
 #: Largest noise scale accepted: beyond it a release carries no information and sums overflow.
 MAX_NOISE_SCALE = 1e100
+#: From this number of declared groups on, ``epsilon = inf`` steps by ``2 / B`` (see :func:`game_plan`).
+MANY_GROUPS = 4
+#: The smallest default ``gamma`` (``gamma=None``).
+DEFAULT_GAMMA = 0.05
+
+
+def default_gamma(n_rows: int, n_groups: int) -> float:
+    """The default allowed violation: ``max(0.05, sqrt(|A| / m))``, from public sizes only.
+
+    A rate measured on a cell of ``n`` rows has standard error at most ``1 / (2 sqrt(n))``; the difference of two
+    rates on cells of the mean size ``n = m / (2|A|)`` has standard error at most ``sqrt(|A| / m)``.  A tolerance
+    below it asks the game to equalize differences that the training rows cannot tell from sampling noise (and that
+    a held-out evaluation would not see); 0.05 is the tolerance below which the Adult experiments gain no held-out
+    fairness (equalized-odds difference .04 at ``gamma = 0.05``).
+
+    Parameters
+    ----------
+    n_rows : int
+        Number of training rows ``m`` (public).
+    n_groups : int
+        Number of declared groups ``|A|``.
+
+    Returns
+    -------
+    float
+        The default ``gamma``.
+    """
+    return max(DEFAULT_GAMMA, math.sqrt(max(n_groups, 1) / max(n_rows, 1)))
 
 
 @dataclass(frozen=True, eq=False)
@@ -52,8 +81,10 @@ class GameOptions(ValidatedOptions):
     ----------
     oracle : {"statistics", "paper"}
         The private Learner (``"auto"`` resolved).
-    delta, gamma, beta : float
-        As the estimator's parameters.
+    delta, beta : float
+        As the estimator's parameters (``delta=None`` resolved).
+    gamma : float or None
+        As the estimator's parameter (``None``: :func:`default_gamma`, resolved by the plan).
     bound_B, n_iter, eta, nu : float, int or None
         As the estimator's parameters (``None``: the defaults of the plan).
     reference : str
@@ -70,7 +101,7 @@ class GameOptions(ValidatedOptions):
 
     oracle: str
     delta: float
-    gamma: float
+    gamma: float | None
     bound_B: float | None
     beta: float
     n_iter: int | None
@@ -92,6 +123,8 @@ class GamePlan:
     ----------
     m, n_groups : int
         Rows and declared groups.
+    gamma : float
+        The allowed violation (``gamma=None`` resolved by :func:`default_gamma`).
     bound_B, nu, eta : float
         The multipliers' bound, the requested accuracy and the step.
     T : int
@@ -117,6 +150,7 @@ class GamePlan:
 
     m: int
     n_groups: int
+    gamma: float
     bound_B: float
     nu: float
     T: int
@@ -282,6 +316,13 @@ def game_plan(options: GameOptions, epsilon: float, m: int, n_features: int, n_g
     n_iter = options.n_iter
     T = n_iter if n_iter is not None else min(t_privacy, accuracy_n_iter(bound_B, nu, n_groups, **ref))
     eta = options.eta if options.eta is not None else default_eta(n_groups, T, **ref)
+    if options.eta is None and math.isinf(epsilon) and n_groups >= MANY_GROUPS:
+        # without noise the step is not tied to the noise's accumulation: fairlearn's eta0 / B with eta0 = 2 (Agarwal
+        # et al.'s implementation), when larger.  With 4 or more groups, Algorithm 3's (1/2) sqrt(ln(K+1) / T) and the
+        # 1,000-round cap stopped at duality gaps .021 (ACS income, race in 4 groups; target nu = .0087) and .052
+        # (9 groups; .021), where 2 / B reaches the target in 250 and 20 rounds.  With 2 groups Algorithm 3's step
+        # reaches it within 40 rounds on Adult and Communities and stays closer to fairlearn's point: kept.
+        eta = max(eta, 2.0 / bound_B)
     # A-aware, h and its training error read A exactly: the best-prefix choice is then a charged release
     private_selection = private and aware and options.selection == "best"
     certified_by = "none (epsilon = inf)"
@@ -332,7 +373,8 @@ def game_plan(options: GameOptions, epsilon: float, m: int, n_features: int, n_g
         count_sd = math.sqrt(2.0) * 2.0 / epsilon_counts
     else:
         count_sd = 0.0
-    return GamePlan(m=m, n_groups=n_groups, bound_B=bound_B, nu=nu, T=T, eta=eta, private=private,
+    gamma = default_gamma(m, n_groups) if options.gamma is None else options.gamma
+    return GamePlan(m=m, n_groups=n_groups, gamma=gamma, bound_B=bound_B, nu=nu, T=T, eta=eta, private=private,
                     by_statistics=by_statistics, private_selection=private_selection, mu_cells=mu_cells,
                     mu_round=mu_round, cell_sensitivity=cell_sensitivity, epsilon_step=epsilon_step,
                     epsilon_counts=epsilon_counts, epsilon_rest=epsilon_rest, epsilon_gram=epsilon_gram,
