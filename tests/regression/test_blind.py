@@ -347,3 +347,19 @@ def test_a_private_regressor_fitted_inside_is_charged_first_and_composed():
     with pytest.raises(PrivacyBudgetExceededError):
         refused.fit(features, y, sensitive_features=labels)
     assert not small.ledger
+
+
+def test_a_solver_failure_after_the_release_falls_back_to_the_constant_map(monkeypatch):
+    """Nothing can fail after the charge: if HiGHS reports no optimum the constant (exactly fair) map is used."""
+    import dpfair.regression._blind_lp as lp_module
+
+    class _Failed:
+        status, message = 4, "numerical difficulties"
+
+    monkeypatch.setattr(lp_module.optimize, "linprog", lambda *args, **kwargs: _Failed())
+    X, groups = _rows(200, seed=11)
+    budget = PrivacyBudget(1.0)
+    with pytest.warns(UserWarning, match="constant map"):
+        pp = _pp(budget=budget).fit(X, sensitive_features=groups)
+    assert budget.spent() == (1.0, 0.0)
+    assert (pp.transport_.max(axis=1) == 1.0).all() and np.unique(pp.transport_.argmax(axis=1)).size == 1

@@ -32,11 +32,14 @@ determines the group.
 from __future__ import annotations
 
 import math
+import warnings
 from functools import lru_cache
 from itertools import combinations
 
 import numpy as np
 from scipy import optimize, sparse
+
+from dpfair._warnings import find_stack_level
 
 __all__ = [
     "max_partial_sum_bound",
@@ -146,10 +149,12 @@ def solve_blind_lp(
     objective : float
         ``sum_c P(c) E[(output - v_s(c))^2 | c]`` at the optimum.
 
-    Raises
-    ------
-    RuntimeError
-        If HiGHS reports no optimum (it cannot happen for valid inputs: the constant map is feasible).
+    Warns
+    -----
+    UserWarning
+        If HiGHS reports no optimum (numerical trouble; the program is always feasible and bounded): the constant
+        map to the grid point nearest the mean output is returned instead (exactly fair), so that nothing after a
+        private release can fail.
     """
     n_cells = cell_pmfs.shape[1]
     k = grid.size
@@ -204,8 +209,13 @@ def solve_blind_lp(
                                   bounds=bounds, method="highs")
     else:
         result = optimize.linprog(objective, bounds=bounds, method="highs")
-    if result.status != 0:  # pragma: no cover - the constant map is always feasible and the objective bounded
-        raise RuntimeError(f"the blind post-processing LP was not solved by HiGHS ({result.message})")
+    if result.status != 0:  # numerical trouble only: the constant map is always feasible and the objective bounded
+        warnings.warn("the blind post-processing LP was not solved by HiGHS; the constant map (exactly fair) is used "
+                      "instead. Try fewer n_bins or membership_bins.", stacklevel=find_stack_level())
+        point = int(np.argmin(np.abs(grid - mass[active] @ grid[cell_bin[active]])))
+        constant_map = np.zeros((n_cells, k))
+        constant_map[:, point] = 1.0
+        return constant_map, float(mass[active] @ (grid[cell_bin[active]] - grid[point]) ** 2)
     cdf = np.clip(result.x[:n_t].reshape(n_active, n_cuts), 0.0, 1.0)
     cdf = np.maximum.accumulate(cdf, axis=1)  # HiGHS' tolerances: a monotone CDF ending at 1
     cdf = np.concatenate([cdf, np.ones((n_active, 1))], axis=1)
