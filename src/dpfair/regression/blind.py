@@ -67,6 +67,9 @@ _PROTECTS_END_TO_END = (
 #: Most (group, cell) entries of the released table accepted: beyond it the noise swamps every cell.
 _MAX_TABLE_CELLS = 2_000_000
 
+#: Most variables of the blind program (``n_cells * (n_bins - 1)``) accepted, refused before the charge.
+_MAX_LP_VARIABLES = 5_000_000
+
 
 @dataclass(frozen=True, eq=False)
 class _BlindOptions(ValidatedOptions):
@@ -416,6 +419,12 @@ class BlindFairRegressionPostProcessor(
                 f"n_bins={options.n_bins} and membership_bins={options.membership_bins} with {n_groups} groups give "
                 f"{n_groups * cells:,} table entries, above {_MAX_TABLE_CELLS:,}: the noise would swamp every entry "
                 "and the program would not fit in memory; lower n_bins or membership_bins."
+            )
+        if cells * (options.n_bins - 1) > _MAX_LP_VARIABLES:
+            raise ValueError(
+                f"n_bins={options.n_bins} and membership_bins={options.membership_bins} with {n_groups} groups give a "
+                f"program of {cells * (options.n_bins - 1):,} variables, above {_MAX_LP_VARIABLES:,}; lower n_bins or "
+                "membership_bins."
             )
         check_allocation(8 * 64 * cells * options.n_bins, subject=f"n_bins={options.n_bins}",
                          what="the blind program", fix="lower n_bins or membership_bins")
