@@ -163,8 +163,8 @@ def solve_blind_lp(
     active = np.flatnonzero(mass > 0)
     transport = np.zeros((n_cells, k))
     transport[np.arange(n_cells), cell_bin] = 1.0
-    if k == 1 or active.size == 0:
-        return transport, 0.0
+    if k == 1 or active.size == 0 or np.count_nonzero(weights > 0) <= 1:
+        return transport, 0.0  # nothing to equalise: every cell keeps its own point (the identity is optimal)
     n_active, n_cuts = active.size, k - 1
     cost = (grid[cell_bin[active]][:, None] - grid[None, :]) ** 2  # (n_active, k)
     # sum_l (T_l - T_{l-1}) K_l = sum_{l<k} T_l (K_l - K_{l+1}) + K_k   (T_k = 1, T_0 = 0)
