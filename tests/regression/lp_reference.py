@@ -6,7 +6,7 @@
   certified column generation over ``highspy`` (a test-extra dependency, imported only when called).
 
 Imported by ``tests/regression`` and ``tests/property`` and by ``benchmarks/bench_regression.py``
-(which put this folder on ``sys.path``).  Issue 15 keeps the LP reference here, out of the library path.
+(which put this folder on ``sys.path``).  The LP reference stays here, out of the library path: the library needs no LP solver.
 """
 
 from __future__ import annotations

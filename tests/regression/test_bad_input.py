@@ -1,4 +1,4 @@
-"""Issue 16, section 4: each bad input ends in a ValueError/TypeError naming the argument (all failed before)."""
+"""Each bad input ends in a ValueError/TypeError naming the argument (each of these once failed otherwise)."""
 
 from __future__ import annotations
 
@@ -143,7 +143,7 @@ def test_unhashable_labels_name_the_argument(labels):
         _pp().fit(Y, sensitive_features=np.array(labels, dtype=object))
 
 
-# ---------------------------------------------------------------------------- issue 22, section 4
+# ---------------------------------------------------------------------------- sizes refused before the charge
 @pytest.mark.parametrize("n_bins", [10**10, 2**70])
 def test_n_bins_that_cannot_fit_in_memory_is_refused_by_name_before_anything_is_charged(n_bins):
     from dpfair.privacy import PrivacyBudget

@@ -1,4 +1,4 @@
-"""FairRegressionPostProcessor runs the one release template of dpfair.base (issue 22)."""
+"""FairRegressionPostProcessor runs the one release template of dpfair.base."""
 
 from __future__ import annotations
 

@@ -90,7 +90,7 @@ def _check_solution(sol, pmfs, weights, grid, alpha):
 
 @pytest.mark.slow
 def test_closed_form_equals_the_highs_lp_on_random_instances():
-    """Issue 15: >= 300 random instances, 1-8 groups, k up to 200, sparse PMFs, zero weights, uneven grids, alpha 0..2.5."""
+    """Against HiGHS: >= 300 random instances, 1-8 groups, k up to 200, sparse PMFs, zero weights, uneven grids, alpha 0..2.5."""
     rng = np.random.default_rng(2024)
     worst = 0.0
     n = 0

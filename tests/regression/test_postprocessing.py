@@ -87,7 +87,7 @@ def test_fit_is_audited_epsilon_dp(monkeypatch):
              .fit(y, sensitive_features=groups).group_weights_[0] for s in seeds]
         )
 
-    # 2,000 runs per input resolve what 4,000 did (issue 34): a sensitivity/3 mutant (true epsilon 3) is caught
+    # 2,000 runs per input resolve what 4,000 did (measured): a sensitivity/3 mutant (true epsilon 3) is caught
     # at both (audit seeds 0-2: lower bounds >= 1.15 and >= 1.29), sensitivity/2 at neither (1,000 and 4,000
     # runs, seeds 0-3); the /8 mutant below gives lower bounds 3.27-3.49 (seeds 0-3), the honest one <= 0.38
     honest = audit_epsilon(mech, base_groups, neighbour, n_samples=2000)
@@ -132,7 +132,7 @@ def test_unknown_group_at_predict_and_no_bounds_at_infinity():
 
 @pytest.mark.slow
 def test_hundred_thousand_bins_and_twenty_groups_fit_and_predict_sparse():
-    """Issue 15: the dense couplings would need 149 GiB; the sparse maps hold at most ~3k entries per group."""
+    """At 100,000 bins the dense couplings would need 149 GiB; the sparse maps hold at most ~3k entries per group."""
     rng = np.random.default_rng(0)
     n, n_groups, k = 20_000, 20, 100_000
     groups = rng.integers(n_groups, size=n)
