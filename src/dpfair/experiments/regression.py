@@ -908,8 +908,9 @@ def blind_figures(results: pd.DataFrame, folder: Path) -> list[FigureInfo]:
 
     table = blind_summary(results).reset_index()
     datasets = sorted(table["dataset"].unique())
-    fig, axes = plt.subplots(1, len(datasets), figsize=(5.0 * len(datasets), 4.0), squeeze=False)
-    for ax, dataset in zip(axes[0], datasets, strict=True):
+    fig, axes = plt.subplots(1, len(datasets) + 1, figsize=(5.0 * len(datasets) + 2.6, 4.0), squeeze=False,
+                             gridspec_kw={"width_ratios": [1.0] * len(datasets) + [0.5]})
+    for ax, dataset in zip(axes[0][:-1], datasets, strict=True):
         part = table[table["dataset"] == dataset]
         for rank, (eps, curve) in enumerate(sorted(part.groupby("epsilon"), key=lambda item: -item[0])):
             curve = curve.sort_values("alpha")
@@ -925,7 +926,9 @@ def blind_figures(results: pd.DataFrame, folder: Path) -> list[FigureInfo]:
         ax.set_title("Communities & Crime" if dataset == "communities" else "Law School (4 groups)")
         ax.set_xlabel("held-out KS between groups")
         ax.set_ylabel("excess MSE over the regressor")
-        ax.legend(fontsize=7, ncol=2)
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    axes[0][-1].axis("off")  # the legend has a panel of its own, over no curve
+    axes[0][-1].legend(handles, labels, loc="center left", fontsize=8)
     return [save_figure(fig, folder, "regression_blind.png",
                         "Attribute-aware (dashed) vs attribute-blind (solid) private post-processing of a ridge "
                         "regressor, alpha = 0.05, 0.1, 0.2 along each curve; medians over seeds; dotted verticals at "
