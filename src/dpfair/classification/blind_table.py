@@ -337,26 +337,31 @@ def blind_guaranteed_violation(
     return guarantee, noise_slack
 
 
-def shrunk_table(q_tilde: np.ndarray, q_model: np.ndarray, n_rows: int, epsilon: float) -> np.ndarray:
+def shrunk_table(q_tilde: np.ndarray, q_model: np.ndarray, n_rows: int, epsilon: float,
+                 n_membership_cells: int = 1) -> np.ndarray:
     """The released table shrunk towards a model-based table (empirical Bayes, per group and label).
 
     ``q_model[c, a, y]`` is a noise-free proxy built from public rows and the released membership model
-    (``sum`` of ``P(A = a | x_i)`` over the rows of cell ``c`` with label ``y``), first rescaled so that each
-    ``(a, y)`` total matches the released one.  With ``d = q~ - q_model`` over the cells of one ``(a, y)``, the
-    noise variance per cell is ``2 b^2`` (``b = 2 / (m epsilon)``) and ``tau^2 = max(0, mean(d^2) - 2 b^2)`` estimates
-    the model's own error; the estimate is ``q_model + tau^2 / (tau^2 + 2 b^2) d``.  Every input is released or public,
+    (``sum`` of ``P(A = a | x_i, y_i)`` over the rows of cell ``c`` with label ``y``).  The target of the shrinkage
+    keeps the released table's margins over the score bins, ``q~[s, ., a, y]`` (a sum over the membership cells, so
+    ``n_membership_cells`` times the signal for ``sqrt(n_membership_cells)`` times the noise), and splits each among
+    the membership cells as ``q_model`` does.  With ``d = q~ - target`` over the cells of one ``(a, y)``, the noise
+    variance per cell is ``2 b^2`` (``b = 2 / (m epsilon)``) and ``tau^2 = max(0, mean(d^2) - 2 b^2)`` estimates the
+    target's own error; the estimate is ``target + tau^2 / (tau^2 + 2 b^2) d``.  Every input is released or public,
     so this is post-processing; it changes the linear program's constraints only (the guarantee is read off ``q~``).
 
     Parameters
     ----------
     q_tilde : ndarray of shape (n_cells, n_groups, 2)
-        The released table.
+        The released table (cells ordered ``s * n_membership_cells + m``).
     q_model : ndarray of shape (n_cells, n_groups, 2)
         The model-based table.
     n_rows : int
         The number of rows.
     epsilon : float
         The table's epsilon (``inf``: ``q_tilde`` is returned).
+    n_membership_cells : int, default 1
+        The number of membership cells per score bin.
 
     Returns
     -------
@@ -365,13 +370,16 @@ def shrunk_table(q_tilde: np.ndarray, q_model: np.ndarray, n_rows: int, epsilon:
     """
     if math.isinf(epsilon):
         return np.maximum(q_tilde, 0.0)
+    n_cells, n_groups, _ = q_tilde.shape
     noise_variance = 2.0 * (2.0 / (n_rows * epsilon)) ** 2
-    released_total = np.maximum(q_tilde.sum(axis=0), 0.0)
-    model_total = q_model.sum(axis=0)
+    shape = (n_cells // n_membership_cells, n_membership_cells, n_groups, 2)
+    released_margin = np.maximum(q_tilde.reshape(shape).sum(axis=1, keepdims=True), 0.0)
+    model = q_model.reshape(shape)
+    model_margin = model.sum(axis=1, keepdims=True)
     with np.errstate(divide="ignore", invalid="ignore"):
-        factor = np.where(model_total > 0, released_total / np.where(model_total > 0, model_total, 1.0), 0.0)
-    model = q_model * factor
-    difference = q_tilde - model
+        split = np.where(model_margin > 0, model / np.where(model_margin > 0, model_margin, 1.0), 1.0 / shape[1])
+    target = (released_margin * split).reshape(q_tilde.shape)
+    difference = q_tilde - target
     tau2 = np.maximum((difference**2).mean(axis=0) - noise_variance, 0.0)
     weight = tau2 / (tau2 + noise_variance)
-    return np.maximum(model + weight * difference, 0.0)
+    return np.maximum(target + weight * difference, 0.0)
