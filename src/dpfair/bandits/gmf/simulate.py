@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 from sklearn.base import clone
@@ -82,6 +83,34 @@ def simulate(
         are charged together).  Every check runs before any budget is charged: a refused call
         spends nothing.
     """
+    horizon, seeds = _check_arguments(env, policies, horizon, seeds, engine)
+    n_seeds = len(seeds)
+    learners = _prepare_policies(env, policies, horizon, seeds)
+    episodes = [env.sample(horizon, s) for s in seeds]
+    ids = np.stack([e.context_ids for e in episodes], axis=1)  # (T, S, K)
+    rewards = np.stack([e.rewards for e in episodes], axis=1)
+    means = np.stack([e.mean_rewards for e in episodes], axis=1)
+    ranks = np.stack([e.relative_ranks for e in episodes], axis=1)
+    del episodes
+    # every check passed: charge every private policy (the release template: then, only then, its noise source)
+    learners = [(learner, learner._open(prepared)) for learner, prepared in learners]
+    fair, regret, selections, spent = [], [], [], {}
+    for name in policies:
+        learner, prepared = learners.pop(0)  # one policy's state in memory at a time
+        learner._begin(prepared)
+        actions = _play(env, learner, ids, rewards, horizon, n_seeds, engine)
+        fair.append(cumulative_fair_regret(ranks, actions).T)
+        regret.append(cumulative_regret(means, actions).T)
+        selections.append(np.stack([np.bincount(actions[:, s], minlength=env.n_groups) for s in range(n_seeds)]))
+        spent[name] = {"epsilon": learner.privacy_spent_["epsilon"], "delta": learner.privacy_spent_["delta"]}
+    return BanditResult(
+        seeds=seeds, privacy_spent=spent, policy_names=tuple(policies), fair_regret=np.stack(fair),
+        regret=np.stack(regret), selections=np.stack(selections),
+    )
+
+
+def _check_arguments(env: Any, policies: Any, horizon: Any, seeds: Any, engine: Any) -> tuple[int, tuple[int, ...]]:
+    """The arguments of :func:`simulate`, whether its arrays fit, and the environment's bounds: ``(horizon, seeds)``."""
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES} ('numpy' is the reference implementation), got {engine!r}.")
     if not isinstance(env, GroupEnvironment):
@@ -96,7 +125,7 @@ def simulate(
             or np.ndim(seeds) != 1 or len(seeds) == 0):
         raise ValueError("seeds must be a non-empty sequence of non-negative ints, e.g. seeds=range(10).")
     seeds = tuple(check_int(s, "seeds", minimum=0) for s in seeds)
-    n_seeds, runs = len(seeds), np.arange(len(seeds))
+    n_seeds = len(seeds)
     # the episodes and their stacked copies (ids, rewards, means, ranks: 2 x 4 arrays of (horizon, n_seeds,
     # n_groups)), and per policy its actions and both regret curves (and their temporaries)
     check_allocation(
@@ -112,6 +141,13 @@ def simulate(
                 f"env.{documented}={value!r} is too large for horizon={horizon}: squared values summed over the horizon "
                 "overflow float64; rescale the environment's contexts and rewards (or lower horizon)."
             )
+    return horizon, seeds
+
+
+def _prepare_policies(env: GroupEnvironment, policies: Mapping[str, BanditPolicy], horizon: int,
+                      seeds: tuple[int, ...]) -> list[tuple[BanditPolicy, Any]]:
+    """Each policy cloned and seeded, its run checked (nothing charged), and the budgets tried together."""
+    n_seeds = len(seeds)
     # Validate every policy (hyper-parameters, sizes, declared bounds against the environment's documented
     # ones), then check that the budgets pay for all of them together, then charge: a refused call spends nothing.
     learners = []
@@ -143,35 +179,23 @@ def simulate(
          for name, planned in charges],
         fix="give each private policy a budget that pays for it, or a larger shared budget",
     )
-    episodes = [env.sample(horizon, s) for s in seeds]
-    ids = np.stack([e.context_ids for e in episodes], axis=1)  # (T, S, K)
-    rewards = np.stack([e.rewards for e in episodes], axis=1)
-    means = np.stack([e.mean_rewards for e in episodes], axis=1)
-    ranks = np.stack([e.relative_ranks for e in episodes], axis=1)
-    del episodes
-    # every check passed: charge every private policy (the release template: then, only then, its noise source)
-    learners = [(learner, learner._open(prepared)) for learner, prepared in learners]
-    fair, regret, selections, spent = [], [], [], {}
-    for name in policies:
-        learner, prepared = learners.pop(0)  # one policy's state in memory at a time
-        learner._begin(prepared)
-        # compiled: every round at once in numba kernels (None: this policy or stream has no compiled rounds)
-        actions = learner._run_compiled(ids, rewards) if engine == "compiled" else None
-        if actions is None:  # the numpy reference: one vectorized select and update per round
-            actions = np.empty((horizon, n_seeds), dtype=np.int64)
-            # the per-round products are small: threaded BLAS only adds contention (10-50x slower on a busy machine)
-            with threadpool_limits(limits=1, user_api="blas"):
-                for t in range(horizon):
-                    ids_t = ids[t]
-                    contexts = env.support[ids_t]
-                    a = learner.select(contexts, context_ids=ids_t)
-                    learner.update(contexts, a, rewards[t, runs, a], context_ids=ids_t)
-                    actions[t] = a
-        fair.append(cumulative_fair_regret(ranks, actions).T)
-        regret.append(cumulative_regret(means, actions).T)
-        selections.append(np.stack([np.bincount(actions[:, s], minlength=env.n_groups) for s in range(n_seeds)]))
-        spent[name] = {"epsilon": learner.privacy_spent_["epsilon"], "delta": learner.privacy_spent_["delta"]}
-    return BanditResult(
-        seeds=seeds, privacy_spent=spent, policy_names=tuple(policies), fair_regret=np.stack(fair),
-        regret=np.stack(regret), selections=np.stack(selections),
-    )
+    return learners
+
+
+def _play(env: GroupEnvironment, learner: BanditPolicy, ids: np.ndarray, rewards: np.ndarray, horizon: int,
+          n_seeds: int, engine: str) -> np.ndarray:
+    """One started policy over every round of every seed: its actions ``(horizon, n_seeds)``."""
+    # compiled: every round at once in numba kernels (None: this policy or stream has no compiled rounds)
+    actions = learner._run_compiled(ids, rewards) if engine == "compiled" else None
+    if actions is None:  # the numpy reference: one vectorized select and update per round
+        actions = np.empty((horizon, n_seeds), dtype=np.int64)
+        runs = np.arange(n_seeds)
+        # the per-round products are small: threaded BLAS only adds contention (10-50x slower on a busy machine)
+        with threadpool_limits(limits=1, user_api="blas"):
+            for t in range(horizon):
+                ids_t = ids[t]
+                contexts = env.support[ids_t]
+                a = learner.select(contexts, context_ids=ids_t)
+                learner.update(contexts, a, rewards[t, runs, a], context_ids=ids_t)
+                actions[t] = a
+    return actions
