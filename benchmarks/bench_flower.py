@@ -23,7 +23,7 @@
    is taken from ``simulate_federated``'s synchronizations on the same streams.
 
 Run: ``OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/bench_flower.py [horizon] [agents] [floor rounds]`` (defaults
-20, 3 and 40; stock Flower takes seconds per round trip); ``... bench_flower.py floor`` runs the floor table alone.
+20, 3 and 40; stock Flower takes seconds per round trip); ``... bench_flower.py floor [rounds] [3,5]`` runs the floor table alone.
 """
 
 from __future__ import annotations
@@ -79,7 +79,8 @@ _NOOP_APP = textwrap.dedent(
     from flwr.clientapp import ClientApp
     from flwr.serverapp import ServerApp
 
-    server, client = ServerApp(), ClientApp()
+    server = ServerApp()
+    client = ClientApp()
 
 
     @server.main()
@@ -208,9 +209,10 @@ def main(horizon: int = 20, agents: int = 3, floor_rounds: int = 40) -> None:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["floor"]:
+    if sys.argv[1:2] == ["floor"]:  # floor [rounds] [N,N,...]
         print(f"load average (1, 5, 15 min) before: {os.getloadavg()} on {os.cpu_count()} CPUs")
-        floor_table(rounds=int(sys.argv[2]) if len(sys.argv) > 2 else 40)
+        sizes = tuple(int(n) for n in sys.argv[3].split(",")) if len(sys.argv) > 3 else (3, 5)
+        floor_table(sizes, rounds=int(sys.argv[2]) if len(sys.argv) > 2 else 40)
         print(f"load average (1, 5, 15 min) after: {os.getloadavg()}")
     else:
         main(*(int(a) for a in sys.argv[1:4]))

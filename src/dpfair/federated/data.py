@@ -120,6 +120,7 @@ def load_stream(path: str | os.PathLike[str], *, horizon: int, n_actions: int, d
     Returns
     -------
     FileStream
+        The agent's stream (the same object for the same file while it is unchanged).
 
     Raises
     ------
@@ -178,9 +179,11 @@ def write_agent_file(path: str | os.PathLike[str], contexts: np.ndarray, outcome
     Parameters
     ----------
     path : path
-        A ``.csv`` or ``.parquet`` file to write.
+        A ``.csv`` or ``.parquet`` file to write (its folder is created).
     contexts : numpy.ndarray of shape (horizon, n_actions, dim)
+        Round ``t``'s candidates at index ``t - 1``.
     outcomes : numpy.ndarray of shape (horizon, n_actions)
+        The reward of each candidate.
 
     Returns
     -------
