@@ -1,14 +1,14 @@
-"""Speed of ``dpfair assess`` on a warehouse-sized Parquet file (issue 33), printed, not asserted.
+"""Time and peak memory of ``dpfair assess`` on a warehouse-sized Parquet file, beside fairlearn; printed, not asserted.
 
-Writes 5,000,000 rows (true label, prediction, race, sex) as Parquet in a temporary folder (with
-DuckDB), then times, as a user would run it, ``dpfair assess preds.parquet ...`` in a fresh process
-(imports, DuckDB's group-by of (race, sex, y_true, y_pred), the noisy release, the intervals, the
-table, the page and its charts; target under 20 s on 2 cores), and beside it the in-memory pandas
-path: the same Parquet file read into pandas (by DuckDB) and given row by row to
-``PrivateMetricFrame``, against DuckDB's group-by and ``PrivateMetricFrame.from_counts`` in the same
-process.  Prints them and their ratio.
+Writes ``N_ROWS`` rows (0/1 true label and prediction, a real-valued truth and score in [0, 1], race, sex) as
+Parquet with DuckDB (nothing held in Python), then runs, as a user would, ``dpfair assess preds.parquet ...`` in a
+fresh process for the count-based metrics and for each real-valued metric, and reports each run's wall time and
+peak resident memory (``wait4``'s ``ru_maxrss`` of that process alone).  Every metric streams: DuckDB computes the
+cell counts, the per-cell sums and the bounds checks in one group-by, so the peak does not grow with the rows.
+With ``--fairlearn`` it also times fairlearn's ``MetricFrame`` on the same rows (read into pandas by DuckDB), in
+its own process, with the same metrics.
 
-Run: ``.venv/bin/python benchmarks/bench_assess.py [N_ROWS]``.
+Run: ``.venv/bin/python benchmarks/bench_assess.py [N_ROWS] [--fairlearn]`` (default 5,000,000 rows).
 """
 
 from __future__ import annotations
@@ -17,13 +17,22 @@ import os
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
-import warnings
 from pathlib import Path
 
-N_ROWS = int(sys.argv[1]) if len(sys.argv) > 1 else 5_000_000
-TARGET_S = 20.0
+ARGS = [a for a in sys.argv[1:] if not a.startswith("--")]
+N_ROWS = int(ARGS[0]) if ARGS else 5_000_000
+WITH_FAIRLEARN = "--fairlearn" in sys.argv
 RACES = "White,Black,Asian-Pac-Islander,Amer-Indian-Eskimo,Other"
+#: one run per kind: the count-based metrics share one table; each real-valued metric adds its sums
+RUNS = {
+    "count-based (4 rates)": (["selection_rate", "true_positive_rate", "false_positive_rate", "accuracy_score"],
+                              "y_true", "y_pred"),
+    "mean_squared_error": (["mean_squared_error"], "truth", "score"),
+    "mean_absolute_error": (["mean_absolute_error"], "truth", "score"),
+    "mean_prediction": (["mean_prediction"], "truth", "score"),
+}
 
 
 def _write_parquet(path: Path) -> None:
@@ -34,6 +43,8 @@ def _write_parquet(path: Path) -> None:
             SELECT
                 CAST(random() < 0.3 AS INTEGER) AS y_true,
                 CAST(random() < 0.4 AS INTEGER) AS y_pred,
+                random() AS truth,
+                random() AS score,
                 CASE WHEN r < 0.80 THEN 'White' WHEN r < 0.90 THEN 'Black' WHEN r < 0.96 THEN 'Asian-Pac-Islander'
                      WHEN r < 0.99 THEN 'Amer-Indian-Eskimo' ELSE 'Other' END AS race,
                 CASE WHEN random() < 0.5 THEN 'Female' ELSE 'Male' END AS sex
@@ -42,57 +53,62 @@ def _write_parquet(path: Path) -> None:
     """)
 
 
-def _time_cli(path: Path, out: Path, ledger: Path) -> float:
-    args = [sys.executable, "-m", "dpfair.cli", "assess", str(path), "--y-true", "y_true", "--y-pred", "y_pred",
-            "--sensitive", "race", "--sensitive", "sex", "--groups", RACES, "--groups", "Female,Male", "--epsilon", "1",
-            "--out", str(out), "--quiet"]
+def _run(args: list[str], env: dict[str, str] | None = None) -> tuple[float, float]:
+    """``(wall seconds, peak RSS in MB)`` of one fresh process (its own ``ru_maxrss``, from ``wait4``)."""
     start = time.perf_counter()
-    result = subprocess.run(args, capture_output=True, text=True, env={**os.environ, "DPFAIR_ASSESS_LEDGER": str(ledger)},
-                            check=False)
+    process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    _, status, usage = os.wait4(process.pid, 0)
     elapsed = time.perf_counter() - start
-    if result.returncode != 0:
-        raise SystemExit(f"dpfair assess failed: {result.stderr}")
-    return elapsed
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"{args[:4]} failed: {process.stderr.read().decode() if process.stderr else ''}")
+    return elapsed, usage.ru_maxrss / 1024
 
 
-METRICS = {m: m for m in ("selection_rate", "true_positive_rate", "false_positive_rate", "accuracy_score")}
-GROUPS = {"race": RACES.split(","), "sex": ["Female", "Male"]}
+def _assess(path: Path, folder: Path, metrics: list[str], y_true: str, y_pred: str) -> tuple[float, float]:
+    args = [sys.executable, "-m", "dpfair.cli", "assess", str(path), "--y-true", y_true, "--y-pred", y_pred,
+            "--sensitive", "race", "--sensitive", "sex", "--groups", RACES, "--groups", "Female,Male", "--epsilon", "1",
+            "--out", str(folder / "out"), "--quiet", "--bounds", "0,1"]
+    for metric in metrics:
+        args += ["--metric", metric]
+    return _run(args, env={**os.environ, "DPFAIR_ASSESS_LEDGER": str(folder / "spent.jsonl")})
 
 
-def _time_in_process(path: Path) -> tuple[float, float]:
-    """``(DuckDB counts + from_counts, pandas rows + the constructor)``, in this process, imports done before."""
-    import duckdb
-
-    from dpfair.metrics import PrivateMetricFrame
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        start = time.perf_counter()
-        counts = duckdb.sql(f"SELECT race, sex, y_true, y_pred, count(*) AS count FROM read_parquet('{path}') "
-                            "GROUP BY ALL").df()
-        PrivateMetricFrame.from_counts(counts, metrics=METRICS, sensitive_features=["race", "sex"], epsilon=1.0,
-                                       groups=GROUPS)
-        engine = time.perf_counter() - start
-        start = time.perf_counter()
-        data = duckdb.sql(f"SELECT * FROM read_parquet('{path}')").df()
-        PrivateMetricFrame(metrics=METRICS, y_true=data.y_true, y_pred=data.y_pred,
-                           sensitive_features=data[["race", "sex"]], epsilon=1.0, groups=GROUPS)
-        in_memory = time.perf_counter() - start
-    return engine, in_memory
+def _fairlearn(path: Path, metrics: list[str], y_true: str, y_pred: str) -> tuple[float, float]:
+    """fairlearn's MetricFrame on the rows (read into pandas by DuckDB), in a fresh process."""
+    names = {"true_positive_rate": "true_positive_rate", "false_positive_rate": "false_positive_rate",
+             "selection_rate": "selection_rate", "accuracy_score": "skm.accuracy_score",
+             "mean_squared_error": "skm.mean_squared_error", "mean_absolute_error": "skm.mean_absolute_error",
+             "mean_prediction": "mean_prediction"}
+    functions = ", ".join(f"'{m}': {names[m]}" for m in metrics)
+    code = textwrap.dedent(f"""
+        import duckdb, sklearn.metrics as skm
+        from fairlearn.metrics import (MetricFrame, false_positive_rate, mean_prediction, selection_rate,
+                                       true_positive_rate)
+        data = duckdb.sql("SELECT {y_true}, {y_pred}, race, sex FROM read_parquet('{path}')").df()
+        frame = MetricFrame(metrics={{{functions}}}, y_true=data['{y_true}'], y_pred=data['{y_pred}'],
+                            sensitive_features=data[['race', 'sex']])
+        frame.difference(), frame.ratio()
+    """)
+    return _run([sys.executable, "-c", code])
 
 
 def main() -> None:
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "preds.parquet"
+    with tempfile.TemporaryDirectory() as folder_name:
+        folder = Path(folder_name)
+        path = folder / "preds.parquet"
         start = time.perf_counter()
         _write_parquet(path)
-        print(f"wrote {N_ROWS:,} rows to {path.name} ({path.stat().st_size / 1e6:.0f} MB) in {time.perf_counter() - start:.1f} s")
-        cli = _time_cli(path, Path(folder) / "out", Path(folder) / "spent.jsonl")
-        print(f"dpfair assess preds.parquet (DuckDB group-by, fresh process, page included): {cli:.1f} s "
-              f"(target < {TARGET_S:.0f} s)")
-        engine, in_memory = _time_in_process(path)
-        print(f"in process, imports done: DuckDB group-by + from_counts {engine:.2f} s; rows read into pandas + "
-              f"PrivateMetricFrame on the rows {in_memory:.2f} s; ratio pandas / DuckDB {in_memory / engine:.1f}")
+        print(f"wrote {N_ROWS:,} rows to {path.name} ({path.stat().st_size / 1e6:.0f} MB) in "
+              f"{time.perf_counter() - start:.1f} s")
+        print(f"{'metrics':<24} {'dpfair assess s':>16} {'peak RSS MB':>12}"
+              + (f" {'fairlearn s':>12} {'peak RSS MB':>12}" if WITH_FAIRLEARN else ""))
+        for label, (metrics, y_true, y_pred) in RUNS.items():
+            wall, peak = _assess(path, folder, metrics, y_true, y_pred)
+            line = f"{label:<24} {wall:>16.1f} {peak:>12.0f}"
+            if WITH_FAIRLEARN:
+                fair_wall, fair_peak = _fairlearn(path, metrics, y_true, y_pred)
+                line += f" {fair_wall:>12.1f} {fair_peak:>12.0f}"
+            print(line, flush=True)
 
 
 if __name__ == "__main__":
