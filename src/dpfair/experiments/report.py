@@ -226,8 +226,17 @@ def _build(out: Path) -> Path:
         "<table class='overview'><tr><th>Experiment</th><th>Reproduces</th><th>Scale</th>"
         "<th>Quick leaves out</th><th>Verdict</th></tr>",
     ]
+    parts += _overview_rows(specs, tasks, verdicts)
     for spec in specs:
-        sub = results[spec.id]
+        parts += _section(spec, results[spec.id], verdicts[spec.id], tasks, runs, fig_dir)
+    parts.append("</body></html>")
+    return _write_index(report_dir / "index.html", parts)
+
+
+def _overview_rows(specs: list[ExperimentSpec], tasks: pd.DataFrame, verdicts: dict[str, Verdict]) -> list[str]:
+    """The overview table's rows, one per experiment, and its end."""
+    parts = []
+    for spec in specs:
         done = {(c, int(s)) for c, s in tasks.loc[tasks["experiment"] == spec.id, ["cell", "seed"]].itertuples(index=False)}
         scale, left_out = _scale(spec, done)
         verdict = verdicts[spec.id]
@@ -241,66 +250,72 @@ def _build(out: Path) -> Path:
             f"<td><span class='{css}'>{html.escape(verdict.status)}</span>: {html.escape(verdict.detail)}</td></tr>"
         )
     parts.append("</table>")
-    for spec in specs:
-        parts.append(f"<h2 id='{spec.id}'>{html.escape(spec.id)}: {html.escape(spec.title)}</h2>")
-        sub = results[spec.id]
-        parts.append(
-            f"<p class='meta'>Reproduces: {html.escape(spec.reproduces)}. Dataset: {html.escape(spec.dataset)}. "
-            f"Algorithms: {html.escape(', '.join(spec.algorithms))}. Privacy: {html.escape(spec.privacy or 'n/a')}.</p>"
-        )
-        verdict = verdicts[spec.id]
-        parts.append(
-            f"<p class='meta'>Verdict: <span class='{verdict.status.replace(' ', '')}'>{html.escape(verdict.status)}</span>"
-            f": {html.escape(verdict.detail)}</p>"
-        )
-        if verdict.rows:
-            parts.append(_rows_table(verdict.rows))
-        if sub.empty:
-            how = f"dpfair run {spec.id} --quick"
-            parts.append(f"<p>Not run: {html.escape(verdict.detail)} (then <code>{html.escape(how)}</code>).</p>")
-            continue
-        spec_tasks = tasks[tasks["experiment"] == spec.id]
-        spec_runs = runs[runs["experiment"] == spec.id]
-        seeds = sorted(sub["seed"].unique().tolist())
-        cells = sorted(sub["cell"].unique().tolist(), key=_cell_sort_key)
-        parts.append(
-            f"<p class='meta'>{len(cells)} cells x seeds {seeds}; {len(spec_tasks)} tasks, total task time "
-            f"{spec_tasks['runtime'].sum():.1f} s; runs: "
-            + html.escape(
-                ", ".join(
-                    f"{r.variant} ({r.status}, {r.n_tasks - r.n_done_before} task(s) in "
-                    f"{(r.finished - r.started) if r.finished == r.finished else float('nan'):.1f} s wall, "
-                    f"workers={r.workers}{', ' + r.scheduler if r.scheduler else ''})"
-                    for r in spec_runs.itertuples()
-                )
+    return parts
+
+
+def _section(spec: ExperimentSpec, sub: pd.DataFrame, verdict: Verdict, tasks: pd.DataFrame, runs: pd.DataFrame,
+             fig_dir: Path) -> list[str]:
+    """One experiment's section: what it reproduces, its verdict, its runs, figures and tables."""
+    parts = [f"<h2 id='{spec.id}'>{html.escape(spec.id)}: {html.escape(spec.title)}</h2>"]
+    parts.append(
+        f"<p class='meta'>Reproduces: {html.escape(spec.reproduces)}. Dataset: {html.escape(spec.dataset)}. "
+        f"Algorithms: {html.escape(', '.join(spec.algorithms))}. Privacy: {html.escape(spec.privacy or 'n/a')}.</p>"
+    )
+    parts.append(
+        f"<p class='meta'>Verdict: <span class='{verdict.status.replace(' ', '')}'>{html.escape(verdict.status)}</span>"
+        f": {html.escape(verdict.detail)}</p>"
+    )
+    if verdict.rows:
+        parts.append(_rows_table(verdict.rows))
+    if sub.empty:
+        how = f"dpfair run {spec.id} --quick"
+        parts.append(f"<p>Not run: {html.escape(verdict.detail)} (then <code>{html.escape(how)}</code>).</p>")
+        return parts
+    spec_tasks = tasks[tasks["experiment"] == spec.id]
+    spec_runs = runs[runs["experiment"] == spec.id]
+    seeds = sorted(sub["seed"].unique().tolist())
+    cells = sorted(sub["cell"].unique().tolist(), key=_cell_sort_key)
+    parts.append(
+        f"<p class='meta'>{len(cells)} cells x seeds {seeds}; {len(spec_tasks)} tasks, total task time "
+        f"{spec_tasks['runtime'].sum():.1f} s; runs: "
+        + html.escape(
+            ", ".join(
+                f"{r.variant} ({r.status}, {r.n_tasks - r.n_done_before} task(s) in "
+                f"{(r.finished - r.started) if r.finished == r.finished else float('nan'):.1f} s wall, "
+                f"workers={r.workers}{', ' + r.scheduler if r.scheduler else ''})"
+                for r in spec_runs.itertuples()
             )
-            + "</p>"
         )
-        parts.append(
-            "<details><summary>Config of every cell</summary><pre>"
-            + html.escape("\n".join(json.dumps(json.loads(c)) for c in cells))
-            + "</pre></details>"
-        )
-        if spec.figures is not None:
-            try:
-                figures = spec.figures(sub, fig_dir)
-            except (DataUnavailableError, DataIntegrityError):  # a figure that re-reads data (e.g. a PMF)
-                why = "; ".join(f"data {p.kind}: {p.file}" for p in data_problems(spec)) or "its data cannot be read"
-                parts.append(f"<p class='note'>Figures not drawn: {html.escape(why)} (see <code>dpfair data info</code>).</p>")
-                figures = []
-            for info in figures:
-                parts.append(
-                    f"<figure><img src='figures/{html.escape(info.filename)}' alt='{html.escape(info.caption)}'>"
-                    f"<figcaption>{html.escape(info.caption)}</figcaption></figure>"
-                )
-        if spec.tables is not None:
-            for table in spec.tables(sub):
-                parts.append(f"<h3>{html.escape(table.title)}</h3>")
-                parts.append(table.table.to_html(float_format=lambda v: f"{v:.4g}", na_rep="-"))
-                if table.note:
-                    parts.append(f"<p class='note'>{html.escape(table.note)}</p>")
-    parts.append("</body></html>")
-    index = report_dir / "index.html"
+        + "</p>"
+    )
+    parts.append(
+        "<details><summary>Config of every cell</summary><pre>"
+        + html.escape("\n".join(json.dumps(json.loads(c)) for c in cells))
+        + "</pre></details>"
+    )
+    if spec.figures is not None:
+        try:
+            figures = spec.figures(sub, fig_dir)
+        except (DataUnavailableError, DataIntegrityError):  # a figure that re-reads data (e.g. a PMF)
+            why = "; ".join(f"data {p.kind}: {p.file}" for p in data_problems(spec)) or "its data cannot be read"
+            parts.append(f"<p class='note'>Figures not drawn: {html.escape(why)} (see <code>dpfair data info</code>).</p>")
+            figures = []
+        for info in figures:
+            parts.append(
+                f"<figure><img src='figures/{html.escape(info.filename)}' alt='{html.escape(info.caption)}'>"
+                f"<figcaption>{html.escape(info.caption)}</figcaption></figure>"
+            )
+    if spec.tables is not None:
+        for table in spec.tables(sub):
+            parts.append(f"<h3>{html.escape(table.title)}</h3>")
+            parts.append(table.table.to_html(float_format=lambda v: f"{v:.4g}", na_rep="-"))
+            if table.note:
+                parts.append(f"<p class='note'>{html.escape(table.note)}</p>")
+    return parts
+
+
+def _write_index(index: Path, parts: list[str]) -> Path:
+    """Write the page through a temporary file, so that a failed write leaves no half page; its path."""
     tmp = index.with_suffix(".html.tmp")
     try:
         tmp.write_text("\n".join(parts), encoding="utf-8")
