@@ -312,8 +312,8 @@ def test_membership_columns_follow_the_declared_groups_and_undeclared_classes_ar
     membership = LogisticRegression().fit(features, labels)  # classes_ ["a", "b"]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)
-        pp = _pp(estimator=regressor, membership_estimator=membership, epsilon=math.inf, groups=["b", "a"]).fit(
-            features, sensitive_features=labels)
+        pp = _pp(estimator=regressor, membership_estimator=membership, epsilon=math.inf, groups=["b", "a"],
+                 membership_bins=4).fit(features, sensitive_features=labels)
     # group "b" (declared first) has most of its mass in the cells where P("b" | x) is high
     lattice = membership_lattice(2, 4)
     cell_mass_b = pp.cell_pmfs_[0].reshape(pp.grid_.size, -1).sum(axis=0)
