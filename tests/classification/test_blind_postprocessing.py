@@ -11,7 +11,7 @@ import pytest
 from scipy.optimize import linprog
 from sklearn.linear_model import LogisticRegression
 
-from dpfair.classification import DPBlindPostProcessor, SmallBudgetWarning
+from dpfair.classification import DPBlindPostProcessor, SmallBudgetWarning, VacuousConstraintWarning
 from dpfair.classification import blind_membership as membership_module
 from dpfair.classification import blind_table as table_module
 from dpfair.datasets import make_classification
@@ -233,3 +233,15 @@ def test_bad_parameters_are_refused_before_the_charge():
     with pytest.raises(TypeError, match="estimator"):
         DPBlindPostProcessor(None, epsilon=1.0, groups=[0, 1]).fit(X, y, sensitive_features=g)
     assert budget.spent()[0] == 0
+
+
+def test_an_empty_declared_group_is_handled_after_the_charge_with_a_warning_naming_it():
+    X, y, g = _data(n=3000)
+    base = LogisticRegression().fit(X, y)
+    budget = PrivacyBudget(2.0, neighbouring="change_attribute")
+    with pytest.warns(VacuousConstraintWarning, match="'empty'"):
+        est = DPBlindPostProcessor(base, epsilon=1.0, groups=[0, 1, "empty"], budget=budget, random_state=0).fit(
+            X, y, sensitive_features=g.astype(object))
+    assert est.measured_groups_.tolist() == [True, True, False] and not est.fallback_
+    assert budget.spent()[0] == pytest.approx(1.0)
+    assert est.objective_ <= est.constant_error_
