@@ -434,9 +434,12 @@ def task_from_function(spec: str) -> Task:
     module_name, _, function_name = spec.rpartition(":")
     if not module_name or not function_name:
         raise ValueError(f"--task-function must be 'module:function', got {spec!r}.")
-    if module_name.endswith(".py"):
-        loader_spec = importlib.util.spec_from_file_location(Path(module_name).stem, module_name)
+    if module_name.endswith(".py") and Path(module_name).resolve() == Path(__file__).resolve():
+        module = sys.modules[__name__]  # a task of the suite itself (fico_credit_task)
+    elif module_name.endswith(".py"):
+        loader_spec = importlib.util.spec_from_file_location(f"user_tasks_{Path(module_name).stem}", module_name)
         module = importlib.util.module_from_spec(loader_spec)
+        sys.modules[loader_spec.name] = module  # dataclasses of the file look their module up by name
         loader_spec.loader.exec_module(module)
     else:
         module = importlib.import_module(module_name)
@@ -733,26 +736,27 @@ KNOWN_PRIVATE = [
      {"settings": "blind"}),
     ("DPFairClassifier (A private, used at prediction)", "dpfair.classification:DPFairClassifier", "attribute", True,
      {"settings": "attribute"}),
-    ("DPFairClassifier (whole records)", "dpfair.classification:DPFairClassifier", "records", True,
-     {"settings": "records"}),
+    ("DPFairClassifier (whole records, blind)", "dpfair.classification:DPFairClassifier", "records", False,
+     {"settings": "records-blind"}),
+    ("DPFairClassifier (whole records, A used at prediction)", "dpfair.classification:DPFairClassifier", "records",
+     True, {"settings": "records"}),
 ]
 
-#: How the suite tells ``DPFairClassifier`` what is protected and whether A is there at prediction: the first
-#: parameter of its signature among these names gets the value (checked when it runs).
+#: How the suite tells ``DPFairClassifier`` what is protected and whether A is there at prediction (a row is "not
+#: available" when its signature lacks one of these parameters).
 FAIR_CLASSIFIER_SETTINGS = {
-    "blind": {"protect": "attribute", "protected": "attribute", "privacy_unit": "attribute",
-              "sensitive_at_prediction": False, "attribute_at_prediction": False, "use_sensitive_at_test_time": False},
-    "attribute": {"protect": "attribute", "protected": "attribute", "privacy_unit": "attribute",
-                  "sensitive_at_prediction": True, "attribute_at_prediction": True,
-                  "use_sensitive_at_test_time": True},
-    "records": {"protect": "records", "protected": "records", "privacy_unit": "records",
-                "sensitive_at_prediction": True, "attribute_at_prediction": True, "use_sensitive_at_test_time": True},
+    "blind": {"protects": "attribute", "attribute_at_prediction": False},
+    "attribute": {"protects": "attribute", "attribute_at_prediction": True},
+    "records-blind": {"protects": "records", "attribute_at_prediction": False},
+    "records": {"protects": "records", "attribute_at_prediction": True},
 }
 
 
-def _settings_for(cls: Any, settings: str) -> dict[str, Any]:
+def _settings_for(cls: Any, settings: str) -> dict[str, Any] | None:
+    """The settings of ``cls`` for one row of the table, or ``None`` when its signature does not take them all."""
     names = inspect.signature(cls.__init__).parameters
-    return {name: value for name, value in FAIR_CLASSIFIER_SETTINGS[settings].items() if name in names}
+    wanted = FAIR_CLASSIFIER_SETTINGS[settings]
+    return dict(wanted) if all(name in names for name in wanted) else None
 
 
 def private_methods() -> list[Method]:
@@ -776,9 +780,9 @@ def private_methods() -> list[Method]:
         settings = options.pop("settings", None)
         if settings is not None:
             given = _settings_for(cls, settings)
-            if not given and settings != "blind":
-                methods.append(Method(name, kind, uses_attribute, None,
-                                      "not available (no parameter saying what is protected)"))
+            if given is None:
+                wanted = ", ".join(FAIR_CLASSIFIER_SETTINGS[settings])
+                methods.append(Method(name, kind, uses_attribute, None, f"not available (no parameters {wanted})"))
                 continue
             options.update(given)
         methods.append(Method(name, kind, uses_attribute, _private_fit_predict(cls, uses_attribute=uses_attribute,
@@ -1200,7 +1204,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--tasks", nargs="+", choices=sorted(TASKS), help="tasks to run (default: all)")
     parser.add_argument("--epsilons", type=float, nargs="+", help=f"default {list(EPSILONS)}")
     parser.add_argument("--splits", type=int, help="number of seeded 2/3 - 1/3 splits (default 5)")
-    parser.add_argument("--out", type=Path, default=Path("fairness_suite_out"), help="output folder")
+    parser.add_argument("--out", type=Path, default=Path("results/fairness_suite"),
+                        help="output folder (default results/fairness_suite, ignored by git)")
     parser.add_argument("--no-cache", action="store_true", help="recompute the non-private references")
     parser.add_argument("--search", action="store_true",
                         help="instead of the table: PrivateRandomSearch against the untuned pipeline at the same total "
