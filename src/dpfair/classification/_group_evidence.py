@@ -27,10 +27,22 @@ from scipy.stats import norm
 
 from dpfair._warnings import find_stack_level
 
-__all__ = ["EmptyGroupWarning", "GroupEvidence", "evidence_threshold", "group_evidence", "warn_empty_groups"]
+__all__ = ["EmptyGroupWarning", "GroupEvidence", "VacuousConstraintWarning", "evidence_threshold", "group_evidence",
+           "warn_empty_groups"]
 
 
-class EmptyGroupWarning(UserWarning):
+class VacuousConstraintWarning(UserWarning):
+    """A fairness constraint of LP~ (1) binds nothing in this fit (raised by ``DPEqualizedOddsPostProcessor.fit``).
+
+    The noisy table holds too little mass for a declared group (or for the anchor, group 0) and a label, so the
+    slack ``4 ln(4|A|/beta) / (min{q~_ay, q~_0y} m epsilon)`` is at least 1 (undefined, i.e. infinite, when a
+    noisy ``q~_ay`` is 0): a rate difference is at most 1, so the constraint is vacuous.  Or HiGHS found no
+    optimum and the best constant classifier (fair in every group) was returned.  The fit is still valid and
+    private (everything is read off the released table); the message names the declared group, never a value.
+    """
+
+
+class EmptyGroupWarning(VacuousConstraintWarning):
     """A declared group has no training row, or too few for the noise, in the released counts.
 
     Raised by the private classifiers (:class:`~dpfair.classification.DPExponentiatedGradient`,

@@ -48,12 +48,19 @@ from dpfair._wrapped_fit import (
 )
 from dpfair.base import PrivacyParameters, PrivateEstimator, ValidatedData
 from dpfair.classification._frequency_table import joint_frequencies, valid_frequencies
+from dpfair.classification._group_evidence import (
+    EmptyGroupWarning,
+    VacuousConstraintWarning,
+    evidence_threshold,
+    warn_empty_groups,
+)
 from dpfair.classification._postprocessing_guarantee import (
     FairnessSlackWarning,
     base_scores,
     guaranteed_violation,
     resolve_score_bins,
     score_bins_of,
+    slack_matters,
 )
 from dpfair.classification._postprocessing_labels import _classes, _label_array
 from dpfair.classification._postprocessing_stages import (
@@ -66,7 +73,7 @@ from dpfair.privacy.mechanisms import laplace_mechanism
 from dpfair.privacy.noise import NoiseSource
 from dpfair.privacy.relations import CHANGE_ATTRIBUTE, REPLACE
 
-__all__ = ["DPEqualizedOddsPostProcessor", "FairnessSlackWarning", "VacuousConstraintWarning"]
+__all__ = ["DPEqualizedOddsPostProcessor", "EmptyGroupWarning", "FairnessSlackWarning", "VacuousConstraintWarning"]
 
 CONSTRAINTS = ("equalized_odds", "true_positive_rate_parity", "false_positive_rate_parity")
 #: The labels whose rates each constraint family equalizes (0: false-positive, 1: true-positive rate).
@@ -88,17 +95,6 @@ _PROTECTS_END_TO_END = (
     "(base prediction or score bin, A, y)"
 )
 _NEIGHBOURING_END_TO_END = "replace one training row (X, y, A) (the number of rows m is public)"
-
-
-class VacuousConstraintWarning(UserWarning):
-    """A fairness constraint of LP~ (1) binds nothing in this fit (raised by ``DPEqualizedOddsPostProcessor.fit``).
-
-    The noisy table holds too little mass for a declared group (or for the anchor, group 0) and a label, so the
-    slack ``4 ln(4|A|/beta) / (min{q~_ay, q~_0y} m epsilon)`` is at least 1 (undefined, i.e. infinite, when a
-    noisy ``q~_ay`` is 0): a rate difference is at most 1, so the constraint is vacuous.  Or HiGHS found no
-    optimum and the best constant classifier (fair in every group) was returned.  The fit is still valid and
-    private (everything is read off the released table); the message names the declared group, never a value.
-    """
 
 
 # ---------------------------------------------------------------------------- helpers
@@ -304,6 +300,34 @@ def best_constant_classifier(q: np.ndarray, n_groups: int) -> tuple[np.ndarray, 
     return np.full((q.shape[0], n_groups), value), negatives if value else positives
 
 
+def _empty_groups(q_tilde: np.ndarray, m: int, epsilon: float, beta: float) -> np.ndarray:
+    """The declared groups whose released number of rows is indistinguishable from 0 (post-processing).
+
+    A group's released count is ``m`` times the sum of its ``2K`` noisy cells, each ``Lap(2 / (m epsilon))`` in
+    frequency, so its noise has standard deviation ``sqrt(2K) sqrt(2) 2 / epsilon`` rows; the group is empty for the
+    rule of :func:`~dpfair.classification._group_evidence.evidence_threshold` (Bonferroni over the groups) when its
+    count is below the threshold.  At ``epsilon = inf``: when it holds no row.
+
+    Parameters
+    ----------
+    q_tilde : ndarray of shape (K, n_groups, 2)
+        The released table.
+    m : int
+        Number of rows (public).
+    epsilon : float
+        The table's epsilon.
+    beta : float
+        Failure probability of the rule.
+
+    Returns
+    -------
+    ndarray of bool, shape (n_groups,)
+    """
+    counts = q_tilde.sum(axis=(0, 2)) * m
+    count_sd = 0.0 if math.isinf(epsilon) else math.sqrt(2.0 * q_tilde.shape[0]) * math.sqrt(2.0) * 2.0 / epsilon
+    return ~(counts > evidence_threshold(count_sd, counts.size, beta))
+
+
 def _warn_vacuous(vacuous: dict[str, np.ndarray], groups: np.ndarray, epsilon: float) -> None:
     """One :class:`VacuousConstraintWarning` naming the declared groups whose constraints bind nothing."""
     parts = []
@@ -376,7 +400,9 @@ class DPEqualizedOddsPostProcessor(
     Laplace noise ``W`` cell by cell), so it is at most ``sum_k |W_kay| / q~_ay``; each such sum is
     ``Gamma(K, 2/(m epsilon))`` and the sums are independent, so all lie below the quantile ``E`` with
     probability ``1 - beta``; hence ``|R_a - R_0| <= |R~_a - R~_0| + E/q~_ay + E/q~_0y`` (the paper's Lemma B.2,
-    parts 3-4, for ``K = 2``). A :class:`FairnessSlackWarning` says when the noise adds more than ``gamma``.
+    parts 3-4, for ``K = 2``). A :class:`FairnessSlackWarning` says when the noise adds more than ``gamma`` and more than the
+    sampling resolution of the rates (four standard errors of a rate difference on the released cell sizes), i.e. when
+    it matters on data drawn like the training rows.
 
     **Score bins** (``score_bins=K``, not in the paper; the default for a base model with a score). Hardt et
     al.'s derived predictor on a thresholded score: the base's probability of the positive class is cut at the
@@ -539,7 +565,11 @@ default "equalized_odds"
             When a declared group's constraint binds nothing (too little of the group in the noisy table,
             e.g. a group without rows), or when HiGHS found no optimum (the best constant classifier is returned).
         FairnessSlackWarning
-            At a finite ``epsilon``, when ``guaranteed_violation_ - gamma`` exceeds ``gamma``.
+            At a finite ``epsilon``, when the noise's part of ``guaranteed_violation_`` exceeds both ``gamma`` and the
+            sampling resolution of a rate difference (:func:`~dpfair.classification._postprocessing_guarantee.slack_matters`).
+        EmptyGroupWarning
+            When a declared group's released number of rows is indistinguishable from 0 (empty, or too small for the
+            noise): a :class:`VacuousConstraintWarning` naming it specifically.
         """
         return self._set_fitted(self._release(X, y, sensitive_features=sensitive_features))
 
@@ -647,13 +677,18 @@ default "equalized_odds"
             slack[0] = 0.0
             slack_fp, slack_tp = slack[:, 0].copy(), slack[:, 1].copy()
         if n_groups > 1:
+            # a declared group whose released mass is indistinguishable from 0 (empty, or too small for the noise):
+            # named by the specific EmptyGroupWarning rather than among the vacuous rates (_group_evidence)
+            empty = _empty_groups(q_tilde, noisy.n_rows, epsilon, options.beta)
+            warn_empty_groups(groups, [int(a) for a in np.nonzero(empty)[0]], type(self).__name__, epsilon,
+                              "Use a larger epsilon, more rows, or merge small groups.")
             vacuous: dict[str, np.ndarray] = {}
             if constraints != "true_positive_rate_parity":
                 bound_fp = np.minimum(options.gamma + slack_fp, _HIGHS_INF)
-                vacuous["false-positive"] = slack_fp[1:] >= 1.0
+                vacuous["false-positive"] = (slack_fp[1:] >= 1.0) & ~empty[1:]
             if constraints != "false_positive_rate_parity":
                 bound_tp = np.minimum(options.gamma + slack_tp, _HIGHS_INF)
-                vacuous["true-positive"] = slack_tp[1:] >= 1.0
+                vacuous["true-positive"] = (slack_tp[1:] >= 1.0) & ~empty[1:]
             _warn_vacuous(vacuous, groups, epsilon)
         try:
             p, objective = solve_lp(q_valid, bound_fp, bound_tp)  # line 5
@@ -669,12 +704,15 @@ default "equalized_odds"
         guarantee, noise_slack = guaranteed_violation(
             q_valid, p, noisy.n_rows, epsilon, options.beta, _CONSTRAINED_LABELS[constraints])
         gamma = options.gamma
-        if noise_slack > 0 and guarantee - gamma > gamma + 1e-9:  # never at epsilon = inf (no noise)
+        # only when the noise's slack exceeds gamma and the sampling resolution of a rate difference (slack_matters)
+        if noise_slack > 0 and slack_matters(q_valid, noisy.n_rows, epsilon, options.beta,
+                                             _CONSTRAINED_LABELS[constraints], gamma):
             warnings.warn(
-                f"the noise of the private table adds {guarantee - gamma:.3g} to gamma={gamma:g}: the fitted predictor "
-                f"is guaranteed (probability {1 - options.beta:g}) an equalized-odds violation of at most "
-                f"{guarantee:.3g} on its training rows (guaranteed_violation_). Use a larger epsilon for the "
-                "post-processor, more rows, fewer score_bins or a larger gamma.",
+                f"the noise of the private table adds up to {noise_slack:.3g} to gamma={gamma:g}, more than gamma and "
+                f"than the sampling resolution of the rates: the fitted predictor is guaranteed (probability "
+                f"{1 - options.beta:g}) an equalized-odds violation of at most {guarantee:.3g} on its training rows "
+                "(guaranteed_violation_). Use a larger epsilon for the post-processor, more rows, fewer score_bins or "
+                "a larger gamma.",
                 FairnessSlackWarning,
                 stacklevel=find_stack_level(),
             )
