@@ -3,6 +3,9 @@
 ``scaled_gaussians`` is ``gaussian_from_words(words) * scale`` to the bit (tails and ``u`` near 0, 1/2 and
 ``1 - exp(-2)`` included; the top words give finite variates), ``fill_noise_slots`` writes exactly what
 ``release_noise_units`` returns, and the streams' ``draws_for`` closed forms equal the sum of ``n_draws`` over the steps.
+``scaled_gaussians`` runs in a time that does not depend on the value drawn: every draw evaluates ``ndtri`` once in
+each of its regions (counted here on the kernel's own Python body, without a clock; timed in
+``benchmarks/bench_lattice_timing.py``).
 """
 
 from __future__ import annotations
@@ -11,7 +14,9 @@ import math
 
 import numpy as np
 import pytest
+from scipy.special import ndtri
 
+from dpfair.bandits.fairx import _prf_kernels
 from dpfair.bandits.fairx._prf_kernels import fill_noise_slots, scaled_gaussians
 from dpfair.bandits.fairx._privatizer_factorized import gaussian_from_words
 from dpfair.bandits.fairx.privatizer import Privatizer, tree_key
@@ -63,6 +68,66 @@ def test_scaled_gaussians_scales_each_entry_and_checks_its_output() -> None:
     assert not np.array_equal(out, unscaled) and not np.array_equal(out, unscaled * scale[::-1])
     with pytest.raises(ValueError, match="C-contiguous"):
         scaled_gaussians(words, scale, np.empty((1, 42))[:, ::2])  # a strided out would be written into a copy
+
+
+def _region(u: float) -> str:
+    """The approximation cephes' ndtri evaluates at ``u``: the centre's rational function or the tails' (two sets of
+    coefficients of the same degree, below and above ``y = exp(-32)``: the same operations)."""
+    y = 1.0 - u if u > 1.0 - 0.13533528323661269189 else u
+    return "centre" if y > 0.13533528323661269189 else "tail"
+
+
+def _regions_per_draw(kernel, words: np.ndarray) -> tuple[list[tuple[str, ...]], np.ndarray]:
+    """Run ``kernel`` (the compiled kernel's Python body, or a mutant) one word at a time with an ``ndtri`` that
+    records the region of each call; returns the regions of each draw (in call order) and the values."""
+    calls: list[str] = []
+
+    def counting_ndtri(u: float) -> float:
+        calls.append(_region(float(u)))
+        return float(ndtri(u))
+
+    regions, out = [], np.empty(words.size)
+    for j in range(words.size):
+        calls.clear()
+        kernel(counting_ndtri, words[j : j + 1].reshape(1, 1), np.ones(1), out[j : j + 1].reshape(1, 1), np.zeros(1))
+        regions.append(tuple(calls))
+    return regions, out
+
+
+def _words_for(low: float, high: float, rng: np.random.Generator, n: int = 16) -> np.ndarray:
+    top = (low * 2.0**53 + rng.random(n) * (high - low) * 2.0**53).astype(np.uint64)
+    return (top << np.uint64(11)) | rng.integers(0, 2**11, n, dtype=np.uint64)
+
+
+def test_every_draw_evaluates_each_region_of_ndtri_once() -> None:
+    rng = np.random.default_rng(3)
+    centre = _words_for(0.3, 0.7, rng)  # |z| < 0.53
+    beyond_4 = np.concatenate([_words_for(1e-12, 3.1e-5, rng), _words_for(1.0 - 3.1e-5, 1.0, rng)])  # |z| > 4
+    beyond_8 = np.array([0, 1, 2**64 - 1, 2**20 << 11], dtype=np.uint64)  # y <= exp(-32): the far-tail coefficients
+    spread = rng.integers(0, 2**64, 32, dtype=np.uint64, endpoint=False)
+    words = np.concatenate([centre, beyond_4, beyond_8, _edge_words(), spread])
+    regions, out = _regions_per_draw(_prf_kernels._scaled_gaussians.py_func, words)
+    own = [_region(((int(w) >> 11) + 0.5) * 2.0**-53) for w in words]
+    assert {"centre", "tail"} == set(own)  # both regions drawn
+    # every draw: its own region first, then the other one -- one evaluation of each, in a fixed order of kinds
+    assert all(len(r) == 2 and set(r) == {"centre", "tail"} and r[0] == o for r, o in zip(regions, own, strict=True))
+    # ... and it is the sampler: the compiled kernel's values, gaussian_from_words' to the bit
+    compiled = np.empty((words.size, 1))
+    scaled_gaussians(words.reshape(-1, 1), np.ones(1), compiled)
+    assert np.array_equal(out, compiled[:, 0]) and np.array_equal(out, gaussian_from_words(words))
+
+
+def test_the_count_catches_a_kernel_that_calls_ndtri_once() -> None:
+    # the mutant: the earlier kernel, one ndtri per draw -- 9 ns at the centre, 49 ns in the tails
+    def one_call(ndtri_, words, scale, out, sink):
+        for i in range(words.shape[0]):
+            for e in range(words.shape[1]):
+                u = min(((int(words[i, e]) >> 11) + 0.5) * 2.0**-53, 1.0 - 2.0**-53)
+                out[i, e] = ndtri_(u) * scale[e]
+
+    rng = np.random.default_rng(4)
+    regions, _ = _regions_per_draw(one_call, np.concatenate([_words_for(0.3, 0.7, rng), _words_for(1e-12, 3e-5, rng)]))
+    assert {r for r in regions} == {("centre",), ("tail",)}  # the regions evaluated say which value was drawn
 
 
 @pytest.mark.parametrize("continual", ["sqrt", "honaker"])

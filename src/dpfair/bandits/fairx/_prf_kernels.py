@@ -11,7 +11,8 @@ SplitMix64 stream (:func:`dpfair.bandits.fairx.privatizer.keyed_words`) in the s
 
 Two more kernels of the same noise path, so that no numpy temporaries are made per draw block:
 :func:`scaled_gaussians` (words to scaled Gaussians, calling scipy's own compiled ``ndtri``: the same doubles as
-:func:`~dpfair.bandits.fairx._privatizer_factorized.gaussian_from_words` times the scale) and
+:func:`~dpfair.bandits.fairx._privatizer_factorized.gaussian_from_words` times the scale, in a running time that
+does not depend on the value drawn: every draw evaluates both of ``ndtri``'s regions) and
 :func:`fill_noise_slots` (the compiled engine's noise slots from the noise table).
 
 Imported at the first factorized PRIVATIZER's noise only (numba is not imported with :mod:`dpfair.bandits`).
@@ -232,27 +233,54 @@ def _ndtri() -> Any:
     return ctypes.CFUNCTYPE(ctypes.c_double, ctypes.c_double)(address)
 
 
+# cephes' ndtri (the function scipy's ndtri calls) evaluates one of two approximations: a rational function of
+# u - 1/2 in the centre, exp(-2) < u <= 1 - exp(-2) (9 ns), or one of 1/sqrt(-2 log y), y = min(u, 1 - u), in the
+# tails (two logarithms, a square root and a degree-8 rational function: 49 ns; its two sets of coefficients,
+# below and above y = exp(-32), cost the same).  A draw calls it on its own u and on a dummy from the *other*
+# region, so that every draw evaluates each region once, whatever its value (the running time of a draw is
+# fixed: tests/bandits/fairx/test_noise_speed_kernels.py counts the regions, benchmarks/bench_lattice_timing.py
+# times them).
+_EXP_MINUS_2 = 0.13533528323661269189  # cephes' branch point exp(-2)
+_CENTRE_LIMIT = 1.0 - _EXP_MINUS_2  # ... and 1 - exp(-2), rounded as cephes rounds it
+CENTRE_DUMMY = 0.5  # evaluates the centre approximation
+TAIL_DUMMY = 2.0**-10  # evaluates the tail approximation (sqrt(-2 log y) = 3.7)
+
+
 @_jit()
-def _scaled_gaussians(ndtri, words, scale, out) -> None:
+def _scaled_gaussians(ndtri, words, scale, out, sink) -> None:
     """``out[i, e] = ndtri(min(((words[i, e] >> 11) + 1/2) 2^-53, 1 - 2^-53)) * scale[e]``, each operation rounded
-    as numpy's."""
+    as numpy's; every draw also evaluates ``ndtri`` at the dummy of the other region (the module's balance), their
+    sum kept in ``sink[0]`` (never used, never optimised away)."""
+    balance = 0.0
     for i in range(words.shape[0]):
         for e in range(words.shape[1]):
             uniform = float(words[i, e] >> np.uint64(11))  # exact: below 2^53
             uniform += 0.5
             uniform *= 2.0**-53
             uniform = min(uniform, 1.0 - 2.0**-53)  # the top word: 1 - 2^-53, not 1 (ndtri(1) = inf)
-            out[i, e] = ndtri(uniform) * scale[e]
+            # 1.0 when u is in cephes' centre region, else 0.0: a product of comparisons, no branch
+            centre = np.float64(uniform > _EXP_MINUS_2) * np.float64(uniform <= _CENTRE_LIMIT)
+            value = ndtri(uniform)
+            balance += ndtri(CENTRE_DUMMY + centre * (TAIL_DUMMY - CENTRE_DUMMY))  # the other region, always
+            out[i, e] = value * scale[e]
+    sink[0] = balance
 
 
 def scaled_gaussians(words: np.ndarray, scale: np.ndarray, out: np.ndarray) -> None:
-    """``out = gaussian_from_words(words) * scale`` (the last axis scaled), the same doubles, without temporaries.
+    """``out = gaussian_from_words(words) * scale`` (the last axis scaled), the same doubles, in a fixed time per draw.
 
     :func:`~dpfair.bandits.fairx._privatizer_factorized.gaussian_from_words` computes ``u = ((w >> 11) + 1/2)
     2^-53`` in three roundings (the sum rounds to even above ``2^52``), caps it at ``1 - 2^-53``, and
     ``ndtri(u)`` with scipy's ufunc; this kernel does the same operations in the same order and calls the same
     compiled function (scipy's ``cython_special.ndtri``, the cephes routine its ufunc loops call), then the
     product by the scale, rounded once as ``numpy.multiply``.
+
+    **Running time independent of the value drawn.**  ``ndtri`` alone takes 9 ns for ``u`` in its centre region
+    and 49 ns in its tails (beyond 1.5 sigma), so a release's duration would say how many of its draws were in the
+    tails.  Each draw here calls ``ndtri`` twice, on its own ``u`` and on a fixed dummy of the *other* region
+    (chosen by arithmetic on the comparison, not a branch): every draw evaluates one centre and one tail
+    approximation, in the same order (``tests/bandits/fairx/test_noise_speed_kernels.py`` counts them for centre,
+    beyond-4-sigma and beyond-8-sigma words; ``benchmarks/bench_lattice_timing.py`` times them: ratio ~1).
 
     Parameters
     ----------
@@ -268,7 +296,7 @@ def scaled_gaussians(words: np.ndarray, scale: np.ndarray, out: np.ndarray) -> N
         raise ValueError(f"scaled_gaussians needs out of the words' shape {words.shape} (last axis {n_entries}, the "
                          f"scale's), C-contiguous; got {out.shape}: pass numpy.empty(words.shape).")
     _scaled_gaussians(_ndtri(), np.ascontiguousarray(words).reshape(-1, n_entries),
-                      np.ascontiguousarray(scale, dtype=float), out.reshape(-1, n_entries))
+                      np.ascontiguousarray(scale, dtype=float), out.reshape(-1, n_entries), np.zeros(1))
 
 
 # ------------------------------------------------------------------------------------ the noise slots
