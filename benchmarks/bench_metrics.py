@@ -1,4 +1,4 @@
-"""Speed of dpfair.metrics (issue 21), printed, not asserted.
+"""Speed of dpfair.metrics, printed, not asserted.
 
 ``PrivateMetricFrame`` on one million rows, 10 groups and the 8 count metrics of fairlearn's usual
 assessment (target: under 0.5 s, secure noise, 2,000 bootstrap replicates), with fairlearn's

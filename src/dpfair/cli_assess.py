@@ -92,10 +92,10 @@ def _assess_source(predictions: Path, sensitive: list[str]) -> str:
 _MISSING, _TEXT, _NUMBER = -2, -1, -3
 _LABEL_KINDS = {
     _MISSING: ("has missing values (empty, NA, NaN or NULL) on some rows", "drop or fill those rows before assessing."),
-    _TEXT: ("holds text labels, not 0/1", "pass --pos-label LABEL (the positive class, e.g. --pos-label '>50K'): every "
-            "other label counts as 0."),
-    _NUMBER: ("holds numbers other than 0 and 1", "pass --pos-label 1 (every other value counts as 0), or assess a "
-              "real-valued metric with --bounds."),
+    _TEXT: ("holds text labels, not 0/1", "give the positive class as pos_label (every other label counts as 0), or "
+            "recode the column to 0/1 before assessing."),
+    _NUMBER: ("holds numbers other than 0 and 1", "give the positive class as pos_label, recode the column to 0/1, or "
+              "assess a real-valued metric with --bounds."),
 }
 
 

@@ -187,10 +187,10 @@ def test_assess_at_epsilon_inf_reads_the_groups_and_says_there_is_no_privacy(tmp
 def test_assess_help_is_plain(capsys):
     code, out, _ = run_cli(capsys, "assess", "--help")
     assert code == 0 and "--sensitive COL" in out and "<bool>" not in out and "Raises" not in out
-    assert "\\[" not in out and "Parquet" in out  # no escaped "[required]" (issue 33)
+    assert "\\[" not in out and "Parquet" in out  # no escaped "[required]" in the help
 
 
-# ----------------------------------------------------------------------------- issue 33: DuckDB, Parquet, the page
+# ----------------------------------------------------------------------------- DuckDB, Parquet, the page
 def small_predictions(tmp_path: Path, n: int = 3000) -> tuple[Path, Path, pd.DataFrame]:
     """The same predictions as CSV and Parquet (written by DuckDB); the race labels carry stray spaces."""
     import duckdb

@@ -1,4 +1,4 @@
-"""``dpfair assess --control COLUMN``: control features counted in DuckDB's group-by (issue 33)."""
+"""``dpfair assess --control COLUMN``: control features counted in DuckDB's group-by."""
 
 from __future__ import annotations
 

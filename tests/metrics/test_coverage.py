@@ -1,4 +1,4 @@
-"""Coverage of PrivateMetricFrame's intervals on a synthetic population (issue 21, "Done when").
+"""Coverage of PrivateMetricFrame's intervals on a synthetic population.
 
 The nominal 95 % intervals of the true-positive-rate difference and of the demographic-parity
 (selection-rate) difference must cover the population value at least 93 % of the time, at

@@ -1,10 +1,10 @@
-"""Intervals that cover at the edges (issue 33): a rate of .01 in a ~75-row group, n = 500, epsilon 1 and .5.
+"""Intervals that cover at the edges: a rate of .01 in a ~75-row group, n = 500, epsilon 1 and .5.
 
 Each repetition draws 500 rows from a population (group 'b' is 15 % of it, selection rate .01 there; group 'a'
 has rate .30), releases the table with the frame's own mechanism and builds the frame's own intervals
 (:func:`dpfair.metrics._core.intervals`, the frame's number of draws) -- 300 repetitions at once.
-Before issue 33 the selection-rate interval of 'b' covered .913 (epsilon 1) and .907 (epsilon .5): clipped
-negative counts pushed the estimate up and the percentile interval inherited it.  The difference and ratio
+With the earlier intervals (clipped counts) the selection-rate interval of 'b' covered .913 (epsilon 1) and .907
+(epsilon .5): clipped negative counts pushed the estimate up and the percentile interval inherited it.  The difference and ratio
 intervals must cover too, and agree with each other (the same draws, the same groups).
 """
 

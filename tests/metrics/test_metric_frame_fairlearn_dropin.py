@@ -1,4 +1,4 @@
-"""PrivateMetricFrame as a drop-in for fairlearn's MetricFrame (issue 33) and its seeds (issue 29, item 6).
+"""PrivateMetricFrame as a drop-in for fairlearn's MetricFrame and its seeds.
 
 * epsilon = inf equals fairlearn 0.15 exactly, NaN and scikit-learn's zero_division included, on 6 groups with
   0/0 rates and an empty declared group;
@@ -140,7 +140,7 @@ def test_fewer_than_two_measured_groups_give_no_disparity():
     assert mf.conf_int["difference"]["lower"] == 0 and mf.conf_int["difference"]["upper"] == 1
 
 
-# ----------------------------------------------------------------------------- seeds (issue 29, item 6)
+# ----------------------------------------------------------------------------- seeds
 def test_fairlearns_random_state_does_not_seed_the_noise():
     y_true, y_pred, group = six_groups(2000)
     args = dict(metrics="selection_rate", y_true=y_true, y_pred=y_pred, sensitive_features=group, epsilon=1.0,

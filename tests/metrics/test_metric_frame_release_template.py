@@ -1,4 +1,4 @@
-"""PrivateMetricFrame on the one release template (issue 22): same numbers and ledger, results set only at the end."""
+"""PrivateMetricFrame on the one release template: same numbers and ledger, results set only at the end."""
 
 from __future__ import annotations
 

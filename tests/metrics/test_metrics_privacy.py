@@ -1,4 +1,4 @@
-"""The releases behind PrivateMetricFrame pass the empirical privacy audit; a half-noise mutant is caught (issue 21)."""
+"""The releases behind PrivateMetricFrame pass the empirical privacy audit; a half-noise mutant is caught."""
 
 from __future__ import annotations
 
@@ -81,7 +81,7 @@ def test_real_valued_sums_pass_the_audit_and_a_half_noise_mutant_is_caught():
 
 
 def test_identical_noise_neighbours_differ_in_exactly_the_cell_of_the_added_row():
-    """Issue 29: the count release under identical noise -- adding one row moves one cell by one, nothing else."""
+    """The count release under identical noise -- adding one row moves one cell by one, nothing else."""
     import warnings as _warnings
 
     from dpfair.privacy import SeededNoiseWarning as _Seeded

@@ -1,4 +1,4 @@
-"""PrivateMetricFrame (issue 21): fairlearn's MetricFrame at epsilon=inf, the privacy contract, flags and refusals."""
+"""PrivateMetricFrame: fairlearn's MetricFrame at epsilon=inf, the privacy contract, flags and refusals."""
 
 from __future__ import annotations
 
@@ -199,7 +199,7 @@ def test_empty_and_rare_declared_groups_are_flagged_and_nan():
                             y_pred=y_pred[keep], sensitive_features=race[keep], epsilon=0.5, groups=["a", "b", "c"],
                             random_state=3)
     assert list(mf.by_group.index) == ["a", "b", "c"]  # declared groups are all reported
-    # (issue 33: a flagged value is NaN, never the overall value presented as if measured)
+    # (a flagged value is NaN, never the overall value presented as if measured)
     assert mf.by_group.loc["c"].isna().all() and np.isnan(mf.by_group.loc["b", "tpr"])
     assert np.isfinite(mf.by_group.loc["a"].to_numpy()).all()
     assert mf.flagged.loc["c"].all() and mf.flagged.loc["b", "tpr"] and not mf.flagged.loc["a"].any()

@@ -1,4 +1,4 @@
-"""``sample_params`` with ``sample_weight`` under a declared ``sample_weight_bound`` (issue 33, item 4).
+"""``sample_params`` with ``sample_weight`` under a declared ``sample_weight_bound``.
 
 * epsilon = inf equals fairlearn's MetricFrame with the same ``sample_params`` (NaN and zero_division included);
 * at a finite epsilon the weighted table gets Laplace noise of scale ``w_max / epsilon`` (the stated sensitivity);
