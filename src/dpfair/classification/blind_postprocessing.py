@@ -542,7 +542,7 @@ class DPBlindPostProcessor(PrivateEstimator, CloneLineageMixin, MetaEstimatorMix
             flat = (score_bin * data.n_membership_cells + cells) * 2 + data.labels
             error_table = np.bincount(flat, minlength=q_hat.shape[0] * 2).reshape(-1, 2) / data.n_rows
             q_model = None
-            if n_groups >= 2:  # the released model on the public rows: sum_i P(A = a | x_i) per (cell, label)
+            if n_groups >= 2:  # the released model on the public rows: sum_i P(A = a | x_i, y_i) per (cell, label)
                 cell = score_bin * data.n_membership_cells + cells
                 q_model = np.zeros_like(q_hat)
                 for label in (0, 1):
