@@ -73,3 +73,19 @@ def test_from_counts_gives_the_frame_of_the_rows(kwargs):
     assert from_counts.noisy_table_.equals(from_rows.noisy_table_)
     assert from_counts.by_group.equals(from_rows.by_group)
     assert from_counts.conf_int["difference"]["upper"].equals(from_rows.conf_int["difference"]["upper"])
+
+
+@settings(max_examples=15, derandomize=True, database=None, deadline=None)
+@given(inputs(), st.integers(1, 5))
+def test_partial_count_tables_add_up_to_the_table_of_all_rows(kwargs, n_parts):
+    import pandas as pd
+
+    from dpfair.metrics import add_count_tables, count_table
+
+    rows = pd.DataFrame({"g": kwargs["sensitive_features"], "t": kwargs["y_true"], "p": kwargs["y_pred"]})
+    options = dict(sensitive_features=["g"], y_true="t", y_pred="p", sums={"se": "mean_squared_error"}, bounds=(0.0, 1.0))
+    parts = [count_table(rows.iloc[i], **options) for i in np.array_split(np.arange(len(rows)), n_parts) if len(i)]
+    whole = count_table(rows, **options)
+    added = add_count_tables(parts, ["g", "t", "p"])
+    pd.testing.assert_frame_equal(added.reset_index(drop=True), whole.reset_index(drop=True), check_dtype=False)
+    assert added["count"].sum() == len(rows)
