@@ -111,6 +111,7 @@ _OWNER = textwrap.dedent(
     import json, os, sys, time
     from dpfair.federated._deployment import LocalFederation
     fed = LocalFederation(2, app_dir=sys.argv[1], executor=sys.argv[3], startup_timeout=float(sys.argv[4])).start()
+    fed.record_result(sys.argv[2] + ".result.json")  # as the demo records its run's result
     with open(sys.argv[2] + ".tmp", "w") as fh:
         json.dump({"pids": sorted(fed.all_pids()), "home": str(fed.flwr_home)}, fh)
     os.replace(sys.argv[2] + ".tmp", sys.argv[2])
@@ -143,6 +144,12 @@ def test_sigkill_of_the_owner_leaves_no_flower_process(tmp_path, executor):
             time.sleep(0.2)
         assert [p for p in pids if _alive(p)] == []
         assert not home.exists()
+        deadline = time.monotonic() + 10
+        result = Path(str(info_file) + ".result.json")
+        while time.monotonic() < deadline and not result.exists():
+            time.sleep(0.2)
+        saved = json.loads(result.read_text())  # the killed owner's run says why it ended
+        assert saved["status"] == "failed" and f"(pid {owner.pid}) ended before the run did" in saved["failed"]
     finally:
         if owner.poll() is None:
             owner.kill()
