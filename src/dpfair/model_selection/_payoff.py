@@ -44,21 +44,31 @@ MIN_TUNING_GAIN = 0.005
 
 
 class SearchPayoffWarning(UserWarning):
-    """A private search is not expected to beat the untuned estimator at the same total epsilon (too few rows for
-    its budget): its selected model would have the noise of a fit at a much smaller epsilon."""
+    """A private search is not expected to beat the untuned estimator at the same total epsilon.
+
+    Too few rows for its budget: its selected model would have the noise of a fit at a much smaller epsilon
+    (:func:`search_payoff`).
+    """
 
 
 @dataclass(frozen=True)
 class SearchPayoff:
     """The public facts of a search's handicap (:func:`search_payoff`).
 
-    Attributes
+    Parameters
     ----------
-    n_rows, n_train, n_noise_features : int
-        Rows given to the search, rows a trial fits on, features the noise grows with (1 when none).
-    epsilon, trial_epsilon, equivalent_epsilon : float
-        The search's total epsilon, each trial's, and the epsilon of an untuned fit on all rows with the noise of one
-        trial (``trial_epsilon n_train / n_rows``).
+    n_rows : int
+        Rows given to the search.
+    n_train : int
+        Rows a trial fits on.
+    n_noise_features : int
+        Features the noise grows with.
+    epsilon : float
+        The search's total epsilon.
+    trial_epsilon : float
+        Each trial's epsilon.
+    equivalent_epsilon : float
+        The epsilon of an untuned fit on all rows with the noise of one trial (``trial_epsilon n_train / n_rows``).
     predicted_handicap : float
         ``NOISE_LAW_CONSTANT n_noise_features (1 / (n_train trial_epsilon) - 1 / (n_rows epsilon))``.
     min_gain : float
@@ -80,7 +90,13 @@ class SearchPayoff:
         return self.predicted_handicap <= self.min_gain
 
     def message(self) -> str:
-        """The warning's text: the numbers and what would help."""
+        """Say why the search is not expected to pay, with the numbers and what would help.
+
+        Returns
+        -------
+        str
+            The text of :class:`SearchPayoffWarning`.
+        """
         needed = math.ceil(self.n_rows * self.predicted_handicap / self.min_gain)
         return (
             f"the search is not expected to beat the untuned estimator at the same total epsilon={self.epsilon:g}: "
