@@ -1207,6 +1207,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--out", type=Path, default=Path("results/fairness_suite"),
                         help="output folder (default results/fairness_suite, ignored by git)")
     parser.add_argument("--no-cache", action="store_true", help="recompute the non-private references")
+    parser.add_argument("--cache", type=Path, help="folder of the cached references (default OUT/cache)")
     parser.add_argument("--search", action="store_true",
                         help="instead of the table: PrivateRandomSearch against the untuned pipeline at the same total "
                              "epsilon (--search-epsilon) on the first task (default adult-sex)")
@@ -1283,7 +1284,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{time.time() - start:7.1f} s  {line}", file=sys.stderr, flush=True)
 
     results = run_suite(tasks, epsilons=epsilons, n_splits=n_splits, methods=methods,
-                        cache=None if args.no_cache else args.out / "cache", progress=progress)
+                        cache=None if args.no_cache else (args.cache or args.out / "cache"), progress=progress)
     summary = summarize(results)
     command = "python benchmarks/fairness_suite.py " + " ".join(sys.argv[1:] if argv is None else argv)
     paths = write_outputs(results, summary, args.out, methods, epsilons, command.strip())
