@@ -99,8 +99,13 @@ class FedFairXLinUCB(_FairXParameters, _FederatedOnline):
 
 @dataclass(frozen=True, eq=False)
 class _PrivOptions(ValidatedOptions):
-    """The parameters a release checks before its sizes are known (the rest: ``synchronization._plan``, step 1)."""
+    """The parameters a release checks before its sizes are known (the rest: ``synchronization._plan``, step 1).
 
+    ``synchronization._plan`` takes them as they are: each is checked once per release.
+    """
+
+    epsilon: float
+    delta: float
     core: dict[str, Any]
     protocol: str
     noise_calibration: str
@@ -290,14 +295,14 @@ class PrivFairXLinUCB(PrivateMechanismMixin, FedFairXLinUCB):
         return {"run": results["run"], "privacy_spent": results["privacy_spent_"]}
 
     def _validate_params(self) -> _PrivOptions:
-        _check_privacy(self.epsilon, self.delta)  # the PRIVATIZER's range of (epsilon, delta), before any size
-        return _PrivOptions(core=self._core(), protocol=_check_protocol(self.protocol),
+        epsilon, delta = _check_privacy(self.epsilon, self.delta)  # the PRIVATIZER's range, before any size
+        return _PrivOptions(epsilon=epsilon, delta=delta, core=self._core(), protocol=_check_protocol(self.protocol),
                             noise_calibration=_check_calibration(self.noise_calibration))
 
     def _validate_data(self, params: PrivacyParameters, *sizes: Any, run: _AgentRun | None = None,
                        **keywords: Any) -> _AgentRun:
         if run is None:  # reset's arguments: the sizes, the agent, the plan, the merit's probe
-            return self._check_run(*sizes, **keywords)
+            return self._check_run(*sizes, options=params.options, **keywords)
         # _open: the run _prepare checked, for the parameters validated again just now
         if (sizes or keywords or not isinstance(run, _AgentRun) or run.plan.epsilon != params.epsilon
                 or run.plan.delta != params.delta or run.plan.random_state is not params.random_state):

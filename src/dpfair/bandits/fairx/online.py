@@ -107,8 +107,11 @@ class _OnlineFairX:
         return self._begin(self._open(run))
 
     def _check_run(self, n_actions: int, dim: int, horizon: int, *, n_agents: int = 1, agent: int = 0,
-                   run_id: int = 0, name: str | None = None) -> _AgentRun:
-        """Every check of one agent's run that charges nothing: the sizes, the agent, the plan, the merit's probe."""
+                   run_id: int = 0, name: str | None = None, options: Any = None) -> _AgentRun:
+        """Every check of one agent's run that charges nothing: the sizes, the agent, the plan, the merit's probe.
+
+        ``options``: the parameters the release template validated already (the private learner's), for the plan.
+        """
         n_actions = check_int(n_actions, "n_actions", minimum=1)
         dim = check_int(dim, "dim", minimum=1)
         horizon = check_int(horizon, "horizon", minimum=1)
@@ -119,7 +122,7 @@ class _OnlineFairX:
             raise ValueError(f"agent={agent} must be below n_agents={n_agents} (agents are numbered from 0).")
         if horizon >= 2**62:
             raise ValueError(f"horizon={horizon} is too large; use a horizon below 2**62.")
-        plan = _plan(type(self).__name__ if name is None else str(name), self, horizon, n_agents, dim)
+        plan = _plan(type(self).__name__ if name is None else str(name), self, horizon, n_agents, dim, options)
         _probe_merits([plan], 1, 1, n_actions)  # a callable merit that fails on public input is refused before the charge
         return _AgentRun(n_actions=n_actions, dim=dim, horizon=horizon, n_agents=n_agents, agent=agent, run_id=run_id,
                          name=None if name is None else str(name), plan=plan)

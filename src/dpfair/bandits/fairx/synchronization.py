@@ -147,16 +147,22 @@ def _lemma4_noise(cal: Any, n_agents: int, dim: int) -> tuple[float, float, floa
     return cal.node_sigma * cal.release_factor * math.sqrt(n_agents), half * dim, half * math.sqrt(dim)
 
 
-def _plan(name: str, learner: Any, horizon: int, n_agents: int, dim: int) -> _Plan:
+def _plan(name: str, learner: Any, horizon: int, n_agents: int, dim: int, options: Any = None) -> _Plan:
+    """One learner's run: its protocol, schedule, noise calibration and what it will report as spent.
+
+    ``options``: a private learner's validated options (the release template's step 1: ``core``, ``protocol``,
+    ``noise_calibration``, ``epsilon``, ``delta``), used as they are; without them (the server, the non-private
+    learners) those parameters are validated here.
+    """
     role = getattr(type(learner), "_fairx_role", None)  # FairXLinUCB: "alone"; Fed/PrivFairXLinUCB: "federated"
     if role not in ("alone", "federated"):
         raise TypeError(
             f"learners[{name!r}] must be FairXLinUCB, FedFairXLinUCB or PrivFairXLinUCB, got {type(learner).__name__}."
         )
-    core = learner._core()
+    core = learner._core() if options is None else options.core
     if role == "alone":  # FairXLinUCB learns alone: releases nothing to anyone
         return _Plan(name, core, "none", spent=privacy_spent(0.0, 0.0, **_NON_PRIVATE))
-    protocol = _check_protocol(learner.protocol)
+    protocol = _check_protocol(learner.protocol) if options is None else options.protocol
     # Fed-FairX-LinUCB sends exact Gram matrices and reward sums to the server: no guarantee at all
     plan = _Plan(name, core, protocol, spent=privacy_spent(math.inf, 0.0, **_EXACT_SHARING))
     if protocol == "log-det":
@@ -172,7 +178,8 @@ def _plan(name: str, learner: Any, horizon: int, n_agents: int, dim: int) -> _Pl
         plan.n_releases = len(rounds)
     if not learner._private:
         return plan
-    epsilon, delta = _check_privacy(learner.epsilon, learner.delta)
+    epsilon, delta = (_check_privacy(learner.epsilon, learner.delta) if options is None
+                      else (options.epsilon, options.delta))
     if learner.context_bound is None:
         raise ValueError(
             "context_bound is required: declare L >= ||x||_2 of every context (sqrt(dim) for contexts in "
@@ -187,7 +194,7 @@ def _plan(name: str, learner: Any, horizon: int, n_agents: int, dim: int) -> _Pl
         plan.private = False  # exact statistics: Fed-FairX-LinUCB itself (the same code path)
         plan.spent = privacy_spent(math.inf, 0.0, **_FEDERATED_DP)
         return plan
-    calibration = _check_calibration(learner.noise_calibration)
+    calibration = _check_calibration(learner.noise_calibration) if options is None else options.noise_calibration
     continual = _check_continual(getattr(learner, "continual", "tree"), calibration, plan.n_releases)
     cal = calibrate_privatizer(epsilon, delta, plan.context_bound, dim, plan.n_releases, reward_bound=plan.reward_bound,
                                noise_calibration=calibration, continual=continual)
