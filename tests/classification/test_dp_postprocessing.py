@@ -209,13 +209,13 @@ def test_refused_budget_leaves_budget_and_fitted_state_unchanged():
 
 
 def _empty_declared_group_data(m=400):
-    """Two populated groups "F", "M" and a declared third group "X" with no rows (issue 29, item 5)."""
+    """Two populated groups "F", "M" and a declared third group "X" with no rows."""
     X, y, g = make_classification(m, random_state=3)
     return X, y, np.where(g == 0, "F", "M"), LogisticRegression().fit(X, y)
 
 
 def test_an_empty_declared_group_is_handled_by_the_mechanism_after_one_charge_per_fit():
-    """Issue 29, item 5: 17 of 20 fits used to raise "noisy q~_ay <= 0" AFTER the charge.
+    """Nothing fails after the charge: 17 of 20 fits used to raise "noisy q~_ay <= 0" AFTER the charge.
 
     A declared group without rows is handled by the mechanism (CONTRIBUTING, rule 9): every fit that charged
     completes with a valid classifier.  Secure noise and the default arguments.
@@ -311,7 +311,7 @@ def test_labels_must_be_binary_and_groups_declared():
 def test_prefit_false_trains_a_clone_on_x_y_only_without_leak_warning():
     X, y, g = make_classification(500, random_state=5)
     logreg = LogisticRegression(C=0.5)
-    # secure noise: a seed would (rightly) raise its own SeededNoiseWarning, a PrivacyLeakWarning (issue 29, item 6)
+    # secure noise: a seed would (rightly) raise its own SeededNoiseWarning, a PrivacyLeakWarning
     est = DPEqualizedOddsPostProcessor(logreg, epsilon=1.0, groups=[0, 1], prefit=False)
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyLeakWarning)
@@ -361,7 +361,7 @@ def test_prefit_defaults_to_true_and_an_unfitted_estimator_says_how_to_fit_it():
 
 
 def test_score_is_the_accuracy_of_predict_and_names_y():
-    """The one ``score`` of the post-processors (issue 22): accuracy here, ``y`` validated and named."""
+    """The one ``score`` of the post-processors: accuracy here, ``y`` validated and named."""
     X, y, g = make_classification(400, random_state=2)
     est = DPEqualizedOddsPostProcessor(LogisticRegression(), prefit=False, epsilon=2.0, groups=[0, 1], random_state=0)
     est.fit(X, y, sensitive_features=g)

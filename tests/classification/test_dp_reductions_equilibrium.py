@@ -1,4 +1,4 @@
-"""Issue 23: DPExponentiatedGradient played to equilibrium, tightly accounted, honest at small budgets.
+"""DPExponentiatedGradient played to equilibrium, tightly accounted, honest at small budgets.
 
 * at epsilon = inf on a 2,000-row Adult sample (5,000 held-out rows), sex or race as A, gamma = 0.02: error and
   violation within 0.01 of fairlearn's ExponentiatedGradient with the same (overall) reference and a least-squares
@@ -123,7 +123,7 @@ def test_tight_per_round_epsilon_at_least_advanced_composition_at_every_grid_eps
 @needs_adult
 @pytest.mark.slow
 def test_small_budget_warning_fires_once_on_adult_at_epsilon_1_and_not_at_inf():
-    """Issue 32: the warning follows the released noise-to-signal ratios.  On 2,000 Adult rows at epsilon = 1 the
+    """The warning follows the released noise-to-signal ratios.  On 2,000 Adult rows at epsilon = 1 the
     paper's oracle (one noisy Z^T C_1 per round) is dominated by its noise and warns once; on all of Adult the
     default statistics oracle is not and does not; epsilon = inf never warns."""
     from dpfair.experiments.classification import _data

@@ -1,7 +1,7 @@
-"""Issue 32 (part C): the sufficient-statistics oracle of DPExponentiatedGradient, the paper's oracle kept bit-identical,
+"""The sufficient-statistics oracle of DPExponentiatedGradient, the paper's oracle kept bit-identical,
 the noise-to-signal SmallBudgetWarning and the exact best mixture at epsilon = inf.
 
-* ``oracle="paper"`` reproduces the seeded results of the code before issue 32 exactly (pinned numbers);
+* ``oracle="paper"`` reproduces the seeded results of the code before the statistics oracle exactly (pinned numbers);
 * the default A-blind oracle releases the (group, label) cell sums of ``[x, 1]`` once and one count vector per round,
   all Gaussian: identical-noise neighbours (one row's group changed) move each release by at most its declared L2
   sensitivity; the composition is ``mu``-GDP, i.e. exactly the declared ``(epsilon, delta)``; an audit of each
@@ -295,8 +295,8 @@ def _adult_available() -> bool:
 @pytest.mark.slow
 @pytest.mark.skipif(not _adult_available(), reason="adult is not in DPFAIR_DATA_HOME (run `dpfair data fetch`)")
 def test_at_epsilon_inf_the_output_is_within_nu_and_its_held_out_violation_matches_fairlearn():
-    """Before issue 32 the best uniform prefix at gamma 0.05 (sex) had a duality gap 0.088 > nu = 0.022 and a held-out
-    violation 0.042 against fairlearn's 0.036; the exact best mixture of the responses seen is within nu."""
+    """Before the statistics oracle the best uniform prefix at gamma 0.05 (sex) had a duality gap 0.088 > nu = 0.022 and
+    a held-out violation 0.042 against fairlearn's 0.036; the exact best mixture of the responses seen is within nu."""
     from fairlearn.reductions import EqualizedOdds, ExponentiatedGradient
     from tests.classification.test_dp_reductions import LeastSquaresClassifier
     from tests.classification.test_dp_reductions_equilibrium import _adult, _error_and_violation

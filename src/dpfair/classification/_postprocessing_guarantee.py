@@ -54,7 +54,7 @@ class FairnessSlackWarning(UserWarning):
     """
 
 
-#: The number of bins of ``score_bins="auto"`` for a base model with a score (issue 32): on Adult with a private
+#: The number of bins of ``score_bins="auto"`` for a base model with a score: on Adult with a private
 #: base model it gave the lowest held-out error at an equalized-odds difference within gamma
 #: (``benchmarks/bench_private_pipeline.py``).
 AUTO_SCORE_BINS = 8

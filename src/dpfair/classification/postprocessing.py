@@ -384,7 +384,7 @@ class DPEqualizedOddsPostProcessor(
     **Slack, small groups and failure.** Each constraint of LP~ (1) is widened by
     ``4 ln(4|A|/beta) / (min{q~_a y, q~_0 y} m epsilon)`` (group 0, the first declared group, is the
     anchor), so that the non-private optimum stays feasible with probability ``1 - beta``
-    (Lemma B.2).  Once the table is released, ``fit`` cannot fail (issue 29): the LP is solved on the
+    (Lemma B.2).  Once the table is released, ``fit`` cannot fail ("nothing can fail after the charge"): the LP is solved on the
     table clipped to valid frequencies (:func:`valid_frequencies`, post-processing; ``noisy_frequencies_``
     keeps the release itself), a declared group absent from the data or drowned by the noise (a noisy
     ``q~_ay <= 0``) gets the limit of the slack, a vacuous constraint, and if HiGHS reports no optimum
@@ -656,7 +656,7 @@ default "equalized_odds"
                              predict_seed=_predict_seed(noise))
 
     def _solve(self, params: PrivacyParameters, noisy: ReleasedTable, data: EqualizedOddsData) -> dict[str, Any]:
-        """Post-processing of the released table; it cannot fail once the budget was charged (issue 29, item 5).
+        """Post-processing of the released table; it cannot fail once the budget was charged.
 
         A declared group absent from the data (or drowned by the noise) is handled here: the table is clipped to
         valid frequencies, a rate without evidence gets the vacuous slack (:func:`lp_slack`), and a failed LP falls

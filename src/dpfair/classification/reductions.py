@@ -38,7 +38,7 @@ Privacy accounting (all through :mod:`dpfair.privacy` and ``dp_accounting``):
   ``err(Q_t) + B max(0, max_k r~_k(Q_t) + margin)``.  A-blind, ``h(x)`` is a function of public ``X`` and
   released values, so its training error (``y`` is public) and the choice are post-processing (checked
   white-box: identical releases give the identical choice).  A-aware (``use_sensitive_at_test_time=True``),
-  ``h(x, a)`` is evaluated at every row's true group, so ``err(Q_t)`` reads ``A`` exactly (issue 29): the
+  ``h(x, a)`` is evaluated at every row's true group, so ``err(Q_t)`` reads ``A`` exactly: the
   prefix is then chosen by the exponential mechanism (utility ``-value_t``, sensitivity ``1/m``), paid with a
   third of the one-off share (``epsilon_selection_``; the counts and ``Z^T Z`` get the other two thirds).
 
