@@ -537,8 +537,15 @@ def make_server_app(*, learner_factory: Callable[[Mapping[str, Any]], dict[str, 
             path = os.path.abspath(path)
             _local_log().info("dpfair: the result goes to %s", path)
         rounds: dict[str, list[float]] = {}
-        result = _serve(grid, config, factory, checkpoint=(lambda r: _write_json(path, r)) if path else None,
-                        rounds=rounds)
+        try:
+            result = _serve(grid, config, factory, checkpoint=(lambda r: _write_json(path, r)) if path else None,
+                            rounds=rounds)
+        except Exception as exc:  # a setting the server refuses, its own error: the result says so, Flower records it
+            if path:  # (the server holds no agent's data: its errors name settings and its own state)
+                why = f"the ServerApp failed: {type(exc).__name__}: {exc}"
+                _write_json(path, {"status": "failed", "failed": why, "errors": [why], "completed": False,
+                                   "rounds_played": 0, "learners": {}, "dropped": {}})
+            raise
         if path:
             _write_json(path, result)
         _record(context, result, rounds)
