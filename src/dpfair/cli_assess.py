@@ -99,9 +99,15 @@ _LABEL_KINDS = {
 }
 
 
-def _label_sql(column: str, pos_label: str | None) -> str:
-    """SQL of a 0/1 label (or a negative code for a missing, text or other numeric value) from a column read as text."""
-    text = f"trim(CAST({_sql_name(column)} AS VARCHAR))"
+def _label_sql(column: str, pos_label: str | None, numeric: bool = False) -> str:
+    """SQL of a 0/1 label (or a negative code for a missing, text or other numeric value); ``numeric``: the column
+    has a number type (Parquet), read as it is, else it is read as text."""
+    name = _sql_name(column)
+    if numeric and pos_label is None:
+        value = f"CAST({name} AS DOUBLE)"
+        return (f"CASE WHEN {name} IS NULL OR isnan({value}) THEN {_MISSING} WHEN {value} IN (0, 1) "
+                f"THEN CAST({value} AS INTEGER) ELSE {_NUMBER} END")
+    text = f"trim(CAST({name} AS VARCHAR))"
     missing = f"{_sql_name(column)} IS NULL OR {text} = '' OR lower({text}) IN ('na', 'nan', 'null', 'none', 'n/a')"
     if pos_label is not None:
         return f"CASE WHEN {missing} THEN {_MISSING} WHEN {text} = {_sql_string(pos_label)} THEN 1 ELSE 0 END"
@@ -110,11 +116,16 @@ def _label_sql(column: str, pos_label: str | None) -> str:
             f"WHEN {number} IS NOT NULL THEN {_NUMBER} ELSE {_TEXT} END")
 
 
-def _value_sql(column: str) -> str:
-    """SQL of a real value from a column read as text (NULL when missing or not a finite number)."""
-    number = f"TRY_CAST(trim(CAST({_sql_name(column)} AS VARCHAR)) AS DOUBLE)"
+def _value_sql(column: str, numeric: bool = False) -> str:
+    """SQL of a real value (NULL when missing or not a finite number); ``numeric``: a number column, read as it is."""
+    number = (f"CAST({_sql_name(column)} AS DOUBLE)" if numeric
+              else f"TRY_CAST(trim(CAST({_sql_name(column)} AS VARCHAR)) AS DOUBLE)")
     return f"CASE WHEN isfinite({number}) THEN {number} END"
 
+
+#: DuckDB's number types (a column of one of them is read as it is, not through text)
+_NUMBER_TYPES = frozenset({"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER",
+                           "UBIGINT", "FLOAT", "DOUBLE", "DECIMAL", "BOOLEAN"})
 
 #: per-row value of each real-valued metric, in SQL (as :func:`dpfair.metrics._core.per_row_values`)
 _PER_ROW_SQL = {
@@ -126,18 +137,21 @@ _PER_ROW_SQL = {
 
 def _assess_counts(con: object, source: str, y_true: str, y_pred: str, sensitive: list[str],
                    count_metrics: bool = True, real_metrics: list[str] | None = None,
-                   bounds: tuple[float, float] | None = None, pos_label: str | None = None) -> object:
+                   bounds: tuple[float, float] | None = None, pos_label: str | None = None,
+                   numeric: frozenset[str] = frozenset()) -> object:
     """The small table every metric needs, computed in DuckDB in one pass over the file (memory does not grow with
     rows): one row per (sensitive..., y_true, y_pred) cell with its count, the per-cell sums of every real-valued
     metric's per-row value, and the numbers of rows whose value is missing or outside ``bounds`` (checked in Python,
-    named by column, never shown).  Labels are 0/1, or a negative code for a missing, text or other numeric value."""
+    named by column, never shown).  Labels are 0/1, or a negative code for a missing, text or other numeric value.
+    ``numeric``: the columns with a number type (read as they are, not through text)."""
     groups = ", ".join(f"trim(CAST({_sql_name(c)} AS VARCHAR)) AS {_sql_name(c)}" for c in sensitive)
-    labels = (f"{_label_sql(y_true, pos_label)} AS __y_true, {_label_sql(y_pred, pos_label)} AS __y_pred"
+    labels = (f"{_label_sql(y_true, pos_label, y_true in numeric)} AS __y_true, "
+              f"{_label_sql(y_pred, pos_label, y_pred in numeric)} AS __y_pred"
               if count_metrics else "0 AS __y_true, 0 AS __y_pred")
     extra = ""
     if real_metrics:
         assert bounds is not None
-        t, p = _value_sql(y_true), _value_sql(y_pred)
+        t, p = _value_sql(y_true, y_true in numeric), _value_sql(y_pred, y_pred in numeric)
         lo, hi = (repr(float(b)) for b in bounds)
         sums = ", ".join(f"sum({_PER_ROW_SQL[m].format(t=t, p=p, lo=lo)}) AS __sum_{i}" for i, m in enumerate(real_metrics))
         checks = ", ".join(
@@ -283,11 +297,15 @@ def run_assessment(
     con = duckdb.connect()
     source = _assess_source(predictions, sensitive + control)
     try:
-        header = [row[0] for row in con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()]
+        described = con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()
     except duckdb.Error as exc:  # its text may quote a line of the file: only the kind of error is shown
         kind = "Parquet" if predictions.suffix.lower() in (".parquet", ".pq") else "CSV"
         _fail(f"cannot read {predictions} as {kind} (DuckDB: {type(exc).__name__}).",
               "pass a comma-separated file with a header row, or a Parquet file.")
+    header = [row[0] for row in described]
+    numeric = frozenset(row[0] for row in described  # Parquet's number columns (a CSV's labels are read as text)
+                        if predictions.suffix.lower() in (".parquet", ".pq")
+                        and str(row[1]).upper().split("(")[0] in _NUMBER_TYPES)
     for option, column in [("--y-true", y_true), ("--y-pred", y_pred)] + [("--sensitive", c) for c in sensitive] + [
         ("--control", c) for c in control
     ]:
@@ -322,7 +340,7 @@ def run_assessment(
                       "declare the public range of both columns, e.g. --bounds 0,1 (never read off the data).")
             counts = _assess_counts(con, source, y_true, y_pred, sensitive + control,
                                     count_metrics=len(reals) < len(metrics), real_metrics=reals, bounds=bounds_pair,
-                                    pos_label=pos_label)
+                                    pos_label=pos_label, numeric=numeric)
             _check_counts(counts, y_true, y_pred, bounds_pair)
             frame = PrivateMetricFrame.from_counts(
                 counts, sensitive_features=list(sensitive), y_true="__y_true", y_pred="__y_pred", count="__count",

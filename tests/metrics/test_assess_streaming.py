@@ -33,6 +33,12 @@ def rows() -> pd.DataFrame:
                          "race": rng.choice(["a", "b very long group label for the chart", "c"], n)})
 
 
+def _parquet(rows: pd.DataFrame, path: Path) -> None:
+    import duckdb
+
+    duckdb.sql("SELECT * FROM rows").write_parquet(str(path))
+
+
 def _assess(path: Path, out: Path, y_true: str, y_pred: str, metric: list[str], epsilon: float = 1.0, **options):
     arguments = dict(groups=["a,b very long group label for the chart,c"], bounds=None, confidence=0.95,
                      undeclared="raise", seed=5, ledger=None, quiet=True)
@@ -43,9 +49,14 @@ def _assess(path: Path, out: Path, y_true: str, y_pred: str, metric: list[str], 
     return pd.read_csv(out / "assessment.csv")
 
 
-def test_real_metrics_stream_and_equal_the_frame_of_the_rows(tmp_path, rows):
-    path = tmp_path / "p.csv"
-    rows.to_csv(path, index=False)
+@pytest.mark.slow  # two assessments (page and charts included) and a frame of the rows: about 2.5 s each
+@pytest.mark.parametrize("suffix", ["csv", "parquet"])  # text columns, and Parquet's number columns read as they are
+def test_real_metrics_stream_and_equal_the_frame_of_the_rows(tmp_path, rows, suffix):
+    path = tmp_path / f"p.{suffix}"
+    if suffix == "csv":
+        rows.to_csv(path, index=False)
+    else:
+        _parquet(rows, path)
     table = _assess(path, tmp_path / "out", "truth", "score", ["mean_squared_error", "mean_prediction"], bounds="0,1")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -86,6 +97,14 @@ def test_a_bad_label_is_named_by_column_and_kind_never_by_value(tmp_path, rows, 
         _assess(path, tmp_path / "out", "income", "guess", ["selection_rate"])
     assert f"column {column!r}" in refused.value.message and kind in refused.value.message
     assert "50K" not in refused.value.message and not (tmp_path / "out").exists()
+
+
+def test_a_nan_label_in_a_parquet_number_column_is_named_as_missing(tmp_path, rows):
+    path = tmp_path / "p.parquet"
+    labels = (rows.income == ">50K").astype(float).where(rows.index != 5, np.nan)
+    _parquet(rows.assign(income=labels, guess=(rows.guess == ">50K").astype(float)), path)
+    with pytest.raises(AssessError, match="column 'income' has missing values"):
+        _assess(path, tmp_path / "out", "income", "guess", ["selection_rate"])
 
 
 def test_a_value_outside_the_bounds_is_refused_before_any_release(tmp_path, rows):
