@@ -583,8 +583,9 @@ class DPBlindPostProcessor(PrivateEstimator, CloneLineageMixin, MetaEstimatorMix
         if solved is None and reason is None:
             reason = "HiGHS found no optimum of the linear program"
         if solved is not None and not noisy.error_is_exact:  # whole rows: the error itself is noisy
-            noise_sd = math.sqrt(2.0 * n_cells * n_groups * 2) * 2.0 / (m * epsilon_table) if math.isfinite(
-                epsilon_table) else 0.0
+            # the gain sum_c (p_c - p0_c) (e_c0 - e_c1) reads 2 n_groups Laplace cells per c, each of variance 2 b^2
+            scale = 2.0 / (m * epsilon_table) if math.isfinite(epsilon_table) else 0.0
+            noise_sd = math.sqrt(float(((solved[0] - constant_p) ** 2).sum()) * 2 * n_groups * 2.0) * scale
             if constant_error - solved[1] <= 2.0 * noise_sd:
                 reason = "the rule's error gain over the constant is within the noise of the released table"
         if reason is not None:
