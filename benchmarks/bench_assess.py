@@ -9,6 +9,10 @@ With ``--fairlearn`` it also times fairlearn's ``MetricFrame`` on the same rows 
 its own process, with the same metrics.
 
 Run: ``.venv/bin/python benchmarks/bench_assess.py [N_ROWS] [--fairlearn]`` (default 5,000,000 rows).
+
+Measured on a shared, loaded 2-core machine (wall s, peak RSS MB): at 5,000,000 rows the count-based rates 11.0 /
+262, mean_squared_error 9.1 / 275 (fairlearn 440 / 3,010 and 131 / 3,155); at 50,000,000 rows 24.9 / 263 and
+24.6 / 278 (mean_absolute_error 26.4 / 279, mean_prediction 18.5 / 269).
 """
 
 from __future__ import annotations
