@@ -41,8 +41,10 @@ class ContinualSumMechanism:
         Total zCDP budget of the whole stream of releases; ``inf`` disables the noise (exact sums).
     factorization : str or Factorization, default "sqrt"
         ``"sqrt"`` (square-root Toeplitz factorization: least noise, ``O(T)`` memory, ``O(sqrt(T))`` per
-        release by a partitioned FFT convolution), ``"honaker"`` (Honaker's tree estimator, ``O(log T)``) or
-        ``"tree"`` (the binary tree of :class:`~dpfair.privacy.BinaryTreeMechanism`, ``O(log T)``).
+        release by a partitioned FFT convolution), ``"blt"`` (buffered linear Toeplitz: ``O(1)`` memory and work
+        per release, 1.3 % more noise than the square root at 20,002 releases, 2.9 % at 100,000), ``"auto"`` (the
+        BLT where it is within 5 % of the square root, else the square root), ``"honaker"`` (Honaker's tree
+        estimator, ``O(log T)``) or ``"tree"`` (the binary tree of :class:`~dpfair.privacy.BinaryTreeMechanism`, ``O(log T)``).
     symmetric : bool, default False
         Symmetric noise on the last two axes (Gram matrices): the upper triangle is noised and mirrored.
     random_state : None, int, Generator or NoiseSource

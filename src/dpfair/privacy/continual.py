@@ -1,9 +1,10 @@
 """Continual release of running sums: the binary-tree mechanism and the general matrix mechanism.
 
-:class:`ContinualSumMechanism` (in :mod:`dpfair.privacy._continual_matrix`) releases running sums through
-any factorization ``A = B C`` of the prefix-sum matrix (:mod:`dpfair.privacy._factorizations`: the square
-root, Honaker's tree estimator, the binary tree), Gaussian noise, exact zCDP.  :class:`BinaryTreeMechanism`
-below is the binary tree with Gaussian or Laplace noise, kept as it was (its numbers for a seed unchanged).
+:class:`ContinualSumMechanism` (in :mod:`dpfair.privacy._continual_matrix`) releases running sums through any
+factorization ``A = B C`` of the prefix-sum matrix (:mod:`dpfair.privacy._factorizations`: the square root, a
+buffered linear Toeplitz (BLT) with constant state, Honaker's tree estimator, the binary tree), Gaussian
+noise, exact zCDP. :class:`BinaryTreeMechanism` below is the binary tree with Gaussian or Laplace noise, kept
+as it was (its numbers for a seed unchanged).
 
 Dwork, Naor, Pitassi & Rothblum (2010) and Chan, Shi & Song (2011).  The stream
 ``x_1, ..., x_T`` (vectors or matrices) is covered by dyadic blocks; block ``[t - 2^i + 1, t]``
@@ -52,6 +53,7 @@ from dpfair._validation import (
 from dpfair.privacy._continual_matrix import ContinualSumMechanism, check_shift
 from dpfair.privacy._factorizations import (
     FACTORIZATIONS,
+    BLTFactorization,
     Factorization,
     HonakerFactorization,
     SqrtFactorization,
@@ -65,6 +67,7 @@ from dpfair.privacy.noise import SeededNoise, check_noise_room, check_random_sta
 
 __all__ = [
     "FACTORIZATIONS",
+    "BLTFactorization",
     "BinaryTreeMechanism",
     "ContinualSumMechanism",
     "Factorization",
