@@ -478,15 +478,7 @@ def _run_group_compiled(
     n_steps, lam = core0["n_steps"], core0["regularization"]
     ridge = RidgeState(d, batch_shape=(N,), regularization=lam)
     ridge_state = (ridge.gram, ridge.gram_inverse, ridge.target, np.zeros((N, d, d)), np.zeros((N, d)))
-    rows = lambda values: np.repeat(np.asarray(values, dtype=float), S * M)  # noqa: E731
-    learning = (
-        rows([p.core["merit_scale"] for p in plans]), rows([p.core["step_size"] for p in plans]),
-        rows([p.core["noise_std"] for p in plans]), rows([p.core["theta_norm_bound"] for p in plans]),
-        2.0 * np.log(1.0 / rows([p.core["confidence_delta"] for p in plans])),
-        rows([0.0 if p.core["radius"] == "theory" else p.core["radius"] for p in plans]),
-        rows([p.reward_bound if p.private else math.inf for p in plans]),  # shared rewards clipped to B
-    )
-    theory = np.repeat(np.array([p.core["radius"] == "theory" for p in plans]), S * M)
+    learning, theory = _row_parameters(plans, S * M)
     # per row: rho_min, extra, t_last, ln det V_last (and V_last itself, for Python's exact log-det decisions), and
     # 1 where a synchronization gave every agent of the row's group the same V (one eigendecomposition for them)
     sync_rows = (np.full(N, lam), np.zeros(N), np.zeros(N), np.full(N, d * math.log(lam)), np.zeros(N))
@@ -498,29 +490,7 @@ def _run_group_compiled(
             schedule[i] = p.schedule
     private = np.array([p.private for p in plans])
     n_releases = np.array([p.n_releases for p in plans], dtype=np.int64)
-    # the PRIVATIZERs of the private learners, built as the numpy engine builds them (the same seeded keys)
-    feeds = {}
-    for i, p in enumerate(plans):
-        if p.private:
-            feeds[i] = _NoiseFeed(_AgentSync(p, S, M, d, tree_keys=_keys(p, seeds, M)).privatizer, S, M, d, i * S * M)
-    learner_real = (
-        np.array([p.threshold for p in plans]), np.array([p.shift for p in plans]),
-        np.array([p.rho_max_extra for p in plans]), np.array([p.target_noise_bound for p in plans]),
-        np.array([feeds[i].privatizer.granularity if i in feeds else 1.0 for i in range(L)]),
-    )
-    noise_row = np.full(N, -1, dtype=np.int64)
-    for k, feed in enumerate(feeds.values()):
-        noise_row[feed.first_row : feed.first_row + S * M] = k * S * M + np.arange(S * M)
-    block = _NoiseFeed.block_length(len(feeds) * S * M, d)
-    P = max(1, len(feeds) * S * M)
-    private_rows = (
-        np.zeros((N, d, d)), np.zeros((N, d)),  # exact running sums of the non-private agents
-        np.zeros((N, d, d), dtype=np.int64), np.zeros((N, d), dtype=np.int64), np.zeros(N, dtype=np.int64),
-        np.zeros((P, block, d, d), dtype=np.int64), np.zeros((P, block, d), dtype=np.int64),  # noise of the next releases
-        np.zeros(P, dtype=np.int64), np.zeros(P, dtype=np.int64),  # release number of each row's slot 0, slots filled
-    )
-    for k, feed in enumerate(feeds.values()):
-        feed.bind(private_rows, k * S * M)
+    feeds, learner_real, noise_row, private_rows = _privatizer_rows(plans, seeds, M, d)
     control = tuple(np.zeros(G, dtype=np.int64) for _ in range(6))  # synced, comms, progress, pending, decision, status
     progress, status = control[2], control[5]
     out = (np.zeros((N, _BLOCK)), np.zeros((N, _BLOCK)), np.zeros((N, _BLOCK), dtype=np.int64))
@@ -578,6 +548,60 @@ def _run_group_compiled(
         for future in prefetched:
             future.result()
     return fair, reward, control[1].reshape(L, S).copy()
+
+
+def _row_parameters(plans: list[_Plan], per_learner: int) -> tuple[tuple[np.ndarray, ...], np.ndarray]:
+    """Each row's learning parameters for the kernels (a learner's repeated over its ``per_learner`` rows).
+
+    Returns ``(learning, theory)``: merit scale, step size, noise std, theta bound, ``2 ln(1 / confidence_delta)``,
+    the fixed radius and the shared rewards' clip ``B``; and where the radius is the theory's.
+    """
+    rows = lambda values: np.repeat(np.asarray(values, dtype=float), per_learner)  # noqa: E731
+    learning = (
+        rows([p.core["merit_scale"] for p in plans]), rows([p.core["step_size"] for p in plans]),
+        rows([p.core["noise_std"] for p in plans]), rows([p.core["theta_norm_bound"] for p in plans]),
+        2.0 * np.log(1.0 / rows([p.core["confidence_delta"] for p in plans])),
+        rows([0.0 if p.core["radius"] == "theory" else p.core["radius"] for p in plans]),
+        rows([p.reward_bound if p.private else math.inf for p in plans]),  # shared rewards clipped to B
+    )
+    theory = np.repeat(np.array([p.core["radius"] == "theory" for p in plans]), per_learner)
+    return learning, theory
+
+
+def _privatizer_rows(plans: list[_Plan], seeds: tuple[int, ...], M: int,
+                     d: int) -> tuple[dict[int, _NoiseFeed], tuple[np.ndarray, ...], np.ndarray, tuple[np.ndarray, ...]]:
+    """The PRIVATIZERs of the private learners and the kernels' arrays for them.
+
+    Returns ``(feeds, learner_real, noise_row, private_rows)``: each private learner's noise feed (built as the
+    numpy engine builds its PRIVATIZER, the same seeded keys), each learner's real parameters, each row's slot in
+    the noise arrays (-1: none) and the running sums and noise slots the kernels read and write.
+    """
+    L, S = len(plans), len(seeds)
+    N = L * S * M
+    # the PRIVATIZERs of the private learners, built as the numpy engine builds them (the same seeded keys)
+    feeds = {}
+    for i, p in enumerate(plans):
+        if p.private:
+            feeds[i] = _NoiseFeed(_AgentSync(p, S, M, d, tree_keys=_keys(p, seeds, M)).privatizer, S, M, d, i * S * M)
+    learner_real = (
+        np.array([p.threshold for p in plans]), np.array([p.shift for p in plans]),
+        np.array([p.rho_max_extra for p in plans]), np.array([p.target_noise_bound for p in plans]),
+        np.array([feeds[i].privatizer.granularity if i in feeds else 1.0 for i in range(L)]),
+    )
+    noise_row = np.full(N, -1, dtype=np.int64)
+    for k, feed in enumerate(feeds.values()):
+        noise_row[feed.first_row : feed.first_row + S * M] = k * S * M + np.arange(S * M)
+    block = _NoiseFeed.block_length(len(feeds) * S * M, d)
+    P = max(1, len(feeds) * S * M)
+    private_rows = (
+        np.zeros((N, d, d)), np.zeros((N, d)),  # exact running sums of the non-private agents
+        np.zeros((N, d, d), dtype=np.int64), np.zeros((N, d), dtype=np.int64), np.zeros(N, dtype=np.int64),
+        np.zeros((P, block, d, d), dtype=np.int64), np.zeros((P, block, d), dtype=np.int64),  # noise of the next releases
+        np.zeros(P, dtype=np.int64), np.zeros(P, dtype=np.int64),  # release number of each row's slot 0, slots filled
+    )
+    for k, feed in enumerate(feeds.values()):
+        feed.bind(private_rows, k * S * M)
+    return feeds, learner_real, noise_row, private_rows
 
 
 def _log_det_decision(group: int, t: int, plan: _Plan, M: int, d: int, gram: np.ndarray, gram_last: np.ndarray,
