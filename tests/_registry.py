@@ -1,6 +1,6 @@
 """The registry of private classes: one instance (or builder) of every public private class and what it is fitted on.
 
-Adding a private estimator is one entry here (CONTRIBUTING.md, "Adding a private estimator"):
+Adding a private estimator is one entry here (CONTRIBUTING.md, "Checklists", step 3):
 ``tests/test_private_protocol.py`` feeds every entry each kind of refused input and checks the one charge, and
 the scikit-learn contract tests take their private instances from :data:`CONTRACT`.  A public class of
 ``dpfair`` that takes ``epsilon`` or ``budget`` (or a ``*Scorer``) and has no entry fails
