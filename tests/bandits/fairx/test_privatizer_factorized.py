@@ -24,7 +24,7 @@ from dpfair.federated._state import dumps_state
 from dpfair.privacy import audit_epsilon, get_factorization
 from dpfair.privacy.accounting import gaussian_dp_delta, gaussian_dp_epsilon
 
-FACTORIZED = ("honaker", "sqrt")
+FACTORIZED = ("honaker", "sqrt", "blt")
 
 
 def _keys(n_seeds: int, n_agents: int, base: int = 5) -> np.ndarray:

@@ -171,17 +171,19 @@ def gaussian_from_words(words: np.ndarray) -> np.ndarray:
 
 
 def _factorization_spec(factorization: Factorization) -> tuple[type, int, dict[str, Any]]:
-    kwargs = {name: getattr(factorization, name) for name in ("block", "fft_block") if hasattr(factorization, name)}
+    kwargs = {name: getattr(factorization, name) for name in ("block", "fft_block", "buffers")
+              if hasattr(factorization, name)}
     return type(factorization), factorization.horizon, kwargs
 
 
 class _NoiseTable:
     """The computed part of the noise: the streaming generator's state, the table ``n_k`` and the draws so far."""
 
-    def __init__(self, factorization: Factorization, n_rows: int, n_entries: int, active: bool) -> None:
+    def __init__(self, factorization: Factorization, n_rows: int, n_entries: int, active: bool,
+                 dtype: Any = np.int64) -> None:
         self.stream = factorization.stream((n_rows, n_entries)) if active else None
         # row 0: release 0 (nothing released yet) has no noise; the pages are touched as they are filled
-        self.table = np.zeros((factorization.horizon + 1, n_rows, n_entries), dtype=np.int64)
+        self.table = np.zeros((factorization.horizon + 1, n_rows, n_entries), dtype=dtype)
         self.filled = 0
         self.draws = 0
         self.lock = threading.Lock()
@@ -243,7 +245,21 @@ class _FactorizedNoise:
 
     # ------------------------------------------------------------------------------------ the table
     def _build(self) -> _NoiseTable:
-        return _NoiseTable(self.factorization, self.n_rows, self.n_entries, self.active)
+        return _NoiseTable(self.factorization, self.n_rows, self.n_entries, self.active, self._table_dtype())
+
+    def _table_dtype(self) -> Any:
+        """int32 where every entry of the table provably fits, else int64 (the square root and Honaker keep int64).
+
+        For the BLT, ``|n_k| = |round((B z)_k)| <= sum_j |b_j| max |z| + 1/2`` with ``|z| <= 8.3`` times the largest
+        scale (:func:`gaussian_from_words` caps ``u`` inside ``[2^-54, 1 - 2^-53]``): when that bound is below
+        ``2^31 - 1``, int32 holds every value the table can take, exactly, in half the memory.
+        """
+        f = self.factorization
+        if getattr(f, "name", "") != "blt" or not self.active:
+            return np.int64
+        b = np.cumsum(f.inverse_coefficients())
+        bound = float(np.abs(b).sum()) * 8.3 * float(self.scale.max()) + 1.0
+        return np.int32 if bound < 2.0**31 - 1 else np.int64
 
     def _cache_key(self) -> bytes:
         f = self.factorization
@@ -251,6 +267,8 @@ class _FactorizedNoise:
                           self.active, self.scale.tolist()))  # repr of floats round-trips exactly
         if getattr(f, "fft_block", None) is not None:
             described += f"fft_block={f.fft_block}"
+        if getattr(f, "buffers", None) is not None:
+            described += f"buffers={f.buffers}"
         return hashlib.blake2b(bytes(self.key_digest or b"") + described.encode(), digest_size=32).digest()
 
     def _state(self) -> _NoiseTable:

@@ -226,7 +226,7 @@ class Privatizer:
         Declared ``B``.
     noise_calibration : {"tight", "paper"}, default "tight"
         See :func:`calibrate_privatizer`.
-    continual : {"tree", "honaker", "sqrt"}, default "tree"
+    continual : {"tree", "honaker", "sqrt", "blt"}, default "tree"
         The factorization of the prefix-sum matrix (:func:`calibrate_privatizer`); ``"paper"`` needs ``"tree"``.
     random_state : None, int, numpy.random.Generator or NoiseSource
         ``None`` for secure noise (the OS CSPRNG); a seed for experiments.  With a factorization, secure
