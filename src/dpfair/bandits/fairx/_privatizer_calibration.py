@@ -30,7 +30,7 @@ __all__ = [
 ]
 
 CALIBRATIONS = ("tight", "paper")
-CONTINUAL = ("tree", "honaker", "sqrt")  # factorizations of the prefix-sum matrix (dpfair.privacy.continual)
+CONTINUAL = ("tree", "honaker", "sqrt", "blt")  # factorizations of the prefix-sum matrix (dpfair.privacy.continual)
 MAX_FACTORIZED_RELEASES = 2**22  # a factorized PRIVATIZER keeps each release's noise: O(tau) memory per agent
 _PROFILE_MARGIN = 1e-9  # relative margin on delta against the float error of the Gaussian profile
 _RESOLUTION_BITS = 14
@@ -268,9 +268,10 @@ def calibrate_privatizer(
     noise_calibration : {"tight", "paper"}, default "tight"
         ``"tight"``: the smallest noise that makes the stream exactly ``(epsilon, delta)``-DP by the
         tight zCDP conversion; ``"paper"``: Algorithm 2's formula.
-    continual : {"tree", "honaker", "sqrt"}, default "tree"
+    continual : {"tree", "honaker", "sqrt", "blt"}, default "tree"
         The factorization ``A = B C`` of the prefix-sum matrix over the ``tau`` releases
-        (:mod:`dpfair.privacy._factorizations`).  ``"tree"`` is Algorithm 2's tree with lattice node
+        (:mod:`dpfair.privacy._factorizations`; ``"blt"``: constant noise state per agent, its worst release
+        within 3 % of the square root's up to ``tau = 100,000``).  ``"tree"`` is Algorithm 2's tree with lattice node
         noise, calibrated as above; the others (``"tight"`` only) add continuous Gaussian ``z`` with
         off-diagonal std ``node_sigma`` (diagonal ``sqrt(2) node_sigma``) to ``C m`` and are calibrated by
         the exact ``mu``-GDP profile (:func:`dpfair.privacy.accounting.gaussian_dp_mu`):
