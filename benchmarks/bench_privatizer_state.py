@@ -10,8 +10,13 @@ Printed, never asserted; on the shared 2-core machine the figures move with the 
 2. **Pickled size** of one agent's PRIVATIZER (batch ``(1, 1)``, ``tau = 20,002``: Exp 1) after ``k`` releases.
 3. **Rebuild** of the table after unpickling at ``k`` releases in a process that never saw the agent
    (``O(k log k)``: the square root's doubling FFT blocks replayed).
+4. **Noise state per agent** in memory after all ``tau`` releases, for ``continual="sqrt"`` and ``"blt"`` (the
+   table of release noise plus the stream's arrays, counted from the arrays themselves), at Exp 1's ``tau =
+   20,002`` and Exp 3's ``tau = 100,000`` (bounded-gap, ``m = 50``: a release every round), with Exp 3's total at
+   ``m = 50`` and the worst release's noise std of each.
 
-Run: ``OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/bench_privatizer_state.py [releases]`` (default 4000).
+Run: ``OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/bench_privatizer_state.py [releases]`` (default 4000;
+``0`` runs part 4 only).
 """
 
 from __future__ import annotations
@@ -80,9 +85,36 @@ def state_and_rebuild(checkpoints: tuple[int, ...]) -> None:
               f"{len(pickle.dumps(reference)):>10,} B); rebuild after unpickling {rebuild * 1e3:8.1f} ms")
 
 
+def _array_bytes(obj: object) -> int:
+    """Bytes of the numpy arrays held by ``obj``'s attributes (one level: the stream's buffers, spectra, ...)."""
+    return sum(v.nbytes for v in vars(obj).values() if isinstance(v, np.ndarray))
+
+
+def noise_state(taus: tuple[int, ...] = (TAU, 100_000), agents: int = 50) -> None:
+    """Noise state of one agent after all ``tau`` releases, square root against BLT (secure noise, ``d = 5``)."""
+    for tau in taus:
+        sizes, worst = {}, {}
+        for continual in ("sqrt", "blt"):
+            with charged_release(), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                priv = Privatizer(2.0, 0.1, math.sqrt(5), DIM, tau, (1, 1), continual=continual)
+            priv._factorized.extend(tau)
+            table = priv._factorized._state()
+            sizes[continual] = table.table.nbytes + _array_bytes(table.stream)
+            worst[continual] = priv.calibration.node_sigma * priv.calibration.release_factor
+            del priv, table
+            factorized._clear_cache()
+        print(f"tau = {tau:>7,}: noise state per agent sqrt {sizes['sqrt'] / 2**20:7.1f} MiB, blt "
+              f"{sizes['blt'] / 2**20:6.1f} MiB ({sizes['blt'] / sizes['sqrt']:.2f}); {agents} agents: sqrt "
+              f"{agents * sizes['sqrt'] / 2**20:7.0f} MiB, blt {agents * sizes['blt'] / 2**20:5.0f} MiB; worst release "
+              f"std blt / sqrt {worst['blt'] / worst['sqrt']:.4f}")
+
+
 if __name__ == "__main__":
     releases = int(sys.argv[1]) if len(sys.argv) > 1 else 4000
     print(f"load average before: {os.getloadavg()}")
-    per_release(releases)
-    state_and_rebuild((10, 200, 2_000, 20_000))
+    if releases:
+        per_release(releases)
+        state_and_rebuild((10, 200, 2_000, 20_000))
+    noise_state()
     print(f"load average after: {os.getloadavg()}")
