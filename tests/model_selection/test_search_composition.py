@@ -32,7 +32,7 @@ TARGETS = np.clip(X @ [1.0, -0.5] + 0.1 * RNG.normal(size=N), -1, 1)
 
 
 def _eo_search(epsilon=6.0, base_budget=None, budget=None, **kwargs):
-    """The issue's search: equalized-odds post-processing of a private logistic regression fitted inside every trial."""
+    """A private part inside: equalized-odds post-processing of a private logistic regression fitted inside every trial."""
     base = DPLogisticRegression(epsilon=0.8, data_norm=1.0, budget=base_budget)
     post = DPEqualizedOddsPostProcessor(base, groups=[0, 1], prefit=False)
     return PrivateRandomSearch(post, {"gamma": [0.0, 0.05]}, scoring=PrivateMSEScorer((0, 1)), epsilon=epsilon,
@@ -64,7 +64,7 @@ def test_a_nested_private_base_is_paid_by_the_one_charge_and_the_chosen_model_sa
 
 def test_a_nested_base_dearer_than_a_trial_is_refused_before_anything_is_charged():
     budget = PrivacyBudget(10.0)
-    search = _eo_search(epsilon=1.0, budget=budget)  # the issue's setting: a trial gets 1/3 < the base's 0.8
+    search = _eo_search(epsilon=1.0, budget=budget)  # a trial gets 1/3 < the base's 0.8
     with pytest.raises(ValueError, match=r"epsilon=0\.8 in every trial.*nothing was charged.*estimator__epsilon"):
         search.fit(X, LABELS, sensitive_features=G)
     assert budget.ledger == () and not hasattr(search, "best_estimator_")
@@ -160,7 +160,7 @@ def _parallel_grid(budget, n_jobs=2):
 
 
 def test_a_parallel_search_is_refused_before_anything_is_fitted_or_charged():
-    """The issue's figure: 7 private fits, 1 charged (the workers' charges were lost); now refused up front."""
+    """A parallel search ran 7 private fits and charged 1 (the workers' charges were lost); now refused up front."""
     budget = PrivacyBudget(100.0, 1e-3)
     for grid in (_parallel_grid(budget), _parallel_grid(budget, n_jobs=-1),
                  RandomizedSearchCV(_parallel_grid(budget).estimator, {"alpha": [0.1, 1.0]}, n_iter=2, n_jobs=2)):
