@@ -334,15 +334,6 @@ class DPExponentiatedGradient(PrivateEstimator, _MixturePredictor, ClassifierMix
     n_features_in_ : int
         Number of features seen in ``fit``.
 
-    Notes
-    -----
-    **Empty and tiny declared groups.** A cell (group, label) whose released count is indistinguishable from zero
-    (below ``Phi^-1(1 - beta / n_cells)`` standard deviations of the count's noise; any row at ``epsilon = inf``)
-    carries no evidence about its rates: the constraints that read it are dropped (their multipliers stay 0) and its
-    denominator no longer enters the noise scales, so a declared group without rows cannot turn the fit into a
-    constant classifier.  :class:`EmptyGroupWarning` names such groups.  The rule reads released counts and public
-    noise scales only (:mod:`~dpfair.classification._group_evidence`).
-
     Warns
     -----
     SmallBudgetWarning
@@ -359,6 +350,15 @@ class DPExponentiatedGradient(PrivateEstimator, _MixturePredictor, ClassifierMix
     --------
     fairlearn.reductions.ExponentiatedGradient : The non-private reduction (Agarwal et al., 2018).
     dpfair.classification.DPEqualizedOddsPostProcessor : Private post-processing (Algorithm 1).
+
+    Notes
+    -----
+    **Empty and tiny declared groups.** A cell (group, label) whose released count is indistinguishable from zero
+    (below ``Phi^-1(1 - beta / n_cells)`` standard deviations of the count's noise; any row at ``epsilon = inf``)
+    carries no evidence about its rates: the constraints that read it are dropped (their multipliers stay 0) and its
+    denominator no longer enters the noise scales, so a declared group without rows cannot turn the fit into a
+    constant classifier.  :class:`EmptyGroupWarning` names such groups.  The rule reads released counts and public
+    noise scales only (:mod:`~dpfair.classification._group_evidence`).
 
     Examples
     --------
