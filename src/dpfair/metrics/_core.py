@@ -93,9 +93,12 @@ class MetricSpec:
     beta: float = 1.0
     function: Callable[..., Any] | None = None
     cells: tuple[int, ...] | None = None
+    #: the metric is the confusion matrix itself (a 2 x 2 count per group, scikit-learn's layout), not a scalar
+    matrix: bool = False
 
     @property
     def real(self) -> bool:
+        """The metric is a mean of a bounded per-row value (released as per-group sums)."""
         return self.name in REAL_METRICS
 
     @property

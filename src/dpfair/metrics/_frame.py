@@ -78,7 +78,11 @@ def _exact_frame(options: _FrameOptions, rows: dict[str, Any]) -> _exact.ExactFr
     for key, _, parsed in options.exact["parsed"]:
         params = rows["exact_params"].get(key, {})
         spec = specs.get(key)
-        if spec is not None and (spec.real or rows["table_ok"]):
+        if spec is not None and spec.matrix:  # scikit-learn's own confusion matrix of each group (fairlearn's shape)
+            from sklearn.metrics import confusion_matrix
+
+            metrics.append(_exact.ExactMetric(key, function=parsed.get("function", confusion_matrix), params=params))
+        elif spec is not None and (spec.real or rows["table_ok"]):
             weights = params.get("sample_weight")
             metrics.append(_exact.ExactMetric(key, spec=spec, weights=None if weights is None else
                                               np.asarray(weights, dtype=float)))
@@ -139,7 +143,7 @@ class PrivateMetricFrame(PrivateMechanismMixin):
 
     **What is released.** Every count-based metric (selection rate, true/false positive and negative
     rates, accuracy, precision, recall, F1, F-beta, balanced accuracy, fairlearn's ``count`` (the noisy
-    number of rows, never flagged), any :class:`CountMetric`, and
+    number of rows, never flagged), any :class:`CountMetric`, the confusion matrix itself, and
     so the demographic-parity and equalized-odds differences and ratios that fairlearn derives from
     them) is computed from *one* noisy release of the contingency table ``(group, y_true, y_pred)``:
     four counts per declared group.  Adding or removing one row changes one count by one, so the
@@ -185,7 +189,10 @@ class PrivateMetricFrame(PrivateMechanismMixin):
         One metric, or a dict from output name to metric.  A metric is one of
         :data:`SUPPORTED_METRICS` by name, the fairlearn / scikit-learn function of that name (or a
         ``functools.partial`` of it fixing ``zero_division``, ``pos_label`` or ``beta``), or a
-        :class:`CountMetric`.  Anything else is refused with the list of supported metrics.
+        :class:`CountMetric`, or ``confusion_matrix`` (the released table of each group, ``[[TN, FP], [FN, TP]]``,
+        free).  Anything else is refused with the list of supported metrics at a finite ``epsilon``; at
+        ``epsilon=inf`` any callable fairlearn accepts is computed exactly, with fairlearn's semantics
+        (:mod:`dpfair.metrics._exact`).
     y_true : array-like of shape (n_samples,)
         True labels: 0/1 (or any two labels with ``pos_label``) for count-based metrics, numbers in
         ``bounds`` for real-valued ones.
@@ -222,10 +229,13 @@ class PrivateMetricFrame(PrivateMechanismMixin):
         for experiments and tests only: it raises a :class:`~dpfair.privacy.SeededNoiseWarning` and
         ``privacy_spent_["noise"]`` says ``"seeded"``.
     n_boot : int, optional
-        Number of draws behind the intervals (default 2000), fairlearn's name.
+        Number of draws behind the intervals (default 2000, at least 100), fairlearn's name.  At
+        ``epsilon=inf``: fairlearn's meaning, the number of resamples of the rows behind the ``*_ci``
+        accessors (any positive int; give it with ``ci_quantiles``, or neither).
     ci_quantiles : list of float, optional
         The quantiles the ``*_ci`` accessors return, fairlearn's name (default: the two ends of the
-        ``confidence_level`` interval).
+        ``confidence_level`` interval).  At ``epsilon=inf``: fairlearn's meaning (without it the ``*_ci``
+        accessors raise and :attr:`ci_quantiles` is ``None``).
     sample_params : dict, optional
         The per-metric parameters of fairlearn: ``pos_label`` (the label counted as 1; every other label
         is 0; all metrics must share it: one table) and ``sample_weight`` (one weight per row, given
@@ -563,23 +573,41 @@ class PrivateMetricFrame(PrivateMechanismMixin):
     def _keys(self) -> list[str]:
         return [spec.key for spec in self._specs]
 
+    @property
+    def _matrices(self) -> set[str]:
+        """The keys of the confusion-matrix metrics (one 2 x 2 matrix per entry, not a number)."""
+        return {spec.key for spec in self._specs if spec.matrix}
+
+    def _column(self, values: Any, key: str, dtype: Any = float) -> np.ndarray:
+        """One metric's values, flat: numbers as ``dtype``, a confusion matrix's as objects (its matrices)."""
+        if key in self._matrices and dtype is not bool:
+            flat = np.empty(np.size(values), dtype=object)
+            flat[:] = list(np.asarray(values, dtype=object).reshape(-1))
+            return flat
+        return np.asarray(values).reshape(-1).astype(dtype)
+
     def _scalar_or_series(self, values: dict[str, np.ndarray]) -> Any:
         """Per control level values ``(K,)`` of each metric, shaped as fairlearn shapes ``overall``."""
         if self._control_index is None:
             if self._single:
-                return np.float64(values[self._keys[0]][0])
+                value = values[self._keys[0]][0]
+                return value if self._keys[0] in self._matrices else np.float64(value)
+            if self._matrices:
+                return pd.Series({k: self._column(values[k], k)[0] for k in self._keys}, dtype=object)
             return pd.Series({k: float(values[k][0]) for k in self._keys}, dtype=float)
         if self._single:
             key = self._keys[0]
-            return pd.Series(np.asarray(values[key], float), index=self._control_index.copy(), name=key, dtype=float)
-        return pd.DataFrame({k: np.asarray(values[k], float) for k in self._keys}, index=self._control_index.copy())
+            column = self._column(values[key], key)
+            return pd.Series(column, index=self._control_index.copy(), name=key, dtype=column.dtype)
+        return pd.DataFrame({k: self._column(values[k], k) for k in self._keys}, index=self._control_index.copy())
 
     def _frame_or_series(self, values: dict[str, np.ndarray], dtype: Any = float) -> Any:
         """Per group values ``(K, G)`` of each metric, shaped as fairlearn shapes ``by_group``."""
         if self._single:
             key = self._keys[0]
-            return pd.Series(np.asarray(values[key]).reshape(-1), index=self._index.copy(), name=key, dtype=dtype)
-        return pd.DataFrame({k: np.asarray(values[k]).reshape(-1) for k in self._keys}, index=self._index.copy()).astype(dtype)
+            column = self._column(values[key], key, dtype)
+            return pd.Series(column, index=self._index.copy(), name=key, dtype=column.dtype)
+        return pd.DataFrame({k: self._column(values[k], k, dtype) for k in self._keys}, index=self._index.copy())
 
     @staticmethod
     def _check(method: str | None, errors: str) -> None:
@@ -597,8 +625,12 @@ class PrivateMetricFrame(PrivateMechanismMixin):
                 "them on every group's rows (epsilon=inf); give 0/1 labels (or pos_label) for the table's intervals."
             )
 
-    def _summary(self, name: str) -> dict[str, np.ndarray]:
-        return {k: _core.fairlearn_summaries(self._display(k), self._est[k][1])[name] for k in self._keys}
+    def _summary(self, name: str, errors: str = "coerce") -> dict[str, np.ndarray]:
+        """fairlearn's summary of every metric: a confusion matrix has none (NaN, or refused with ``errors="raise"``)."""
+        if errors == "raise" and self._matrices:
+            raise ValueError(_exact.NON_SCALAR)
+        return {k: np.full(len(self._est[k][1]), np.nan) if k in self._matrices else
+                _core.fairlearn_summaries(self._display(k), self._est[k][1])[name] for k in self._keys}
 
     def _display(self, key: str) -> np.ndarray:
         return self._est[key][0]
@@ -711,7 +743,7 @@ class PrivateMetricFrame(PrivateMechanismMixin):
         if self._exact is not None:
             return self._exact.grouping("min", errors)
         self._check(None, errors)
-        return self._scalar_or_series(self._summary("group_min"))
+        return self._scalar_or_series(self._summary("group_min", errors))
 
     def group_max(self, errors: Literal["raise", "coerce"] = "raise") -> Any:
         """The largest group value of each metric (NaN values skipped, as fairlearn does).
@@ -729,7 +761,7 @@ class PrivateMetricFrame(PrivateMechanismMixin):
         if self._exact is not None:
             return self._exact.grouping("max", errors)
         self._check(None, errors)
-        return self._scalar_or_series(self._summary("group_max"))
+        return self._scalar_or_series(self._summary("group_max", errors))
 
     def difference(
         self, method: Literal["between_groups", "to_overall"] = "between_groups", errors: Literal["raise", "coerce"] = "coerce"
@@ -751,6 +783,8 @@ class PrivateMetricFrame(PrivateMechanismMixin):
         if self._exact is not None:
             return self._exact.compare("difference", method, errors)
         self._check(method, errors)
+        if errors == "raise" and self._matrices:
+            raise ValueError(_exact.NON_SCALAR)
         return self._scalar_or_series({k: ci.difference[method][0] for k, ci in self._cis.items()})
 
     def ratio(
@@ -773,6 +807,8 @@ class PrivateMetricFrame(PrivateMechanismMixin):
         if self._exact is not None:
             return self._exact.compare("ratio", method, errors)
         self._check(method, errors)
+        if errors == "raise" and self._matrices:
+            raise ValueError(_exact.NON_SCALAR)
         return self._scalar_or_series({k: ci.ratio[method][0] for k, ci in self._cis.items()})
 
     # ------------------------------------------------------------------ fairlearn's interval accessors

@@ -15,7 +15,7 @@ from dpfair._validation import check_open_unit
 from dpfair.metrics import _core
 from dpfair.metrics._core import MetricSpec
 
-__all__ = ["conf_int", "interval_options", "intervals_at", "quantile_objects", "solve"]
+__all__ = ["conf_int", "interval_options", "intervals_at", "matrix_intervals", "quantile_objects", "solve"]
 
 
 def _bootstrap_generator(random_state: Any) -> np.random.Generator:
@@ -84,10 +84,18 @@ def solve(extra: dict[str, Any], noisy: dict[str, Any], data: dict[str, Any], ra
     specs, share, table = extra["specs"], noisy["share"], noisy["table"]
     k = data["n_control"]
     g = table.shape[0] // k
+    rng = _bootstrap_generator(random_state)
+    scalars = [spec for spec in specs if not spec.matrix]
     est, flagged, cis = _core.intervals(
-        table.reshape(k, g, -1), {key: v.reshape(k, g) for key, v in noisy["sums"].items()}, specs, share, share,
-        extra["confidence"], _bootstrap_generator(random_state), extra["n_boot"], extra.get("weight_bound"),
+        table.reshape(k, g, -1), {key: v.reshape(k, g) for key, v in noisy["sums"].items()}, scalars, share, share,
+        extra["confidence"], rng, extra["n_boot"], extra.get("weight_bound"),
     )
+    for spec in specs:
+        if spec.matrix:
+            est[spec.key], flagged[spec.key], cis[spec.key] = matrix_intervals(
+                table.reshape(k, g, -1), share, extra["confidence"], rng, extra["n_boot"], extra.get("weight_bound"))
+    order = [spec.key for spec in specs]
+    est, flagged, cis = ({key: d[key] for key in order} for d in (est, flagged, cis))
     columns_table = list(_core.CELL_NAMES) if table.shape[1] == 4 else ["count"]
     index = data["index"]
     return {
@@ -116,8 +124,60 @@ def intervals_at(
     """The intervals of every metric at ``confidence`` (those at ``confidence_level`` are already computed)."""
     if math.isclose(confidence, float(confidence_level)):
         return cis
-    return {spec.key: _core.summary_intervals(spec, *cis[spec.key].draws, confidence, cis[spec.key].exact)
+    return {spec.key: (_matrix_summary(*cis[spec.key].draws, confidence) if spec.matrix else
+                       _core.summary_intervals(spec, *cis[spec.key].draws, confidence, cis[spec.key].exact))
             for spec in specs}
+
+
+def _as_matrices(cells: np.ndarray) -> np.ndarray:
+    """``(..., 4)`` cells (TN, FP, FN, TP) as an object array ``(...)`` of 2 x 2 matrices, scikit-learn's layout."""
+    out = np.empty(cells.shape[:-1], dtype=object)
+    for index in np.ndindex(out.shape):
+        out[index] = np.asarray(cells[index], dtype=float).reshape(2, 2)
+    return out
+
+
+def _matrix_summary(est_group: np.ndarray, est_overall: np.ndarray, draws: np.ndarray, draws_overall: np.ndarray,
+                    confidence: float) -> _core.MetricIntervals:
+    """The intervals of a confusion matrix: per cell, equal-tailed quantiles of the cell's draws (the estimate
+    inside); no summary (a matrix has no minimum or difference: NaN, as fairlearn's ``errors="coerce"``)."""
+    alpha = 1.0 - confidence
+    q = np.quantile(draws, [alpha / 2, 1 - alpha / 2], axis=1)  # (2, K, G, 4)
+    qo = np.quantile(draws_overall, [alpha / 2, 1 - alpha / 2], axis=1)  # (2, K, 4)
+    by_group = _core.Interval(_as_matrices(np.fmin(q[0], est_group)), _as_matrices(np.fmax(q[1], est_group)))
+    overall = _core.Interval(_as_matrices(np.fmin(qo[0], est_overall)), _as_matrices(np.fmax(qo[1], est_overall)))
+    nan = np.full(est_overall.shape[0], np.nan)
+    none = (nan, _core.Interval(nan, nan))
+    methods = ("between_groups", "to_overall")
+    result = _core.MetricIntervals(by_group, overall, {m: none for m in methods}, {m: none for m in methods},
+                                   _core.Interval(nan, nan), _core.Interval(nan, nan))
+    result.draws = (est_group, est_overall, draws, draws_overall)
+    return result
+
+
+def matrix_intervals(
+    table: np.ndarray, epsilon: float, confidence: float, rng: np.random.Generator, n_boot: int,
+    unit: float | None = None,
+) -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray, _core.MetricIntervals]:
+    """The confusion matrix of every group and overall, from the released table (post-processing, free).
+
+    The estimate is the released table with negative counts set to 0 (scikit-learn's ``[[TN, FP], [FN, TP]]``);
+    each cell's interval holds the population count given its release: quantiles of the posterior draws of
+    :func:`dpfair.metrics._core.posterior_cells` (the exact discrete-Laplace likelihood of the noisy count, a
+    Poisson model of the sampling), or of :func:`~dpfair.metrics._core.posterior_sums` for a table of weighted
+    sums (``unit`` = ``sample_weight_bound``).  A count is never undefined: nothing is flagged.  ``table`` is
+    ``(K, G, 4)``; returns ``((by_group (K, G) of matrices, overall (K,)), flags (K, G), intervals)``.
+    """
+    raw = np.asarray(table, dtype=float)
+    clean = np.maximum(raw, 0.0)
+    if unit is None:
+        draws = _core.posterior_cells(raw, epsilon, n_boot, rng)  # (K, B, G, 4)
+    else:
+        draws = unit * _core.posterior_sums(raw / unit, epsilon, n_boot, rng)
+    est_group, est_overall = clean, clean.sum(axis=1)
+    intervals = _matrix_summary(est_group, est_overall, draws, draws.sum(axis=2), confidence)
+    flags = np.zeros(clean.shape[:2], dtype=bool)
+    return (_as_matrices(est_group), _as_matrices(est_overall)), flags, intervals
 
 
 def quantile_objects(

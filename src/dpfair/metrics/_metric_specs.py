@@ -99,6 +99,8 @@ def _metric_name(metric: Any, where: str) -> tuple[str, dict[str, Any]]:
                 "element (vectorized numpy arithmetic)."
             ) from None
         return "count_metric", {"count_metric": metric, "lo": lo, "hi": hi}
+    if isinstance(metric, str) and metric == "confusion_matrix":
+        return "confusion_matrix", {}
     if isinstance(metric, str):
         if metric == "fbeta_score":
             raise ValueError(f"{where}: 'fbeta_score' needs beta: pass functools.partial(sklearn.metrics.fbeta_score, beta=2).")
@@ -135,6 +137,8 @@ def _metric_name(metric: Any, where: str) -> tuple[str, dict[str, Any]]:
         module = getattr(metric, "__module__", None) or ""
         if name in SUPPORTED and name != "fbeta_score" and module.startswith(("fairlearn.metrics", "sklearn.metrics")):
             return name, {}
+        if name == "confusion_matrix" and module.startswith("sklearn.metrics"):
+            return "confusion_matrix", {}  # the released table itself, per group (free)
         if name == "fbeta_score" and module.startswith("sklearn.metrics"):
             raise ValueError(f"{where}: fbeta_score needs beta, e.g. functools.partial(fbeta_score, beta=2).")
         label = name or type(metric).__name__
@@ -275,6 +279,8 @@ def metric_specs(
                                     function=metric.function, cells=cells))
         elif name == "count":
             specs.append(MetricSpec(key, name, 0.0, math.inf))
+        elif name == "confusion_matrix":
+            specs.append(MetricSpec(key, name, 0.0, math.inf, matrix=True))
         else:
             specs.append(MetricSpec(key, name, zero_division=options.get("zero_division", 0.0),
                                     beta=options.get("beta", 1.0)))
