@@ -265,3 +265,15 @@ def test_per_round_metrics_are_flower_metric_records_in_the_run_context(tmp_path
     assert set(rounds["agents-alive"]) == {M} and summary["completed"] == 1
     assert json.loads(context.state["dpfair.result"]["json"])["status"] == "completed"
     assert any("dpfair: metrics" in r.getMessage() for r in caplog.records)  # what `flwr log` shows
+
+
+def test_demo_data_names_each_agents_file_and_the_simulations_pattern(tmp_path):
+    files = _files(tmp_path / "agents")
+    assert demo._agent_files(tmp_path / "agents", M, K, D, T) == [p.resolve() for p in files]
+    assert demo._agent_files(str(tmp_path / "agents" / "agent-{agent}.csv"), M, K, D, T) == [p.resolve() for p in files]
+    pattern = demo._shared_pattern([p.resolve() for p in files])  # the Simulation Engine's run setting
+    assert [resolve_data_path({"data-path": pattern}, i) for i in range(M)] == [str(p.resolve()) for p in files]
+    with pytest.raises(ValueError, match="is missing"):
+        demo._agent_files(tmp_path / "agents", M, K, D, T + 1)  # a file shorter than the run: refused up front
+    with pytest.raises(ValueError, match="pass a folder"):
+        demo._agent_files(tmp_path / "agents" / "agent-0.csv", M, K, D, T)

@@ -191,6 +191,8 @@ def run_demo(
             else:  # a non-private learner charges nothing
                 check.reset(*sizes, n_agents=int(n_agents))
     files = _agent_files(data, int(n_agents), *sizes) if data is not None else None
+    if files is not None and executor == "simulation":  # virtual SuperNodes take no --node-config: one run setting
+        config["data-path"] = _shared_pattern(files)
     planned = planned_message_rounds(config) + 2  # + init and finish
     full = {**RUN_CONFIG, **config}
 
@@ -209,8 +211,6 @@ def run_demo(
             node["data-path"] = str(path)  # each SuperNode's own file, as an organisation would set it
     start = time.monotonic()
     if executor == "simulation":
-        if files is not None:  # virtual SuperNodes take no --node-config: the run setting names each agent's file
-            config["data-path"] = _shared_pattern(files)
         say(f"starting a simulation SuperLink on 127.0.0.1: {n_agents} virtual SuperNodes on Flower's Simulation Engine "
             f"(Ray) (logs in {folder / 'logs'})")
     else:
