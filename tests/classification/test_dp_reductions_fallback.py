@@ -118,6 +118,57 @@ def test_a_fit_whose_noise_dominates_returns_the_constant_and_says_what_budget_h
     assert issubclass(ConstantFallbackWarning, SmallBudgetWarning)
 
 
+class _ReplayNoise(NoiseSource):
+    """Seeded noise that records every Gaussian release, or replays the recorded ones (identical released values)."""
+
+    def __init__(self, seed, replay=None):
+        self.inner, self.replay, self.recorded = SeededNoise(seed), None if replay is None else list(replay), []
+
+    def gaussian(self, values, scale):
+        if self.replay is None:
+            out = self.inner.gaussian(values, scale)
+            self.recorded.append((scale, out.copy()))
+            return out
+        recorded_scale, out = self.replay.pop(0)
+        assert recorded_scale == scale and out.shape == np.shape(values)  # scales are public too
+        return out.copy()
+
+    def laplace(self, values, scale):
+        return self.inner.laplace(values, scale)
+
+    def discrete_laplace(self, values, scale):
+        return self.inner.discrete_laplace(values, scale)
+
+    def uniform(self, shape):
+        return self.inner.uniform(shape)
+
+    def noisy_argmax_gumbel(self, scores, scale):
+        return self.inner.noisy_argmax_gumbel(scores, scale)
+
+
+@pytest.mark.parametrize(("epsilon", "falls_back"), [(0.3, True), (5.0, False)])
+def test_the_fallback_and_the_dropped_groups_are_post_processing_of_the_releases(epsilon, falls_back):
+    """Under identical released values, any change of the groups (one row, all rows) gives the identical choice."""
+    X, y, g = _data(500, seed=6, n_groups=3)
+    kw = dict(epsilon=epsilon, delta=1e-6, gamma=0.05, x_norm_bound=1.0, groups=[0, 1, 2, 3], n_iter=20)
+
+    def fit(groups, source):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            clf = DPExponentiatedGradient(random_state=source, **kw).fit(X, y, sensitive_features=groups)
+        return clf, sorted(str(w.message) for w in caught if issubclass(w.category, EmptyGroupWarning))
+
+    source = _ReplayNoise(0)
+    clf, empty = fit(g, source)
+    assert (clf.fallback_ == "constant") == falls_back and len(empty) == 1 and "3 have no training row" in empty[0]
+    for neighbour in (np.where(np.arange(g.size) == 7, (g + 1) % 3, g), (g + 1) % 3, np.zeros_like(g)):
+        replay = _ReplayNoise(0, replay=source.recorded)
+        other, other_empty = fit(neighbour, replay)
+        assert not replay.replay  # every release was replayed
+        assert other.fallback_ == clf.fallback_ and other_empty == empty
+        np.testing.assert_array_equal(other.coef_, clf.coef_)
+
+
 # ------------------------------------------------------------------ defaults for delta and gamma
 def test_delta_and_gamma_have_defaults_from_public_facts():
     X, y, g = _data(800)
