@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import math
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -393,3 +394,28 @@ def test_an_unpickled_privatizer_continues_with_the_releases_of_the_original(con
         for copy in (fresh, shared):
             np.testing.assert_array_equal(copy.release(*increments, mask)[0], expected[0])
             np.testing.assert_array_equal(copy.release_noise_units(copy.count)[1], priv.release_noise_units(priv.count)[1])
+
+
+def test_blt_noise_table_is_int32_within_its_proved_bound_and_the_engines_agree_on_it() -> None:
+    from dpfair.bandits import FairXLinUCB
+
+    priv = Privatizer(2.0, 0.1, math.sqrt(5), 5, 100_000, (1, 2), continual="blt", random_state=0,
+                      tree_keys=_keys(1, 2))
+    f = priv._factorized
+    assert f._state().table.dtype == np.int32  # sum_j |b_j| 8.3 max scale < 2^31: every entry fits exactly
+    bound = np.abs(np.cumsum(f.factorization.inverse_coefficients())).sum() * 8.3 * f.scale.max()
+    assert bound < 2**31 - 1
+    got = f.units(np.full(2, 3000))
+    assert np.abs(got).max() < bound and got.dtype == np.int32
+    # the sqrt keeps its int64 table (its numbers unchanged)
+    assert Privatizer(2.0, 0.1, 1.0, 2, 50, (1,), continual="sqrt", random_state=0)._factorized._state().table.dtype == np.int64
+    # the compiled engine reads the int32 table through fill_noise_slots: the numpy engine's numbers exactly
+    env = FederatedSyntheticEnvironment(dim=3, n_actions=4, noise_std=0.2, random_state=2)
+    learners = {"B0": FairXLinUCB(radius=0.5),
+                "L": PrivFairXLinUCB(3.0, 0.1, math.sqrt(3), "bounded-gap", continual="blt", random_state=2)}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        runs = [simulate_federated(env, learners, 80, 3, [2], engine=e, record_actions=True) for e in ("compiled", "numpy")]
+    np.testing.assert_array_equal(runs[0].actions, runs[1].actions)
+    np.testing.assert_allclose(runs[0].fair_regret, runs[1].fair_regret, rtol=0, atol=1e-9)
+    assert runs[0].privacy_spent["L"]["continual"] == "blt"
