@@ -19,7 +19,10 @@ aggregate, receive) running inside the kernels.  This script runs, with ``engine
     here) and Priv-every (the log-det trigger with a threshold that fires every round), with seeded noise, then
     with secure noise (the keyed PRF of the factorized PRIVATIZER);
   - Exp 1 at full scale (learner x seed x agent = 150 rows), seeded as in the paper's reproduction;
-* the final fairness regrets (mean +- s.e.) and communication rounds of Exp 1, then a summary table.
+* the final fairness regrets (mean +- s.e.) and communication rounds of Exp 1;
+* the PRIVATIZER's noise state per agent, ``continual="sqrt"`` against ``"blt"``, at Exp 1's releases and at Exp
+  3's (``tau = 100,000``, with the total for ``m = 50`` agents: ``bench_privatizer_state.noise_state``), then a
+  summary table.
 
 The exit status is 1 when a scenario's wall time per agent-round is above ``TARGET_US`` (3 us), else 0.
 The CPU time of all threads per agent-round is printed beside it against the same 3 us: it counts the
@@ -50,6 +53,7 @@ from dpfair.bandits import (
 )
 from dpfair.bandits.fairx import _kernels as kernels
 from dpfair.bandits.fairx import simulator as federated
+from dpfair.bandits.fairx.synchronization import communication_schedule
 
 SEEDS = (0, 1, 2, 3, 4)
 N_AGENTS = 10
@@ -202,6 +206,13 @@ def main(horizon: int = 100_000, reference_horizon: int = 1_000, frequent_horizo
     print(result.final("fair_regret").round(1).to_string())
     print(result.final("reward_regret").round(1).to_string())
     print(result.communication_table().to_string())
+
+    # the private learners' noise state per agent (square root against BLT, the table and the stream's arrays)
+    from bench_privatizer_state import noise_state  # a sibling script: benchmarks/ is on sys.path when run
+
+    n_releases = len(communication_schedule("bounded-gap", horizon, N_AGENTS, 5))
+    print(f"\nnoise state per agent (Exp 1's {n_releases:,} releases; Exp 3's 100,000 at m = 50, totals for 50 agents):")
+    noise_state((n_releases, 100_000), agents=50)
 
     print(f"\nsummary (target: wall time <= {TARGET_US:g} us per agent-round on {os.cpu_count()} CPUs; the CPU time of "
           f"all threads beside it)")
