@@ -217,3 +217,38 @@ def test_l_inf_isotonic_cdf(values):
     _finite(cdf)
     assert (np.diff(cdf, axis=-1) >= -1e-12).all() and (cdf[..., -1] == 1.0).all()
     assert ((cdf >= 0) & (cdf <= 1)).all()
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    n=st.integers(1, 40),
+    n_groups=st.integers(1, 3),
+    n_bins=st.integers(1, 6),
+    membership_bins=st.integers(1, 3),
+    epsilon=st.sampled_from([1e-6, 0.5, 1e6, math.inf]),
+    alpha=st.sampled_from([0.0, 0.05, 1.0]),
+    spread=st.sampled_from([1.0, 1e6]),
+    seed=st.integers(0, 2**16),
+)
+def test_blind_post_processor_valid_extremes(n, n_groups, n_bins, membership_bins, epsilon, alpha, spread, seed):
+    """Valid inputs at their extremes (epsilon near 0 or huge, outputs far outside the bounds, membership rows of
+    zeros or of any scale, a declared group absent): a finite, row-stochastic map and a guarantee in [alpha, 1]."""
+    from dpfair.regression import BlindFairRegressionPostProcessor
+
+    rng = np.random.default_rng(seed)
+    groups = rng.integers(0, n_groups, n)
+    outputs = rng.normal(0.5, 0.3, n) * spread
+    membership = rng.exponential(1.0, (n, n_groups)) * rng.choice([0.0, 1.0, 1e9], (n, 1))
+    X = np.column_stack([outputs, membership]) if n_groups > 1 else outputs
+    pp = BlindFairRegressionPostProcessor(epsilon=epsilon, n_bins=n_bins, membership_bins=membership_bins,
+                                          alpha=alpha, bounds=(0.0, 1.0), groups=list(range(n_groups)),
+                                          random_state=seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pp.fit(X, sensitive_features=groups)
+    _finite(pp.transport_, pp.cell_pmfs_, pp.group_weights_, pp.objective_, pp.guaranteed_violation_)
+    np.testing.assert_allclose(pp.transport_.sum(axis=1), 1.0, atol=1e-9)
+    assert ((pp.transport_ >= -1e-12).all() and alpha <= pp.guaranteed_violation_ <= 1.0) or n_groups == 1
+    distribution = pp.output_distribution(X)
+    np.testing.assert_allclose(distribution.sum(axis=1), 1.0, atol=1e-9)
+    assert np.isin(pp.predict(X, random_state=1), pp.grid_).all()
