@@ -2,7 +2,10 @@
 
 Notation: pure ``epsilon``-DP, approximate ``(epsilon, delta)``-DP and ``rho``-zCDP
 (zero-concentrated DP, Bun & Steinke 2016).  ``inf`` means "no privacy" everywhere.
-Every function validates its arguments (NaN is always refused).
+Every public function validates its arguments (NaN is always refused), then calls its kernel, the same
+name with a leading underscore (``_zcdp_delta``, ``_zcdp_to_approx_dp``, ``_zcdp_for_approx_dp``,
+``_approx_dp_to_zcdp``): a caller inside dpfair that validated the arguments once (a calibration that calls
+the conversions many times in a search) calls the kernels.
 
 Float range
 -----------
@@ -125,8 +128,11 @@ def zcdp_delta(rho: float, epsilon: float) -> float:
     TypeError, ValueError
         If an argument is not a real number in its range.
     """
-    rho = check_rho(rho)
-    epsilon = check_nonnegative_finite(epsilon, "epsilon")
+    return _zcdp_delta(check_rho(rho), check_nonnegative_finite(epsilon, "epsilon"))
+
+
+def _zcdp_delta(rho: float, epsilon: float) -> float:
+    """:func:`zcdp_delta` of validated arguments (``rho > 0``, finite ``epsilon >= 0``): for callers that checked them."""
     if math.isinf(rho):
         return 1.0
     return math.exp(_zcdp_log_delta(rho, epsilon))
@@ -161,6 +167,11 @@ def zcdp_to_approx_dp(rho: float, delta: float, *, method: str = "tight") -> flo
     delta = _check_delta_open(delta)
     if method not in ("tight", "standard"):
         raise ValueError(f"method must be 'tight' or 'standard', got {method!r}.")
+    return _zcdp_to_approx_dp(rho, delta, method)
+
+
+def _zcdp_to_approx_dp(rho: float, delta: float, method: str = "tight") -> float:
+    """:func:`zcdp_to_approx_dp` of validated arguments (``rho > 0``, ``delta`` in (0, 1), a known ``method``)."""
     if math.isinf(rho):
         return math.inf
     standard = rho + 2.0 * math.sqrt(rho) * math.sqrt(math.log(1.0 / delta))
@@ -208,11 +219,14 @@ def zcdp_for_approx_dp(epsilon: float, delta: float) -> float:
         If an argument is not a real number in its range, or ``epsilon`` is 0 or so small that ``rho``
         underflows.
     """
-    epsilon = check_epsilon(epsilon)
-    delta = _check_delta_open(delta)
+    return _zcdp_for_approx_dp(check_epsilon(epsilon), _check_delta_open(delta))
+
+
+def _zcdp_for_approx_dp(epsilon: float, delta: float) -> float:
+    """:func:`zcdp_for_approx_dp` of validated arguments (``epsilon > 0``, ``delta`` in (0, 1)): for callers that checked them."""
     if math.isinf(epsilon):
         return math.inf
-    standard = approx_dp_to_zcdp(epsilon, delta)  # valid: the tight epsilon of this rho is at most epsilon
+    standard = _approx_dp_to_zcdp(epsilon, delta)  # valid: the tight epsilon of this rho is at most epsilon
     log_delta = math.log(delta)
 
     def excess(log_rho: float) -> float:
@@ -261,8 +275,11 @@ def approx_dp_to_zcdp(epsilon: float, delta: float) -> float:
         If an argument is not a real number in its range, or ``epsilon`` is so small that
         ``rho`` underflows float64 (a rho of 0 cannot be spent).
     """
-    epsilon = check_epsilon(epsilon)
-    delta = _check_delta_open(delta)
+    return _approx_dp_to_zcdp(check_epsilon(epsilon), _check_delta_open(delta))
+
+
+def _approx_dp_to_zcdp(epsilon: float, delta: float) -> float:
+    """:func:`approx_dp_to_zcdp` of validated arguments (``epsilon > 0``, ``delta`` in (0, 1))."""
     if math.isinf(epsilon):
         return math.inf
     log_inv = math.log(1.0 / delta)
