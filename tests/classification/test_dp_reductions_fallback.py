@@ -258,3 +258,22 @@ def test_fairness_slack_warning_only_when_the_noise_exceeds_the_sampling_resolut
         fired = [w for w in caught if issubclass(w.category, FairnessSlackWarning)]
         assert bool(fired) == warns, (post.noise_slack_, post.guaranteed_violation_)
         assert post.noise_slack_ > 0  # the old rule (guaranteed_violation_ - gamma > gamma = 0) fired on both
+
+
+def test_a_aware_the_constant_is_one_more_candidate_of_the_charged_exponential_mechanism():
+    """A-aware the prefixes' errors read A: the constant competes inside the same exponential mechanism, and the
+    warning prints no training error (private there)."""
+    X, y, g = make_classification(600, n_features=3, random_state=1)
+    X = X / np.linalg.norm(X, axis=1).max()
+    kw = dict(delta=1e-5, gamma=0.05, x_norm_bound=1.0, groups=[0, 1], use_sensitive_at_test_time=True, random_state=0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        clf = DPExponentiatedGradient(epsilon=4.0, **kw).fit(X, y, sensitive_features=g)
+    assert clf.fallback_ == "constant" and clf.epsilon_selection_ > 0  # the paper's oracle at 600 rows: no signal
+    assert np.unique(clf.predict(X, sensitive_features=g)).tolist() == [int(y.mean() > 0.5)]
+    message = str(next(w.message for w in caught if issubclass(w.category, ConstantFallbackWarning)))
+    assert "exponential mechanism" in message and "training error" not in message
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rich = DPExponentiatedGradient(epsilon=1e6, n_iter=30, **kw).fit(X, y, sensitive_features=g)
+    assert rich.fallback_ is None and rich.best_iter_ >= 1

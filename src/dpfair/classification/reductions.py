@@ -105,6 +105,7 @@ from dpfair.classification.reductions_accounting import (  # noqa: F401
 from dpfair.classification.reductions_fallback import (
     ConstantFallbackWarning,
     SmallBudgetWarning,
+    best_constant,
     constant_fallback,
     constant_weights,
     warn_constant_fallback,
@@ -274,8 +275,11 @@ class DPExponentiatedGradient(PrivateEstimator, _MixturePredictor, ClassifierMix
         constant, sets ``fallback_ = "constant"`` and raises :class:`ConstantFallbackWarning` with the ``epsilon``
         that would help.  Everything the rule reads is public or released (``X``, ``y``, the released weights), so it
         is part of the same single charge (post-processing); the reasoning is in
-        :mod:`~dpfair.classification.reductions_fallback`.  ``None``: always the game's output (Algorithm 3 as
-        written).  A-aware the training error reads the groups, so the rule does not apply.
+        :mod:`~dpfair.classification.reductions_fallback`.  A-aware (``use_sensitive_at_test_time=True``,
+        ``selection="best"``) the prefixes' errors read the groups: the constant is then one more candidate of the
+        exponential mechanism that chooses the prefix (its value, its error, does not depend on ``A``, so the
+        sensitivity ``1/m`` holds), inside the same ``epsilon_selection_``.  ``None``: always the game's output
+        (Algorithm 3 as written).
     budget : PrivacyBudget or None, default None
         Charged ``(epsilon, delta)`` once per ``fit``, after validation and before the first noise
         draw; a refused charge leaves the budget and any earlier fitted state unchanged.
@@ -698,8 +702,16 @@ class DPExponentiatedGradient(PrivateEstimator, _MixturePredictor, ClassifierMix
                 if gap <= plan.nu:  # a nu-approximate equilibrium: stop (Theorem 4.3)
                     rounds = n
                     break
+        aware_fallback = None
         if epsilon_selection:
-            best_t = _private_prefix_choice(values[:rounds], m, epsilon_selection, noise)
+            # A-aware the prefixes' errors read A, so the constant (value err(c): its constraints hold exactly, its
+            # error is public) is one more candidate of the same exponential mechanism (utility sensitivity 1/m
+            # still: its utility does not depend on A), inside the same epsilon_selection
+            constant = best_constant(y01) if options.fallback == "constant" else None
+            candidates = values[:rounds] if constant is None else np.append(values[:rounds], constant.error)
+            best_t = _private_prefix_choice(candidates, m, epsilon_selection, noise)
+            if best_t > rounds:  # the constant was chosen
+                aware_fallback, best_t = constant, rounds
             r_best_sum = r_sums[best_t - 1].copy()  # (h_best is used only at epsilon = inf)
         if not private and n_groups > 1 and rounds == T:
             gap = game.gap(h_best / best_t, lam_sums[best_t] / best_t, bound_B, best_response)
@@ -712,7 +724,7 @@ class DPExponentiatedGradient(PrivateEstimator, _MixturePredictor, ClassifierMix
         # never worse than the constant: the best constant classifier (its rates are equal in every group, so every
         # constraint holds exactly, read off no group; its error is public, y being public) against the output's
         # training error (public A-blind: X, y and released weights), with a margin: post-processing, no charge
-        fallback = None
+        fallback = aware_fallback
         if private and not aware and best_t and options.fallback == "constant":
             fallback = constant_fallback(float(errors[best_t - 1]), h_best / best_t, y01)
         if not private:
@@ -786,7 +798,8 @@ class DPExponentiatedGradient(PrivateEstimator, _MixturePredictor, ClassifierMix
             "coef_": noisy.weights[noisy.mixture["rounds"]], "mixture_weights_": noisy.mixture["q"],
             "lambda_": noisy.mixture["lam"], "best_iter_": int(noisy.mixture["rounds"].size),
         }) | ({} if fallback is None else {  # the best constant classifier (reductions_fallback)
-            "coef_": constant_weights(fallback.label, noisy.weights.shape[1]), "best_iter_": 0,
+            "coef_": constant_weights(fallback.label, noisy.weights.shape[1], plan.n_groups if options.aware else 1),
+            "best_iter_": 0,
         })
 
     def _privacy_spent(self, params: PrivacyParameters, results: dict[str, Any]) -> dict[str, Any]:

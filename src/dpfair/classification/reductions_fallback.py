@@ -29,7 +29,10 @@ the classifier's error there is well below the constant's (ACS income by race at
 :class:`ConstantFallbackWarning` says so, with the estimated ``epsilon`` at which the margin would leave ``Q``
 below the constant (the margin scales as ``1 / mu`` for the Gaussian statistics oracle, ``1 / epsilon`` for the
 paper's Laplace oracle; the number of rows has the same effect as ``epsilon``).  A-aware
-(``use_sensitive_at_test_time=True``) the training error reads the groups exactly, so this rule does not apply there.
+(``use_sensitive_at_test_time=True``) the training error reads the groups exactly, so this rule does not apply there:
+the constant is instead one more candidate of the exponential mechanism that already chooses the best prefix (its
+utility, minus its error, does not depend on ``A``: the sensitivity ``1/m`` holds), paid inside the same
+``epsilon_selection_`` (:func:`best_constant`).
 """
 
 from __future__ import annotations
@@ -43,8 +46,8 @@ import numpy as np
 from dpfair._warnings import find_stack_level
 from dpfair.classification.reductions_oracle import total_mu
 
-__all__ = ["ConstantFallback", "ConstantFallbackWarning", "SmallBudgetWarning", "constant_fallback", "constant_weights",
-           "epsilon_that_helps", "warn_constant_fallback"]
+__all__ = ["ConstantFallback", "ConstantFallbackWarning", "SmallBudgetWarning", "best_constant", "constant_fallback",
+           "constant_weights", "epsilon_that_helps", "warn_constant_fallback"]
 
 
 class SmallBudgetWarning(UserWarning):
@@ -95,6 +98,27 @@ class ConstantFallback:
     margin: float
 
 
+def best_constant(y01: np.ndarray) -> ConstantFallback:
+    """The best constant classifier of the public labels (predict the majority label; ties: 0), as a fallback.
+
+    Its output error and margin are unknown (NaN): A-aware, the exponential mechanism chose it over the prefixes, whose
+    errors read the groups.
+
+    Parameters
+    ----------
+    y01 : ndarray of int
+        The public labels (0/1).
+
+    Returns
+    -------
+    ConstantFallback
+    """
+    m = y01.size
+    positives = int(np.sum(y01))
+    return ConstantFallback(label=int(positives > m - positives), error=float(min(positives, m - positives) / m),
+                            output_error=math.nan, margin=math.nan)
+
+
 def constant_fallback(output_error: float, output_proba: np.ndarray, y01: np.ndarray) -> ConstantFallback | None:
     """The best constant classifier when the output does not err clearly less than it, else ``None`` (module docstring).
 
@@ -122,8 +146,11 @@ def constant_fallback(output_error: float, output_proba: np.ndarray, y01: np.nda
     return ConstantFallback(label=label, error=float(error), output_error=float(output_error), margin=margin)
 
 
-def constant_weights(label: int, n_weights: int) -> np.ndarray:
-    """The weights of the constant hypothesis on ``z = [x, 1]``: ``h(z) = 1{z . w > 0} = label`` for every row.
+def constant_weights(label: int, n_weights: int, n_indicators: int = 1) -> np.ndarray:
+    """The weights of the constant hypothesis: ``h(z) = 1{z . w > 0} = label`` for every row.
+
+    ``z = [x, 1]`` A-blind (one indicator, the intercept); ``z = [x, onehot(a)]`` A-aware (``|A|`` indicators, one
+    of which is 1 in every row).
 
     Parameters
     ----------
@@ -131,14 +158,16 @@ def constant_weights(label: int, n_weights: int) -> np.ndarray:
         0 or 1.
     n_weights : int
         Length of ``z``.
+    n_indicators : int, default 1
+        The last ``n_indicators`` coordinates of ``z``, exactly one of which is 1 in every row.
 
     Returns
     -------
     ndarray of shape (1, n_weights)
-        Zero weights on ``x`` and the intercept ``+1`` (predict 1) or ``-1`` (predict 0).
+        Zero weights on ``x`` and ``+1`` (predict 1) or ``-1`` (predict 0) on every indicator.
     """
     w = np.zeros((1, n_weights))
-    w[0, -1] = 1.0 if label == 1 else -1.0
+    w[0, n_weights - n_indicators:] = 1.0 if label == 1 else -1.0
     return w
 
 
@@ -214,9 +243,11 @@ def warn_constant_fallback(fallback: ConstantFallback, classes: np.ndarray, epsi
         budget = (f"an epsilon of about {helps:.3g} (or about {helps / epsilon:.2g} times as many training rows) would "
                   "bring the released noise-to-signal ratio to 1; DPEqualizedOddsPostProcessor, if the attribute may be "
                   "used at prediction, spends the budget once")
+    why = (f"its training error {fallback.output_error:.3g} plus two standard errors ({fallback.margin:.2g}) is not "
+           f"below" if math.isfinite(fallback.output_error) else
+           "the exponential mechanism of the A-aware best-prefix choice (charged inside epsilon) preferred")
     warnings.warn(
-        f"at epsilon={epsilon:g} the private game's classifier does not err clearly less than a constant one: its "
-        f"training error {fallback.output_error:.3g} plus two standard errors ({fallback.margin:.2g}) is not below "
+        f"at epsilon={epsilon:g} the private game's classifier does not err clearly less than a constant one: {why} "
         f"the error {fallback.error:.3g} of always predicting {constant!r}, whose rates are equal in "
         f"every group. The fitted classifier is that constant (fallback_ = 'constant'). Released noise-to-signal "
         f"ratios: oracle {ratios['oracle']:.3g}, auditor {ratios['auditor']:.3g}; {budget}.",
