@@ -54,6 +54,8 @@ COUNT_METRICS: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {
 }
 #: real-valued metrics: the mean of a per-row value
 REAL_METRICS = ("mean_squared_error", "mean_absolute_error", "mean_prediction")
+#: score metrics: read a released histogram of the scores (y_pred) per group and true label, on declared bins
+SCORE_METRICS = ("roc_auc_score",)
 SUPPORTED = tuple(COUNT_METRICS) + REAL_METRICS
 
 #: draws of a frame's intervals
@@ -95,6 +97,13 @@ class MetricSpec:
     cells: tuple[int, ...] | None = None
     #: the metric is the confusion matrix itself (a 2 x 2 count per group, scikit-learn's layout), not a scalar
     matrix: bool = False
+    #: number of declared score bins of a score metric (``roc_auc_score``), 0 for every other metric
+    score_bins: int = 0
+
+    @property
+    def histogram(self) -> bool:
+        """The metric reads a released per-group, per-label histogram of the scores on declared bins."""
+        return self.score_bins > 0
 
     @property
     def real(self) -> bool:
@@ -180,6 +189,21 @@ def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
         return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
 
 
+def histogram_auc(histogram: np.ndarray) -> np.ndarray:
+    """The AUC of every histogram ``(..., 2 B)`` (negatives' bins, then positives'), ties within a bin counted 1/2.
+
+    ``AUC = sum_b P_b (N_{<b} + N_b / 2) / (P N)``: the probability that a positive outranks a negative when
+    scores are known up to their bin (the Mann-Whitney statistic of the binned scores).  Its distance to the AUC
+    of the exact scores is at most ``sum_b P_b N_b / (2 P N)`` (only pairs within one bin can change order).
+    NaN where ``P`` or ``N`` is 0.
+    """
+    bins = histogram.shape[-1] // 2
+    negatives, positives = histogram[..., :bins], histogram[..., bins:]
+    below = np.cumsum(negatives, axis=-1) - negatives
+    wins = (positives * (below + 0.5 * negatives)).sum(-1)
+    return _ratio(wins, positives.sum(-1) * negatives.sum(-1))
+
+
 def count_values(table: np.ndarray, spec: MetricSpec) -> np.ndarray:
     """Metric values over the last-but-one axis (groups) of ``table[..., cell]``; NaN where 0/0."""
     tn, fp, fn, tp = (table[..., cell] for cell in _ALL_CELLS)
@@ -226,6 +250,10 @@ def evaluate(
     counts = table.sum(axis=-1)
     out = {}
     for spec in specs:
+        if spec.histogram:
+            histogram = np.maximum(np.asarray(sums[spec.key], dtype=float), 0.0)
+            out[spec.key] = (histogram_auc(histogram), histogram_auc(histogram.sum(axis=-2)))
+            continue
         if spec.real:
             s = sums[spec.key]
             with np.errstate(invalid="ignore"):
@@ -644,15 +672,28 @@ def intervals(
     clean = np.maximum(raw, 0.0)
     est = evaluate(clean, sums, specs, exact=exact)
     in_units = raw if unit is None else raw / unit
-    flagged = flags(in_units, specs, epsilon_table, confidence, continuous=unit is not None)  # raw: unbiased around 0
+    plain = [spec for spec in specs if not spec.histogram]
+    flagged = flags(in_units, plain, epsilon_table, confidence, continuous=unit is not None)  # raw: unbiased around 0
     draws: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-    if any(not spec.real for spec in specs):
+    for spec in specs:
+        if spec.histogram:  # its own release (discrete Laplace at epsilon_sums): flags and posterior draws of its cells
+            raw_histogram = np.asarray(sums[spec.key], dtype=float)
+            bins = raw_histogram.shape[-1] // 2
+            var = discrete_laplace_variance(table_scale(epsilon_sums))
+            z = stats.norm.ppf(0.5 + confidence / 2)
+            weak = 2.0 * z * math.sqrt(bins * var) if var else 0.0
+            flagged[spec.key] = ((raw_histogram[..., :bins].sum(-1) <= weak)
+                                 | (raw_histogram[..., bins:].sum(-1) <= weak))
+            cells = posterior_cells(raw_histogram, epsilon_sums, n_boot, rng)
+            draws[spec.key] = (histogram_auc(cells), histogram_auc(cells.sum(axis=-2)))
+    specs_plain = plain
+    if any(not spec.real for spec in specs_plain):
         if unit is None:
             cells = posterior_cells(raw, epsilon_table, n_boot, rng)
         else:
             cells = posterior_sums(in_units, epsilon_table, n_boot, rng)
-        draws.update(evaluate(cells, {}, [spec for spec in specs if not spec.real]))
-    draws.update(_real_bootstrap(clean, sums, specs, epsilon_table, epsilon_sums, n_boot, rng))
+        draws.update(evaluate(cells, {}, [spec for spec in specs_plain if not spec.real]))
+    draws.update(_real_bootstrap(clean, sums, specs_plain, epsilon_table, epsilon_sums, n_boot, rng))
     out, estimates = {}, {}
     for spec in specs:
         (g, o), (dg, do) = est[spec.key], draws[spec.key]

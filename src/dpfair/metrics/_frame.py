@@ -253,6 +253,13 @@ class PrivateMetricFrame(PrivateMechanismMixin):
         What a row whose label was not declared does: ``"raise"`` refuses (the refusal tells the caller
         that such a row exists); ``"other"`` counts it in an extra group ``"(other)"``, always reported
         (also when empty), so that nothing about such rows is revealed beyond the noisy release.
+    score_bins : int, default 20
+        For ``roc_auc_score`` at a finite ``epsilon``: the number of equal-width bins of ``bounds`` (the declared
+        range of the scores in ``y_pred``) in which every group's scores are counted, per true label.  That
+        histogram is released with discrete-Laplace noise (L1 sensitivity 1, its own share of ``epsilon``) and
+        the AUC is computed from it, ties within a bin counted 1/2: the binning moves the AUC by at most
+        ``sum_b P_b N_b / (2 P N)`` (pairs of a positive and a negative in the same bin).  ``y_true`` must be 0/1
+        (or ``pos_label``).  At ``epsilon=inf`` the AUC is scikit-learn's, on the exact scores.
     sample_weight_bound : float, optional
         Required with ``sample_weight``: the declared largest weight of a row, ``w_max`` (public
         knowledge, never read off the data).  A weight outside ``[0, w_max]`` is refused before any
@@ -336,11 +343,13 @@ class PrivateMetricFrame(PrivateMechanismMixin):
         control_features: Any = None,
         undeclared: Literal["raise", "other"] = "raise",
         sample_weight_bound: float | None = None,
+        score_bins: int = 20,
     ) -> None:
         self._store(metrics=metrics, epsilon=epsilon, delta=delta, groups=groups, bounds=bounds,
                     confidence_level=confidence_level, budget=budget, random_state=random_state,
                     noise_random_state=noise_random_state, n_boot=n_boot, ci_quantiles=ci_quantiles,
-                    sample_params=sample_params, undeclared=undeclared, sample_weight_bound=sample_weight_bound)
+                    sample_params=sample_params, undeclared=undeclared, sample_weight_bound=sample_weight_bound,
+                    score_bins=score_bins)
         # one release (dpfair.base): every argument is checked before the single charge; results are set last
         self._set_results(self._release(y_true, y_pred, sensitive_features, control_features=control_features))
 
@@ -438,7 +447,7 @@ class PrivateMetricFrame(PrivateMechanismMixin):
         frame._store(metrics=metrics, epsilon=epsilon, delta=0.0, groups=groups, bounds=bounds,
                      confidence_level=confidence_level, budget=budget, random_state=random_state,
                      noise_random_state=noise_random_state, n_boot=n_boot, ci_quantiles=ci_quantiles,
-                     sample_params=sample_params, undeclared=undeclared, sample_weight_bound=None)
+                     sample_params=sample_params, undeclared=undeclared, sample_weight_bound=None, score_bins=20)
         frame._set_results(frame._release(None, None, None, counts=(counts, sensitive_features, control_features,
                                                                       y_true, y_pred, count, sums)))
         return frame
@@ -477,13 +486,14 @@ class PrivateMetricFrame(PrivateMechanismMixin):
             n_boot, quantiles = _intervals.interval_options(self.random_state, None, None, confidence)
             exact = {"parsed": parsed_all, "per_metric": per_metric, "single": single, "boot": boot}
             plan = metric_specs(parsed, single and bool(parsed), table_params or None, self.bounds, False,
-                                self.sample_weight_bound if weighted else None)
+                                self.sample_weight_bound if weighted else None, self.score_bins)
             single = single and bool(parsed)
         else:
             parsed, single = parse_metrics(self._metrics)
             n_boot, quantiles = _intervals.interval_options(self.random_state, self.n_boot, quantiles_argument,
                                                             confidence)
-            plan = metric_specs(parsed, single, self.sample_params, self.bounds, from_counts, self.sample_weight_bound)
+            plan = metric_specs(parsed, single, self.sample_params, self.bounds, from_counts, self.sample_weight_bound,
+                                self.score_bins)
         return _FrameOptions(single=single, specs=plan["specs"], confidence=confidence, counts=plan["counts"],
                              reals=plan["reals"], bounds=plan["bounds"], n_boot=n_boot, quantiles=quantiles,
                              pos_label=plan["pos_label"], sample_weight=plan["sample_weight"],
@@ -519,6 +529,12 @@ class PrivateMetricFrame(PrivateMechanismMixin):
         if real_names:
             data["values_true"] = bounded(y_t, "y_true", bounds)
             data["values_pred"] = bounded(y_p, "y_pred", bounds)
+        histograms = [spec for spec in options.specs if spec.histogram]
+        if histograms:  # y_true 0/1 labels, y_pred scores in bounds, counted in score_bins equal-width bins of bounds
+            names = [spec.name for spec in histograms]
+            data["labels_true"] = binary(y_t, "y_true", names, options.pos_label)
+            scores, (lo, hi), bins = bounded(y_p, "y_pred", bounds), bounds, histograms[0].score_bins
+            data["scores"] = np.clip(np.floor((scores - lo) / (hi - lo) * bins), 0, bins - 1).astype(np.int64)
         if options.weight_bound is not None:
             data["sample_weight"] = sample_weights(options.sample_weight, n_rows, options.weight_bound)
         if options.exact is not None:

@@ -87,7 +87,8 @@ def solve(extra: dict[str, Any], noisy: dict[str, Any], data: dict[str, Any], ra
     rng = _bootstrap_generator(random_state)
     scalars = [spec for spec in specs if not spec.matrix]
     est, flagged, cis = _core.intervals(
-        table.reshape(k, g, -1), {key: v.reshape(k, g) for key, v in noisy["sums"].items()}, scalars, share, share,
+        table.reshape(k, g, -1), {key: v.reshape(k, g, *np.shape(v)[1:]) for key, v in noisy["sums"].items()}, scalars,
+        share, share,
         extra["confidence"], rng, extra["n_boot"], extra.get("weight_bound"),
     )
     for spec in specs:

@@ -13,7 +13,7 @@ import numpy as np
 
 from dpfair._validation import check_bounds
 from dpfair.metrics import _core
-from dpfair.metrics._core import REAL_METRICS, SUPPORTED, MetricSpec
+from dpfair.metrics._core import REAL_METRICS, SCORE_METRICS, SUPPORTED, MetricSpec
 
 __all__ = ["SUPPORTED_METRICS", "CountMetric", "metric_specs", "parse_metrics"]
 
@@ -22,7 +22,8 @@ __all__ = ["SUPPORTED_METRICS", "CountMetric", "metric_specs", "parse_metrics"]
 #: All but the last three are count-based; the last three are real-valued (they need ``bounds``).
 SUPPORTED_METRICS: tuple[str, ...] = tuple(name for name in SUPPORTED if name != "fbeta_score")
 
-_SUPPORTED_TEXT = ", ".join(SUPPORTED_METRICS) + ", fbeta_score (with beta)"
+_SUPPORTED_TEXT = (", ".join(SUPPORTED_METRICS) + ", fbeta_score (with beta), confusion_matrix, roc_auc_score (scores in "
+                   "bounds, score_bins)")
 
 
 def _fbeta_function() -> Any:
@@ -99,8 +100,8 @@ def _metric_name(metric: Any, where: str) -> tuple[str, dict[str, Any]]:
                 "element (vectorized numpy arithmetic)."
             ) from None
         return "count_metric", {"count_metric": metric, "lo": lo, "hi": hi}
-    if isinstance(metric, str) and metric == "confusion_matrix":
-        return "confusion_matrix", {}
+    if isinstance(metric, str) and metric in ("confusion_matrix", *SCORE_METRICS):
+        return metric, {}
     if isinstance(metric, str):
         if metric == "fbeta_score":
             raise ValueError(f"{where}: 'fbeta_score' needs beta: pass functools.partial(sklearn.metrics.fbeta_score, beta=2).")
@@ -137,8 +138,8 @@ def _metric_name(metric: Any, where: str) -> tuple[str, dict[str, Any]]:
         module = getattr(metric, "__module__", None) or ""
         if name in SUPPORTED and name != "fbeta_score" and module.startswith(("fairlearn.metrics", "sklearn.metrics")):
             return name, {}
-        if name == "confusion_matrix" and module.startswith("sklearn.metrics"):
-            return "confusion_matrix", {}  # the released table itself, per group (free)
+        if name in ("confusion_matrix", *SCORE_METRICS) and module.startswith("sklearn.metrics"):
+            return name, {}  # the released table itself (free), or a released histogram of the scores
         if name == "fbeta_score" and module.startswith("sklearn.metrics"):
             raise ValueError(f"{where}: fbeta_score needs beta, e.g. functools.partial(fbeta_score, beta=2).")
         label = name or type(metric).__name__
@@ -237,7 +238,7 @@ def _sample_weight(parsed: list[tuple[str, str, dict[str, Any]]], extra: dict[st
 
 def metric_specs(
     parsed: list[tuple[str, str, dict[str, Any]]], single: bool, sample_params: Any, bounds: Any, from_counts: bool,
-    sample_weight_bound: Any = None,
+    sample_weight_bound: Any = None, score_bins: Any = 20,
 ) -> dict[str, Any]:
     """The specs of the parsed metrics, their count-based and real-valued names, the checked bounds, ``pos_label``,
     and ``sample_weight`` (the array as given, checked against its bound with the rows) with its declared bound."""
@@ -251,8 +252,15 @@ def metric_specs(
     if len(pos_labels) > 1:
         raise ValueError("pos_label differs between metrics; every count-based metric reads one table: give one pos_label.")
     pos_label = next(iter(pos_labels.values())) if pos_labels else None
-    count_names = [name for _, name, _ in parsed if name not in REAL_METRICS]
+    count_names = [name for _, name, _ in parsed if name not in REAL_METRICS and name not in SCORE_METRICS]
     real_names = [name for _, name, _ in parsed if name in REAL_METRICS]
+    score_names = [name for _, name, _ in parsed if name in SCORE_METRICS]
+    if score_names and count_names:
+        raise ValueError(
+            f"{score_names} read scores in y_pred, {count_names} read 0/1 predictions: assess them in two frames."
+        )
+    if score_names and from_counts:
+        raise ValueError(f"from_counts cannot compute {score_names}: they need the scores of the rows.")
     if real_names and from_counts == "counts":
         raise ValueError(
             f"from_counts needs sums= for the real-valued metric(s) {real_names}: the column of counts holding, for "
@@ -261,11 +269,11 @@ def metric_specs(
     if pos_label is not None and real_names:
         raise ValueError("pos_label applies to count-based metrics only; assess real-valued metrics in another frame.")
     checked_bounds = None
-    if real_names:
+    if real_names or score_names:
         if bounds is None:
             raise ValueError(
-                f"bounds is required for the real-valued metric(s) {real_names}: declare (lower, upper) that y_true "
-                "and y_pred always lie in, from public knowledge (never read off the data)."
+                f"bounds is required for the metric(s) {real_names + score_names}: declare (lower, upper) that y_pred "
+                "(and y_true for real-valued metrics) always lie in, from public knowledge (never read off the data)."
             )
         checked_bounds = check_bounds(bounds, "bounds")
     specs = []
@@ -281,9 +289,15 @@ def metric_specs(
             specs.append(MetricSpec(key, name, 0.0, math.inf))
         elif name == "confusion_matrix":
             specs.append(MetricSpec(key, name, 0.0, math.inf, matrix=True))
+        elif name in SCORE_METRICS:
+            specs.append(MetricSpec(key, name, 0.0, 1.0, zero_division=math.nan, score_bins=score_bins))
         else:
             specs.append(MetricSpec(key, name, zero_division=options.get("zero_division", 0.0),
                                     beta=options.get("beta", 1.0)))
+    if score_names and (isinstance(score_bins, bool) or not isinstance(score_bins, int | np.integer)
+                        or not 2 <= score_bins <= 10_000):
+        raise ValueError("score_bins must be an int in [2, 10000]: the number of equal-width bins of bounds that the "
+                         "scores are counted in (public, never read off the data).")
     return {"specs": specs, "counts": count_names, "reals": real_names, "bounds": checked_bounds, "pos_label": pos_label,
             "sample_weight": sample_weight, "weight_bound": weight_bound}
 
@@ -312,6 +326,10 @@ def parse_exact_metrics(metrics: Any) -> tuple[list[tuple[str, str, dict[str, An
             return "callable", {"function": metric}
         if callable(metric) and not isinstance(metric, CountMetric):
             options = {**options, "function": metric}
+        elif name in SCORE_METRICS:  # by name at epsilon=inf: scikit-learn's own, on the exact scores
+            import sklearn.metrics
+
+            options = {**options, "function": getattr(sklearn.metrics, name)}
         return name, options
 
     if isinstance(metrics, dict):
@@ -363,7 +381,7 @@ def table_eligible(parsed: list[tuple[str, str, dict[str, Any]]], per_metric: di
     eligible = []
     for key, name, _ in parsed:
         params = per_metric.get(key, {})
-        if name == "callable" or set(params) - _TABLE_PARAMS:
+        if name == "callable" or name in SCORE_METRICS or set(params) - _TABLE_PARAMS:
             continue
         if name in REAL_METRICS and (bounds is None or params):
             continue

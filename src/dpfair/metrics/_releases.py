@@ -57,7 +57,7 @@ def release_plan(
     With ``weight_bound`` (``sample_weight_bound``) the table holds weighted sums, released with Laplace noise of
     scale ``weight_bound / share`` (:func:`weighted_table_sensitivity`).
     """
-    share = epsilon / (1 + sum(spec.real for spec in specs))
+    share = epsilon / (1 + sum(spec.real or spec.histogram for spec in specs))
     table_kind = "contingency table (group x y_true x y_pred)" if count_names else "group sizes"
     if weight_bound is None:
         releases = [
@@ -72,6 +72,13 @@ def release_plan(
              "scale": 0.0 if math.isinf(share) else sensitivity / share}
         ]
     for spec in specs:
+        if spec.histogram:
+            releases.append({
+                "release": f"per-group, per-label histogram of the scores for {spec.key} ({spec.score_bins} bins)",
+                "mechanism": "discrete Laplace (geometric), L1 sensitivity 1",
+                "epsilon": share,
+                "scale": _core.table_scale(share),
+            })
         if spec.real:
             releases.append({
                 "release": f"per-group sums for {spec.key} ({spec.name}, per-row value in [0, {spec.width:g}])",
@@ -101,6 +108,10 @@ def exact_statistics(extra: dict[str, Any], epsilon: float, bounds: Any, data: d
         counts = np.bincount(flat, weights=data["sample_weight"], minlength=4 * n_groups).reshape(n_groups, 4)
     else:
         counts = _core.tabulate(group, n_groups, data["labels_true"], data["labels_pred"])
+    histograms = {
+        spec.key: score_histogram(group, n_groups, data["labels_true"], data["scores"], spec.score_bins)
+        for spec in specs if spec.histogram
+    }
     if "weights" in data:  # from_counts: the per-cell sums the engine computed, added per group
         sums = {spec.key: _core.group_sums(group, n_groups, data["cell_sums"][spec.key]) for spec in specs if spec.real}
     else:
@@ -125,7 +136,7 @@ def exact_statistics(extra: dict[str, Any], epsilon: float, bounds: Any, data: d
                 raise ValueError(
                     f"epsilon={epsilon!r} is too small for bounds={bounds!r}: the noise would overflow."
                 )
-    return {"counts": counts, "sums": sums, "share": share, "releases": releases}
+    return {"counts": counts, "sums": sums, "histograms": histograms, "share": share, "releases": releases}
 
 
 def draw_noise(
@@ -143,4 +154,13 @@ def draw_noise(
     sums = {
         spec.key: _core.release_sums(statistics["sums"][spec.key], spec.width, share, noise) for spec in specs if spec.real
     }
+    for spec in specs:  # one row adds one to one bin of its group and label: L1 sensitivity 1
+        if spec.histogram:
+            sums[spec.key] = _core.release_table(statistics["histograms"][spec.key], share, noise)
     return {**statistics, "table": noisy, "sums": sums}
+
+
+def score_histogram(group: np.ndarray, n_groups: int, labels: np.ndarray, scores: np.ndarray, bins: int) -> np.ndarray:
+    """Exact ``(n_groups, 2 bins)`` counts: negatives' score bins, then positives'.  ``scores`` are bin numbers."""
+    flat = group * 2 * bins + labels * bins + scores
+    return np.bincount(flat, minlength=2 * bins * n_groups).reshape(n_groups, 2 * bins)
