@@ -956,8 +956,12 @@ def _fmt(value: float, digits: int = 3) -> str:
     return "-" if not isinstance(value, float | int) or not math.isfinite(value) else f"{value:.{digits}f}"
 
 
-def table_rows(summary: pd.DataFrame, epsilon: float, methods: Sequence[Method] = ()) -> list[list[str]]:
-    """The rows of the table at one epsilon: references, hand glue, private methods, unavailable ones last."""
+def table_rows(summary: pd.DataFrame, epsilon: float, methods: Sequence[Method] = (), *,
+               with_warnings: bool = False) -> list[list[str]]:
+    """The rows of the table at one epsilon: references, hand glue, private methods, unavailable ones last.
+
+    With ``with_warnings``, a last column names the dpfair warnings raised in any split.
+    """
     rows = []
     for task, frame in summary.groupby("task", sort=False):
         chosen = frame[(frame["epsilon"] == epsilon) | (frame["kind"] == "reference")]
@@ -965,9 +969,12 @@ def table_rows(summary: pd.DataFrame, epsilon: float, methods: Sequence[Method] 
             eps = "inf" if math.isinf(row["epsilon"]) else f"{row['epsilon']:g}"
             rows.append([task, row["method"], row["kind"], eps, _fmt(row["error"]), _fmt(row["eo"]),
                          row["reference"], _fmt(row["u"], 2), row["verdict"]])
+            if with_warnings:
+                rows[-1].append(row["warnings"] if isinstance(row["warnings"], str) else "")
         for method in methods:
             if method.fit_predict is None:
-                rows.append([task, method.name, method.kind, f"{epsilon:g}", "-", "-", "", "-", method.note])
+                rows.append([task, method.name, method.kind, f"{epsilon:g}", "-", "-", "", "-", method.note]
+                            + ([""] if with_warnings else []))
     return rows
 
 
@@ -975,8 +982,9 @@ HEADER = ["task", "method", "kind", "epsilon", "error", "EO", "ref", "u", "verdi
 
 
 def markdown_table(rows: list[list[str]]) -> str:
-    """A Markdown table of :func:`table_rows`."""
-    lines = ["| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
+    """A Markdown table of :func:`table_rows` (with its warnings column when the rows have one)."""
+    header = HEADER + (["warnings"] if rows and len(rows[0]) > len(HEADER) else [])
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(cell.replace("|", "/") for cell in row) + " |" for row in rows]
     return "\n".join(lines) + "\n"
 
@@ -1054,7 +1062,8 @@ def write_outputs(results: pd.DataFrame, summary: pd.DataFrame, out: Path, metho
     parts = [f"Command: `{command}`\n", "Medians over the splits; error and EO held out; u against the reference of "
              "the method's kind (EG: fairlearn ExponentiatedGradient, TO: ThresholdOptimizer).\n"]
     for epsilon in epsilons:
-        parts.append(f"\n## epsilon = {epsilon:g}\n\n" + markdown_table(table_rows(summary, epsilon, methods)))
+        parts.append(f"\n## epsilon = {epsilon:g}\n\n"
+                     + markdown_table(table_rows(summary, epsilon, methods, with_warnings=True)))
         rst = out / f"table_eps{epsilon:g}.rst"
         rst.write_text(rst_table(table_rows(summary, epsilon, methods)))
         paths[f"rst_eps{epsilon:g}"] = rst
