@@ -392,3 +392,12 @@ def test_saved_data_home_is_used_when_the_environment_variable_is_not_set(tmp_pa
     monkeypatch.delenv("DPFAIR_DATA_HOME")
     assert CliRunner().invoke(app, ["data", "home", "--forget"]).exit_code == 0
     assert not setting.exists() and _download.get_data_home().name == "dpfair"
+
+
+@pytest.mark.parametrize("command", [[], ["list"], ["run"], ["report"], ["assess"], ["data"], ["data", "info"],
+                                     ["data", "home"], ["data", "fetch"], ["federated"], ["federated", "demo"]])
+def test_help_shows_no_escaped_brackets(command):
+    # typer escapes "[default: ...]" and "[required]" for rich's HTML export even in the plain help: "\[required]"
+    res = CliRunner().invoke(app, [*command, "--help"], terminal_width=100)
+    assert res.exit_code == 0, res.output
+    assert "\\[" not in res.output and "Usage:" in res.output, res.output

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Annotated, NoReturn, ParamSpec, TypeVar
 
 import typer
+import typer.core
 
 from dpfair.cli_assess import LEDGER_ENV as _ASSESS_LEDGER_ENV  # stdlib and typer only: startup stays fast
 
@@ -53,6 +54,18 @@ federated_app = typer.Typer(
 app.add_typer(federated_app, name="federated")
 
 
+class _PlainHelpCommand(typer.core.TyperCommand):
+    """A command whose plain help prints ``[required]`` as written.
+
+    typer escapes the brackets of an argument's ``[required]`` for rich's HTML export whenever rich is installed,
+    even in the plain click help of ``rich_markup_mode=None``, which then shows ``\\[required]``.  (An option's
+    ``[default: ...]`` is avoided instead: ``show_default=False`` and the default in its help text.)
+    """
+
+    def get_help(self, ctx: typer.Context) -> str:
+        return super().get_help(ctx).replace("\\[", "[")
+
+
 def _version(value: bool) -> None:
     if value:
         from dpfair import __version__
@@ -87,7 +100,8 @@ def _data_root(ctx: typer.Context) -> None:
         raise typer.Exit()
 
 
-OutOption = Annotated[Path, typer.Option("--out", metavar="DIR", help="Output folder (results.sqlite, results.csv, report/).")]
+OutOption = Annotated[Path, typer.Option("--out", metavar="DIR", show_default=False,
+                                         help="Output folder (results.sqlite, results.csv, report/; default: results).")]
 
 
 def _one_line(text: str) -> str:
@@ -143,7 +157,8 @@ def _duration(seconds: float) -> str:
 @_user_errors
 def list_experiments(
     out: Annotated[
-        Path, typer.Option("--out", metavar="DIR", help="Output folder whose results.sqlite holds the measured wall times.")
+        Path, typer.Option("--out", metavar="DIR", show_default=False,
+                           help="Output folder whose results.sqlite holds the measured wall times (default: results).")
     ] = Path("results"),
 ) -> None:
     """List the experiments: id, data status, last measured wall time (quick / full), what each reproduces.
@@ -200,7 +215,7 @@ def _data_problem_line(spec_id: str, problem: object) -> str:
     return f"{spec_id}: data {problem.kind}: {problem.file}"  # type: ignore[attr-defined]
 
 
-@app.command("run", short_help="Run one experiment (or all); finished tasks in --out are skipped.")
+@app.command("run", cls=_PlainHelpCommand, short_help="Run one experiment (or all); finished tasks in --out are skipped.")
 @_user_errors
 def run(
     experiment: Annotated[str, typer.Argument(help="Experiment id (see `dpfair list`), or 'all'.", metavar="EXPERIMENT")],
