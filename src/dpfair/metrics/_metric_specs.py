@@ -211,12 +211,12 @@ def _sample_weight(parsed: list[tuple[str, str, dict[str, Any]]], extra: dict[st
                          "weights); build the frame from the rows with sample_weight_bound.")
     names = {key: name for key, name, _ in parsed}
     for key in weighted:
-        if names[key] in REAL_METRICS or names[key] == "count":
+        if names[key] in REAL_METRICS or names[key] in SCORE_METRICS or names[key] == "count":
             raise ValueError(
                 f"sample_params[{key!r}]: sample_weight applies to the count-based rates only ({names[key]} is not "
-                "one, as in fairlearn); assess it in another frame without sample_weight."
+                "one: its release takes no weights); assess it in another frame without sample_weight."
             )
-    count_keys = [key for key, name, _ in parsed if name not in REAL_METRICS]
+    count_keys = [key for key, name, _ in parsed if name not in REAL_METRICS and name not in SCORE_METRICS]
     first = next(iter(weighted.values()))
     if set(weighted) != set(count_keys) or any(w is not first for w in weighted.values()):
         raise ValueError(
