@@ -1,7 +1,7 @@
 """Priv-FairX-LinUCB on dpfair.base's one release template.
 
-``reset`` is ``_begin(_open(_prepare(...)))``: ``_prepare`` runs the template's checks (and plans the charge),
-``_open`` runs the template itself (one charge, the warnings at the user's line), ``_begin`` starts the rounds.
+``reset`` is ``_begin(_open(...))``: ``_open`` runs the template (every check, one charge, the warnings at the user's
+line), ``_begin`` starts the rounds; ``simulate_federated`` runs each private learner's dry run, then its template.
 The dry runs (``planned_charge()`` from the parameters, ``check_reset(...)`` with the run's sizes) say exactly
 the ledger entry a reset then makes; a refused charge leaves the learner and the budget as they were.
 """
@@ -159,15 +159,35 @@ def test_the_warnings_of_simulate_federated_point_at_the_callers_line():
     assert any("learner 'x' shares exact statistics" in str(w.message) for w in caught.list)
 
 
-def test_open_refuses_a_run_prepared_for_other_parameters():
-    learner = PrivFairXLinUCB(2.0, 0.1, L5, random_state=0)
-    run = learner._prepare(6, 5, 40, n_agents=2)
-    learner.set_params(epsilon=1.0)
-    budget = PrivacyBudget(5.0, 0.5)
-    learner.set_params(budget=budget)
-    with pytest.raises(ValueError, match="prepared for other parameters"):
-        learner._open(run)
-    assert budget.ledger == () and not hasattr(learner, "privacy_spent_")
+def test_simulate_federated_dry_runs_every_learner_before_one_template_run_each(monkeypatch):
+    # the simulator checks every learner (the public dry run check_reset) before any template runs; then each private
+    # learner's template runs once and charges once; a shared budget that cannot pay for both runs no template at all
+    events, release = [], PrivateMechanismMixin._release
+
+    def counting(self, *args, **kwargs):
+        events.append(("template", kwargs.get("name")))
+        return release(self, *args, **kwargs)
+
+    monkeypatch.setattr(PrivateMechanismMixin, "_release", counting)
+    env = FederatedSyntheticEnvironment(dim=2, n_actions=3)
+    budget = PrivacyBudget(3.0, 0.5)
+    learners = {"a": PrivFairXLinUCB(2.0, 0.1, 2.0, budget=budget, random_state=0), "fed": FedFairXLinUCB(),
+                "b": PrivFairXLinUCB(2.0, 0.1, 2.0, budget=budget, random_state=1)}
+    with pytest.raises(PrivacyBudgetExceededError):
+        _quiet_simulate(env, learners, 10, 2, [0])
+    assert events == [] and budget.ledger == ()
+    budget = PrivacyBudget(4.0, 0.5)
+    learners = {name: (learner.set_params(budget=budget) if name != "fed" else learner)
+                for name, learner in learners.items()}
+    _quiet_simulate(env, learners, 10, 2, [0])
+    assert events == [("template", "a"), ("template", "b")]
+    assert _ledger(budget) == [("Priv-FairX-LinUCB a", 2.0, 0.1, "replace"), ("Priv-FairX-LinUCB b", 2.0, 0.1, "replace")]
+
+
+def _quiet_simulate(*args, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return simulate_federated(*args, **kwargs)
 
 
 def test_agents_on_their_defaults_charge_once_each_with_secure_noise():

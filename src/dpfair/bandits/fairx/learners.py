@@ -12,14 +12,14 @@ beforehand.  Fed-FairX-LinUCB has no privacy parameter and charges nothing (it s
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from dpfair.bandits.fairx._privatizer_calibration import _check_privacy
 from dpfair.bandits.fairx.merit_policy import _EXPONENTIAL, _FairXParameters
 from dpfair.bandits.fairx.online import _AgentRun, _FederatedOnline
 from dpfair.bandits.fairx.schedules import _check_protocol
-from dpfair.bandits.fairx.synchronization import _FEDERATED_DP, _check_calibration
+from dpfair.bandits.fairx.synchronization import _FEDERATED_DP, _check_calibration, _warn_one_agent
 from dpfair.base import PlannedCharge, PrivacyParameters, PrivateMechanismMixin, ValidatedOptions
 from dpfair.privacy.leaks import warn_privacy_leak
 from dpfair.privacy.noise import NoiseSource
@@ -248,10 +248,10 @@ class PrivFairXLinUCB(PrivateMechanismMixin, FedFairXLinUCB):
         self.random_state = random_state
 
     # ---------------------------------------------------------------- the release template (dpfair.base)
-    # reset = _begin(_open(_prepare(...))): _prepare runs steps 1-2 (every check, the plan, its planned charge),
-    # _open runs the template on the checked run (the parameters again, the charge, the warnings) and _begin starts
-    # the rounds.  The charge depends on the run's sizes (the plan: "paper" reports max(epsilon, the accounted
-    # epsilon)): _plan_release hands the run to the template, which gives it to the charge's hooks as params.plan.
+    # reset = _begin(_open(...)): _open runs the template once (every check, the plan, one charge, the warnings) and
+    # _begin starts the rounds; check_reset is the template's dry run of the same steps.  The charge depends on the
+    # run's sizes (the plan: "paper" reports max(epsilon, the accounted epsilon)): _plan_release hands the run to
+    # the template, which gives it to the charge's hooks as params.plan.
     def check_reset(self, n_actions: int, dim: int, horizon: int, *, n_agents: int = 1, agent: int = 0,
                     run_id: int = 0) -> PlannedCharge:
         """A dry run of :meth:`reset`: every check it makes before its charge, and what it would charge.
@@ -280,37 +280,22 @@ class PrivFairXLinUCB(PrivateMechanismMixin, FedFairXLinUCB):
         ValueError, TypeError
             Whatever :meth:`reset` would refuse before its charge (the message names the argument).
         """
-        return self._prepare(n_actions, dim, horizon, n_agents=n_agents, agent=agent, run_id=run_id).charge
+        return self._dry_run(n_actions, dim, horizon, n_agents=n_agents, agent=agent, run_id=run_id)
 
-    def _prepare(self, n_actions: int, dim: int, horizon: int, *, n_agents: int = 1, agent: int = 0, run_id: int = 0,
-                 name: str | None = None) -> _AgentRun:
-        """Steps 1 and 2 of the template (nothing charged, no noise source), with the run's planned charge."""
-        params, run = self._validate_all(n_actions, dim, horizon, n_agents=n_agents, agent=agent, run_id=run_id,
-                                         name=name)
-        return replace(run, charge=self._planned(params))
-
-    def _open(self, run: _AgentRun) -> dict[str, Any]:
-        """Run the release template on the run :meth:`_prepare` checked: the parameters again, one charge, the warnings."""
-        results = self._release(run=run)
-        return {"run": results["run"], "privacy_spent": results["privacy_spent_"]}
+    def _open(self, n_actions: int, dim: int, horizon: int, *, n_agents: int = 1, agent: int = 0,
+              run_id: int = 0) -> dict[str, Any]:
+        """One agent's run through the release template: every check, one charge, the warnings; ``{"run", "privacy_spent_"}``."""
+        return self._release(n_actions, dim, horizon, n_agents=n_agents, agent=agent, run_id=run_id)
 
     def _validate_params(self) -> _PrivOptions:
         epsilon, delta = _check_privacy(self.epsilon, self.delta)  # the PRIVATIZER's range, before any size
         return _PrivOptions(epsilon=epsilon, delta=delta, core=self._core(), protocol=_check_protocol(self.protocol),
                             noise_calibration=_check_calibration(self.noise_calibration))
 
-    def _validate_data(self, params: PrivacyParameters, *sizes: Any, run: _AgentRun | None = None,
-                       **keywords: Any) -> _AgentRun:
-        if run is None:  # reset's arguments: the sizes, the agent, the plan, the merit's probe
-            return self._check_run(*sizes, options=params.options, **keywords)
-        # _open: the run _prepare checked, for the parameters validated again just now
-        if (sizes or keywords or not isinstance(run, _AgentRun) or run.plan.epsilon != params.epsilon
-                or run.plan.delta != params.delta or run.plan.random_state is not params.random_state):
-            raise ValueError(
-                f"{type(self).__name__}: this run was prepared for other parameters (changed since _prepare); "
-                "prepare it again (reset does both)."
-            )
-        return run
+    def _validate_data(self, params: PrivacyParameters, *sizes: Any, **keywords: Any) -> _AgentRun:
+        # the run's arguments (reset's, or one learner's of simulate_federated: its name): the sizes, the agent, the
+        # plan from the options validated in step 1, the merit's probe
+        return self._check_run(*sizes, options=params.options, **keywords)
 
     def _plan_release(self, params: PrivacyParameters, data: _AgentRun) -> _AgentRun:
         return data  # the run: its plan decides the charge, its agent or name the ledger's label
@@ -325,6 +310,8 @@ class PrivFairXLinUCB(PrivateMechanismMixin, FedFairXLinUCB):
         return noise
 
     def _solve(self, params: PrivacyParameters, noisy: NoiseSource, data: _AgentRun) -> dict[str, Any]:
+        if data.plan.private and data.n_agents == 1:
+            _warn_one_agent(data.plan.name)  # the guarantee covers no other agent: said once, by the release
         return {"run": data}
 
     def _privacy_cost(self, params: PrivacyParameters) -> tuple[float, float]:

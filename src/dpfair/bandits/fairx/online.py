@@ -35,7 +35,7 @@ from dpfair.bandits.fairx.synchronization import (
     _ServerSync,
     _tree_keys,
 )
-from dpfair.base import PlannedCharge, ValidatedData
+from dpfair.base import ValidatedData
 
 __all__ = ["FederatedServer"]
 
@@ -53,9 +53,9 @@ def _matrix(value: Any, name: str, shape: tuple[int, ...]) -> np.ndarray:
 class _AgentRun(ValidatedData):
     """One agent's run, checked (step 1 of :mod:`dpfair.base`'s release template for the private learner).
 
-    What :meth:`_OnlineFairX._prepare` returns and :meth:`_OnlineFairX._open` / ``_begin`` read: the sizes,
-    the agent, the learner's plan (:func:`~dpfair.bandits.fairx.synchronization._plan`: protocol, schedule,
-    PRIVATIZER calibration, ``privacy_spent``) and, for Priv-FairX-LinUCB, the planned charge.
+    What :meth:`_OnlineFairX._check_run` returns (for Priv-FairX-LinUCB, as the template's ``_validate_data``) and
+    ``_begin`` reads: the sizes, the agent and the learner's plan (:func:`~dpfair.bandits.fairx.synchronization._plan`:
+    protocol, schedule, PRIVATIZER calibration, ``privacy_spent``).
     """
 
     n_actions: int
@@ -66,15 +66,13 @@ class _AgentRun(ValidatedData):
     run_id: int
     name: str | None  # the learner's name in a simulation (None: an agent driven by reset)
     plan: _Plan
-    charge: PlannedCharge | None = None  # PrivFairXLinUCB: what _open will charge (None: a non-private learner)
 
 
 class _OnlineFairX:
     """``reset / select / update`` for one agent of a FairX learner (mixed into the learner classes).
 
-    ``reset`` is ``_begin(_open(_prepare(...)))``, the steps of :mod:`dpfair.base`'s release template that
-    :func:`~dpfair.bandits.simulate_federated` also calls: :meth:`_prepare` checks everything (charging
-    nothing), :meth:`_open` charges (Priv-FairX-LinUCB, through the template) and ``_begin`` starts the run.
+    ``reset`` is ``_begin(_open(...))``: :meth:`_open` checks the run and opens it (Priv-FairX-LinUCB overrides it
+    with :mod:`dpfair.base`'s release template: every check, one charge, the warnings) and ``_begin`` starts it.
     """
 
     def reset(self, n_actions: int, dim: int, horizon: int, *, n_agents: int = 1, agent: int = 0,
@@ -103,8 +101,7 @@ class _OnlineFairX:
         -------
         self
         """
-        run = self._prepare(n_actions, dim, horizon, n_agents=n_agents, agent=agent, run_id=run_id)
-        return self._begin(self._open(run))
+        return self._begin(self._open(n_actions, dim, horizon, n_agents=n_agents, agent=agent, run_id=run_id))
 
     def _check_run(self, n_actions: int, dim: int, horizon: int, *, n_agents: int = 1, agent: int = 0,
                    run_id: int = 0, name: str | None = None, options: Any = None) -> _AgentRun:
@@ -127,14 +124,12 @@ class _OnlineFairX:
         return _AgentRun(n_actions=n_actions, dim=dim, horizon=horizon, n_agents=n_agents, agent=agent, run_id=run_id,
                          name=None if name is None else str(name), plan=plan)
 
-    def _prepare(self, n_actions: int, dim: int, horizon: int, *, n_agents: int = 1, agent: int = 0, run_id: int = 0,
-                 name: str | None = None) -> _AgentRun:
-        """Step 1 alone: every check of the run (nothing charged, no noise); ``name``: the learner's in a simulation."""
-        return self._check_run(n_actions, dim, horizon, n_agents=n_agents, agent=agent, run_id=run_id, name=name)
-
-    def _open(self, run: _AgentRun) -> dict[str, Any]:
-        """The release of a checked run: nothing to charge for the non-private learners (the private one overrides it)."""
-        return {"run": run, "privacy_spent": run.plan.spent}
+    def _open(self, n_actions: int, dim: int, horizon: int, *, n_agents: int = 1, agent: int = 0,
+              run_id: int = 0) -> dict[str, Any]:
+        """Check one agent's run and open it: nothing to charge for the non-private learners (the private one
+        runs the release template instead).  Returns ``{"run": ..., "privacy_spent_": ...}``, as the template does."""
+        run = self._check_run(n_actions, dim, horizon, n_agents=n_agents, agent=agent, run_id=run_id)
+        return {"run": run, "privacy_spent_": run.plan.spent}
 
     def _begin(self, opened: dict[str, Any]) -> Any:
         """Start the run :meth:`_open` opened: the rounds, the agent's half of the synchronizations, the sampling."""
@@ -155,7 +150,7 @@ class _OnlineFairX:
         self.n_agents_, self.agent_ = run.n_agents, run.agent
         self.t_ = 0
         self.policy_: np.ndarray | None = None
-        self.privacy_spent_ = opened["privacy_spent"]
+        self.privacy_spent_ = opened["privacy_spent_"]
         self.n_synchronizations_ = 0
         return self
 

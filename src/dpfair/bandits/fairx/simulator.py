@@ -213,30 +213,29 @@ def simulate_federated(
 
 def _check_and_charge(learners: Mapping[str, Any], dim: int, n_actions: int, horizon: int, n_agents: int,
                       n_seeds: int) -> list[_Plan]:
-    """Every learner's plan, every check before any charge, then each private learner's one charge; the plans."""
-    # a private learner runs the release template's first steps (dpfair.base): _prepare checks everything and plans
-    # its charge, charging nothing; the others only plan their protocol
-    runs: dict[Any, Any] = {}
-    plans = []
+    """Every learner's plan, every check before any charge, then each private learner's one charge; the plans run."""
+    # every learner's plan; a private learner's dry run (dpfair.base's template, steps 1 and 2: check_reset's, for the
+    # learner named as in this simulation) checks all that its release will and says its charge, charging nothing
+    charges, plans = {}, []
     for name, learner in learners.items():
         if isinstance(learner, PrivFairXLinUCB):
-            runs[name] = learner._prepare(n_actions, dim, horizon, n_agents=n_agents, name=str(name))
-            plans.append(runs[name].plan)
-        else:
-            plans.append(_plan(str(name), learner, horizon, n_agents, dim))
+            charges[name] = learner._dry_run(n_actions, dim, horizon, n_agents=n_agents, name=str(name))
+        plans.append(_plan(str(name), learner, horizon, n_agents, dim))
     _check_numeric_ranges(plans, dim, horizon, n_agents)
     # every callable merit on a public probe: the documented range of the mean rewards, in the shapes the run uses
     _probe_merits(plans, n_seeds, n_agents, n_actions)
-    # budgets shared by several private learners must pay for all of them before any is charged (each run's planned
-    # charge is the one _open makes: epsilon = inf is charged as inf, which only an infinite budget pays)
+    # budgets shared by several private learners must pay for all of them before any is charged (the dry run's charge
+    # is the one the release makes: epsilon = inf is charged as inf, which only an infinite budget pays)
     check_budgets_cover(
-        [(run.charge.budget, run.charge.epsilon, run.charge.delta, f"learners[{name!r}].budget", run.charge.relation)
-         for name, run in runs.items()],
+        [(charge.budget, charge.epsilon, charge.delta, f"learners[{name!r}].budget", charge.relation)
+         for name, charge in charges.items()],
         fix="give each private learner a budget that pays for it, or a larger shared budget",
     )
-    # every argument is valid: each private learner's release template charges once, then warns at the user's line
-    for name, run in runs.items():
-        learners[name]._open(run)
+    # every argument is valid: each private learner's release template checks again, charges once and warns at the
+    # user's line; its run's plan (from the options it validated) is the one the simulation runs
+    for i, name in enumerate(learners):
+        if name in charges:
+            plans[i] = learners[name]._release(n_actions, dim, horizon, n_agents=n_agents, name=str(name))["run"].plan
     return plans
 
 

@@ -216,14 +216,7 @@ def _plan(name: str, learner: Any, horizon: int, n_agents: int, dim: int, option
     # accounting does not back
     protects = dict(_FEDERATED_DP)
     if n_agents == 1:
-        protects["protects"] = _ONE_AGENT
-        warnings.warn(
-            f"learner {name!r}: n_agents=1 -- federated DP (Definition 2) protects an agent from the *other* agents "
-            "and there are none; the (epsilon, delta) covers only what the agent's messages reveal to the server "
-            "(and anyone who reads them), and the noise costs accuracy. Use FairXLinUCB for a single agent.",
-            UserWarning,
-            stacklevel=find_stack_level(),  # the user's line: reset, the template's steps or simulate_federated
-        )
+        protects["protects"] = _ONE_AGENT  # the release warns (_warn_one_agent)
     # tight: zcdp_for_approx_dp verified (epsilon, delta) itself; the conversion's epsilon_accounted may
     # exceed epsilon by its root-finding tolerance (~1e-13)
     reported = epsilon if calibration == "tight" else max(epsilon, cal.epsilon_accounted)
@@ -246,6 +239,17 @@ def _plan(name: str, learner: Any, horizon: int, n_agents: int, dim: int, option
         plan.spent["note"] = "the data-dependent timing of the log-det trigger is not covered"
     return plan
 
+
+
+def _warn_one_agent(name: str) -> None:
+    """The warning of a private release with ``n_agents = 1`` (raised once, by the release, at the user's line)."""
+    warnings.warn(
+        f"learner {name!r}: n_agents=1 -- federated DP (Definition 2) protects an agent from the *other* agents "
+        "and there are none; the (epsilon, delta) covers only what the agent's messages reveal to the server "
+        "(and anyone who reads them), and the noise costs accuracy. Use FairXLinUCB for a single agent.",
+        UserWarning,
+        stacklevel=find_stack_level(),  # the user's line: reset or simulate_federated
+    )
 
 
 def _tree_keys(random_state: Any, run_ids: tuple[int, ...], agents: np.ndarray) -> np.ndarray | None:
