@@ -148,10 +148,32 @@ def run_demo(
     ImportError
         For ``executor="simulation"`` without ``flwr[simulation]`` (Ray).
     """
-    from dpfair.federated._deployment import LocalFederation, app_dir, format_run_config
-    from dpfair.federated.apps import RUN_CONFIG, learners_from_config, planned_message_rounds
+    config, files = _checked_config(n_agents, horizon, learner=learner, protocol=protocol, learners=learners,
+                                    epsilon=epsilon, delta=delta, seed=seed, random_state=random_state, out=out,
+                                    executor=executor, extra_config=extra_config, timeout=timeout, data=data,
+                                    allow_drops=allow_drops)
+    say = echo or (lambda _line: None)
+    folder, node_configs, planned, full = _prepared_folder(config, files, n_agents, out)
+    start = time.monotonic()
+    failure = _run_federation(config, folder, node_configs, planned, full, n_agents=n_agents, horizon=horizon,
+                              learner=learner, protocol=protocol, executor=executor, timeout=timeout,
+                              on_start=on_start, say=say)
+    wall = time.monotonic() - start
+    server, status, failure = _final_result(folder, failure, int(horizon), int(n_agents), executor)
+    result = DemoResult(server=server, wall_seconds=wall, out=folder, failure=failure, status=status)
+    _read_curves(result, folder / "metrics", horizon)
+    return result
 
-    # every argument is checked here, before any folder or process is created
+
+def _checked_config(n_agents: int, horizon: int, *, learner: str, protocol: str, learners: str, epsilon: float,
+                    delta: float, seed: int, random_state: int | None, out: str | Path | None, executor: str,
+                    extra_config: dict[str, Any] | None, timeout: float | None, data: str | Path | None,
+                    allow_drops: bool) -> tuple[dict[str, Any], list[Path] | None]:
+    """Every argument of :func:`run_demo` checked, before any folder or process is created: the run settings, and
+    each agent's data file (``None``: the synthetic world)."""
+    from dpfair.federated._deployment import format_run_config
+    from dpfair.federated.apps import RUN_CONFIG, learners_from_config
+
     if executor not in ("persistent", "flower", "simulation"):
         raise ValueError(f"executor must be 'persistent', 'flower' or 'simulation', got {executor!r}.")
     for name, value, least in (("n_agents", n_agents, 1), ("horizon", horizon, 1), ("seed", seed, 0),
@@ -168,7 +190,6 @@ def run_demo(
         missing = simulation_available()
         if missing:
             raise ImportError(missing)
-    say = echo or (lambda _line: None)
     config: dict[str, Any] = {
         "learner": learner, "protocol": protocol, "learners": learners, "horizon": int(horizon),
         "n-agents": int(n_agents), "seed": int(seed),
@@ -193,9 +214,20 @@ def run_demo(
     files = _agent_files(data, int(n_agents), *sizes) if data is not None else None
     if files is not None and executor == "simulation":  # virtual SuperNodes take no --node-config: one run setting
         config["data-path"] = _shared_pattern(files)
+    return config, files
+
+
+def _prepared_folder(config: dict[str, Any], files: list[Path] | None, n_agents: int,
+                     out: str | Path | None) -> tuple[Path, list[dict[str, Any]], int, dict[str, Any]]:
+    """The output folder, emptied of an earlier result, and the run's paths in ``config``.
+
+    Returns ``(folder, node_configs, planned, full)``: each SuperNode's node settings, the planned message rounds
+    (with init and finish) and every run setting.
+    """
+    from dpfair.federated.apps import RUN_CONFIG, planned_message_rounds
+
     planned = planned_message_rounds(config) + 2  # + init and finish
     full = {**RUN_CONFIG, **config}
-
     folder = Path(tempfile.mkdtemp(prefix="dpfair-federated-")) if out is None else Path(out)
     folder.mkdir(parents=True, exist_ok=True)
     metrics = folder / "metrics"
@@ -209,7 +241,16 @@ def run_demo(
     if files is not None:
         for node, path in zip(node_configs, files, strict=True):
             node["data-path"] = str(path)  # each SuperNode's own file, as an organisation would set it
-    start = time.monotonic()
+    return folder, node_configs, planned, full
+
+
+def _run_federation(config: dict[str, Any], folder: Path, node_configs: list[dict[str, Any]], planned: int,
+                    full: dict[str, Any], *, n_agents: int, horizon: int, learner: str, protocol: str, executor: str,
+                    timeout: float | None, on_start: Callable[[Any], None] | None,
+                    say: Callable[[str], None]) -> str | None:
+    """Start the local federation, submit the run and watch it; what failed (``None``: nothing seen to fail)."""
+    from dpfair.federated._deployment import LocalFederation, app_dir
+
     if executor == "simulation":
         say(f"starting a simulation SuperLink on 127.0.0.1: {n_agents} virtual SuperNodes on Flower's Simulation Engine "
             f"(Ray) (logs in {folder / 'logs'})")
@@ -235,12 +276,17 @@ def run_demo(
         _save_failure(folder, int(horizon), int(n_agents), "interrupted (Ctrl-C or SIGTERM) before the run ended; "
                       "every process the demo started was stopped")
         raise
-    wall = time.monotonic() - start
+    return failure
+
+
+def _final_result(folder: Path, failure: str | None, horizon: int, n_agents: int,
+                  executor: str) -> tuple[dict[str, Any], str, str | None]:
+    """The server's result with the final word (status, and why it failed), written back; ``(server, status, failure)``."""
     path = folder / "result.json"
     server = _read_result(path)
     if server is None:
         failure = failure or f"the ServerApp wrote no result (see the logs in {folder / 'logs'})"
-        server = _empty_result(int(horizon), int(n_agents))
+        server = _empty_result(horizon, n_agents)
     status = server.get("status") or ("completed" if server.get("completed") else "failed")
     if status == "degraded" and not server.get("failed"):
         failure = None  # the ServerApp raised only to have Flower record the drop: the result says what happened
@@ -259,7 +305,11 @@ def run_demo(
     from dpfair.federated.apps import _write_json
 
     _write_json(str(path), server)  # the final word: status, and why it failed
-    result = DemoResult(server=server, wall_seconds=wall, out=folder, failure=failure, status=status)
+    return server, status, failure
+
+
+def _read_curves(result: DemoResult, metrics: Path, horizon: int) -> None:
+    """Each learner's actions and, over the agents that finished, its regret curves, from the agents' metrics."""
     finished = {int(p.stem.split("-")[1]): np.load(p) for p in sorted(metrics.glob("agent-*.npz"))}
     for label in result.server["learners"]:
         result.actions[label] = {agent: m[f"{label}:actions"] for agent, m in finished.items()}
@@ -267,7 +317,6 @@ def run_demo(
         if complete:
             result.fair_regret[label] = np.cumsum(np.mean([m[f"{label}:fair"] for m in complete], axis=0))
             result.reward_regret[label] = np.cumsum(np.mean([m[f"{label}:reward"] for m in complete], axis=0))
-    return result
 
 
 def _empty_result(horizon: int, n_agents: int) -> dict[str, Any]:
