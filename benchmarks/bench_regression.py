@@ -17,12 +17,13 @@ script puts that folder on ``sys.path`` to import them, so it runs from a source
 
 ``--full-figures`` also times the full (not ``--quick``) Figures 2-4 experiments with 2 workers.
 
-``--blind [OUT]`` runs only the ``regression-blind`` experiment (Law School and Communities, 5 splits, epsilon
-0.5 / 1 / 2 / inf, secure noise; about 20 s a run on one core) three times (``--repeats R``: the secure noise
-differs between runs), writes the first run's figure under ``OUT/run0/report`` and prints the medians over every
-split of every run as the reStructuredText table of the regression guide (``docs/user_guide/regression.rst``),
-then the checks: held-out KS <= alpha + 0.05 at epsilon = 1 (each run's 5-split median, and the aware
-post-processor's beside it), and the blind-to-aware excess-MSE ratio beside the blind oracle's.
+``--blind [OUT]`` runs only the ``regression-blind`` experiment (Law School and Communities, 5 splits, epsilon 0.5 /
+1 / 2 / inf, secure noise; about 20 s a run on one core) three times (``--repeats R``: the secure noise differs
+between runs; the regression guide's table is ``--repeats 6``), writes the first run's figure under
+``OUT/run0/report`` and prints the medians over every split of every run as the reStructuredText table of the
+regression guide (``docs/user_guide/regression.rst``), then the checks: held-out KS <= alpha + 0.05 at epsilon = 1
+(each run's 5-split median, and the aware post-processor's beside it), and the blind-to-aware excess-MSE ratio beside
+the blind oracle's.
 
 Run: ``DPFAIR_DATA_HOME=... .venv/bin/python benchmarks/bench_regression.py [--full-figures | --blind [OUT] [--repeats R]]``.
 """
