@@ -259,8 +259,9 @@ class DPExponentiatedGradient(PrivateEstimator, _MixturePredictor, ClassifierMix
         mechanism), every best response post-processing, and the Auditor's positive counts per cell released each
         round (Gaussian); the fit is ``mu``-GDP, hence ``(epsilon, delta)``-DP
         (:mod:`~dpfair.classification.reductions_oracle`), ``accountant`` and ``beta`` are not used and
-        ``n_iter=None`` plays ``min(200, 16 B^2 ln(K+1) / nu^2)`` rounds.  ``"auto"``: ``"statistics"`` A-blind,
-        ``"paper"`` with ``use_sensitive_at_test_time=True``.  At ``epsilon = inf`` both are the exact reduction.
+        ``n_iter=None`` plays ``min(50, 16 B^2 ln(K+1) / nu^2)`` rounds (200 before; see
+        ``reductions_oracle.STATISTICS_N_ITER``).  ``"auto"``: ``"statistics"`` A-blind, ``"paper"`` with
+        ``use_sensitive_at_test_time=True``.  At ``epsilon = inf`` both are the exact reduction.
     groups : list or None, default None
         The declared group labels (public; the first is the reference group 0).  Required with a
         finite ``epsilon``; with ``epsilon = inf`` it may be omitted and is read off the data.
