@@ -135,3 +135,12 @@ def test_labels_other_than_0_1_leave_the_table_extras_refused_by_name():
         frame.conf_int  # noqa: B018
     assert list(frame.noisy_table_.columns) == ["count"]
     assert pd.api.types.is_integer_dtype(frame.group_sizes_)
+
+
+def test_a_bare_callables_column_is_named_as_fairlearn_names_it():
+    named = functools.partial(skm.precision_score, zero_division=0)
+    named.__name__ = "precision_score_zero_div"
+    for metric, name in ((named, "precision_score_zero_div"), (skm.recall_score, "recall_score")):
+        reference, frame = _both(metrics=metric, control_features=CONTROL)
+        assert frame.by_group.name == reference.by_group.name == name
+        assert repr(frame.ratio(method="to_overall")) == repr(reference.ratio(method="to_overall"))

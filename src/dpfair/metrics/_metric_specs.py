@@ -342,8 +342,8 @@ def parse_exact_metrics(metrics: Any) -> tuple[list[tuple[str, str, dict[str, An
             out.append((key, *one(value, f"metrics[{key!r}]")))
         return out, False
     name, options = one(metrics, "metrics")
-    if name == "callable":
-        key = getattr(metrics, "__name__", None) or "metric"
+    if callable(metrics) and not isinstance(metrics, CountMetric):
+        key = getattr(metrics, "__name__", None) or "metric"  # fairlearn's name of a bare callable's column
     elif "count_metric" in options:
         key = options["count_metric"].name
     else:
