@@ -936,14 +936,40 @@ class _BLTStream(_Stream):
 
     def _advance(self, z: np.ndarray, n: int) -> np.ndarray:
         out = np.empty((n, self.cols))
-        for k in range(n):
-            zk = z[k]
-            self.total += zk + (self.omega * self.buffers).sum(axis=0)  # + w_t = (C^{-1} z)_t
-            self.buffers *= self.theta
-            self.buffers += zk
-            out[k] = self.total
-            self.t += 1
+        _blt_steps(self.theta[:, 0].copy(), self.omega[:, 0].copy(), self.buffers, self.total,
+                   np.ascontiguousarray(z[:n]), out)
+        self.t += n
         return out
+
+
+def _blt_steps_python(theta, omega, buffers, total, z, out):  # pragma: no cover - run compiled
+    """``n`` steps of :class:`_BLTStream` in place: ``total += z_t + sum_i omega_i s_i`` then ``s_i = theta_i s_i + z_t``."""
+    for k in range(z.shape[0]):
+        for c in range(z.shape[1]):
+            w = 0.0
+            for i in range(theta.size):
+                w += omega[i] * buffers[i, c]
+            zk = z[k, c]
+            total[c] += zk + w
+            for i in range(theta.size):
+                buffers[i, c] = theta[i] * buffers[i, c] + zk
+            out[k, c] = total[c]
+
+
+_STEPS: Any = None
+
+
+def _blt_steps(theta, omega, buffers, total, z, out) -> None:
+    """:func:`_blt_steps_python`, compiled by numba at the first use."""
+    global _STEPS
+    if _STEPS is None:
+        import numba
+
+        try:
+            _STEPS = numba.njit(cache=True, nogil=True)(_blt_steps_python)
+        except RuntimeError:  # no cache locator (a read-only install): compiled in memory
+            _STEPS = numba.njit(cache=False, nogil=True)(_blt_steps_python)
+    _STEPS(theta, omega, buffers, total, z, out)
 
 
 FACTORIZATIONS: dict[str, type[Factorization]] = {
