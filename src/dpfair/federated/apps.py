@@ -360,152 +360,188 @@ def _serve(grid: Any, run_config: Mapping[str, Any],
            learner_factory: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None,
            checkpoint: Callable[[dict[str, Any]], None] | None = None,
            rounds: dict[str, list[float]] | None = None) -> dict[str, Any]:
-    c = _settings(run_config)
-    T, m, d = int(c["horizon"]), int(c["n-agents"]), int(c["dim"])
-    learners = (learners_from_config if learner_factory is None else learner_factory)(c)
-    servers = {label: learner.make_server(d, T, m) for label, learner in learners.items()}
-    log = _local_log()
-    planned = _planned(servers, T)
-    result: dict[str, Any] = {
-        "horizon": T, "n_agents": m, "status": "running", "dropped": {}, "errors": [], "agents": {}, "completed": False,
-        "failed": None,
-        "rounds_played": 0, "planned_message_rounds": planned,
-        "learners": {label: {"learner": type(learner).__name__, "protocol": servers[label].protocol,
-                             "communication_rounds": 0, "synchronization_rounds": [], "privacy_spent": {}}
-                     for label, learner in learners.items()},
-    }
-    save = checkpoint or (lambda _result: None)
+    """The server's run: the agents join (init), play the rounds with their synchronizations, then finish."""
+    run = _ServerRun(grid, run_config, learner_factory, checkpoint)
+    if not run.join():
+        return run.result
+    return run.finish(run.play(rounds if rounds is not None else {}))
 
-    def fail(why: str) -> dict[str, Any]:
+
+class _ServerRun:
+    """The state of one server run of :func:`_serve`: the learners' servers, the live agents and the result."""
+
+    def __init__(self, grid: Any, run_config: Mapping[str, Any],
+                 learner_factory: Callable[[Mapping[str, Any]], dict[str, Any]] | None,
+                 checkpoint: Callable[[dict[str, Any]], None] | None) -> None:
+        c = self.c = _settings(run_config)
+        self.grid = grid
+        self.T, self.m, self.d = T, m, d = int(c["horizon"]), int(c["n-agents"]), int(c["dim"])
+        self.learners = learners = (learners_from_config if learner_factory is None else learner_factory)(c)
+        self.servers = servers = {label: learner.make_server(d, T, m) for label, learner in learners.items()}
+        self.log = _local_log()
+        self.planned = planned = _planned(servers, T)
+        self.result: dict[str, Any] = {
+            "horizon": T, "n_agents": m, "status": "running", "dropped": {}, "errors": [], "agents": {},
+            "completed": False, "failed": None,
+            "rounds_played": 0, "planned_message_rounds": planned,
+            "learners": {label: {"learner": type(learner).__name__, "protocol": servers[label].protocol,
+                                 "communication_rounds": 0, "synchronization_rounds": [], "privacy_spent": {}}
+                         for label, learner in learners.items()},
+        }
+        self.save = checkpoint or (lambda _result: None)
+        self.exchange = _Exchange(grid, float(c["round-timeout"]), str(c["wire-log"]))
+        self.live: dict[int, int] = {}  # agent -> node
+
+    def fail(self, why: str) -> dict[str, Any]:
+        result = self.result
         result["errors"].append(why)
         result["failed"] = result["failed"] or why
         result["status"] = "failed"
-        log.error("dpfair: %s", why)
-        save(result)
+        self.log.error("dpfair: %s", why)
+        self.save(result)
         return result
 
-    exchange = _Exchange(grid, float(c["round-timeout"]), str(c["wire-log"]))
-    start = time.monotonic()
-    nodes: list[int] = []
-    while time.monotonic() - start < float(c["start-timeout"]):
-        nodes = sorted(grid.get_node_ids())
-        if len(nodes) >= m:
-            break
-        time.sleep(0.05)
-    if len(nodes) < m:
-        return fail(f"only {len(nodes)} of n-agents={m} SuperNodes connected within start-timeout={c['start-timeout']} s")
-    live: dict[int, int] = {}  # agent -> node
-    # init loads the ClientApp and wakes idle SuperNodes (stock Flower polls every 3 s): start-timeout, not round-timeout
-    exchange.timeout = max(float(c["round-timeout"]), float(c["start-timeout"]))
-    init_replies = exchange({node: _records("init") for node in nodes})
-    exchange.timeout = float(c["round-timeout"])
-    for node in nodes:
-        reply = init_replies.get(node)
-        if reply is None:
-            result["errors"].append(f"node {node} did not answer init within start-timeout={c['start-timeout']} s")
-            continue
-        try:
-            agent = int(_reply_config(reply)["agent"])
-        except (RuntimeError, ValueError, KeyError) as exc:
-            result["errors"].append(f"node {node}, init: {exc}")
-            continue
-        if not 0 <= agent < m or agent in live:
-            result["errors"].append(f"node {node} claims agent {agent}: partition-id must be distinct, in [0, {m})")
-            continue
-        live[agent] = node
-    result["agents"] = {str(a): n for a, n in sorted(live.items())}
-    result["dropped"].update({str(a): 1 for a in range(m) if a not in live})
-    for error in result["errors"]:
-        log.error("dpfair: %s", error)
-    if len(live) < m:
-        fail(f"agent(s) {sorted(a for a in range(m) if a not in live)} did not join (init); the run goes on without them")
-    log.info("dpfair: %d of %d agents joined; T=%d, %s, about %d message rounds", len(live), m, T, ", ".join(learners), planned)
+    # ---------------------------------------------------------------------------------------- joining
+    def join(self) -> bool:
+        """Wait for the SuperNodes and send them init; whether the run can go on (some agents joined)."""
+        c, m, result, exchange, live = self.c, self.m, self.result, self.exchange, self.live
+        start = time.monotonic()
+        nodes: list[int] = []
+        while time.monotonic() - start < float(c["start-timeout"]):
+            nodes = sorted(self.grid.get_node_ids())
+            if len(nodes) >= m:
+                break
+            time.sleep(0.05)
+        if len(nodes) < m:
+            self.fail(f"only {len(nodes)} of n-agents={m} SuperNodes connected within start-timeout={c['start-timeout']} s")
+            return False
+        # init loads the ClientApp and wakes idle SuperNodes (stock Flower polls every 3 s): start-timeout, not round-timeout
+        exchange.timeout = max(float(c["round-timeout"]), float(c["start-timeout"]))
+        init_replies = exchange({node: _records("init") for node in nodes})
+        exchange.timeout = float(c["round-timeout"])
+        for node in nodes:
+            reply = init_replies.get(node)
+            if reply is None:
+                result["errors"].append(f"node {node} did not answer init within start-timeout={c['start-timeout']} s")
+                continue
+            try:
+                agent = int(_reply_config(reply)["agent"])
+            except (RuntimeError, ValueError, KeyError) as exc:
+                result["errors"].append(f"node {node}, init: {exc}")
+                continue
+            if not 0 <= agent < m or agent in live:
+                result["errors"].append(f"node {node} claims agent {agent}: partition-id must be distinct, in [0, {m})")
+                continue
+            live[agent] = node
+        result["agents"] = {str(a): n for a, n in sorted(live.items())}
+        result["dropped"].update({str(a): 1 for a in range(m) if a not in live})
+        for error in result["errors"]:
+            self.log.error("dpfair: %s", error)
+        if len(live) < m:
+            self.fail(f"agent(s) {sorted(a for a in range(m) if a not in live)} did not join (init); the run goes on "
+                      "without them")
+        self.log.info("dpfair: %d of %d agents joined; T=%d, %s, about %d message rounds", len(live), m, self.T,
+                      ", ".join(self.learners), self.planned)
+        return True
 
-    def drop(agent: int, first_round: int, why: str) -> None:
-        result["dropped"][str(agent)] = first_round
-        result["errors"].append(f"agent {agent}, round {first_round}: {why}")
-        log.warning("dpfair: agent %d dropped from round %d: %s", agent, first_round, why)
-        live.pop(agent, None)
+    # ---------------------------------------------------------------------------------------- one message round
+    def drop(self, agent: int, first_round: int, why: str) -> None:
+        self.result["dropped"][str(agent)] = first_round
+        self.result["errors"].append(f"agent {agent}, round {first_round}: {why}")
+        self.log.warning("dpfair: agent %d dropped from round %d: %s", agent, first_round, why)
+        self.live.pop(agent, None)
 
-    def ask(step: str, t: int, shared: Mapping[str, tuple[np.ndarray, np.ndarray]], **extra: Any) -> dict[int, Any]:
+    def ask(self, step: str, t: int, shared: Mapping[str, tuple[np.ndarray, np.ndarray]], **extra: Any) -> dict[int, Any]:
         contents = {}
-        for node in live.values():
+        for node in self.live.values():
             packed = {f"shared:{label}": _pack(gram, target) for label, (gram, target) in shared.items()}
             contents[node] = _records(step, round=t, **extra, **packed)
-        replies = exchange(contents)
+        replies = self.exchange(contents)
         answers: dict[int, Any] = {}
-        for agent, node in list(live.items()):
+        for agent, node in list(self.live.items()):
             reply = replies.get(node)
             if reply is None:
-                drop(agent, t + 1, f"no answer within round-timeout={c['round-timeout']} s")
+                self.drop(agent, t + 1, f"no answer within round-timeout={self.c['round-timeout']} s")
                 continue
             try:
                 answers[agent] = (_reply_config(reply), reply)
             except (RuntimeError, ValueError) as exc:
-                drop(agent, t + 1, str(exc))
+                self.drop(agent, t + 1, str(exc))
         return answers
 
-    def aggregate(label: str, answers: Mapping[int, Any], t: int) -> tuple[np.ndarray, np.ndarray]:
+    def aggregate(self, label: str, answers: Mapping[int, Any], t: int) -> tuple[np.ndarray, np.ndarray]:
         releases = {}
         for agent, (config, _) in list(answers.items()):
             try:
-                releases[agent] = _unpack(config.get(f"statistics:{label}"), d, f"agent {agent}'s statistics of {label}")
+                releases[agent] = _unpack(config.get(f"statistics:{label}"), self.d,
+                                          f"agent {agent}'s statistics of {label}")
             except _Refused as exc:  # a malformed reply: the agent is dropped, its last release stays in the sum
-                drop(agent, t + 1, str(exc))
-        entry = result["learners"][label]
+                self.drop(agent, t + 1, str(exc))
+        entry = self.result["learners"][label]
         entry["communication_rounds"] += 1
         entry["synchronization_rounds"].append(t)
-        return servers[label].aggregate(releases)
+        return self.servers[label].aggregate(releases)
 
-    triggered_by = [label for label, server in servers.items() if server.protocol == "log-det"]
-    per_round = rounds if rounds is not None else {}
-    per_round.update({"round": [], "seconds": [], "agents-alive": [], **{f"synchronized:{label}": [] for label in servers}})
-    loop_start, exchanges_before = time.monotonic(), exchange.count
-    t, pending = 0, {}  # pending: label -> the U, u of a synchronization not yet delivered
-    reported = loop_start
-    while t < T and live:
-        if time.monotonic() - reported >= _PROGRESS_EVERY:
-            reported, done = time.monotonic(), exchange.count - exchanges_before
-            result["rounds_played"] = t
-            log.info("dpfair: round %d of %d, message round %d of about %d (%.3f s each), %d of %d agents alive", t, T,
-                     done, planned, (reported - loop_start) / max(done, 1), len(live), m)
-            save(result)
-        began = time.monotonic()
-        scheduled = {label: server.next_round(t) for label, server in servers.items() if server.protocol != "log-det"}
-        upcoming = [r for r in scheduled.values() if r is not None]
-        until = t + 1 if triggered_by else min(upcoming, default=T)
-        release = [label for label, r in scheduled.items() if r == until]
-        answers = ask("play", t, pending, until=until, release=",".join(release))
-        pending, t = {}, until
-        for label in release:
-            pending[label] = aggregate(label, answers, t)
-        fired = [label for label in triggered_by if any(a[0].get(f"trigger:{label}", False) for a in answers.values())]
-        if fired and live:
-            answers = ask("release", t, {}, release=",".join(fired))
-            for label in fired:
-                pending[label] = aggregate(label, answers, t)
-        per_round["round"].append(t)
-        per_round["seconds"].append(time.monotonic() - began)
-        per_round["agents-alive"].append(len(live))
-        for label in servers:
-            per_round[f"synchronized:{label}"].append(int(label in release or label in fired))
-    for agent, (config, _) in ask("finish", t, pending).items():
-        for label, spent in json.loads(config["privacy_spent"]).items():
-            result["learners"][label]["privacy_spent"][str(agent)] = spent
-    result["completed"] = t >= T
-    result["rounds_played"] = t
-    if not result["completed"]:
-        fail(f"the run stopped at round {t} of {T}: no agent left" if not live else f"the run stopped at round {t} of {T}")
-    # the communication cost: message rounds (Flower round trips) of the play loop and their mean wall time
-    loop_seconds, n_exchanges = time.monotonic() - loop_start, exchange.count - exchanges_before
-    result["message_rounds"] = n_exchanges
-    result["seconds_per_message_round"] = loop_seconds / max(n_exchanges, 1)
-    # completed: every round with every agent; degraded: every round, but an agent dropped on the way
-    result["status"] = "failed" if result["failed"] else "degraded" if result["dropped"] else "completed"
-    log.info("dpfair: %s: %d rounds, %d message rounds (%.3f s each), %d agent(s) dropped, %d error(s)",
-             "completed" if result["status"] == "completed" else result["status"].upper(), t, n_exchanges,
-             result["seconds_per_message_round"], len(result["dropped"]), len(result["errors"]))
-    return result
+    # ---------------------------------------------------------------------------------------- the rounds
+    def play(self, per_round: dict[str, list[float]]) -> int:
+        """Play rounds until the horizon or no agent is left; the round reached.  ``per_round``: the metrics."""
+        T, m, servers, exchange, live, result = self.T, self.m, self.servers, self.exchange, self.live, self.result
+        triggered_by = [label for label, server in servers.items() if server.protocol == "log-det"]
+        per_round.update({"round": [], "seconds": [], "agents-alive": [],
+                          **{f"synchronized:{label}": [] for label in servers}})
+        self.loop_start, self.exchanges_before = loop_start, exchanges_before = time.monotonic(), exchange.count
+        t, pending = 0, {}  # pending: label -> the U, u of a synchronization not yet delivered
+        reported = loop_start
+        while t < T and live:
+            if time.monotonic() - reported >= _PROGRESS_EVERY:
+                reported, done = time.monotonic(), exchange.count - exchanges_before
+                result["rounds_played"] = t
+                self.log.info("dpfair: round %d of %d, message round %d of about %d (%.3f s each), %d of %d agents "
+                              "alive", t, T, done, self.planned, (reported - loop_start) / max(done, 1), len(live), m)
+                self.save(result)
+            began = time.monotonic()
+            scheduled = {label: server.next_round(t) for label, server in servers.items() if server.protocol != "log-det"}
+            upcoming = [r for r in scheduled.values() if r is not None]
+            until = t + 1 if triggered_by else min(upcoming, default=T)
+            release = [label for label, r in scheduled.items() if r == until]
+            answers = self.ask("play", t, pending, until=until, release=",".join(release))
+            pending, t = {}, until
+            for label in release:
+                pending[label] = self.aggregate(label, answers, t)
+            fired = [label for label in triggered_by if any(a[0].get(f"trigger:{label}", False) for a in answers.values())]
+            if fired and live:
+                answers = self.ask("release", t, {}, release=",".join(fired))
+                for label in fired:
+                    pending[label] = self.aggregate(label, answers, t)
+            per_round["round"].append(t)
+            per_round["seconds"].append(time.monotonic() - began)
+            per_round["agents-alive"].append(len(live))
+            for label in servers:
+                per_round[f"synchronized:{label}"].append(int(label in release or label in fired))
+        self.pending = pending
+        return t
+
+    def finish(self, t: int) -> dict[str, Any]:
+        """Deliver the last synchronization, collect what each agent spent, and the result's final figures."""
+        T, result = self.T, self.result
+        for agent, (config, _) in self.ask("finish", t, self.pending).items():
+            for label, spent in json.loads(config["privacy_spent"]).items():
+                result["learners"][label]["privacy_spent"][str(agent)] = spent
+        result["completed"] = t >= T
+        result["rounds_played"] = t
+        if not result["completed"]:
+            self.fail(f"the run stopped at round {t} of {T}: no agent left" if not self.live
+                      else f"the run stopped at round {t} of {T}")
+        # the communication cost: message rounds (Flower round trips) of the play loop and their mean wall time
+        loop_seconds, n_exchanges = time.monotonic() - self.loop_start, self.exchange.count - self.exchanges_before
+        result["message_rounds"] = n_exchanges
+        result["seconds_per_message_round"] = loop_seconds / max(n_exchanges, 1)
+        # completed: every round with every agent; degraded: every round, but an agent dropped on the way
+        result["status"] = "failed" if result["failed"] else "degraded" if result["dropped"] else "completed"
+        self.log.info("dpfair: %s: %d rounds, %d message rounds (%.3f s each), %d agent(s) dropped, %d error(s)",
+                      "completed" if result["status"] == "completed" else result["status"].upper(), t, n_exchanges,
+                      result["seconds_per_message_round"], len(result["dropped"]), len(result["errors"]))
+        return result
 
 
 def make_server_app(*, learner_factory: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None) -> Any:
