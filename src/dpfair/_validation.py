@@ -426,27 +426,9 @@ def as_finite_array(
     """
     if mode not in _MODES:
         raise ValueError(f"mode must be one of {_MODES}, got {mode!r}.")
-    strict = mode == "strict"
     allowed = None if ndim is None else ((ndim,) if isinstance(ndim, int) else tuple(ndim))
     shape_hint = " or ".join(f"{d}-dimensional" for d in allowed) if allowed else "numeric"
-    if strict and sparse.issparse(values):
-        raise TypeError(f"{name}: sparse input is not supported; pass a dense array (e.g. {name}.toarray()).")
-    if hasattr(values, "to_numpy") and not isinstance(values, np.ndarray):
-        values = values.to_numpy()
-    if strict and (values is None or isinstance(values, str | bytes | dict | set | frozenset)):
-        raise TypeError(f"{name} must be an array-like of real numbers ({shape_hint}), got {type(values).__name__}.")
-    if mode == "convert" and isinstance(values, str | bytes):
-        raise TypeError(f"{name} must be numeric array-like, got a {type(values).__name__}.")
-    try:
-        raw = np.asarray(values)
-    except (TypeError, ValueError) as exc:  # ragged nested sequences
-        if mode == "dtype":
-            raise TypeError(f"{name} must be a numeric array (int or float), got {type(values).__name__}.") from None
-        if strict:
-            raise ValueError(
-                f"{name} must be a rectangular {shape_hint} array of real numbers (got a ragged sequence)."
-            ) from None
-        raise ValueError(f"{name} must be a rectangular numeric array-like: {exc}") from None
+    values, raw = _as_raw_array(values, name, mode, shape_hint)
     raw = _check_kind(raw, values, name, mode, allow_bool)
     if allowed is not None and raw.ndim not in allowed:
         raise ValueError(f"{name} must be {shape_hint}, got shape {raw.shape}.")
@@ -463,6 +445,30 @@ def as_finite_array(
     if not allow_nonfinite:
         _refuse_nonfinite(arr, name, count=mode == "convert")
     return arr
+
+
+def _as_raw_array(values: Any, name: str, mode: str, shape_hint: str) -> tuple[Any, np.ndarray]:
+    """:func:`as_finite_array`'s first step: ``values`` (a pandas object as its numpy values) and ``np.asarray`` of it,
+    with the refusals of the container itself (sparse, ``None``, a string, a ragged sequence) by ``mode``."""
+    strict = mode == "strict"
+    if strict and sparse.issparse(values):
+        raise TypeError(f"{name}: sparse input is not supported; pass a dense array (e.g. {name}.toarray()).")
+    if hasattr(values, "to_numpy") and not isinstance(values, np.ndarray):
+        values = values.to_numpy()
+    if strict and (values is None or isinstance(values, str | bytes | dict | set | frozenset)):
+        raise TypeError(f"{name} must be an array-like of real numbers ({shape_hint}), got {type(values).__name__}.")
+    if mode == "convert" and isinstance(values, str | bytes):
+        raise TypeError(f"{name} must be numeric array-like, got a {type(values).__name__}.")
+    try:
+        return values, np.asarray(values)
+    except (TypeError, ValueError) as exc:  # ragged nested sequences
+        if mode == "dtype":
+            raise TypeError(f"{name} must be a numeric array (int or float), got {type(values).__name__}.") from None
+        if strict:
+            raise ValueError(
+                f"{name} must be a rectangular {shape_hint} array of real numbers (got a ragged sequence)."
+            ) from None
+        raise ValueError(f"{name} must be a rectangular numeric array-like: {exc}") from None
 
 
 def _refuse_nonfinite(arr: np.ndarray, name: str, *, count: bool = True) -> None:
