@@ -1,4 +1,4 @@
-"""Error and equalized-odds violation of the private Adult pipeline (issue 32, part D), held out, medians of 3 seeds.
+"""Error and equalized-odds violation of the private Adult pipeline, held out, medians of 3 seeds.
 
 ``DPLogisticRegression`` + ``DPEqualizedOddsPostProcessor`` (``prefit=False``, one total epsilon) on UCI Adult
 loaded by :func:`dpfair.datasets.load_adult` (45,222 rows; 2/3 train, 1/3 held out by a seeded permutation;
@@ -19,9 +19,9 @@ Features, scaled by public constants only:
 Pipelines (the headline is ``defaults``):
 
 * ``defaults``: ``DPLogisticRegression()`` and ``DPEqualizedOddsPostProcessor()`` with every setting left at its
-  default (``C="auto"``, ``score_bins="auto"``, which is 8 bins for this base model: issue 32, part D2), each
+  default (``C="auto"``, ``score_bins="auto"``, which is 8 bins for this base model), each
   at half of epsilon; ``--shares`` adds other splits (the base's share first).
-* ``paper``: the paper's variant, the defaults before issue 32: ``DPLogisticRegression(C=1.0)`` at half of
+* ``paper``: the paper's variant, the defaults before C="auto" and score bins: ``DPLogisticRegression(C=1.0)`` at half of
   epsilon and Algorithm 1 (``score_bins=None``: binary predictions, LP~ (1) widened by its slack) at the other.
 
 The ``all`` encoding is the one of dpfair's own Adult experiment; ``public`` is what a user scaling by public

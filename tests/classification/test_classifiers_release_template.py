@@ -1,4 +1,4 @@
-"""Both classifiers fit through dpfair.base's one release template (issue 22)."""
+"""Both classifiers fit through dpfair.base's one release template."""
 
 from __future__ import annotations
 

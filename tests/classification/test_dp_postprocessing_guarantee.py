@@ -1,4 +1,4 @@
-"""DPEqualizedOddsPostProcessor (issue 32, part D): the released fairness guarantee, its warning, the score-bin
+"""DPEqualizedOddsPostProcessor: the released fairness guarantee, its warning, the score-bin
 variant (Hardt et al. on a thresholded score) and the paper's variant kept bit for bit."""
 
 from __future__ import annotations
@@ -142,8 +142,8 @@ def test_fairness_slack_warning_fires_when_the_slack_exceeds_gamma_and_not_other
 
 
 def test_the_papers_variant_is_bit_identical_to_before_part_d():
-    """score_bins=None (the paper's variant, the default until issue 32, part D2) reproduces the seeded results of
-    dpfair before issue 32 bit for bit."""
+    """score_bins=None (the paper's variant, the default before score bins) reproduces the seeded results of
+    dpfair before score bins and the released guarantee bit for bit."""
     X, y, g = make_classification(3000, disparity=2.0, random_state=12)
     base = LogisticRegression().fit(X, y)
     before = {  # probabilities_ (float.hex) and objective_ of the pre-part-D code, same data and seed

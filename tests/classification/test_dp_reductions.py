@@ -75,7 +75,7 @@ def test_private_fit_is_reasonable_and_reports_its_guarantee():
     err, _ = _error_and_violation(clf.predict_proba(X)[:, 1], y, g)
     assert 0.0 <= err < 0.5
     assert clf.coef_.shape == (clf.best_iter_, X.shape[1] + 1) and 1 <= clf.best_iter_ <= clf.n_iter_
-    assert clf.oracle_ == "statistics" and "Gaussian DP" in spent["protects"]  # the default oracle (issue 32)
+    assert clf.oracle_ == "statistics" and "Gaussian DP" in spent["protects"]  # the default oracle
     paper = DPExponentiatedGradient(
         epsilon=50.0, delta=1e-6, gamma=0.05, bound_B=2.0, x_norm_bound=1.0, groups=[0, 1], random_state=0,
         oracle="paper").fit(X, y, sensitive_features=g)

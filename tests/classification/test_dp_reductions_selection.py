@@ -156,7 +156,7 @@ def test_a_aware_fit_with_secure_noise_charges_the_selection_inside_epsilon_once
 
 @pytest.mark.parametrize("aware", [True, False])
 def test_statistics_that_would_overflow_their_release_are_refused_before_the_charge(aware):
-    """Issue 29, item 5: no raise after the charge.  Rows at a huge declared bound make Z^T Z (A-aware) or the
+    """No raise after the charge.  Rows at a huge declared bound make Z^T Z (A-aware) or the
     oracle's per-round moment overflow; the releases used to refuse them after the budget was charged."""
     rng = np.random.default_rng(0)
     m, scale = 400, 1e154 if aware else 1e155

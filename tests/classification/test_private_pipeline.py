@@ -1,4 +1,4 @@
-"""The private pipeline of issue 32, part D: DPLogisticRegression(C="auto") inside DPEqualizedOddsPostProcessor with
+"""The private pipeline: DPLogisticRegression(C="auto") inside DPEqualizedOddsPostProcessor with
 score bins, one budget; the rule of C="auto"."""
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def test_auto_C_at_epsilon_inf_is_scikit_learns_default_and_auto_is_the_default_
     reference = LogisticRegression(fit_intercept=False, C=1.0, tol=1e-12, max_iter=1000).fit(
         np.column_stack([X, np.ones(len(X))]), y)
     np.testing.assert_allclose(np.r_[exact.coef_[0], exact.intercept_], reference.coef_[0], rtol=1e-5, atol=1e-5)
-    default = DPLogisticRegression(epsilon=1.0, data_norm=1.0, random_state=0).fit(X, y)  # issue 32, part D2
+    default = DPLogisticRegression(epsilon=1.0, data_norm=1.0, random_state=0).fit(X, y)  # C="auto", the default
     assert default.C == "auto" and default.C_ == auto_C(1.0, math.sqrt(2.0))
     auto = DPLogisticRegression(epsilon=1.0, data_norm=1.0, C="auto", random_state=0).fit(X, y)
     np.testing.assert_array_equal(default.coef_, auto.coef_)

@@ -89,6 +89,6 @@ def test_clone_keeps_the_budget_shared_and_privacy_spent_shape():
     assert clone(est).budget is budget
     X, y, g = _data()
     spent = est.fit(X, y, sensitive_features=g).privacy_spent_
-    # the one shape of dpfair._estimator.privacy_spent (issue 29 adds keys such as the relation and the noise)
+    # the one shape of dpfair._estimator.privacy_spent (with keys such as the relation and the noise)
     assert set(spent) >= {"epsilon", "delta", "protects", "neighbouring"}
     assert spent["epsilon"] == 5.0 and not math.isinf(spent["delta"])
