@@ -152,17 +152,15 @@ def run_demo(
                                     epsilon=epsilon, delta=delta, seed=seed, random_state=random_state, out=out,
                                     executor=executor, extra_config=extra_config, timeout=timeout, data=data,
                                     allow_drops=allow_drops)
-    say = echo or (lambda _line: None)
     folder, node_configs, planned, full = _prepared_folder(config, files, n_agents, out)
     start = time.monotonic()
     failure = _run_federation(config, folder, node_configs, planned, full, n_agents=n_agents, horizon=horizon,
                               learner=learner, protocol=protocol, executor=executor, timeout=timeout,
-                              on_start=on_start, say=say)
+                              on_start=on_start, say=echo or (lambda _line: None))
     wall = time.monotonic() - start
     server, status, failure = _final_result(folder, failure, int(horizon), int(n_agents), executor)
     result = DemoResult(server=server, wall_seconds=wall, out=folder, failure=failure, status=status)
-    _read_curves(result, folder / "metrics", horizon)
-    return result
+    return _read_curves(result, folder / "metrics", horizon)
 
 
 def _checked_config(n_agents: int, horizon: int, *, learner: str, protocol: str, learners: str, epsilon: float,
@@ -308,8 +306,8 @@ def _final_result(folder: Path, failure: str | None, horizon: int, n_agents: int
     return server, status, failure
 
 
-def _read_curves(result: DemoResult, metrics: Path, horizon: int) -> None:
-    """Each learner's actions and, over the agents that finished, its regret curves, from the agents' metrics."""
+def _read_curves(result: DemoResult, metrics: Path, horizon: int) -> DemoResult:
+    """``result`` with each learner's actions and, over the agents that finished, its regret curves (agents' metrics)."""
     finished = {int(p.stem.split("-")[1]): np.load(p) for p in sorted(metrics.glob("agent-*.npz"))}
     for label in result.server["learners"]:
         result.actions[label] = {agent: m[f"{label}:actions"] for agent, m in finished.items()}
@@ -317,6 +315,7 @@ def _read_curves(result: DemoResult, metrics: Path, horizon: int) -> None:
         if complete:
             result.fair_regret[label] = np.cumsum(np.mean([m[f"{label}:fair"] for m in complete], axis=0))
             result.reward_regret[label] = np.cumsum(np.mean([m[f"{label}:reward"] for m in complete], axis=0))
+    return result
 
 
 def _empty_result(horizon: int, n_agents: int) -> dict[str, Any]:
