@@ -17,6 +17,7 @@ from dpfair.classification import blind_table as table_module
 from dpfair.datasets import make_classification
 from dpfair.linear_model import DPLogisticRegression
 from dpfair.privacy import PrivacyBudget, PrivacyLeakWarning, audit_epsilon
+from dpfair.privacy.mechanisms import laplace_mechanism
 from dpfair.privacy.noise import get_noise_source
 
 pytestmark = pytest.mark.filterwarnings("ignore::dpfair.privacy.SeededNoiseWarning")
@@ -245,3 +246,29 @@ def test_an_empty_declared_group_is_handled_after_the_charge_with_a_warning_nami
     assert est.measured_groups_.tolist() == [True, True, False] and not est.fallback_
     assert budget.spent()[0] == pytest.approx(1.0)
     assert est.objective_ <= est.constant_error_
+
+
+def test_identical_noise_cluster_membership_changes_only_the_moved_rows_cluster_and_label():
+    """The histogram membership model (attribute relation): one row's group changes, the same noise is drawn.
+
+    The exact histograms differ by one count in two cells of the moved row's (cluster, label) (L1 sensitivity 2,
+    what ``Lap(2 / epsilon)`` is calibrated to); with identical noise the released counts differ there only.
+    """
+    X, y, g = _data(n=600, n_groups=3)
+    centres = membership_module.public_clusters(X, membership_module.plan_membership_clusters(600, 1.0, 3))
+    clusters = membership_module.assign_clusters(X, centres)
+    g_prime = g.copy()
+    row = int(np.flatnonzero(g == 0)[0])
+    g_prime[row] = 2
+    k = centres.shape[0]
+    exact = [membership_module.cluster_counts(clusters, y, groups, k, 3) for groups in (g, g_prime)]
+    noisy = [laplace_mechanism(counts, sensitivity=2.0, epsilon=1.0, random_state=get_noise_source(5))
+             for counts in exact]
+    difference = np.abs(noisy[0] - noisy[1])
+    changed = np.argwhere(difference > 1e-9)
+    assert changed.tolist() == [[int(clusters[row]), int(y[row]), 0], [int(clusters[row]), int(y[row]), 2]]
+    assert difference.sum() == pytest.approx(2.0)
+    released = membership_module.fit_cluster_membership(clusters, y, g, k, 3, 1.0, get_noise_source(5))
+    np.testing.assert_allclose(released.sum(axis=2), 1.0)
+    # the public clusters do not depend on the groups at all
+    np.testing.assert_array_equal(centres, membership_module.public_clusters(X, centres.shape[0]))

@@ -1,5 +1,14 @@
 """The private model of group membership ``P(A | X)`` of :class:`~dpfair.classification.DPBlindPostProcessor`.
 
+Two models, by what is public.  Under the attribute relation (``X`` and ``y`` public) a *histogram* model: the
+public rows are grouped into k-means clusters (:func:`public_clusters`, :func:`plan_membership_clusters`) and one
+Laplace release of the (cluster, label, group) counts gives ``P(A | cluster, y)`` (:func:`fit_cluster_membership`,
+L1 sensitivity 2).  It replaced the logistic models there: on the ACS excerpt (race, 4 groups) at ``epsilon = 1``
+the logistic models' 0.15 each left objective perturbation a noise-to-signal ratio of 0.16 and a ridge that made
+them barely better than the prior (held-out race accuracy 0.61 against 0.59 for the majority, 0.77 exact), and an
+exact membership model alone lifted the utility share from 0.24 to 0.70.  Under whole-row privacy, where the
+clusters of private rows could not be used, the logistic models below.
+
 One-vs-rest logistic regressions of the group on the features, each released by objective perturbation
 (Chaudhuri, Monteleoni and Sarwate 2011, Algorithm 2, through the same functions as
 :class:`~dpfair.linear_model.DPLogisticRegression`): with two groups one model (group 1 against group 0), with
@@ -15,22 +24,33 @@ attribute" (``epsilon_j`` with two groups).  Replacing a whole row changes every
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
 from scipy.special import expit
+from sklearn.cluster import KMeans
+from sklearn.metrics import pairwise_distances_argmin
 
 from dpfair.linear_model import DPLogisticRegression, NoiseDominatesWarning
 from dpfair.privacy.leaks import PrivacyLeakWarning
+from dpfair.privacy.mechanisms import laplace_mechanism
 from dpfair.privacy.noise import NoiseSource
 from dpfair.privacy.relations import CHANGE_ATTRIBUTE
 
 __all__ = [
+    "MAX_MEMBERSHIP_CLUSTERS",
+    "assign_clusters",
+    "cluster_counts",
+    "cluster_membership_at_prediction",
+    "fit_cluster_membership",
     "fit_membership_models",
     "membership_cells",
     "membership_model_epsilons",
     "membership_probabilities",
     "n_membership_models",
+    "plan_membership_clusters",
+    "public_clusters",
 ]
 
 def n_membership_models(n_groups: int) -> int:
@@ -211,3 +231,154 @@ def membership_at_prediction(Z: np.ndarray, scores: np.ndarray, weights: np.ndar
     positive = membership_probabilities(with_label(Z, 1.0), weights)
     negative = membership_probabilities(with_label(Z, 0.0), weights)
     return scores[:, None] * positive + (1.0 - scores[:, None]) * negative
+
+
+#: The most public clusters :func:`plan_membership_clusters` gives (k-means on the public rows costs ``m k d``).
+MAX_MEMBERSHIP_CLUSTERS = 256
+
+
+def plan_membership_clusters(n_rows: int, epsilon_membership: float, n_groups: int) -> int:
+    """The number of public clusters of the histogram membership model, from public sizes only.
+
+    The histogram releases one count per (cluster, label, group) with ``Lap(2 / epsilon_m)`` noise; the plan gives
+    each (cluster, label) about ``2 n_groups / epsilon_m`` rows on average, so that a cluster's noisy group shares
+    have noise of order one row's share over ``sqrt(n_groups)`` of them: ``k = m epsilon_m / (4 n_groups)``, between
+    2 and :data:`MAX_MEMBERSHIP_CLUSTERS` (the most at ``epsilon = inf``).  On the ACS excerpt (race, 4 groups, 13,180
+    training rows, ``epsilon_m = 0.3``) it gives 247 clusters, Communities 50, Adult 256 (capped).
+
+    Parameters
+    ----------
+    n_rows : int
+        The number of training rows (public).
+    epsilon_membership : float
+        The membership model's epsilon.
+    n_groups : int
+        The number of declared groups (>= 2).
+
+    Returns
+    -------
+    int
+    """
+    if math.isinf(epsilon_membership):
+        return MAX_MEMBERSHIP_CLUSTERS
+    planned = n_rows * epsilon_membership / (4.0 * max(n_groups, 1))
+    return int(min(max(round(planned), 2), MAX_MEMBERSHIP_CLUSTERS, max(n_rows, 2)))
+
+
+def public_clusters(features: np.ndarray, n_clusters: int) -> np.ndarray:
+    """Centres of ``n_clusters`` k-means clusters of *public* rows (seeded: a function of the rows alone).
+
+    Under the attribute relation ``X`` is public, so the clusters, and every row's cluster, are public.  Never called
+    on private rows.
+
+    Parameters
+    ----------
+    features : ndarray of shape (m, d)
+        The public rows.
+    n_clusters : int
+        The number of clusters wanted (at most the number of distinct rows are returned).
+
+    Returns
+    -------
+    ndarray of shape (k, d)
+    """
+    distinct = np.unique(features, axis=0).shape[0]
+    k = int(max(1, min(n_clusters, distinct)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (ConvergenceWarning on duplicated rows: the clusters are still valid)
+        model = KMeans(n_clusters=k, n_init=1, max_iter=100, random_state=0).fit(features)
+    return np.asarray(model.cluster_centers_, dtype=float)
+
+
+def assign_clusters(features: np.ndarray, centres: np.ndarray) -> np.ndarray:
+    """Each row's nearest centre (a fixed map of the row: no data of other rows is read).
+
+    Parameters
+    ----------
+    features : ndarray of shape (m, d)
+    centres : ndarray of shape (k, d)
+
+    Returns
+    -------
+    ndarray of shape (m,), int64
+    """
+    if centres.shape[0] == 1:
+        return np.zeros(features.shape[0], dtype=np.int64)
+    return pairwise_distances_argmin(features, centres).astype(np.int64)
+
+
+def cluster_counts(clusters: np.ndarray, labels: np.ndarray, group_index: np.ndarray, n_clusters: int,
+                   n_groups: int) -> np.ndarray:
+    """The exact histogram ``h[c, y, a]``: the number of rows of cluster ``c``, label ``y`` and group ``a``.
+
+    Parameters
+    ----------
+    clusters, labels, group_index : ndarray of shape (m,), int
+    n_clusters, n_groups : int
+
+    Returns
+    -------
+    ndarray of shape (n_clusters, 2, n_groups), float
+    """
+    flat = (clusters * 2 + labels) * n_groups + group_index
+    return np.bincount(flat, minlength=n_clusters * 2 * n_groups).reshape(n_clusters, 2, n_groups).astype(float)
+
+
+def fit_cluster_membership(
+    clusters: np.ndarray, labels: np.ndarray, group_index: np.ndarray, n_clusters: int, n_groups: int,
+    epsilon: float, noise: NoiseSource,
+) -> np.ndarray:
+    """``P(A = a | cluster, y)`` from a released histogram of (public cluster, label, group).
+
+    **Privacy.** ``h[c, y, a]`` counts the rows of cluster ``c`` (public: a function of the public ``x``), label
+    ``y`` (public) and group ``a``.  Changing one row's group moves one count from ``(c, y, a)`` to ``(c, y, a')``:
+    L1 sensitivity 2, so ``h + Lap(2 / epsilon)`` in every cell is ``epsilon``-DP for the group of every row (the
+    Laplace mechanism).  Everything after it reads only the release: the counts are clipped at 0 and each
+    ``(c, y)``'s group shares are smoothed towards the label's released group shares with a pseudo-count equal to
+    the noise scale ``2 / epsilon``.
+
+    Parameters
+    ----------
+    clusters, labels, group_index : ndarray of shape (m,), int
+        Each row's public cluster, public label (0/1) and private group.
+    n_clusters, n_groups : int
+        The histogram's sizes.
+    epsilon : float
+        The membership model's epsilon (``inf``: the exact histogram).
+    noise : NoiseSource
+        The release's noise source (after the charge).
+
+    Returns
+    -------
+    ndarray of shape (n_clusters, 2, n_groups)
+        Rows summing to 1 over the groups.
+    """
+    counts = cluster_counts(clusters, labels, group_index, n_clusters, n_groups)
+    pseudo = 1e-9
+    if not math.isinf(epsilon):
+        counts = laplace_mechanism(counts, sensitivity=2.0, epsilon=epsilon, random_state=noise)
+        pseudo = 2.0 / epsilon
+    counts = np.maximum(counts, 0.0)
+    label_totals = counts.sum(axis=0)  # (2, n_groups)
+    prior = np.where(label_totals.sum(axis=1, keepdims=True) > 0,
+                     label_totals / np.maximum(label_totals.sum(axis=1, keepdims=True), 1e-300), 1.0 / n_groups)
+    return (counts + pseudo * prior[None]) / (counts.sum(axis=2, keepdims=True) + pseudo)
+
+
+def cluster_membership_at_prediction(clusters: np.ndarray, scores: np.ndarray, table: np.ndarray) -> np.ndarray:
+    """``P(A | x) = s(x) P(A | c(x), 1) + (1 - s(x)) P(A | c(x), 0)``, ``s`` the base classifier's score.
+
+    Parameters
+    ----------
+    clusters : ndarray of shape (m,)
+        Each row's cluster.
+    scores : ndarray of shape (m,)
+        The base classifier's probability of the positive class.
+    table : ndarray of shape (n_clusters, 2, n_groups)
+        :func:`fit_cluster_membership`'s output.
+
+    Returns
+    -------
+    ndarray of shape (m, n_groups)
+    """
+    return scores[:, None] * table[clusters, 1] + (1.0 - scores[:, None]) * table[clusters, 0]
