@@ -2,10 +2,11 @@
 
 Notation: pure ``epsilon``-DP, approximate ``(epsilon, delta)``-DP and ``rho``-zCDP
 (zero-concentrated DP, Bun & Steinke 2016).  ``inf`` means "no privacy" everywhere.
-Every public function validates its arguments (NaN is always refused), then calls its kernel, the same
-name with a leading underscore (``_zcdp_delta``, ``_zcdp_to_approx_dp``, ``_zcdp_for_approx_dp``,
-``_approx_dp_to_zcdp``): a caller inside dpfair that validated the arguments once (a calibration that calls
-the conversions many times in a search) calls the kernels.
+Every function of ``__all__`` validates its arguments (NaN is always refused), then calls its kernel:
+``zcdp_delta_unvalidated``, ``zcdp_to_approx_dp_unvalidated`` and ``zcdp_for_approx_dp_unvalidated`` (outside
+``__all__``) compute the same numbers without a check, for a calibration inside dpfair that validated its
+arguments once and calls the conversions many times in its search
+(the PRIVATIZER's ``calibrate_privatizer``).
 
 Float range
 -----------
@@ -128,10 +129,10 @@ def zcdp_delta(rho: float, epsilon: float) -> float:
     TypeError, ValueError
         If an argument is not a real number in its range.
     """
-    return _zcdp_delta(check_rho(rho), check_nonnegative_finite(epsilon, "epsilon"))
+    return zcdp_delta_unvalidated(check_rho(rho), check_nonnegative_finite(epsilon, "epsilon"))
 
 
-def _zcdp_delta(rho: float, epsilon: float) -> float:
+def zcdp_delta_unvalidated(rho: float, epsilon: float) -> float:
     """:func:`zcdp_delta` of validated arguments (``rho > 0``, finite ``epsilon >= 0``): for callers that checked them."""
     if math.isinf(rho):
         return 1.0
@@ -167,10 +168,10 @@ def zcdp_to_approx_dp(rho: float, delta: float, *, method: str = "tight") -> flo
     delta = _check_delta_open(delta)
     if method not in ("tight", "standard"):
         raise ValueError(f"method must be 'tight' or 'standard', got {method!r}.")
-    return _zcdp_to_approx_dp(rho, delta, method)
+    return zcdp_to_approx_dp_unvalidated(rho, delta, method)
 
 
-def _zcdp_to_approx_dp(rho: float, delta: float, method: str = "tight") -> float:
+def zcdp_to_approx_dp_unvalidated(rho: float, delta: float, method: str = "tight") -> float:
     """:func:`zcdp_to_approx_dp` of validated arguments (``rho > 0``, ``delta`` in (0, 1), a known ``method``)."""
     if math.isinf(rho):
         return math.inf
@@ -219,10 +220,10 @@ def zcdp_for_approx_dp(epsilon: float, delta: float) -> float:
         If an argument is not a real number in its range, or ``epsilon`` is 0 or so small that ``rho``
         underflows.
     """
-    return _zcdp_for_approx_dp(check_epsilon(epsilon), _check_delta_open(delta))
+    return zcdp_for_approx_dp_unvalidated(check_epsilon(epsilon), _check_delta_open(delta))
 
 
-def _zcdp_for_approx_dp(epsilon: float, delta: float) -> float:
+def zcdp_for_approx_dp_unvalidated(epsilon: float, delta: float) -> float:
     """:func:`zcdp_for_approx_dp` of validated arguments (``epsilon > 0``, ``delta`` in (0, 1)): for callers that checked them."""
     if math.isinf(epsilon):
         return math.inf

@@ -10,13 +10,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from dpfair._validation import check_epsilon, check_int, check_open_unit, check_positive_finite
-from dpfair.privacy.accounting import (  # the conversions' kernels: calibrate_privatizer validated their arguments
-    _zcdp_delta,
-    _zcdp_for_approx_dp,
-    _zcdp_to_approx_dp,
+from dpfair.privacy.accounting import (  # *_unvalidated: calibrate_privatizer validated their arguments once
     gaussian_dp_delta,
     gaussian_dp_epsilon,
     gaussian_dp_mu,
+    zcdp_delta_unvalidated,
+    zcdp_for_approx_dp_unvalidated,
+    zcdp_to_approx_dp_unvalidated,
 )
 from dpfair.privacy.lattice import LatticeGaussian, lattice_granularity
 
@@ -207,7 +207,7 @@ def _accounted(rho: float, delta: float, tv: float, epsilon_hint: float) -> tupl
         share = (1.0 + math.exp(min(eps, 700.0))) * tv
         if share >= delta:
             return math.inf, share
-        new = _zcdp_to_approx_dp(rho, delta - share)
+        new = zcdp_to_approx_dp_unvalidated(rho, delta - share)
         if new <= eps:
             return new, (1.0 + math.exp(min(eps, 700.0))) * tv
         eps = new
@@ -334,14 +334,14 @@ def _calibrate_tree(epsilon: float, delta: float, bound: float, reward: float, d
         if share_of(tv, epsilon) > _SAMPLER_SHARE_LIMIT * delta:
             sampler, tv = "exact", 0.0
     else:
-        granularity = lattice_granularity(sigma_for(_zcdp_for_approx_dp(epsilon, delta), 0.0), _RESOLUTION_BITS)
+        granularity = lattice_granularity(sigma_for(zcdp_for_approx_dp_unvalidated(epsilon, delta), 0.0), _RESOLUTION_BITS)
         # the share of delta is paid before sigma is known; the tables' distance depends (weakly) on sigma:
         # pay for 10 % more than measured and check it with the final sigma
-        tv = 1.1 * _lattice_tv(sigma_for(_zcdp_for_approx_dp(epsilon, delta), granularity), granularity)
+        tv = 1.1 * _lattice_tv(sigma_for(zcdp_for_approx_dp_unvalidated(epsilon, delta), granularity), granularity)
         for _ in range(5):
             if share_of(tv, epsilon) > _SAMPLER_SHARE_LIMIT * delta:
                 sampler, tv = "exact", 0.0
-            sigma = sigma_for(_zcdp_for_approx_dp(epsilon, delta - share_of(tv, epsilon)), granularity)
+            sigma = sigma_for(zcdp_for_approx_dp_unvalidated(epsilon, delta - share_of(tv, epsilon)), granularity)
             actual = 0.0 if sampler == "exact" else _lattice_tv(sigma, granularity)
             if actual <= tv:
                 break
@@ -351,7 +351,7 @@ def _calibrate_tree(epsilon: float, delta: float, bound: float, reward: float, d
     sensitivity = frobenius + granularity * rounding
     rho = levels * sensitivity**2 / (4.0 * sigma**2)
     accounted, delta_sampler = _accounted(rho, delta, entries * tv, epsilon)
-    delta_accounted = min(delta, _zcdp_delta(rho, epsilon) + share_of(tv, epsilon))
+    delta_accounted = min(delta, zcdp_delta_unvalidated(rho, epsilon) + share_of(tv, epsilon))
     if noise_calibration == "tight":
         # zcdp_for_approx_dp verified (epsilon, delta - share) itself; the conversion's root may sit ~1e-13 above
         accounted, delta_accounted = min(accounted, epsilon), delta
