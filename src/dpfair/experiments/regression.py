@@ -631,24 +631,29 @@ BLIND_ALPHA_MARGIN = 0.03
 #: Per dataset: the regressor's features, the membership model's declared discretisation ``{column: edges}``
 #: (public ranges, never read off the data), the bins of the aware and the blind post-processors, and the
 #: blind one's membership resolution.  Communities' group is ``racepctblack > 0.06``, so that column is dropped
-#: from every model (an exact proxy of the attribute would make blindness void).  Law School's blind table has the
-#: aware one's 36 bins: at 18 the midpoint rounding alone (width^2 / 12 = 0.0023) was 25-60% of the blind excess MSE;
-#: at epsilon = 1, 36 bins took the blind/aware excess-MSE ratio from 1.91 / 1.98 / 2.12 to 1.44 / 1.32 / 1.21 and
-#: the held-out KS from 0.098 / 0.133 / 0.194 to 0.131 / 0.171 / 0.255 (alpha = 0.05 / 0.1 / 0.2; 40 (noise, split)
-#: pairs each, secure noise).  Communities (about 700 post-processing rows, two groups) keeps 6: with the margin
-#: below, 8 or 12 bins gave a ratio of about 2.1 (6 bins: 2.4-2.8) but a held-out KS up to 0.01 above
-#: alpha + 0.05 at alpha = 0.05 and 0.1 (6 bins: within it).  The blind program is solved at
-#: ``max(0, alpha - BLIND_ALPHA_MARGIN)``: a public margin for the table's noise, which moved Law School's held-out
-#: KS at 36 bins 0.02-0.04 above the noiseless fit's (0.131 / 0.171 / 0.255 without it, 0.112 / 0.142 / 0.222
-#: with it, excess MSE 1.44 / 1.32 / 1.21 and 1.62 / 1.57 / 1.45 times the aware one's; 40 pairs each).  The
-#: guaranteed slack (``guaranteed_violation_ - alpha``) cannot set it: it is vacuous at these sizes.
+#: from every model (an exact proxy of the attribute would make blindness void).  The blind table's bounds are the
+#: ridge's output range over the declared ``feature_box`` (public: the ridge is trained on other rows;
+#: :func:`_linear_output_range`), about [2.5, 3.5] on Law School, where 12 bins have the aware post-processor's width
+#: (36 on [1, 4]) without the 24 bins no output reaches, pure noise in the blind table (10 membership cells each).
+#: At epsilon = 1 (alpha = 0.05 / 0.1 / 0.2; 40 (noise, split) pairs each, secure noise; excess MSE as a multiple of
+#: the aware one's, then held-out KS): 18 bins on [1, 4] 1.91 / 1.98 / 2.12 at 0.098 / 0.133 / 0.194; 36 bins on
+#: [1, 4] 1.44 / 1.32 / 1.21 at 0.131 / 0.171 / 0.255; 12 bins on [2.5, 3.5] 1.18 / 1.11 / 0.98 at 0.128 / 0.165 /
+#: 0.256, and with the margin below 1.40 / 1.40 / 1.08 at 0.103 / 0.138 / 0.224.  (24 bins there: KS 0.18-0.29.  The
+#: aware post-processor on the same 12 bins: the same KS and excess MSE as on its 36.)  Communities (about 700
+#: post-processing rows, two groups, about 100 features: no useful box) keeps 6 bins on [0, 1]: with the margin, 8 or
+#: 12 bins gave a ratio of about 2.1 (6 bins: 2.4-2.8) but a held-out KS up to 0.01 above alpha + 0.05 at alpha = 0.05
+#: and 0.1 (6 bins: within it).  The blind program is solved at ``max(0, alpha - BLIND_ALPHA_MARGIN)``: a public
+#: margin for the table's noise (the guaranteed slack, ``guaranteed_violation_ - alpha``, cannot set it: it is
+#: vacuous at these sizes).
 BLIND_SETUP = {
     "law_school": {"features": ("lsat", "male", "pass_bar"),
                    "membership_edges": {"lsat": np.linspace(10.0, 48.0, 9), "male": (0.5,), "pass_bar": (0.5,)},
-                   "aware_bins": 36, "blind_bins": 36, "membership_bins": 2, "oracle_membership_bins": 4},
+                   "feature_box": {"lsat": (10.0, 48.0), "male": (0.0, 1.0), "pass_bar": (0.0, 1.0)},
+                   "aware_bins": 36, "blind_bins": 12, "membership_bins": 2, "oracle_membership_bins": 4},
     "communities": {"features": None,
                     "membership_edges": {"racePctWhite": np.linspace(0.0, 1.0, 11)[1:-1],
                                          "racePctHisp": (0.1, 0.3)},
+                    "feature_box": None,
                     "aware_bins": 12, "blind_bins": 6, "membership_bins": 2, "oracle_membership_bins": 16},
 }
 
@@ -750,6 +755,23 @@ def _distribution_metrics(dist: np.ndarray, grid: np.ndarray, y: np.ndarray, gro
     return mse, float((cdfs.max(axis=0) - cdfs.min(axis=0)).max())
 
 
+def _linear_output_range(model: Any, features: list[str], box: dict[str, tuple[float, float]] | None,
+                         bounds: tuple[float, float]) -> tuple[float, float]:
+    """A linear model's output range over a declared feature box, rounded out to 0.05 and within ``bounds``.
+
+    Public: the model is trained on other rows and the box is declared (no post-processing row is read).  Without
+    a box (or a feature outside it), ``bounds`` itself.
+    """
+    if box is None or any(name not in box for name in features):
+        return bounds
+    ends = np.array([box[name] for name in features], dtype=float)  # (n_features, 2)
+    ranges = np.sort(np.asarray(model.coef_, float)[:, None] * ends, axis=1)
+    lo = float(model.intercept_ + ranges[:, 0].sum())
+    hi = float(model.intercept_ + ranges[:, 1].sum())
+    lo, hi = max(bounds[0], math.floor(lo * 20) / 20), min(bounds[1], math.ceil(hi * 20) / 20)
+    return (lo, hi) if lo < hi else bounds
+
+
 def _aware_distribution(pp: Any, X: Any, groups: np.ndarray) -> np.ndarray:
     """Each row's output distribution under the aware maps (Algorithm 1, lines 2 and 12: its group's row of the bin)."""
     k = pp.grid_.size
@@ -765,8 +787,9 @@ def blind_task(cell: dict[str, Any], seed: int) -> dict[str, float]:
     The regressor (ridge) is trained on its own 35% (it stands for a model trained on other data, as in
     ``regression-ridge-pipeline``).  On the post-processing 35%, at the cell's epsilon: the aware post-processor
     (its table at epsilon), and the blind one (a :class:`HistogramMembershipModel` at
-    ``BLIND_MEMBERSHIP_SHARE * epsilon`` and its cell table at the rest, its program solved at
-    ``alpha - BLIND_ALPHA_MARGIN`` at a finite epsilon); secure noise (``random_state=None``).
+    ``BLIND_MEMBERSHIP_SHARE * epsilon`` and its cell table at the rest, on the ridge's output range over the
+    declared feature box, its program solved at ``alpha - BLIND_ALPHA_MARGIN`` at a finite epsilon); secure noise
+    (``random_state=None``).
     At ``epsilon = inf`` also the *blind oracle*: the blind program solved exactly on the test rows themselves
     (exact membership model and table) with the aware post-processor's bins and a finer membership lattice: the
     best remapping of (output bin, membership cell) for those rows, a lower bound (up to that resolution) on what
@@ -825,7 +848,8 @@ def blind_task(cell: dict[str, Any], seed: int) -> dict[str, float]:
                                               random_state=private).fit(X.iloc[post], groups[post])
         blind = BlindFairRegressionPostProcessor(
             f, membership, epsilon=(1 - BLIND_MEMBERSHIP_SHARE) * epsilon, n_bins=setup["blind_bins"],
-            membership_bins=setup["membership_bins"], bounds=info["bounds"], groups=declared, random_state=private,
+            membership_bins=setup["membership_bins"], groups=declared, random_state=private,
+            bounds=_linear_output_range(regressor, features, setup["feature_box"], info["bounds"]),
         ).fit(X.iloc[post], sensitive_features=groups[post])
         oracle = None
         margin = 0.0 if math.isinf(epsilon) else BLIND_ALPHA_MARGIN  # room for the table's noise, if any

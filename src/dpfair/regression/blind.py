@@ -272,7 +272,12 @@ class BlindFairRegressionPostProcessor(
         Failure probability of ``guaranteed_violation_``, in (0, 1).
     bounds : (float, float) or None, default None
         Declared interval of the regressor's outputs (required with finite ``epsilon``); an output beyond it goes
-        to the end bin with a warning, as in the aware post-processor.
+        to the end bin with a warning, as in the aware post-processor.  Declare it as tight as public facts
+        allow (for a linear regressor trained on other rows: its range over a declared box of the features):
+        a bin no output reaches still carries ``n_groups x M`` noisy entries here (``n_groups`` for the aware
+        post-processor).  On Law School, the ridge's range [2.5, 3.5] with 12 bins instead of [1, 4] with 36
+        (the same width) lowered the blind excess MSE by a sixth to a fifth at the same held-out KS
+        (the regression guide).
     groups : list or None, default None
         The declared groups, in order (required with finite ``epsilon``).
     prefit : bool, default True
