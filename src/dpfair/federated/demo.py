@@ -300,7 +300,7 @@ def _final_result(folder: Path, failure: str | None, horizon: int, n_agents: int
         server["completed"] = False
         status = "failed"
     server["status"] = status
-    from dpfair.federated.apps import _write_json
+    from dpfair.federated._wire import _write_json
 
     _write_json(str(path), server)  # the final word: status, and why it failed
     return server, status, failure
@@ -333,7 +333,7 @@ def _read_result(path: Path) -> dict[str, Any] | None:
 
 def _save_failure(folder: Path, horizon: int, n_agents: int, why: str) -> None:
     """Mark the run's result (the ServerApp's checkpoint, or a new one) as failed, naming *why*."""
-    from dpfair.federated.apps import _write_json
+    from dpfair.federated._wire import _write_json
 
     path = folder / "result.json"
     server = _read_result(path) or _empty_result(horizon, n_agents)
