@@ -363,3 +363,17 @@ def test_a_solver_failure_after_the_release_falls_back_to_the_constant_map(monke
         pp = _pp(budget=budget).fit(X, sensitive_features=groups)
     assert budget.spent() == (1.0, 0.0)
     assert (pp.transport_.max(axis=1) == 1.0).all() and np.unique(pp.transport_.argmax(axis=1)).size == 1
+
+
+def test_the_experiments_public_output_range_is_the_linear_models_range_over_the_declared_box():
+    """The blind table's bounds in the comparison come from the (public) regressor and a declared box only."""
+    from types import SimpleNamespace
+
+    from dpfair.experiments.regression import _linear_output_range
+
+    model = SimpleNamespace(coef_=np.array([0.05, -0.2]), intercept_=1.0)  # range 1.0 + [0.5 - 0.2, 2.4 - 0]
+    box = {"a": (10.0, 48.0), "b": (0.0, 1.0)}
+    assert _linear_output_range(model, ["a", "b"], box, (1.0, 4.0)) == pytest.approx((1.3, 3.4))
+    assert _linear_output_range(model, ["a", "b"], box, (1.0, 2.0)) == pytest.approx((1.3, 2.0))  # within bounds
+    assert _linear_output_range(model, ["a", "c"], box, (1.0, 4.0)) == (1.0, 4.0)  # a feature outside the box
+    assert _linear_output_range(model, ["a", "b"], None, (0.0, 1.0)) == (0.0, 1.0)
