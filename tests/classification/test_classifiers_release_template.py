@@ -10,11 +10,11 @@ from dpfair.base import PrivateEstimator
 from dpfair.classification import (
     DPEqualizedOddsPostProcessor,
     DPExponentiatedGradient,
-    reductions,
+    _postprocessing_lp,
     reductions_game,
     reductions_oracle,
+    reductions_run,
 )
-from dpfair.classification import postprocessing as pp_module
 from dpfair.datasets import make_classification
 from dpfair.linear_model import DPLogisticRegression
 from dpfair.privacy import PrivacyBudget
@@ -51,8 +51,8 @@ def _eg_paper(budget, **kw):
 
 
 @pytest.mark.parametrize(("make", "modules"), [
-    (_eo, [(pp_module, "laplace_mechanism")]),
-    (_eg_paper, [(reductions, "laplace_mechanism"), (reductions_game, "laplace_mechanism")]),
+    (_eo, [(_postprocessing_lp, "laplace_mechanism")]),
+    (_eg_paper, [(reductions_run, "laplace_mechanism"), (reductions_game, "laplace_mechanism")]),
     (_eg, [(reductions_oracle, "gaussian_mechanism")]),  # the default oracle: Gaussian cell sums and counts
 ])
 def test_every_noise_draw_comes_after_the_single_charge(make, modules, monkeypatch):

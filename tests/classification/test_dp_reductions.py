@@ -10,7 +10,7 @@ from fairlearn.reductions import EqualizedOdds, ExponentiatedGradient
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.linear_model import LinearRegression
 
-from dpfair.classification import reductions, reductions_game
+from dpfair.classification import reductions, reductions_game, reductions_run
 from dpfair.classification.reductions import DPExponentiatedGradient
 from dpfair.datasets import make_classification
 from dpfair.privacy import PrivacyBudget, PrivacyBudgetExceededError, PrivacyLeakWarning, audit_epsilon
@@ -241,20 +241,19 @@ def test_audit_honest_mechanisms_within_claim_and_half_noise_mutant_caught(which
     honest = audit_epsilon(mechanism, data_a, data_b, n_samples=20_000, random_state=1)
     assert honest.epsilon_lower_bound <= eps_step
 
-    real = reductions.laplace_mechanism
+    real = reductions_game.laplace_mechanism
 
     def half_noise(values, *, sensitivity, epsilon, random_state=None, **kwargs):
         return real(values, sensitivity=sensitivity / 2.0, epsilon=epsilon, random_state=random_state, **kwargs)
 
-    monkeypatch.setattr(reductions, "laplace_mechanism", half_noise)  # the oracle's releases
-    monkeypatch.setattr(reductions_game, "laplace_mechanism", half_noise)  # the auditor's releases
+    monkeypatch.setattr(reductions_game, "laplace_mechanism", half_noise)  # the oracle's and the auditor's releases
     mutant = audit_epsilon(mechanism, data_a, data_b, n_samples=20_000, random_state=1)
     assert mutant.epsilon_lower_bound > eps_step
 
 
 def test_the_paper_oracles_fit_releases_through_the_audited_noisy_moment(monkeypatch):
-    # the audit above targets reductions._noisy_moment: fit with oracle="paper" must release Z^T C through it,
-    # at the oracle's declared sensitivity, once per round
+    # the audit above targets reductions._noisy_moment: fit with oracle="paper" must release Z^T C through it
+    # (the game, reductions_run, calls it), at the oracle's declared sensitivity, once per round
     X, y, g = _data(300)
     calls = []
     real = reductions._noisy_moment
@@ -263,7 +262,7 @@ def test_the_paper_oracles_fit_releases_through_the_audited_noisy_moment(monkeyp
         calls.append((np.shape(exact), sensitivity, epsilon_step))
         return real(exact, sensitivity, epsilon_step, noise)
 
-    monkeypatch.setattr(reductions, "_noisy_moment", spy)
+    monkeypatch.setattr(reductions_run, "_noisy_moment", spy)
     est = DPExponentiatedGradient(epsilon=5.0, delta=1e-5, gamma=0.1, bound_B=1.0, x_norm_bound=1.0, n_iter=6,
                                   groups=[0, 1], oracle="paper", random_state=0).fit(X, y, sensitive_features=g)
     assert len(calls) >= est.n_iter_ >= 1  # at least one best response per round

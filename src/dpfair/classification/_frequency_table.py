@@ -2,8 +2,8 @@
 
 Jagielski et al. (2019), Algorithm 1: the empirical joint frequencies of (base prediction, group, label) (line 2),
 and the projection of the released table onto valid tables (post-processing).  The release itself (lines 3-4,
-``noisy_frequencies``) stays in :mod:`dpfair.classification.postprocessing`, which re-exports these two; they
-live here because that module is near the 800-line limit.
+``noisy_frequencies``) and the linear program are :mod:`dpfair.classification._postprocessing_lp`;
+:mod:`dpfair.classification.postprocessing` re-exports these two.
 """
 
 from __future__ import annotations

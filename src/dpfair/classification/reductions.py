@@ -67,7 +67,6 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 
-from dpfair._estimator import predict_seed as _predict_seed
 from dpfair._estimator import (
     privacy_spent,
     warn_non_private,
@@ -81,7 +80,7 @@ from dpfair._validation import (
 )
 from dpfair._warnings import find_stack_level
 from dpfair.base import PrivacyParameters, PrivateEstimator, ValidatedData
-from dpfair.classification._group_evidence import EmptyGroupWarning, group_evidence, warn_empty_groups
+from dpfair.classification._group_evidence import EmptyGroupWarning, warn_empty_groups
 from dpfair.classification.constraints import make_constraint
 from dpfair.classification.reductions_accounting import (  # noqa: F401
     _MAX_ITER,
@@ -105,8 +104,6 @@ from dpfair.classification.reductions_accounting import (  # noqa: F401
 from dpfair.classification.reductions_fallback import (
     ConstantFallbackWarning,
     SmallBudgetWarning,
-    best_constant,
-    constant_fallback,
     constant_weights,
     warn_constant_fallback,
 )
@@ -131,15 +128,9 @@ from dpfair.classification.reductions_inputs import (  # noqa: F401  (_l1_row_bo
     _features,
     _l1_row_bound,
 )
-from dpfair.classification.reductions_mixture import ExactMixture, better_mixture
 from dpfair.classification.reductions_oracle import (
     NOISE_TO_SIGNAL_LIMIT,
-    POSITIVES_SENSITIVITY,
-    ShrunkSolver,
     l2_row_bound,
-    noise_to_signal,
-    release_cell_sums,
-    release_positives,
 )
 from dpfair.classification.reductions_plan import (
     GameData,
@@ -151,7 +142,8 @@ from dpfair.classification.reductions_plan import (
     game_statistics,
 )
 from dpfair.classification.reductions_predict import _MixturePredictor
-from dpfair.privacy.mechanisms import laplace_mechanism
+from dpfair.classification.reductions_run import GAP_CHECK_EVERY as _GAP_CHECK_EVERY  # noqa: F401
+from dpfair.classification.reductions_run import run_game
 from dpfair.privacy.noise import NoiseSource
 from dpfair.privacy.relations import CHANGE_ATTRIBUTE
 
@@ -161,8 +153,6 @@ __all__ = ["DEFAULT_DELTA", "ConstantFallbackWarning", "DPExponentiatedGradient"
 #: The default ``delta`` (``delta=None``): fixed, because the charge is decided by the parameters alone.
 DEFAULT_DELTA = 1e-6
 
-#: Rounds between two duality-gap checks at ``epsilon = inf``.
-_GAP_CHECK_EVERY = 10
 
 
 REFERENCES = ("group0", "overall")
@@ -578,168 +568,9 @@ class DPExponentiatedGradient(PrivateEstimator, _MixturePredictor, ClassifierMix
         """Algorithm 3 after the charge: the one-off releases, then the noisy game (every use of ``noise``).
 
         An iterative mechanism (the template's ``_run`` step): each round's releases depend on the previous rounds'
-        released values, so noise and computation interleave.
+        released values, so noise and computation interleave (:func:`~dpfair.classification.reductions_run.run_game`).
         """
-        s, plan, options = statistics, data.plan, params.options
-        reference, aware, selection, gamma = options.reference, options.aware, options.selection, data.plan.gamma
-        constraint = options.constraint
-        ref = {"reference": reference, "constraint": constraint}
-        private, m, n_groups, T, bound_B = plan.private, plan.m, plan.n_groups, plan.T, plan.bound_B
-        epsilon_step, epsilon_counts, epsilon_gram = plan.epsilon_step, plan.epsilon_counts, plan.epsilon_gram
-        epsilon_selection = plan.epsilon_selection
-        y01, cell, Z, label_counts = data.y01, s.cell, s.Z, s.label_counts
-        gram, moment0 = s.gram, s.moment0
-        by_statistics, zt_cells = plan.by_statistics, s.zt_cells
-        # ---- one-off releases (paid from epsilon_rest): the cell counts, Laplace with L1 sensitivity 2; or the
-        # statistics oracle's cell sums of [x, 1] (Gaussian), whose last coordinate is the count
-        if by_statistics:
-            released_cells = release_cell_sums(zt_cells.reshape(n_groups, 2, -1), s.label_totals,
-                                               plan.cell_sensitivity, plan.mu_cells, noise, plan.count_weight)
-            counts, zt_cells = released_cells[..., -1], released_cells.reshape(2 * n_groups, -1)
-        elif private:
-            counts = laplace_mechanism(s.exact_counts, sensitivity=2.0, epsilon=epsilon_counts, random_state=noise)
-        else:
-            counts = s.exact_counts
-        denominators = np.maximum(counts, 1.0)  # public after release (post-processing)
-        # cells whose released count is indistinguishable from 0 (an empty or tiny declared group): their constraints
-        # are dropped and their denominators set to m, so that their noise, divided by a denominator clipped near 0,
-        # cannot drive the multipliers, the costs or the noise scales (_group_evidence; post-processing)
-        evidence = (group_evidence(constraint, counts, denominators, plan.count_sd, options.beta, float(m))
-                    if n_groups > 1 else None)
-        keep = None if evidence is None else evidence.keep
-        if evidence is not None:
-            denominators = evidence.denominators
-        proportions = denominators / m  # q~_ay
-        label_proportions = label_counts / m
-        if aware and private:
-            upper = np.triu_indices(gram.shape[0])
-            released = laplace_mechanism(
-                np.concatenate([gram[upper], moment0]),
-                sensitivity=aware_static_sensitivity(data.l1_row_bound),
-                epsilon=epsilon_gram,
-                random_state=noise,
-            )
-            gram = np.zeros_like(gram)
-            gram[upper] = released[: upper[0].size]
-            gram = gram + np.triu(gram, 1).T
-            moment0 = released[upper[0].size :]
-        gram_inv = _psd_inverse(gram, exact=not (aware and private))
-        if by_statistics:  # the released sums' noise, shrunk every round (reductions_oracle.ShrunkSolver)
-            shrunk = ShrunkSolver(gram, plan.cell_sensitivity / plan.mu_cells)
-        sens_oracle = (oracle_sensitivity(bound_B, proportions, data.l1_row_bound, aware, **ref)
-                       if private and not by_statistics else math.inf)
-        oracle_step = math.inf if by_statistics else epsilon_step  # the statistics oracle: post-processing
-        sens_auditor = auditor_sensitivity(denominators, label_counts=label_counts, aware=aware, **ref)
-        zt_base = s.zt_base  # Z^T C_1 = zt_base + sum_cells tau_cell zt_cells[cell]
-        game = _Game(y01, cell, n_groups, denominators, label_counts, gamma, reference, constraint, keep)
-
-        tau_norms: list[float] = []
-
-        def best_response(lam: np.ndarray, step: float) -> tuple[np.ndarray, np.ndarray]:
-            tau = cell_costs(lam, proportions, label_proportions=label_proportions, **ref)
-            if math.isinf(step):
-                tau_norms.append(float(np.linalg.norm(tau)))
-            moment1 = _noisy_moment(zt_base + tau.ravel() @ zt_cells, sens_oracle, step, noise)
-            if by_statistics:
-                w = shrunk.solve(moment0 - moment1, tau)
-            else:
-                w = gram_inv @ (moment0 - moment1)  # predicted C_0 - C_1: h = 1 when C_1 is predicted lower
-            return w, (Z @ w > 0).astype(float)
-
-        # ---- Algorithm 3 main loop (vectorized over rows and groups)
-        theta = np.zeros(constraint.violation_shape(n_groups))
-        if keep is not None:
-            theta[~keep] = -math.inf  # a dropped constraint's multiplier stays 0 (line 3)
-        weights = np.empty((T, Z.shape[1]))
-        lam_sums = np.zeros((T + 1, *theta.shape))
-        r_sum = np.zeros_like(theta)
-        err_sum = 0.0
-        h_sum = np.zeros(m)
-        h_best, r_best_sum = h_sum, r_sum
-        values, r_sums = np.empty(T), np.empty((T, *theta.shape))  # every prefix's primal value and sum of r~
-        errors = np.empty(T)  # every prefix's training error (public A-blind: X, y and released weights)
-        if by_statistics:  # sd of a violation entry: at most sigma (1 / n_a + 1 / n_ref), sigma of a released count
-            noise_sd = constraint.violation_sd(POSITIVES_SENSITIVITY / plan.mu_round, denominators)
-        else:
-            noise_sd = math.sqrt(2.0) * sens_auditor / epsilon_step if private else 0.0  # sd of one Laplace draw
-        best_value, best_t, rounds, gap = math.inf, 0, T, math.nan
-        # epsilon = inf: the exact best mixture of the responses seen (reductions_mixture), kept where its gap is smaller
-        exact = ExactMixture(game, bound_B) if not private and n_groups > 1 and selection == "best" else None
-        mixture = None
-        for t in range(T):
-            lam = _lambda(theta, bound_B)  # line 3
-            lam_sums[t + 1] = lam_sums[t] + lam
-            w, h = best_response(lam, oracle_step)  # line 4 (Subroutine 2) with the Section 5 oracle
-            weights[t] = w
-            if exact is not None:
-                exact.add(h, t)
-            # lines 6-7: the Auditor's noisy violations
-            positive = game.positives(h)
-            if n_groups > 1 and by_statistics:  # the positives per cell (Gaussian), violations by post-processing
-                r_noisy = violations(release_positives(positive, positive.sum(axis=0), plan.mu_round, noise),
-                                     denominators, gamma, label_counts=label_counts, **ref)
-            elif n_groups > 1:
-                r_noisy = noisy_violations(positive, denominators, gamma, epsilon_step, noise, label_counts=label_counts,
-                                           aware=aware, **ref)
-            else:
-                r_noisy = np.full_like(theta, -gamma)
-            if keep is not None:
-                r_noisy = np.where(keep, r_noisy, -gamma)  # a dropped constraint: nothing to audit
-            theta = theta + plan.eta * r_noisy  # line 8
-            # the output: Algorithm 3's average, or the best iterate by its (noisy, pessimistic) primal value
-            r_sum += r_noisy
-            err_sum += game.error(h)
-            n = t + 1
-            value = err_sum / n + bound_B * max(0.0, float(np.max(r_sum / n, initial=-math.inf)) + 2.0 * noise_sd / math.sqrt(n))
-            values[t], r_sums[t], errors[t] = value, r_sum, err_sum / n
-            h_sum += h
-            if selection == "average" or (value <= best_value and not epsilon_selection):
-                best_value, best_t = value, n
-                h_best = h_sum.copy()
-                r_best_sum = r_sum.copy()
-            if not private and n_groups > 1 and n % _GAP_CHECK_EVERY == 0 and n < T:
-                gap = game.gap(h_best / best_t, lam_sums[best_t] / best_t, bound_B, best_response)
-                gap, mixture = better_mixture(exact, gap, best_response)
-                if gap <= plan.nu:  # a nu-approximate equilibrium: stop (Theorem 4.3)
-                    rounds = n
-                    break
-        aware_fallback = None
-        if epsilon_selection:
-            # A-aware the prefixes' errors read A, so the constant (value err(c): its constraints hold exactly, its
-            # error is public) is one more candidate of the same exponential mechanism (utility sensitivity 1/m
-            # still: its utility does not depend on A), inside the same epsilon_selection
-            constant = best_constant(y01) if options.fallback == "constant" else None
-            candidates = values[:rounds] if constant is None else np.append(values[:rounds], constant.error)
-            best_t = _private_prefix_choice(candidates, m, epsilon_selection, noise)
-            if best_t > rounds:  # the constant was chosen
-                aware_fallback, best_t = constant, rounds
-            r_best_sum = r_sums[best_t - 1].copy()  # (h_best is used only at epsilon = inf)
-        if not private and n_groups > 1 and rounds == T:
-            gap = game.gap(h_best / best_t, lam_sums[best_t] / best_t, bound_B, best_response)
-            gap, mixture = better_mixture(exact, gap, best_response, final=True)
-        if mixture is not None:  # the exact best mixture: its error and violations for _solve's check
-            r_exact = game.violations(mixture["positives"])
-        else:
-            r_exact = (game.violations(game.positives(h_best / best_t))
-                       if not private and n_groups > 1 and best_t else None)
-        # never worse than the constant: the best constant classifier (its rates are equal in every group, so every
-        # constraint holds exactly, read off no group; its error is public, y being public) against the output's
-        # training error (public A-blind: X, y and released weights), with a margin: post-processing, no charge
-        fallback = aware_fallback
-        if private and not aware and best_t and options.fallback == "constant":
-            fallback = constant_fallback(float(errors[best_t - 1]), h_best / best_t, y01)
-        if not private:
-            ratios = {"oracle": 0.0, "auditor": 0.0}
-        else:
-            # noise sd per coordinate of the right-hand side: the paper's, calibrated to the worst costs, every round;
-            # the statistics oracle's, sigma ||tau_t||, at the rounds' released multipliers (root mean square)
-            coordinate_sd = (plan.cell_sensitivity / plan.mu_cells * math.sqrt(np.mean(np.square(tau_norms)))
-                             if by_statistics else math.sqrt(2.0) * sens_oracle / epsilon_step)
-            ratios = noise_to_signal(coordinate_sd * math.sqrt(Z.shape[1]), s.rhs_signal, noise_sd, T, gamma)
-        return GameOutcome(noise_to_signal=ratios, mixture=mixture, r_exact=r_exact, noise_sd=noise_sd, weights=weights,
-                           lam_sums=lam_sums, r_best_sum=r_best_sum, best_t=best_t, rounds=rounds, gap=gap,
-                           predict_seed=_predict_seed(noise), fallback=fallback,
-                           dropped_groups=[] if evidence is None else evidence.dropped_groups)
+        return run_game(params, data, statistics, noise)
 
     def _solve(self, params: PrivacyParameters, noisy: GameOutcome, data: GameData) -> dict[str, Any]:
         plan, options = data.plan, params.options

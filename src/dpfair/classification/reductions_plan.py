@@ -8,9 +8,11 @@ The steps of the release template (:mod:`dpfair.base`) hand each other frozen da
   noise scales), refused when a scale would overflow: :func:`game_plan`, part of step 1, so that the dry run
   (:meth:`~dpfair.base.PrivateEstimator.check_release`) refuses it too;
 * :class:`GameStatistics`, the exact statistics the game releases (step 3, :func:`game_statistics`);
-* :class:`GameOutcome`, what the noisy game (step 5, ``DPExponentiatedGradient._run``) hands post-processing.
+* :class:`GameOutcome`, what the noisy game (step 5, :func:`~dpfair.classification.reductions_run.run_game`) hands
+  post-processing.
 
-The game itself stays in :mod:`dpfair.classification.reductions` (its releases are audited there).
+The game itself is :mod:`dpfair.classification.reductions_run` (its releases go through the audited functions of
+:mod:`~dpfair.classification.reductions_game` and :mod:`~dpfair.classification.reductions_oracle`).
 """
 
 from __future__ import annotations
@@ -279,6 +281,27 @@ class GameOutcome:
     dropped_groups: list[int] = field(default_factory=list)
 
 
+def _rounds_and_step(options: GameOptions, epsilon: float, m: int, n_features: int, n_groups: int, bound_B: float,
+                     nu: float, by_statistics: bool) -> tuple[int, float]:
+    """The number of rounds ``T`` and the step ``eta`` of :func:`game_plan` (public: parameters and shape only)."""
+    ref = {"reference": options.reference, "constraint": options.constraint}
+    delta, aware = options.delta, options.aware
+    vc_dim = n_features + n_groups if aware else n_features + 1
+    t_privacy = (STATISTICS_N_ITER if by_statistics else
+                 default_n_iter(epsilon, delta, bound_B, n_groups, m, vc_dim, options.beta, **ref))
+    n_iter = options.n_iter
+    T = n_iter if n_iter is not None else min(t_privacy, accuracy_n_iter(bound_B, nu, n_groups, **ref))
+    eta = options.eta if options.eta is not None else default_eta(n_groups, T, **ref)
+    if options.eta is None and math.isinf(epsilon) and n_groups >= MANY_GROUPS:
+        # without noise the step is not tied to the noise's accumulation: fairlearn's eta0 / B with eta0 = 2 (Agarwal
+        # et al.'s implementation), when larger.  With 4 or more groups, Algorithm 3's (1/2) sqrt(ln(K+1) / T) and the
+        # 1,000-round cap stopped at duality gaps .021 (ACS income, race in 4 groups; target nu = .0087) and .052
+        # (9 groups; .021), where 2 / B reaches the target in 250 and 20 rounds.  With 2 groups Algorithm 3's step
+        # reaches it within 40 rounds on Adult and Communities and stays closer to fairlearn's point: kept.
+        eta = max(eta, 2.0 / bound_B)
+    return T, eta
+
+
 def game_plan(options: GameOptions, epsilon: float, m: int, n_features: int, n_groups: int, l1_row_bound: float,
               l2_row_bound: float) -> GamePlan:
     """Algorithm 3's plan (``T``, ``eta``, the privacy split: public), refused when a noise scale would overflow.
@@ -308,21 +331,9 @@ def game_plan(options: GameOptions, epsilon: float, m: int, n_features: int, n_g
     worst = math.nan
     bound_B = float(n_groups) if options.bound_B is None else options.bound_B  # Corollary 4.6.1: B = |A|
     nu = 1.0 / math.sqrt(m) if options.nu is None else options.nu
-    vc_dim = n_features + n_groups if aware else n_features + 1
     private = not math.isinf(epsilon) and n_groups > 1  # with one group no output depends on the labels
     by_statistics = private and options.oracle == "statistics"
-    t_privacy = (STATISTICS_N_ITER if by_statistics else
-                 default_n_iter(epsilon, delta, bound_B, n_groups, m, vc_dim, options.beta, **ref))
-    n_iter = options.n_iter
-    T = n_iter if n_iter is not None else min(t_privacy, accuracy_n_iter(bound_B, nu, n_groups, **ref))
-    eta = options.eta if options.eta is not None else default_eta(n_groups, T, **ref)
-    if options.eta is None and math.isinf(epsilon) and n_groups >= MANY_GROUPS:
-        # without noise the step is not tied to the noise's accumulation: fairlearn's eta0 / B with eta0 = 2 (Agarwal
-        # et al.'s implementation), when larger.  With 4 or more groups, Algorithm 3's (1/2) sqrt(ln(K+1) / T) and the
-        # 1,000-round cap stopped at duality gaps .021 (ACS income, race in 4 groups; target nu = .0087) and .052
-        # (9 groups; .021), where 2 / B reaches the target in 250 and 20 rounds.  With 2 groups Algorithm 3's step
-        # reaches it within 40 rounds on Adult and Communities and stays closer to fairlearn's point: kept.
-        eta = max(eta, 2.0 / bound_B)
+    T, eta = _rounds_and_step(options, epsilon, m, n_features, n_groups, bound_B, nu, by_statistics)
     # A-aware, h and its training error read A exactly: the best-prefix choice is then a charged release
     private_selection = private and aware and options.selection == "best"
     certified_by = "none (epsilon = inf)"
