@@ -36,7 +36,7 @@ from dpfair._estimator import predict_seed as _predict_seed
 from dpfair._estimator import prediction_noise as _prediction_noise
 from dpfair._estimator import rows_of_fitted_groups as _rows_of_fitted_groups
 from dpfair._estimator import wrapped_tags as _wrapped_tags
-from dpfair._validation import check_epsilon, check_nonnegative_finite, check_open_unit
+from dpfair._validation import check_epsilon, check_feature_values, check_nonnegative_finite, check_open_unit
 from dpfair._warnings import find_stack_level
 from dpfair._wrapped_fit import (
     SensitiveScoreMixin,
@@ -119,6 +119,17 @@ _BASE_CLASSIFIER = WrappedEstimator(
 )
 
 
+def _refuse_raw_features(X: Any, owner: str) -> None:
+    """After the base classifier refused ``X``: strings and NaN get dpfair's message (the column and the fix).
+
+    The post-processor passes ``X`` to its base classifier as it is (a pipeline with
+    :class:`~dpfair.preprocessing.DeclaredOneHotEncoder` takes strings), so ``X`` is checked only once the base
+    has refused it: scikit-learn's message ("could not convert string to float: '<the value>'") prints a private
+    value and advises an imputer that reads private statistics.
+    """
+    check_feature_values(X, owner=f"{owner}'s estimator")
+
+
 def _base_predictions(estimator: Any, X: Any, classes: np.ndarray) -> np.ndarray:
     """The base classifier's predictions on ``X`` as 0/1 codes of ``classes`` (the second is 1)."""
     try:
@@ -135,9 +146,13 @@ def _base_predictions(estimator: Any, X: Any, classes: np.ndarray) -> np.ndarray
 
 def _base_cells(estimator: Any, X: Any, classes: np.ndarray, n_bins: int | None) -> np.ndarray:
     """The row's cell of the table: the base prediction (``n_bins=None``) or its probability's public bin."""
-    if n_bins is None:
-        return _base_predictions(estimator, X, classes)
-    return score_bins_of(base_scores(estimator, X, classes), n_bins)
+    try:
+        if n_bins is None:
+            return _base_predictions(estimator, X, classes)
+        return score_bins_of(base_scores(estimator, X, classes), n_bins)
+    except (TypeError, ValueError):
+        _refuse_raw_features(X, "DPEqualizedOddsPostProcessor")  # strings, NaN: dpfair's message, no private value
+        raise
 
 
 # ---------------------------------------------------------------------------- estimator
@@ -415,8 +430,12 @@ default "equalized_odds"
         if n_bins is not None and self.estimator is not None and not (
                 hasattr(self.estimator, "predict_proba") or hasattr(self.estimator, "decision_function")):
             base_scores(self.estimator, None, classes)  # raises the error naming score_bins, before any fit or charge
-        check_wrapped_estimator(_BASE_CLASSIFIER, self.estimator, X, self._base_target(y_array, classes, labels),
-                                prefit=options.prefit, owner=type(self).__name__)
+        try:
+            check_wrapped_estimator(_BASE_CLASSIFIER, self.estimator, X, self._base_target(y_array, classes, labels),
+                                    prefit=options.prefit, owner=type(self).__name__)
+        except (TypeError, ValueError):
+            _refuse_raw_features(X, type(self).__name__)  # strings, NaN: dpfair's message, no private value
+            raise
         return EqualizedOddsData(n_rows=m, sensitive_features=sensitive_features, groups=rows.groups,
                                  group_index=rows.group_index, X=X, y=y_array, classes=classes, labels=labels)
 
@@ -432,9 +451,13 @@ default "equalized_odds"
         """Algorithm 1, lines 1-2: the base classifier (fitted here with ``prefit=False``) and the exact table."""
         classes, m, n_bins = data.classes, data.n_rows, params.options.score_bins
         # Algorithm 1, line 1: the base classifier is trained on {(X_i, Y_i)} only -- A is never passed
-        estimator = fit_wrapped_estimator(_BASE_CLASSIFIER, self.estimator, data.X,
-                                          self._base_target(data.y, classes, data.labels),
-                                          prefit=params.options.prefit, owner=type(self).__name__, caller=self)
+        try:
+            estimator = fit_wrapped_estimator(_BASE_CLASSIFIER, self.estimator, data.X,
+                                              self._base_target(data.y, classes, data.labels),
+                                              prefit=params.options.prefit, owner=type(self).__name__, caller=self)
+        except (TypeError, ValueError):
+            _refuse_raw_features(data.X, type(self).__name__)  # strings, NaN: dpfair's message, no private value
+            raise
         y_pred = _base_cells(estimator, data.X, classes, n_bins)
         if y_pred.shape[0] != m:
             raise ValueError(f"the estimator returned {y_pred.shape[0]} predictions for {m} rows of X.")

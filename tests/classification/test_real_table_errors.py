@@ -1,0 +1,126 @@
+"""Real tables into the private classifiers: a string column or a missing value is refused with dpfair's message.
+
+scikit-learn's own message prints the private value it could not convert ("could not convert string to float:
+'<the value>'") and advises an imputer that reads private statistics; dpfair's names the column and the dpfair
+transformer to use (``DeclaredOneHotEncoder``, ``DeclaredImputer``), never a value.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.compose import ColumnTransformer
+from sklearn.linear_model import LogisticRegression
+from sklearn.pipeline import make_pipeline
+
+from dpfair.classification import DPEqualizedOddsPostProcessor, DPExponentiatedGradient
+from dpfair.preprocessing import DeclaredOneHotEncoder
+
+#: The fits here are tiny (their noise warnings are beside the point): only the refusals are checked.
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
+
+#: A level that must never appear in a message: it stands for a private value of one row.
+SECRET = "Secret-Level-7"
+
+
+def _table(n=200, seed=0):
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame({"age": rng.uniform(0.0, 0.5, n), "hours": rng.uniform(0.0, 0.5, n)})
+    y = (frame["age"] + rng.normal(0.0, 0.1, n) > 0.25).astype(int).to_numpy()
+    groups = rng.integers(0, 2, n)
+    return frame, y, groups
+
+
+def _with_string_column(frame):
+    out = frame.copy()
+    out["workclass"] = ["Private"] * (len(out) - 1) + [SECRET]
+    return out
+
+
+def _with_missing(frame):
+    out = frame.copy()
+    out.loc[3, "hours"] = np.nan
+    return out
+
+
+def _reductions():
+    return DPExponentiatedGradient(epsilon=2.0, groups=[0, 1], x_norm_bound=1.0, n_iter=5, random_state=0)
+
+
+def _assert_dpfair_message(exc_info, *needles):
+    message = str(exc_info.value)
+    for needle in needles:
+        assert needle in message
+    assert SECRET not in message and "could not convert" not in message
+
+
+def test_reductions_fit_names_the_string_column_and_the_encoder_never_the_value():
+    X, y, g = _table()
+    with pytest.raises(ValueError) as exc_info:
+        _reductions().fit(_with_string_column(X), y, sensitive_features=g)
+    _assert_dpfair_message(exc_info, "workclass", "DeclaredOneHotEncoder", "DPExponentiatedGradient")
+
+
+def test_reductions_fit_on_an_object_array_of_strings_names_the_encoder():
+    X, y, g = _table()
+    raw = _with_string_column(X).to_numpy(dtype=object)
+    with pytest.raises(ValueError) as exc_info:
+        _reductions().fit(raw, y, sensitive_features=g)
+    _assert_dpfair_message(exc_info, "DeclaredOneHotEncoder")
+
+
+def test_reductions_fit_on_missing_values_names_the_declared_imputer():
+    X, y, g = _table()
+    with pytest.raises(ValueError) as exc_info:
+        _reductions().fit(_with_missing(X), y, sensitive_features=g)
+    _assert_dpfair_message(exc_info, "DeclaredImputer", "DPExponentiatedGradient")
+    assert "SimpleImputer" in str(exc_info.value)  # says why scikit-learn's imputer is not the fix
+
+
+def test_reductions_predict_refuses_strings_and_missing_values_the_same_way():
+    X, y, g = _table()
+    fitted = _reductions().fit(X, y, sensitive_features=g)
+    with pytest.raises(ValueError) as exc_info:
+        fitted.predict(_with_string_column(X)[["age", "workclass"]])
+    _assert_dpfair_message(exc_info, "workclass", "DeclaredOneHotEncoder")
+    with pytest.raises(ValueError) as exc_info:
+        fitted.predict(_with_missing(X))
+    _assert_dpfair_message(exc_info, "DeclaredImputer")
+
+
+def test_postprocessor_with_a_numeric_base_names_the_column_in_fit_and_predict():
+    X, y, g = _table()
+    base = LogisticRegression().fit(X.to_numpy(), y)
+    post = DPEqualizedOddsPostProcessor(base, epsilon=2.0, groups=[0, 1], random_state=0)
+    strings = _with_string_column(X)[["age", "workclass"]]
+    with pytest.raises(ValueError) as exc_info:
+        post.fit(strings, y, sensitive_features=g)
+    _assert_dpfair_message(exc_info, "workclass", "DeclaredOneHotEncoder")
+    fitted = post.fit(X.to_numpy(), y, sensitive_features=g)
+    with pytest.raises(ValueError) as exc_info:
+        fitted.predict(strings, sensitive_features=g)
+    _assert_dpfair_message(exc_info, "workclass", "DeclaredOneHotEncoder")
+    with pytest.raises(ValueError) as exc_info:
+        fitted.predict(_with_missing(X).to_numpy(), sensitive_features=g)
+    _assert_dpfair_message(exc_info, "DeclaredImputer")
+
+
+def test_postprocessor_fitting_its_base_on_strings_names_the_encoder():
+    X, y, g = _table()
+    post = DPEqualizedOddsPostProcessor(LogisticRegression(), epsilon=2.0, groups=[0, 1], prefit=False, random_state=0)
+    with pytest.raises(ValueError) as exc_info:
+        post.fit(_with_string_column(X), y, sensitive_features=g)
+    _assert_dpfair_message(exc_info, "workclass", "DeclaredOneHotEncoder")
+
+
+def test_postprocessor_passes_strings_to_a_base_that_encodes_declared_categories():
+    # the post-processor checks X only once its base has refused it: a pipeline that encodes strings still works
+    X, y, g = _table()
+    table = _with_string_column(X)
+    encode = ColumnTransformer([("workclass", DeclaredOneHotEncoder({"workclass": ["Private", SECRET]}), ["workclass"])],
+                               remainder="passthrough")
+    base = make_pipeline(encode, LogisticRegression())
+    post = DPEqualizedOddsPostProcessor(base, epsilon=2.0, groups=[0, 1], prefit=False, random_state=0)
+    fitted = post.fit(table, y, sensitive_features=g)
+    assert fitted.predict(table, sensitive_features=g).shape == (len(table),)
