@@ -44,14 +44,15 @@ from dpfair.classification._postprocessing_guarantee import FairnessSlackWarning
 from dpfair.classification._postprocessing_labels import _classes
 from dpfair.classification.blind_membership import (
     assign_clusters,
-    cluster_membership_at_prediction,
-    fit_cluster_membership,
     fit_membership_models,
+    fit_pooled_membership,
     membership_at_prediction,
     membership_cells,
     membership_model_epsilons,
     plan_membership_clusters,
+    pooled_membership_at_prediction,
     public_clusters,
+    released_cluster_counts,
     with_label,
 )
 from dpfair.classification.blind_table import (
@@ -60,7 +61,6 @@ from dpfair.classification.blind_table import (
     best_constant_rule,
     blind_guaranteed_violation,
     blind_joint_frequencies,
-    constrained_rates,
     noisy_blind_table,
     plan_cells,
     rate_noise,
@@ -149,8 +149,8 @@ class BlindRelease:
 
     estimator: Any
     membership_coef: np.ndarray | None
-    membership_centres: np.ndarray | None
-    membership_table: np.ndarray | None
+    membership_clusters: int
+    membership_pooled_coef: np.ndarray | None
     score_edges: np.ndarray
     membership_edges: np.ndarray | None
     membership_prior: np.ndarray | None
@@ -211,12 +211,13 @@ class DPBlindPostProcessor(PrivateEstimator, CloneLineageMixin, MetaEstimatorMix
 
     1. *The membership model* (``epsilon_m = membership_share * epsilon``), an estimate of ``P(A | X, Y)`` (at
        prediction the two labels are mixed by the base score).  Under the attribute relation: the public rows are
-       grouped into ``k`` k-means clusters (a seeded function of the public ``X``; ``k`` from the public ``m``,
-       ``epsilon_m`` and the number of groups,
-       :func:`~dpfair.classification.blind_membership.plan_membership_clusters`), and the histogram ``h[c, y, a]``
-       of (cluster, label, group) is released with ``Lap(2 / epsilon_m)`` per cell: changing one row's group
-       moves one count between two cells of the same ``(c, y)``, an L1 sensitivity of 2, so it is
-       ``epsilon_m``-DP (:func:`~dpfair.classification.blind_membership.fit_cluster_membership`).  Under whole-row
+       grouped into ``k`` k-means clusters (a seeded function of the public ``X``; ``k = m / 16`` from the public
+       ``m``, :func:`~dpfair.classification.blind_membership.plan_membership_clusters`), and the histogram
+       ``h[c, y, a]`` of (cluster, label, group) is released with ``Lap(2 / epsilon_m)`` per cell: changing one
+       row's group moves one count between two cells of the same ``(c, y)``, an L1 sensitivity of 2, so it is
+       ``epsilon_m``-DP (:func:`~dpfair.classification.blind_membership.released_cluster_counts`).  A multinomial
+       logistic model fitted to the released counts at the public centres
+       (:func:`~dpfair.classification.blind_membership.fit_pooled_membership`) is post-processing.  Under whole-row
        replacement (the clusters of private rows would leak): one-vs-rest logistic regressions of the group on the
        features and the label, each by objective perturbation (:class:`~dpfair.linear_model.DPLogisticRegression`,
        ``data_norm=1`` on the rows divided by ``data_norm``); every model sees the change and each gets ``1/K`` of
@@ -304,10 +305,11 @@ class DPBlindPostProcessor(PrivateEstimator, CloneLineageMixin, MetaEstimatorMix
     membership_coef_ : ndarray of shape (n_models, n_features + 2) or None
         Whole-row privacy: the released one-vs-rest weights and intercepts (``None`` with one group or under the
         attribute relation).
-    membership_centres_ : ndarray of shape (n_clusters, n_features) or None
-        Attribute relation: the public clusters' centres (``None`` otherwise).
-    membership_table_ : ndarray of shape (n_clusters, 2, n_groups) or None
-        Attribute relation: the released ``P(A | cluster, y)`` (``None`` otherwise).
+    membership_clusters_ : int
+        Attribute relation: the number of public clusters of the released histogram (0 otherwise).
+    membership_pooled_coef_ : ndarray of shape (n_groups, n_features + 2) or None
+        Attribute relation: the multinomial model of ``P(A | x, y)`` fitted to the released histogram (``None``
+        otherwise).
     feature_scale_ : float
         The membership model's rows are ``X / feature_scale_``.
     score_edges_, membership_edges_ : ndarray
@@ -538,9 +540,10 @@ class DPBlindPostProcessor(PrivateEstimator, CloneLineageMixin, MetaEstimatorMix
                 n_clusters = plan_membership_clusters(data.n_rows, data.epsilon_membership, n_groups)
                 centres = public_clusters(data.features, n_clusters)
                 clusters = assign_clusters(data.features, centres)
-                table = fit_cluster_membership(clusters, data.labels, data.group_index, centres.shape[0], n_groups,
-                                               data.epsilon_membership, noise)
-                probabilities = cluster_membership_at_prediction(clusters, statistics.scores, table)
+                counts = released_cluster_counts(clusters, data.labels, data.group_index, centres.shape[0],
+                                                 n_groups, data.epsilon_membership, noise)
+                table = fit_pooled_membership(centres, counts)  # post-processing of the release
+                probabilities = pooled_membership_at_prediction(data.features, statistics.scores, table)
             else:  # release 1: the one-vs-rest logistic models (objective perturbation)
                 each = membership_model_epsilons(data.epsilon_membership, n_groups, options.relation)
                 rows_with_label = with_label(Z, data.labels)  # the model estimates P(A | X, Y)
@@ -564,8 +567,9 @@ class DPBlindPostProcessor(PrivateEstimator, CloneLineageMixin, MetaEstimatorMix
             error_table = np.bincount(flat, minlength=q_hat.shape[0] * 2).reshape(-1, 2) / data.n_rows
         else:
             error_table = np.maximum(q_tilde, 0.0).sum(axis=1)
-        return BlindRelease(estimator=statistics.estimator, membership_coef=coef, membership_centres=centres,
-                            membership_table=table, score_edges=score_edges,
+        return BlindRelease(estimator=statistics.estimator, membership_coef=coef,
+                            membership_clusters=0 if centres is None else int(centres.shape[0]),
+                            membership_pooled_coef=table, score_edges=score_edges,
                             membership_edges=membership_edges,
                             membership_prior=prior, q_tilde=q_tilde, error_table=error_table, error_is_exact=public,
                             predict_seed=_predict_seed(noise))
@@ -579,7 +583,9 @@ class DPBlindPostProcessor(PrivateEstimator, CloneLineageMixin, MetaEstimatorMix
         epsilon_table, m = data.epsilon_table, data.n_rows
         typical = np.zeros((n_groups, len(families)))
         for f, labels in enumerate(families):
-            _, mass = constrained_rates(q_valid, labels)
+            # the unclipped released mass: unbiased (clipping each cell at 0 sums the positive noise of an empty
+            # group's cells into a mass that looks measured)
+            mass = np.maximum(noisy.q_tilde[:, :, list(labels)].sum(axis=(0, 2)), 0.0)
             typical[:, f] = rate_noise(mass, n_cells, m, epsilon_table)
         measured = (typical <= RATE_NOISE_LIMIT).all(axis=1)
         active = np.repeat(measured[:, None], len(families), axis=1)
@@ -623,8 +629,8 @@ class DPBlindPostProcessor(PrivateEstimator, CloneLineageMixin, MetaEstimatorMix
         estimator = noisy.estimator
         results = {
             "estimator_": estimator, "classes_": data.classes, "groups_": data.groups,
-            "membership_coef_": noisy.membership_coef, "membership_centres_": noisy.membership_centres,
-            "membership_table_": noisy.membership_table, "feature_scale_": float(data.feature_scale),
+            "membership_coef_": noisy.membership_coef, "membership_clusters_": noisy.membership_clusters,
+            "membership_pooled_coef_": noisy.membership_pooled_coef, "feature_scale_": float(data.feature_scale),
             "score_edges_": noisy.score_edges, "membership_edges_": noisy.membership_edges,
             "membership_prior_": noisy.membership_prior, "noisy_frequencies_": np.array(noisy.q_tilde, dtype=float),
             "probabilities_": p.reshape(data.n_score_bins, data.n_membership_cells),
@@ -665,9 +671,8 @@ class DPBlindPostProcessor(PrivateEstimator, CloneLineageMixin, MetaEstimatorMix
                              f"{self.n_features_in_} features as input.")
         scores = base_scores(self.estimator_, X, self.classes_)
         score_bin = np.searchsorted(self.score_edges_, scores, side="right")
-        if self.membership_table_ is not None:
-            clusters = assign_clusters(features, self.membership_centres_)
-            probabilities = cluster_membership_at_prediction(clusters, scores, self.membership_table_)
+        if self.membership_pooled_coef_ is not None:
+            probabilities = pooled_membership_at_prediction(features, scores, self.membership_pooled_coef_)
             cells = membership_cells(probabilities, self.membership_bins_, self.membership_edges_,
                                      self.membership_prior_)
         elif self.membership_coef_ is None:
