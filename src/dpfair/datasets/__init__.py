@@ -28,9 +28,11 @@ from dpfair.datasets.loaders import (
     load_fico,
     load_law_school,
 )
+from dpfair.datasets.schemas import ADULT_SCHEMA, TableSchema, adult_schema
 from dpfair.datasets.synthetic import make_bandit_contexts, make_classification, make_regression, make_selection_pmf
 
 __all__ = [
+    "ADULT_SCHEMA",
     "DATASETS",
     "REMOTE_FILES",
     "DataIntegrityError",
@@ -38,6 +40,8 @@ __all__ = [
     "Dataset",
     "FicoData",
     "RemoteFile",
+    "TableSchema",
+    "adult_schema",
     "data_home_source",
     "dataset_of_file",
     "dataset_paths",
