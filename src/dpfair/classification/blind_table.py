@@ -118,8 +118,7 @@ def plan_cells(n_rows: int, epsilon: float, n_groups: int) -> tuple[int, int]:
     A rule's rate in a group with mass ``q_ay`` has noise of standard deviation at most
     ``sqrt(2 C) b / q_ay`` (``C`` cells, Laplace scale ``b = 2 / (m epsilon)``).  The plan takes the largest
     ``C <= MAX_CELLS`` for which this is at most :data:`PLANNED_RATE_NOISE` when ``q_ay = 1 / (2 n_groups)`` (an even
-    split), and at least :data:`MIN_CELLS` (the linear program reads the table through the membership model's
-    estimates too, :func:`shrunk_table`, so a coarser table loses more than its noise costs).  Membership cells
+    split), and at least :data:`MIN_CELLS` (a coarser table loses more resolution than its noise costs).  Membership cells
     are the ``n_groups`` arg-max cells (three or more groups) or 4 bins of ``P(A = 1 | x)`` (two groups); the rest
     are score bins (4 to 16).  At ``epsilon = inf``: 16 score bins.
 
