@@ -56,6 +56,11 @@ CASES = {
                                   sample_params={"recall": {"sample_weight": WEIGHT}}),
     "multiclass": dict(metrics=functools.partial(skm.recall_score, average="macro"),
                        y_true=RNG.integers(0, 3, N), y_pred=RNG.integers(0, 3, N)),
+    "empty dict, controls": dict(metrics={}, control_features=CONTROL),
+    "2-d multi-output": dict(metrics=functools.partial(skm.mean_squared_error, multioutput="raw_values"),
+                             y_true=RNG.random((N, 2)), y_pred=RNG.random((N, 2))),
+    "per-class scores": dict(metrics=functools.partial(skm.roc_auc_score, multi_class="ovr", labels=[0, 1, 2]),
+                             y_true=np.tile([0, 1, 2], N // 3), y_pred=RNG.dirichlet(np.ones(3), N)),
 }
 
 
@@ -68,6 +73,7 @@ def test_every_accessor_equals_fairlearns(case):
         for errors in ("raise", "coerce"):
             assert _outcome(frame, name, errors) == _outcome(reference, name, errors), (name, errors)
     assert frame.ci_quantiles is None and frame.n_boot is None
+    assert frame._user_supplied_callable is reference._user_supplied_callable
     with pytest.raises(ValueError, match="Bootstrapping parameters n_boot and ci_quantiles were not specified"):
         frame.overall_ci  # noqa: B018
 

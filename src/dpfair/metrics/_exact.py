@@ -250,7 +250,7 @@ class ExactFrame:
         frame = pd.DataFrame({key: pd.Series(values, index=index, dtype=object) for key, values in by_group.items()},
                              index=index).infer_objects()
         if self.controls is None:
-            totals = pd.Series({key: values[0] for key, values in overall.items()})
+            totals = pd.Series({key: values[0] for key, values in overall.items()}, dtype=None if overall else float)
         else:
             control_index = self.rows["control_index"]
             totals = pd.DataFrame({key: pd.Series(values, index=control_index, dtype=object)

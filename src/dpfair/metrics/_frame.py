@@ -31,7 +31,17 @@ from dpfair.metrics._metric_specs import (
     table_eligible,
 )
 from dpfair.metrics._releases import draw_noise, exact_statistics, release_plan, split_text
-from dpfair.metrics._rows import OTHER, UNDECLARED, as_1d, binary, bounded, resolve_rows, sample_weights, sensitive_columns
+from dpfair.metrics._rows import (
+    OTHER,
+    UNDECLARED,
+    as_1d,
+    as_rows,
+    binary,
+    bounded,
+    resolve_rows,
+    sample_weights,
+    sensitive_columns,
+)
 from dpfair.privacy.noise import NoiseSource
 from dpfair.privacy.relations import ADD_REMOVE
 
@@ -508,9 +518,12 @@ class PrivateMetricFrame(PrivateMechanismMixin):
             return _FrameData(rows=validate_counts(options.mapping(), self.groups, self.undeclared, params.epsilon,
                                                    *counts))
         count_names, real_names, bounds = options.counts, options.reals, options.bounds
-        y_t = as_1d(y_true, "y_true")
+        # epsilon = inf with every metric called on the rows: fairlearn's 2-d y (multi-output, per-class scores)
+        rows_only = options.exact is not None and not (count_names or real_names or options.specs)
+        read = as_rows if rows_only else as_1d
+        y_t = read(y_true, "y_true")
         n_rows = y_t.shape[0]
-        y_p = as_1d(y_pred, "y_pred", n_rows)
+        y_p = read(y_pred, "y_pred", n_rows)
         columns = sensitive_columns(sensitive_features, n_rows)
         controls = [] if control_features is None else sensitive_columns(control_features, n_rows, "control_features")
         data: dict[str, Any] = {"labels_true": None, "labels_pred": None, "values_true": None, "values_pred": None,
@@ -585,6 +598,12 @@ class PrivateMetricFrame(PrivateMechanismMixin):
                              relation=self._privacy_relation)
 
     # ------------------------------------------------------------------ helpers
+    @property
+    def _user_supplied_callable(self) -> bool:
+        """True when ``metrics`` was one metric, not a dict (fairlearn's attribute of the same name)."""
+        exact = getattr(self, "_exact", None)
+        return bool(exact.single if exact is not None else self._single)
+
     @property
     def _keys(self) -> list[str]:
         return [spec.key for spec in self._specs]

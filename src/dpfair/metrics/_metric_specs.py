@@ -332,9 +332,7 @@ def parse_exact_metrics(metrics: Any) -> tuple[list[tuple[str, str, dict[str, An
             options = {**options, "function": getattr(sklearn.metrics, name)}
         return name, options
 
-    if isinstance(metrics, dict):
-        if not metrics:
-            raise ValueError(f"metrics is an empty dict; give at least one of {_SUPPORTED_TEXT}.")
+    if isinstance(metrics, dict):  # an empty dict is fairlearn's frame without columns
         out = []
         for key, value in metrics.items():
             if not isinstance(key, str):

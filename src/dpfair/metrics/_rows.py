@@ -33,6 +33,21 @@ def as_1d(values: Any, name: str, n_rows: int | None = None) -> np.ndarray:
     return arr
 
 
+def as_rows(values: Any, name: str, n_rows: int | None = None) -> np.ndarray:
+    """:func:`as_1d`, or a 2-d array of one row per person (fairlearn's multi-output ``y`` or per-class scores).
+
+    Only for metrics that are called on the rows at ``epsilon = inf``; the released table needs one value per row.
+    """
+    arr = values.to_numpy() if hasattr(values, "to_numpy") else np.asarray(values) if values is not None else None
+    if arr is None or arr.ndim != 2 or arr.shape[1] < 2:
+        return as_1d(values, name, n_rows)
+    if n_rows is not None and arr.shape[0] != n_rows:
+        raise ValueError(
+            f"y_true, y_pred and sensitive_features must have one entry per row; {name} and y_true differ in length."
+        )
+    return arr
+
+
 def binary(arr: np.ndarray, name: str, count_metrics: list[str], pos_label: Any = None) -> np.ndarray:
     if pos_label is not None:  # fairlearn's pos_label: that label is 1, every other label 0
         if pd.isna(pd.Series(arr, dtype=object)).any():
