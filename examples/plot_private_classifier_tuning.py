@@ -20,23 +20,25 @@ import numpy as np
 from sklearn.linear_model import LogisticRegression
 
 from dpfair.classification import DPEqualizedOddsPostProcessor
-from dpfair.datasets import load_adult
+from dpfair.datasets import ADULT_SCHEMA, load_adult
 from dpfair.fairness import equalized_odds_difference
 from dpfair.linear_model import DPLogisticRegression
 from dpfair.model_selection import PrivateEqualizedOddsScorer, PrivateRandomSearch
+from dpfair.preprocessing import DeclaredOneHotEncoder
 from dpfair.privacy import PrivacyBudget, SeededNoiseWarning
 
 # %%
-# Public feature scaling (every numeric column divided by its published maximum, one-hot blocks over
-# published categories): each of the 5 numeric columns and 2 one-hot blocks adds at most 1 to ``||x||^2``.
+# Public feature scaling (every numeric column divided by its published maximum, one-hot blocks over the
+# published categories of :data:`dpfair.datasets.ADULT_SCHEMA`, never the levels found in the rows): each of the
+# 5 numeric columns and 2 one-hot blocks adds at most 1 to ``||x||^2``.
 adult = load_adult()  # from the data home (see `dpfair data info`)
-MAXIMUM = {"age": 90, "education-num": 16, "hours-per-week": 99, "capital-gain": 99999, "capital-loss": 4356}
+MAXIMUM = {c: ADULT_SCHEMA.ranges[c][1] for c in ("age", "education-num", "hours-per-week", "capital-gain",
+                                                   "capital-loss")}
 CATEGORICAL = ["marital-status", "relationship"]
 columns = [adult.X[c].to_numpy(float) / top if not c.startswith("capital") else
            np.log1p(adult.X[c].to_numpy(float)) / np.log1p(top) for c, top in MAXIMUM.items()]
-for c in CATEGORICAL:
-    columns += [(adult.X[c] == value).to_numpy(float) for value in sorted(adult.X[c].unique())]
-X = np.column_stack(columns)
+encoder = DeclaredOneHotEncoder(ADULT_SCHEMA.encoder_categories(CATEGORICAL))
+X = np.column_stack([*columns, encoder.fit_transform(adult.X[CATEGORICAL])])
 y = np.where(adult.y.to_numpy() == 1, ">50K", "<=50K")
 sex = adult.sensitive.to_numpy()
 order = np.random.default_rng(0).permutation(len(y))  # public randomness

@@ -19,7 +19,8 @@ rather than following it in ``make_pipeline``; the preprocessing step comes firs
 # A private model needs a declared bound on every row's norm.  Scaling with a ``StandardScaler``
 # fitted on the training rows would read means and spreads off private data, so every numeric column
 # is divided by its published maximum (capital gains and losses on a log scale), and each categorical
-# column becomes a one-hot block over its published categories (read here from the file for brevity).
+# column becomes a one-hot block over its published categories (:data:`dpfair.datasets.ADULT_SCHEMA`, as
+# ``adult.names`` lists them; never the levels found in the rows, which would make the columns private).
 # Each of the 5 numeric columns and 4 one-hot blocks adds at most 1 to the squared norm: ``||x|| <= 3``.
 import matplotlib.pyplot as plt
 import numpy as np
@@ -27,16 +28,18 @@ import sklearn
 from sklearn.compose import ColumnTransformer
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import FunctionTransformer, OneHotEncoder
+from sklearn.preprocessing import FunctionTransformer
 
 from dpfair.classification import DPEqualizedOddsPostProcessor
-from dpfair.datasets import load_adult
+from dpfair.datasets import ADULT_SCHEMA, load_adult
 from dpfair.fairness import equalized_odds_difference
 from dpfair.linear_model import DPLogisticRegression
+from dpfair.preprocessing import DeclaredOneHotEncoder
 from dpfair.privacy import PrivacyBudget
 
 adult = load_adult()  # from the data home (see `dpfair data info`)
-MAXIMUM = {"age": 90, "education-num": 16, "hours-per-week": 99, "capital-gain": 99999, "capital-loss": 4356}
+MAXIMUM = {c: ADULT_SCHEMA.ranges[c][1] for c in ("age", "education-num", "hours-per-week", "capital-gain",
+                                                   "capital-loss")}
 CATEGORICAL = ["marital-status", "relationship", "occupation", "workclass"]
 X = adult.X[list(MAXIMUM) + CATEGORICAL]
 y, sex = adult.y.to_numpy(), adult.sensitive.to_numpy()
@@ -51,8 +54,8 @@ def scale(frame):
 
 preprocess = ColumnTransformer([
     ("numeric", FunctionTransformer(scale), list(MAXIMUM)),
-    ("categorical", OneHotEncoder(categories=[sorted(X[c].unique()) for c in CATEGORICAL], handle_unknown="ignore",
-                                  sparse_output=False), CATEGORICAL),
+    # load_adult() drops the rows with a missing value: no column for the schema's None level
+    ("categorical", DeclaredOneHotEncoder(ADULT_SCHEMA.encoder_categories(CATEGORICAL, missing=False)), CATEGORICAL),
 ])
 order = np.random.default_rng(0).permutation(len(y))  # public randomness
 train, test = order[:30_000], order[30_000:]

@@ -26,7 +26,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
 
 from dpfair.classification import DPEqualizedOddsPostProcessor
-from dpfair.datasets import load_adult
+from dpfair.datasets import ADULT_SCHEMA, load_adult
 from dpfair.fairness import equalized_odds_difference
 from dpfair.linear_model import DPLogisticRegression
 from dpfair.preprocessing import DeclaredImputer, DeclaredOneHotEncoder, DeclaredRangeScaler, row_norm_bound
@@ -43,23 +43,15 @@ except ValueError as refusal:
 # %%
 # The published schema, declared
 # -------------------------------
-# The levels of every categorical column as ``adult.names`` lists them, plus ``None`` for a missing
-# value (its own column); the numeric columns' documented ranges; capital gain and loss on a log scale
-# (``np.log1p`` is a fixed map of each value). A level that is not declared raises, naming the column
-# (``handle_unknown="other"`` maps it to an "other" column instead): no column is ever learned from rows.
-CATEGORIES = {
-    "workclass": ["Private", "Self-emp-not-inc", "Self-emp-inc", "Federal-gov", "Local-gov", "State-gov",
-                  "Without-pay", "Never-worked", None],
-    "marital-status": ["Married-civ-spouse", "Divorced", "Never-married", "Separated", "Widowed",
-                       "Married-spouse-absent", "Married-AF-spouse"],
-    "occupation": ["Tech-support", "Craft-repair", "Other-service", "Sales", "Exec-managerial", "Prof-specialty",
-                   "Handlers-cleaners", "Machine-op-inspct", "Adm-clerical", "Farming-fishing", "Transport-moving",
-                   "Priv-house-serv", "Protective-serv", "Armed-Forces", None],
-    "relationship": ["Wife", "Own-child", "Husband", "Not-in-family", "Other-relative", "Unmarried"],
-    "race": ["White", "Asian-Pac-Islander", "Amer-Indian-Eskimo", "Other", "Black"],
-    "native-country": ["United-States", "other"],  # 41 published countries, recoded below by a fixed map
-}
-RANGES = {"age": (17, 90), "education-num": (1, 16), "hours-per-week": (1, 99)}
+# :data:`dpfair.datasets.ADULT_SCHEMA` holds what ``adult.names`` publishes: the levels of every categorical
+# column, plus ``None`` for a missing value (its own column) where the files have one, and the numeric columns'
+# ranges. Capital gain and loss go on a log scale (``np.log1p`` is a fixed map of each value), and the 41
+# countries are recoded to United-States or other (a fixed map too). A level that is not declared raises, naming
+# the column (``handle_unknown="other"`` maps it to an "other" column instead): no column is ever learned from rows.
+CATEGORICAL = ["workclass", "marital-status", "occupation", "relationship", "race"]
+CATEGORIES = ADULT_SCHEMA.encoder_categories(CATEGORICAL)
+RANGES = {c: ADULT_SCHEMA.ranges[c] for c in ("age", "education-num", "hours-per-week")}
+CAPITAL = {c: (0.0, np.log1p(ADULT_SCHEMA.ranges[c][1])) for c in ("capital-gain", "capital-loss")}
 
 
 def us_or_other(country):
@@ -68,15 +60,14 @@ def us_or_other(country):
 
 
 preprocess = ColumnTransformer([
-    ("categorical", DeclaredOneHotEncoder({c: CATEGORIES[c] for c in list(CATEGORIES)[:-1]}), list(CATEGORIES)[:-1]),
+    ("categorical", DeclaredOneHotEncoder(CATEGORIES), CATEGORICAL),
     ("country", make_pipeline(DeclaredImputer("other"),
                               FunctionTransformer(us_or_other, feature_names_out="one-to-one"),
-                              DeclaredOneHotEncoder([CATEGORIES["native-country"]])), ["native-country"]),
+                              DeclaredOneHotEncoder([["United-States", "other"]])), ["native-country"]),
     ("numeric", make_pipeline(DeclaredImputer({c: float(np.mean(r)) for c, r in RANGES.items()}),
                               DeclaredRangeScaler(RANGES)), list(RANGES)),
     ("capital", make_pipeline(FunctionTransformer(np.log1p, feature_names_out="one-to-one"),
-                              DeclaredRangeScaler([(0, np.log1p(99999)), (0, np.log1p(4356))])),
-     ["capital-gain", "capital-loss"]),
+                              DeclaredRangeScaler(CAPITAL)), list(CAPITAL)),
 ]).set_output(transform="pandas")
 data_norm = row_norm_bound(preprocess)  # from the declarations alone: sqrt(6 one-hot blocks + 5 scaled columns)
 print(f"declared bound on every row's norm: {data_norm:.3f}")
