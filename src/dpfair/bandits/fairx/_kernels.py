@@ -178,6 +178,28 @@ def _cholesky_inverse(matrix, chol, chol_inverse, inverse) -> bool:
 
 
 @_jit()
+def _release_status(base, n_agents, n_releases, g, count, noise_row, noise_first, noise_len, units_gram, units_target,
+                    local_gram, local_target) -> int:
+    """The checks of a private group's release before anything changes: ``DONE`` when every agent of the group can
+    release (its tree has room, its noise is fetched, its running sums stay within ``_MAX_STEPS``), else the status."""
+    d = units_target.shape[1]
+    for a in range(n_agents):
+        n = base + a
+        if count[n] + 1 > n_releases:
+            return BEYOND_CAPACITY
+        slot = count[n] + 1 - noise_first[noise_row[n]]
+        if slot < 0 or slot >= noise_len[noise_row[n]]:
+            return NEED_NOISE
+        for i in range(d):
+            if abs(float(units_target[n, i]) + np.rint(local_target[n, i] / g)) >= _MAX_STEPS:
+                return BEYOND_RANGE
+            for j in range(d):
+                if abs(float(units_gram[n, i, j]) + np.rint(local_gram[n, i, j] / g)) >= _MAX_STEPS:
+                    return BEYOND_RANGE
+    return DONE
+
+
+@_jit()
 def _sync_group(
     group, t, learner, n_agents, lam, ridge, norm_bound, sync_rows, gram_last, protocol, private, n_releases,
     learner_real, private_rows, noise_row, control, mat, work,
@@ -209,19 +231,10 @@ def _sync_group(
     p = 0
     slot = 0
     if is_private:  # every check before any change (Privatizer.release checks the whole batch first)
-        for a in range(n_agents):
-            n = base + a
-            if count[n] + 1 > n_releases[learner]:
-                return BEYOND_CAPACITY
-            slot = count[n] + 1 - noise_first[noise_row[n]]
-            if slot < 0 or slot >= noise_len[noise_row[n]]:
-                return NEED_NOISE
-            for i in range(d):
-                if abs(float(units_target[n, i]) + np.rint(local_target[n, i] / g)) >= _MAX_STEPS:
-                    return BEYOND_RANGE
-                for j in range(d):
-                    if abs(float(units_gram[n, i, j]) + np.rint(local_gram[n, i, j] / g)) >= _MAX_STEPS:
-                        return BEYOND_RANGE
+        status = _release_status(base, n_agents, n_releases[learner], g, count, noise_row, noise_first, noise_len,
+                                 units_gram, units_target, local_gram, local_target)
+        if status != DONE:
+            return status
     # lines 19-20 (release) and 22 (aggregate)
     for a in range(n_agents):
         n = base + a

@@ -214,13 +214,17 @@ def simulate_federated(
 def _check_and_charge(learners: Mapping[str, Any], dim: int, n_actions: int, horizon: int, n_agents: int,
                       n_seeds: int) -> list[_Plan]:
     """Every learner's plan, every check before any charge, then each private learner's one charge; the plans run."""
-    # every learner's plan; a private learner's dry run (dpfair.base's template, steps 1 and 2: check_reset's, for the
-    # learner named as in this simulation) checks all that its release will and says its charge, charging nothing
+    # every learner's plan; a private learner's dry run (dpfair.base's template, steps 1 and 2, as check_reset runs
+    # them, for the learner named as in this simulation) checks all that its release will, plans the run from the
+    # options it validated and says its charge, charging nothing
     charges, plans = {}, []
     for name, learner in learners.items():
         if isinstance(learner, PrivFairXLinUCB):
-            charges[name] = learner._dry_run(n_actions, dim, horizon, n_agents=n_agents, name=str(name))
-        plans.append(_plan(str(name), learner, horizon, n_agents, dim))
+            params, run = learner._validate_all(n_actions, dim, horizon, n_agents=n_agents, name=str(name))
+            charges[name] = learner._planned(params)
+            plans.append(run.plan)
+        else:
+            plans.append(_plan(str(name), learner, horizon, n_agents, dim))
     _check_numeric_ranges(plans, dim, horizon, n_agents)
     # every callable merit on a public probe: the documented range of the mean rewards, in the shapes the run uses
     _probe_merits(plans, n_seeds, n_agents, n_actions)
