@@ -12,7 +12,7 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, NoReturn, ParamSpec, TypeVar
+from typing import Annotated, Any, NoReturn, ParamSpec, TypeVar
 
 import typer
 import typer.core
@@ -267,23 +267,10 @@ def run(
         for ``all``, with status 2 after the summary when an experiment was skipped because
         its data is corrupt; with status 130 on Ctrl-C (finished tasks are kept).
     """
-    from dpfair.experiments import ResultsStore, ResultsStoreError, all_specs, check_scheduler_address, get_spec, run_experiment
+    from dpfair.experiments import ResultsStore, all_specs, get_spec
     from dpfair.experiments.runner import data_problems
 
-    if workers is None:
-        workers = os.cpu_count() or 1
-    if workers < 1:
-        _fail(f"--workers must be >= 1, got {workers}.", "use --workers 1 to run in this process.")
-    if seeds is not None and seeds < 1:
-        _fail(f"--seeds must be >= 1, got {seeds}.", "omit --seeds to use the experiment's own seeds.")
-    if scheduler is not None:
-        try:
-            check_scheduler_address(scheduler)
-        except (TypeError, ValueError) as exc:
-            _fail(
-                f"--{exc}" if str(exc).startswith("scheduler ") else f"--scheduler: {exc}",
-                "pass the address that `dask scheduler` prints (tcp://host:port), or omit --scheduler to run locally.",
-            )
+    workers = _check_run_options(workers, seeds, scheduler)
     try:
         specs = all_specs() if experiment == "all" else [get_spec(experiment)]
     except ValueError as exc:
@@ -304,38 +291,73 @@ def run(
             continue
         if run_all and not quiet:
             typer.echo(f"{position} {spec.id}", err=True)
-        try:
-            summary = run_experiment(
-                spec,
-                out,
-                quick=quick,
-                n_seeds=seeds,
-                workers=workers,
-                scheduler=scheduler,
-                progress=not quiet,
-                progress_label=f"{position} {spec.id}" if run_all else None,
-            )
-        except KeyboardInterrupt:
-            typer.secho(f"interrupted: finished tasks of {spec.id} are kept in {out}; run again to resume.", err=True)
-            raise typer.Exit(code=130) from None
-        except ResultsStoreError:
-            raise
-        except OSError as exc:
-            _fail(f"{spec.id}: {exc}", "check --out and --scheduler.")
+        _run_one(spec, out, position if run_all else None, quick=quick, seeds=seeds, workers=workers,
+                 scheduler=scheduler, quiet=quiet)
         n_ran += 1
-        prefix = f"{position} " if run_all else ""
-        typer.echo(
-            f"{prefix}{spec.id}: {summary.n_run} task(s) run, {summary.n_skipped} already done, "
-            f"{summary.seconds:.1f} s -> {out}"
-        )
     if run_all:
-        typer.echo(f"ran {n_ran} of {len(specs)} experiments -> {out}")
-        if skipped:
-            typer.secho(f"skipped {len(skipped)} of {len(specs)} experiments:", fg=typer.colors.YELLOW, err=True)
-            for spec_id, problem in skipped:
-                typer.echo(f"  {_data_problem_line(spec_id, problem)}: {problem.problem} {problem.fix}", err=True)  # type: ignore[attr-defined]
-            if any(problem.kind == "corrupt" for _, problem in skipped):  # type: ignore[attr-defined]
-                raise typer.Exit(code=2)
+        _summarize_all(n_ran, len(specs), skipped, out)
+
+
+def _check_run_options(workers: int | None, seeds: int | None, scheduler: str | None) -> int:
+    """``dpfair run``'s --workers (the default: one per CPU), --seeds and --scheduler; the number of workers."""
+    from dpfair.experiments import check_scheduler_address
+
+    if workers is None:
+        workers = os.cpu_count() or 1
+    if workers < 1:
+        _fail(f"--workers must be >= 1, got {workers}.", "use --workers 1 to run in this process.")
+    if seeds is not None and seeds < 1:
+        _fail(f"--seeds must be >= 1, got {seeds}.", "omit --seeds to use the experiment's own seeds.")
+    if scheduler is not None:
+        try:
+            check_scheduler_address(scheduler)
+        except (TypeError, ValueError) as exc:
+            _fail(
+                f"--{exc}" if str(exc).startswith("scheduler ") else f"--scheduler: {exc}",
+                "pass the address that `dask scheduler` prints (tcp://host:port), or omit --scheduler to run locally.",
+            )
+    return workers
+
+
+def _run_one(spec: Any, out: Path, position: str | None, *, quick: bool, seeds: int | None, workers: int,
+             scheduler: str | None, quiet: bool) -> None:
+    """Run one experiment whose data is ready and print its line (``position``: ``[i/n]`` of ``dpfair run all``)."""
+    from dpfair.experiments import ResultsStoreError, run_experiment
+
+    try:
+        summary = run_experiment(
+            spec,
+            out,
+            quick=quick,
+            n_seeds=seeds,
+            workers=workers,
+            scheduler=scheduler,
+            progress=not quiet,
+            progress_label=None if position is None else f"{position} {spec.id}",
+        )
+    except KeyboardInterrupt:
+        typer.secho(f"interrupted: finished tasks of {spec.id} are kept in {out}; run again to resume.", err=True)
+        raise typer.Exit(code=130) from None
+    except ResultsStoreError:
+        raise
+    except OSError as exc:
+        _fail(f"{spec.id}: {exc}", "check --out and --scheduler.")
+    prefix = "" if position is None else f"{position} "
+    typer.echo(
+        f"{prefix}{spec.id}: {summary.n_run} task(s) run, {summary.n_skipped} already done, "
+        f"{summary.seconds:.1f} s -> {out}"
+    )
+
+
+def _summarize_all(n_ran: int, n_specs: int, skipped: list[tuple[str, Any]], out: Path) -> None:
+    """The summary of ``dpfair run all``: what ran, what was skipped and why; exit 2 when a dataset is corrupt."""
+    typer.echo(f"ran {n_ran} of {n_specs} experiments -> {out}")
+    if skipped:
+        typer.secho(f"skipped {len(skipped)} of {n_specs} experiments:", fg=typer.colors.YELLOW, err=True)
+        for spec_id, problem in skipped:
+            typer.echo(f"  {_data_problem_line(spec_id, problem)}: {problem.problem} {problem.fix}", err=True)
+        if any(problem.kind == "corrupt" for _, problem in skipped):
+            raise typer.Exit(code=2)
 
 
 @app.command("report", short_help="Build the figures and report/index.html from the results in --out.")
@@ -365,72 +387,110 @@ def report(out: OutOption = Path("results")) -> None:
 
 
 
+# the options of `dpfair assess` (its signature stays readable)
+_AssessPredictions = Annotated[
+    Path | None, typer.Argument(help="CSV or Parquet file, one row per person (required).", metavar="PREDICTIONS",
+                                show_default=False)
+]
+_AssessYTrue = Annotated[
+    str | None, typer.Option("--y-true", metavar="COL", show_default=False,
+                          help="Column of true labels (required): 0/1, labels with --pos-label, or numbers in "
+                               "--bounds for real-valued metrics.")
+]
+_AssessYPred = Annotated[
+    str | None, typer.Option("--y-pred", metavar="COL", show_default=False,
+                          help="Column of predictions (required): 0/1, labels with --pos-label, or numbers in "
+                               "--bounds for real-valued metrics.")
+]
+_AssessSensitive = Annotated[
+    list[str] | None,
+    typer.Option("--sensitive", metavar="COL", help="Sensitive column (required); repeat for intersectional groups.",
+                 show_default=False),
+]
+_AssessEpsilon = Annotated[
+    float | None,
+    typer.Option("--epsilon", metavar="EPS", show_default=False,
+                 help="Privacy parameter (required; > 0, smaller is more private; inf: no privacy)."),
+]
+_AssessGroups = Annotated[
+    list[str] | None,
+    typer.Option("--groups", metavar="A,B,...", help="Declared labels of each --sensitive column, in the same order.",
+                 show_default=False),
+]
+_AssessMetric = Annotated[
+    list[str] | None,
+    typer.Option("--metric", metavar="NAME", help="Metric to assess (repeatable): count, selection_rate, "
+                 "mean_prediction, accuracy_score, balanced_accuracy_score, precision_score, recall_score, f1_score, "
+                 "true_positive_rate, true_negative_rate, false_positive_rate, false_negative_rate, mean_absolute_error, "
+                 "mean_squared_error (these two need --bounds); default: selection_rate, true_positive_rate, "
+                 "false_positive_rate, accuracy_score.", show_default=False),
+]
+_AssessPosLabel = Annotated[
+    str | None,
+    typer.Option("--pos-label", metavar="LABEL", show_default=False,
+                 help="Positive class of --y-true and --y-pred read as text (e.g. '>50K'); every other label "
+                      "counts as 0."),
+]
+_AssessBounds = Annotated[
+    str | None, typer.Option("--bounds", metavar="LO,HI", help="Public range of the columns (real-valued metrics).",
+                             show_default=False)
+]
+_AssessConfidence = Annotated[
+    float, typer.Option("--confidence", metavar="LEVEL", help="Interval coverage (default 0.95).", show_default=False)
+]
+_AssessUndeclared = Annotated[
+    str, typer.Option("--undeclared", metavar="raise|other",
+                      help="A label not in --groups: refuse (raise, the default), or count it in an '(other)' group "
+                           "that is always shown, so nothing reveals whether such a row exists.", show_default=False)
+]
+_AssessSeed = Annotated[
+    int | None, typer.Option("--seed", metavar="N", show_default=False,
+                             help="Reproducible, NOT hardened noise and intervals (tests only).")
+]
+_AssessLedger = Annotated[
+    Path | None,
+    typer.Option("--ledger", metavar="FILE", show_default=False,
+                 help=f"Record of what was spent (JSON lines; default ${_ASSESS_LEDGER_ENV} or "
+                      "~/.dpfair/assess-spent.jsonl)."),
+]
+_AssessOut = Annotated[
+    Path, typer.Option("--out", metavar="DIR", help="Output folder (default: assessment).", show_default=False)
+]
+_AssessQuiet = Annotated[bool, typer.Option("--quiet", help="No progress lines.")]
+_AssessControl = Annotated[
+    list[str] | None,
+    typer.Option("--control", metavar="COL", show_default=False,
+                 help="Control column (fairlearn's control_features; repeatable): metrics are computed within "
+                      "each of its levels."),
+]
+_AssessControlGroups = Annotated[
+    list[str] | None,
+    typer.Option("--control-groups", metavar="A,B,...", show_default=False,
+                 help="Declared levels of each --control column, in the same order."),
+]
+
 
 @app.command(
     "assess", short_help="Private fairness assessment of predictions in a CSV or Parquet file: table + HTML page."
 )
 def assess(
-    predictions: Annotated[
-        Path | None, typer.Argument(help="CSV or Parquet file, one row per person (required).", metavar="PREDICTIONS",
-                                    show_default=False)
-    ] = None,
-    y_true: Annotated[str | None, typer.Option("--y-true", metavar="COL", help="Column of true labels (0/1; required).",
-                                               show_default=False)] = None,
-    y_pred: Annotated[str | None, typer.Option("--y-pred", metavar="COL", help="Column of predictions (0/1; required).",
-                                               show_default=False)] = None,
-    sensitive: Annotated[
-        list[str] | None,
-        typer.Option("--sensitive", metavar="COL", help="Sensitive column (required); repeat for intersectional groups.",
-                     show_default=False),
-    ] = None,
-    epsilon: Annotated[float | None, typer.Option("--epsilon", metavar="EPS", show_default=False,
-                                                  help="Privacy parameter (required; > 0, smaller is more private; "
-                                                       "inf: no privacy).")] = None,
-    groups: Annotated[
-        list[str] | None,
-        typer.Option("--groups", metavar="A,B,...", help="Declared labels of each --sensitive column, in the same order.",
-                     show_default=False),
-    ] = None,
-    metric: Annotated[
-        list[str] | None,
-        typer.Option("--metric", metavar="NAME", help="Metric to assess (repeatable); default: selection_rate, "
-                     "true_positive_rate, false_positive_rate, accuracy_score.", show_default=False),
-    ] = None,
-    bounds: Annotated[
-        str | None, typer.Option("--bounds", metavar="LO,HI", help="Public range of the columns (real-valued metrics).",
-                                 show_default=False)
-    ] = None,
-    confidence: Annotated[float, typer.Option("--confidence", metavar="LEVEL", help="Interval coverage (default 0.95).",
-                                              show_default=False)] = 0.95,
-    undeclared: Annotated[
-        str, typer.Option("--undeclared", metavar="raise|other",
-                          help="A label not in --groups: refuse (raise, the default), or count it in an '(other)' group "
-                               "that is always shown, so nothing reveals whether such a row exists.", show_default=False)
-    ] = "raise",
-    seed: Annotated[
-        int | None, typer.Option("--seed", metavar="N", show_default=False,
-                                 help="Reproducible, NOT hardened noise and intervals (tests only).")
-    ] = None,
-    ledger: Annotated[
-        Path | None,
-        typer.Option("--ledger", metavar="FILE", show_default=False,
-                     help=f"Record of what was spent (JSON lines; default ${_ASSESS_LEDGER_ENV} or "
-                          "~/.dpfair/assess-spent.jsonl)."),
-    ] = None,
-    out: Annotated[Path, typer.Option("--out", metavar="DIR", help="Output folder (default: assessment).",
-                                      show_default=False)] = Path("assessment"),
-    quiet: Annotated[bool, typer.Option("--quiet", help="No progress lines.")] = False,
-    control: Annotated[
-        list[str] | None,
-        typer.Option("--control", metavar="COL", show_default=False,
-                     help="Control column (fairlearn's control_features; repeatable): metrics are computed within "
-                          "each of its levels."),
-    ] = None,
-    control_groups: Annotated[
-        list[str] | None,
-        typer.Option("--control-groups", metavar="A,B,...", show_default=False,
-                     help="Declared levels of each --control column, in the same order."),
-    ] = None,
+    predictions: _AssessPredictions = None,
+    y_true: _AssessYTrue = None,
+    y_pred: _AssessYPred = None,
+    sensitive: _AssessSensitive = None,
+    epsilon: _AssessEpsilon = None,
+    groups: _AssessGroups = None,
+    metric: _AssessMetric = None,
+    bounds: _AssessBounds = None,
+    confidence: _AssessConfidence = 0.95,
+    undeclared: _AssessUndeclared = "raise",
+    seed: _AssessSeed = None,
+    ledger: _AssessLedger = None,
+    out: _AssessOut = Path("assessment"),
+    quiet: _AssessQuiet = False,
+    control: _AssessControl = None,
+    control_groups: _AssessControlGroups = None,
+    pos_label: _AssessPosLabel = None,
 ) -> None:
     """Assess the predictions in PREDICTIONS by group, privately: a CSV table and an HTML page in DIR.
 
@@ -475,6 +535,8 @@ def assess(
         Control columns (fairlearn's ``control_features``), counted in DuckDB's group-by.
     control_groups : list of str, optional
         Declared levels, comma-separated, one option per control column.
+    pos_label : str, optional
+        Positive class of the label columns read as text; every other label counts as 0.
 
     Raises
     ------
@@ -485,7 +547,8 @@ def assess(
 
     try:
         run_assessment(predictions, y_true, y_pred, sensitive, epsilon, groups, metric, bounds, confidence, undeclared,
-                       seed, ledger, out, quiet, control=control, control_groups=control_groups)
+                       seed, ledger, out, quiet, control=control, control_groups=control_groups,
+                       pos_label=pos_label)
     except AssessError as exc:
         _fail(exc.message, exc.hint)
 
