@@ -222,14 +222,11 @@ def _sync_group(
     shift, rho_max_extra, target_noise_bound, granularity = learner_real[1:]
     own_gram, own_target, units_gram, units_target, count, noise_gram, noise_target, noise_first, noise_len = private_rows
     synced, comms = control[0], control[1]
-    d = gram.shape[1]
-    base = group * n_agents
+    d, base = gram.shape[1], group * n_agents
     shared, chol, chol_inverse, inverse = work[group, 0], work[group, 1], work[group, 2], work[group, 3]
     shared_target = work[group, 4, 0]
-    is_private = private[learner]
-    g = granularity[learner]
-    p = 0
-    slot = 0
+    is_private, g = private[learner], granularity[learner]
+    p = slot = 0
     if is_private:  # every check before any change (Privatizer.release checks the whole batch first)
         status = _release_status(base, n_agents, n_releases[learner], g, count, noise_row, noise_first, noise_len,
                                  units_gram, units_target, local_gram, local_target)
