@@ -448,8 +448,7 @@ def as_finite_array(
 
 
 def _as_raw_array(values: Any, name: str, mode: str, shape_hint: str) -> tuple[Any, np.ndarray]:
-    """:func:`as_finite_array`'s first step: ``values`` (a pandas object as its numpy values) and ``np.asarray`` of it,
-    with the refusals of the container itself (sparse, ``None``, a string, a ragged sequence) by ``mode``."""
+    """:func:`as_finite_array`'s first step, ``(values, np.asarray(values))``: the container's refusals by ``mode``."""
     strict = mode == "strict"
     if strict and sparse.issparse(values):
         raise TypeError(f"{name}: sparse input is not supported; pass a dense array (e.g. {name}.toarray()).")
@@ -465,9 +464,8 @@ def _as_raw_array(values: Any, name: str, mode: str, shape_hint: str) -> tuple[A
         if mode == "dtype":
             raise TypeError(f"{name} must be a numeric array (int or float), got {type(values).__name__}.") from None
         if strict:
-            raise ValueError(
-                f"{name} must be a rectangular {shape_hint} array of real numbers (got a ragged sequence)."
-            ) from None
+            raise ValueError(f"{name} must be a rectangular {shape_hint} array of real numbers "
+                             "(got a ragged sequence).") from None
         raise ValueError(f"{name} must be a rectangular numeric array-like: {exc}") from None
 
 
