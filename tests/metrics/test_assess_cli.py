@@ -188,6 +188,29 @@ def test_assess_help_is_plain(capsys):
     code, out, _ = run_cli(capsys, "assess", "--help")
     assert code == 0 and "--sensitive COL" in out and "<bool>" not in out and "Raises" not in out
     assert "\\[" not in out and "Parquet" in out  # no escaped "[required]" in the help
+    from dpfair.metrics import SUPPORTED_METRICS
+
+    flat = " ".join(out.split())
+    assert all(name in flat for name in SUPPORTED_METRICS) and "--pos-label" in flat
+    assert "numbers in --bounds for real-" in flat
+
+
+def test_assess_pos_label_reads_text_labels(tmp_path, capsys):
+    csv = tmp_path / "p.csv"
+    rng = np.random.default_rng(1)
+    income = rng.choice([">50K", "<=50K"], 300)
+    prediction = rng.choice([">50K", "<=50K"], 300)
+    pd.DataFrame({"income": income, "prediction": prediction, "race": rng.choice(["a", "b"], 300)}).to_csv(
+        csv, index=False)
+    args = ["assess", str(csv), "--y-true", "income", "--y-pred", "prediction", "--sensitive", "race",
+            "--epsilon", "inf", "--out", str(tmp_path / "out"), "--quiet", "--metric", "selection_rate"]
+    code, _, err = run_cli(capsys, *args)
+    assert code == 2 and "income" in err and "holds text labels" in err and ">50K" not in err
+    code, _, err = run_cli(capsys, *args, "--pos-label", ">50K")
+    assert code == 0, err
+    table = pd.read_csv(tmp_path / "out" / "assessment.csv")
+    overall = table[table.statistic == "overall"].estimate.iloc[0]
+    assert math.isclose(overall, np.mean(prediction == ">50K"), rel_tol=1e-12)
 
 
 # ----------------------------------------------------------------------------- DuckDB, Parquet, the page
