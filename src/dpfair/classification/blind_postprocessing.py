@@ -61,6 +61,7 @@ from dpfair.classification.blind_table import (
     best_constant_rule,
     blind_guaranteed_violation,
     blind_joint_frequencies,
+    constrained_rates,
     noisy_blind_table,
     plan_cells,
     rate_noise,
@@ -242,9 +243,10 @@ class DPBlindPostProcessor(PrivateEstimator, CloneLineageMixin, MetaEstimatorMix
     rows (the largest difference of a constrained rate between two declared groups) with probability
     ``>= 1 - beta`` over the table's noise, from released quantities only (proof in
     :func:`~dpfair.classification.blind_table.blind_guaranteed_violation`).  A group whose typical rate noise
-    (:func:`~dpfair.classification.blind_table.rate_noise`) exceeds 0.5 is *unmeasured*: its constraint binds
-    nothing (a :class:`VacuousConstraintWarning` names it).  A :class:`FairnessSlackWarning` says when a measured
-    group's typical rate noise exceeds 0.05 (the held-out violation will likely exceed ``gamma`` by that much).
+    (:func:`~dpfair.classification.blind_table.rate_noise`) exceeds 0.5, or whose released (unclipped) mass is
+    below one standard deviation of its noise, is *unmeasured*: its constraint binds nothing (a
+    :class:`VacuousConstraintWarning` names it).  A :class:`FairnessSlackWarning` says when a measured group's
+    typical rate noise exceeds 0.05 (the held-out violation will likely exceed ``gamma`` by that much).
 
     **Never worse than the constant.** The constant rule is always feasible, so the LP's (exact, under the
     attribute relation) training error is at most the best constant's.  When the released table says the budget
@@ -583,12 +585,15 @@ class DPBlindPostProcessor(PrivateEstimator, CloneLineageMixin, MetaEstimatorMix
         n_cells, n_groups = q_valid.shape[0], q_valid.shape[1]
         epsilon_table, m = data.epsilon_table, data.n_rows
         typical = np.zeros((n_groups, len(families)))
+        detected = np.ones(n_groups, dtype=bool)
         for f, labels in enumerate(families):
-            # the unclipped released mass: unbiased (clipping each cell at 0 sums the positive noise of an empty
-            # group's cells into a mass that looks measured)
-            mass = np.maximum(noisy.q_tilde[:, :, list(labels)].sum(axis=(0, 2)), 0.0)
+            _, mass = constrained_rates(q_valid, labels)
             typical[:, f] = rate_noise(mass, n_cells, m, epsilon_table)
-        measured = (typical <= RATE_NOISE_LIMIT).all(axis=1)
+            # the clipped mass sums an empty group's positive noise into something that looks measured: the group
+            # must also show a released (unclipped, unbiased) mass of at least its noise's standard deviation
+            unclipped = np.maximum(noisy.q_tilde[:, :, list(labels)].sum(axis=(0, 2)), 0.0)
+            detected &= rate_noise(unclipped, n_cells, m, epsilon_table) <= 1.0
+        measured = (typical <= RATE_NOISE_LIMIT).all(axis=1) & detected
         active = np.repeat(measured[:, None], len(families), axis=1)
         constant_p, constant_error = best_constant_rule(noisy.error_table)
         reason = None
