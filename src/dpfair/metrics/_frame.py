@@ -3,7 +3,8 @@
 The frame runs :mod:`dpfair.base`'s one release template; its steps live beside it: the ``metrics=`` argument in
 ``_metric_specs``, the rows and their declared groups in ``_rows``, :meth:`PrivateMetricFrame.from_counts`'s table of
 counts in ``_counts``, the noisy releases in ``_releases``, the estimates and intervals in ``_intervals``, the
-statistics in ``_core``.
+statistics in ``_core``, fairlearn's exact results at ``epsilon = inf`` in ``_exact``, and what a released frame
+shows (fairlearn's accessors, ``flagged``, ``conf_int``) in ``_accessors``.
 """
 
 from __future__ import annotations
@@ -19,11 +20,13 @@ import pandas as pd
 from dpfair._estimator import privacy_spent, warn_non_private
 from dpfair._validation import check_open_unit
 from dpfair.base import PrivacyParameters, PrivateMechanismMixin, ValidatedData, ValidatedOptions
-from dpfair.metrics import _core, _exact, _intervals
+from dpfair.metrics import _exact, _intervals
+from dpfair.metrics._accessors import FrameAccessors
 from dpfair.metrics._counts import validate_counts
 from dpfair.metrics._metric_specs import (
     SUPPORTED_METRICS,
     CountMetric,
+    default_score_bins,
     exact_sample_params,
     metric_specs,
     parse_exact_metrics,
@@ -47,8 +50,6 @@ from dpfair.privacy.relations import ADD_REMOVE
 
 __all__ = ["OTHER", "SUPPORTED_METRICS", "CountMetric", "PrivateMetricFrame"]
 
-_METHODS = ("between_groups", "to_overall")
-_ERRORS = ("raise", "coerce")
 _NEIGHBOURING = (
     "add or remove one row (the number of rows is not public; replacing a row is a removal plus an addition, "
     "so it is protected at twice epsilon)"
@@ -137,7 +138,7 @@ class _FrameData(ValidatedData):
     rows: dict[str, Any]
 
 
-class PrivateMetricFrame(PrivateMechanismMixin):
+class PrivateMetricFrame(PrivateMechanismMixin, FrameAccessors):
     """Per-group fairness metrics with a differential-privacy guarantee and confidence intervals.
 
     Shaped like fairlearn's ``MetricFrame``: switch by changing the import and adding ``epsilon``
@@ -263,9 +264,11 @@ class PrivateMetricFrame(PrivateMechanismMixin):
         What a row whose label was not declared does: ``"raise"`` refuses (the refusal tells the caller
         that such a row exists); ``"other"`` counts it in an extra group ``"(other)"``, always reported
         (also when empty), so that nothing about such rows is revealed beyond the noisy release.
-    score_bins : int, default 20
+    score_bins : int, optional
         For ``roc_auc_score`` at a finite ``epsilon``: the number of equal-width bins of ``bounds`` (the declared
-        range of the scores in ``y_pred``) in which every group's scores are counted, per true label.  That
+        range of the scores in ``y_pred``) in which every group's scores are counted, per true label.  By default
+        it is chosen from ``epsilon`` alone (public): ``round(24 * epsilon)`` between 4 and 20 (20 from
+        ``epsilon`` 0.8, 12 at 0.5), so that the noise of the cells does not outweigh what the bins resolve.  That
         histogram is released with discrete-Laplace noise (L1 sensitivity 1, its own share of ``epsilon``) and
         the AUC is computed from it, ties within a bin counted 1/2: the binning moves the AUC by at most
         ``sum_b P_b N_b / (2 P N)`` (pairs of a positive and a negative in the same bin).  ``y_true`` must be 0/1
@@ -353,7 +356,7 @@ class PrivateMetricFrame(PrivateMechanismMixin):
         control_features: Any = None,
         undeclared: Literal["raise", "other"] = "raise",
         sample_weight_bound: float | None = None,
-        score_bins: int = 20,
+        score_bins: int | None = None,
     ) -> None:
         self._store(metrics=metrics, epsilon=epsilon, delta=delta, groups=groups, bounds=bounds,
                     confidence_level=confidence_level, budget=budget, random_state=random_state,
@@ -502,8 +505,9 @@ class PrivateMetricFrame(PrivateMechanismMixin):
             parsed, single = parse_metrics(self._metrics)
             n_boot, quantiles = _intervals.interval_options(self.random_state, self.n_boot, quantiles_argument,
                                                             confidence)
+            bins = self.score_bins if self.score_bins is not None else default_score_bins(self.epsilon)
             plan = metric_specs(parsed, single, self.sample_params, self.bounds, from_counts, self.sample_weight_bound,
-                                self.score_bins)
+                                bins)
         return _FrameOptions(single=single, specs=plan["specs"], confidence=confidence, counts=plan["counts"],
                              reals=plan["reals"], bounds=plan["bounds"], n_boot=n_boot, quantiles=quantiles,
                              pos_label=plan["pos_label"], sample_weight=plan["sample_weight"],
@@ -597,366 +601,24 @@ class PrivateMetricFrame(PrivateMechanismMixin):
         return privacy_spent(params.epsilon, 0.0, protects=protects, neighbouring=self._privacy_neighbouring,
                              relation=self._privacy_relation)
 
-    # ------------------------------------------------------------------ helpers
-    @property
-    def _user_supplied_callable(self) -> bool:
-        """True when ``metrics`` was one metric, not a dict (fairlearn's attribute of the same name)."""
-        exact = getattr(self, "_exact", None)
-        return bool(exact.single if exact is not None else self._single)
-
-    @property
-    def _keys(self) -> list[str]:
-        return [spec.key for spec in self._specs]
-
-    @property
-    def _matrices(self) -> set[str]:
-        """The keys of the confusion-matrix metrics (one 2 x 2 matrix per entry, not a number)."""
-        return {spec.key for spec in self._specs if spec.matrix}
-
-    def _column(self, values: Any, key: str, dtype: Any = float) -> np.ndarray:
-        """One metric's values, flat: numbers as ``dtype``, a confusion matrix's as objects (its matrices)."""
-        if key in self._matrices and dtype is not bool:
-            flat = np.empty(np.size(values), dtype=object)
-            flat[:] = list(np.asarray(values, dtype=object).reshape(-1))
-            return flat
-        return np.asarray(values).reshape(-1).astype(dtype)
-
-    def _scalar_or_series(self, values: dict[str, np.ndarray]) -> Any:
-        """Per control level values ``(K,)`` of each metric, shaped as fairlearn shapes ``overall``."""
-        if self._control_index is None:
-            if self._single:
-                value = values[self._keys[0]][0]
-                return value if self._keys[0] in self._matrices else np.float64(value)
-            if self._matrices:
-                return pd.Series({k: self._column(values[k], k)[0] for k in self._keys}, dtype=object)
-            return pd.Series({k: float(values[k][0]) for k in self._keys}, dtype=float)
-        if self._single:
-            key = self._keys[0]
-            column = self._column(values[key], key)
-            return pd.Series(column, index=self._control_index.copy(), name=key, dtype=column.dtype)
-        return pd.DataFrame({k: self._column(values[k], k) for k in self._keys}, index=self._control_index.copy())
-
-    def _frame_or_series(self, values: dict[str, np.ndarray], dtype: Any = float) -> Any:
-        """Per group values ``(K, G)`` of each metric, shaped as fairlearn shapes ``by_group``."""
-        if self._single:
-            key = self._keys[0]
-            column = self._column(values[key], key, dtype)
-            return pd.Series(column, index=self._index.copy(), name=key, dtype=column.dtype)
-        return pd.DataFrame({k: self._column(values[k], k, dtype) for k in self._keys}, index=self._index.copy())
-
-    @staticmethod
-    def _check(method: str | None, errors: str) -> None:
-        # fairlearn's messages, word for word
-        if errors not in _ERRORS:
-            raise ValueError(_exact.INVALID_ERRORS)
-        if method is not None and method not in _METHODS:
-            raise ValueError(_exact.INVALID_COMPARE_METHOD.format(method))
-
-    def _check_table(self, name: str) -> None:
-        """``conf_int`` and ``flagged`` read the table: refused when the labels were not 0/1 (``epsilon=inf`` only)."""
-        if not getattr(self, "_table_ok", True):
-            raise ValueError(
-                f"{name} is not available: y_true / y_pred are not 0/1 labels, so the metrics were computed by calling "
-                "them on every group's rows (epsilon=inf); give 0/1 labels (or pos_label) for the table's intervals."
-            )
-
-    def _summary(self, name: str, errors: str = "coerce") -> dict[str, np.ndarray]:
-        """fairlearn's summary of every metric: a confusion matrix has none (NaN, or refused with ``errors="raise"``)."""
-        if errors == "raise" and self._matrices:
-            raise ValueError(_exact.NON_SCALAR)
-        return {k: np.full(len(self._est[k][1]), np.nan) if k in self._matrices else
-                _core.fairlearn_summaries(self._display(k), self._est[k][1])[name] for k in self._keys}
-
-    def _display(self, key: str) -> np.ndarray:
-        return self._est[key][0]
-
-    def _intervals_at(self, confidence: float) -> dict[str, _core.MetricIntervals]:
-        return _intervals.intervals_at(self._cis, self._specs, self.confidence_level, confidence)
-
-    def _quantile_objects(self, pick: Callable[[_core.MetricIntervals, bool], np.ndarray], point: Callable[[], Any],
-                          shape: Callable[[dict[str, np.ndarray]], Any]) -> list[Any]:
-        """fairlearn's ``*_ci``: one object per ``ci_quantiles`` entry (see :func:`_intervals.quantile_objects`)."""
-        return _intervals.quantile_objects(self._quantiles, self._intervals_at, pick, point, shape)
-
-    # ------------------------------------------------------------------ fairlearn's interface
-    @property
-    def overall(self) -> Any:
-        """The metrics on all rows together (computed from the summed noisy table).
-
-        Returns
-        -------
-        float or pandas.Series or pandas.DataFrame
-            A float for a single metric, else a Series indexed by metric name (with control features:
-            indexed by control level).
-        """
-        if self._exact is not None:
-            return self._exact.overall()
-        return self._scalar_or_series({k: o for k, (_, o) in self._est.items()})
-
-    @property
-    def by_group(self) -> Any:
-        """The metrics of every declared group (NaN where a value cannot be measured).
-
-        Returns
-        -------
-        pandas.Series or pandas.DataFrame
-            A Series (single metric) or a DataFrame with one column per metric, indexed by the
-            declared groups (a MultiIndex for several sensitive features or control features).
-        """
-        if self._exact is not None:
-            return self._exact.by_group()
-        return self._frame_or_series({k: g for k, (g, _) in self._est.items()})
-
-    @property
-    def flagged(self) -> Any:
-        """Which group values rest on a noise-dominated (or empty) denominator.
-
-        Returns
-        -------
-        pandas.Series or pandas.DataFrame of bool
-            Shaped like :attr:`by_group`.
-        """
-        self._check_table("flagged")
-        return self._frame_or_series(self._flagged, dtype=bool)
-
-    @property
-    def sensitive_levels(self) -> list[str]:
-        """The names of the sensitive features.
-
-        Returns
-        -------
-        list of str
-            One name per sensitive feature (``sensitive_feature_<i>`` when unnamed).
-        """
-        return [str(n) for n in self._sensitive_names]
-
-    @property
-    def control_levels(self) -> list[str] | None:
-        """The names of the control features, or ``None`` without them (fairlearn's property).
-
-        Returns
-        -------
-        list of str or None
-            One name per control feature.
-        """
-        if self._control_index is None:
-            return None
-        return [str(n) for n in self._control_index.names]
-
-    @property
-    def ci_quantiles(self) -> list[float] | None:
-        """The quantiles the ``*_ci`` accessors return (fairlearn's property).
-
-        Returns
-        -------
-        list of float or None
-            ``ci_quantiles`` as given; at a finite ``epsilon`` without it, the two ends of the
-            ``confidence_level`` interval (the private intervals are free); at ``epsilon=inf`` without it,
-            ``None`` (fairlearn's meaning: no bootstrap was asked for).
-        """
-        if self._exact is not None:
-            return getattr(self, "_ci_quantiles_argument", None)
-        return list(self._quantiles)
-
-    @ci_quantiles.setter
-    def ci_quantiles(self, value: Any) -> None:
-        self._ci_quantiles_argument = value
-
-    def group_min(self, errors: Literal["raise", "coerce"] = "raise") -> Any:
-        """The smallest group value of each metric (NaN values skipped, as fairlearn does).
-
-        Parameters
-        ----------
-        errors : {"raise", "coerce"}, default "raise"
-            Accepted for fairlearn's signature; every metric here is a scalar.
-
-        Returns
-        -------
-        float or pandas.Series
-            As :attr:`overall`.
-        """
-        if self._exact is not None:
-            return self._exact.grouping("min", errors)
-        self._check(None, errors)
-        return self._scalar_or_series(self._summary("group_min", errors))
-
-    def group_max(self, errors: Literal["raise", "coerce"] = "raise") -> Any:
-        """The largest group value of each metric (NaN values skipped, as fairlearn does).
-
-        Parameters
-        ----------
-        errors : {"raise", "coerce"}, default "raise"
-            Accepted for fairlearn's signature; every metric here is a scalar.
-
-        Returns
-        -------
-        float or pandas.Series
-            As :attr:`overall`.
-        """
-        if self._exact is not None:
-            return self._exact.grouping("max", errors)
-        self._check(None, errors)
-        return self._scalar_or_series(self._summary("group_max", errors))
-
-    def difference(
-        self, method: Literal["between_groups", "to_overall"] = "between_groups", errors: Literal["raise", "coerce"] = "coerce"
-    ) -> Any:
-        """The largest absolute difference between groups (or between a group and the overall value).
-
-        Parameters
-        ----------
-        method : {"between_groups", "to_overall"}, default "between_groups"
-            ``group_max() - group_min()``, or the largest ``|group value - overall value|``.
-        errors : {"raise", "coerce"}, default "coerce"
-            Accepted for fairlearn's signature; every metric here is a scalar.
-
-        Returns
-        -------
-        float or pandas.Series
-            As :attr:`overall`; its interval is ``conf_int["difference"]`` (``"difference_to_overall"``).
-        """
-        if self._exact is not None:
-            return self._exact.compare("difference", method, errors)
-        self._check(method, errors)
-        if errors == "raise" and self._matrices:
-            raise ValueError(_exact.NON_SCALAR)
-        return self._scalar_or_series({k: ci.difference[method][0] for k, ci in self._cis.items()})
-
-    def ratio(
-        self, method: Literal["between_groups", "to_overall"] = "between_groups", errors: Literal["raise", "coerce"] = "coerce"
-    ) -> Any:
-        """The smallest ratio between groups (or between a group and the overall value), at most 1.
-
-        Parameters
-        ----------
-        method : {"between_groups", "to_overall"}, default "between_groups"
-            ``group_min() / group_max()``, or the smallest ``min(v / overall, overall / v)``.
-        errors : {"raise", "coerce"}, default "coerce"
-            Accepted for fairlearn's signature; every metric here is a scalar.
-
-        Returns
-        -------
-        float or pandas.Series
-            As :attr:`overall`; its interval is ``conf_int["ratio"]`` (``"ratio_to_overall"``).
-        """
-        if self._exact is not None:
-            return self._exact.compare("ratio", method, errors)
-        self._check(method, errors)
-        if errors == "raise" and self._matrices:
-            raise ValueError(_exact.NON_SCALAR)
-        return self._scalar_or_series({k: ci.ratio[method][0] for k, ci in self._cis.items()})
-
-    # ------------------------------------------------------------------ fairlearn's interval accessors
-    @property
-    def overall_ci(self) -> list[Any]:
-        """Intervals of :attr:`overall`, as fairlearn's ``overall_ci``: one object per entry of ``ci_quantiles``.
-
-        Returns
-        -------
-        list
-            The quantiles of the draws of the overall values.
-        """
-        if self._exact is not None:
-            return self._exact.intervals("overall_ci")
-        return self._quantile_objects(lambda ci, up: ci.overall.upper if up else ci.overall.lower, lambda: self.overall,
-                                      self._scalar_or_series)
-
-    @property
-    def by_group_ci(self) -> list[Any]:
-        """Intervals of :attr:`by_group`, as fairlearn's ``by_group_ci``: one object per entry of ``ci_quantiles``.
-
-        Returns
-        -------
-        list
-            Per group interval ends (a flagged group's: the ends of the metric's range).
-        """
-        if self._exact is not None:
-            return self._exact.intervals("by_group_ci")
-        return self._quantile_objects(lambda ci, up: ci.by_group.upper if up else ci.by_group.lower,
-                                      lambda: self.by_group, self._frame_or_series)
-
-    def group_min_ci(self) -> list[Any]:
-        """Compute fairlearn's ``group_min_ci()``: one object like :meth:`group_min` per entry of ``ci_quantiles``.
-
-        Returns
-        -------
-        list
-            Ends of a simultaneous interval of the smallest group value.
-        """
-        if self._exact is not None:
-            return self._exact.intervals("group_min_ci")
-        return self._quantile_objects(lambda ci, up: ci.group_min.upper if up else ci.group_min.lower, self.group_min,
-                                      self._scalar_or_series)
-
-    def group_max_ci(self) -> list[Any]:
-        """Compute fairlearn's ``group_max_ci()``: one object like :meth:`group_max` per entry of ``ci_quantiles``.
-
-        Returns
-        -------
-        list
-            Ends of a simultaneous interval of the largest group value.
-        """
-        if self._exact is not None:
-            return self._exact.intervals("group_max_ci")
-        return self._quantile_objects(lambda ci, up: ci.group_max.upper if up else ci.group_max.lower, self.group_max,
-                                      self._scalar_or_series)
-
-    def difference_ci(self, method: Literal["between_groups", "to_overall"] = "between_groups") -> list[Any]:
-        """Compute fairlearn's ``difference_ci(method)``: one object like :meth:`difference` per ``ci_quantiles`` entry.
-
-        Parameters
-        ----------
-        method : {"between_groups", "to_overall"}, default "between_groups"
-            As for :meth:`difference`.
-
-        Returns
-        -------
-        list
-            Interval ends.
-        """
-        if self._exact is not None:
-            return self._exact.intervals("difference_ci", method)
-        self._check(method, "coerce")
-        return self._quantile_objects(
-            lambda ci, up: ci.difference[method][1].upper if up else ci.difference[method][1].lower,
-            lambda: self.difference(method), self._scalar_or_series,
-        )
-
-    def ratio_ci(self, method: Literal["between_groups", "to_overall"] = "between_groups") -> list[Any]:
-        """Compute fairlearn's ``ratio_ci(method)``: one object like :meth:`ratio` per entry of ``ci_quantiles``.
-
-        Parameters
-        ----------
-        method : {"between_groups", "to_overall"}, default "between_groups"
-            As for :meth:`ratio`.
-
-        Returns
-        -------
-        list
-            Interval ends.
-        """
-        if self._exact is not None:
-            return self._exact.intervals("ratio_ci", method)
-        self._check(method, "coerce")
-        return self._quantile_objects(
-            lambda ci, up: ci.ratio[method][1].upper if up else ci.ratio[method][1].lower,
-            lambda: self.ratio(method), self._scalar_or_series,
-        )
-
-    @property
-    def conf_int(self) -> dict[str, dict[str, Any]]:
-        """Confidence intervals at ``confidence_level`` for every estimate.
-
-        Returns
-        -------
-        dict
-            Keys ``"overall"``, ``"by_group"``, ``"difference"``, ``"ratio"`` (the ``between_groups``
-            methods), ``"difference_to_overall"``, ``"ratio_to_overall"``, ``"group_min"`` and
-            ``"group_max"``; each maps ``"lower"`` and ``"upper"`` to objects shaped like the estimate,
-            e.g. ``conf_int["difference"]["lower"]["true_positive_rate"]``.
-        """
-        self._check_table("conf_int")
-        return _intervals.conf_int(self._cis, self._scalar_or_series, self._frame_or_series)
+    # fairlearn's interface lives in _accessors; named here so that the API page (``:members:``) documents it
+    overall = FrameAccessors.overall
+    by_group = FrameAccessors.by_group
+    flagged = FrameAccessors.flagged
+    sensitive_levels = FrameAccessors.sensitive_levels
+    control_levels = FrameAccessors.control_levels
+    ci_quantiles = FrameAccessors.ci_quantiles
+    group_min = FrameAccessors.group_min
+    group_max = FrameAccessors.group_max
+    difference = FrameAccessors.difference
+    ratio = FrameAccessors.ratio
+    overall_ci = FrameAccessors.overall_ci
+    by_group_ci = FrameAccessors.by_group_ci
+    group_min_ci = FrameAccessors.group_min_ci
+    group_max_ci = FrameAccessors.group_max_ci
+    difference_ci = FrameAccessors.difference_ci
+    ratio_ci = FrameAccessors.ratio_ci
+    conf_int = FrameAccessors.conf_int
 
     def __repr__(self) -> str:
         metrics = ", ".join(f"{s.key}={s.name}" if s.key != s.name else s.name for s in self._specs)

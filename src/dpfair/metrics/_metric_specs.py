@@ -236,6 +236,22 @@ def _sample_weight(parsed: list[tuple[str, str, dict[str, Any]]], extra: dict[st
     return first, float(bound)
 
 
+def default_score_bins(epsilon: Any) -> int:
+    """The default number of score bins of ``roc_auc_score``, from ``epsilon`` alone: ``round(24 epsilon)`` in [4, 20].
+
+    Each of the 2 B cells of a group's histogram carries discrete-Laplace noise of scale ``2 / epsilon`` (the
+    histogram's half of epsilon); fewer, wider bins keep the clipped noisy cells from pulling the AUC towards 1/2.
+    Measured in 500-row groups (300 repetitions, 95 % intervals): at epsilon .5, 20 bins cover .920 / .950 with
+    an AUC bias of -.031 / -.024, 12 bins .957 / .967 (bias -.015 / -.012; binning bound .043 / .049 instead of
+    .026 / .029).  A value that is not a positive number (refused later by the template) gives 20.
+    """
+    if isinstance(epsilon, bool) or not isinstance(epsilon, int | float | np.integer | np.floating):
+        return 20
+    if not (epsilon > 0) or math.isinf(epsilon):
+        return 20
+    return int(min(20, max(4, round(24 * float(epsilon)))))
+
+
 def metric_specs(
     parsed: list[tuple[str, str, dict[str, Any]]], single: bool, sample_params: Any, bounds: Any, from_counts: bool,
     sample_weight_bound: Any = None, score_bins: Any = 20,
