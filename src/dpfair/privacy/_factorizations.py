@@ -46,6 +46,8 @@ streaming noise generator:
     ``sens(C)`` comes from ``C``'s coefficients (the first column is the largest).  At equal privacy its worst
     release is 1.3 % noisier than the square root's at ``T = 20,002``, 2.9 % at ``100,000``, 6 % at ``400,000``:
     ``"auto"`` (:func:`auto_factorization`) takes it within 5 %.
+    It lives in :mod:`dpfair.privacy._blt` (re-exported here); the base class and its stream in
+    :mod:`dpfair.privacy._factorization_base`.
 
 Every stream gives the noise of one step (``step``) or of many (``steps``): the same numbers, so a consumer
 can ask for a block of releases in one call.
@@ -53,7 +55,6 @@ can ask for a block of releases in one call.
 
 from __future__ import annotations
 
-import functools
 import math
 from typing import Any
 
@@ -61,6 +62,19 @@ import numpy as np
 import scipy.fft as sp_fft
 
 from dpfair._validation import check_int
+from dpfair.privacy._blt import (  # noqa: F401  (re-exported: the BLT lives in its own module)
+    BLTFactorization,
+    _blt_closed_forms,
+    _blt_inverse,
+    _blt_inverse_python,
+    _blt_objective,
+    _blt_parts,
+    _blt_steps,
+    _blt_steps_python,
+    _BLTStream,
+    blt_parameters,
+)
+from dpfair.privacy._factorization_base import _DENSE_LIMIT, Factorization, _one_draw, _Stream  # noqa: F401
 
 __all__ = [
     "FACTORIZATIONS",
@@ -74,18 +88,12 @@ __all__ = [
     "get_factorization",
 ]
 
-_DENSE_LIMIT = 4096  # dense matrices are for tests and small horizons only
 _CHUNK = 64  # columns of the square root's stream transformed together (their spectra stay in cache)
 
 
 def _lsb(t: int) -> int:
     """Index of the lowest set bit of ``t >= 1``."""
     return (t & -t).bit_length() - 1
-
-
-def _one_draw(t: int) -> int:
-    """The binary tree's draws at step ``t``: its one new node."""
-    return 1
 
 
 def _honaker_draws(t: int) -> int:
@@ -96,182 +104,6 @@ def _honaker_draws(t: int) -> int:
 def _popcounts(horizon: int) -> np.ndarray:
     t = np.arange(1, horizon + 1, dtype=np.int64)
     return np.array([int(v).bit_count() for v in t], dtype=np.int64)
-
-
-class _Stream:
-    """A streaming generator of the release noise ``(B z)_t``: one step (:meth:`step`) or many (:meth:`steps`).
-
-    ``n_draws(t)`` rows of ``z`` (in the row order of ``C``) arrive at step ``t``; subclasses implement
-    ``_advance(z, n)``, the noise of the next ``n`` steps as ``(n, cols)`` from their draws ``(k, cols)``.
-    """
-
-    shape: tuple[int, ...] = ()
-
-    def __init__(self, n_draws: Any, shape: tuple[int, ...]) -> None:
-        self.n_draws = n_draws
-        self.shape = tuple(shape)
-        self.cols = math.prod(self.shape)
-        self.t = 0
-
-    def draws_for(self, n: int) -> int:
-        """Number of rows of ``z`` the next ``n`` steps draw (what :meth:`steps` takes).
-
-        Parameters
-        ----------
-        n : int
-            Steps.
-
-        Returns
-        -------
-        int
-            ``sum n_draws(t)`` over steps ``t + 1 .. t + n``.
-        """
-        return sum(self.n_draws(self.t + k) for k in range(1, n + 1))
-
-    def step(self, z: np.ndarray) -> np.ndarray:
-        """The noise of the next step from its ``n_draws(t)`` noise vectors ``z`` (shape ``(k, *shape)``).
-
-        Parameters
-        ----------
-        z : numpy.ndarray
-            The noise vectors drawn at this step.
-
-        Returns
-        -------
-        numpy.ndarray
-            ``(B z)_t``, shape ``shape``.
-        """
-        return self._advance(np.asarray(z, dtype=float).reshape(len(z), self.cols), 1)[0].reshape(self.shape)
-
-    def steps(self, z: np.ndarray, n: int) -> np.ndarray:
-        """The noise of the next ``n`` steps from their noise vectors, in draw order (as ``n`` calls of :meth:`step`).
-
-        Parameters
-        ----------
-        z : numpy.ndarray
-            The ``draws_for(n)`` noise vectors of steps ``t + 1 .. t + n``, shape ``(k, *shape)``.
-        n : int
-            Steps, at least 1.
-
-        Returns
-        -------
-        numpy.ndarray
-            ``(B z)_{t+1} .. (B z)_{t+n}``, shape ``(n, *shape)``, the same numbers :meth:`step` gives.
-
-        Raises
-        ------
-        ValueError
-            When ``z`` does not hold ``draws_for(n)`` vectors of ``shape``.
-        """
-        n = check_int(n, "n", minimum=1)
-        z = np.asarray(z, dtype=float)
-        expected = self.draws_for(n)
-        if z.shape != (expected, *self.shape):
-            raise ValueError(f"z must hold the {expected} noise vectors of the next {n} steps, shape "
-                             f"{(expected, *self.shape)}, got {z.shape}.")
-        return self._advance(z.reshape(expected, self.cols), n).reshape(n, *self.shape)
-
-    def _advance(self, z: np.ndarray, n: int) -> np.ndarray:
-        raise NotImplementedError
-
-
-class Factorization:
-    """A factorization ``A = B C`` of the ``T x T`` prefix-sum matrix, with its streaming noise.
-
-    Subclasses give the analytic norms (:meth:`column_norms`, :meth:`release_norms`), the dense
-    matrices (:meth:`matrices`, small ``T``) and the streaming generator of the release noise
-    ``(B z)_t`` (:meth:`stream`), which consumes the rows of ``z`` in the order of the rows of ``C``:
-    :meth:`n_draws` ``(t)`` of them at step ``t``.
-
-    Parameters
-    ----------
-    horizon : int
-        Number of releases ``T >= 1``.
-    """
-
-    name: str = ""
-    memory: str = ""
-
-    def __init__(self, horizon: int) -> None:
-        self.horizon = check_int(horizon, "horizon", minimum=1)
-        self.n_levels = self.horizon.bit_length()
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}(horizon={self.horizon})"
-
-    def n_draws(self, t: int) -> int:
-        """Number of noise vectors (rows of ``z``, in the row order of ``C``) drawn at step ``t``.
-
-        The trees draw the rows of the nodes completed at ``t``; the square root draws a block ahead.
-
-        Parameters
-        ----------
-        t : int
-            The step, from 1.
-
-        Returns
-        -------
-        int
-            How many noise vectors step ``t`` draws.
-        """
-        return 1
-
-    @property
-    def n_rows(self) -> int:
-        """Number of rows of ``C`` (the length of the noise vector ``z``)."""
-        return self.horizon
-
-    def column_norms(self) -> np.ndarray:
-        """``||C e_s||_2`` for ``s = 1..T`` (analytic)."""
-        raise NotImplementedError
-
-    def release_norms(self) -> np.ndarray:
-        """``||B_t||_2`` (row norms of ``B``) for ``t = 1..T``: release ``t``'s noise std in units of ``sigma``."""
-        raise NotImplementedError
-
-    @property
-    def sensitivity(self) -> float:
-        """``max_s ||C e_s||_2``: the L2 sensitivity of ``C x`` to one element of unit norm."""
-        return float(self.column_norms().max())
-
-    def error(self) -> dict[str, float]:
-        """Noise standard deviation of the releases in units of ``Delta / sqrt(2 rho)`` (at equal ``rho``).
-
-        Returns
-        -------
-        dict
-            ``{"worst": sens * max_t ||B_t||, "rms": sens * sqrt(mean_t ||B_t||^2)}``.
-        """
-        norms = self.release_norms()
-        sens = self.sensitivity
-        return {"worst": sens * float(norms.max()), "rms": sens * math.sqrt(float(np.mean(norms * norms)))}
-
-    def matrices(self) -> tuple[np.ndarray, np.ndarray]:
-        """Dense ``(B, C)`` with ``B @ C`` the prefix-sum matrix (``T <= 4096``)."""
-        raise NotImplementedError
-
-    def _check_dense(self) -> None:
-        if self.horizon > _DENSE_LIMIT:
-            raise ValueError(f"matrices() is for horizons <= {_DENSE_LIMIT}, got {self.horizon}; use the analytic norms.")
-
-    def stream(self, shape: tuple[int, ...]) -> Any:
-        """A fresh streaming generator of the release noise for elements of ``shape``.
-
-        Its ``step(z)`` takes the ``n_draws(t)`` noise vectors of step ``t`` as an array of shape
-        ``(n_draws(t), *shape)`` and returns ``(B z)_t``; ``steps(z, n)`` does ``n`` steps at once (the
-        same numbers), ``z`` holding their ``draws_for(n)`` vectors in draw order.
-
-        Parameters
-        ----------
-        shape : tuple of int
-            The shape of one element of the stream.
-
-        Returns
-        -------
-        object
-            The generator, with a ``step(z)`` method.
-        """
-        raise NotImplementedError
 
 
 # ---------------------------------------------------------------------------------------------- binary tree
@@ -716,260 +548,6 @@ class _SqrtStream(_Stream):
             self.t += run
             k += run
         return out
-
-
-# ------------------------------------------------------------------------------------ buffered linear Toeplitz
-def _blt_parts(theta: np.ndarray, omega: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(r, p)``, ascending coefficients: ``q(x) = 1 + sum_i omega_i x / (1 - theta_i x) = p(x) / r(x)``,
-    ``r(x) = prod_i (1 - theta_i x)``."""
-    r = np.array([1.0])
-    for t in theta:
-        r = np.convolve(r, [1.0, -t])
-    p = r.copy()
-    for i in range(theta.size):
-        others = np.array([1.0])
-        for k, t in enumerate(theta):
-            if k != i:
-                others = np.convolve(others, [1.0, -t])
-        p[1 : 1 + others.size] += omega[i] * others
-    return r, p
-
-
-def _blt_closed_forms(theta: np.ndarray, omega: np.ndarray, horizon: int) -> tuple[float, float]:
-    """``(sum_{j<T} c_j^2, sum_{j<T} b_j^2)`` in closed form (the optimiser's objective, ``O(d^2)``, any ``T``).
-
-    ``b_j = beta - sum_i g_i theta_i^j`` with ``g_i = omega_i / (1 - theta_i)``, ``beta = 1 + sum_i g_i``; ``c = r / p``
-    is ``c_0 + sum_i kappa_i rho_i^j`` by partial fractions over the zeros ``1 / rho_i`` of ``p``; ``inf`` when a
-    ``|rho_i| >= 1`` (``C`` would grow without bound).
-    """
-    T = horizon
-
-    def geometric(ratio: Any, start: int, count: int) -> Any:  # sum_{j=start}^{start+count-1} ratio^j
-        ratio = np.asarray(ratio)
-        near = np.abs(1.0 - ratio) < 1e-12
-        safe = np.where(near, 0.5, ratio)
-        return np.where(near, float(count), safe**start * (1.0 - safe**count) / (1.0 - safe))
-
-    g = omega / (1.0 - theta)
-    beta = 1.0 + g.sum()  # = q(1): with omega < 0, q decreases on [0, 1], so q(1) <= 0 puts a pole of C in (0, 1]
-    if beta <= 0.0:
-        return math.inf, math.inf
-    sum_b = (T * beta**2 - 2.0 * beta * float((g * geometric(theta, 0, T)).sum())
-             + float((np.outer(g, g) * geometric(np.outer(theta, theta), 0, T)).sum()))
-    r, p = _blt_parts(theta, omega)
-    if abs(p[-1]) < 1e-300:
-        return math.inf, sum_b
-    zeros = np.roots(p[::-1])
-    if zeros.size != theta.size or np.any(np.abs(zeros) <= 1.0 + 1e-12):  # a pole on or inside the unit circle
-        return math.inf, sum_b
-    rho = 1.0 / zeros
-    dp = np.polyval(np.polyder(p[::-1]), zeros)
-    kappa = -(np.polyval(r[::-1], zeros) / dp) / zeros  # c_j = sum_i kappa_i rho_i^j, j >= 1
-    tail = np.outer(kappa, kappa) * geometric(np.outer(rho, rho), 1, T - 1)
-    return 1.0 + float(np.real(tail.sum())), sum_b
-
-
-def _blt_inverse_python(theta, omega, horizon):  # pragma: no cover - run compiled
-    """The coefficients of ``1 / (1 + sum_i omega_i x / (1 - theta_i x))`` up to ``x^(horizon - 1)``."""
-    out = np.empty(horizon)
-    state = np.zeros(theta.size)
-    for t in range(horizon):
-        value = 1.0 if t == 0 else 0.0
-        for i in range(theta.size):
-            value -= omega[i] * state[i]
-        for i in range(theta.size):
-            state[i] = theta[i] * state[i] + value
-        out[t] = value
-    return out
-
-
-_INVERSE: Any = None
-
-
-def _blt_inverse(theta: np.ndarray, omega: np.ndarray, horizon: int) -> np.ndarray:
-    """:func:`_blt_inverse_python`, compiled by numba at the first use."""
-    global _INVERSE
-    if _INVERSE is None:
-        import numba
-
-        try:
-            _INVERSE = numba.njit(cache=True, nogil=True)(_blt_inverse_python)
-        except RuntimeError:  # no cache locator (a read-only install): compiled in memory
-            _INVERSE = numba.njit(cache=False, nogil=True)(_blt_inverse_python)
-    return _INVERSE(np.ascontiguousarray(theta, dtype=float), np.ascontiguousarray(omega, dtype=float), int(horizon))
-
-
-def _blt_objective(params: np.ndarray, buffers: int, horizon: int) -> float:
-    theta = 1.0 / (1.0 + np.exp(-params[:buffers]))
-    omega = -np.exp(params[buffers:])
-    sum_c, sum_b = _blt_closed_forms(theta, omega, horizon)
-    if not (math.isfinite(sum_c) and sum_b > 0):
-        return 1e6
-    return 0.5 * (math.log(sum_c) + math.log(sum_b))
-
-
-@functools.lru_cache(maxsize=32)
-def blt_parameters(horizon: int, buffers: int = 3) -> tuple[tuple[float, ...], tuple[float, ...]]:
-    """``(theta, omega)`` of the BLT whose worst release is least noisy at ``horizon`` (a deterministic optimisation).
-
-    Minimises ``sens(C) max_t ||B_t|| = sqrt(sum_{j<T} c_j^2) sqrt(sum_{j<T} b_j^2)`` (both sums are the worst
-    column and the worst row: their prefixes only grow) over ``theta`` in ``(0, 1)`` and ``omega < 0`` (the
-    coefficients of ``C^{-1} ~ (1 - x)^{1/2}`` after the first are negative), from a least-squares fit of
-    ``(1 - x)^{1/2}``'s coefficients, by Nelder-Mead on the closed forms (:func:`_blt_closed_forms`).  The
-    parameters are public (a function of the horizon only); the accounting uses the coefficients they define,
-    whatever the optimum's quality.
-
-    Parameters
-    ----------
-    horizon : int
-        Number of releases ``T``.
-    buffers : int, default 3
-        Number of buffers ``d``.
-
-    Returns
-    -------
-    tuple
-        ``theta`` and ``omega``, ``d`` floats each.
-    """
-    from scipy import optimize
-
-    T = check_int(horizon, "horizon", minimum=1)
-    d = check_int(buffers, "buffers", minimum=1)
-    theta0 = 1.0 - np.exp(np.linspace(math.log(4.0 / max(T, 8)), math.log(0.5), d))
-    j = np.arange(1, min(T, 4096), dtype=float)
-    target = np.cumprod((j - 1.5) / j)  # coefficients 1.. of (1 - x)^{1/2}: negative
-    basis = theta0[None, :] ** (j[:, None] - 1.0)
-    weights, _ = optimize.nnls(basis, -target)
-    weights = np.maximum(weights, 1e-6)
-    weights *= min(1.0, 0.9 / float((weights / (1.0 - theta0)).sum()))  # start stable: q(1) = beta >= 0.1
-    x0 = np.concatenate([np.log(theta0 / (1.0 - theta0)), np.log(weights)])
-    best = optimize.minimize(_blt_objective, x0, args=(d, T), method="Nelder-Mead",
-                             options={"maxiter": 600 * d, "xatol": 1e-7, "fatol": 1e-12})
-    theta = 1.0 / (1.0 + np.exp(-best.x[:d]))
-    omega = -np.exp(best.x[d:])
-    return tuple(float(t) for t in theta), tuple(float(w) for w in omega)
-
-
-class BLTFactorization(Factorization):
-    """A buffered linear Toeplitz factorization: ``C^{-1}`` is BLT, so the release noise needs ``d`` buffers per entry.
-
-    ``C^{-1}`` is lower-triangular Toeplitz with ``q_0 = 1`` and ``q_j = sum_i omega_i theta_i^(j-1)`` (``j >= 1``):
-    the generating function ``1 + sum_i omega_i x / (1 - theta_i x)`` (Dvijotham, McMahan, Pillutla, Steinke &
-    Thakurta 2024; McKenna 2024).  ``B = A C^{-1}`` (Toeplitz, ``b_j = q_0 + ... + q_j``) and ``C`` (Toeplitz,
-    the coefficients of ``1 / q(x)``, a rational function: a recursion of order ``d``).  Release ``t``'s noise
-    ``(B z)_t = n_{t-1} + w_t`` with ``w = C^{-1} z``, ``w_t = z_t + sum_i omega_i s_i`` and the buffers
-    ``s_i <- theta_i s_i + z_t``: memory ``O(d)`` noise vectors, ``O(d)`` work per release, whatever ``T``.
-
-    Privacy is the matrix mechanism's, from ``C``'s column norms: ``sens(C) = max_s ||C e_s||``, column ``s``
-    holding ``c_0 .. c_{T-s}`` (the first column is the largest), computed from ``C``'s coefficients (the
-    recursion ``p c = r``), not from the optimiser's closed forms.  ``C`` is lower-triangular: adaptive streams
-    keep the guarantee (Denisov et al. 2022).
-
-    Parameters
-    ----------
-    horizon : int
-        Number of releases ``T``.
-    buffers : int, default 3
-        Number of buffers ``d`` (:func:`blt_parameters` chooses ``theta`` and ``omega`` for the horizon).
-    """
-
-    name = "blt"
-    memory = "O(1)"
-
-    def __init__(self, horizon: int, *, buffers: int = 3) -> None:
-        super().__init__(horizon)
-        self.buffers = check_int(buffers, "buffers", minimum=1)
-        theta, omega = blt_parameters(self.horizon, self.buffers)
-        self.theta, self.omega = np.array(theta), np.array(omega)
-
-    def __repr__(self) -> str:
-        return f"BLTFactorization(horizon={self.horizon}, buffers={self.buffers})"
-
-    def inverse_coefficients(self) -> np.ndarray:
-        """``q_j``, ``j < T``: the Toeplitz coefficients of ``C^{-1}``."""
-        j = np.arange(self.horizon - 1, dtype=float)
-        q = np.empty(self.horizon)
-        q[0] = 1.0
-        q[1:] = (self.omega[:, None] * self.theta[:, None] ** j[None, :]).sum(axis=0)
-        return q
-
-    def coefficients(self) -> np.ndarray:
-        """``c_j``, ``j < T``: the Toeplitz coefficients of ``C = (C^{-1})^{-1}``.
-
-        ``q c = 1`` in the buffers' (parallel) form: ``c_t = [t = 0] - sum_i omega_i s_i``, ``s_i <- theta_i s_i + c_t``
-        -- the recursion the noise stream runs, well conditioned where the polynomial form ``p c = r`` (poles
-        clustered near 1) loses digits at long horizons.
-        """
-        return _blt_inverse(self.theta, self.omega, self.horizon)
-
-    def column_norms(self) -> np.ndarray:
-        c = self.coefficients()
-        return np.sqrt(np.cumsum(c * c))[::-1].copy()
-
-    def release_norms(self) -> np.ndarray:
-        b = np.cumsum(self.inverse_coefficients())
-        return np.sqrt(np.cumsum(b * b))
-
-    def matrices(self) -> tuple[np.ndarray, np.ndarray]:
-        self._check_dense()
-        T = self.horizon
-        lag = np.subtract.outer(np.arange(T), np.arange(T))
-        where = np.clip(lag, 0, None)
-        b, c = np.cumsum(self.inverse_coefficients()), self.coefficients()
-        return np.where(lag >= 0, b[where], 0.0), np.where(lag >= 0, c[where], 0.0)
-
-    def stream(self, shape: tuple[int, ...]) -> _BLTStream:
-        return _BLTStream(self.theta, self.omega, shape)
-
-
-class _BLTStream(_Stream):
-    """``(B z)_t = n_{t-1} + z_t + sum_i omega_i s_i``, then ``s_i <- theta_i s_i + z_t``: ``d + 1`` vectors kept."""
-
-    def __init__(self, theta: np.ndarray, omega: np.ndarray, shape: tuple[int, ...]) -> None:
-        super().__init__(_one_draw, shape)
-        self.theta, self.omega = theta[:, None], omega[:, None]
-        self.buffers = np.zeros((theta.size, self.cols))
-        self.total = np.zeros(self.cols)
-
-    def draws_for(self, n: int) -> int:
-        return n  # one noise vector per step
-
-    def _advance(self, z: np.ndarray, n: int) -> np.ndarray:
-        out = np.empty((n, self.cols))
-        _blt_steps(self.theta[:, 0].copy(), self.omega[:, 0].copy(), self.buffers, self.total,
-                   np.ascontiguousarray(z[:n]), out)
-        self.t += n
-        return out
-
-
-def _blt_steps_python(theta, omega, buffers, total, z, out):  # pragma: no cover - run compiled
-    """``n`` steps of :class:`_BLTStream` in place: ``total += z_t + sum_i omega_i s_i`` then ``s_i = theta_i s_i + z_t``."""
-    for k in range(z.shape[0]):
-        for c in range(z.shape[1]):
-            w = 0.0
-            for i in range(theta.size):
-                w += omega[i] * buffers[i, c]
-            zk = z[k, c]
-            total[c] += zk + w
-            for i in range(theta.size):
-                buffers[i, c] = theta[i] * buffers[i, c] + zk
-            out[k, c] = total[c]
-
-
-_STEPS: Any = None
-
-
-def _blt_steps(theta, omega, buffers, total, z, out) -> None:
-    """:func:`_blt_steps_python`, compiled by numba at the first use."""
-    global _STEPS
-    if _STEPS is None:
-        import numba
-
-        try:
-            _STEPS = numba.njit(cache=True, nogil=True)(_blt_steps_python)
-        except RuntimeError:  # no cache locator (a read-only install): compiled in memory
-            _STEPS = numba.njit(cache=False, nogil=True)(_blt_steps_python)
-    _STEPS(theta, omega, buffers, total, z, out)
 
 
 FACTORIZATIONS: dict[str, type[Factorization]] = {
