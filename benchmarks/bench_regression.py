@@ -144,7 +144,7 @@ def blind_comparison(out: str, repeats: int = 3) -> None:
     """Run ``regression-blind`` (full variant) ``repeats`` times under ``out``, draw its figure, print the guide's table."""
     import pandas as pd
 
-    from dpfair.experiments.regression import BLIND_ALPHAS, blind_summary
+    from dpfair.experiments.regression_blind import BLIND_ALPHAS, blind_summary
     from dpfair.experiments.store import ResultsStore
 
     env = {**os.environ, "MPLBACKEND": "Agg", "OPENBLAS_NUM_THREADS": "1"}

@@ -369,7 +369,7 @@ def test_the_experiments_public_output_range_is_the_linear_models_range_over_the
     """The blind table's bounds in the comparison come from the (public) regressor and a declared box only."""
     from types import SimpleNamespace
 
-    from dpfair.experiments.regression import _linear_output_range
+    from dpfair.experiments.regression_blind import _linear_output_range
 
     model = SimpleNamespace(coef_=np.array([0.05, -0.2]), intercept_=1.0)  # range 1.0 + [0.5 - 0.2, 2.4 - 0]
     box = {"a": (10.0, 48.0), "b": (0.0, 1.0)}

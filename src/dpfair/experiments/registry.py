@@ -40,6 +40,7 @@ _MODULES = (
     "dpfair.experiments.privacy_core",
     "dpfair.experiments.selection",
     "dpfair.experiments.regression",
+    "dpfair.experiments.regression_blind",
     "dpfair.experiments.classification",
     "dpfair.experiments.bandits",
     "dpfair.experiments.federated",
