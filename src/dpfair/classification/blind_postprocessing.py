@@ -266,8 +266,9 @@ class DPBlindPostProcessor(PrivateEstimator, CloneLineageMixin, MetaEstimatorMix
         The whole fit's privacy parameter (> 0; ``inf``: the exact non-private LP).
     gamma : float, default 0.035
         The largest difference allowed between two groups' constrained rates in the released table (>= 0).  The
-        held-out violation adds the noise's part: at ``epsilon = 1``, 0.035 gave 0.07-0.09 on the ACS excerpt (race),
-        Communities and Adult (0.02: 0.04-0.08 at a third less of the utility; 0.05: 0.115 on ACS and Communities).
+        held-out violation adds the noise's part: at ``epsilon = 1``, 0.035 gave 0.06-0.11 on the ACS excerpt (race)
+        and Communities, 0.08 on Adult (``benchmarks/bench_blind_classification.py``, several runs); with the
+        earlier logistic membership model 0.02 cost a third of the utility and 0.05-0.06 gave 0.115-0.14.
     constraints : str, default "equalized_odds"
         ``"equalized_odds"``, ``"demographic_parity"``, ``"equalized_odds_and_demographic_parity"`` or
         ``"true_positive_rate_parity"``.
