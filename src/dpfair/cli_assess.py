@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import typer
 
@@ -229,12 +229,37 @@ def run_assessment(
     AssessError
         On a user error: what is wrong (naming the option or column) and the fix.
     """
-    import warnings
-
     def progress(text: str) -> None:
         if not quiet:
             typer.echo(f"assess: {text}", err=True)
 
+    metrics, bounds_pair, control = _check_options(predictions, y_true, y_pred, sensitive, epsilon, groups, metric,
+                                                   bounds, undeclared, out, control, control_groups)
+    assert predictions is not None and y_true is not None and y_pred is not None and sensitive and epsilon is not None
+    ledger_path = _writable_ledger(ledger)
+
+    import duckdb
+
+    progress(f"reading {predictions}")
+    con = duckdb.connect()
+    numeric = _read_header(con, predictions, y_true, y_pred, sensitive, control)
+    source = _assess_source(predictions, sensitive + control + [y_true, y_pred])  # these columns read as text
+    declared = _declared_groups(groups, control_groups, sensitive, control)
+    scope = f"{predictions.name}: {y_true} vs {y_pred} by {' x '.join(sensitive)}"  # the file's name: never a local path
+    if control:
+        scope += f", within {' x '.join(control)}"
+    columns = {"sensitive": list(sensitive), "y_true": y_true, "y_pred": y_pred}
+    frame, caught = _release_table(con, source, predictions, y_true, y_pred, sensitive, control, epsilon, declared,
+                                   confidence, seed, undeclared, metrics, bounds_pair, pos_label, numeric, progress)
+    _write_outputs(frame, caught, epsilon, seed, ledger_path, predictions, columns, out, scope, progress)
+
+
+def _check_options(
+    predictions: Path | None, y_true: str | None, y_pred: str | None, sensitive: list[str] | None, epsilon: float | None,
+    groups: list[str] | None, metric: list[str] | None, bounds: str | None, undeclared: str, out: Path,
+    control: list[str] | None, control_groups: list[str] | None,
+) -> tuple[list[str], tuple[float, float] | None, list[str]]:
+    """Refuse missing or inconsistent options; return the metrics, the declared bounds and the control columns."""
     for value, option in ((predictions, "PREDICTIONS"), (y_true, "--y-true"), (y_pred, "--y-pred"),
                           (sensitive, "--sensitive"), (epsilon, "--epsilon")):
         if not value:
@@ -282,6 +307,11 @@ def run_assessment(
         _fail(f"--out {out} is a file, not a folder.", "pass a folder (it is created when missing).")
     if predictions.is_dir() or not predictions.exists():
         _fail(f"{predictions} is not a CSV or Parquet file.", "pass the path of a CSV file with a header row, or a Parquet file.")
+    return metrics, bounds_pair, control
+
+
+def _writable_ledger(ledger: Path | None) -> Path:
+    """The record's path, refused unless it is writable (before anything is released)."""
     ledger_path = _assess_ledger_path(ledger)
     try:  # the record must be writable before anything is released
         ledger_path.parent.mkdir(parents=True, exist_ok=True)
@@ -290,11 +320,14 @@ def run_assessment(
     except OSError as exc:
         _fail(f"cannot write the record of spending --ledger {ledger_path} ({exc.strerror or exc}).",
               f"pass --ledger FILE in a writable folder (or set ${LEDGER_ENV}).")
+    return ledger_path
 
+
+def _read_header(con: Any, predictions: Path, y_true: str, y_pred: str, sensitive: list[str],
+                 control: list[str]) -> frozenset[str]:
+    """Refuse an unreadable file or a missing column; return the columns with a number type (Parquet's)."""
     import duckdb
 
-    progress(f"reading {predictions}")
-    con = duckdb.connect()
     source = _assess_source(predictions, sensitive + control)
     try:
         described = con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()
@@ -312,7 +345,12 @@ def run_assessment(
         if column not in header:
             _fail(f"{option} column {column!r} is not in {predictions}.",
                   f"choose one of its columns: {', '.join(map(str, header))}.")
-    source = _assess_source(predictions, sensitive + control + [y_true, y_pred])  # these columns read as text
+    return numeric
+
+
+def _declared_groups(groups: list[str] | None, control_groups: list[str] | None, sensitive: list[str],
+                     control: list[str]) -> Any:
+    """The declared labels as ``PrivateMetricFrame`` takes them (a list, or a dict by column), or None."""
     declared = None
     if groups:
         per_column = [[label.strip() for label in g.split(",") if label.strip()] for g in groups]
@@ -320,11 +358,20 @@ def run_assessment(
         if control and control_groups:
             levels = [[label.strip() for label in g.split(",") if label.strip()] for g in control_groups]
             declared.update(zip(control, levels, strict=True))
-    scope = f"{predictions.name}: {y_true} vs {y_pred} by {' x '.join(sensitive)}"  # the file's name: never a local path
-    if control:
-        scope += f", within {' x '.join(control)}"
-    columns = {"sensitive": list(sensitive), "y_true": y_true, "y_pred": y_pred}
-    from dpfair.metrics import REAL_METRICS, PrivateMetricFrame, record_spending, write_assessment
+    return declared
+
+
+def _release_table(
+    con: Any, source: str, predictions: Path, y_true: str, y_pred: str, sensitive: list[str], control: list[str],
+    epsilon: float, declared: Any, confidence: float, seed: int | None, undeclared: str, metrics: list[str],
+    bounds_pair: tuple[float, float] | None, pos_label: str | None, numeric: frozenset[str], progress: Any,
+) -> tuple[Any, list[Any]]:
+    """Count in DuckDB, check the table and release it; return the frame and the warnings caught (closes ``con``)."""
+    import warnings
+
+    import duckdb
+
+    from dpfair.metrics import REAL_METRICS, PrivateMetricFrame
     from dpfair.privacy import PrivacyLeakWarning
 
     common = dict(epsilon=epsilon, groups=declared, confidence_level=confidence, noise_random_state=seed,
@@ -355,6 +402,15 @@ def run_assessment(
               "check that the file is a well-formed CSV or Parquet file (one header row, the same columns on every line).")
     finally:
         con.close()
+    return frame, caught
+
+
+def _write_outputs(frame: Any, caught: list[Any], epsilon: float, seed: int | None, ledger_path: Path,
+                   predictions: Path, columns: dict[str, Any], out: Path, scope: str, progress: Any) -> None:
+    """Warn about exact or seeded numbers, record what was spent, write the table and the page, say where."""
+    from dpfair.metrics import record_spending, write_assessment
+    from dpfair.privacy import PrivacyLeakWarning
+
     if any(issubclass(w.category, PrivacyLeakWarning) for w in caught) and epsilon == float("inf"):
         typer.secho("warning: --epsilon inf: exact metrics, no privacy guarantee.", fg=typer.colors.YELLOW, err=True)
     if frame.privacy_spent_.get("noise") == "seeded" or (seed is not None and epsilon != float("inf")):
