@@ -18,7 +18,7 @@ from sklearn.linear_model import LogisticRegression
 
 from dpfair.classification import DPBlindPostProcessor, DPFairClassifier
 
-SETTINGS = settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
+SETTINGS = settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
 
 
 @st.composite
