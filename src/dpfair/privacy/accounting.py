@@ -6,7 +6,8 @@ Every function of ``__all__`` validates its arguments (NaN is always refused), t
 ``zcdp_delta_unvalidated``, ``zcdp_to_approx_dp_unvalidated`` and ``zcdp_for_approx_dp_unvalidated`` (outside
 ``__all__``) compute the same numbers without a check, for a calibration inside dpfair that validated its
 arguments once and calls the conversions many times in its search
-(the PRIVATIZER's ``calibrate_privatizer``).
+(the PRIVATIZER's ``calibrate_privatizer``), as does ``zcdp_to_approx_dp_with_sampler_unvalidated`` (the
+conversion less a tabulated sampler's share of ``delta``).
 
 Float range
 -----------
@@ -192,6 +193,45 @@ def zcdp_to_approx_dp_unvalidated(rho: float, delta: float, method: str = "tight
         if candidate < standard and _zcdp_log_delta(rho, candidate) <= log_delta:
             return candidate
     return standard
+
+
+def zcdp_to_approx_dp_with_sampler_unvalidated(rho: float, delta: float, tv: float,
+                                               epsilon_hint: float) -> tuple[float, float]:
+    """``epsilon`` of ``rho``-zCDP at ``delta`` less a tabulated sampler's share, validated arguments.
+
+    A mechanism whose exact Gaussian noise is ``rho``-zCDP, drawn from tables at total variation ``tv`` in all
+    (``n`` samples of ``tv`` each: ``n tv``), is ``(epsilon, delta)``-DP with ``epsilon`` that of ``rho`` at
+    ``delta - (1 + e^epsilon) tv``: a fixed point, found in at most four rounds from ``epsilon_hint`` (each
+    round's share is paid at the previous, larger ``epsilon``).  For a calibration inside dpfair that validated
+    its arguments once (the PRIVATIZER's ``calibrate_privatizer``).
+
+    Parameters
+    ----------
+    rho : float
+        zCDP parameter of the exact mechanism (> 0).
+    delta : float
+        Target ``delta`` in (0, 1).
+    tv : float
+        The samples' total variation distance to the exact law, all samples together (>= 0).
+    epsilon_hint : float
+        Where the search starts: an ``epsilon`` at least the answer (the requested one).
+
+    Returns
+    -------
+    tuple of float
+        ``(epsilon, share)``: ``epsilon`` (``inf`` when the share alone reaches ``delta``) and the share of
+        ``delta`` the sampler takes, ``(1 + e^epsilon) tv``.
+    """
+    eps = epsilon_hint
+    for _ in range(4):
+        share = (1.0 + math.exp(min(eps, 700.0))) * tv
+        if share >= delta:
+            return math.inf, share
+        new = zcdp_to_approx_dp_unvalidated(rho, delta - share)
+        if new <= eps:
+            return new, (1.0 + math.exp(min(eps, 700.0))) * tv
+        eps = new
+    return eps, (1.0 + math.exp(min(eps, 700.0))) * tv
 
 
 def zcdp_for_approx_dp(epsilon: float, delta: float) -> float:

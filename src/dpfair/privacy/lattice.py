@@ -82,9 +82,36 @@ def lattice_granularity(sigma: float, resolution_bits: int = 14) -> float:
     bits = check_int(resolution_bits, "resolution_bits", minimum=1)
     if bits > 18:
         raise ValueError(f"resolution_bits must be at most 18 (a table of 12 * 2**19 entries), got {bits}.")
-    exponent = math.floor(math.log2(sigma)) - bits
+    return lattice_granularity_unvalidated(sigma, bits)
+
+
+def lattice_granularity_unvalidated(sigma: float, resolution_bits: int = 14) -> float:
+    """:func:`lattice_granularity` of validated arguments (a finite ``sigma > 0``, an int in ``[1, 18]``).
+
+    For a calibration inside dpfair whose own checks make ``sigma`` representable (the PRIVATIZER's
+    ``calibrate_privatizer``); the grid is the same number.
+
+    Parameters
+    ----------
+    sigma : float
+        Noise standard deviation (> 0, finite).
+    resolution_bits : int, default 14
+        Grid units per ``sigma`` (as a power of two).
+
+    Returns
+    -------
+    float
+        A power of two.
+
+    Raises
+    ------
+    ValueError
+        If the grid is below the float64 normal range.
+    """
+    exponent = math.floor(math.log2(sigma)) - resolution_bits
     if exponent < -1022:
-        raise ValueError(f"sigma={sigma:g} is too small for a grid of 2**{bits} units per sigma; use a larger sigma.")
+        raise ValueError(f"sigma={sigma:g} is too small for a grid of 2**{resolution_bits} units per sigma; "
+                         "use a larger sigma.")
     return math.ldexp(1.0, exponent)
 
 
@@ -174,6 +201,45 @@ def _search_tree_for(sigma_units: float) -> tuple[np.ndarray, np.ndarray]:
     return _search_tree(_table(sigma_units)[0])
 
 
+def _sigma_units(sigma: float, granularity: float) -> float:
+    """``sigma / granularity``, refused outside ``[1, 2**18]`` (the sizes of table the sampler builds)."""
+    sigma_units = sigma / granularity
+    if not 1.0 <= sigma_units <= 2.0**18:
+        raise ValueError(
+            f"sigma / granularity must be in [1, 2**18], got {sigma_units:.4g}; use lattice_granularity(sigma)."
+        )
+    return sigma_units
+
+
+def lattice_total_variation(sigma: float, granularity: float) -> float:
+    """Per-sample total variation of the two tables of a symmetric matrix's noise, validated arguments.
+
+    The larger :attr:`LatticeGaussian.total_variation` of the tables at ``sigma`` (off-diagonal entries) and
+    ``sqrt(2) sigma`` (diagonal entries) on ``granularity``, the same numbers, without building the samplers: for a
+    calibration inside dpfair that validated its arguments once (the PRIVATIZER's ``calibrate_privatizer``, which
+    takes ``(1 + e^epsilon) n tv`` of its ``delta`` for ``n`` samples).
+
+    Parameters
+    ----------
+    sigma : float
+        Off-diagonal noise standard deviation (> 0, finite).
+    granularity : float
+        The grid, a power of two (:func:`lattice_granularity_unvalidated`).
+
+    Returns
+    -------
+    float
+        The bound on one sample's total variation distance to the exact discrete Gaussian.
+
+    Raises
+    ------
+    ValueError
+        If ``sigma / granularity`` (or ``sqrt(2)`` times it) is outside ``[1, 2**18]``.
+    """
+    return max(_table(_sigma_units(sigma, granularity))[1],
+               _table(_sigma_units(math.sqrt(2.0) * sigma, granularity))[1])
+
+
 class LatticeGaussian:
     """Discrete Gaussian noise on the grid ``granularity * Z`` (module docstring).
 
@@ -201,11 +267,7 @@ class LatticeGaussian:
         if mantissa != 0.5:
             raise ValueError(f"granularity must be a power of two (rounding to it is then exact), got {granularity!r}.")
         self.granularity = g
-        self.sigma_units = self.sigma / g
-        if not 1.0 <= self.sigma_units <= 2.0**18:
-            raise ValueError(
-                f"sigma / granularity must be in [1, 2**18], got {self.sigma_units:.4g}; use lattice_granularity(sigma)."
-            )
+        self.sigma_units = _sigma_units(self.sigma, g)
         self._cumulative, self.total_variation = _table(self.sigma_units)
         self._levels, self._offsets = _search_tree_for(self.sigma_units)
 

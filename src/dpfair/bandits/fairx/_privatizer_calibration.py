@@ -16,9 +16,9 @@ from dpfair.privacy.accounting import (  # *_unvalidated: calibrate_privatizer v
     gaussian_dp_mu,
     zcdp_delta_unvalidated,
     zcdp_for_approx_dp_unvalidated,
-    zcdp_to_approx_dp_unvalidated,
+    zcdp_to_approx_dp_with_sampler_unvalidated,
 )
-from dpfair.privacy.lattice import LatticeGaussian, lattice_granularity
+from dpfair.privacy.lattice import lattice_granularity_unvalidated, lattice_total_variation
 
 __all__ = [
     "CALIBRATIONS",
@@ -194,24 +194,9 @@ def _entries(n_releases: int, dim: int) -> int:
     return n_releases * (dim + 1) * (dim + 2) // 2  # one node completed per release, its distinct entries
 
 
-def _lattice_tv(sigma: float, granularity: float) -> float:
-    """Per-entry total variation of the two lattice tables (off-diagonal ``sigma``, diagonal ``sqrt(2) sigma``)."""
-    return max(LatticeGaussian(sigma, granularity).total_variation,
-               LatticeGaussian(math.sqrt(2.0) * sigma, granularity).total_variation)
-
-
-def _accounted(rho: float, delta: float, tv: float, epsilon_hint: float) -> tuple[float, float]:
-    """``epsilon`` of ``rho``-zCDP at ``delta`` minus the sampler's share ``(1 + e^epsilon) tv`` (fixed point)."""
-    eps = epsilon_hint
-    for _ in range(4):
-        share = (1.0 + math.exp(min(eps, 700.0))) * tv
-        if share >= delta:
-            return math.inf, share
-        new = zcdp_to_approx_dp_unvalidated(rho, delta - share)
-        if new <= eps:
-            return new, (1.0 + math.exp(min(eps, 700.0))) * tv
-        eps = new
-    return eps, (1.0 + math.exp(min(eps, 700.0))) * tv
+# the PRIVATIZER's names for the privacy layer's two helpers (per-entry tables' distance, epsilon less its share)
+_lattice_tv = lattice_total_variation
+_accounted = zcdp_to_approx_dp_with_sampler_unvalidated
 
 
 def calibrate_privatizer(
@@ -329,20 +314,21 @@ def _calibrate_tree(epsilon: float, delta: float, bound: float, reward: float, d
     sampler = "lattice"
     if noise_calibration == "paper":
         sigma = math.sqrt(privatizer_node_variance(epsilon, delta, bound, n_levels, reward))
-        granularity = lattice_granularity(sigma, _RESOLUTION_BITS)
-        tv = _lattice_tv(sigma, granularity)
+        granularity = lattice_granularity_unvalidated(sigma, _RESOLUTION_BITS)
+        tv = lattice_total_variation(sigma, granularity)
         if share_of(tv, epsilon) > _SAMPLER_SHARE_LIMIT * delta:
             sampler, tv = "exact", 0.0
     else:
-        granularity = lattice_granularity(sigma_for(zcdp_for_approx_dp_unvalidated(epsilon, delta), 0.0), _RESOLUTION_BITS)
+        granularity = lattice_granularity_unvalidated(sigma_for(zcdp_for_approx_dp_unvalidated(epsilon, delta), 0.0),
+                                                      _RESOLUTION_BITS)
         # the share of delta is paid before sigma is known; the tables' distance depends (weakly) on sigma:
         # pay for 10 % more than measured and check it with the final sigma
-        tv = 1.1 * _lattice_tv(sigma_for(zcdp_for_approx_dp_unvalidated(epsilon, delta), granularity), granularity)
+        tv = 1.1 * lattice_total_variation(sigma_for(zcdp_for_approx_dp_unvalidated(epsilon, delta), granularity), granularity)
         for _ in range(5):
             if share_of(tv, epsilon) > _SAMPLER_SHARE_LIMIT * delta:
                 sampler, tv = "exact", 0.0
             sigma = sigma_for(zcdp_for_approx_dp_unvalidated(epsilon, delta - share_of(tv, epsilon)), granularity)
-            actual = 0.0 if sampler == "exact" else _lattice_tv(sigma, granularity)
+            actual = 0.0 if sampler == "exact" else lattice_total_variation(sigma, granularity)
             if actual <= tv:
                 break
             tv = 1.1 * actual
@@ -350,7 +336,7 @@ def _calibrate_tree(epsilon: float, delta: float, bound: float, reward: float, d
             raise RuntimeError("the lattice sampler's share of delta did not settle; report this as a bug.")
     sensitivity = frobenius + granularity * rounding
     rho = levels * sensitivity**2 / (4.0 * sigma**2)
-    accounted, delta_sampler = _accounted(rho, delta, entries * tv, epsilon)
+    accounted, delta_sampler = zcdp_to_approx_dp_with_sampler_unvalidated(rho, delta, entries * tv, epsilon)
     delta_accounted = min(delta, zcdp_delta_unvalidated(rho, epsilon) + share_of(tv, epsilon))
     if noise_calibration == "tight":
         # zcdp_for_approx_dp verified (epsilon, delta - share) itself; the conversion's root may sit ~1e-13 above
@@ -390,7 +376,7 @@ def _calibrate_factorized(epsilon: float, delta: float, bound: float, reward: fl
     def sigma_for(granularity: float) -> float:
         return column * (frobenius + granularity * rounding) / (math.sqrt(2.0) * mu)
 
-    granularity = lattice_granularity(sigma_for(0.0), _RESOLUTION_BITS)
+    granularity = lattice_granularity_unvalidated(sigma_for(0.0), _RESOLUTION_BITS)
     sigma = sigma_for(granularity)
     sensitivity = frobenius + granularity * rounding
     mu = column * sensitivity / (math.sqrt(2.0) * sigma)
