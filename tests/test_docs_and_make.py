@@ -61,3 +61,16 @@ def test_every_registered_private_class_says_what_it_protects():
     assert not rowless, f"add a row to docs/user_guide/protections.rst for: {rowless}"
     filled = sorted(n for n in NO_ROW_YET & names if re.search(rf"~dpfair\.[\w.]*\b{n}`", page))
     assert not filled, f"these have a row now: delete them from NO_ROW_YET: {filled}"
+
+
+def test_test_modules_have_unique_basenames():
+    """The test folders are not packages, so pytest imports each file by its base name: two files of one name in
+    different folders stop the whole run with "import file mismatch" (a suite that only ever ran file by file would
+    not see it)."""
+    seen: dict[str, Path] = {}
+    clashes = []
+    for path in sorted((ROOT / "tests").rglob("test_*.py")):
+        if path.name in seen:
+            clashes.append(f"{seen[path.name].relative_to(ROOT)} and {path.relative_to(ROOT)}")
+        seen.setdefault(path.name, path)
+    assert not clashes, f"rename one of each pair: {clashes}"
