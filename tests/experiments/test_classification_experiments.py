@@ -32,7 +32,7 @@ def test_specs_register():
     assert "infeasible_rate" in pp.metrics
     for suffix in ("", "-adult"):
         oracle = get_spec("classification-oracle-learner" + suffix)
-        assert set(oracle.grid["epsilon"]) == {1.0, 10.0, 100.0, 1e3, 1e4, math.inf}  # issue 23's grid
+        assert set(oracle.grid["epsilon"]) == {1.0, 10.0, 100.0, 1e3, 1e4, math.inf}  # Figure 1's grid
         assert set(oracle.grid["method"]) == {"oracle-tight", "oracle-paper", "postprocessing"}
         assert {"error@gamma=0.02", "violation@gamma=0.02", "small_budget_warning"} <= set(oracle.metrics)
         assert oracle.verdict is clf.oracle_verdict
@@ -63,8 +63,8 @@ def test_one_quick_cell_returns_every_metric(experiment_id):
 
 
 def test_postprocessing_reproduction_keeps_the_papers_algorithm_1_bit_identical():
-    """The reproduction passes score_bins=None: its seeded numbers are those of dpfair before issue 32 made
-    score bins the post-processor's default (values measured at commit 891c97a, before that change)."""
+    """The reproduction passes score_bins=None: its seeded numbers are those of dpfair before score bins became
+    the post-processor's default (values measured at commit 891c97a, before that change)."""
     if not _available("communities"):
         pytest.skip("Communities & Crime not available offline")
     cell = {"dataset": "communities", "evaluation": "in-sample", "epsilon": 1.0}
@@ -145,7 +145,7 @@ def test_oracle_figures_and_tables_from_a_small_frame(tmp_path):
 
 
 def test_caption_describes_only_the_panels_drawn(tmp_path):
-    """Issue 24: the caption described a right (held-out) panel that was not drawn."""
+    """A report fix: the caption described a right (held-out) panel that was not drawn."""
     oracle = clf.oracle_figures(_oracle_frame(), tmp_path)[0].caption
     assert "right" not in oracle and "held-out" not in oracle and "in-sample" in oracle
     rows = []
@@ -160,7 +160,7 @@ def test_caption_describes_only_the_panels_drawn(tmp_path):
 
 
 def test_adult_oracle_tables_name_adult_and_show_no_upsampled_epsilon():
-    """Issue 24: the Adult section was headed "(Communities)" with epsilon' shown as "-"."""
+    """A report fix: the Adult section was headed "(Communities)" with epsilon' shown as "-"."""
     tables = clf.oracle_tables(_oracle_frame("adult"))
     assert tables and all("Communities" not in t.title and "upsampled" not in t.title for t in tables)
     assert all(t.title.startswith("Adult") for t in tables)
@@ -170,7 +170,7 @@ def test_adult_oracle_tables_name_adult_and_show_no_upsampled_epsilon():
 
 
 def test_coin_flip_error_is_explained_in_the_table_note():
-    """Issue 24: a coin-flip error (0.50) at epsilon = 1,000 appeared without a word."""
+    """A report fix: a coin-flip error (0.50) at epsilon = 1,000 appeared without a word."""
     results = _oracle_frame(inprocessing_error=lambda eps, gamma: 0.5 if eps == 1e3 else 0.3 - gamma)
     note = clf.oracle_tables(results)[1].note
     assert "epsilon = 1,000" in note and "0.50" in note and "T = 1000" in note
