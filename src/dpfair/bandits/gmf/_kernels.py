@@ -376,6 +376,61 @@ def _sum_add_release(
         _store_packed(p, exact[p] + release_noise[p], shift, pack_row, pack_col, gram, target)
 
 
+@_jit(inline="always")
+def _tolerance(theta: np.ndarray, rank_rtol: float) -> float:
+    """The tolerance of the rank comparisons per unit of norm, ``c = RANK_RTOL ||theta_hat||``
+    (:func:`dpfair.bandits._ranks.rank_tolerance`)."""
+    sq = 0.0
+    for j in range(theta.shape[0]):
+        sq += theta[j] * theta[j]
+    return rank_rtol * math.sqrt(sq)
+
+
+@_jit(inline="always")
+def _reproject(theta, factored, cols_a, cols_b, theta_a, theta_b, combos_t, codes, rest_t, partial, support_t, norms,
+               rank_rtol, proj) -> None:
+    """``proj[j] = <x_j, theta_hat> - c ||x_j||`` for every support row, after ``theta_hat`` changed: through the
+    factored support (:func:`_project_factored`) when it has one, else directly (:func:`_project`)."""
+    tol = _tolerance(theta, rank_rtol)
+    if factored:
+        for j in range(cols_a.shape[0]):
+            theta_a[j] = theta[cols_a[j]]
+        for j in range(cols_b.shape[0]):
+            theta_b[j] = theta[cols_b[j]]
+        _project_factored(combos_t, codes, rest_t, theta_a, theta_b, partial, proj)
+    else:
+        _project(support_t, theta, proj)
+    for j in range(norms.shape[0]):
+        proj[j] -= tol * norms[j]
+
+
+@_jit(inline="always")
+def _relative_ranks(candidates, proj, counts, offsets, norms, tol, n_pool, noise, noisy, ranks) -> None:
+    """Every group's relative rank of its candidate this round (Fair-Greedy's F_hat_k(<x_k, theta_hat>)): the
+    share of group k's pooled contexts at or below ``<x_k, theta_hat> + c ||x_k||`` (pooled rows within the
+    tolerance of a tie count, ``_ranks.RANK_RTOL``), plus the release's Gaussian noise when ``noisy``
+    (Private-Fair-Greedy's private relative rank estimation, ``+ N(0, sigma_t^2)``)."""
+    for k in range(ranks.shape[0]):
+        value = proj[candidates[k]] + 2.0 * tol * norms[candidates[k]]
+        lo, hi = offsets[k], offsets[k + 1]
+        ranks[k] = _count_at_or_below(proj[lo:hi], counts[lo:hi], value) / n_pool
+        if noisy:
+            ranks[k] = ranks[k] + noise[k]
+
+
+@_jit(inline="always")
+def _regression_release(leaf, z, node_noise, noisy_tree, factorized, shift, exact, noisy, pack_row, pack_col, block,
+                        released, V, b) -> None:
+    """The ``leaf``-th regression row ``z = [x; y]`` enters the continually private sums and ``V``, ``b`` receive
+    the release: the running sum plus the factorization's noise ``(B z)_leaf`` when ``factorized``, else the
+    binary tree's leaf and its release."""
+    if factorized:
+        _sum_add_release(exact[0], z, node_noise, shift, pack_row, pack_col, V, b)
+    else:
+        _tree_add(exact, noisy, leaf, z, pack_row, pack_col, node_noise, noisy_tree, block)
+        _tree_release(noisy, leaf, shift, pack_row, pack_col, released, V, b)
+
+
 @_jit()
 def fair_greedy_rounds(
     run_lo: int,
@@ -486,32 +541,12 @@ def fair_greedy_rounds(
                 for k in range(n_groups):
                     ranks[k] = 0.0
             else:
-                # the tolerance of the comparisons per unit of norm, c = RANK_RTOL ||theta_hat|| (_ranks.rank_tolerance)
-                sq = 0.0
-                for j in range(d):
-                    sq += theta[r, j] * theta[r, j]
-                tol = rank_rtol * math.sqrt(sq)
                 if not proj_fresh[r]:  # theta_hat changed: project every support row on it
-                    if factored:
-                        for j in range(cols_a.shape[0]):
-                            theta_a[j] = theta[r, cols_a[j]]
-                        for j in range(cols_b.shape[0]):
-                            theta_b[j] = theta[r, cols_b[j]]
-                        _project_factored(combos_t, codes, rest_t, theta_a, theta_b, partial, proj[r])
-                    else:
-                        _project(support_t, theta[r], proj[r])
-                    for j in range(norms.shape[0]):  # <x_j, theta_hat> - c ||x_j||
-                        proj[r, j] -= tol * norms[j]
+                    _reproject(theta[r], factored, cols_a, cols_b, theta_a, theta_b, combos_t, codes, rest_t,
+                               partial, support_t, norms, rank_rtol, proj[r])
                     proj_fresh[r] = True
-                for k in range(n_groups):
-                    # F_hat_k(<x_k, theta_hat>): share of group k's pooled contexts at or below the candidate
-                    # <x_k, theta_hat> + c ||x_k||: pooled rows within the tolerance of a tie count (_ranks.RANK_RTOL)
-                    value = proj[r, rows[r, t, k]] + 2.0 * tol * norms[rows[r, t, k]]
-                    lo, hi = offsets[k], offsets[k + 1]
-                    count = _count_at_or_below(proj[r, lo:hi], counts[r, lo:hi], value)
-                    ranks[k] = count / n_pool
-                    if noisy_ranks:  # Private relative rank estimation: + N(0, sigma_t^2)
-                        ranks[k] = ranks[k] + rank_noise[i, r, k]
+                _relative_ranks(rows[r, t], proj[r], counts[r], offsets, norms, _tolerance(theta[r], rank_rtol), n_pool,
+                                rank_noise[i, r] if noisy_ranks else ranks, noisy_ranks, ranks)
             a = _tie_break(ranks, uniforms[i, r])
             actions[r, t] = a
             for k in range(n_groups):  # the round's contexts enter the rank pool
@@ -528,12 +563,8 @@ def fair_greedy_rounds(
                     z[j] = x[j]
                 z[d] = rewards[r, s, chosen]
                 # Continually private regression: the tree's (s+1)-th leaf is [x; y][x; y]^T
-                node_noise = tree_noise[i, r] if noisy_tree else empty_noise
-                if factorized:  # the running sum plus the factorization's release noise (B z)_{s+1}
-                    _sum_add_release(exact[r, 0], z, node_noise, shifts[s + 1], pack_row, pack_col, V, b)
-                else:
-                    _tree_add(exact[r], noisy[r], s + 1, z, pack_row, pack_col, node_noise, noisy_tree, block)
-                    _tree_release(noisy[r], s + 1, shifts[s + 1], pack_row, pack_col, released, V, b)
+                _regression_release(s + 1, z, tree_noise[i, r] if noisy_tree else empty_noise, noisy_tree, factorized,
+                                    shifts[s + 1], exact[r], noisy[r], pack_row, pack_col, block, released, V, b)
                 if cholesky(V, chol):
                     _cholesky_solve(chol, b, theta_new)
                     for j in range(d):
