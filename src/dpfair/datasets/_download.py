@@ -382,6 +382,70 @@ def _help(remote: RemoteFile, home: Path) -> str:
     )
 
 
+def _verified_local(remote: RemoteFile, target: Path, home: Path) -> Path:
+    """``target`` when it is a file with an accepted sha256 digest; otherwise the error that says why and the fix."""
+    if not target.is_file():
+        fix = _corrupt_fix(remote, target)
+        raise DataIntegrityError(
+            f"{target} is a folder (or another non-file), not the dataset file; {fix} {_help(remote, home)}",
+            target,
+            remote.sha256,
+            None,
+            fix,
+        )
+    try:
+        digest = sha256_of(target)
+    except OSError as exc:
+        raise DataUnavailableError(f"cannot read {target} ({exc.strerror or exc}). {_help(remote, home)}") from None
+    if digest not in remote.sha256:
+        fix = _corrupt_fix(remote, target)
+        raise DataIntegrityError(
+            f"{target} is corrupt: its sha256 is {digest}, expected {' or '.join(remote.sha256)} "
+            f"(the file from {remote.url}); {fix}",
+            target,
+            remote.sha256,
+            digest,
+            fix,
+        )
+    return target
+
+
+def _download_once(remote: RemoteFile, target: Path, home: Path, timeout: float) -> Path:
+    """One download attempt into a temporary file beside ``target``, hashed as it streams; it replaces ``target``
+    atomically only when complete and verified, and is removed otherwise (an OSError or URLError is for the caller
+    to retry; a wrong digest raises DataIntegrityError, never retried)."""
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
+    tmp = Path(tmp_name)
+    try:
+        h = hashlib.sha256()
+        with os.fdopen(fd, "wb") as out, urllib.request.urlopen(remote.url, timeout=timeout) as resp:
+            expected_len = resp.headers.get("Content-Length")
+            received = 0
+            for block in iter(lambda: resp.read(1 << 16), b""):
+                out.write(block)
+                h.update(block)
+                received += len(block)
+            out.flush()
+            os.fsync(out.fileno())
+        if expected_len is not None and received != int(expected_len):
+            raise OSError(f"truncated download: {received} of {expected_len} bytes")
+        digest = h.hexdigest()
+        if digest not in remote.sha256:
+            fix = "try again later; if it persists, the upstream file changed: report it to dpfair."
+            raise DataIntegrityError(
+                f"downloaded {remote.url} has sha256 {digest}, expected one of {list(remote.sha256)}; "
+                f"nothing was written. {_help(remote, home)}",
+                target,
+                remote.sha256,
+                digest,
+                fix,
+            )
+        os.replace(tmp, target)  # atomic: the file appears only complete and verified
+        return target
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
 def fetch_file(
     remote: RemoteFile,
     data_home: str | os.PathLike[str] | None = None,
@@ -434,31 +498,8 @@ def fetch_file(
     timeout = check_positive_finite(timeout, "timeout")
     home = get_data_home(data_home)
     target = home / remote.path
-    if target.exists() and not target.is_file():
-        fix = _corrupt_fix(remote, target)
-        raise DataIntegrityError(
-            f"{target} is a folder (or another non-file), not the dataset file; {fix} {_help(remote, home)}",
-            target,
-            remote.sha256,
-            None,
-            fix,
-        )
     if target.exists():
-        try:
-            digest = sha256_of(target)
-        except OSError as exc:
-            raise DataUnavailableError(f"cannot read {target} ({exc.strerror or exc}). {_help(remote, home)}") from None
-        if digest not in remote.sha256:
-            fix = _corrupt_fix(remote, target)
-            raise DataIntegrityError(
-                f"{target} is corrupt: its sha256 is {digest}, expected {' or '.join(remote.sha256)} "
-                f"(the file from {remote.url}); {fix}",
-                target,
-                remote.sha256,
-                digest,
-                fix,
-            )
-        return target
+        return _verified_local(remote, target, home)
     if not download:
         raise DataUnavailableError(f"dataset file missing: {_help(remote, home)}")
     try:
@@ -471,41 +512,12 @@ def fetch_file(
     for attempt in range(retries + 1):
         if attempt:
             time.sleep(backoff * 2 ** (attempt - 1))
-        fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
-        tmp = Path(tmp_name)
         try:
-            h = hashlib.sha256()
-            with os.fdopen(fd, "wb") as out, urllib.request.urlopen(remote.url, timeout=timeout) as resp:
-                expected_len = resp.headers.get("Content-Length")
-                received = 0
-                for block in iter(lambda: resp.read(1 << 16), b""):
-                    out.write(block)
-                    h.update(block)
-                    received += len(block)
-                out.flush()
-                os.fsync(out.fileno())
-            if expected_len is not None and received != int(expected_len):
-                raise OSError(f"truncated download: {received} of {expected_len} bytes")
-            digest = h.hexdigest()
-            if digest not in remote.sha256:
-                tmp.unlink(missing_ok=True)
-                fix = "try again later; if it persists, the upstream file changed: report it to dpfair."
-                raise DataIntegrityError(
-                    f"downloaded {remote.url} has sha256 {digest}, expected one of {list(remote.sha256)}; "
-                    f"nothing was written. {_help(remote, home)}",
-                    target,
-                    remote.sha256,
-                    digest,
-                    fix,
-                )
-            os.replace(tmp, target)  # atomic: the file appears only complete and verified
-            return target
+            return _download_once(remote, target, home, timeout)
         except DataIntegrityError:
             raise
         except (OSError, urllib.error.URLError) as exc:  # includes HTTP errors, timeouts, truncation
             last_error = exc
-        finally:
-            tmp.unlink(missing_ok=True)
     raise DataUnavailableError(f"could not download after {retries + 1} attempts ({last_error}); {_help(remote, home)}")
 
 
