@@ -1,6 +1,6 @@
 """
 Real tables into a private pipeline: Adult with its strings and missing values, one budget
-=========================================================================================
+==========================================================================================
 
 UCI Adult has string columns (``workclass``, ``occupation``, ...) and missing values (the ``?`` of the raw
 files, NaN once loaded). A private model takes numbers only, and the usual scikit-learn preprocessing

@@ -322,10 +322,12 @@ class DPBlindPostProcessor(PrivateEstimator, CloneLineageMixin, MetaEstimatorMix
         Three or more groups under the attribute relation: the average membership over the public training rows.
     noisy_frequencies_ : ndarray of shape (n_cells, n_groups, 2)
         The released table (exact at ``epsilon = inf``).
-    probabilities_ : ndarray of shape (score_bins_, membership_bins_)
+    probabilities_ : ndarray of shape (n_score_bins, n_membership_cells)
         ``p[s, m]``: the probability of predicting the positive class.
-    score_bins_, membership_bins_ : int
-        The table's shape.
+    score_bins_ : int
+        The number of score bins (the table's first dimension).
+    membership_bins_ : int
+        The number of membership cells (the table's second dimension).
     measured_groups_ : ndarray of bool
         Whether each declared group's rates were measured (constrained).
     objective_ : float

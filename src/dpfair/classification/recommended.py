@@ -292,6 +292,7 @@ class DPFairClassifier(PrivateEstimator, CloneLineageMixin, ClassifierMixin, Bas
         Returns
         -------
         ndarray of shape (n_samples, 2)
+            The probabilities of the negative and the positive class under the chosen mechanism's rule.
         """
         check_is_fitted(self, "estimator_")
         if self.mechanism_ == "DPEqualizedOddsPostProcessor":
@@ -311,6 +312,7 @@ class DPFairClassifier(PrivateEstimator, CloneLineageMixin, ClassifierMixin, Bas
         Returns
         -------
         ndarray of shape (n_samples,)
+            The predicted labels (a randomized rule's draw where the chosen mechanism randomizes).
         """
         check_is_fitted(self, "estimator_")
         if self.mechanism_ == "DPEqualizedOddsPostProcessor":

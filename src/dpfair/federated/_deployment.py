@@ -421,8 +421,10 @@ class LocalFederation:
             self._tell_reaper(f"home {self.flwr_home}")
 
     def record_result(self, path: str | os.PathLike[str]) -> None:
-        """Have the owner-death watch mark *path* (a run's ``result.json``) as failed, naming why, if this process
-        dies before :meth:`stop` (a ``SIGKILL``, a crash): the result then says what happened.
+        """Have the owner-death watch mark *path* (a run's ``result.json``) as failed if this process dies.
+
+        If this process dies before :meth:`stop` (a ``SIGKILL``, a crash), the watch writes why into the result,
+        so it says what happened.
 
         Parameters
         ----------

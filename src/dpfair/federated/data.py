@@ -54,11 +54,35 @@ class FileStream:
         self.outcomes_ = np.asarray(outcomes, dtype=float)
 
     def contexts(self, t: int) -> np.ndarray:
-        """The candidates of round *t* (``1 .. horizon``), shape ``(n_actions, dim)``."""
+        """The candidates of round *t*.
+
+        Parameters
+        ----------
+        t : int
+            The round, ``1 .. horizon``.
+
+        Returns
+        -------
+        numpy.ndarray of shape (n_actions, dim)
+            The file's contexts of that round.
+        """
         return self.contexts_[t - 1]
 
     def reward(self, t: int, action: int) -> float:
-        """The outcome of candidate *action* in round *t*."""
+        """The outcome of candidate *action* in round *t*.
+
+        Parameters
+        ----------
+        t : int
+            The round, ``1 .. horizon``.
+        action : int
+            The chosen candidate.
+
+        Returns
+        -------
+        float
+            The file's outcome of that candidate in that round.
+        """
         return float(self.outcomes_[t - 1, int(action)])
 
 

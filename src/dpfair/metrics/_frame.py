@@ -264,6 +264,10 @@ class PrivateMetricFrame(PrivateMechanismMixin, FrameAccessors):
         What a row whose label was not declared does: ``"raise"`` refuses (the refusal tells the caller
         that such a row exists); ``"other"`` counts it in an extra group ``"(other)"``, always reported
         (also when empty), so that nothing about such rows is revealed beyond the noisy release.
+    sample_weight_bound : float, optional
+        Required with ``sample_weight``: the declared largest weight of a row, ``w_max`` (public
+        knowledge, never read off the data).  A weight outside ``[0, w_max]`` is refused before any
+        charge.  One row moves at most ``w_max`` of weight into one cell, so the noise scales with it.
     score_bins : int, optional
         For ``roc_auc_score`` at a finite ``epsilon``: the number of equal-width bins of ``bounds`` (the declared
         range of the scores in ``y_pred``) in which every group's scores are counted, per true label.  By default
@@ -273,10 +277,6 @@ class PrivateMetricFrame(PrivateMechanismMixin, FrameAccessors):
         the AUC is computed from it, ties within a bin counted 1/2: the binning moves the AUC by at most
         ``sum_b P_b N_b / (2 P N)`` (pairs of a positive and a negative in the same bin).  ``y_true`` must be 0/1
         (or ``pos_label``).  At ``epsilon=inf`` the AUC is scikit-learn's, on the exact scores.
-    sample_weight_bound : float, optional
-        Required with ``sample_weight``: the declared largest weight of a row, ``w_max`` (public
-        knowledge, never read off the data).  A weight outside ``[0, w_max]`` is refused before any
-        charge.  One row moves at most ``w_max`` of weight into one cell, so the noise scales with it.
 
     Attributes
     ----------

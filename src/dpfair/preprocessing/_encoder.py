@@ -154,7 +154,7 @@ class DeclaredOneHotEncoder(TransformerMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like or DataFrame of shape (n_samples, n_features_in_)
+        X : array-like or DataFrame of shape (n_samples, n_features)
             The table.
 
         Returns

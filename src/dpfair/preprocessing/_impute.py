@@ -76,7 +76,7 @@ class DeclaredImputer(TransformerMixin, BaseEstimator):
 
     Attributes
     ----------
-    statistics_ : ndarray of shape (n_features_in_,)
+    statistics_ : ndarray of shape (n_features,)
         The declared fill value of each column (named as in scikit-learn; nothing is estimated).
     n_features_in_ : int
         Number of columns.
@@ -137,12 +137,12 @@ class DeclaredImputer(TransformerMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like or DataFrame of shape (n_samples, n_features_in_)
+        X : array-like or DataFrame of shape (n_samples, n_features)
             The table.
 
         Returns
         -------
-        ndarray of shape (n_samples, n_features_in_)
+        ndarray of shape (n_samples, n_features)
             The filled table: float64 when every entry is a number, else objects.
         """
         check_is_fitted(self, "statistics_")
@@ -245,7 +245,7 @@ class DPMedianImputer(PrivateEstimator, CloneLineageMixin, TransformerMixin, Bas
 
     Attributes
     ----------
-    statistics_ : ndarray of shape (n_features_in_,)
+    statistics_ : ndarray of shape (n_features,)
         The released median of each column (a point of its public grid); at ``epsilon = inf`` the exact median
         (the middle of the declared range, or 0 without one, for a column with no value).
     n_features_in_ : int
@@ -367,12 +367,12 @@ class DPMedianImputer(PrivateEstimator, CloneLineageMixin, TransformerMixin, Bas
 
         Parameters
         ----------
-        X : array-like or DataFrame of shape (n_samples, n_features_in_)
+        X : array-like or DataFrame of shape (n_samples, n_features)
             Numeric columns with missing values.
 
         Returns
         -------
-        ndarray of shape (n_samples, n_features_in_)
+        ndarray of shape (n_samples, n_features)
             The filled table (float64).
         """
         check_is_fitted(self, "statistics_")

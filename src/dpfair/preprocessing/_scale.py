@@ -69,7 +69,7 @@ class DeclaredRangeScaler(TransformerMixin, BaseEstimator):
 
     Attributes
     ----------
-    bounds_ : ndarray of shape (2, n_features_in_)
+    bounds_ : ndarray of shape (2, n_features)
         The declared ``(low, high)`` of each column.
     n_features_in_ : int
         Number of columns.
@@ -119,12 +119,12 @@ class DeclaredRangeScaler(TransformerMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like or DataFrame of shape (n_samples, n_features_in_)
+        X : array-like or DataFrame of shape (n_samples, n_features)
             Numeric columns.
 
         Returns
         -------
-        ndarray of shape (n_samples, n_features_in_)
+        ndarray of shape (n_samples, n_features)
             The scaled table.
 
         Raises
@@ -144,12 +144,12 @@ class DeclaredRangeScaler(TransformerMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features_in_)
+        X : array-like of shape (n_samples, n_features)
             Scaled values.
 
         Returns
         -------
-        ndarray of shape (n_samples, n_features_in_)
+        ndarray of shape (n_samples, n_features)
             The transformed table.
         """
         check_is_fitted(self, "bounds_")
@@ -251,7 +251,7 @@ class DPQuantileClipper(PrivateEstimator, CloneLineageMixin, TransformerMixin, B
 
     Attributes
     ----------
-    clip_range_ : ndarray of shape (2, n_features_in_)
+    clip_range_ : ndarray of shape (2, n_features)
         The released ``(low, high)`` of each column (grid points inside the declared range).
     n_features_in_ : int
         Number of columns.
@@ -376,12 +376,12 @@ class DPQuantileClipper(PrivateEstimator, CloneLineageMixin, TransformerMixin, B
 
         Parameters
         ----------
-        X : array-like or DataFrame of shape (n_samples, n_features_in_)
+        X : array-like or DataFrame of shape (n_samples, n_features)
             Numeric columns.
 
         Returns
         -------
-        ndarray of shape (n_samples, n_features_in_)
+        ndarray of shape (n_samples, n_features)
             The transformed table.
         """
         check_is_fitted(self, "clip_range_")
