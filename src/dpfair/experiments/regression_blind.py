@@ -59,7 +59,7 @@ BLIND_SETUP = {
 }
 
 
-class HistogramMembershipModel:
+class _HistogramMembershipModel:
     """A private model of ``P(A | x)``: Laplace counts of (group, cell of declared feature edges), normalised.
 
     ``fit`` is ``(epsilon, 0)``-DP for every row's (features, group) under replace-one-row: one row moves one
@@ -91,7 +91,7 @@ class HistogramMembershipModel:
             cell = cell * (len(edges) + 1) + np.searchsorted(np.asarray(edges, float), X[column].to_numpy(float))
         return cell
 
-    def fit(self, X: pd.DataFrame, groups: Any) -> HistogramMembershipModel:
+    def fit(self, X: pd.DataFrame, groups: Any) -> _HistogramMembershipModel:
         """Release the noisy (group, cell) counts.
 
         Parameters
@@ -103,7 +103,7 @@ class HistogramMembershipModel:
 
         Returns
         -------
-        HistogramMembershipModel
+        _HistogramMembershipModel
             ``self``.
         """
         from dpfair.privacy.mechanisms import laplace_mechanism
@@ -187,7 +187,7 @@ def blind_task(cell: dict[str, Any], seed: int) -> dict[str, float]:
 
     The regressor (ridge) is trained on its own 35% (it stands for a model trained on other data, as in
     ``regression-ridge-pipeline``).  On the post-processing 35%, at the cell's epsilon: the aware post-processor
-    (its table at epsilon), and the blind one (a :class:`HistogramMembershipModel` at
+    (its table at epsilon), and the blind one (a ``_HistogramMembershipModel`` at
     ``BLIND_MEMBERSHIP_SHARE * epsilon`` and its cell table at the rest, on the ridge's output range over the
     declared feature box, its program solved at ``alpha - BLIND_ALPHA_MARGIN`` at a finite epsilon); secure noise
     (``random_state=None``).
@@ -245,7 +245,7 @@ def blind_task(cell: dict[str, Any], seed: int) -> dict[str, float]:
         aware = FairRegressionPostProcessor(f, epsilon=epsilon, n_bins=setup["aware_bins"], bounds=info["bounds"],
                                             groups=declared, random_state=private).fit(
             X.iloc[post], sensitive_features=groups[post])
-        membership = HistogramMembershipModel(setup["membership_edges"], declared, BLIND_MEMBERSHIP_SHARE * epsilon,
+        membership = _HistogramMembershipModel(setup["membership_edges"], declared, BLIND_MEMBERSHIP_SHARE * epsilon,
                                               random_state=private).fit(X.iloc[post], groups[post])
         blind = BlindFairRegressionPostProcessor(
             f, membership, epsilon=(1 - BLIND_MEMBERSHIP_SHARE) * epsilon, n_bins=setup["blind_bins"],
@@ -255,7 +255,7 @@ def blind_task(cell: dict[str, Any], seed: int) -> dict[str, float]:
         oracle = None
         margin = 0.0 if math.isinf(epsilon) else BLIND_ALPHA_MARGIN  # room for the table's noise, if any
         if math.isinf(epsilon):
-            exact = HistogramMembershipModel(setup["membership_edges"], declared, math.inf).fit(X.iloc[test],
+            exact = _HistogramMembershipModel(setup["membership_edges"], declared, math.inf).fit(X.iloc[test],
                                                                                               groups[test])
             oracle = BlindFairRegressionPostProcessor(
                 f, exact, epsilon=math.inf, n_bins=setup["aware_bins"], membership_bins=setup["oracle_membership_bins"],
