@@ -352,13 +352,7 @@ class FrameAccessors:
         list
             Interval ends.
         """
-        if self._exact is not None:
-            return self._exact.intervals("difference_ci", method)
-        self._check(method, "coerce")
-        return self._quantile_objects(
-            lambda ci, up: ci.difference[method][1].upper if up else ci.difference[method][1].lower,
-            lambda: self.difference(method), self._scalar_or_series,
-        )
+        return self._comparison_ci("difference", method)
 
     def ratio_ci(self, method: Literal["between_groups", "to_overall"] = "between_groups") -> list[Any]:
         """Compute fairlearn's ``ratio_ci(method)``: one object like :meth:`ratio` per entry of ``ci_quantiles``.
@@ -373,12 +367,16 @@ class FrameAccessors:
         list
             Interval ends.
         """
+        return self._comparison_ci("ratio", method)
+
+    def _comparison_ci(self, kind: Literal["difference", "ratio"], method: str) -> list[Any]:
+        """``difference_ci(method)`` or ``ratio_ci(method)`` (``kind``): the exact frame's, else the released ends."""
         if self._exact is not None:
-            return self._exact.intervals("ratio_ci", method)
+            return self._exact.intervals(f"{kind}_ci", method)
         self._check(method, "coerce")
         return self._quantile_objects(
-            lambda ci, up: ci.ratio[method][1].upper if up else ci.ratio[method][1].lower,
-            lambda: self.ratio(method), self._scalar_or_series,
+            lambda ci, up: getattr(ci, kind)[method][1].upper if up else getattr(ci, kind)[method][1].lower,
+            lambda: getattr(self, kind)(method), self._scalar_or_series,
         )
 
     @property
