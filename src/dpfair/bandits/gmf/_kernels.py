@@ -431,51 +431,37 @@ def _regression_release(leaf, z, node_noise, noisy_tree, factorized, shift, exac
         _tree_release(noisy, leaf, shift, pack_row, pack_col, released, V, b)
 
 
+@_jit(inline="always")
+def _refit(V, b, chol, theta_new, theta, target, gram) -> bool:
+    """The ridge estimate ``theta_hat = V^-1 b`` of a released ``(V, b)`` when ``V`` is positive definite: it is
+    stored with ``b`` and ``V`` as the run's state and True returned; False (nothing stored) otherwise."""
+    if not cholesky(V, chol):
+        return False
+    _cholesky_solve(chol, b, theta_new)
+    for j in range(theta.shape[0]):
+        theta[j] = theta_new[j]
+        target[j] = b[j]
+        for m in range(theta.shape[0]):
+            gram[j, m] = V[j, m]
+    return True
+
+
 @_jit()
 def fair_greedy_rounds(
-    run_lo: int,
-    run_hi: int,
-    t0: int,
-    t1: int,
-    split: bool,
-    rows: np.ndarray,
-    support: np.ndarray,
-    support_t: np.ndarray,
-    offsets: np.ndarray,
-    norms: np.ndarray,
-    rank_rtol: float,
-    rewards: np.ndarray,
-    uniforms: np.ndarray,
-    rank_noise: np.ndarray,
-    tree_noise: np.ndarray,
-    factorized: bool,
-    shifts: np.ndarray,
-    combos_t: np.ndarray,
-    codes: np.ndarray,
-    rest_t: np.ndarray,
-    cols_a: np.ndarray,
-    cols_b: np.ndarray,
-    pack_row: np.ndarray,
-    pack_col: np.ndarray,
-    counts: np.ndarray,
-    proj: np.ndarray,
-    proj_fresh: np.ndarray,
-    theta: np.ndarray,
-    gram: np.ndarray,
-    target: np.ndarray,
-    exact: np.ndarray,
-    noisy: np.ndarray,
-    failures: np.ndarray,
-    actions: np.ndarray,
+    run_lo: int, run_hi: int, t0: int, t1: int, split: bool, rows: np.ndarray, support: np.ndarray,
+    support_t: np.ndarray, offsets: np.ndarray, norms: np.ndarray, rank_rtol: float, rewards: np.ndarray,
+    uniforms: np.ndarray, rank_noise: np.ndarray, tree_noise: np.ndarray, factorized: bool, shifts: np.ndarray,
+    combos_t: np.ndarray, codes: np.ndarray, rest_t: np.ndarray, cols_a: np.ndarray, cols_b: np.ndarray,
+    pack_row: np.ndarray, pack_col: np.ndarray, counts: np.ndarray, proj: np.ndarray, proj_fresh: np.ndarray,
+    theta: np.ndarray, gram: np.ndarray, target: np.ndarray, exact: np.ndarray, noisy: np.ndarray,
+    failures: np.ndarray, actions: np.ndarray
 ) -> None:
     """Rounds ``t0 <= t < t1`` of (Private-)Fair-Greedy over a support for every run, in place.
 
     Parameters
     ----------
-    run_lo, run_hi : int
-        The runs ``run_lo <= r < run_hi`` (one thread's part).
-    t0, t1 : int
-        The rounds.
+    run_lo, run_hi, t0, t1 : int
+        The runs ``run_lo <= r < run_hi`` (one thread's part) and the rounds ``t0 <= t < t1``.
     split : bool
         ``split_history``: the first ``floor(n / 2)`` of ``n`` past rounds feed the regression.
     rows : numpy.ndarray of int64, shape (n_runs, T, K)
@@ -489,10 +475,8 @@ def fair_greedy_rounds(
     rank_rtol : float
         ``dpfair.bandits._ranks.RANK_RTOL``: row ``j`` counts as at or below candidate ``x`` when
         ``<x_j, theta> - c ||x_j|| <= <x, theta> + c ||x||`` with ``c = rank_rtol ||theta||``.
-    rewards : numpy.ndarray of shape (n_runs, T, K)
-        Reward of every candidate.
-    uniforms : numpy.ndarray of shape (t1 - t0, n_runs, K)
-        Tie-breaking uniforms of the rounds.
+    rewards, uniforms : numpy.ndarray of shapes (n_runs, T, K) and (t1 - t0, n_runs, K)
+        Reward of every candidate; tie-breaking uniforms of the rounds.
     rank_noise : numpy.ndarray of shape (t1 - t0, n_runs, K), or (0, n_runs, K)
         Noise added to the ranks (zero in rounds without a release); empty for exact ranks.
     tree_noise : numpy.ndarray of shape (t1 - t0, n_runs, P), or (0, n_runs, P)
@@ -522,15 +506,9 @@ def fair_greedy_rounds(
     noisy_tree = tree_noise.shape[0] > 0
     factored = cols_a.shape[0] > 0
     for r in range(run_lo, run_hi):
-        ranks = np.empty(n_groups)
-        z = np.empty(d + 1)
-        block = np.empty(n_packed)
-        released = np.empty(n_packed)
-        V = np.empty((d, d))
-        b = np.empty(d)
-        chol = np.zeros((d, d))
-        theta_new = np.empty(d)
-        empty_noise = np.zeros(n_packed)
+        # the run's scratch: ranks, the regression row z = [x; y], the release (V, b) and its Cholesky factor
+        ranks, z, V, b, theta_new = np.empty(n_groups), np.empty(d + 1), np.empty((d, d)), np.empty(d), np.empty(d)
+        block, released, empty_noise, chol = np.empty(n_packed), np.empty(n_packed), np.zeros(n_packed), np.zeros((d, d))
         theta_a, theta_b = np.empty(cols_a.shape[0]), np.empty(cols_b.shape[0])
         partial = np.empty(combos_t.shape[1])
         for t in range(t0, t1):
@@ -538,8 +516,7 @@ def fair_greedy_rounds(
             n_regression = t // 2 if split else t  # rounds in the regression before this one
             n_pool = t - n_regression if split else t  # rounds in the rank pool (FairGreedy._pool_size)
             if n_pool == 0:
-                for k in range(n_groups):
-                    ranks[k] = 0.0
+                ranks[:] = 0.0
             else:
                 if not proj_fresh[r]:  # theta_hat changed: project every support row on it
                     _reproject(theta[r], factored, cols_a, cols_b, theta_a, theta_b, combos_t, codes, rest_t,
@@ -565,13 +542,7 @@ def fair_greedy_rounds(
                 # Continually private regression: the tree's (s+1)-th leaf is [x; y][x; y]^T
                 _regression_release(s + 1, z, tree_noise[i, r] if noisy_tree else empty_noise, noisy_tree, factorized,
                                     shifts[s + 1], exact[r], noisy[r], pack_row, pack_col, block, released, V, b)
-                if cholesky(V, chol):
-                    _cholesky_solve(chol, b, theta_new)
-                    for j in range(d):
-                        theta[r, j] = theta_new[j]
-                        target[r, j] = b[j]
-                        for m in range(d):
-                            gram[r, j, m] = V[j, m]
+                if _refit(V, b, chol, theta_new, theta[r], target[r], gram[r]):
                     proj_fresh[r] = False
                 else:  # the shift failed: keep the last estimate (post-processing, no privacy cost)
                     failures[r] += 1
