@@ -160,18 +160,24 @@ def parse_metrics(metrics: Any) -> tuple[list[tuple[str, str, dict[str, Any]]], 
     if isinstance(metrics, dict):
         if not metrics:
             raise ValueError(f"metrics is an empty dict; give at least one of {_SUPPORTED_TEXT}.")
-        out = []
-        for key, value in metrics.items():
-            if not isinstance(key, str):
-                raise TypeError(f"metrics: dict keys are the output names and must be str, got {type(key).__name__}.")
-            out.append((key, *_metric_name(value, f"metrics[{key!r}]")))
-        return out, False
+        return _parse_metric_dict(metrics, _metric_name), False
     name, options = _metric_name(metrics, "metrics")
     key = options["count_metric"].name if "count_metric" in options else name
     if isinstance(metrics, functools.partial) and name == "fbeta_score":
         key = "fbeta_score"
     return [(key, name, options)], True
 
+
+def _parse_metric_dict(
+    metrics: dict[Any, Any], parse_one: Callable[[Any, str], tuple[str, dict[str, Any]]],
+) -> list[tuple[str, str, dict[str, Any]]]:
+    """``[(key, name, options)]`` of a dict of metrics, each value read by ``parse_one(value, "metrics[key]")``."""
+    out = []
+    for key, value in metrics.items():
+        if not isinstance(key, str):
+            raise TypeError(f"metrics: dict keys are the output names and must be str, got {type(key).__name__}.")
+        out.append((key, *parse_one(value, f"metrics[{key!r}]")))
+    return out
 
 def _sample_params(sample_params: Any, keys: list[str], single: bool) -> dict[str, dict[str, Any]]:
     """fairlearn's ``sample_params`` (per metric, or flat for a single metric): ``pos_label`` and ``sample_weight``."""
@@ -349,12 +355,7 @@ def parse_exact_metrics(metrics: Any) -> tuple[list[tuple[str, str, dict[str, An
         return name, options
 
     if isinstance(metrics, dict):  # an empty dict is fairlearn's frame without columns
-        out = []
-        for key, value in metrics.items():
-            if not isinstance(key, str):
-                raise TypeError(f"metrics: dict keys are the output names and must be str, got {type(key).__name__}.")
-            out.append((key, *one(value, f"metrics[{key!r}]")))
-        return out, False
+        return _parse_metric_dict(metrics, one), False
     name, options = one(metrics, "metrics")
     if callable(metrics) and not isinstance(metrics, CountMetric):
         key = getattr(metrics, "__name__", None) or "metric"  # fairlearn's name of a bare callable's column
