@@ -12,12 +12,13 @@ import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import _check_feature_names_in, _get_feature_names, check_array, check_is_fitted
 
-from dpfair._estimator import CloneLineageMixin, warn_non_private
+from dpfair._estimator import CloneLineageMixin
 from dpfair._validation import STRING_FEATURES_FIX
-from dpfair.base import PrivacyParameters, PrivateEstimator, ValidatedData, ValidatedOptions
+from dpfair.base import PrivacyParameters, ValidatedData, ValidatedOptions
 from dpfair.preprocessing._columns import as_table, is_missing, per_column
 from dpfair.preprocessing._quantiles import private_quantiles
 from dpfair.preprocessing._ranges import declared_ranges
+from dpfair.preprocessing._release import ColumnRelease
 from dpfair.privacy.noise import NoiseSource
 
 __all__ = ["DPMedianImputer", "DeclaredImputer"]
@@ -214,7 +215,7 @@ def numeric_table(X: Any, *, owner: str, missing_values: Any, name: str = "X") -
     return out, names
 
 
-class DPMedianImputer(PrivateEstimator, CloneLineageMixin, TransformerMixin, BaseEstimator):
+class DPMedianImputer(ColumnRelease, CloneLineageMixin, TransformerMixin, BaseEstimator):
     """Fill missing values with each column's private median, charged to the privacy budget.
 
     For each column, one draw of the exponential mechanism with the rank utility (Smith 2011) over a public
@@ -272,6 +273,8 @@ class DPMedianImputer(PrivateEstimator, CloneLineageMixin, TransformerMixin, Bas
     _privacy_neighbouring: ClassVar[str] = "replace one training row (the number of rows n is public)"
     _privacy_label: ClassVar[str] = "DPMedianImputer.fit (exponential-mechanism medians)"
     _results_hold_feature_attributes: ClassVar[bool] = True
+    _released_attribute: ClassVar[str] = "statistics_"
+    _released_what: ClassVar[str] = "medians"
 
     def __init__(self, epsilon: float = 1.0, bounds: Any = None, *, missing_values: Any = np.nan, budget: Any = None,
                  random_state: Any = None) -> None:
@@ -312,10 +315,6 @@ class DPMedianImputer(PrivateEstimator, CloneLineageMixin, TransformerMixin, Bas
         """
         return self._set_fitted(self._release(X))
 
-    def _release_arguments(self, X: Any, y: Any = None, **fit_params: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
-        """``fit(X, y=None)`` releases from ``X`` alone."""
-        return (X,), {}
-
     # ------------------------------------------------------------------ the steps of dpfair.base's template
     def _validate_params(self) -> _MedianOptions:
         return _MedianOptions(missing_values=_check_missing_values(self.missing_values))
@@ -333,9 +332,6 @@ class DPMedianImputer(PrivateEstimator, CloneLineageMixin, TransformerMixin, Bas
                                  "wider bounds.")
         return _MedianData(n_rows=table.shape[0], X=table, ranges=ranges, names=names)
 
-    def _compute_statistics(self, params: PrivacyParameters, data: _MedianData) -> np.ndarray:
-        return data.X
-
     def _run(self, params: PrivacyParameters, data: _MedianData, statistics: np.ndarray,
              noise: NoiseSource) -> np.ndarray:
         if math.isinf(params.epsilon):
@@ -346,21 +342,6 @@ class DPMedianImputer(PrivateEstimator, CloneLineageMixin, TransformerMixin, Bas
                 medians[j] = float(np.median(column)) if column.size else fallback
             return medians
         return private_quantiles(statistics, data.ranges, (0.5,), params.epsilon, noise)[0]
-
-    def _solve(self, params: PrivacyParameters, noisy: np.ndarray, data: _MedianData) -> dict[str, Any]:
-        results: dict[str, Any] = {"statistics_": np.asarray(noisy, dtype=float).copy(), "n_features_in_": data.X.shape[1]}
-        if data.names is not None:
-            results["feature_names_in_"] = data.names
-        return results
-
-    def _warn_non_private(self, params: PrivacyParameters) -> None:
-        warn_non_private(params.epsilon, f"{type(self).__name__}'s medians", estimator=self)
-
-    def _privacy_spent(self, params: PrivacyParameters, results: dict[str, Any]) -> dict[str, Any]:
-        spent = super()._privacy_spent(params, results)
-        if math.isinf(params.epsilon):
-            spent["protects"] = "nothing: epsilon=inf takes the exact medians"
-        return spent
 
     def transform(self, X: Any) -> np.ndarray:
         """Fill every missing entry with its column's released median (each row on its own).

@@ -10,11 +10,12 @@ import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import _check_feature_names_in, _get_feature_names, check_array, check_is_fitted, validate_data
 
-from dpfair._estimator import CloneLineageMixin, warn_non_private
+from dpfair._estimator import CloneLineageMixin
 from dpfair._validation import check_bool, check_bounds, check_feature_values, check_open_unit
-from dpfair.base import PrivacyParameters, PrivateEstimator, ValidatedData, ValidatedOptions
+from dpfair.base import PrivacyParameters, ValidatedData, ValidatedOptions
 from dpfair.preprocessing._quantiles import RANGE_QUANTILE, private_feature_ranges
 from dpfair.preprocessing._ranges import declared_ranges, is_pair
+from dpfair.preprocessing._release import ColumnRelease
 from dpfair.privacy.noise import NoiseSource
 
 __all__ = ["DPQuantileClipper", "DeclaredRangeScaler"]
@@ -217,7 +218,7 @@ class _ClipperData(ValidatedData):
     names: Any
 
 
-class DPQuantileClipper(PrivateEstimator, CloneLineageMixin, TransformerMixin, BaseEstimator):
+class DPQuantileClipper(ColumnRelease, CloneLineageMixin, TransformerMixin, BaseEstimator):
     """Clip every column to its private ``[quantile, 1 - quantile]`` range inside a declared range (charged).
 
     A declared range is often far wider than where the values lie (an income in [0, 10^6] whose rows mostly sit
@@ -276,6 +277,8 @@ class DPQuantileClipper(PrivateEstimator, CloneLineageMixin, TransformerMixin, B
     _privacy_neighbouring: ClassVar[str] = "replace one training row (the number of rows n is public)"
     _privacy_label: ClassVar[str] = "DPQuantileClipper.fit (exponential-mechanism quantiles)"
     _results_hold_feature_attributes: ClassVar[bool] = True
+    _released_attribute: ClassVar[str] = "clip_range_"
+    _released_what: ClassVar[str] = "quantiles"
 
     def __init__(self, epsilon: float = 1.0, bounds: Any = None, *, quantile: float = RANGE_QUANTILE,
                  output_range: Any = None, budget: Any = None, random_state: Any = None) -> None:
@@ -316,10 +319,6 @@ class DPQuantileClipper(PrivateEstimator, CloneLineageMixin, TransformerMixin, B
         """
         return self._set_fitted(self._release(X))
 
-    def _release_arguments(self, X: Any, y: Any = None, **fit_params: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
-        """``fit(X, y=None)`` releases from ``X`` alone."""
-        return (X,), {}
-
     # ------------------------------------------------------------------ the steps of dpfair.base's template
     def _validate_params(self) -> _ClipperOptions:
         quantile = check_open_unit(self.quantile, "quantile")
@@ -342,9 +341,6 @@ class DPQuantileClipper(PrivateEstimator, CloneLineageMixin, TransformerMixin, B
                                  "wider bounds.")
         return _ClipperData(n_rows=table.shape[0], X=table, ranges=ranges, names=names)
 
-    def _compute_statistics(self, params: PrivacyParameters, data: _ClipperData) -> np.ndarray:
-        return data.X
-
     def _run(self, params: PrivacyParameters, data: _ClipperData, statistics: np.ndarray,
              noise: NoiseSource) -> np.ndarray:
         q = params.options.quantile
@@ -355,21 +351,6 @@ class DPQuantileClipper(PrivateEstimator, CloneLineageMixin, TransformerMixin, B
             keep = exact[0] < exact[1]
             return np.where(keep[None, :], exact, data.ranges)
         return private_feature_ranges(statistics, data.ranges, params.epsilon, noise, quantile=q)
-
-    def _solve(self, params: PrivacyParameters, noisy: np.ndarray, data: _ClipperData) -> dict[str, Any]:
-        results: dict[str, Any] = {"clip_range_": np.asarray(noisy, dtype=float).copy(), "n_features_in_": data.X.shape[1]}
-        if data.names is not None:
-            results["feature_names_in_"] = data.names
-        return results
-
-    def _warn_non_private(self, params: PrivacyParameters) -> None:
-        warn_non_private(params.epsilon, f"{type(self).__name__}'s quantiles", estimator=self)
-
-    def _privacy_spent(self, params: PrivacyParameters, results: dict[str, Any]) -> dict[str, Any]:
-        spent = super()._privacy_spent(params, results)
-        if math.isinf(params.epsilon):
-            spent["protects"] = "nothing: epsilon=inf takes the exact quantiles"
-        return spent
 
     def transform(self, X: Any) -> np.ndarray:
         """Clip each value into its column's released range (then map onto ``output_range``), each row on its own.
