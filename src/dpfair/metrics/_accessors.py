@@ -213,10 +213,7 @@ class FrameAccessors:
         float or pandas.Series
             As :attr:`overall`.
         """
-        if self._exact is not None:
-            return self._exact.grouping("min", errors)
-        self._check(None, errors)
-        return self._scalar_or_series(self._summary("group_min", errors))
+        return self._group_extreme("min", errors)
 
     def group_max(self, errors: Literal["raise", "coerce"] = "raise") -> Any:
         """The largest group value of each metric (NaN values skipped, as fairlearn does).
@@ -231,10 +228,7 @@ class FrameAccessors:
         float or pandas.Series
             As :attr:`overall`.
         """
-        if self._exact is not None:
-            return self._exact.grouping("max", errors)
-        self._check(None, errors)
-        return self._scalar_or_series(self._summary("group_max", errors))
+        return self._group_extreme("max", errors)
 
     def difference(
         self, method: Literal["between_groups", "to_overall"] = "between_groups", errors: Literal["raise", "coerce"] = "coerce"
@@ -253,12 +247,7 @@ class FrameAccessors:
         float or pandas.Series
             As :attr:`overall`; its interval is ``conf_int["difference"]`` (``"difference_to_overall"``).
         """
-        if self._exact is not None:
-            return self._exact.compare("difference", method, errors)
-        self._check(method, errors)
-        if errors == "raise" and self._matrices:
-            raise ValueError(_exact.NON_SCALAR)
-        return self._scalar_or_series({k: ci.difference[method][0] for k, ci in self._cis.items()})
+        return self._comparison("difference", method, errors)
 
     def ratio(
         self, method: Literal["between_groups", "to_overall"] = "between_groups", errors: Literal["raise", "coerce"] = "coerce"
@@ -277,12 +266,23 @@ class FrameAccessors:
         float or pandas.Series
             As :attr:`overall`; its interval is ``conf_int["ratio"]`` (``"ratio_to_overall"``).
         """
+        return self._comparison("ratio", method, errors)
+
+    def _group_extreme(self, which: Literal["min", "max"], errors: str) -> Any:
+        """``group_min(errors)`` or ``group_max(errors)`` (``which``): the exact frame's, else the released summary."""
         if self._exact is not None:
-            return self._exact.compare("ratio", method, errors)
+            return self._exact.grouping(which, errors)
+        self._check(None, errors)
+        return self._scalar_or_series(self._summary(f"group_{which}", errors))
+
+    def _comparison(self, kind: Literal["difference", "ratio"], method: str, errors: str) -> Any:
+        """``difference(method, errors)`` or ``ratio(method, errors)`` (``kind``): the exact frame's, else the released."""
+        if self._exact is not None:
+            return self._exact.compare(kind, method, errors)
         self._check(method, errors)
         if errors == "raise" and self._matrices:
             raise ValueError(_exact.NON_SCALAR)
-        return self._scalar_or_series({k: ci.ratio[method][0] for k, ci in self._cis.items()})
+        return self._scalar_or_series({k: getattr(ci, kind)[method][0] for k, ci in self._cis.items()})
 
     # ------------------------------------------------------------------ fairlearn's interval accessors
     @property
