@@ -18,7 +18,7 @@ from dpfair.base import PrivacyParameters, ValidatedData, ValidatedOptions
 from dpfair.preprocessing._columns import as_table, is_missing, per_column
 from dpfair.preprocessing._quantiles import private_quantiles
 from dpfair.preprocessing._ranges import declared_ranges
-from dpfair.preprocessing._release import ColumnRelease
+from dpfair.preprocessing._release import OUTSIDE_DECLARED_BOUNDS, ColumnRelease
 from dpfair.privacy.noise import NoiseSource
 
 __all__ = ["DPMedianImputer", "DeclaredImputer"]
@@ -327,9 +327,7 @@ class DPMedianImputer(ColumnRelease, CloneLineageMixin, TransformerMixin, BaseEs
             width = (ranges[1] - ranges[0]) * BOUND_TOL
             present = ~np.isnan(table)
             if not ((table >= ranges[0] - width) & (table <= ranges[1] + width) | ~present).all():
-                raise ValueError("X has value(s) outside the declared bounds: the privacy guarantee rests on those "
-                                 "ranges. Clip the columns with public constants (DeclaredRangeScaler), or declare "
-                                 "wider bounds.")
+                raise ValueError(OUTSIDE_DECLARED_BOUNDS)
         return _MedianData(n_rows=table.shape[0], X=table, ranges=ranges, names=names)
 
     def _run(self, params: PrivacyParameters, data: _MedianData, statistics: np.ndarray,

@@ -15,7 +15,11 @@ import numpy as np
 from dpfair._estimator import warn_non_private
 from dpfair.base import PrivacyParameters, PrivateEstimator, ValidatedData
 
-__all__ = ["ColumnRelease"]
+__all__ = ["OUTSIDE_DECLARED_BOUNDS", "ColumnRelease"]
+
+#: the message of a training value outside its declared range (``_validate_data`` of both transformers)
+OUTSIDE_DECLARED_BOUNDS = ("X has value(s) outside the declared bounds: the privacy guarantee rests on those ranges. "
+                           "Clip the columns with public constants (DeclaredRangeScaler), or declare wider bounds.")
 
 
 class ColumnRelease(PrivateEstimator):

@@ -15,7 +15,7 @@ from dpfair._validation import check_bool, check_bounds, check_feature_values, c
 from dpfair.base import PrivacyParameters, ValidatedData, ValidatedOptions
 from dpfair.preprocessing._quantiles import RANGE_QUANTILE, private_feature_ranges
 from dpfair.preprocessing._ranges import declared_ranges, is_pair
-from dpfair.preprocessing._release import ColumnRelease
+from dpfair.preprocessing._release import OUTSIDE_DECLARED_BOUNDS, ColumnRelease
 from dpfair.privacy.noise import NoiseSource
 
 __all__ = ["DPQuantileClipper", "DeclaredRangeScaler"]
@@ -336,9 +336,7 @@ class DPQuantileClipper(ColumnRelease, CloneLineageMixin, TransformerMixin, Base
         if self.bounds is not None or not math.isinf(params.epsilon):
             ranges = declared_ranges(self.bounds, "bounds", table.shape[1], names)
             if _outside(table, ranges):
-                raise ValueError("X has value(s) outside the declared bounds: the privacy guarantee rests on those "
-                                 "ranges. Clip the columns with public constants (DeclaredRangeScaler), or declare "
-                                 "wider bounds.")
+                raise ValueError(OUTSIDE_DECLARED_BOUNDS)
         return _ClipperData(n_rows=table.shape[0], X=table, ranges=ranges, names=names)
 
     def _run(self, params: PrivacyParameters, data: _ClipperData, statistics: np.ndarray,
