@@ -18,6 +18,9 @@ and ``y`` are public, as in Jagielski et al.).
   train inside its fit: the only way to run that model's checks, used by a private search before it charges;
 * :func:`check_shared_budgets` refuses, before the wrapped estimator is fitted, budgets that cannot pay
   for its fit and the post-processor's release together;
+* :func:`post_processor_fit_charges` lists what one ``fit`` of a post-processor charges (its
+  ``_dpfair_fit_charges``), and :func:`wrapped_privacy_spent` composes its own guarantee with a private
+  wrapped estimator fitted on the same rows;
 * :func:`wrapped_feature_attributes` gives the ``n_features_in_`` / ``feature_names_in_`` a fitted
   post-processor takes from its estimator;
 * :class:`SensitiveScoreMixin` is the one ``score(X, y, sample_weight=None, *, sensitive_features=None)``
@@ -37,9 +40,9 @@ from sklearn.exceptions import NotFittedError
 from sklearn.metrics import accuracy_score, r2_score
 from sklearn.utils.validation import _num_samples, check_is_fitted, column_or_1d
 
-from dpfair._estimator import fit_charges, private_base, warn_leak_once
-from dpfair._validation import as_finite_array
-from dpfair.privacy.budget import check_budgets_cover
+from dpfair._estimator import combined_privacy_spent, fit_charges, private_base, warn_leak_once
+from dpfair._validation import as_finite_array, check_epsilon
+from dpfair.privacy.budget import PrivacyBudget, check_budget, check_budgets_cover
 
 __all__ = [
     "SensitiveScoreMixin",
@@ -47,8 +50,10 @@ __all__ = [
     "check_shared_budgets",
     "check_wrapped_estimator",
     "fit_wrapped_estimator",
+    "post_processor_fit_charges",
     "rehearse_wrapped_fit",
     "wrapped_feature_attributes",
+    "wrapped_privacy_spent",
 ]
 
 
@@ -273,6 +278,62 @@ def check_shared_budgets(caller: Any, prefit: bool, *, kind: str) -> None:
         [(b, e, d, "estimator.budget" if i < len(charges) - 1 else "budget") for i, (b, e, d) in enumerate(charges)],
         fix=f"give the post-processor and its {kind} a budget that pays for both fits",
     )
+
+
+def post_processor_fit_charges(post_processor: Any) -> list[tuple[PrivacyBudget | None, float, float]]:
+    """``[(budget, epsilon, delta)]`` of one ``fit`` of a post-processor: its wrapped fit, then its own release.
+
+    The ``_dpfair_fit_charges`` of every post-processor (read by :func:`dpfair._estimator.fit_charges`): with
+    ``prefit=False`` the charges of fitting its ``estimator`` come first (none for a non-private one), then its
+    own ``(epsilon, 0)`` to its ``budget``.  From the parameters alone: nothing is fitted or charged.
+
+    Parameters
+    ----------
+    post_processor : estimator
+        An estimator with ``estimator``, ``prefit``, ``epsilon`` and ``budget`` parameters.
+
+    Returns
+    -------
+    list of (PrivacyBudget or None, float, float)
+
+    Raises
+    ------
+    ValueError, TypeError
+        If ``epsilon`` or ``budget`` (or a privacy parameter of the wrapped estimator) is invalid.
+    """
+    own = [(check_budget(post_processor.budget), check_epsilon(post_processor.epsilon), 0.0)]
+    if post_processor.prefit is False and post_processor.estimator is not None:
+        return fit_charges(post_processor.estimator) + own
+    return own
+
+
+def wrapped_privacy_spent(own: dict[str, Any], estimator: Any, *, prefit: bool, protects: str,
+                          neighbouring: str) -> dict[str, Any]:
+    """A post-processor's ``privacy_spent_``: ``own``, composed with a private wrapped estimator fitted here.
+
+    With ``prefit=False`` and a fitted ``estimator`` that reports a ``privacy_spent_`` (a private dpfair
+    estimator, trained on the same rows), the whole object's guarantee is their basic composition
+    (:func:`dpfair._estimator.combined_privacy_spent`) for what both protect; otherwise it is ``own``.
+
+    Parameters
+    ----------
+    own : dict
+        The post-processor's own ``privacy_spent_`` (its release given the wrapped estimator).
+    estimator : estimator or None
+        The fitted wrapped estimator (``estimator_``).
+    prefit : bool
+        Already validated.
+    protects, neighbouring : str
+        What the composed guarantee protects, and under which neighbouring relation (words).
+
+    Returns
+    -------
+    dict
+        The one ``privacy_spent_`` shape.
+    """
+    if not prefit and private_base(estimator):
+        return combined_privacy_spent(own, estimator, protects=protects, neighbouring=neighbouring)
+    return own
 
 
 def wrapped_feature_attributes(estimator: Any) -> dict[str, Any]:

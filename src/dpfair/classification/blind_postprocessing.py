@@ -22,26 +22,24 @@ from typing import Any, ClassVar
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin
 from sklearn.utils import check_array
-from sklearn.utils.validation import _num_samples, check_is_fitted, column_or_1d
+from sklearn.utils.validation import check_is_fitted
 
-from dpfair._estimator import (
-    CloneLineageMixin,
-    check_budget,
-    combined_privacy_spent,
-    fit_charges,
-    private_base,
-    warn_non_private,
-)
+from dpfair._estimator import CloneLineageMixin, warn_non_private
 from dpfair._estimator import check_bool as _check_bool
 from dpfair._estimator import predict_seed as _predict_seed
-from dpfair._estimator import prediction_noise as _prediction_noise
 from dpfair._estimator import wrapped_tags as _wrapped_tags
-from dpfair._validation import check_epsilon, check_open_unit, check_positive_finite
+from dpfair._validation import check_open_unit, check_positive_finite
 from dpfair._warnings import find_stack_level
-from dpfair._wrapped_fit import WrappedEstimator, check_shared_budgets, check_wrapped_estimator, fit_wrapped_estimator
+from dpfair._wrapped_fit import (
+    WrappedEstimator,
+    check_shared_budgets,
+    check_wrapped_estimator,
+    fit_wrapped_estimator,
+    post_processor_fit_charges,
+    wrapped_privacy_spent,
+)
 from dpfair.base import PrivacyParameters, PrivateEstimator, ValidatedData, ValidatedOptions
 from dpfair.classification._postprocessing_guarantee import FairnessSlackWarning, base_scores, has_score
-from dpfair.classification._postprocessing_labels import _classes
 from dpfair.classification.blind_membership import (
     assign_clusters,
     fit_membership_models,
@@ -67,7 +65,13 @@ from dpfair.classification.blind_table import (
     rate_noise,
     solve_blind_lp,
 )
-from dpfair.classification.postprocessing import VacuousConstraintWarning
+from dpfair.classification.postprocessing import (
+    VacuousConstraintWarning,
+    _base_target,
+    _randomized_labels,
+    _relation_of,
+    _two_labels,
+)
 from dpfair.classification.reductions import SmallBudgetWarning
 from dpfair.privacy.noise import NoiseSource
 from dpfair.privacy.relations import CHANGE_ATTRIBUTE, REPLACE
@@ -384,10 +388,7 @@ class DPBlindPostProcessor(PrivateEstimator, CloneLineageMixin, MetaEstimatorMix
 
     def _dpfair_fit_charges(self) -> list[tuple[Any, float, float]]:
         """``[(budget, epsilon, delta)]`` of one ``fit``: the base's fit with ``prefit=False``, then this release."""
-        own = [(check_budget(self.budget), check_epsilon(self.epsilon), 0.0)]
-        if self.prefit is False and self.estimator is not None:
-            return fit_charges(self.estimator) + own
-        return own
+        return post_processor_fit_charges(self)
 
     def fit(self, X: Any, y: Any, *, sensitive_features: Any = None) -> DPBlindPostProcessor:
         """Release the membership model and the table, then solve the LP for the blind rule.
@@ -435,9 +436,7 @@ class DPBlindPostProcessor(PrivateEstimator, CloneLineageMixin, MetaEstimatorMix
 
     def _declared_relation(self) -> str:
         """``"replace"`` when a private base model is fitted here (whole rows), else ``"change_attribute"``."""
-        private_fit_here = self.prefit is False and self.estimator is not None and any(
-            not math.isinf(epsilon) for _, epsilon, _ in fit_charges(self.estimator))
-        return REPLACE if private_fit_here else CHANGE_ATTRIBUTE
+        return _relation_of(self)
 
     def _validate_params(self) -> BlindOptions:
         gamma = self.gamma
@@ -464,15 +463,7 @@ class DPBlindPostProcessor(PrivateEstimator, CloneLineageMixin, MetaEstimatorMix
         if y is None:
             raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None: pass two labels.")
         features = check_array(X, dtype=np.float64, ensure_min_samples=1, input_name="X")
-        y_array = np.asarray(y)
-        if np.iscomplexobj(y_array):
-            raise ValueError("Complex data not supported: y must hold two class labels.")
-        if y_array.ndim == 2 and y_array.shape[1] == 1:
-            y_array = column_or_1d(y_array, warn=True)
-        classes, labels = _classes(y_array, "y", "Pass two class labels, e.g. 0 and 1.")
-        m = _num_samples(X)
-        if labels.shape[0] != m:
-            raise ValueError(f"y must have one label per row of X ({m} rows), got {labels.shape[0]}.")
+        y_array, classes, labels, m = _two_labels(X, y)
         epsilon = params.epsilon
         whole_rows = options.relation == REPLACE
         norms = np.sqrt(np.einsum("ij,ij->i", features, features))
@@ -509,9 +500,8 @@ class DPBlindPostProcessor(PrivateEstimator, CloneLineageMixin, MetaEstimatorMix
             raise ValueError(f"membership_bins must be 'auto', 1 or the number of declared groups ({n_groups}) with "
                              f"more than two groups, got {self.membership_bins!r}.")
         check_shared_budgets(self, options.prefit, kind="base estimator")
-        target = y_array if classes[0] != 0 or classes[1] != 1 else labels
-        check_wrapped_estimator(_BASE_CLASSIFIER, self.estimator, X, target, prefit=options.prefit,
-                                owner=type(self).__name__)
+        check_wrapped_estimator(_BASE_CLASSIFIER, self.estimator, X, _base_target(y_array, classes, labels),
+                                prefit=options.prefit, owner=type(self).__name__)
         return BlindData(n_rows=m, sensitive_features=sensitive_features, groups=rows.groups,
                          group_index=rows.group_index, X=X, features=features, y=y_array, classes=classes,
                          labels=labels, feature_scale=scale, n_score_bins=n_score_bins,
@@ -524,11 +514,10 @@ class DPBlindPostProcessor(PrivateEstimator, CloneLineageMixin, MetaEstimatorMix
 
     def _compute_statistics(self, params: PrivacyParameters, data: BlindData) -> BlindStatistics:
         """The base classifier (fitted here with ``prefit=False``, on ``(X, y)`` only) and every row's score."""
-        classes = data.classes
-        target = data.y if classes[0] != 0 or classes[1] != 1 else data.labels
-        estimator = fit_wrapped_estimator(_BASE_CLASSIFIER, self.estimator, data.X, target,
+        estimator = fit_wrapped_estimator(_BASE_CLASSIFIER, self.estimator, data.X,
+                                          _base_target(data.y, data.classes, data.labels),
                                           prefit=params.options.prefit, owner=type(self).__name__, caller=self)
-        scores = base_scores(estimator, data.X, classes)
+        scores = base_scores(estimator, data.X, data.classes)
         if scores.shape[0] != data.n_rows:
             raise ValueError(f"the estimator returned {scores.shape[0]} scores for {data.n_rows} rows of X.")
         return BlindStatistics(estimator=estimator, scores=scores)
@@ -665,11 +654,9 @@ class DPBlindPostProcessor(PrivateEstimator, CloneLineageMixin, MetaEstimatorMix
             "epsilon, more rows, or merge small groups.", SmallBudgetWarning, stacklevel=find_stack_level())
 
     def _privacy_spent(self, params: PrivacyParameters, results: dict[str, Any]) -> dict[str, Any]:
-        spent = super()._privacy_spent(params, results)
-        if not params.options.prefit and private_base(results["estimator_"]):
-            spent = combined_privacy_spent(spent, results["estimator_"], protects=_PROTECTS_END_TO_END,
-                                           neighbouring=_NEIGHBOURING_END_TO_END)
-        return spent
+        return wrapped_privacy_spent(super()._privacy_spent(params, results), results["estimator_"],
+                                     prefit=params.options.prefit, protects=_PROTECTS_END_TO_END,
+                                     neighbouring=_NEIGHBOURING_END_TO_END)
 
     # ------------------------------------------------------------------ prediction (no sensitive attribute)
     def _cells(self, X: Any) -> np.ndarray:
@@ -738,6 +725,5 @@ class DPBlindPostProcessor(PrivateEstimator, CloneLineageMixin, MetaEstimatorMix
         ValueError, TypeError
             On invalid input.
         """
-        positive = self.predict_proba(X)[:, 1]
-        noise = _prediction_noise(random_state, self._predict_seed_)
-        return self.classes_[(noise.uniform(positive.size) < positive).astype(np.int64)]
+        positive = self.predict_proba(X)[:, 1]  # NotFittedError before fit
+        return _randomized_labels(self.classes_, positive, random_state, self._predict_seed_)

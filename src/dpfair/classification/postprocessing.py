@@ -23,20 +23,13 @@ import pandas as pd
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin
 from sklearn.utils.validation import _num_samples, check_is_fitted, column_or_1d
 
-from dpfair._estimator import (
-    CloneLineageMixin,
-    check_budget,
-    combined_privacy_spent,
-    fit_charges,
-    private_base,
-    warn_non_private,
-)
+from dpfair._estimator import CloneLineageMixin, fit_charges, warn_non_private
 from dpfair._estimator import check_bool as _check_bool
 from dpfair._estimator import predict_seed as _predict_seed
 from dpfair._estimator import prediction_noise as _prediction_noise
 from dpfair._estimator import rows_of_fitted_groups as _rows_of_fitted_groups
 from dpfair._estimator import wrapped_tags as _wrapped_tags
-from dpfair._validation import check_epsilon, check_feature_values, check_nonnegative_finite, check_open_unit
+from dpfair._validation import check_feature_values, check_nonnegative_finite, check_open_unit
 from dpfair._warnings import find_stack_level
 from dpfair._wrapped_fit import (
     SensitiveScoreMixin,
@@ -44,6 +37,9 @@ from dpfair._wrapped_fit import (
     check_shared_budgets,
     check_wrapped_estimator,
     fit_wrapped_estimator,
+    post_processor_fit_charges,
+    wrapped_feature_attributes,
+    wrapped_privacy_spent,
 )
 from dpfair.base import PrivacyParameters, PrivateEstimator, ValidatedData
 from dpfair.classification._frequency_table import joint_frequencies, valid_frequencies
@@ -153,6 +149,54 @@ def _base_cells(estimator: Any, X: Any, classes: np.ndarray, n_bins: int | None)
     except (TypeError, ValueError):
         _refuse_raw_features(X, "DPEqualizedOddsPostProcessor")  # strings, NaN: dpfair's message, no private value
         raise
+
+
+# The pieces the attribute-blind post-processor (dpfair.classification.blind_postprocessing) shares.
+def _two_labels(X: Any, y: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """``y`` of a fit: as an array, its two classes, every row's 0/1 code, and the number of rows of ``X``.
+
+    Raises ``ValueError`` for complex labels, not exactly two classes, or not one label per row of ``X``.
+    """
+    y_array = np.asarray(y)
+    if np.iscomplexobj(y_array):
+        raise ValueError("Complex data not supported: y must hold two class labels.")
+    if y_array.ndim == 2 and y_array.shape[1] == 1:
+        y_array = column_or_1d(y_array, warn=True)
+    classes, labels = _classes(y_array, "y", "Pass two class labels, e.g. 0 and 1.")
+    m = _num_samples(X)
+    if labels.shape[0] != m:
+        raise ValueError(f"y must have one label per row of X ({m} rows), got {labels.shape[0]}.")
+    return y_array, classes, labels, m
+
+
+def _base_target(y: np.ndarray, classes: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """The labels the base classifier is fitted on: as given, or their 0/1 codes when the classes are 0 and 1."""
+    return y if classes[0] != 0 or classes[1] != 1 else labels
+
+
+def _relation_of(post_processor: Any) -> str:
+    """``"replace"`` when a private base model is fitted here (end to end), else ``"change_attribute"``.
+
+    Given the base model's (already released) predictions, replacing a whole row moves it from one cell of
+    the (prediction, group, label) table to another, as changing its group does: the table's sensitivity
+    holds under replacement.  With a base model trained non-privately on the same rows (or given prefit),
+    ``X`` and ``y`` are treated as public and only the change of one row's group is protected.
+    """
+    private_fit_here = post_processor.prefit is False and post_processor.estimator is not None and any(
+        not math.isinf(epsilon) for _, epsilon, _ in fit_charges(post_processor.estimator))
+    return REPLACE if private_fit_here else CHANGE_ATTRIBUTE
+
+
+def _randomized_labels(classes: np.ndarray, positive: np.ndarray, random_state: Any,
+                       predict_seed: list[int] | None) -> np.ndarray:
+    """``classes[1]`` with probability ``positive`` (per row), else ``classes[0]``: one uniform draw per row.
+
+    The draws come from ``random_state`` if given, else from the fit's ``predict_seed`` (a seeded fit), else from
+    secure randomness (:func:`dpfair._estimator.prediction_noise`).
+    """
+    noise = _prediction_noise(random_state, predict_seed)
+    uniforms = noise.uniform(positive.size) if positive.size else np.empty(0)
+    return classes[(uniforms < positive).astype(np.int64)]
 
 
 # ---------------------------------------------------------------------------- estimator
@@ -330,10 +374,7 @@ default "equalized_odds"
 
     def _dpfair_fit_charges(self) -> list[tuple[Any, float, float]]:
         """``[(budget, epsilon, delta)]`` of one ``fit``: the base's fit with ``prefit=False``, then this table."""
-        own = [(check_budget(self.budget), check_epsilon(self.epsilon), 0.0)]
-        if self.prefit is False and self.estimator is not None:
-            return fit_charges(self.estimator) + own
-        return own
+        return post_processor_fit_charges(self)
 
     def fit(self, X: Any, y: Any, *, sensitive_features: Any = None) -> DPEqualizedOddsPostProcessor:
         """Learn ``p~*`` from the private table of joint frequencies (Algorithm 1).
@@ -405,15 +446,7 @@ default "equalized_odds"
             )
         if hasattr(X, "dtype") and np.iscomplexobj(X):
             raise ValueError("Complex data not supported: X must hold real numbers.")
-        y_array = np.asarray(y)
-        if np.iscomplexobj(y_array):
-            raise ValueError("Complex data not supported: y must hold two class labels.")
-        if y_array.ndim == 2 and y_array.shape[1] == 1:
-            y_array = column_or_1d(y_array, warn=True)
-        classes, labels = _classes(y_array, "y", "Pass two class labels, e.g. 0 and 1.")
-        m = _num_samples(X)
-        if labels.shape[0] != m:
-            raise ValueError(f"y must have one label per row of X ({m} rows), got {labels.shape[0]}.")
+        y_array, classes, labels, m = _two_labels(X, y)
         if m == 0:
             raise ValueError("X is empty; pass at least one row.")
         epsilon = params.epsilon
@@ -431,18 +464,13 @@ default "equalized_odds"
                 hasattr(self.estimator, "predict_proba") or hasattr(self.estimator, "decision_function")):
             base_scores(self.estimator, None, classes)  # raises the error naming score_bins, before any fit or charge
         try:
-            check_wrapped_estimator(_BASE_CLASSIFIER, self.estimator, X, self._base_target(y_array, classes, labels),
+            check_wrapped_estimator(_BASE_CLASSIFIER, self.estimator, X, _base_target(y_array, classes, labels),
                                     prefit=options.prefit, owner=type(self).__name__)
         except (TypeError, ValueError):
             _refuse_raw_features(X, type(self).__name__)  # strings, NaN: dpfair's message, no private value
             raise
         return EqualizedOddsData(n_rows=m, sensitive_features=sensitive_features, groups=rows.groups,
                                  group_index=rows.group_index, X=X, y=y_array, classes=classes, labels=labels)
-
-    @staticmethod
-    def _base_target(y: np.ndarray, classes: np.ndarray, labels: np.ndarray) -> np.ndarray:
-        """The labels the base classifier is fitted on: as given, or their 0/1 codes when the classes are 0 and 1."""
-        return y if classes[0] != 0 or classes[1] != 1 else labels
 
     def _warn_non_private(self, params: PrivacyParameters) -> None:
         warn_non_private(params.epsilon, "the fitted post-processor (exact frequency table)", estimator=self)
@@ -453,7 +481,7 @@ default "equalized_odds"
         # Algorithm 1, line 1: the base classifier is trained on {(X_i, Y_i)} only -- A is never passed
         try:
             estimator = fit_wrapped_estimator(_BASE_CLASSIFIER, self.estimator, data.X,
-                                              self._base_target(data.y, classes, data.labels),
+                                              _base_target(data.y, classes, data.labels),
                                               prefit=params.options.prefit, owner=type(self).__name__, caller=self)
         except (TypeError, ValueError):
             _refuse_raw_features(data.X, type(self).__name__)  # strings, NaN: dpfair's message, no private value
@@ -532,37 +560,22 @@ default "equalized_odds"
                 FairnessSlackWarning,
                 stacklevel=find_stack_level(),
             )
-        estimator = noisy.estimator
-        results = {
-            "estimator_": estimator, "classes_": data.classes, "groups_": data.groups,
+        return {
+            "estimator_": noisy.estimator, "classes_": data.classes, "groups_": data.groups,
             "noisy_frequencies_": np.array(q_tilde, dtype=float), "slack_fp_": slack_fp, "slack_tp_": slack_tp,
             "probabilities_": p, "objective_": objective, "_predict_seed_": noisy.predict_seed,
             "guaranteed_violation_": guarantee, "noise_slack_": noise_slack, "score_bins_": options.score_bins,
+            **wrapped_feature_attributes(noisy.estimator),
         }
-        for name in ("n_features_in_", "feature_names_in_"):
-            if hasattr(estimator, name):
-                results[name] = getattr(estimator, name)
-        return results
 
     def _declared_relation(self) -> str:
-        """``"replace"`` when a private base model is fitted here (end to end), else ``"change_attribute"``.
-
-        Given the base model's (already released) predictions, replacing a whole row moves it from one cell of
-        the (prediction, group, label) table to another, as changing its group does: the table's sensitivity
-        holds under replacement.  With a base model trained non-privately on the same rows (or given prefit),
-        ``X`` and ``y`` are treated as public and only the change of one row's group is protected.
-        """
-        private_fit_here = self.prefit is False and self.estimator is not None and any(
-            not math.isinf(epsilon) for _, epsilon, _ in fit_charges(self.estimator))
-        return REPLACE if private_fit_here else CHANGE_ATTRIBUTE
+        """``"replace"`` when a private base model is fitted here (end to end), else ``"change_attribute"``."""
+        return _relation_of(self)
 
     def _privacy_spent(self, params: PrivacyParameters, results: dict[str, Any]) -> dict[str, Any]:
-        spent = super()._privacy_spent(params, results)
-        if not params.options.prefit and private_base(results["estimator_"]):
-            spent = combined_privacy_spent(
-                spent, results["estimator_"], protects=_PROTECTS_END_TO_END, neighbouring=_NEIGHBOURING_END_TO_END
-            )
-        return spent
+        return wrapped_privacy_spent(super()._privacy_spent(params, results), results["estimator_"],
+                                     prefit=params.options.prefit, protects=_PROTECTS_END_TO_END,
+                                     neighbouring=_NEIGHBOURING_END_TO_END)
 
     def _rows(self, X: Any, sensitive_features: Any) -> tuple[np.ndarray, np.ndarray]:
         check_is_fitted(self, "probabilities_")
@@ -621,5 +634,4 @@ default "equalized_odds"
             On invalid input or a group outside ``groups_``.
         """
         y_pred, index = self._rows(X, sensitive_features)
-        noise = _prediction_noise(random_state, self._predict_seed_)
-        return self.classes_[(noise.uniform(y_pred.size) < self.probabilities_[y_pred, index]).astype(np.int64)]
+        return _randomized_labels(self.classes_, self.probabilities_[y_pred, index], random_state, self._predict_seed_)

@@ -19,6 +19,7 @@ from sklearn.utils.validation import _num_samples, check_is_fitted
 
 from dpfair._estimator import CloneLineageMixin, warn_non_private
 from dpfair._validation import check_nonnegative_finite, check_positive_finite
+from dpfair._wrapped_fit import wrapped_feature_attributes
 from dpfair.base import PrivacyParameters, PrivateEstimator, ValidatedData, ValidatedOptions
 from dpfair.classification.blind_postprocessing import DPBlindPostProcessor
 from dpfair.classification.postprocessing import DPEqualizedOddsPostProcessor
@@ -267,12 +268,8 @@ class DPFairClassifier(PrivateEstimator, CloneLineageMixin, ClassifierMixin, Bas
             return inner.fit(data.X, data.y, sensitive_features=data.sensitive_features)
 
     def _solve(self, params: PrivacyParameters, noisy: Any, data: _RecommendedData) -> dict[str, Any]:
-        results = {"estimator_": noisy, "mechanism_": data.mechanism, "classes_": noisy.classes_,
-                   "groups_": noisy.groups_}
-        for name in ("n_features_in_", "feature_names_in_"):
-            if hasattr(noisy, name):
-                results[name] = getattr(noisy, name)
-        return results
+        return {"estimator_": noisy, "mechanism_": data.mechanism, "classes_": noisy.classes_, "groups_": noisy.groups_,
+                **wrapped_feature_attributes(noisy)}
 
     def _privacy_spent(self, params: PrivacyParameters, results: dict[str, Any]) -> dict[str, Any]:
         return dict(results["estimator_"].privacy_spent_)

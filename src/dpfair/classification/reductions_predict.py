@@ -10,7 +10,8 @@ from typing import Any
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from dpfair._estimator import as_sensitive_features, group_index, prediction_noise
+from dpfair._estimator import as_sensitive_features, group_index
+from dpfair.classification.postprocessing import _randomized_labels
 from dpfair.classification.reductions_inputs import _features
 
 
@@ -96,6 +97,4 @@ class _MixturePredictor:
             For invalid input (the message names the argument).
         """
         proba = self.predict_proba(X, sensitive_features=sensitive_features)[:, 1]
-        source = prediction_noise(random_state, self._predict_seed_)
-        u = source.uniform(proba.size) if proba.size else np.empty(0)
-        return self.classes_[(u < proba).astype(np.int64)]
+        return _randomized_labels(self.classes_, proba, random_state, self._predict_seed_)

@@ -12,33 +12,22 @@ classification.
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, RegressorMixin
-from sklearn.utils.validation import _num_samples, check_is_fitted
+from sklearn.utils.validation import check_is_fitted
 
-from dpfair._estimator import (
-    CloneLineageMixin,
-    check_bool,
-    check_budget,
-    combined_privacy_spent,
-    fit_charges,
-    predict_seed,
-    prediction_noise,
-    privacy_spent,
-    private_base,
-    resolve_groups,
-    warn_non_private,
-    wrapped_tags,
+from dpfair._estimator import CloneLineageMixin, check_bool, prediction_noise, warn_non_private, wrapped_tags
+from dpfair._validation import as_finite_array, check_allocation, check_bounds, check_int
+from dpfair._wrapped_fit import (
+    check_shared_budgets,
+    check_wrapped_estimator,
+    post_processor_fit_charges,
+    wrapped_feature_attributes,
 )
-from dpfair._validation import as_finite_array, check_allocation, check_bounds, check_epsilon, check_int
-from dpfair._warnings import find_stack_level
-from dpfair._wrapped_fit import check_shared_budgets, check_wrapped_estimator, wrapped_feature_attributes
 from dpfair.base import PrivacyParameters, PrivateEstimator, ValidatedData, ValidatedOptions
-from dpfair.privacy.mechanisms import laplace_mechanism
 from dpfair.privacy.noise import NoiseSource
 from dpfair.regression._blind_lp import (
     max_partial_sum_bound,
@@ -47,15 +36,22 @@ from dpfair.regression._blind_lp import (
     solve_blind_lp,
 )
 from dpfair.regression._lp import check_alpha
-from dpfair.regression._wrapped import _NEIGHBOURING, WRAPPED_REGRESSOR, _predict_outputs, fit_regressor_outputs
+from dpfair.regression._wrapped import _NEIGHBOURING, WRAPPED_REGRESSOR, _predict_outputs
 from dpfair.regression.postprocessing import (
     _MAX_WIDTH,
-    _NEIGHBOURING_END_TO_END,
     _bin_index,
-    _bounds_of,
-    _check_noise_scale,
-    l_inf_isotonic_cdf,
+    _declared_groups,
+    _histogram_privacy_spent,
+    _laplace_histogram,
+    _outputs_and_bounds,
+    _private_pmfs,
+    _rows_and_groups,
+    _warn_clipped,
 )
+
+# the aware post-processor's stages, whose columns here are the cells (score bin first, then membership cell)
+from dpfair.regression.postprocessing import _Histogram as _CellHistogram
+from dpfair.regression.postprocessing import _ReleasedHistogram as _ReleasedCells
 
 __all__ = ["BlindFairRegressionPostProcessor"]
 
@@ -91,27 +87,6 @@ class _BlindData(ValidatedData):
     y: Any
     outputs: np.ndarray | None
     membership: np.ndarray
-
-
-@dataclass(frozen=True, eq=False)
-class _CellHistogram:
-    """Step 3: the exact table ``(group, cell)`` over the declared groups, cells score-major, and ``n``."""
-
-    estimator: Any
-    bounds: tuple[float, float]
-    joint: np.ndarray
-    n_rows: int
-
-
-@dataclass(frozen=True, eq=False)
-class _ReleasedCells:
-    """Step 5: the released table beside what post-processing needs."""
-
-    estimator: Any
-    bounds: tuple[float, float]
-    histogram: np.ndarray
-    n_rows: int
-    predict_seed: list[int] | None
 
 
 def _check_beta(beta: Any) -> float:
@@ -153,6 +128,23 @@ def _membership_probabilities(membership_estimator: Any, X: Any, groups: np.ndar
     for column, label in enumerate(classes):
         out[:, declared.index(label)] = proba[:, column]
     return out
+
+
+def _outputs_and_membership_in(X: Any, n_groups: int) -> tuple[np.ndarray, np.ndarray]:
+    """Without the two models: ``X`` holds each row's output, then ``P(A = a | x)`` per declared group (several groups).
+
+    Returns the outputs and the membership probabilities (one column of ones with a single group).
+    """
+    arr = as_finite_array(X, "X", mode="dtype", allow_bool=True, allow_empty=True)
+    if n_groups <= 1:
+        outputs = _predict_outputs(None, arr)
+        return outputs, np.ones((outputs.size, 1))
+    if arr.ndim != 2 or arr.shape[1] != 1 + n_groups:
+        raise ValueError(
+            f"X must have 1 + n_groups = {1 + n_groups} columns without estimator: the regressor's output, "
+            "then P(A = a | x) for each declared group in order."
+        )
+    return arr[:, 0], arr[:, 1:]
 
 
 def _feature_attributes(X: Any, estimator: Any) -> dict[str, Any]:
@@ -377,10 +369,7 @@ class BlindFairRegressionPostProcessor(
 
     def _dpfair_fit_charges(self) -> list[tuple[Any, float, float]]:
         """``[(budget, epsilon, delta)]`` of one ``fit``: the regressor's fit with ``prefit=False``, then the table."""
-        own = [(check_budget(self.budget), check_epsilon(self.epsilon), 0.0)]
-        if self.prefit is False and self.estimator is not None:
-            return fit_charges(self.estimator) + own
-        return own
+        return post_processor_fit_charges(self)
 
     def fit(self, X: Any, y: Any = None, *, sensitive_features: Any = None) -> BlindFairRegressionPostProcessor:
         """Learn the private blind map from unlabeled rows and their groups.
@@ -456,22 +445,11 @@ class BlindFairRegressionPostProcessor(
     ) -> _BlindData:
         """Declarations, the rows' groups, the wrapped models' checks and outputs (nothing is fitted)."""
         options = params.options
-        if options.bounds is None and not math.isinf(params.epsilon):
-            raise ValueError(
-                "bounds is required: declare the interval [s, t] that contains the regressor's outputs. "
-                "Reading it off the data would break differential privacy (allowed only with epsilon=inf)."
-            )
-        if params.groups is not None:
-            declared, _ = resolve_groups(params.groups, np.empty(0, dtype=object), params.epsilon)
+        declared = _declared_groups(params)
+        if declared is not None:
             self._n_cells(options, declared.size)
-        try:
-            n_rows = _num_samples(X)
-        except TypeError:
-            n_rows = 0
-        rows = ValidatedData(n_rows=n_rows, sensitive_features=sensitive_features)
-        if n_rows > 0:
-            rows = self._resolve_declared_groups(params, rows)
-            _check_noise_scale(params.epsilon, n_rows)
+        rows = _rows_and_groups(self, params, X, sensitive_features)
+        n_rows = rows.n_rows
         groups = rows.groups if rows.groups is not None else np.empty(0, dtype=object)
         n_groups = groups.size
         if self.estimator is None and self.membership_estimator is not None:
@@ -480,17 +458,7 @@ class BlindFairRegressionPostProcessor(
                 "regressor's outputs followed by the membership probabilities."
             )
         if self.estimator is None:
-            arr = as_finite_array(X, "X", mode="dtype", allow_bool=True, allow_empty=True)
-            if n_groups > 1:
-                if arr.ndim != 2 or arr.shape[1] != 1 + n_groups:
-                    raise ValueError(
-                        f"X must have 1 + n_groups = {1 + n_groups} columns without estimator: the regressor's output, "
-                        "then P(A = a | x) for each declared group in order."
-                    )
-                outputs, membership = arr[:, 0], arr[:, 1:]
-            else:
-                outputs = _predict_outputs(None, arr)
-                membership = np.ones((outputs.size, 1))
+            outputs, membership = _outputs_and_membership_in(X, n_groups)
             return _BlindData(n_rows=outputs.size, sensitive_features=sensitive_features, groups=rows.groups,
                               group_index=rows.group_index, X=X, y=y, outputs=outputs, membership=membership)
         check_shared_budgets(self, options.prefit, kind="regressor")
@@ -524,19 +492,10 @@ class BlindFairRegressionPostProcessor(
         """The regressor's outputs (its fit first, with ``prefit=False``), then line 3: the exact (group, cell) table."""
         options = params.options
         k = options.n_bins
-        if data.outputs is None:
-            estimator, outputs = fit_regressor_outputs(self, data.X, data.y, prefit=False)
-        else:
-            estimator, outputs = self.estimator, data.outputs
-        lo, hi = options.bounds if options.bounds is not None else _bounds_of(outputs)
+        estimator, outputs, (lo, hi) = _outputs_and_bounds(self, params, data)
         n_groups = data.groups.size
         n_cells = self._n_cells(options, n_groups)
-        if ((outputs < lo) | (outputs > hi)).any():
-            warnings.warn(
-                f"some outputs lie outside bounds=({lo:g}, {hi:g}); they were clipped to the end bins. "
-                "Declare wider bounds if that is not intended.",
-                stacklevel=find_stack_level(),
-            )
+        _warn_clipped(outputs, lo, hi)
         cells = self._cells_of(outputs, data.membership, (lo, hi), k, options.membership_bins)
         n = outputs.size
         joint = np.zeros((n_groups, n_cells))
@@ -545,13 +504,7 @@ class BlindFairRegressionPostProcessor(
 
     def _draw_noise(self, params: PrivacyParameters, statistics: _CellHistogram, noise: NoiseSource) -> _ReleasedCells:
         """Line 4: the Laplace mechanism on the (group, cell) table, L1 sensitivity 2/n."""
-        joint, n = statistics.joint, statistics.n_rows
-        if math.isinf(params.epsilon):
-            noisy = joint.copy()
-        else:
-            noisy = laplace_mechanism(joint, sensitivity=2.0 / n, epsilon=params.epsilon, random_state=noise)
-        return _ReleasedCells(estimator=statistics.estimator, bounds=statistics.bounds, histogram=noisy, n_rows=n,
-                              predict_seed=predict_seed(noise))
+        return _laplace_histogram(statistics, params.epsilon, noise)
 
     def _solve(self, params: PrivacyParameters, noisy: _ReleasedCells, data: _BlindData) -> dict[str, Any]:
         """Lines 6-12 on the released table (post-processing)."""
@@ -559,18 +512,8 @@ class BlindFairRegressionPostProcessor(
         options = params.options
         k, declared, (lo, hi) = options.n_bins, data.groups, noisy.bounds
         n_cells = histogram.shape[1]
-        weights = np.maximum(histogram.sum(axis=1), 0.0)  # line 6
-        empty = weights <= 0
-        if empty.any():
-            warnings.warn(
-                f"the private weight of group(s) {declared[empty].tolist()} is 0 after noise; they are left out of "
-                "the fairness constraints.",
-                stacklevel=find_stack_level(),
-            )
-        partial = np.cumsum(histogram, axis=1) / np.where(empty, 1.0, weights)[:, None]  # line 7
-        cell_pmfs = np.diff(l_inf_isotonic_cdf(partial), axis=1, prepend=0.0)  # lines 8-9
-        cell_pmfs[empty] = 1.0 / n_cells
-        scale = math.inf if math.isinf(params.epsilon) else 2.0 / (noisy.n_rows * params.epsilon)
+        weights, cell_pmfs = _private_pmfs(histogram, declared, "they are left out of the fairness constraints")
+        noise_scale = 0.0 if math.isinf(params.epsilon) else 2.0 / (noisy.n_rows * params.epsilon)
         estimator = noisy.estimator
         return {
             "estimator_": estimator,
@@ -582,11 +525,10 @@ class BlindFairRegressionPostProcessor(
             "noisy_table_": histogram,
             "group_weights_": weights,
             "cell_pmfs_": cell_pmfs,
-            "_noise_scale_": 0.0 if math.isinf(scale) else scale,
+            "_noise_scale_": noise_scale,
             "_beta_": options.beta,
             "_membership_bins_": options.membership_bins,
-            **self._solution_attributes(cell_pmfs, weights, k, hi - lo, options.alpha, options.beta,
-                                        0.0 if math.isinf(scale) else scale),
+            **self._solution_attributes(cell_pmfs, weights, k, hi - lo, options.alpha, options.beta, noise_scale),
             "_predict_seed_": noisy.predict_seed,
             **_feature_attributes(data.X, estimator),
         }
@@ -636,33 +578,10 @@ class BlindFairRegressionPostProcessor(
 
     def _privacy_spent(self, params: PrivacyParameters, results: dict[str, Any]) -> dict[str, Any]:
         """The whole fitted object's guarantee: composed with a private regressor fitted here on the same rows."""
-        estimator = results["estimator_"]
-        fitted_here = estimator is not None and not params.options.prefit
-        if fitted_here and private_base(estimator):
-            return combined_privacy_spent(
-                self._own_privacy_spent(params.epsilon, non_private_estimator=False), estimator,
-                protects=_PROTECTS_END_TO_END, neighbouring=_NEIGHBOURING_END_TO_END,
-            )
-        return self._own_privacy_spent(params.epsilon, non_private_estimator=fitted_here)
-
-    @classmethod
-    def _own_privacy_spent(cls, epsilon: float, *, non_private_estimator: bool) -> dict[str, Any]:
-        step = cls._privacy_protects
-        if non_private_estimator:
-            return privacy_spent(
-                math.inf, 0.0, neighbouring=_NEIGHBOURING,
-                protects=(
-                    "nothing, as a whole: with prefit=False the wrapped estimator was trained non-privately on the "
-                    f"same rows. The post-processing step alone is ({epsilon:g}, 0)-DP for {step}."
-                ),
-            )
-        if math.isinf(epsilon):
-            return privacy_spent(math.inf, 0.0, neighbouring=_NEIGHBOURING,
-                                 protects="nothing: epsilon=inf releases the exact cell histogram")
-        return privacy_spent(
-            epsilon, 0.0, neighbouring=_NEIGHBOURING,
-            protects=(f"{step}; the wrapped regressor (prefit) and the membership model must be trained privately "
-                      "or on other data"),
+        return _histogram_privacy_spent(
+            params.epsilon, results["estimator_"], prefit=params.options.prefit, protects=self._privacy_protects,
+            released="cell histogram", wrapped="the wrapped regressor (prefit) and the membership model",
+            protects_end_to_end=_PROTECTS_END_TO_END,
         )
 
     def refit_alpha(self, alpha: float) -> BlindFairRegressionPostProcessor:
@@ -697,14 +616,7 @@ class BlindFairRegressionPostProcessor(
     def _cells_for_prediction(self, X: Any) -> np.ndarray:
         n_groups = self.groups_.size
         if self.estimator_ is None:
-            arr = as_finite_array(X, "X", mode="dtype", allow_bool=True, allow_empty=True)
-            if n_groups > 1:
-                if arr.ndim != 2 or arr.shape[1] != 1 + n_groups:
-                    raise ValueError(f"X must have 1 + n_groups = {1 + n_groups} columns, as in fit.")
-                outputs, membership = arr[:, 0], arr[:, 1:]
-            else:
-                outputs = _predict_outputs(None, arr)
-                membership = np.ones((outputs.size, 1))
+            outputs, membership = _outputs_and_membership_in(X, n_groups)
         else:
             outputs = _predict_outputs(self.estimator_, X)
             membership = (_membership_probabilities(self.membership_estimator_, X, self.groups_) if n_groups > 1

@@ -34,9 +34,6 @@ from sklearn.utils.validation import _num_samples, check_is_fitted
 from dpfair._estimator import (
     CloneLineageMixin,
     check_bool,
-    check_budget,
-    combined_privacy_spent,
-    fit_charges,
     predict_seed,
     prediction_noise,
     privacy_spent,
@@ -46,13 +43,15 @@ from dpfair._estimator import (
     warn_non_private,
     wrapped_tags,
 )
-from dpfair._validation import as_finite_array, check_allocation, check_bounds, check_epsilon, check_int
+from dpfair._validation import as_finite_array, check_allocation, check_bounds, check_int
 from dpfair._warnings import find_stack_level
 from dpfair._wrapped_fit import (
     SensitiveScoreMixin,
     check_shared_budgets,
     check_wrapped_estimator,
+    post_processor_fit_charges,
     wrapped_feature_attributes,
+    wrapped_privacy_spent,
 )
 from dpfair.base import PrivacyParameters, PrivateEstimator, ValidatedData, ValidatedOptions
 from dpfair.privacy.mechanisms import laplace_mechanism
@@ -145,7 +144,10 @@ class _RegressionData(ValidatedData):
 
 @dataclass(frozen=True, eq=False)
 class _Histogram:
-    """Step 3's output: the regressor, the bounds of its outputs and their exact joint histogram with the groups."""
+    """Step 3's output: the regressor, the bounds of its outputs and their exact joint histogram with the groups.
+
+    The blind post-processor's table is one too: its columns are cells (score bin, membership cell) instead of bins.
+    """
 
     estimator: Any
     bounds: tuple[float, float]
@@ -160,6 +162,7 @@ class _ReleasedHistogram:
     estimator: Any
     bounds: tuple[float, float]
     histogram: np.ndarray
+    n_rows: int
     predict_seed: list[int] | None
 
 
@@ -217,6 +220,124 @@ def _check_noise_scale(epsilon: float, n_rows: int) -> None:
             f"epsilon={epsilon!r} is too small for {n_rows} rows: the Laplace scale 2/(n*epsilon) exceeds "
             f"{_MAX_NOISE_SCALE:g}, the release would carry no information and overflow; use a larger epsilon."
         )
+
+
+# The steps of Algorithm 1 that the attribute-blind post-processor (dpfair.regression.blind) shares: its table has
+# a column per (score bin, membership cell) where this one has a column per bin.
+def _declared_groups(params: PrivacyParameters) -> np.ndarray | None:
+    """The declarations read before the rows: ``bounds`` (required at a finite ``epsilon``) and ``groups``.
+
+    Returns the declared groups, or ``None`` when they are read off the data (``epsilon = inf``).
+    """
+    if params.options.bounds is None and not math.isinf(params.epsilon):
+        raise ValueError(
+            "bounds is required: declare the interval [s, t] that contains the regressor's outputs. "
+            "Reading it off the data would break differential privacy (allowed only with epsilon=inf)."
+        )
+    if params.groups is None:
+        return None
+    declared, _ = resolve_groups(params.groups, np.empty(0, dtype=object), params.epsilon)
+    return declared
+
+
+def _rows_and_groups(post_processor: Any, params: PrivacyParameters, X: Any, sensitive_features: Any) -> ValidatedData:
+    """The number of rows of ``X`` and, when it has rows, their declared groups and the check of the noise scale.
+
+    Every check of the rows that needs no regressor output, made before the regressor's checks: the groups
+    (missing, undeclared, wrong length) and the noise scale.
+    """
+    try:
+        n_rows = _num_samples(X)
+    except TypeError:  # not array-like: refused by name when the rows are read (before any charge)
+        n_rows = 0
+    rows = ValidatedData(n_rows=n_rows, sensitive_features=sensitive_features)
+    if n_rows > 0:
+        rows = post_processor._resolve_declared_groups(params, rows)
+        _check_noise_scale(params.epsilon, n_rows)
+    return rows
+
+
+def _outputs_and_bounds(
+    post_processor: Any, params: PrivacyParameters, data: Any
+) -> tuple[Any, np.ndarray, tuple[float, float]]:
+    """The regressor (its clone fitted first with ``prefit=False``), its outputs and the bounds of line 2.
+
+    With ``prefit=False`` a private regressor charges its own budget in its fit here.  The bounds are the declared
+    ones, read off the outputs only at ``epsilon = inf``.
+    """
+    if data.outputs is None:
+        estimator, outputs = fit_regressor_outputs(post_processor, data.X, data.y, prefit=False)
+    else:
+        estimator, outputs = post_processor.estimator, data.outputs
+    bounds = params.options.bounds if params.options.bounds is not None else _bounds_of(outputs)
+    return estimator, outputs, bounds
+
+
+def _warn_clipped(outputs: np.ndarray, lo: float, hi: float) -> None:
+    """Line 2's clamp: say (without a private value) that some outputs lie outside the declared bounds."""
+    if ((outputs < lo) | (outputs > hi)).any():
+        warnings.warn(
+            f"some outputs lie outside bounds=({lo:g}, {hi:g}); they were clipped to the end bins. "
+            "Declare wider bounds if that is not intended.",
+            stacklevel=find_stack_level(),
+        )
+
+
+def _laplace_histogram(statistics: _Histogram, epsilon: float, noise: NoiseSource) -> _ReleasedHistogram:
+    """Line 4: the Laplace mechanism, L1 sensitivity 2/n (one row moves 1/n of mass between two cells)."""
+    joint, n = statistics.joint, statistics.n_rows
+    if math.isinf(epsilon):  # scale 0: the exact histogram (already warned)
+        noisy = joint.copy()
+    else:
+        noisy = laplace_mechanism(joint, sensitivity=2.0 / n, epsilon=epsilon, random_state=noise)
+    return _ReleasedHistogram(estimator=statistics.estimator, bounds=statistics.bounds, histogram=noisy, n_rows=n,
+                              predict_seed=predict_seed(noise))
+
+
+def _private_pmfs(histogram: np.ndarray, declared: np.ndarray, if_empty: str) -> tuple[np.ndarray, np.ndarray]:
+    """Lines 6-9: the private group weights and each group's distribution over the histogram's columns.
+
+    A group whose private weight is 0 after noise gets the uniform distribution and a warning that ends with
+    ``if_empty`` (what that means for the fit).
+    """
+    weights = np.maximum(histogram.sum(axis=1), 0.0)  # line 6: private group weights
+    empty = weights <= 0
+    if empty.any():
+        warnings.warn(
+            f"the private weight of group(s) {declared[empty].tolist()} is 0 after noise; {if_empty}.",
+            stacklevel=find_stack_level(),
+        )
+    partial = np.cumsum(histogram, axis=1) / np.where(empty, 1.0, weights)[:, None]  # line 7
+    pmfs = np.diff(l_inf_isotonic_cdf(partial), axis=1, prepend=0.0)  # lines 8-9
+    pmfs[empty] = 1.0 / histogram.shape[1]
+    return weights, pmfs
+
+
+def _histogram_privacy_spent(epsilon: float, estimator: Any, *, prefit: bool, protects: str, released: str,
+                             wrapped: str, protects_end_to_end: str) -> dict[str, Any]:
+    """The whole fitted object's guarantee: the histogram's, composed with a private regressor fitted here.
+
+    ``protects``: what the histogram's release protects; ``released``: what ``epsilon = inf`` releases exactly;
+    ``wrapped``: the models that must be trained privately or on other data; ``protects_end_to_end``: what the
+    composition with a private regressor fitted on the same rows protects.  A non-private regressor fitted here
+    leaves no guarantee as a whole (``epsilon = inf``).
+    """
+    if not prefit and estimator is not None and not private_base(estimator):
+        return privacy_spent(
+            math.inf, 0.0, neighbouring=_NEIGHBOURING,
+            protects=(
+                "nothing, as a whole: with prefit=False the wrapped estimator was trained non-privately on the "
+                f"same rows. The post-processing step alone is ({epsilon:g}, 0)-DP for {protects}."
+            ),
+        )
+    if math.isinf(epsilon):
+        own = privacy_spent(math.inf, 0.0, neighbouring=_NEIGHBOURING,
+                            protects=f"nothing: epsilon=inf releases the exact {released}")
+    else:
+        own = privacy_spent(epsilon, 0.0, neighbouring=_NEIGHBOURING,
+                            protects=f"{protects}; {wrapped} must be trained privately or on other data")
+    return wrapped_privacy_spent(own, estimator, prefit=prefit, protects=protects_end_to_end,
+                                 neighbouring=_NEIGHBOURING_END_TO_END)
 
 
 class FairRegressionPostProcessor(
@@ -382,10 +503,7 @@ class FairRegressionPostProcessor(
 
     def _dpfair_fit_charges(self) -> list[tuple[Any, float, float]]:
         """``[(budget, epsilon, delta)]`` of one ``fit``: the regressor's fit with ``prefit=False``, then the histogram."""
-        own = [(check_budget(self.budget), check_epsilon(self.epsilon), 0.0)]
-        if self.prefit is False and self.estimator is not None:
-            return fit_charges(self.estimator) + own
-        return own
+        return post_processor_fit_charges(self)
 
     def fit(self, X: Any, y: Any = None, *, sensitive_features: Any = None) -> FairRegressionPostProcessor:
         """Learn the private fair post-processing maps from unlabeled data (Algorithm 1, lines 1-12).
@@ -453,31 +571,14 @@ class FairRegressionPostProcessor(
         Nothing is fitted here (with ``prefit=False`` the regressor is fitted in step 3, :meth:`_compute_statistics`);
         without a fit to make (``estimator=None`` or ``prefit=True``) the outputs on ``X`` are read and checked here.
         """
-        options = params.options
-        k, declared_bounds, prefit = options.n_bins, options.bounds, options.prefit
-        if declared_bounds is None and not math.isinf(params.epsilon):
-            raise ValueError(
-                "bounds is required: declare the interval [s, t] that contains the regressor's outputs. "
-                "Reading it off the data would break differential privacy (allowed only with epsilon=inf)."
-            )
-        declared = None
-        if params.groups is not None:
-            declared, _ = resolve_groups(params.groups, np.empty(0, dtype=object), params.epsilon)
-        _check_histogram_size(k, 1 if declared is None else declared.size)
-        # every check of the rows that needs no regressor output comes before the regressor's checks: the groups
-        # (missing, undeclared, wrong length) and the noise scale
-        try:
-            n_rows = _num_samples(X)
-        except TypeError:  # not array-like: refused by name when the rows are read (before any charge)
-            n_rows = 0
-        rows = ValidatedData(n_rows=n_rows, sensitive_features=sensitive_features)
-        if n_rows > 0:
-            rows = self._resolve_declared_groups(params, rows)
-            _check_noise_scale(params.epsilon, n_rows)
+        prefit = params.options.prefit
+        declared = _declared_groups(params)
+        _check_histogram_size(params.options.n_bins, 1 if declared is None else declared.size)
+        rows = _rows_and_groups(self, params, X, sensitive_features)
         check_shared_budgets(self, prefit, kind="regressor")
         check_wrapped_estimator(WRAPPED_REGRESSOR, self.estimator, X, y, prefit=prefit, owner=type(self).__name__)
         outputs = _predict_outputs(self.estimator, X) if prefit or self.estimator is None else None
-        return _RegressionData(n_rows=n_rows if outputs is None else outputs.size, sensitive_features=sensitive_features,
+        return _RegressionData(n_rows=rows.n_rows if outputs is None else outputs.size, sensitive_features=sensitive_features,
                                groups=rows.groups, group_index=rows.group_index, X=X, y=y, outputs=outputs)
 
     def _warn_non_private(self, params: PrivacyParameters) -> None:
@@ -488,19 +589,10 @@ class FairRegressionPostProcessor(
         """The regressor's outputs (its fit first, with ``prefit=False``), then lines 2-3: the exact joint
         distribution of (group, bin) over the declared groups, and ``n``."""
         k = params.options.n_bins
-        if data.outputs is None:  # prefit=False: the wrapped fit (a private regressor charges its own budget here)
-            estimator, outputs = fit_regressor_outputs(self, data.X, data.y, prefit=False)
-        else:
-            estimator, outputs = self.estimator, data.outputs
-        lo, hi = params.options.bounds if params.options.bounds is not None else _bounds_of(outputs)  # (inf only)
+        estimator, outputs, (lo, hi) = _outputs_and_bounds(self, params, data)
         n = outputs.size
         _check_histogram_size(k, data.groups.size)  # groups read off the data (epsilon = inf)
-        if ((outputs < lo) | (outputs > hi)).any():
-            warnings.warn(
-                f"some outputs lie outside bounds=({lo:g}, {hi:g}); they were clipped to the end bins. "
-                "Declare wider bounds if that is not intended.",
-                stacklevel=find_stack_level(),
-            )
+        _warn_clipped(outputs, lo, hi)
         # line 3: empirical joint distribution of (group, bin) over the declared groups (line 2: the bin of each row)
         joint = np.zeros((data.groups.size, k))
         np.add.at(joint, (data.group_index, _bin_index(outputs, lo, hi, k)), 1.0 / n)
@@ -508,28 +600,13 @@ class FairRegressionPostProcessor(
 
     def _draw_noise(self, params: PrivacyParameters, statistics: _Histogram, noise: NoiseSource) -> _ReleasedHistogram:
         """Line 4: the Laplace mechanism, L1 sensitivity 2/n (one row moves 1/n of mass between two cells)."""
-        joint, n = statistics.joint, statistics.n_rows
-        if math.isinf(params.epsilon):  # scale 0: the exact histogram (already warned)
-            noisy = joint.copy()
-        else:
-            noisy = laplace_mechanism(joint, sensitivity=2.0 / n, epsilon=params.epsilon, random_state=noise)
-        return _ReleasedHistogram(estimator=statistics.estimator, bounds=statistics.bounds, histogram=noisy,
-                                  predict_seed=predict_seed(noise))
+        return _laplace_histogram(statistics, params.epsilon, noise)
 
     def _solve(self, params: PrivacyParameters, noisy: _ReleasedHistogram, data: _RegressionData) -> dict[str, Any]:
         """Lines 6-12 on the noisy histogram (post-processing)."""
         histogram = noisy.histogram
         k, declared, (lo, hi) = params.options.n_bins, data.groups, noisy.bounds
-        weights = np.maximum(histogram.sum(axis=1), 0.0)  # line 6: private group weights
-        empty = weights <= 0
-        if empty.any():
-            warnings.warn(
-                f"the private weight of group(s) {declared[empty].tolist()} is 0 after noise; their PMF is set to uniform.",
-                stacklevel=find_stack_level(),
-            )
-        partial = np.cumsum(histogram, axis=1) / np.where(empty, 1.0, weights)[:, None]  # line 7
-        pmfs = np.diff(l_inf_isotonic_cdf(partial), axis=1, prepend=0.0)  # lines 8-9
-        pmfs[empty] = 1.0 / k
+        weights, pmfs = _private_pmfs(histogram, declared, "their PMF is set to uniform")  # lines 6-9
         solved = self._solve_maps(pmfs, weights, k, hi - lo, params.options.alpha)
         estimator = noisy.estimator
         return {
@@ -546,32 +623,9 @@ class FairRegressionPostProcessor(
 
     def _privacy_spent(self, params: PrivacyParameters, results: dict[str, Any]) -> dict[str, Any]:
         """The whole fitted object's guarantee: composed with a private regressor fitted here on the same rows."""
-        estimator = results["estimator_"]
-        fitted_here = estimator is not None and not params.options.prefit
-        if fitted_here and private_base(estimator):
-            return combined_privacy_spent(
-                self._own_privacy_spent(params.epsilon, non_private_estimator=False), estimator,
-                protects=_PROTECTS_END_TO_END, neighbouring=_NEIGHBOURING_END_TO_END,
-            )
-        return self._own_privacy_spent(params.epsilon, non_private_estimator=fitted_here)
-
-    @classmethod
-    def _own_privacy_spent(cls, epsilon: float, *, non_private_estimator: bool) -> dict[str, Any]:
-        step = cls._privacy_protects
-        if non_private_estimator:
-            return privacy_spent(
-                math.inf, 0.0, neighbouring=_NEIGHBOURING,
-                protects=(
-                    "nothing, as a whole: with prefit=False the wrapped estimator was trained non-privately on the "
-                    f"same rows. The post-processing step alone is ({epsilon:g}, 0)-DP for {step}."
-                ),
-            )
-        if math.isinf(epsilon):
-            return privacy_spent(math.inf, 0.0, neighbouring=_NEIGHBOURING,
-                                 protects="nothing: epsilon=inf releases the exact histogram")
-        return privacy_spent(
-            epsilon, 0.0, neighbouring=_NEIGHBOURING,
-            protects=f"{step}; the wrapped estimator (prefit) must be trained privately or on other data",
+        return _histogram_privacy_spent(
+            params.epsilon, results["estimator_"], prefit=params.options.prefit, protects=self._privacy_protects,
+            released="histogram", wrapped="the wrapped estimator (prefit)", protects_end_to_end=_PROTECTS_END_TO_END,
         )
 
     @staticmethod
