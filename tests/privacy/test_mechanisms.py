@@ -68,3 +68,24 @@ def test_exponential_probabilities_and_sampling():
 def test_bad_input(call, match):
     with pytest.raises((ValueError, TypeError), match=match):
         call()
+
+
+def test_noise_keyword_is_the_same_draw_as_random_state_and_refuses_ambiguity():
+    """An estimator passes the noise source it opened after its charge as ``noise=``; the draw is the one
+    ``random_state=`` gives with the same source, and passing both (or a seed as ``noise``) is refused."""
+    from dpfair.privacy.noise import get_noise_source
+
+    values = np.arange(5.0)
+    by_keyword = laplace_mechanism(values, sensitivity=1.0, epsilon=1.0, noise=get_noise_source(7))
+    by_state = laplace_mechanism(values, sensitivity=1.0, epsilon=1.0, random_state=get_noise_source(7))
+    np.testing.assert_array_equal(by_keyword, by_state)
+    pick = exponential_mechanism([1.0, 3.0, 2.0], sensitivity=1.0, epsilon=1.0, noise=get_noise_source(3))
+    assert pick == exponential_mechanism([1.0, 3.0, 2.0], sensitivity=1.0, epsilon=1.0,
+                                         random_state=get_noise_source(3))
+    budget = PrivacyBudget(1.0)
+    with pytest.raises(TypeError, match=r"either noise= .* or random_state="):
+        laplace_mechanism(values, sensitivity=1.0, epsilon=1.0, random_state=0, noise=get_noise_source(0),
+                          budget=budget)
+    with pytest.raises(TypeError, match=r"noise must be a dpfair\.privacy\.NoiseSource"):
+        gaussian_mechanism(values, sensitivity=1.0, rho=0.5, noise=0, budget=budget)
+    assert budget.spent() == (0.0, 0.0)  # refused before any charge

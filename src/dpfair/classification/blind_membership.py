@@ -351,7 +351,7 @@ def released_cluster_counts(
     """
     counts = cluster_counts(clusters, labels, group_index, n_clusters, n_groups)
     if not math.isinf(epsilon):
-        counts = laplace_mechanism(counts, sensitivity=2.0, epsilon=epsilon, random_state=noise)
+        counts = laplace_mechanism(counts, sensitivity=2.0, epsilon=epsilon, noise=noise)
     return np.maximum(counts, 0.0)
 
 

@@ -61,7 +61,7 @@ def noisy_violations(
     if math.isinf(epsilon_step):
         return exact
     sensitivity = constraint.auditor_sensitivity(denominators, label_counts=label_counts, aware=aware)
-    return laplace_mechanism(exact, sensitivity=sensitivity, epsilon=epsilon_step, random_state=noise)
+    return laplace_mechanism(exact, sensitivity=sensitivity, epsilon=epsilon_step, noise=noise)
 
 
 def cell_costs(
@@ -123,7 +123,7 @@ def noisy_cost_moment(
 def _noisy_moment(exact: np.ndarray, sensitivity: float, epsilon_step: float, noise: NoiseSource) -> np.ndarray:
     if math.isinf(epsilon_step):
         return exact
-    return laplace_mechanism(exact, sensitivity=sensitivity, epsilon=epsilon_step, random_state=noise)
+    return laplace_mechanism(exact, sensitivity=sensitivity, epsilon=epsilon_step, noise=noise)
 
 
 def _lambda(theta: np.ndarray, bound_B: float) -> np.ndarray:
@@ -206,4 +206,4 @@ def _private_prefix_choice(values: np.ndarray, n_rows: int, epsilon_selection: f
     the sensitivity holds), so the release cannot fail after the charge.
     """
     utilities = -np.clip(np.nan_to_num(values, nan=_MAX_UTILITY, posinf=_MAX_UTILITY), -_MAX_UTILITY, _MAX_UTILITY)
-    return exponential_mechanism(utilities, sensitivity=1.0 / n_rows, epsilon=epsilon_selection, random_state=noise) + 1
+    return exponential_mechanism(utilities, sensitivity=1.0 / n_rows, epsilon=epsilon_selection, noise=noise) + 1

@@ -217,7 +217,7 @@ def release_cell_sums(
     scale = np.ones(cell_sums.shape[-1])
     scale[-1] = weight
     released = gaussian_mechanism(cell_sums * scale, sensitivity=sensitivity, rho=0.5 * mu_cells**2,
-                                  random_state=noise, neighbouring=CHANGE_ATTRIBUTE)
+                                  noise=noise, neighbouring=CHANGE_ATTRIBUTE)
     return _project_to_totals(released / scale, label_totals)
 
 
@@ -243,7 +243,7 @@ def release_positives(
         The released counts.
     """
     released = gaussian_mechanism(positives, sensitivity=POSITIVES_SENSITIVITY, rho=0.5 * mu_round**2,
-                                  random_state=noise, neighbouring=CHANGE_ATTRIBUTE)
+                                  noise=noise, neighbouring=CHANGE_ATTRIBUTE)
     return _project_to_totals(released, label_positives)
 
 

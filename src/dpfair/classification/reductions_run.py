@@ -101,7 +101,7 @@ def release_once(plan: Any, aware: bool, beta: float, data: GameData, s: GameSta
                                            plan.cell_sensitivity, plan.mu_cells, noise, plan.count_weight)
         counts, zt_cells = released_cells[..., -1], released_cells.reshape(2 * n_groups, -1)
     elif private:
-        counts = laplace_mechanism(s.exact_counts, sensitivity=2.0, epsilon=plan.epsilon_counts, random_state=noise)
+        counts = laplace_mechanism(s.exact_counts, sensitivity=2.0, epsilon=plan.epsilon_counts, noise=noise)
     else:
         counts = s.exact_counts
     denominators = np.maximum(counts, 1.0)  # public after release (post-processing)
@@ -118,7 +118,7 @@ def release_once(plan: Any, aware: bool, beta: float, data: GameData, s: GameSta
             np.concatenate([gram[upper], moment0]),
             sensitivity=aware_static_sensitivity(data.l1_row_bound),
             epsilon=plan.epsilon_gram,
-            random_state=noise,
+            noise=noise,
         )
         gram = np.zeros_like(gram)
         gram[upper] = released[: upper[0].size]

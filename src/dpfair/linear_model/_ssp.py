@@ -157,8 +157,8 @@ def release_statistics(
         The noisy statistics, same shape.
     """
     if mechanism == "gaussian":
-        return gaussian_mechanism(vector, sensitivity=sensitivity, epsilon=epsilon, delta=delta, random_state=noise)
-    return laplace_mechanism(vector, sensitivity=sensitivity, epsilon=epsilon, random_state=noise)
+        return gaussian_mechanism(vector, sensitivity=sensitivity, epsilon=epsilon, delta=delta, noise=noise)
+    return laplace_mechanism(vector, sensitivity=sensitivity, epsilon=epsilon, noise=noise)
 
 
 def solve_normal_equations(gram: np.ndarray, moment: np.ndarray, alpha: float, intercept: bool, repair: bool) -> np.ndarray:

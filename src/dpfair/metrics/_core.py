@@ -180,7 +180,7 @@ def release_sums(sums: np.ndarray, width: float, epsilon: float, noise: NoiseSou
     """
     if math.isinf(epsilon):
         return np.asarray(sums, dtype=float).copy()
-    return laplace_mechanism(sums, sensitivity=width, epsilon=epsilon, random_state=noise)
+    return laplace_mechanism(sums, sensitivity=width, epsilon=epsilon, noise=noise)
 
 
 # ----------------------------------------------------------------------------- evaluation

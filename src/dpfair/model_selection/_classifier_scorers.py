@@ -155,7 +155,7 @@ class PrivateAccuracyScorer(_PrivateScorer):
         if math.isinf(epsilon):
             return error
         return float(laplace_mechanism(error, sensitivity=self.sensitivity(labels.size), epsilon=epsilon,
-                                       random_state=noise))
+                                       noise=noise))
 
     _noisy_loss = noisy_error
 
@@ -275,7 +275,7 @@ class PrivateEqualizedOddsScorer(_PrivateScorer):
         if math.isinf(epsilon):
             return table
         return np.asarray(laplace_mechanism(table, sensitivity=self.sensitivity(max(n, 1)), epsilon=epsilon,
-                                            random_state=noise))
+                                            noise=noise))
 
     @staticmethod
     def error_and_violation(table: np.ndarray) -> tuple[float, float]:

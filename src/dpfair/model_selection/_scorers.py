@@ -196,7 +196,7 @@ class PrivateMSEScorer(_SingleReleaseScorer):
         if math.isinf(epsilon):
             return mse
         return float(laplace_mechanism(mse, sensitivity=self.sensitivity(labels.size), epsilon=epsilon,
-                                       random_state=noise))
+                                       noise=noise))
 
     _noisy_loss = noisy_mse
 
@@ -264,7 +264,7 @@ class PrivateKSScorer(_SingleReleaseScorer):
         joint = np.zeros((self.groups.size, self.n_bins))
         np.add.at(joint, (index, bins), 1.0 / n)
         if not math.isinf(epsilon):
-            joint = laplace_mechanism(joint, sensitivity=self.sensitivity(n), epsilon=epsilon, random_state=noise)
+            joint = laplace_mechanism(joint, sensitivity=self.sensitivity(n), epsilon=epsilon, noise=noise)
         weights = joint.sum(axis=1)
         present = weights > 0
         if present.sum() < 2:

@@ -57,6 +57,21 @@ def _warn_exact_analysis(what: str) -> None:
     )
 
 
+def _one_source(random_state: Any, noise: NoiseSource | None) -> Any:
+    """The one noise argument a release uses: ``noise`` (a :class:`NoiseSource` a caller already holds, as the
+    estimators pass theirs) or ``random_state`` (what a user passes); both at once is ambiguous and refused."""
+    if noise is None:
+        return random_state
+    if not isinstance(noise, NoiseSource):
+        raise TypeError(
+            f"noise must be a dpfair.privacy.NoiseSource (or None), got {type(noise).__name__}; "
+            "pass a seed or a numpy Generator as random_state= instead."
+        )
+    if random_state is not None:
+        raise TypeError("pass either noise= (a NoiseSource) or random_state=, not both.")
+    return noise
+
+
 def _release_checks(arr: np.ndarray, scale: float, random_state: Any, budget: Any, neighbouring: str) -> None:
     """The last checks of an additive release, before its charge: ``random_state``, ``budget``, relation, overflow room."""
     check_random_state(random_state)
@@ -80,6 +95,7 @@ def laplace_mechanism(
     sensitivity: float,
     epsilon: float,
     random_state: Any = None,
+    noise: NoiseSource | None = None,
     budget: PrivacyBudget | None = None,
     label: str = "laplace",
     neighbouring: str = REPLACE,
@@ -97,6 +113,9 @@ def laplace_mechanism(
         :class:`~dpfair.privacy.PrivacyLeakWarning`).
     random_state : None, int, Generator or NoiseSource
         ``None``: secure noise (OpenDP). Otherwise seeded, reproducible noise.
+    noise : NoiseSource, optional
+        A noise source the caller already holds (an estimator passes its own, opened after its
+        charge); mutually exclusive with ``random_state``.
     budget : PrivacyBudget, optional
         Charged ``(epsilon, 0)`` after every argument is validated and before any noise
         is drawn.
@@ -119,6 +138,7 @@ def laplace_mechanism(
     PrivacyBudgetExceededError
         If ``budget`` refuses the charge (nothing is released).
     """
+    random_state = _one_source(random_state, noise)
     arr = as_finite_array(values, "values", allow_empty=True)
     scale = laplace_scale(sensitivity, epsilon)
     _release_checks(arr, scale, random_state, budget, neighbouring)
@@ -136,6 +156,7 @@ def gaussian_mechanism(
     epsilon: float | None = None,
     delta: float | None = None,
     random_state: Any = None,
+    noise: NoiseSource | None = None,
     budget: PrivacyBudget | None = None,
     label: str = "gaussian",
     neighbouring: str = REPLACE,
@@ -158,6 +179,9 @@ def gaussian_mechanism(
         Approximate-DP target (``epsilon > 0`` or ``inf``; ``0 < delta < 1``).
     random_state : None, int, Generator or NoiseSource
         As in :func:`laplace_mechanism`.
+    noise : NoiseSource, optional
+        A noise source the caller already holds (an estimator passes its own, opened after its
+        charge); mutually exclusive with ``random_state``.
     budget : PrivacyBudget, optional
         Charged ``rho`` (zCDP) or ``(epsilon, delta)`` after validation, before any draw.
     label : str
@@ -178,6 +202,7 @@ def gaussian_mechanism(
     PrivacyBudgetExceededError
         If ``budget`` refuses the charge (nothing is released).
     """
+    random_state = _one_source(random_state, noise)
     arr = as_finite_array(values, "values", allow_empty=True)
     if (rho is None) == (epsilon is None and delta is None):
         raise ValueError("give either rho (zCDP) or both epsilon and delta, not both and not neither.")
@@ -264,6 +289,7 @@ def exponential_mechanism(
     sensitivity: float,
     epsilon: float,
     random_state: Any = None,
+    noise: NoiseSource | None = None,
     budget: PrivacyBudget | None = None,
     label: str = "exponential",
     neighbouring: str = REPLACE,
@@ -283,6 +309,9 @@ def exponential_mechanism(
         :class:`~dpfair.privacy.PrivacyLeakWarning`.
     random_state : None, int, Generator or NoiseSource
         As in :func:`laplace_mechanism`.
+    noise : NoiseSource, optional
+        A noise source the caller already holds (an estimator passes its own, opened after its
+        charge); mutually exclusive with ``random_state``.
     budget : PrivacyBudget, optional
         Charged ``(epsilon, 0)`` after validation, before any draw.
     label : str
@@ -303,6 +332,7 @@ def exponential_mechanism(
     PrivacyBudgetExceededError
         If ``budget`` refuses the charge.
     """
+    random_state = _one_source(random_state, noise)
     u = _utilities(utilities)
     sensitivity = check_sensitivity(sensitivity)
     epsilon = check_epsilon(epsilon)
@@ -459,7 +489,8 @@ class TopMExponentialMechanism:
         except MemoryError:
             raise ValueError(f"size={n_draws} draws of {m} items need too much memory; draw in batches.") from None
 
-    def sample(self, size: int | None = None, random_state: Any = None, *, budget: PrivacyBudget | None = None,
+    def sample(self, size: int | None = None, random_state: Any = None, *, noise: NoiseSource | None = None,
+               budget: PrivacyBudget | None = None,
                label: str = "top_m_exponential", neighbouring: str = REPLACE) -> np.ndarray:
         """Draw subsets; charges ``epsilon`` per draw (to ``budget``, or the process-wide ledger).
 
@@ -469,6 +500,9 @@ class TopMExponentialMechanism:
             Number of independent draws (``>= 1``); ``None`` gives one draw.
         random_state : None, int, Generator or NoiseSource
             ``None``: uniforms from the OS CSPRNG. Otherwise seeded.
+        noise : NoiseSource, optional
+            A noise source the caller already holds (an estimator passes its own, opened after its
+            charge); mutually exclusive with ``random_state``.
         budget : PrivacyBudget, optional
             Charged ``epsilon`` per draw, after validation and before anything is drawn; ``None``
             charges the process-wide ledger when the program opted in
@@ -488,7 +522,8 @@ class TopMExponentialMechanism:
         TypeError, ValueError
             For an invalid ``size`` or ``random_state``.
         """
-        return self._draw(size, random_state, budget, label, neighbouring, "TopMExponentialMechanism.sample")
+        return self._draw(size, _one_source(random_state, noise), budget, label, neighbouring,
+                          "TopMExponentialMechanism.sample")
 
     def _draw(self, size: int | None, random_state: Any, budget: PrivacyBudget | None, label: str, neighbouring: str,
               what: str) -> np.ndarray:
@@ -510,6 +545,7 @@ def top_m_exponential_mechanism(
     sensitivity: float,
     epsilon: float,
     random_state: Any = None,
+    noise: NoiseSource | None = None,
     size: int | None = None,
     budget: PrivacyBudget | None = None,
     label: str = "top_m_exponential",
@@ -530,6 +566,9 @@ def top_m_exponential_mechanism(
         :class:`~dpfair.privacy.PrivacyLeakWarning`).
     random_state : None, int, Generator or NoiseSource
         As in :func:`laplace_mechanism`.
+    noise : NoiseSource, optional
+        A noise source the caller already holds (an estimator passes its own, opened after its
+        charge); mutually exclusive with ``random_state``.
     size : int, optional
         Number of independent draws; ``None`` gives one.
     budget : PrivacyBudget, optional
@@ -553,7 +592,7 @@ def top_m_exponential_mechanism(
         If ``budget`` refuses the charge.
     """
     mech = TopMExponentialMechanism(utilities, n_select, sensitivity=sensitivity, epsilon=epsilon)
-    return mech._draw(size, random_state, budget, label, neighbouring, "top_m_exponential_mechanism")
+    return mech._draw(size, _one_source(random_state, noise), budget, label, neighbouring, "top_m_exponential_mechanism")
 
 
 def top_m_inclusion_probabilities(

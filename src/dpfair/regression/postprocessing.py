@@ -289,7 +289,7 @@ def _laplace_histogram(statistics: _Histogram, epsilon: float, noise: NoiseSourc
     if math.isinf(epsilon):  # scale 0: the exact histogram (already warned)
         noisy = joint.copy()
     else:
-        noisy = laplace_mechanism(joint, sensitivity=2.0 / n, epsilon=epsilon, random_state=noise)
+        noisy = laplace_mechanism(joint, sensitivity=2.0 / n, epsilon=epsilon, noise=noise)
     return _ReleasedHistogram(estimator=statistics.estimator, bounds=statistics.bounds, histogram=noisy, n_rows=n,
                               predict_seed=predict_seed(noise))
 

@@ -302,10 +302,10 @@ class ExponentialSelector(PrivateEstimator, BaseEstimator):
             warnings.simplefilter("ignore", PrivacyLeakWarning)  # we emit our own single warning
             if cfg.utility == "mean" and m == 1:
                 # one applicant: the plain exponential mechanism (Gumbel-max; OpenDP's sampler when secure)
-                return np.array([exponential_mechanism(s, sensitivity=cfg.sensitivity, epsilon=cfg.epsilon, random_state=noise)])
+                return np.array([exponential_mechanism(s, sensitivity=cfg.sensitivity, epsilon=cfg.epsilon, noise=noise)])
             if cfg.utility == "mean":
                 mech = TopMExponentialMechanism((s - cfg.lo) / m, m, sensitivity=cfg.sensitivity, epsilon=cfg.epsilon)
-                return np.sort(np.asarray(mech.sample(random_state=noise)))
+                return np.sort(np.asarray(mech.sample(noise=noise)))
         if cfg.utility == "rms":
             subsets, probs = self._enumerate_rms(cfg, s)
             k = min(int(np.searchsorted(np.cumsum(probs), noise.uniform(1)[0] * probs.sum(), side="right")), probs.size - 1)
