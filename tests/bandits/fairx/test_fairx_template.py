@@ -126,9 +126,9 @@ def test_reset_runs_the_template_once_and_creates_the_privatizer_only_after_the_
         return release(self, *args, **kwargs)
 
     class RecordingPrivatizer(synchronization.Privatizer):
-        def __init__(self, *args, **kwargs):
+        def _setup(self, *args, **kwargs):  # the trees of the plan's calibration (no second calibration)
             events.append("privatizer")
-            super().__init__(*args, **kwargs)
+            super()._setup(*args, **kwargs)
 
     monkeypatch.setattr(PrivateMechanismMixin, "_release", counting)
     monkeypatch.setattr(synchronization, "Privatizer", RecordingPrivatizer)

@@ -24,10 +24,18 @@ from dpfair.bandits import (
     simulate_federated,
 )
 from dpfair.bandits.fairx.merit_policy import _policy
-from dpfair.bandits.fairx.simulator import _plan, _Sync
+from dpfair.bandits.fairx.simulator import _plan as plan_options
+from dpfair.bandits.fairx.simulator import _Sync
 from dpfair.privacy import PrivacyBudget, PrivacyLeakWarning, audit_epsilon
 
 L5 = math.sqrt(5)
+
+
+def _plan(name, learner, horizon, n_agents, dim):
+    """The learner's plan of one run, as its reset plans it (a private learner: its template's step 1)."""
+    if isinstance(learner, PrivFairXLinUCB):
+        return learner._validate_all(1, dim, horizon, n_agents=n_agents, name=name)[1].plan
+    return plan_options(name, learner._run_options(), horizon, n_agents, dim)
 
 
 def _env() -> FederatedSyntheticEnvironment:
@@ -249,7 +257,7 @@ def test_theory_radius_matches_confidence_radius():
     plan = _plan("x", FairXLinUCB(noise_std=0.2, theta_norm_bound=0.7, confidence_delta=0.05), 10, 1, 3)
     c = plan.core
     logdet = 3 * math.log(2.5)
-    ours = c["noise_std"] * math.sqrt(2 * math.log(1 / c["confidence_delta"]) + logdet - 0.0) + c["theta_norm_bound"]
+    ours = c.noise_std * math.sqrt(2 * math.log(1 / c.confidence_delta) + logdet - 0.0) + c.theta_norm_bound
     ref = confidence_radius(logdet, dim=3, regularization=1.0, noise_std=0.2, theta_norm_bound=0.7, delta=0.05)
     assert ours == pytest.approx(float(ref))
 

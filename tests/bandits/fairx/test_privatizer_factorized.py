@@ -20,12 +20,20 @@ from scipy.special import ndtri
 from dpfair.bandits import FederatedSyntheticEnvironment, PrivFairXLinUCB, simulate_federated
 from dpfair.bandits.fairx._privatizer_factorized import KEY_BYTES, _clear_cache, gaussian_from_words, prf_words
 from dpfair.bandits.fairx.privatizer import CONTINUAL, Privatizer, calibrate_privatizer, keyed_words, tree_key
-from dpfair.bandits.fairx.synchronization import _AgentSync, _plan
+from dpfair.bandits.fairx.synchronization import _AgentSync
+from dpfair.bandits.fairx.synchronization import _plan as plan_options
 from dpfair.federated._state import dumps_state
 from dpfair.privacy import audit_epsilon, get_factorization
 from dpfair.privacy.accounting import gaussian_dp_delta, gaussian_dp_epsilon
 
 FACTORIZED = ("honaker", "sqrt", "blt")
+
+
+def _plan(name, learner, horizon, n_agents, dim):
+    """The learner's plan of one run, as its reset plans it (a private learner: its template's step 1)."""
+    if isinstance(learner, PrivFairXLinUCB):
+        return learner._validate_all(1, dim, horizon, n_agents=n_agents, name=name)[1].plan
+    return plan_options(name, learner._run_options(), horizon, n_agents, dim)
 
 
 def _keys(n_seeds: int, n_agents: int, base: int = 5) -> np.ndarray:

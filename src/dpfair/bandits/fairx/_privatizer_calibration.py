@@ -59,14 +59,22 @@ def privatizer_depth(n_releases: int) -> int:
 
 
 def _check_privacy(epsilon: Any, delta: Any) -> tuple[float, float]:
+    """The public functions' own check of ``(epsilon, delta)`` (a learner's template checked its own already)."""
     epsilon = check_epsilon(epsilon)
     delta = check_open_unit(delta, "delta")  # the PRIVATIZER's Gaussian noise needs delta > 0
+    _check_privatizer_range(epsilon, delta)
+    return epsilon, delta
+
+
+def _check_privatizer_range(epsilon: float, delta: float) -> None:
+    """The PRIVATIZER's range of a validated ``(epsilon, delta)``: ``delta > 0``, ``epsilon`` representable noise."""
+    if not delta > 0.0:
+        raise ValueError(f"delta must lie in the open interval (0, 1), got {delta!r}.")
     if math.isfinite(epsilon) and not 1e-100 <= epsilon <= 1e4:
         raise ValueError(
             f"epsilon={epsilon:g} is outside [1e-100, 1e4], where the PRIVATIZER's noise is representable in float64; "
             "use epsilon=inf for exact statistics (Fed-FairX-LinUCB) or a moderate epsilon."
         )
-    return epsilon, delta
 
 
 def _check_norm_bounds(context_bound: Any, reward_bound: Any) -> tuple[float, float]:
@@ -113,7 +121,12 @@ def privatizer_node_variance(
     n = check_int(n_levels, "n_levels", minimum=1)
     if math.isinf(epsilon):
         return 0.0
-    return 16.0 * n * (bound**2 + reward**2) ** 2 * math.log(2.0 / delta) ** 2 / epsilon**2
+    return _node_variance(epsilon, delta, bound, n, reward)
+
+
+def _node_variance(epsilon: float, delta: float, bound: float, n_levels: int, reward: float) -> float:
+    """Algorithm 2, line 6, on validated arguments (finite ``epsilon``): :func:`privatizer_node_variance`'s formula."""
+    return 16.0 * n_levels * (bound**2 + reward**2) ** 2 * math.log(2.0 / delta) ** 2 / epsilon**2
 
 
 @dataclass(frozen=True)
@@ -287,10 +300,17 @@ def calibrate_privatizer(
         raise ValueError(f"noise_calibration must be 'tight' or 'paper', got {noise_calibration!r}.")
     if continual not in CONTINUAL:
         raise ValueError(f"continual must be one of {CONTINUAL}, got {continual!r}.")
+    if continual != "tree" and noise_calibration != "tight":
+        raise ValueError(f"noise_calibration={noise_calibration!r} is Algorithm 2's tree formula; use "
+                         "continual='tree' with it, or noise_calibration='tight' with a factorization.")
+    return _calibrate(epsilon, delta, bound, reward, dim, tau, noise_calibration, continual)
+
+
+def _calibrate(epsilon: float, delta: float, bound: float, reward: float, dim: int, tau: int, noise_calibration: str,
+               continual: str) -> PrivatizerCalibration:
+    """:func:`calibrate_privatizer` on arguments validated once already (by it, or by a learner's release template
+    and plan: ``synchronization._plan``); finite ``epsilon``, ``"paper"`` only with the tree."""
     if continual != "tree":
-        if noise_calibration != "tight":
-            raise ValueError(f"noise_calibration={noise_calibration!r} is Algorithm 2's tree formula; use "
-                             "continual='tree' with it, or noise_calibration='tight' with a factorization.")
         return _calibrate_factorized(epsilon, delta, bound, reward, dim, tau, continual)
     return _calibrate_tree(epsilon, delta, bound, reward, dim, tau, noise_calibration)
 
@@ -313,7 +333,7 @@ def _calibrate_tree(epsilon: float, delta: float, bound: float, reward: float, d
 
     sampler = "lattice"
     if noise_calibration == "paper":
-        sigma = math.sqrt(privatizer_node_variance(epsilon, delta, bound, n_levels, reward))
+        sigma = math.sqrt(_node_variance(epsilon, delta, bound, n_levels, reward))
         granularity = lattice_granularity_unvalidated(sigma, _RESOLUTION_BITS)
         tv = lattice_total_variation(sigma, granularity)
         if share_of(tv, epsilon) > _SAMPLER_SHARE_LIMIT * delta:

@@ -12,14 +12,20 @@ beforehand.  Fed-FairX-LinUCB has no privacy parameter and charges nothing (it s
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
-from dpfair.bandits.fairx._privatizer_calibration import _check_privacy
+from dpfair._validation import check_positive_finite
+from dpfair.bandits.fairx._privatizer_calibration import _check_norm_bounds, _check_privatizer_range
 from dpfair.bandits.fairx.merit_policy import _EXPONENTIAL, _FairXParameters
 from dpfair.bandits.fairx.online import _AgentRun, _FederatedOnline
-from dpfair.bandits.fairx.schedules import _check_protocol
-from dpfair.bandits.fairx.synchronization import _FEDERATED_DP, _check_calibration, _warn_one_agent
+from dpfair.bandits.fairx.synchronization import (
+    _FEDERATED_DP,
+    _check_calibration,
+    _PrivacyOptions,
+    _RunOptions,
+    _warn_one_agent,
+)
 from dpfair.base import PlannedCharge, PrivacyParameters, PrivateMechanismMixin, ValidatedOptions
 from dpfair.privacy.leaks import warn_privacy_leak
 from dpfair.privacy.noise import NoiseSource
@@ -99,15 +105,13 @@ class FedFairXLinUCB(_FairXParameters, _FederatedOnline):
 
 @dataclass(frozen=True, eq=False)
 class _PrivOptions(ValidatedOptions):
-    """The parameters a release checks before its sizes are known (the rest: ``synchronization._plan``, step 1).
+    """The parameters a release checks before its sizes are known (step 1; ``epsilon``, ``delta``: the template's).
 
-    ``synchronization._plan`` takes them as they are: each is checked once per release.
+    ``run``: what every FairX learner's plan reads (the shared parameters, the protocol, ``D``).  The plan
+    (``synchronization._plan``) takes them as they are: each is checked once per release.
     """
 
-    epsilon: float
-    delta: float
-    core: dict[str, Any]
-    protocol: str
+    run: _RunOptions
     noise_calibration: str
 
 
@@ -288,14 +292,29 @@ class PrivFairXLinUCB(PrivateMechanismMixin, FedFairXLinUCB):
         return self._release(n_actions, dim, horizon, n_agents=n_agents, agent=agent, run_id=run_id)
 
     def _validate_params(self) -> _PrivOptions:
-        epsilon, delta = _check_privacy(self.epsilon, self.delta)  # the PRIVATIZER's range, before any size
-        return _PrivOptions(epsilon=epsilon, delta=delta, core=self._core(), protocol=_check_protocol(self.protocol),
-                            noise_calibration=_check_calibration(self.noise_calibration))
+        return _PrivOptions(run=self._run_options(), noise_calibration=_check_calibration(self.noise_calibration))
 
     def _validate_data(self, params: PrivacyParameters, *sizes: Any, **keywords: Any) -> _AgentRun:
-        # the run's arguments (reset's, or one learner's of simulate_federated: its name): the sizes, the agent, the
-        # plan from the options validated in step 1, the merit's probe
-        return self._check_run(*sizes, options=params.options, **keywords)
+        # the privacy options (the template's epsilon, delta and random_state in the PRIVATIZER's range, the declared
+        # bounds), then the run's arguments (reset's, or one learner's of simulate_federated: its name): the sizes,
+        # the agent, the plan from the options validated here and in step 1, the merit's probe
+        _check_privatizer_range(params.epsilon, params.delta)
+        if self.context_bound is None:
+            raise ValueError(
+                "context_bound is required: declare L >= ||x||_2 of every context (sqrt(dim) for contexts in "
+                "[0, 1]^dim); it is never read off the data."
+            )
+        if math.isinf(params.epsilon):  # exact statistics: no noise for the bounds to scale
+            context_bound = check_positive_finite(self.context_bound, "context_bound")
+            reward_bound = check_positive_finite(self.reward_bound, "reward_bound")
+        else:  # and within the range where the PRIVATIZER's noise is representable
+            context_bound, reward_bound = _check_norm_bounds(self.context_bound, self.reward_bound)
+        privacy = _PrivacyOptions(
+            epsilon=params.epsilon, delta=params.delta, context_bound=context_bound, reward_bound=reward_bound,
+            noise_calibration=params.options.noise_calibration, continual=self.continual,
+            random_state=params.random_state,
+        )
+        return self._check_run(*sizes, options=replace(params.options.run, privacy=privacy), **keywords)
 
     def _plan_release(self, params: PrivacyParameters, data: _AgentRun) -> _AgentRun:
         return data  # the run: its plan decides the charge, its agent or name the ledger's label
@@ -323,7 +342,8 @@ class PrivFairXLinUCB(PrivateMechanismMixin, FedFairXLinUCB):
         run = params.plan
         if run is not None:
             return run.plan.spent["epsilon"], run.plan.spent["delta"]
-        # planned_charge(): the parameters alone
+        # planned_charge(): the parameters alone (the PRIVATIZER's range of the template's epsilon and delta)
+        _check_privatizer_range(params.epsilon, params.delta)
         if math.isinf(params.epsilon):
             return math.inf, 0.0
         if params.options.noise_calibration == "paper":

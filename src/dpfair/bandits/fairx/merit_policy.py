@@ -10,6 +10,7 @@ are in :mod:`dpfair.bandits.fairx.linucb` (``B0``) and :mod:`dpfair.bandits.fair
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -285,21 +286,39 @@ def _check_radius(radius: Any) -> Any:
     return value
 
 
+@dataclass(frozen=True)
+class _CoreOptions:
+    """The parameters every FairX learner shares, validated once (:meth:`_FairXParameters._core`).
+
+    A typed stage: the plan, the rounds and the compiled engine read these fields by name.
+    """
+
+    merit: Any  # "exponential" or the callable f
+    merit_scale: float
+    regularization: float
+    noise_std: float
+    theta_norm_bound: float
+    confidence_delta: float
+    radius: Any  # "theory" or a constant sqrt(beta)
+    n_steps: int
+    step_size: float
+
+
 class _FairXParameters(BaseEstimator):
     """Validation of the parameters every FairX learner shares (at use time, never in ``__init__``)."""
 
-    def _core(self) -> dict[str, Any]:
+    def _core(self) -> _CoreOptions:
         merit, scale = _check_merit(self.merit, self.merit_scale)
         noise_std = check_nonnegative_finite(self.noise_std, "noise_std")
         confidence_delta = check_open_unit(self.confidence_delta, "confidence_delta")
-        return {
-            "merit": merit,
-            "merit_scale": scale,
-            "regularization": check_positive_finite(self.regularization, "regularization"),
-            "noise_std": noise_std,
-            "theta_norm_bound": check_nonnegative_finite(self.theta_norm_bound, "theta_norm_bound"),
-            "confidence_delta": confidence_delta,
-            "radius": _check_radius(self.radius),
-            "n_steps": check_int(self.n_steps, "n_steps", minimum=0),
-            "step_size": check_nonnegative_finite(self.step_size, "step_size"),
-        }
+        return _CoreOptions(
+            merit=merit,
+            merit_scale=scale,
+            regularization=check_positive_finite(self.regularization, "regularization"),
+            noise_std=noise_std,
+            theta_norm_bound=check_nonnegative_finite(self.theta_norm_bound, "theta_norm_bound"),
+            confidence_delta=confidence_delta,
+            radius=_check_radius(self.radius),
+            n_steps=check_int(self.n_steps, "n_steps", minimum=0),
+            step_size=check_nonnegative_finite(self.step_size, "step_size"),
+        )

@@ -18,20 +18,21 @@ tree draws its own keyed stream).
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from dpfair._validation import as_finite_array, check_int
+from dpfair._validation import as_finite_array, check_int, check_positive_finite
+from dpfair.bandits.fairx.schedules import _check_protocol
 from dpfair.bandits.fairx.synchronization import (
     _AgentSync,
     _Plan,
     _plan,
     _probe_merits,
     _Rounds,
+    _RunOptions,
     _ServerSync,
     _tree_keys,
 )
@@ -103,11 +104,22 @@ class _OnlineFairX:
         """
         return self._begin(self._open(n_actions, dim, horizon, n_agents=n_agents, agent=agent, run_id=run_id))
 
-    def _check_run(self, n_actions: int, dim: int, horizon: int, *, n_agents: int = 1, agent: int = 0,
-                   run_id: int = 0, name: str | None = None, options: Any = None) -> _AgentRun:
+    def _run_options(self) -> _RunOptions:
+        """The parameters every FairX learner's plan reads, validated: the shared ones, the protocol, ``D``."""
+        core = self._core()
+        if self._fairx_role == "alone":  # FairXLinUCB learns alone: no protocol
+            return _RunOptions(core=core, protocol="none")
+        protocol = _check_protocol(self.protocol)
+        threshold = None  # the log-det protocol's default D; the other protocols ignore sync_threshold
+        if protocol == "log-det" and self.sync_threshold is not None:
+            threshold = check_positive_finite(self.sync_threshold, "sync_threshold")
+        return _RunOptions(core=core, protocol=protocol, sync_threshold=threshold)
+
+    def _check_run(self, n_actions: int, dim: int, horizon: int, *, options: _RunOptions, n_agents: int = 1,
+                   agent: int = 0, run_id: int = 0, name: str | None = None) -> _AgentRun:
         """Every check of one agent's run that charges nothing: the sizes, the agent, the plan, the merit's probe.
 
-        ``options``: the parameters the release template validated already (the private learner's), for the plan.
+        ``options``: the learner's validated parameters (for the private learner, from its release template).
         """
         n_actions = check_int(n_actions, "n_actions", minimum=1)
         dim = check_int(dim, "dim", minimum=1)
@@ -119,7 +131,7 @@ class _OnlineFairX:
             raise ValueError(f"agent={agent} must be below n_agents={n_agents} (agents are numbered from 0).")
         if horizon >= 2**62:
             raise ValueError(f"horizon={horizon} is too large; use a horizon below 2**62.")
-        plan = _plan(type(self).__name__ if name is None else str(name), self, horizon, n_agents, dim, options)
+        plan = _plan(type(self).__name__ if name is None else str(name), options, horizon, n_agents, dim)
         _probe_merits([plan], 1, 1, n_actions)  # a callable merit that fails on public input is refused before the charge
         return _AgentRun(n_actions=n_actions, dim=dim, horizon=horizon, n_agents=n_agents, agent=agent, run_id=run_id,
                          name=None if name is None else str(name), plan=plan)
@@ -128,7 +140,8 @@ class _OnlineFairX:
               run_id: int = 0) -> dict[str, Any]:
         """Check one agent's run and open it: nothing to charge for the non-private learners (the private one
         runs the release template instead).  Returns ``{"run": ..., "privacy_spent_": ...}``, as the template does."""
-        run = self._check_run(n_actions, dim, horizon, n_agents=n_agents, agent=agent, run_id=run_id)
+        run = self._check_run(n_actions, dim, horizon, options=self._run_options(), n_agents=n_agents, agent=agent,
+                              run_id=run_id)
         return {"run": run, "privacy_spent_": run.plan.spent}
 
     def _begin(self, opened: dict[str, Any]) -> Any:
@@ -199,7 +212,7 @@ class _OnlineFairX:
             if not 0.0 <= u < 1.0:
                 raise ValueError(f"uniform must be in [0, 1), got {uniform!r}.")
         sync = state["sync"]
-        lam = state["plan"].core["regularization"]
+        lam = state["plan"].core.regularization
         rho_min = np.full((1, 1), lam) if sync is None else sync.rho_min.reshape(1, 1)
         extra = np.zeros((1, 1)) if sync is None else sync.extra.reshape(1, 1)
         action, pi = state["rounds"].select(x[None], np.array([u]), rho_min, extra)
@@ -354,9 +367,8 @@ class FederatedServer:
         self.dim = check_int(dim, "dim", minimum=1)
         self.horizon = check_int(horizon, "horizon", minimum=1)
         self.n_agents = check_int(n_agents, "n_agents", minimum=1)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)  # the n_agents=1 warning is the agents' to give
-            plan = _plan("server", learner, self.horizon, self.n_agents, self.dim)
+        # the schedule and the ridge weight: the server adds what the agents release, whatever their privacy
+        plan = _plan("server", learner._run_options(), self.horizon, self.n_agents, self.dim)
         self.protocol = plan.protocol
         self._server = _ServerSync(plan, 1, self.n_agents, self.dim)
         self.n_synchronizations_ = 0

@@ -96,7 +96,7 @@ from typing import Any
 
 import numpy as np
 
-from dpfair._validation import as_finite_array, check_int
+from dpfair._validation import as_finite_array, check_int, check_open_unit
 from dpfair.bandits.fairx._privatizer_calibration import (
     _MAX_ENTRIES,
     _MAX_STEPS,
@@ -104,7 +104,6 @@ from dpfair.bandits.fairx._privatizer_calibration import (
     CONTINUAL,
     PrivatizerCalibration,
     _accounted,
-    _check_privacy,
     _entries,
     _lattice_tv,
     calibrate_privatizer,
@@ -290,14 +289,33 @@ class Privatizer:
         tree_keys: Any = None,
         budget: PrivacyBudget | None = None,
     ) -> None:
-        self.calibration = calibrate_privatizer(
+        calibration = calibrate_privatizer(
             epsilon, delta, context_bound, dim, n_releases, reward_bound=reward_bound, noise_calibration=noise_calibration,
             continual=continual,
         )
-        self.continual = self.calibration.continual
         check_budget(budget)
         check_random_state(random_state)
-        cal = self.calibration
+        self._setup(calibration, context_bound, reward_bound, dim, n_releases, batch_shape, random_state, tree_keys,
+                    budget)
+
+    @classmethod
+    def _calibrated(cls, calibration: PrivatizerCalibration, context_bound: float, reward_bound: float, dim: int,
+                    n_releases: int, batch_shape: tuple[int, ...], *, random_state: Any = None,
+                    tree_keys: Any = None) -> Privatizer:
+        """The trees of a calibration made from validated arguments (a learner's plan: ``synchronization._plan``).
+
+        Nothing is validated or calibrated again; the learner creates them inside its own charged release.
+        """
+        privatizer = cls.__new__(cls)
+        privatizer._setup(calibration, context_bound, reward_bound, dim, n_releases, batch_shape, random_state,
+                          tree_keys, None)
+        return privatizer
+
+    def _setup(self, cal: PrivatizerCalibration, context_bound: float, reward_bound: float, dim: int, n_releases: int,
+               batch_shape: Any, random_state: Any, tree_keys: Any, budget: PrivacyBudget | None) -> None:
+        """The trees (or the factorization) of ``cal``, the one charge of a PRIVATIZER used on its own, its noise."""
+        self.calibration = cal
+        self.continual = cal.continual
         self.epsilon, self.delta = cal.epsilon, cal.delta
         self.context_bound, self.reward_bound = float(context_bound), float(reward_bound)
         self.dim = int(dim)
@@ -394,7 +412,7 @@ class Privatizer:
         float
             The accounted ``epsilon``.
         """
-        target = self.delta if delta is None else _check_privacy(1.0, delta)[1]
+        target = self.delta if delta is None else check_open_unit(delta, "delta")
         sensitivity = self.calibration.sensitivity
         if self.continual != "tree":  # the exact mu-GDP profile of the Gaussian matrix mechanism
             mu = self.calibration.column_sensitivity * sensitivity / (math.sqrt(2.0) * self.node_sigma)

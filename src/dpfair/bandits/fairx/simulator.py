@@ -219,12 +219,15 @@ def _check_and_charge(learners: Mapping[str, Any], dim: int, n_actions: int, hor
     # options it validated and says its charge, charging nothing
     charges, plans = {}, []
     for name, learner in learners.items():
+        if getattr(type(learner), "_fairx_role", None) not in ("alone", "federated"):
+            raise TypeError(f"learners[{name!r}] must be FairXLinUCB, FedFairXLinUCB or PrivFairXLinUCB, got "
+                            f"{type(learner).__name__}.")
         if isinstance(learner, PrivFairXLinUCB):
             params, run = learner._validate_all(n_actions, dim, horizon, n_agents=n_agents, name=str(name))
             charges[name] = learner._planned(params)
             plans.append(run.plan)
         else:
-            plans.append(_plan(str(name), learner, horizon, n_agents, dim))
+            plans.append(_plan(str(name), learner._run_options(), horizon, n_agents, dim))
     _check_numeric_ranges(plans, dim, horizon, n_agents)
     # every callable merit on a public probe: the documented range of the mean rewards, in the shapes the run uses
     _probe_merits(plans, n_seeds, n_agents, n_actions)
@@ -296,30 +299,30 @@ def _check_numeric_ranges(plans: list[_Plan], dim: int, horizon: int, n_agents: 
         # the budgets were charged (V singular, exp(merit_scale * mu), the ascent's step, the radius)
         c, learner_name = plan.core, f"learners[{plan.name!r}]"
         floor = 1e-12 * dim * (horizon + 1)  # V = lambda I + sum x x^T, ||x||^2 <= dim: condition number <= 1e12
-        if not floor <= c["regularization"] <= 1e300 / n_agents:
+        if not floor <= c.regularization <= 1e300 / n_agents:
             raise ValueError(
-                f"{learner_name}.regularization={c['regularization']!r} is outside [{floor:.3g}, {1e300 / n_agents:.3g}] "
+                f"{learner_name}.regularization={c.regularization!r} is outside [{floor:.3g}, {1e300 / n_agents:.3g}] "
                 f"for dim={dim}, horizon={horizon} and n_agents={n_agents}: V = regularization I + sum x x^T would be "
                 "singular or overflow in float64; choose a regularization in that range."
             )
-        scale = c["merit_scale"] if c["merit"] is _EXPONENTIAL else 1.0
-        if not (scale <= 1e100 and c["step_size"] * (1.0 + scale) <= 1e100):
+        scale = c.merit_scale if c.merit is _EXPONENTIAL else 1.0
+        if not (scale <= 1e100 and c.step_size * (1.0 + scale) <= 1e100):
             raise ValueError(
-                f"{learner_name}.merit_scale={c['merit_scale']!r} with step_size={c['step_size']!r} is too large: "
+                f"{learner_name}.merit_scale={c.merit_scale!r} with step_size={c.step_size!r} is too large: "
                 "exp(merit_scale * mu) or the ascent's steps overflow float64; use merit_scale <= 1e100 and "
                 "step_size * (1 + merit_scale) <= 1e100."
             )
-        if c["confidence_delta"] < 1e-300:
+        if c.confidence_delta < 1e-300:
             raise ValueError(
-                f"{learner_name}.confidence_delta={c['confidence_delta']!r} is too small: ln(1 / confidence_delta) "
+                f"{learner_name}.confidence_delta={c.confidence_delta!r} is too small: ln(1 / confidence_delta) "
                 "overflows float64; use confidence_delta >= 1e-300."
             )
-        radius = c["radius"] if c["radius"] != "theory" else 0.0
-        if not (c["noise_std"] <= 1e100 and c["theta_norm_bound"] * math.sqrt(c["regularization"]) <= 1e100
+        radius = c.radius if c.radius != "theory" else 0.0
+        if not (c.noise_std <= 1e100 and c.theta_norm_bound * math.sqrt(c.regularization) <= 1e100
                 and radius <= 1e100):
             raise ValueError(
-                f"{learner_name}: noise_std={c['noise_std']!r}, theta_norm_bound={c['theta_norm_bound']!r} (times "
-                f"sqrt(regularization)) or radius={c['radius']!r} give a confidence radius that overflows float64; "
+                f"{learner_name}: noise_std={c.noise_std!r}, theta_norm_bound={c.theta_norm_bound!r} (times "
+                f"sqrt(regularization)) or radius={c.radius!r} give a confidence radius that overflows float64; "
                 "keep each below 1e100."
             )
         if math.isfinite(plan.context_bound) and plan.context_bound < documented:
@@ -345,7 +348,7 @@ def _run_batches(env: FederatedSyntheticEnvironment, plans: list[_Plan], horizon
     groups: dict[Any, list[int]] = {}
     for i, plan in enumerate(plans):
         c = plan.core
-        key = (c["merit"] if c["merit"] is _EXPONENTIAL else id(c["merit"]), c["n_steps"], c["regularization"])
+        key = (c.merit if c.merit is _EXPONENTIAL else id(c.merit), c.n_steps, c.regularization)
         groups.setdefault(key, []).append(i)
     failed: dict[str, dict[str, str]] = {}
     guards: dict[int, _GuardedMerit] = {}
@@ -353,15 +356,15 @@ def _run_batches(env: FederatedSyntheticEnvironment, plans: list[_Plan], horizon
         group = [plans[i] for i in members]
         chosen = None if actions is None else np.zeros((len(members), S_, M_, horizon), dtype=np.int64)
         # a callable merit cannot be compiled: its batch runs the numpy reference
-        if engine == "compiled" and group[0].core["merit"] is _EXPONENTIAL:
+        if engine == "compiled" and group[0].core.merit is _EXPONENTIAL:
             f, r, cm = _run_group_compiled(env, group, horizon, n_agents, seeds, dim, n_actions, chosen)
         else:
-            merit = group[0].core["merit"]
+            merit = group[0].core.merit
             if merit is not _EXPONENTIAL:
                 # the merit of the learners' own estimates can only be checked during the run, after the charge:
                 # a failure there is a handled outcome of this batch (result.failed), never a raise-after-charge
                 guard = guards.setdefault(id(merit), _GuardedMerit(merit))
-                group = [replace(plan, core={**plan.core, "merit": guard}) for plan in group]
+                group = [replace(plan, core=replace(plan.core, merit=guard)) for plan in group]
             try:
                 f, r, cm = _run_group(env, group, horizon, n_agents, seeds, dim, n_actions, chosen)
             except _MeritFailed:
@@ -403,7 +406,7 @@ def _run_group(
     rows = np.arange(N)
     streams = [env._blocks(s, horizon, M) for s in seeds]
     t = 0
-    lam = plans[0].core["regularization"]
+    lam = plans[0].core.regularization
     rho_min = np.full((L, S), lam)
     extra = np.zeros((L, S))
     for blocks in zip(*streams, strict=True):
@@ -478,7 +481,7 @@ def _run_group_compiled(
     L, S, M, d = len(plans), len(seeds), n_agents, dim
     N, G = L * S * M, L * S
     core0 = plans[0].core
-    n_steps, lam = core0["n_steps"], core0["regularization"]
+    n_steps, lam = core0.n_steps, core0.regularization
     ridge = RidgeState(d, batch_shape=(N,), regularization=lam)
     ridge_state = (ridge.gram, ridge.gram_inverse, ridge.target, np.zeros((N, d, d)), np.zeros((N, d)))
     learning, theory = _row_parameters(plans, S * M)
@@ -561,13 +564,13 @@ def _row_parameters(plans: list[_Plan], per_learner: int) -> tuple[tuple[np.ndar
     """
     rows = lambda values: np.repeat(np.asarray(values, dtype=float), per_learner)  # noqa: E731
     learning = (
-        rows([p.core["merit_scale"] for p in plans]), rows([p.core["step_size"] for p in plans]),
-        rows([p.core["noise_std"] for p in plans]), rows([p.core["theta_norm_bound"] for p in plans]),
-        2.0 * np.log(1.0 / rows([p.core["confidence_delta"] for p in plans])),
-        rows([0.0 if p.core["radius"] == "theory" else p.core["radius"] for p in plans]),
+        rows([p.core.merit_scale for p in plans]), rows([p.core.step_size for p in plans]),
+        rows([p.core.noise_std for p in plans]), rows([p.core.theta_norm_bound for p in plans]),
+        2.0 * np.log(1.0 / rows([p.core.confidence_delta for p in plans])),
+        rows([0.0 if p.core.radius == "theory" else p.core.radius for p in plans]),
         rows([p.reward_bound if p.private else math.inf for p in plans]),  # shared rewards clipped to B
     )
-    theory = np.repeat(np.array([p.core["radius"] == "theory" for p in plans]), per_learner)
+    theory = np.repeat(np.array([p.core.radius == "theory" for p in plans]), per_learner)
     return learning, theory
 
 
@@ -612,7 +615,7 @@ def _log_det_decision(group: int, t: int, plan: _Plan, M: int, d: int, gram: np.
     """B1's trigger for one group exactly as ``_AgentSync.trigger`` computes it (``np.linalg.slogdet``)."""
     rows = slice(group * M, (group + 1) * M)
     log_det = np.linalg.slogdet(gram[rows])[1]
-    last = np.linalg.slogdet(gram_last[rows])[1] if synced else np.full(M, d * math.log(plan.core["regularization"]))
+    last = np.linalg.slogdet(gram_last[rows])[1] if synced else np.full(M, d * math.log(plan.core.regularization))
     return int(((t - t_last[rows]) * (log_det - last) > plan.threshold).any())
 
 

@@ -37,23 +37,15 @@ from typing import Any
 
 import numpy as np
 
-from dpfair._estimator import check_budget, privacy_spent
-from dpfair._validation import check_positive_finite
+from dpfair._estimator import privacy_spent
 from dpfair._warnings import find_stack_level
-from dpfair.bandits.fairx._privatizer_calibration import MAX_FACTORIZED_RELEASES
-from dpfair.bandits.fairx.merit_policy import _EXPONENTIAL, _ascent, _callable_policy, _policy
-from dpfair.bandits.fairx.privatizer import (
-    CALIBRATIONS,
-    CONTINUAL,
-    Privatizer,
-    _check_privacy,
-    calibrate_privatizer,
-    tree_key,
-)
-from dpfair.bandits.fairx.schedules import _check_protocol, communication_schedule
+from dpfair.bandits.fairx._privatizer_calibration import MAX_FACTORIZED_RELEASES, PrivatizerCalibration, _calibrate
+from dpfair.bandits.fairx.merit_policy import _EXPONENTIAL, _ascent, _callable_policy, _CoreOptions, _policy
+from dpfair.bandits.fairx.privatizer import CALIBRATIONS, CONTINUAL, Privatizer, tree_key
+from dpfair.bandits.fairx.schedules import communication_schedule
 from dpfair.bandits.ridge import RidgeState, _cholesky
 from dpfair.privacy.budget import charged_release
-from dpfair.privacy.noise import SeededNoise, check_random_state
+from dpfair.privacy.noise import SeededNoise
 
 __all__: list[str] = []
 
@@ -61,7 +53,7 @@ __all__: list[str] = []
 @dataclass
 class _Plan:
     name: str
-    core: dict[str, Any]
+    core: _CoreOptions
     protocol: str  # "none" for FairX-LinUCB
     schedule: np.ndarray | None = None  # bool of length T + 1
     threshold: float = 0.0
@@ -77,6 +69,7 @@ class _Plan:
     shift: float = 0.0
     rho_max_extra: float = 0.0
     target_noise_bound: float = 0.0
+    calibration: PrivatizerCalibration | None = None  # the PRIVATIZER's, made once by the plan
     spent: dict[str, Any] = field(default_factory=dict)
 
     def __getstate__(self) -> dict[str, Any]:
@@ -147,58 +140,74 @@ def _lemma4_noise(cal: Any, n_agents: int, dim: int) -> tuple[float, float, floa
     return cal.node_sigma * cal.release_factor * math.sqrt(n_agents), half * dim, half * math.sqrt(dim)
 
 
-def _plan(name: str, learner: Any, horizon: int, n_agents: int, dim: int, options: Any = None) -> _Plan:
-    """One learner's run: its protocol, schedule, noise calibration and what it will report as spent.
+@dataclass(frozen=True)
+class _PrivacyOptions:
+    """Priv-FairX-LinUCB's privacy parameters, each validated once before the plan reads them.
 
-    ``options``: a private learner's validated options (the release template's step 1: ``core``, ``protocol``,
-    ``noise_calibration``, ``epsilon``, ``delta``), used as they are; without them (the server, the non-private
-    learners) those parameters are validated here.
+    ``epsilon``, ``delta`` and ``random_state`` by :mod:`dpfair.base`'s release template (``delta > 0`` and the
+    PRIVATIZER's range of ``epsilon`` by the learner's step 1), the declared bounds and ``noise_calibration`` by the
+    learner; ``continual`` as declared (``"auto"`` is resolved by :func:`_plan`, which knows the number of releases).
     """
-    role = getattr(type(learner), "_fairx_role", None)  # FairXLinUCB: "alone"; Fed/PrivFairXLinUCB: "federated"
-    if role not in ("alone", "federated"):
-        raise TypeError(
-            f"learners[{name!r}] must be FairXLinUCB, FedFairXLinUCB or PrivFairXLinUCB, got {type(learner).__name__}."
-        )
-    core = learner._core() if options is None else options.core
-    if role == "alone":  # FairXLinUCB learns alone: releases nothing to anyone
+
+    epsilon: float
+    delta: float
+    context_bound: float
+    reward_bound: float
+    noise_calibration: str
+    continual: str
+    random_state: Any
+
+
+@dataclass(frozen=True)
+class _RunOptions:
+    """A FairX learner's validated parameters: all that :func:`_plan` reads (it never reads the learner).
+
+    ``protocol`` is ``"none"`` for FairX-LinUCB (it learns alone); ``sync_threshold`` the log-det protocol's ``D``
+    (``None``: its default); ``privacy`` Priv-FairX-LinUCB's parameters (``None``: exact statistics).
+    """
+
+    core: _CoreOptions
+    protocol: str
+    sync_threshold: float | None = None
+    privacy: _PrivacyOptions | None = None
+
+
+def _plan(name: str, options: _RunOptions, horizon: int, n_agents: int, dim: int) -> _Plan:
+    """One learner's run from its validated options: protocol, schedule, noise calibration and what it reports spent."""
+    core = options.core
+    if options.protocol == "none":  # FairXLinUCB learns alone: releases nothing to anyone
         return _Plan(name, core, "none", spent=privacy_spent(0.0, 0.0, **_NON_PRIVATE))
-    protocol = _check_protocol(learner.protocol) if options is None else options.protocol
     # Fed-FairX-LinUCB sends exact Gram matrices and reward sums to the server: no guarantee at all
-    plan = _Plan(name, core, protocol, spent=privacy_spent(math.inf, 0.0, **_EXACT_SHARING))
-    if protocol == "log-det":
-        if learner.sync_threshold is None:
-            plan.threshold = horizon * math.log(n_agents * horizon) / (dim * n_agents)
-        else:
-            plan.threshold = check_positive_finite(learner.sync_threshold, "sync_threshold")
+    plan = _Plan(name, core, options.protocol, spent=privacy_spent(math.inf, 0.0, **_EXACT_SHARING))
+    if options.protocol == "log-det":
+        threshold = options.sync_threshold
+        plan.threshold = horizon * math.log(n_agents * horizon) / (dim * n_agents) if threshold is None else threshold
         plan.n_releases = horizon
     else:
-        rounds = communication_schedule(protocol, horizon, n_agents, dim)
+        rounds = communication_schedule(options.protocol, horizon, n_agents, dim)
         plan.schedule = np.zeros(horizon + 1, dtype=bool)
         plan.schedule[rounds] = True
         plan.n_releases = len(rounds)
-    if not learner._private:
+    privacy = options.privacy
+    if privacy is None:
         return plan
-    epsilon, delta = (_check_privacy(learner.epsilon, learner.delta) if options is None
-                      else (options.epsilon, options.delta))
-    if learner.context_bound is None:
-        raise ValueError(
-            "context_bound is required: declare L >= ||x||_2 of every context (sqrt(dim) for contexts in "
-            "[0, 1]^dim); it is never read off the data."
-        )
-    plan.context_bound = check_positive_finite(learner.context_bound, "context_bound")
-    plan.reward_bound = check_positive_finite(learner.reward_bound, "reward_bound")
-    check_budget(learner.budget)
-    check_random_state(learner.random_state)
-    plan.private, plan.epsilon, plan.delta, plan.random_state = True, epsilon, delta, learner.random_state
-    if math.isinf(epsilon):
+    plan.context_bound, plan.reward_bound = privacy.context_bound, privacy.reward_bound
+    plan.private, plan.epsilon, plan.delta, plan.random_state = True, privacy.epsilon, privacy.delta, privacy.random_state
+    if math.isinf(privacy.epsilon):
         plan.private = False  # exact statistics: Fed-FairX-LinUCB itself (the same code path)
         plan.spent = privacy_spent(math.inf, 0.0, **_FEDERATED_DP)
         return plan
-    calibration = _check_calibration(learner.noise_calibration) if options is None else options.noise_calibration
-    continual = _check_continual(getattr(learner, "continual", "tree"), calibration, plan.n_releases)
-    cal = calibrate_privatizer(epsilon, delta, plan.context_bound, dim, plan.n_releases, reward_bound=plan.reward_bound,
-                               noise_calibration=calibration, continual=continual)
-    plan.noise_calibration, plan.continual = calibration, continual
+    _plan_privatizer(plan, privacy, horizon, n_agents, dim)
+    return plan
+
+
+def _plan_privatizer(plan: _Plan, privacy: _PrivacyOptions, horizon: int, n_agents: int, dim: int) -> None:
+    """A private plan's PRIVATIZER: its calibration, Lemma 4's shift and bounds, and ``privacy_spent``."""
+    calibration = privacy.noise_calibration
+    continual = _check_continual(privacy.continual, calibration, plan.n_releases)
+    cal = _calibrate(privacy.epsilon, privacy.delta, plan.context_bound, plan.reward_bound, dim, plan.n_releases,
+                     calibration, continual)
+    plan.noise_calibration, plan.continual, plan.calibration = calibration, continual, cal
     # the PRIVATIZER holds the running sums as int64 numbers of grid steps: |sum x x^T|, |sum x y| <= T (L^2 + B^2)
     if horizon * (plan.context_bound**2 + plan.reward_bound**2) / cal.granularity >= 2.0**62:
         raise ValueError(
@@ -207,7 +216,7 @@ def _plan(name: str, learner: Any, horizon: int, n_agents: int, dim: int, option
         )
     # Lemma 4 with the noise actually used (worst release of the tree or the factorization: _lemma4_noise)
     sigma_total, gram_rounding, target_rounding = _lemma4_noise(cal, n_agents, dim)
-    tail = math.sqrt(2.0 * math.log(2.0 * plan.n_releases * n_agents / core["confidence_delta"]))
+    tail = math.sqrt(2.0 * math.log(2.0 * plan.n_releases * n_agents / plan.core.confidence_delta))
     plan.shift = math.sqrt(2.0) * sigma_total * (2.0 * math.sqrt(dim) + tail) + gram_rounding
     plan.rho_max_extra = 2.0 * plan.shift
     plan.target_noise_bound = sigma_total * (math.sqrt(dim) + tail) + target_rounding
@@ -219,9 +228,10 @@ def _plan(name: str, learner: Any, horizon: int, n_agents: int, dim: int, option
         protects["protects"] = _ONE_AGENT  # the release warns (_warn_one_agent)
     # tight: zcdp_for_approx_dp verified (epsilon, delta) itself; the conversion's epsilon_accounted may
     # exceed epsilon by its root-finding tolerance (~1e-13)
+    epsilon = privacy.epsilon
     reported = epsilon if calibration == "tight" else max(epsilon, cal.epsilon_accounted)
-    seeded = learner.random_state is not None and not getattr(learner.random_state, "secure", False)
-    plan.spent = privacy_spent(reported, delta, **protects, noise="seeded" if seeded else "secure")
+    seeded = privacy.random_state is not None and not getattr(privacy.random_state, "secure", False)
+    plan.spent = privacy_spent(reported, privacy.delta, **protects, noise="seeded" if seeded else "secure")
     plan.spent.update(
         noise_calibration=calibration,
         epsilon_accounted=cal.epsilon_accounted,
@@ -235,10 +245,8 @@ def _plan(name: str, learner: Any, horizon: int, n_agents: int, dim: int, option
         column_sensitivity=cal.column_sensitivity,
         release_sigma=cal.node_sigma * cal.release_factor,
     )
-    if protocol == "log-det":
+    if plan.protocol == "log-det":
         plan.spent["note"] = "the data-dependent timing of the log-det trigger is not covered"
-    return plan
-
 
 
 def _warn_one_agent(name: str) -> None:
@@ -283,20 +291,20 @@ class _Rounds:
         L, S, M = len(plans), n_seeds, n_agents
         self.shape, self.dim, self.n_actions = (L, S, M), dim, n_actions
         core0 = plans[0].core
-        self.merit, self.n_steps, lam = core0["merit"], core0["n_steps"], core0["regularization"]
+        self.merit, self.n_steps, lam = core0.merit, core0.n_steps, core0.regularization
         self.ridge = RidgeState(dim, batch_shape=(L, S, M), regularization=lam)
-        per_learner = lambda key: np.repeat(np.array([p.core[key] for p in plans], dtype=float), S * M)  # noqa: E731
+        per_learner = lambda key: np.repeat(np.array([getattr(p.core, key) for p in plans], dtype=float), S * M)  # noqa: E731
         self.scale = per_learner("merit_scale")[:, None]
         self.step = per_learner("step_size")[:, None]
         self.noise_std = per_learner("noise_std")
         self.norm_bound = per_learner("theta_norm_bound")
         self.log_conf = 2.0 * np.log(1.0 / per_learner("confidence_delta"))
-        self.theory = np.array([p.core["radius"] == "theory" for p in plans])
+        self.theory = np.array([p.core.radius == "theory" for p in plans])
         self.constant = np.repeat(
-            np.array([0.0 if p.core["radius"] == "theory" else p.core["radius"] for p in plans]), S * M
+            np.array([0.0 if p.core.radius == "theory" else p.core.radius for p in plans]), S * M
         )
         self.theory_rows = np.repeat(self.theory, S * M)
-        self.learner_scale = np.array([p.core["merit_scale"] for p in plans])[:, None, None, None]
+        self.learner_scale = np.array([p.core.merit_scale for p in plans])[:, None, None, None]
         self.rows = np.arange(L * S * M)
 
     def select(self, Xt: np.ndarray, u: np.ndarray, rho_min: np.ndarray, extra: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -358,7 +366,7 @@ class _AgentSync:
         self.own_gram, self.own_target = np.zeros((S, M, dim, dim)), np.zeros((S, M, dim))
         self.synced = np.zeros(S, dtype=bool)
         self.comms = np.zeros(S, dtype=np.int64)
-        lam = plan.core["regularization"]
+        lam = plan.core.regularization
         self.rho_min = np.full(S, lam)
         self.extra = np.zeros(S)  # (sqrt(rho_max) - sqrt(rho_min)) S + z after the first sync
         self.t_last = np.zeros(S)
@@ -366,10 +374,10 @@ class _AgentSync:
         self.privatizer: Privatizer | None = None
         if plan.private:
             with charged_release():  # the learner charged its (epsilon, delta) and warned for its trees already
-                self.privatizer = Privatizer(
-                    plan.epsilon, plan.delta, plan.context_bound, dim, plan.n_releases, (S, M),
-                    reward_bound=plan.reward_bound, noise_calibration=plan.noise_calibration,
-                    continual=plan.continual, random_state=plan.random_state, tree_keys=tree_keys,
+                # the plan's calibration, made once from the options the template validated
+                self.privatizer = Privatizer._calibrated(
+                    plan.calibration, plan.context_bound, plan.reward_bound, dim, plan.n_releases, (S, M),
+                    random_state=plan.random_state, tree_keys=tree_keys,
                 )
 
     def accumulate(self, x: np.ndarray, y: np.ndarray) -> None:
@@ -395,7 +403,7 @@ class _AgentSync:
         ``plan.continual``); the exact running sums never leave this method.  Rows outside
         ``mask`` release nothing (their values are not meaningful).
         """
-        lam, d = self.plan.core["regularization"], self.d
+        lam, d = self.plan.core.regularization, self.d
         if self.privatizer is not None:
             rows = np.broadcast_to(mask[:, None], self.privatizer.batch_shape)
             gram, target = self.privatizer.release(self.local_gram, self.local_target, rows)
@@ -413,7 +421,7 @@ class _AgentSync:
         ``shared_*`` have shapes ``(S, d, d)`` and ``(S, d)``; ``gram``, ``gram_inverse``, ``target`` are
         the agents' ridge state ``(S, M, ...)``, updated in place.
         """
-        plan, m, d, lam = self.plan, self.m, self.d, self.plan.core["regularization"]
+        plan, m, d, lam = self.plan, self.m, self.d, self.plan.core.regularization
         first = mask & ~self.synced
         if m > 1 or plan.private:  # one agent with exact statistics: U is V already (nothing to receive)
             new = shared_gram[:, None] + (plan.shift * np.eye(d) if plan.private else 0.0)
@@ -439,7 +447,7 @@ class _AgentSync:
             if plan.private:
                 rho_max = rho_min + plan.rho_max_extra
                 z = plan.target_noise_bound / math.sqrt(rho_min)
-                self.extra[first] = (math.sqrt(rho_max) - math.sqrt(rho_min)) * plan.core["theta_norm_bound"] + z
+                self.extra[first] = (math.sqrt(rho_max) - math.sqrt(rho_min)) * plan.core.theta_norm_bound + z
         self.synced |= mask
         self.comms += mask
         self.t_last[mask] = t
@@ -456,7 +464,7 @@ class _ServerSync:
 
     def __init__(self, plan: _Plan, n_seeds: int, n_agents: int, dim: int) -> None:
         self.plan = plan
-        lam = plan.core["regularization"]
+        lam = plan.core.regularization
         self.last_gram = np.broadcast_to(lam * np.eye(dim), (n_seeds, n_agents, dim, dim)).copy()
         self.last_target = np.zeros((n_seeds, n_agents, dim))
 
@@ -557,7 +565,7 @@ def _probe_merits(plans: list[_Plan], n_seeds: int, n_agents: int, n_actions: in
     """
     L, S, M, K = len(plans), n_seeds, n_agents, n_actions
     for plan in plans:
-        merit = plan.core["merit"]
+        merit = plan.core.merit
         if merit is _EXPONENTIAL:
             continue
         for shape in ((L * S * M, K), (L, S, M, K)):
