@@ -11,10 +11,10 @@ from dpfair.classification import (
     DPEqualizedOddsPostProcessor,
     DPExponentiatedGradient,
     _postprocessing_lp,
-    reductions_game,
-    reductions_oracle,
-    reductions_run,
 )
+from dpfair.classification.reductions import _game as reductions_game
+from dpfair.classification.reductions import _oracle as reductions_oracle
+from dpfair.classification.reductions import _run as reductions_run
 from dpfair.datasets import make_classification
 from dpfair.linear_model import DPLogisticRegression
 from dpfair.privacy import PrivacyBudget

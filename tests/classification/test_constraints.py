@@ -18,7 +18,6 @@ from fairlearn.reductions import TruePositiveRateParity as FairlearnTruePositive
 from sklearn.base import clone
 from tests.classification.test_dp_reductions import LeastSquaresClassifier, _llr_statistic
 
-from dpfair.classification import reductions, reductions_game
 from dpfair.classification.constraints import (
     DemographicParity,
     EqualizedOdds,
@@ -27,6 +26,7 @@ from dpfair.classification.constraints import (
     make_constraint,
 )
 from dpfair.classification.reductions import DPExponentiatedGradient
+from dpfair.classification.reductions import _game as reductions_game
 from dpfair.datasets import make_classification
 from dpfair.privacy import PrivacyBudget, PrivacyLeakWarning, audit_epsilon
 from dpfair.privacy.noise import get_noise_source
@@ -278,18 +278,18 @@ def test_bad_constraints_raise_naming_the_argument():
 def _dp_auditor_mechanism(eps_step):
     den = np.array([[20.0, 20.0], [20.0, 20.0]])
     kw = dict(label_counts=den.sum(axis=0), constraint=DemographicParity())
-    sens = reductions.auditor_sensitivity(den, **kw)
+    sens = reductions_game.auditor_sensitivity(den, **kw)
     pos_a = np.array([[10.0, 8.0], [6.0, 9.0]])
     pos_b = pos_a.copy()
     pos_b[0, 0] -= 1  # one row with h = 1, y = 0 moves from group 0 to group 1
     pos_b[1, 0] += 1
-    mean_a = reductions.violations(pos_a, den, 0.05, **kw).ravel()
-    mean_b = reductions.violations(pos_b, den, 0.05, **kw).ravel()
+    mean_a = reductions_game.violations(pos_a, den, 0.05, **kw).ravel()
+    mean_b = reductions_game.violations(pos_b, den, 0.05, **kw).ravel()
     assert np.abs(mean_a - mean_b).sum() == pytest.approx(sens) == pytest.approx(4 / 40)
 
     def mechanism(pos, size, rng):
         noise = get_noise_source(rng)
-        out = np.stack([reductions.noisy_violations(pos, den, 0.05, eps_step, noise, **kw).ravel() for _ in range(size)])
+        out = np.stack([reductions_game.noisy_violations(pos, den, 0.05, eps_step, noise, **kw).ravel() for _ in range(size)])
         return _llr_statistic(out, mean_a, mean_b, sens / eps_step)
 
     return mechanism, pos_a, pos_b

@@ -10,8 +10,10 @@ from fairlearn.reductions import EqualizedOdds, ExponentiatedGradient
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.linear_model import LinearRegression
 
-from dpfair.classification import reductions, reductions_game, reductions_run
 from dpfair.classification.reductions import DPExponentiatedGradient
+from dpfair.classification.reductions import _accounting as reductions_accounting
+from dpfair.classification.reductions import _game as reductions_game
+from dpfair.classification.reductions import _run as reductions_run
 from dpfair.datasets import make_classification
 from dpfair.privacy import PrivacyBudget, PrivacyBudgetExceededError, PrivacyLeakWarning, audit_epsilon
 from dpfair.privacy.noise import get_noise_source
@@ -84,15 +86,15 @@ def test_private_fit_is_reasonable_and_reports_its_guarantee():
 
 # ------------------------------------------------------------------ Algorithm 3's parameters
 def test_n_iter_eta_and_epsilon_step_follow_algorithm_3():
-    T = reductions.default_n_iter(10.0, 1e-5, 1.0, 2, 10_000, 3, 0.05)
+    T = reductions_accounting.default_n_iter(10.0, 1e-5, 1.0, 2, 10_000, 3, 0.05)
     denominator = 2 * 5 * math.sqrt(math.log(1e5)) * (3 * math.log(10_000) + math.log(40))
     expected = 1.0 * math.sqrt(math.log(5)) * 10_000 * 10.0 / denominator
     assert T == math.floor(expected)
-    assert reductions.default_eta(2, T) == pytest.approx(0.5 * math.sqrt(math.log(5) / T))
-    step, rest, _ = reductions.split_epsilon(1.0, 1e-6, 20)
+    assert reductions_accounting.default_eta(2, T) == pytest.approx(0.5 * math.sqrt(math.log(5) / T))
+    step, rest, _ = reductions_accounting.split_epsilon(1.0, 1e-6, 20)
     assert step == pytest.approx(1.0 / (4 * math.sqrt(20 * math.log(1e6))))
     assert rest > 0.1  # the advanced composition of the 2T releases leaves room for the counts
-    _, rest_big, _ = reductions.split_epsilon(1000.0, 1e-6, 20)
+    _, rest_big, _ = reductions_accounting.split_epsilon(1000.0, 1e-6, 20)
     assert 100.0 - 1e-9 <= rest_big < 1000.0
 
 
@@ -101,7 +103,7 @@ def test_overall_reference_sensitivity_is_the_worst_case_change(aware):
     rng = np.random.default_rng(1)
     n_groups, den = 3, np.array([[40.0, 50.0], [30.0, 60.0], [45.0, 35.0]])
     labels = np.array([150.0, 170.0])
-    bound = reductions.auditor_sensitivity(den, reference="overall", label_counts=labels, aware=aware)
+    bound = reductions_game.auditor_sensitivity(den, reference="overall", label_counts=labels, aware=aware)
     worst = 0.0
     for _ in range(400):
         pos = rng.integers(0, 30, size=(n_groups, 2)).astype(float)
@@ -111,23 +113,23 @@ def test_overall_reference_sensitivity_is_the_worst_case_change(aware):
         moved[a, t] -= 1
         moved[b, t] += 1 if not aware else rng.integers(0, 2)  # A-aware: the row's h may change with its group
         kw = dict(reference="overall", label_counts=labels)
-        diff = reductions.violations(pos, den, 0.1, **kw) - reductions.violations(moved, den, 0.1, **kw)
+        diff = reductions_game.violations(pos, den, 0.1, **kw) - reductions_game.violations(moved, den, 0.1, **kw)
         worst = max(worst, np.abs(diff).sum())
     assert worst <= bound + 1e-12 and worst >= 0.5 * bound
     # the oracle against the overall rate: a row changing group changes its cost by at most B / q_min
     props = den / den.sum()
     for _ in range(200):
         lam = rng.dirichlet(np.ones(4 * n_groups)).reshape(n_groups, 4) * 2.0  # ||lambda||_1 = B = 2
-        tau = reductions.cell_costs(lam, props, reference="overall", label_proportions=labels / labels.sum())
+        tau = reductions_game.cell_costs(lam, props, reference="overall", label_proportions=labels / labels.sum())
         assert np.abs(tau[:, None, :] - tau[None, :, :]).max() <= 2.0 / props.min() + 1e-9
-    assert reductions.oracle_sensitivity(2.0, props, 3.0, aware=False, reference="overall") == pytest.approx(
+    assert reductions_game.oracle_sensitivity(2.0, props, 3.0, aware=False, reference="overall") == pytest.approx(
         2.0 / props.min() * 4.0)
 
 
 def test_sensitivities_are_the_worst_case_change():
     rng = np.random.default_rng(0)
     n_groups, den = 3, np.array([[40.0, 50.0], [30.0, 60.0], [45.0, 35.0]])
-    bound = reductions.auditor_sensitivity(den)
+    bound = reductions_game.auditor_sensitivity(den)
     worst = 0.0
     for _ in range(300):  # random counts and a random row moved between random groups
         pos = rng.integers(0, 30, size=(n_groups, 2)).astype(float)
@@ -136,16 +138,16 @@ def test_sensitivities_are_the_worst_case_change():
         moved = pos.copy()
         moved[a, t] -= 1
         moved[b, t] += 1
-        diff = reductions.violations(pos, den, 0.1) - reductions.violations(moved, den, 0.1)
+        diff = reductions_game.violations(pos, den, 0.1) - reductions_game.violations(moved, den, 0.1)
         worst = max(worst, np.abs(diff).sum())
     assert worst <= bound + 1e-12 and worst >= 0.5 * bound
     # the oracle: one row's cost changes by at most 2B/q_min, so Z^T C_1 by (||x||_1 + 1) 2B/q_min
     props = den / den.sum()
     lam = np.zeros((n_groups - 1, 4))
     lam[0, 0] = 2.0  # ||lambda||_1 = B = 2, all on one constraint
-    tau = reductions.cell_costs(lam, props)
+    tau = reductions_game.cell_costs(lam, props)
     assert np.abs(tau).max() <= 2.0 / props.min() + 1e-9
-    assert reductions.oracle_sensitivity(2.0, props, 3.0, aware=False) == pytest.approx(2 * 2.0 / props.min() * 4.0)
+    assert reductions_game.oracle_sensitivity(2.0, props, 3.0, aware=False) == pytest.approx(2 * 2.0 / props.min() * 4.0)
 
 
 # ------------------------------------------------------------------ empirical privacy audits
@@ -160,17 +162,17 @@ def _llr_statistic(outputs, mean_a, mean_b, scale):
 
 def _auditor_mechanism(eps_step, half_noise=False):
     den = np.array([[20.0, 20.0], [20.0, 20.0]])  # public (noisy) cell counts
-    sens = reductions.auditor_sensitivity(den)
+    sens = reductions_game.auditor_sensitivity(den)
     pos_a = np.array([[10.0, 8.0], [6.0, 9.0]])
     pos_b = pos_a.copy()
     pos_b[0, 0] -= 1  # one row with h = 1, y = 0 moves from group 0 to group 1: neighbouring datasets
     pos_b[1, 0] += 1
-    mean_a, mean_b = reductions.violations(pos_a, den, 0.05).ravel(), reductions.violations(pos_b, den, 0.05).ravel()
+    mean_a, mean_b = reductions_game.violations(pos_a, den, 0.05).ravel(), reductions_game.violations(pos_b, den, 0.05).ravel()
     assert np.abs(mean_a - mean_b).sum() == pytest.approx(sens)  # the worst case
 
     def mechanism(pos, size, rng):
         noise = get_noise_source(rng)
-        out = np.stack([reductions.noisy_violations(pos, den, 0.05, eps_step, noise).ravel() for _ in range(size)])
+        out = np.stack([reductions_game.noisy_violations(pos, den, 0.05, eps_step, noise).ravel() for _ in range(size)])
         return _llr_statistic(out, mean_a, mean_b, sens / eps_step)
 
     return mechanism, pos_a, pos_b
@@ -189,10 +191,10 @@ def _oracle_mechanism(eps_step):
     props = np.full((2, 2), 0.25)  # public proportions
     lam = np.array([[B, 0.0, 0.0, 0.0]])  # all of B on one constraint: the worst case
     Z = np.hstack([X, np.ones((m, 1))])
-    sens = reductions.oracle_sensitivity(B, props, R, aware=False)
+    sens = reductions_game.oracle_sensitivity(B, props, R, aware=False)
 
     def costs(index):
-        return 1.0 - y + reductions.cell_costs(lam, props)[index, y]
+        return 1.0 - y + reductions_game.cell_costs(lam, props)[index, y]
 
     mean_a, mean_b = Z.T @ costs(index_a), Z.T @ costs(index_b)
     assert np.abs(mean_a - mean_b).sum() == pytest.approx(sens)
@@ -200,8 +202,8 @@ def _oracle_mechanism(eps_step):
     def mechanism(index, size, rng):
         noise = get_noise_source(rng)
         c = costs(index)
-        # the release fit makes (reductions._noisy_moment of the exact Z^T C, see the spy test below)
-        out = np.stack([reductions._noisy_moment(Z.T @ c, sens, eps_step, noise) for _ in range(size)])
+        # the release fit makes (reductions_game._noisy_moment of the exact Z^T C, see the spy test below)
+        out = np.stack([reductions_game._noisy_moment(Z.T @ c, sens, eps_step, noise) for _ in range(size)])
         return _llr_statistic(out, mean_a, mean_b, sens / eps_step)
 
     return mechanism, index_a, index_b
@@ -211,18 +213,18 @@ def _auditor_overall_mechanism(eps_step):
     den = np.array([[20.0, 20.0], [20.0, 20.0]])
     labels = den.sum(axis=0)
     kw = dict(reference="overall", label_counts=labels)
-    sens = reductions.auditor_sensitivity(den, **kw)
+    sens = reductions_game.auditor_sensitivity(den, **kw)
     pos_a = np.array([[10.0, 8.0], [6.0, 9.0]])
     pos_b = pos_a.copy()
     pos_b[0, 0] -= 1
     pos_b[1, 0] += 1
-    mean_a = reductions.violations(pos_a, den, 0.05, **kw).ravel()
-    mean_b = reductions.violations(pos_b, den, 0.05, **kw).ravel()
+    mean_a = reductions_game.violations(pos_a, den, 0.05, **kw).ravel()
+    mean_b = reductions_game.violations(pos_b, den, 0.05, **kw).ravel()
     assert np.abs(mean_a - mean_b).sum() == pytest.approx(sens)
 
     def mechanism(pos, size, rng):
         noise = get_noise_source(rng)
-        out = np.stack([reductions.noisy_violations(pos, den, 0.05, eps_step, noise, **kw).ravel() for _ in range(size)])
+        out = np.stack([reductions_game.noisy_violations(pos, den, 0.05, eps_step, noise, **kw).ravel() for _ in range(size)])
         return _llr_statistic(out, mean_a, mean_b, sens / eps_step)
 
     return mechanism, pos_a, pos_b
@@ -234,7 +236,7 @@ def _auditor_overall_mechanism(eps_step):
 def test_audit_honest_mechanisms_within_claim_and_half_noise_mutant_caught(which, monkeypatch):
     # one round's releases at the per-round epsilon' the tight accountant gives Adult's fit at epsilon = 1,000
     # (T = 1,000 rounds, 2,000 releases, delta = 1e-7)
-    eps_step, how = reductions.per_round_epsilon(900.0, 1e-7, 2000)
+    eps_step, how = reductions_accounting.per_round_epsilon(900.0, 1e-7, 2000)
     assert how == "pld" and 0.9 < eps_step < 1.1
     build = {"auditor": _auditor_mechanism, "auditor-overall": _auditor_overall_mechanism, "oracle": _oracle_mechanism}[which]
     mechanism, data_a, data_b = build(eps_step)
@@ -252,11 +254,11 @@ def test_audit_honest_mechanisms_within_claim_and_half_noise_mutant_caught(which
 
 
 def test_the_paper_oracles_fit_releases_through_the_audited_noisy_moment(monkeypatch):
-    # the audit above targets reductions._noisy_moment: fit with oracle="paper" must release Z^T C through it
+    # the audit above targets reductions_game._noisy_moment: fit with oracle="paper" must release Z^T C through it
     # (the game, reductions_run, calls it), at the oracle's declared sensitivity, once per round
     X, y, g = _data(300)
     calls = []
-    real = reductions._noisy_moment
+    real = reductions_game._noisy_moment
 
     def spy(exact, sensitivity, epsilon_step, noise):
         calls.append((np.shape(exact), sensitivity, epsilon_step))

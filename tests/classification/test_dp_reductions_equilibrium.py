@@ -19,8 +19,9 @@ import warnings
 import numpy as np
 import pytest
 
-from dpfair.classification import reductions
 from dpfair.classification.reductions import DPExponentiatedGradient, SmallBudgetWarning
+from dpfair.classification.reductions import _accounting as reductions_accounting
+from dpfair.classification.reductions import _inputs as reductions_inputs
 from dpfair.datasets import DataUnavailableError, dataset_paths, make_classification
 from dpfair.privacy import PrivacyLeakWarning
 
@@ -103,10 +104,10 @@ def test_tight_per_round_epsilon_at_least_advanced_composition_at_every_grid_eps
     from dp_accounting import pld
 
     for epsilon in GRID:
-        for n_iter in (reductions.default_n_iter(epsilon, 1e-7, 2.0, 2, 45_222, 86, 0.05),):  # Adult's T
-            tight, one_off, how = reductions.privacy_split(epsilon, 1e-7, n_iter, "tight")
-            advanced, one_off_adv, _ = reductions.privacy_split(epsilon, 1e-7, n_iter, "advanced")
-            paper, _, _ = reductions.privacy_split(epsilon, 1e-7, n_iter, "paper")
+        for n_iter in (reductions_accounting.default_n_iter(epsilon, 1e-7, 2.0, 2, 45_222, 86, 0.05),):  # Adult's T
+            tight, one_off, how = reductions_accounting.privacy_split(epsilon, 1e-7, n_iter, "tight")
+            advanced, one_off_adv, _ = reductions_accounting.privacy_split(epsilon, 1e-7, n_iter, "advanced")
+            paper, _, _ = reductions_accounting.privacy_split(epsilon, 1e-7, n_iter, "paper")
             assert tight >= advanced >= paper * (1 - 1e-9), (epsilon, n_iter, tight, advanced, paper)
             assert one_off == one_off_adv == pytest.approx(0.1 * epsilon)  # equal total: same one-off share
             if how == "pld" and epsilon <= 1e3:  # certified: 2T Laplace releases at epsilon' are (0.9 epsilon, delta)-DP
@@ -115,8 +116,8 @@ def test_tight_per_round_epsilon_at_least_advanced_composition_at_every_grid_eps
                     dp_accounting.LaplaceDpEvent(noise_multiplier=1 / tight), 2 * n_iter))
                 assert accountant.get_epsilon(1e-7) <= 0.9 * epsilon * (1 + 1e-6)
     # where the paper's formula is a valid advanced-composition bound, the tight epsilon' is well above it
-    tight, _, _ = reductions.privacy_split(1.0, 1e-7, 20, "tight")
-    paper, _, _ = reductions.privacy_split(1.0, 1e-7, 20, "paper")
+    tight, _, _ = reductions_accounting.privacy_split(1.0, 1e-7, 20, "tight")
+    paper, _, _ = reductions_accounting.privacy_split(1.0, 1e-7, 20, "paper")
     assert tight > 1.5 * paper
 
 
@@ -162,9 +163,9 @@ def test_declared_l1_and_per_feature_bounds_set_the_oracle_noise_and_refuse_rows
     d = X.shape[1]
     kw = dict(epsilon=100.0, delta=1e-6, gamma=0.05, groups=[0, 1], random_state=0, n_iter=5)
     # the smallest declared L1 bound calibrates the oracle: here sum of per-feature bounds (6) < sqrt(d) * 3
-    assert reductions._l1_row_bound(3.0, np.ones(d), d)[0] == pytest.approx(6.0)
-    assert reductions._l1_row_bound(1.0, None, d)[0] == pytest.approx(math.sqrt(d))
-    assert reductions._l1_row_bound(None, 2.5, d)[0] == 2.5
+    assert reductions_inputs._l1_row_bound(3.0, np.ones(d), d)[0] == pytest.approx(6.0)
+    assert reductions_inputs._l1_row_bound(1.0, None, d)[0] == pytest.approx(math.sqrt(d))
+    assert reductions_inputs._l1_row_bound(None, 2.5, d)[0] == 2.5
     for bound in (np.ones(d), float(np.abs(X).sum(axis=1).max())):
         DPExponentiatedGradient(x_l1_bound=bound, **kw).fit(X, y, sensitive_features=g)
     with pytest.raises(ValueError, match="x_l1_bound"):

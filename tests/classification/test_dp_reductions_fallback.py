@@ -27,9 +27,9 @@ from dpfair.classification import (
     EmptyGroupWarning,
     FairnessSlackWarning,
     SmallBudgetWarning,
-    reductions_oracle,
 )
-from dpfair.classification.reductions_fallback import constant_fallback
+from dpfair.classification.reductions import _oracle as reductions_oracle
+from dpfair.classification.reductions._fallback import constant_fallback
 from dpfair.datasets import make_classification
 from dpfair.privacy import PrivacyLeakWarning
 from dpfair.privacy.noise import NoiseSource, SeededNoise

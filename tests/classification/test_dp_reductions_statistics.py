@@ -20,8 +20,9 @@ import warnings
 import numpy as np
 import pytest
 
-from dpfair.classification import SmallBudgetWarning, reductions_oracle
+from dpfair.classification import SmallBudgetWarning
 from dpfair.classification.reductions import DPExponentiatedGradient
+from dpfair.classification.reductions import _oracle as reductions_oracle
 from dpfair.datasets import DataUnavailableError, dataset_paths, make_classification
 from dpfair.privacy import PrivacyBudget, PrivacyBudgetExceededError, audit_epsilon
 from dpfair.privacy.accounting import gaussian_delta, gaussian_sigma_approx_dp

@@ -24,7 +24,7 @@ public, as in the paper.
   guarantee after the noise's slack exceeds twice the requested ``gamma``.
 * :class:`ConstantFallbackWarning` (a :class:`SmallBudgetWarning`): raised by :class:`DPExponentiatedGradient` when its
   budget bought no signal and the fitted classifier is the best constant one
-  (:mod:`~dpfair.classification.reductions_fallback`).
+  (:mod:`~dpfair.classification.reductions`).
 * :class:`EmptyGroupWarning`: raised by the private classifiers when a declared group has no row, or too few for the
   noise, in the released counts (its constraints are dropped).
 """
@@ -41,8 +41,7 @@ from dpfair.classification.constraints import (
 )
 from dpfair.classification.postprocessing import DPEqualizedOddsPostProcessor, VacuousConstraintWarning
 from dpfair.classification.recommended import DPFairClassifier
-from dpfair.classification.reductions import DPExponentiatedGradient, SmallBudgetWarning
-from dpfair.classification.reductions_fallback import ConstantFallbackWarning
+from dpfair.classification.reductions import ConstantFallbackWarning, DPExponentiatedGradient, SmallBudgetWarning
 
 __all__ = [
     "ConstantFallbackWarning",

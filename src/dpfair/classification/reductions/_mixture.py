@@ -12,7 +12,7 @@ Adult).  Given the hypotheses ``h_1 .. h_n`` played so far, the mixture that min
 
 and the multipliers of its constraints ``r_k - s <= 0`` are a ``lambda >= 0`` with ``||lambda||_1 <= B`` (the dual's
 constraint from ``s``).  The pair is then checked with the exact duality gap of :meth:`_Game.gap_of
-<dpfair.classification.reductions_game._Game.gap_of>`; the estimator keeps, at each check, whichever of this pair and the
+<dpfair.classification.reductions._game._Game.gap_of>`; the estimator keeps, at each check, whichever of this pair and the
 best uniform prefix has the smaller gap, and stops at gap ``nu``.  (fairlearn's ``ExponentiatedGradient`` runs the same
 kind of step, ``run_linprog_step``.)  It reads the exact violations, so it is used only without privacy.
 """

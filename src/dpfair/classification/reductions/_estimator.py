@@ -5,7 +5,7 @@ Mao, Oprea, Roth, Sharifi-Malvajerdi & Ullman, "Differentially Private Fair Lear
 the private version of the exponentiated-gradient reduction of Agarwal et al. (2018) (the paper's
 Algorithm 5), with the private cost-sensitive oracle of their Section 5 (one least-squares
 regression per cost vector, ``(X^T X)^-1 X^T C_b``, made private by Laplace noise): ``oracle="paper"``.  The
-default A-blind oracle, ``oracle="statistics"`` (:mod:`~dpfair.classification.reductions_oracle`), releases the
+default A-blind oracle, ``oracle="statistics"`` (:mod:`~dpfair.classification.reductions._oracle`), releases the
 oracle's sufficient statistics (the per-(group, label) sums of ``[x, 1]``) once with the Gaussian mechanism, so every
 best response is post-processing and the oracle's noise does not grow with the number of rounds; the bullets below
 describe the paper's accounting, that module the other one.
@@ -80,75 +80,39 @@ from dpfair._validation import (
 )
 from dpfair._warnings import find_stack_level
 from dpfair.base import PrivacyParameters, PrivateEstimator, ValidatedData
-from dpfair.classification._group_evidence import EmptyGroupWarning, warn_empty_groups
+from dpfair.classification._group_evidence import warn_empty_groups
 from dpfair.classification.constraints import make_constraint
-from dpfair.classification.reductions_accounting import (  # noqa: F401
-    _MAX_ITER,
-    _MAX_ITER_INF,
-    _ONE_OFF_SHARE,
-    _advanced_cost,
+from dpfair.classification.reductions._accounting import (
     _check_choice,
-    _laplace_event,
-    _largest_step,
-    _pld_epsilon,
-    _rdp_epsilon,
-    accuracy_n_iter,
-    default_eta,
-    default_n_iter,
-    min_informative_n_iter,
-    n_constraints,
-    per_round_epsilon,
-    privacy_split,
-    split_epsilon,
 )
-from dpfair.classification.reductions_fallback import (
-    ConstantFallbackWarning,
+from dpfair.classification.reductions._fallback import (
     SmallBudgetWarning,
     constant_weights,
     warn_constant_fallback,
 )
-from dpfair.classification.reductions_game import (  # noqa: F401
-    _Game,
-    _lambda,
-    _noisy_moment,
-    _private_prefix_choice,
-    _psd_inverse,
-    auditor_sensitivity,
-    aware_static_sensitivity,
-    cell_costs,
-    noisy_cost_moment,
-    noisy_violations,
-    oracle_sensitivity,
-    violations,
-)
-from dpfair.classification.reductions_inputs import (  # noqa: F401  (_l1_row_bound: tests use it here)
-    _NOISE_REACH,
-    _check_release_room,
+from dpfair.classification.reductions._inputs import (
     _check_rows,
     _features,
     _l1_row_bound,
 )
-from dpfair.classification.reductions_oracle import (
+from dpfair.classification.reductions._oracle import (
     NOISE_TO_SIGNAL_LIMIT,
     l2_row_bound,
 )
-from dpfair.classification.reductions_plan import (
+from dpfair.classification.reductions._plan import (
     GameData,
     GameOptions,
     GameOutcome,
     GameStatistics,
-    default_gamma,
     game_plan,
     game_statistics,
 )
-from dpfair.classification.reductions_predict import _MixturePredictor
-from dpfair.classification.reductions_run import GAP_CHECK_EVERY as _GAP_CHECK_EVERY  # noqa: F401
-from dpfair.classification.reductions_run import run_game
+from dpfair.classification.reductions._predict import _MixturePredictor
+from dpfair.classification.reductions._run import run_game
 from dpfair.privacy.noise import NoiseSource
 from dpfair.privacy.relations import CHANGE_ATTRIBUTE
 
-__all__ = ["DEFAULT_DELTA", "ConstantFallbackWarning", "DPExponentiatedGradient", "EmptyGroupWarning", "SmallBudgetWarning",
-           "default_gamma", "per_round_epsilon"]
+__all__ = ["DEFAULT_DELTA", "DPExponentiatedGradient"]
 
 #: The default ``delta`` (``delta=None``): fixed, because the charge is decided by the parameters alone.
 DEFAULT_DELTA = 1e-6
@@ -248,9 +212,9 @@ class DPExponentiatedGradient(PrivateEstimator, _MixturePredictor, ClassifierMix
         ``accountant``).  ``"statistics"`` (A-blind only): the cell sums of ``[x, 1]`` released once (Gaussian
         mechanism), every best response post-processing, and the Auditor's positive counts per cell released each
         round (Gaussian); the fit is ``mu``-GDP, hence ``(epsilon, delta)``-DP
-        (:mod:`~dpfair.classification.reductions_oracle`), ``accountant`` and ``beta`` are not used and
+        (:mod:`~dpfair.classification.reductions._oracle`), ``accountant`` and ``beta`` are not used and
         ``n_iter=None`` plays ``min(50, 16 B^2 ln(K+1) / nu^2)`` rounds (200 before; see
-        ``reductions_oracle.STATISTICS_N_ITER``).  ``"auto"``: ``"statistics"`` A-blind, ``"paper"`` with
+        ``_oracle.STATISTICS_N_ITER``).  ``"auto"``: ``"statistics"`` A-blind, ``"paper"`` with
         ``use_sensitive_at_test_time=True``.  At ``epsilon = inf`` both are the exact reduction.
     groups : list or None, default None
         The declared group labels (public; the first is the reference group 0).  Required with a
@@ -266,7 +230,7 @@ class DPExponentiatedGradient(PrivateEstimator, _MixturePredictor, ClassifierMix
         constant, sets ``fallback_ = "constant"`` and raises :class:`ConstantFallbackWarning` with the ``epsilon``
         that would help.  Everything the rule reads is public or released (``X``, ``y``, the released weights), so it
         is part of the same single charge (post-processing); the reasoning is in
-        :mod:`~dpfair.classification.reductions_fallback`.  A-aware (``use_sensitive_at_test_time=True``,
+        :mod:`~dpfair.classification.reductions._fallback`.  A-aware (``use_sensitive_at_test_time=True``,
         ``selection="best"``) the prefixes' errors read the groups: the constant is then one more candidate of the
         exponential mechanism that chooses the prefix (its value, its error, does not depend on ``A``, so the
         sensitivity ``1/m`` holds), inside the same ``epsilon_selection_``.  ``None``: always the game's output
@@ -568,7 +532,7 @@ class DPExponentiatedGradient(PrivateEstimator, _MixturePredictor, ClassifierMix
         """Algorithm 3 after the charge: the one-off releases, then the noisy game (every use of ``noise``).
 
         An iterative mechanism (the template's ``_run`` step): each round's releases depend on the previous rounds'
-        released values, so noise and computation interleave (:func:`~dpfair.classification.reductions_run.run_game`).
+        released values, so noise and computation interleave (:func:`~dpfair.classification.reductions._run.run_game`).
         """
         return run_game(params, data, statistics, noise)
 
@@ -579,7 +543,7 @@ class DPExponentiatedGradient(PrivateEstimator, _MixturePredictor, ClassifierMix
         fallback = noisy.fallback
         warn_empty_groups(data.groups, noisy.dropped_groups, type(self).__name__, params.epsilon,
                           "Declare only the groups the data hold, merge small groups, or use a larger epsilon.")
-        if fallback is not None:  # the constant classifier (reductions_fallback): it says more than the generic warning
+        if fallback is not None:  # the constant classifier (_fallback): it says more than the generic warning
             warn_constant_fallback(fallback, data.classes, params.epsilon, options.delta, plan.by_statistics, ratios)
         elif max(ratios.values()) > NOISE_TO_SIGNAL_LIMIT:
             warnings.warn(
@@ -626,10 +590,10 @@ class DPExponentiatedGradient(PrivateEstimator, _MixturePredictor, ClassifierMix
             "_predict_seed_": noisy.predict_seed, "oracle_": options.oracle,
             "noise_to_signal_": dict(noisy.noise_to_signal), "constraint_": options.constraint,
             "fallback_": None if fallback is None else "constant",
-        } | ({} if noisy.mixture is None else {  # epsilon = inf: the exact best mixture (reductions_mixture)
+        } | ({} if noisy.mixture is None else {  # epsilon = inf: the exact best mixture (_mixture)
             "coef_": noisy.weights[noisy.mixture["rounds"]], "mixture_weights_": noisy.mixture["q"],
             "lambda_": noisy.mixture["lam"], "best_iter_": int(noisy.mixture["rounds"].size),
-        }) | ({} if fallback is None else {  # the best constant classifier (reductions_fallback)
+        }) | ({} if fallback is None else {  # the best constant classifier (_fallback)
             "coef_": constant_weights(fallback.label, noisy.weights.shape[1], plan.n_groups if options.aware else 1),
             "best_iter_": 0,
         })

@@ -11,7 +11,7 @@ The template's ``_run`` step (:mod:`dpfair.base`) of the reductions, in the orde
   the released noise-to-signal ratios.
 
 Every use of the noise source is here; each release goes through the functions the audits target
-(:mod:`~dpfair.classification.reductions_game`, :mod:`~dpfair.classification.reductions_oracle`).
+(:mod:`~dpfair.classification.reductions._game`, :mod:`~dpfair.classification.reductions._oracle`).
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ import numpy as np
 from dpfair._estimator import predict_seed as _predict_seed
 from dpfair.base import PrivacyParameters
 from dpfair.classification._group_evidence import GroupEvidence, group_evidence
-from dpfair.classification.reductions_fallback import best_constant, constant_fallback
-from dpfair.classification.reductions_game import (
+from dpfair.classification.reductions._fallback import best_constant, constant_fallback
+from dpfair.classification.reductions._game import (
     _Game,
     _lambda,
     _noisy_moment,
@@ -39,15 +39,15 @@ from dpfair.classification.reductions_game import (
     oracle_sensitivity,
     violations,
 )
-from dpfair.classification.reductions_mixture import ExactMixture, better_mixture
-from dpfair.classification.reductions_oracle import (
+from dpfair.classification.reductions._mixture import ExactMixture, better_mixture
+from dpfair.classification.reductions._oracle import (
     POSITIVES_SENSITIVITY,
     ShrunkSolver,
     noise_to_signal,
     release_cell_sums,
     release_positives,
 )
-from dpfair.classification.reductions_plan import GameData, GameOutcome, GameStatistics
+from dpfair.classification.reductions._plan import GameData, GameOutcome, GameStatistics
 from dpfair.privacy.mechanisms import laplace_mechanism
 from dpfair.privacy.noise import NoiseSource
 
@@ -132,7 +132,7 @@ class Oracle:
     """The Learner's best response ``(w, h)`` to the multipliers (Subroutine 2 with the Section 5 oracle).
 
     Called as ``oracle(lam, step)``: the paper's oracle releases ``Z^T C_1`` through the audited
-    :func:`~dpfair.classification.reductions_game._noisy_moment` at ``step`` (``inf``: exact); the statistics
+    :func:`~dpfair.classification.reductions._game._noisy_moment` at ``step`` (``inf``: exact); the statistics
     oracle solves from its released cell sums (post-processing).  ``tau_norms`` keeps the norm of every exact
     call's costs (the statistics oracle's noise-to-signal ratio reads them).
     """
@@ -144,7 +144,7 @@ class Oracle:
         self._released, self._noise, self._by_statistics = released, noise, by_statistics
         self.Z, self._zt_base = s.Z, s.zt_base  # Z^T C_1 = zt_base + sum_cells tau_cell zt_cells[cell]
         self.gram_inv = _psd_inverse(released.gram, exact=not (aware and private))
-        if by_statistics:  # the released sums' noise, shrunk every round (reductions_oracle.ShrunkSolver)
+        if by_statistics:  # the released sums' noise, shrunk every round (_oracle.ShrunkSolver)
             self._shrunk = ShrunkSolver(released.gram, plan.cell_sensitivity / plan.mu_cells)
         self.sensitivity = (oracle_sensitivity(plan.bound_B, released.proportions, data.l1_row_bound, aware, **self._ref)
                             if private and not by_statistics else math.inf)
@@ -184,7 +184,7 @@ def play(plan: Any, options: Any, game: _Game, oracle: Oracle, released: OneOff,
     values, r_sums = np.empty(T), np.empty((T, *theta.shape))  # every prefix's primal value and sum of r~
     errors = np.empty(T)  # every prefix's training error (public A-blind: X, y and released weights)
     best_value, best_t, rounds, gap = math.inf, 0, T, math.nan
-    # epsilon = inf: the exact best mixture of the responses seen (reductions_mixture), kept where its gap is smaller
+    # epsilon = inf: the exact best mixture of the responses seen (_mixture), kept where its gap is smaller
     exact = ExactMixture(game, bound_B) if not private and n_groups > 1 and selection == "best" else None
     mixture = None
     for t in range(T):
@@ -282,7 +282,7 @@ def run_game(params: PrivacyParameters, data: GameData, s: GameStatistics, noise
     Parameters
     ----------
     params : PrivacyParameters
-        The validated parameters (``params.options`` a :class:`~dpfair.classification.reductions_plan.GameOptions`).
+        The validated parameters (``params.options`` a :class:`~dpfair.classification.reductions._plan.GameOptions`).
     data : GameData
         The validated rows, their groups and the plan (``data.plan``).
     s : GameStatistics

@@ -8,11 +8,11 @@ The steps of the release template (:mod:`dpfair.base`) hand each other frozen da
   noise scales), refused when a scale would overflow: :func:`game_plan`, part of step 1, so that the dry run
   (:meth:`~dpfair.base.PrivateEstimator.check_release`) refuses it too;
 * :class:`GameStatistics`, the exact statistics the game releases (step 3, :func:`game_statistics`);
-* :class:`GameOutcome`, what the noisy game (step 5, :func:`~dpfair.classification.reductions_run.run_game`) hands
+* :class:`GameOutcome`, what the noisy game (step 5, :func:`~dpfair.classification.reductions._run.run_game`) hands
   post-processing.
 
-The game itself is :mod:`dpfair.classification.reductions_run` (its releases go through the audited functions of
-:mod:`~dpfair.classification.reductions_game` and :mod:`~dpfair.classification.reductions_oracle`).
+The game itself is :mod:`dpfair.classification.reductions._run` (its releases go through the audited functions of
+:mod:`~dpfair.classification.reductions._game` and :mod:`~dpfair.classification.reductions._oracle`).
 """
 
 from __future__ import annotations
@@ -24,15 +24,15 @@ from typing import Any
 import numpy as np
 
 from dpfair.base import ValidatedData, ValidatedOptions
-from dpfair.classification.reductions_accounting import (
+from dpfair.classification.reductions._accounting import (
     accuracy_n_iter,
     default_eta,
     default_n_iter,
     privacy_split,
 )
-from dpfair.classification.reductions_game import auditor_sensitivity, aware_static_sensitivity, oracle_sensitivity
-from dpfair.classification.reductions_inputs import _check_release_room
-from dpfair.classification.reductions_oracle import (
+from dpfair.classification.reductions._game import auditor_sensitivity, aware_static_sensitivity, oracle_sensitivity
+from dpfair.classification.reductions._inputs import _check_release_room
+from dpfair.classification.reductions._oracle import (
     POSITIVES_SENSITIVITY,
     STATISTICS_N_ITER,
     cell_sum_sensitivity,
@@ -144,7 +144,7 @@ class GamePlan:
         The largest noise scale of the plan (``nan`` without privacy).
     count_weight : float
         The weight of the count coordinate of the statistics oracle's released cell sums
-        (:func:`~dpfair.classification.reductions_oracle.count_weight`; 1 otherwise).
+        (:func:`~dpfair.classification.reductions._oracle.count_weight`; 1 otherwise).
     count_sd : float
         Standard deviation of the noise of one released cell count (0 without privacy): it decides which declared
         groups the released counts give evidence about (:mod:`~dpfair.classification._group_evidence`).
@@ -261,7 +261,7 @@ class GameOutcome:
         The seed of the randomized predictions.
     fallback : ConstantFallback or None
         The best constant classifier, when the released game cannot tell its output from it
-        (:mod:`~dpfair.classification.reductions_fallback`); ``None`` otherwise.
+        (:mod:`~dpfair.classification.reductions._fallback`); ``None`` otherwise.
     dropped_groups : list of int
         The declared groups whose constraints the released counts do not support (dropped).
     """
@@ -339,7 +339,7 @@ def game_plan(options: GameOptions, epsilon: float, m: int, n_features: int, n_g
     certified_by = "none (epsilon = inf)"
     epsilon_gram = epsilon_selection = 0.0
     mu_cells = mu_round = cell_sensitivity = math.inf
-    if by_statistics:  # reductions_oracle: one Gaussian release of the cell sums, then T Gaussian Auditor rounds
+    if by_statistics:  # _oracle: one Gaussian release of the cell sums, then T Gaussian Auditor rounds
         mu_cells, mu_round = statistics_split(epsilon, delta, T)
         cell_sensitivity = cell_sum_sensitivity(l2_row_bound)
         epsilon_step = epsilon_counts = epsilon_rest = math.nan

@@ -44,7 +44,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpfair._warnings import find_stack_level
-from dpfair.classification.reductions_oracle import total_mu
+from dpfair.classification.reductions._oracle import total_mu
 
 __all__ = ["ConstantFallback", "ConstantFallbackWarning", "SmallBudgetWarning", "best_constant", "constant_fallback",
            "constant_weights", "epsilon_that_helps", "warn_constant_fallback"]
@@ -54,7 +54,7 @@ class SmallBudgetWarning(UserWarning):
     """The privacy noise dominates the signal of the game (see ``DPExponentiatedGradient.noise_to_signal_``).
 
     Raised once per ``fit`` when a released noise-to-signal ratio exceeds 1
-    (:func:`~dpfair.classification.reductions_oracle.noise_to_signal`, from released and public quantities only):
+    (:func:`~dpfair.classification.reductions._oracle.noise_to_signal`, from released and public quantities only):
     the oracle's (the expected norm of the noise on its normal equations' right-hand side, the paper's per round
     or the statistics oracle's at the released multipliers, against the norm of the unconstrained right-hand
     side ``[X, 1]^T (2y - 1)``) or the Auditor's (the standard deviation of its averaged violation estimate
@@ -69,7 +69,7 @@ class ConstantFallbackWarning(SmallBudgetWarning):
 
     Raised by :class:`~dpfair.classification.DPExponentiatedGradient` (A-blind, finite ``epsilon``) when the output
     mixture's pessimistic primal value, computed from released and public quantities only, is not below the error of
-    the best constant classifier (:mod:`~dpfair.classification.reductions_fallback`).  The message gives the
+    the best constant classifier (:mod:`~dpfair.classification.reductions._fallback`).  The message gives the
     ``epsilon`` (or the factor of rows) that would help, and the released noise-to-signal ratios.  It is the
     :class:`SmallBudgetWarning` of such a fit (raised instead of the generic one); ``fallback_ == "constant"`` says
     the same on the fitted estimator.
@@ -176,8 +176,8 @@ def epsilon_that_helps(fallback: ConstantFallback, epsilon: float, delta: float,
     """An ``epsilon`` at which the game's released noise would no longer dominate its signal (an estimate).
 
     The released noise-to-signal ratio ``rho`` (the larger of the oracle's and the Auditor's,
-    :func:`~dpfair.classification.reductions_oracle.noise_to_signal`) is proportional to the noise's standard
-    deviation: ``1 / mu`` for the statistics oracle (:func:`~dpfair.classification.reductions_oracle.total_mu`), so the
+    :func:`~dpfair.classification.reductions._oracle.noise_to_signal`) is proportional to the noise's standard
+    deviation: ``1 / mu`` for the statistics oracle (:func:`~dpfair.classification.reductions._oracle.total_mu`), so the
     ``epsilon`` with ``mu(epsilon, delta) = rho mu`` brings it to 1; ``1 / epsilon`` for the paper's Laplace oracle,
     so ``rho epsilon``.  ``None`` when ``rho <= 1`` (the noise does not dominate: the hypotheses themselves do not err
     less than the constant, and no budget makes them) or is not finite.

@@ -12,7 +12,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from dpfair._estimator import as_sensitive_features, group_index
 from dpfair.classification.postprocessing import _randomized_labels
-from dpfair.classification.reductions_inputs import _features
+from dpfair.classification.reductions._inputs import _features
 
 
 class _MixturePredictor:

@@ -314,7 +314,7 @@ class ShrunkSolver:
         rhs : ndarray of shape (D,)
             ``Z^T (C_0 - C_1)`` from the released sums.
         tau : ndarray
-            The round's cell costs (:func:`~dpfair.classification.reductions_game.cell_costs`).
+            The round's cell costs (:func:`~dpfair.classification.reductions._game.cell_costs`).
 
         Returns
         -------
