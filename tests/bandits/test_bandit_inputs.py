@@ -74,7 +74,7 @@ def test_simulate_refuses_a_declared_context_bound_below_the_documented_one(env)
                                          r"env.context_norm_bound=1.0"):
         simulate(env, {"a": _pfg(budget, context_bound=0.5)}, 5, [0])
     assert _unspent(budget)
-    with pytest.raises(ValueError, match=r"policies\['a'\].reward_bound=1.0 is below .*env.reward_bound"):
+    with pytest.raises(ValueError, match=r"policies\['a'\]: reward_bound=1.0 is below .*env.reward_bound"):
         simulate(env, {"a": _pfg(budget, reward_bound=1.0)}, 5, [0])
     assert _unspent(budget)
 

@@ -9,11 +9,11 @@ from dpfair.bandits import BanditPolicy
 
 @pytest.fixture
 def compiled_runs(monkeypatch):
-    """Names of the policies whose rounds ran compiled (``_run_compiled`` returned actions, not ``None``).
+    """Names of the policies whose rounds ran compiled (``play_compiled`` returned actions, not ``None``).
 
     The spy proves the compiled rounds ran: no silent fallback to the numpy rounds.
     """
-    ran, original = [], BanditPolicy._run_compiled
+    ran, original = [], BanditPolicy.play_compiled
 
     def spy(self, context_ids, rewards):
         actions = original(self, context_ids, rewards)
@@ -21,5 +21,5 @@ def compiled_runs(monkeypatch):
             ran.append(type(self).__name__)
         return actions
 
-    monkeypatch.setattr(BanditPolicy, "_run_compiled", spy)
+    monkeypatch.setattr(BanditPolicy, "play_compiled", spy)
     return ran

@@ -133,7 +133,7 @@ def test_compiled_state_and_noise_stream_equal_the_numpy_rounds(synthetic, split
                                      reward_bound=synthetic.reward_bound, random_state=3, continual=continual)
     reference, compiled = _reset(make(), synthetic, 300, 2), _reset(make(), synthetic, 300, 2)
     expected = _by_hand(reference, synthetic, ids, rewards)
-    np.testing.assert_array_equal(compiled._run_compiled(ids, rewards), expected)
+    np.testing.assert_array_equal(compiled.play_compiled(ids, rewards), expected)
     # the same numbers were drawn from the seeded source, as many of them: the generators end in the same state
     assert type(compiled._noise) is SeededNoise
     assert compiled._noise.rng.bit_generator.state == reference._noise.rng.bit_generator.state
@@ -153,7 +153,7 @@ def test_compiled_state_and_noise_stream_equal_the_numpy_rounds(synthetic, split
 def test_compiled_oful_ridge_state_equals_sherman_morrison_rounds(census):
     ids, rewards = _stream(census, 300, [0, 1, 2])
     reference, compiled = (_reset(OFUL(exploration_scale=0.5, random_state=1), census, 300, 3) for _ in range(2))
-    np.testing.assert_array_equal(compiled._run_compiled(ids, rewards), _by_hand(reference, census, ids, rewards))
+    np.testing.assert_array_equal(compiled.play_compiled(ids, rewards), _by_hand(reference, census, ids, rewards))
     for name in ("gram", "target", "gram_inverse"):
         np.testing.assert_allclose(getattr(compiled.ridge_, name), getattr(reference.ridge_, name), rtol=1e-10, atol=ATOL)
     np.testing.assert_array_equal(compiled.ridge_.n_observations, reference.ridge_.n_observations)
@@ -174,7 +174,7 @@ def test_releases_that_are_not_positive_definite_keep_the_last_estimate(syntheti
         policies.append(policy)
     reference, compiled = policies
     expected = _by_hand(reference, synthetic, ids, rewards)
-    np.testing.assert_array_equal(compiled._run_compiled(ids, rewards), expected)
+    np.testing.assert_array_equal(compiled.play_compiled(ids, rewards), expected)
     assert compiled.n_shift_failures_ == reference.n_shift_failures_ > 0
     np.testing.assert_allclose(compiled.theta_, reference.theta_, rtol=1e-9, atol=ATOL)
 
@@ -182,12 +182,12 @@ def test_releases_that_are_not_positive_definite_keep_the_last_estimate(syntheti
 def test_what_the_kernels_cannot_reproduce_runs_the_numpy_rounds(synthetic):
     ids, rewards = _stream(synthetic, 50, [0, 1])
     # without a support (contexts stored, ranks by a pass over them) there are no compiled rounds
-    assert _reset(FairGreedy(random_state=0), synthetic, 50, 2, support=False)._run_compiled(ids, rewards) is None
+    assert _reset(FairGreedy(random_state=0), synthetic, 50, 2, support=False).play_compiled(ids, rewards) is None
 
     class Custom(FairGreedy):
         pass
 
-    assert _reset(Custom(random_state=0), synthetic, 50, 2)._run_compiled(ids, rewards) is None
+    assert _reset(Custom(random_state=0), synthetic, 50, 2).play_compiled(ids, rewards) is None
     # secure noise is added by OpenDP to the statistics themselves: the numpy rounds draw it
     secure = _reset(PrivateFairGreedy(2.0, 0.1, reward_bound=synthetic.reward_bound), synthetic, 50, 2)
     assert not secure._can_compile()
@@ -196,14 +196,14 @@ def test_what_the_kernels_cannot_reproduce_runs_the_numpy_rounds(synthetic):
     # a stream some round of which update() could refuse: nothing drawn, nothing changed; the numpy rounds raise
     private = _reset(PrivateFairGreedy(2.0, 0.1, reward_bound=1.0, random_state=0), synthetic, 50, 2)
     state = private._noise.rng.bit_generator.state
-    assert private._run_compiled(ids, 3.0 * np.sign(rewards)) is None
+    assert private.play_compiled(ids, 3.0 * np.sign(rewards)) is None
     assert private.t_ == 0 and private._noise.rng.bit_generator.state == state
     with pytest.raises(ValueError, match="reward_bound"):
         _by_hand(private, synthetic, ids, 3.0 * np.sign(rewards))
     # a started policy is left to its rounds
     started = _reset(OFUL(random_state=0), synthetic, 50, 2)
     started.select(synthetic.support[ids[0]], context_ids=ids[0])
-    assert started._run_compiled(ids, rewards) is None
+    assert started.play_compiled(ids, rewards) is None
 
 
 def test_factored_projection_is_the_projection(census, synthetic):

@@ -7,7 +7,7 @@ optimistic scores and the ranks across groups, and make the compiled projection 
 seeds and the policy: OFUL, Fair-Greedy (split history or not) or Private-Fair-Greedy at a finite or an
 infinite epsilon, with each continual release -- and the two engines must give the same actions, the same
 regrets (to the fixed-seed test's ``1e-9``) and the same ``privacy_spent``.  A spy on
-:meth:`dpfair.bandits.BanditPolicy._run_compiled` proves the compiled rounds ran (no silent fallback to numpy).
+:meth:`dpfair.bandits.BanditPolicy.play_compiled` proves the compiled rounds ran (no silent fallback to numpy).
 Derandomized (the same examples on every run), as ``tests/bandits/fairx/test_compiled_fairx_sync.py``.
 """
 

@@ -2,6 +2,7 @@
 
 import math
 import warnings
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -220,7 +221,7 @@ def _rank_release_mechanism(noise_factor):
         pfg.update(np.broadcast_to([[pool_context], [0.5]], (size, 2, 1)), np.zeros(size, dtype=np.int64),
                    np.zeros(size))
         pfg.theta_ = np.ones((size, 1))  # a public theta_hat: the audit isolates the rank release
-        pfg._config["rho_rank"] *= noise_factor**2  # noise_factor > 1: too little noise
+        pfg._config = replace(pfg._config, rho_rank=pfg._config.rho_rank * noise_factor**2)  # factor > 1: too little noise
         out = {}
 
         def capture(ranks):

@@ -32,7 +32,8 @@ real number, and the last bits of ``theta_hat`` would otherwise order them diffe
 Compiled rounds
 ---------------
 ``select`` and ``update`` are the numpy reference.  :func:`~dpfair.bandits.simulate` (its default
-``engine="compiled"``) instead hands a fresh policy the whole pre-sampled stream (``_run_compiled``):
+``engine="compiled"``) instead hands a fresh policy the whole pre-sampled stream
+(:meth:`~dpfair.bandits.BanditPolicy.play_compiled`):
 chunks of rounds run in numba kernels (:mod:`dpfair.bandits.gmf._kernels`) for all runs at once, with
 every random number drawn beforehand by the policy's noise source, in the order and shapes of the
 numpy rounds, so that a seeded run gives the same actions under both engines.  The support rows are
@@ -47,6 +48,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -66,7 +68,7 @@ from dpfair.bandits._ranks import (
     _SupportPool,
     tie_break_argmax,
 )
-from dpfair.bandits.gmf.policy_base import BanditPolicy
+from dpfair.bandits.gmf.policy_base import BanditPolicy, _PolicyConfig
 from dpfair.bandits.ridge import RidgeState, confidence_radius
 from dpfair.privacy.budget import suspend_default_budget
 from dpfair.privacy.continual import BinaryTreeMechanism, ContinualSumMechanism
@@ -81,6 +83,32 @@ def _regression_noise_scale(mechanism: Any) -> float:
         return mechanism.noise_scale
     return mechanism.node_scale
 
+
+
+@dataclass(frozen=True, kw_only=True)
+class _OFULConfig(_PolicyConfig):
+    """OFUL's validated hyper-parameters."""
+
+    regularization: float
+    noise_std: float
+    theta_norm_bound: float
+    delta: float
+    exploration_scale: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class _GreedyConfig(_PolicyConfig):
+    """Fair-Greedy's validated hyper-parameters: its exact regression (``rho_regression = inf``) and ranks.
+
+    :class:`~dpfair.bandits.PrivateFairGreedy` subclasses it with the privacy parameters and the zCDP split.
+    """
+
+    regularization: float
+    split_history: bool
+    rho_rank: float = math.inf
+    sensitivity: float = 1.0
+    shift_failure_probability: float = 0.5
+    continual: str = "tree"
 
 
 class RandomPolicy(BanditPolicy):
@@ -98,17 +126,17 @@ class RandomPolicy(BanditPolicy):
     def __init__(self, *, random_state: Any = None) -> None:
         self.random_state = random_state
 
-    def _validate(self) -> dict[str, Any]:
-        return {}
+    def _validate(self) -> _PolicyConfig:
+        return _PolicyConfig()
 
-    def _warn(self, config: dict[str, Any]) -> None:
+    def _warn(self, config: _PolicyConfig) -> None:
         pass
 
-    def _policy_privacy_spent(self, config: dict[str, Any]) -> dict[str, Any]:
+    def _policy_privacy_spent(self, config: _PolicyConfig) -> dict[str, Any]:
         return privacy_spent(0.0, 0.0, protects="everything: the actions do not depend on any data",
                              neighbouring="any change")
 
-    def _start(self, config: dict[str, Any]) -> None:
+    def _start(self, config: _PolicyConfig) -> None:
         self._untouched = True
 
     def _select(self, x: np.ndarray, ids: np.ndarray | None) -> np.ndarray:
@@ -169,24 +197,24 @@ class OFUL(BanditPolicy):
         self.exploration_scale = exploration_scale
         self.random_state = random_state
 
-    def _validate(self) -> dict[str, Any]:
-        return {
-            "regularization": check_positive_normal(self.regularization, "regularization"),
-            "noise_std": check_nonnegative_finite(self.noise_std, "noise_std"),
-            "theta_norm_bound": check_nonnegative_finite(self.theta_norm_bound, "theta_norm_bound"),
-            "delta": check_open_unit(self.delta, "delta"),
-            "exploration_scale": check_nonnegative_finite(self.exploration_scale, "exploration_scale"),
-        }
+    def _validate(self) -> _OFULConfig:
+        return _OFULConfig(
+            regularization=check_positive_normal(self.regularization, "regularization"),
+            noise_std=check_nonnegative_finite(self.noise_std, "noise_std"),
+            theta_norm_bound=check_nonnegative_finite(self.theta_norm_bound, "theta_norm_bound"),
+            delta=check_open_unit(self.delta, "delta"),
+            exploration_scale=check_nonnegative_finite(self.exploration_scale, "exploration_scale"),
+        )
 
-    def _check_environment(self, config: dict[str, Any], horizon: int, context_bound: float, reward_bound: float) -> None:
+    def _check_environment(self, config: _OFULConfig, horizon: int, context_bound: float, reward_bound: float) -> None:
         super()._check_environment(config, horizon, context_bound, reward_bound)
-        lam = config["regularization"]
+        lam = config.regularization
         # the largest radius over the horizon: ln det V_T / lambda^d <= d ln(1 + T C^2 / (lambda d)), d <= 10**6
         log_ratio = 1e6 * math.log1p(min((horizon + 1) * context_bound**2 / lam, 1e300))
-        radius = config["noise_std"] * math.sqrt(2.0 * math.log(1.0 / config["delta"]) + log_ratio)
-        radius += math.sqrt(lam) * config["theta_norm_bound"]
+        radius = config.noise_std * math.sqrt(2.0 * math.log(1.0 / config.delta) + log_ratio)
+        radius += math.sqrt(lam) * config.theta_norm_bound
         # the exploration bonus scale * radius * ||x||_{V^{-1}} with ||x||_{V^{-1}} <= C / sqrt(lambda)
-        if not config["exploration_scale"] * radius * context_bound / math.sqrt(lam) < 1e300:
+        if not config.exploration_scale * radius * context_bound / math.sqrt(lam) < 1e300:
             raise ValueError(
                 "exploration_scale, noise_std and theta_norm_bound (with this regularization) give an exploration bonus "
                 "that overflows float64; lower them or raise regularization."
@@ -196,19 +224,19 @@ class OFUL(BanditPolicy):
         # V, V^{-1} and b per run, and one round's (n_runs, K, d) products
         return [(3 * 8 * runs * dim * dim, "lower dim or n_runs"), (3 * 8 * runs * n_groups * dim, "lower n_runs or n_groups")]
 
-    def _start(self, config: dict[str, Any]) -> None:
+    def _start(self, config: _OFULConfig) -> None:
         self._config = config
-        self.ridge_ = RidgeState(self.dim_, batch_shape=(self.n_runs_,), regularization=config["regularization"])
+        self.ridge_ = RidgeState(self.dim_, batch_shape=(self.n_runs_,), regularization=config.regularization)
         self._untouched = True
 
     def _select(self, x: np.ndarray, ids: np.ndarray | None) -> np.ndarray:
         c = self._config
         radius = confidence_radius(
-            self.ridge_.log_det(), dim=self.dim_, regularization=c["regularization"], noise_std=c["noise_std"],
-            theta_norm_bound=c["theta_norm_bound"], delta=c["delta"],
+            self.ridge_.log_det(), dim=self.dim_, regularization=c.regularization, noise_std=c.noise_std,
+            theta_norm_bound=c.theta_norm_bound, delta=c.delta,
         )
         ucb = np.einsum("skd,sd->sk", x, self.ridge_.theta())
-        ucb += c["exploration_scale"] * radius[:, None] * self.ridge_.norms(x)
+        ucb += c.exploration_scale * radius[:, None] * self.ridge_.norms(x)
         return self._tie_break(ucb)
 
     def _observe(self, x: np.ndarray, a: np.ndarray, r: np.ndarray, ids: np.ndarray | None) -> None:
@@ -221,21 +249,21 @@ class OFUL(BanditPolicy):
         from dpfair.bandits.gmf import _kernels as kernels  # numba is imported at the first compiled run
 
         c, ridge = self._config, self.ridge_
-        S, K, T, lam = self.n_runs_, self.n_groups_, self.horizon_, c["regularization"]
+        S, K, T, lam = self.n_runs_, self.n_groups_, self.horizon_, c.regularization
         # the terms of confidence_radius (Abbasi-Yadkori et al. 2011, Thm 2), as it computes them
-        log_confidence = 2.0 * math.log(1.0 / c["delta"])
+        log_confidence = 2.0 * math.log(1.0 / c.delta)
         dim_log_regularization = self.dim_ * math.log(lam)
-        radius_offset = math.sqrt(lam) * c["theta_norm_bound"]
+        radius_offset = math.sqrt(lam) * c.theta_norm_bound
         gram, gram_inverse = np.array(ridge.gram, dtype=float), np.array(ridge.gram_inverse, dtype=float)
         target, n_observations = np.array(ridge.target, dtype=float), np.array(ridge.n_observations, dtype=np.int64)
-        support = self._support["support"]
+        support = self._support.support
         with kernels.parallel_runs(S) as call:
             for t0, t1 in _chunks(T, S * K):
                 uniforms = self._noise.uniform((t1 - t0, S, K))  # the tie-breaking draws of the rounds, in order
                 call(
                     kernels.oful_rounds, t0, t1, rows, support, rewards, uniforms, gram, gram_inverse, target,
-                    n_observations, log_confidence, dim_log_regularization, c["noise_std"], radius_offset,
-                    c["exploration_scale"], actions,
+                    n_observations, log_confidence, dim_log_regularization, c.noise_std, radius_offset,
+                    c.exploration_scale, actions,
                 )
         ridge.gram, ridge.gram_inverse, ridge.target, ridge.n_observations = gram, gram_inverse, target, n_observations
 
@@ -274,15 +302,11 @@ class FairGreedy(BanditPolicy):
         self.split_history = split_history
         self.random_state = random_state
 
-    def _validate(self) -> dict[str, Any]:
-        return {
-            "regularization": check_positive_normal(self.regularization, "regularization"),
-            "split_history": check_bool(self.split_history, "split_history"),
-            "rho_regression": math.inf,
-            "rho_rank": math.inf,
-            "sensitivity": 1.0,
-            "shift_failure_probability": 0.5,
-        }
+    def _validate(self) -> _GreedyConfig:
+        return _GreedyConfig(
+            regularization=check_positive_normal(self.regularization, "regularization"),
+            split_history=check_bool(self.split_history, "split_history"),
+        )
 
     def _state_bytes(self, n_groups: int, dim: int, horizon: int, runs: int, n_support: int) -> list[tuple[int, str]]:
         levels = max(horizon, 1).bit_length() + 1
@@ -299,40 +323,40 @@ class FairGreedy(BanditPolicy):
         return terms
 
     # ---------------------------------------------------------------- shared Fair-Greedy machinery
-    def _start(self, config: dict[str, Any]) -> None:
+    def _start(self, config: _GreedyConfig) -> None:
         T, S, K, d = self.horizon_, self.n_runs_, self.n_groups_, self.dim_
         self._config = config
-        self._untouched = True  # no round has drawn yet (_run_compiled)
-        self._split = config["split_history"]
+        self._untouched = True  # no round has drawn yet (play_compiled)
+        self._split = config.split_history
         # rounds that can enter the regression: floor(T / 2) with the split, T without
         n_regression = max(T // 2 if self._split else T, 1)
         # the tree is a part of the policy's one release: the policy charged it (its budget, or the default
         # ledger) and warned (epsilon = inf, seeded noise); the tree must neither charge nor warn again
-        continual = config.get("continual", "tree")
+        continual = config.continual
         with warnings.catch_warnings(), suspend_default_budget():
             warnings.simplefilter("ignore", PrivacyLeakWarning)
-            if continual == "tree" or math.isinf(config["rho_regression"]):
+            if continual == "tree" or math.isinf(config.rho_regression):
                 # the paper's binary tree (and the exact sums of Fair-Greedy, whatever the factorization)
                 self.tree_: Any = BinaryTreeMechanism(
-                    n_regression, (S, d + 1, d + 1), sensitivity=config["sensitivity"], rho=config["rho_regression"],
+                    n_regression, (S, d + 1, d + 1), sensitivity=config.sensitivity, rho=config.rho_regression,
                     symmetric=True, random_state=self._noise, label="regression",
                 )
             else:
                 # the same running sums through another factorization A = B C (Gaussian matrix mechanism)
                 self.tree_ = ContinualSumMechanism(
-                    n_regression, (S, d + 1, d + 1), sensitivity=config["sensitivity"], rho=config["rho_regression"],
+                    n_regression, (S, d + 1, d + 1), sensitivity=config.sensitivity, rho=config.rho_regression,
                     factorization=continual, symmetric=True, random_state=self._noise, label="regression",
                 )
         # the shift holds for all releases together with probability >= 1 - shift_failure_probability
-        self._beta_release = config["shift_failure_probability"] / n_regression
-        self.ridge_ = RidgeState(d, batch_shape=(S,), regularization=config["regularization"])
+        self._beta_release = config.shift_failure_probability / n_regression
+        self.ridge_ = RidgeState(d, batch_shape=(S,), regularization=config.regularization)
         self.theta_ = np.zeros((S, d))
         self.n_regression_ = 0
         self.n_shift_failures_ = 0
         self._chosen = np.zeros((T, S, d))
         self._rewards = np.zeros((T, S))
         if self._support is not None:
-            self._pool: Any = _SupportPool(self._support["support"], self._support["offsets"], S)
+            self._pool: Any = _SupportPool(self._support.support, self._support.offsets, S)
             self._ids = np.zeros((T, S, K), dtype=np.int64)
         else:
             self._pool = _ContextPool(T, S, K, d)
@@ -404,7 +428,7 @@ class FairGreedy(BanditPolicy):
             self._refresh_theta()
 
     def _refresh_theta(self) -> None:
-        d, lam = self.dim_, self._config["regularization"]
+        d, lam = self.dim_, self._config.regularization
         shift = 0.0
         if _regression_noise_scale(self.tree_) > 0:
             # noisy Gram + c I >= exact Gram (PSD order) w.p. >= 1 - beta_release (privacy core's bound)
@@ -431,8 +455,8 @@ class FairGreedy(BanditPolicy):
         from dpfair.bandits.gmf import _kernels as kernels  # numba is imported at the first compiled run
 
         T, S, d = self.horizon_, self.n_runs_, self.dim_
-        tree, split, lam = self.tree_, self._split, self._config["regularization"]
-        support, offsets = self._support["support"], self._support["offsets"]
+        tree, split, lam = self.tree_, self._split, self._config.regularization
+        support, offsets = self._support.support, self._support.offsets
         pack_row, pack_col = np.triu_indices(d + 1)  # the tree's symmetric nodes, upper triangles packed
         # lambda + c_t of the release after n regression rows, c_t as _refresh_theta gets it (depends on popcount(n))
         shifts = np.full(tree.horizon + 1, lam + 0.0)
@@ -449,7 +473,7 @@ class FairGreedy(BanditPolicy):
                 shifts[n] = by_popcount[n.bit_count()]
         # the factorization's release noise, from a fresh copy of the mechanism's own stream (same draws)
         self._release_stream = tree.factorization.stream((S, pack_row.size)) if factorized else None
-        rank_noisy = math.isfinite(self._config["rho_rank"])
+        rank_noisy = math.isfinite(self._config.rho_rank)
         counts = np.zeros((S, support.shape[0]), dtype=np.int32)
         proj, fresh = np.zeros((S, support.shape[0])), np.zeros(S, dtype=np.bool_)
         theta = np.array(self.theta_, dtype=float)

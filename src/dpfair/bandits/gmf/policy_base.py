@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -20,8 +21,9 @@ from dpfair._validation import (
     check_squares_fit,
 )
 from dpfair.bandits._ranks import tie_break_argmax
+from dpfair.base import PlannedCharge
 from dpfair.privacy.leaks import warn_privacy_leak
-from dpfair.privacy.noise import check_random_state, get_noise_source
+from dpfair.privacy.noise import NoiseSource, check_random_state, get_noise_source
 
 __all__ = ["BanditPolicy"]
 
@@ -29,26 +31,76 @@ _FLOAT_MAX = float(np.finfo(float).max)
 _NON_PRIVATE = "nothing: the policy's actions are an exact function of every candidate's context and reward"
 
 
+@dataclass(frozen=True, kw_only=True)
+class _PolicyConfig:
+    """A policy's validated hyper-parameters (what ``_validate`` returns): a typed stage, read by name.
+
+    Each policy subclasses it with its own fields.  ``regularization`` is the ridge weight of a policy that
+    regresses (``None``: it does not), ``rho_regression`` the zCDP of its regression's release (``inf``: exact
+    sums); the base class's checks of the data against the regression read them.
+    """
+
+    regularization: float | None = None
+    rho_regression: float = math.inf
+
+
+@dataclass(frozen=True, eq=False)
+class _Support:
+    """The support of a run, checked and sorted by group (``reset``'s ``support`` and ``support_groups``).
+
+    ``support``: the rows sorted by group; ``offsets``: where each group's rows start; ``position``: the sorted
+    row of each of the caller's rows; ``groups``: the caller's group of each row; ``raw``: the caller's rows.
+    """
+
+    support: np.ndarray
+    offsets: np.ndarray
+    position: np.ndarray
+    groups: np.ndarray
+    raw: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
+class _CheckedRun:
+    """A run every check of :meth:`BanditPolicy.reset` passed: nothing charged, nothing allocated, no noise."""
+
+    n_groups: int
+    dim: int
+    horizon: int
+    runs: int
+    single: bool  # n_runs=None: one learner, contexts of shape (K, d)
+    support: _Support | None
+    config: _PolicyConfig
+
+
+@dataclass(frozen=True, eq=False)
+class _OpenedRun:
+    """A checked run after its charge (private policies): the noise source it draws from, its ``privacy_spent_``."""
+
+    run: _CheckedRun
+    noise: NoiseSource
+    privacy_spent: dict[str, Any]
+
+
 class BanditPolicy(BaseEstimator):
     """Base class of the group meritocratic selection policies (the online interface).
 
-    Subclasses implement ``_validate``, ``_start``, ``_select`` and ``_observe``.  A run starts in three
-    steps, in the order of :mod:`dpfair.base`'s release template: :meth:`_prepare` checks everything
-    (charging nothing, creating no noise source), :meth:`_open` charges the budget and only then creates
-    the noise source, :meth:`_begin` allocates the state.  A private policy subclasses
-    :class:`dpfair.base.PrivateMechanismMixin` first and runs the template itself in :meth:`_open`
+    Subclasses implement ``_validate``, ``_start``, ``_select`` and ``_observe``.  A run starts in the order of
+    :mod:`dpfair.base`'s release template: ``_open`` checks everything, charges the budget (private policies)
+    and only then creates the noise source; ``_begin`` allocates the state.  A private policy subclasses
+    :class:`dpfair.base.PrivateMechanismMixin` first and runs the template itself in ``_open``
     (:class:`~dpfair.bandits.PrivateFairGreedy`): the one charge path of every private class
-    (:func:`dpfair._estimator.charge_budget`, ``budget=None`` charging the default ledger).
+    (:func:`dpfair._estimator.charge_budget`, ``budget=None`` charging the default ledger).  :meth:`check_reset`
+    is the dry run of the same checks; :meth:`play_compiled` runs a fresh run's rounds at once.
     """
 
-    def _validate(self) -> dict[str, Any]:  # pragma: no cover - overridden
-        return {}
+    def _validate(self) -> _PolicyConfig:  # pragma: no cover - overridden
+        return _PolicyConfig()
 
-    def _policy_privacy_spent(self, config: dict[str, Any]) -> dict[str, Any]:
+    def _policy_privacy_spent(self, config: _PolicyConfig) -> dict[str, Any]:
         """``privacy_spent_`` of a policy that charges nothing (private policies get theirs from the template)."""
         return privacy_spent(math.inf, 0.0, protects=_NON_PRIVATE, neighbouring="none")
 
-    def _warn(self, config: dict[str, Any]) -> None:
+    def _warn(self, config: _PolicyConfig) -> None:
         warn_privacy_leak(
             f"{type(self).__name__} is not differentially private: its actions are an exact function of the "
             "candidates' contexts and rewards. Use PrivateFairGreedy with a finite epsilon on real people's data.",
@@ -94,10 +146,10 @@ class BanditPolicy(BaseEstimator):
             For an invalid argument or hyper-parameter, or sizes whose state cannot fit in memory
             (before any budget is charged).
         """
-        prepared = self._prepare(n_groups, dim, horizon, n_runs=n_runs, support=support, support_groups=support_groups)
-        return self._begin(self._open(prepared))
+        return self._begin(self._open(n_groups, dim, horizon, n_runs=n_runs, support=support,
+                                      support_groups=support_groups))
 
-    def _prepare(
+    def check_reset(
         self,
         n_groups: int,
         dim: int,
@@ -106,15 +158,51 @@ class BanditPolicy(BaseEstimator):
         n_runs: int | None = None,
         support: Any = None,
         support_groups: Any = None,
-    ) -> dict[str, Any]:
-        """Everything :meth:`reset` checks, charging nothing, allocating nothing and creating no noise source
-        (:func:`simulate` checks every policy this way before it charges any)."""
-        return self._check_reset(self._validate(), n_groups, dim, horizon, n_runs=n_runs, support=support,
-                                 support_groups=support_groups)
+        environment_bounds: tuple[float, float] | None = None,
+    ) -> PlannedCharge | None:
+        """A dry run of :meth:`reset`: every check it makes before its charge, and what it would charge.
+
+        Nothing is started or allocated, no noise source is created and no budget is touched.
+
+        Parameters
+        ----------
+        n_groups, dim, horizon : int
+            As for :meth:`reset`.
+        n_runs : int, optional
+            As for :meth:`reset`.
+        support, support_groups : array-like, optional
+            As for :meth:`reset`.
+        environment_bounds : tuple of float, optional
+            ``(context_norm_bound, reward_bound)`` documented by the environment the run will see (never read
+            off its data).  Also refuse hyper-parameters that some data within these bounds would break midway
+            (a singular or overflowing ridge state), and declared bounds below them (private policies).
+
+        Returns
+        -------
+        PlannedCharge or None
+            The one charge :meth:`reset` would make (private policies), or ``None`` for a policy that charges
+            nothing.
+
+        Raises
+        ------
+        TypeError, ValueError
+            Whatever :meth:`reset` would refuse before its charge, or hyper-parameters that cannot work within
+            ``environment_bounds``.
+        """
+        run, charge = self._dry_run_reset(n_groups, dim, horizon, n_runs=n_runs, support=support,
+                                          support_groups=support_groups)
+        if environment_bounds is not None:
+            context_bound, reward_bound = environment_bounds
+            self._check_environment(run.config, run.horizon, context_bound, reward_bound)
+        return charge
+
+    def _dry_run_reset(self, n_groups: int, dim: int, horizon: int, **keywords: Any) -> tuple[_CheckedRun, Any]:
+        """:meth:`check_reset`'s checks: the checked run and the planned charge (``None``: nothing charged)."""
+        return self._check_reset(self._validate(), n_groups, dim, horizon, **keywords), None
 
     def _check_reset(
         self,
-        config: dict[str, Any],
+        config: _PolicyConfig,
         n_groups: int,
         dim: int,
         horizon: int,
@@ -122,16 +210,15 @@ class BanditPolicy(BaseEstimator):
         n_runs: int | None = None,
         support: Any = None,
         support_groups: Any = None,
-    ) -> dict[str, Any]:
+    ) -> _CheckedRun:
         """The checks of :meth:`reset`'s arguments (sizes, support, memory, ``random_state``), given the validated
-        hyper-parameters ``config``; returns what :meth:`_open` and :meth:`_begin` need."""
-        arguments = (n_groups, dim, horizon, {"n_runs": n_runs, "support": support, "support_groups": support_groups})
+        hyper-parameters ``config``; returns the checked run :meth:`_open` and :meth:`_begin` read."""
         n_groups = check_int(n_groups, "n_groups", minimum=2)
         dim = check_int(dim, "dim", minimum=1)
         horizon = check_int(horizon, "horizon", minimum=1)
         runs = 1 if n_runs is None else check_int(n_runs, "n_runs", minimum=1)
         support_info = self._check_support(support, support_groups, n_groups, dim)
-        n_support = 0 if support_info is None else support_info["support"].shape[0]
+        n_support = 0 if support_info is None else support_info.support.shape[0]
         terms = self._state_bytes(n_groups, dim, horizon, runs, n_support)
         check_allocation(
             sum(n_bytes for n_bytes, _ in terms),
@@ -139,44 +226,42 @@ class BanditPolicy(BaseEstimator):
             what=f"the state of {type(self).__name__}", fix=max(terms)[1],
         )
         check_random_state(self.random_state)  # checked here, used only in _open (after any charge)
-        return {"n_groups": n_groups, "dim": dim, "horizon": horizon, "runs": runs, "single": n_runs is None,
-                "support": support_info, "config": config, "arguments": arguments}
+        return _CheckedRun(n_groups=n_groups, dim=dim, horizon=horizon, runs=runs, single=n_runs is None,
+                           support=support_info, config=config)
 
-    def _open(self, prepared: dict[str, Any]) -> dict[str, Any]:
-        """Charge (private policies: nothing here) and only then create the noise source of a checked run.
+    def _open(self, n_groups: int, dim: int, horizon: int, **keywords: Any) -> _OpenedRun:
+        """Check a run, charge (private policies: nothing here) and only then create its noise source."""
+        run = self._check_reset(self._validate(), n_groups, dim, horizon, **keywords)
+        return _OpenedRun(run=run, noise=get_noise_source(self.random_state),
+                          privacy_spent=self._policy_privacy_spent(run.config))
 
-        Returns ``prepared`` with ``"noise"`` (the source every round draws from) and ``"privacy_spent"``.
-        """
-        return {**prepared, "noise": get_noise_source(self.random_state),
-                "privacy_spent": self._policy_privacy_spent(prepared["config"])}
-
-    def _begin(self, prepared: dict[str, Any]) -> BanditPolicy:
-        """Warn and allocate the state of a run checked by :meth:`_prepare` and opened by :meth:`_open`."""
-        config = prepared["config"]
-        self._warn(config)
-        self.n_groups_, self.dim_, self.horizon_ = prepared["n_groups"], prepared["dim"], prepared["horizon"]
-        self.n_runs_ = runs = prepared["runs"]
-        self._single = prepared["single"]
-        self._noise = prepared["noise"]
-        self._support = prepared["support"]
-        self._runs = np.arange(runs)
+    def _begin(self, opened: _OpenedRun) -> BanditPolicy:
+        """Warn and allocate the state of a run :meth:`_open` checked and opened."""
+        run = opened.run
+        self._warn(run.config)
+        self.n_groups_, self.dim_, self.horizon_ = run.n_groups, run.dim, run.horizon
+        self.n_runs_ = run.runs
+        self._single = run.single
+        self._noise = opened.noise
+        self._support = run.support
+        self._runs = np.arange(run.runs)
         self.t_ = 0
-        self._start(config)
-        self.privacy_spent_ = prepared["privacy_spent"]
+        self._start(run.config)
+        self.privacy_spent_ = opened.privacy_spent
         return self
 
     def _state_bytes(self, n_groups: int, dim: int, horizon: int, runs: int, n_support: int) -> list[tuple[int, str]]:
         """Bytes of the arrays a run allocates, as ``(bytes, how to shrink them)`` terms (Python ints)."""
         return [(2 * 8 * runs * n_groups, "lower n_runs or n_groups")]  # one round's scores and uniforms
 
-    def _check_environment(self, config: dict[str, Any], horizon: int, context_bound: float, reward_bound: float) -> None:
-        """Refuse hyper-parameters that cannot work with data inside the given bounds (``simulate`` calls this
-        before charging any budget, with the environment's documented bounds, so that no run fails midway)."""
-        lam = config.get("regularization")
+    def _check_environment(self, config: _PolicyConfig, horizon: int, context_bound: float, reward_bound: float) -> None:
+        """Refuse hyper-parameters that cannot work with data inside the given bounds (:meth:`check_reset` with
+        ``environment_bounds``: ``simulate`` checks every policy so before charging any, so that no run fails midway)."""
+        lam = config.regularization
         if lam is None:
             return
         scale = context_bound * context_bound * (horizon + 1)  # the largest entry of sum x x^T over the horizon
-        if math.isinf(config.get("rho_regression", math.inf)) and lam < 1e-12 * scale:
+        if math.isinf(config.rho_regression) and lam < 1e-12 * scale:
             # without privacy noise V = lambda I + sum x x^T; a lambda this small relative to the data makes V
             # singular in float64 (a Cholesky or log-det failure at some round)
             raise ValueError(
@@ -191,7 +276,7 @@ class BanditPolicy(BaseEstimator):
             )
 
     @staticmethod
-    def _check_support(support: Any, support_groups: Any, n_groups: int, dim: int) -> Any:
+    def _check_support(support: Any, support_groups: Any, n_groups: int, dim: int) -> _Support | None:
         if support is None and support_groups is None:
             return None
         if support is None or support_groups is None:
@@ -214,8 +299,8 @@ class BanditPolicy(BaseEstimator):
             raise ValueError("support_groups must give every group at least one support row.")
         position = np.empty_like(order)
         position[order] = np.arange(order.size)  # caller's row -> sorted row
-        return {"support": np.ascontiguousarray(sup[order]), "offsets": offsets, "position": position,
-                "groups": grp, "raw": sup}
+        return _Support(support=np.ascontiguousarray(sup[order]), offsets=offsets, position=position, groups=grp,
+                        raw=sup)
 
     # ------------------------------------------------------------------ online interface
     def _check_round(self, contexts: Any, context_ids: Any) -> tuple[np.ndarray, np.ndarray | None]:
@@ -239,9 +324,9 @@ class BanditPolicy(BaseEstimator):
                 raise ValueError("contexts hold NaN or infinite values; contexts must be finite.")
             # x x^T summed over the horizon must stay finite (no NaN estimate later)
             check_squares_fit(x, "contexts", n_terms=self.horizon_ + 1, norm_axis=-1)
-        config = getattr(self, "_config", {})
-        lam = config.get("regularization")
-        if lam is not None and math.isinf(config.get("rho_regression", math.inf)):
+        config = getattr(self, "_config", _PolicyConfig())
+        lam = config.regularization
+        if lam is not None and math.isinf(config.rho_regression):
             # without privacy noise V = lambda I + sum x x^T: contexts this large relative to lambda make V singular
             # in float64 (condition number above 1e12), the same rule simulate() checks against the environment
             if largest * (self.horizon_ + 1) * 1e-12 > lam:
@@ -261,12 +346,12 @@ class BanditPolicy(BaseEstimator):
             if raw.shape != shape[:-1] or raw.dtype.kind not in "iu":
                 raise ValueError(f"context_ids must be integers of shape {shape[:-1]}, got {raw.shape}.")
             raw = raw.reshape(self.n_runs_, self.n_groups_)
-            n_rows = self._support["groups"].size
+            n_rows = self._support.groups.size
             if raw.min() < 0 or raw.max() >= n_rows:
                 raise ValueError(f"context_ids must index support rows in [0, {n_rows}).")
-            if (self._support["groups"][raw] != np.arange(self.n_groups_)).any():
+            if (self._support.groups[raw] != np.arange(self.n_groups_)).any():
                 raise ValueError("context_ids[..., k] must index a support row of group k.")
-            ids = self._support["position"][raw]
+            ids = self._support.position[raw]
         return x, ids
 
     def select(self, contexts: Any, *, context_ids: Any = None) -> Any:
@@ -334,7 +419,7 @@ class BanditPolicy(BaseEstimator):
         self._untouched = False  # a round has drawn: the compiled rounds no longer apply
         return tie_break_argmax(scores, self._noise.uniform(scores.shape))
 
-    def _start(self, config: dict[str, Any]) -> None:  # pragma: no cover - overridden
+    def _start(self, config: _PolicyConfig) -> None:  # pragma: no cover - overridden
         raise NotImplementedError
 
     def _select(self, x: np.ndarray, ids: np.ndarray | None) -> np.ndarray:  # pragma: no cover - overridden
@@ -351,7 +436,7 @@ class BanditPolicy(BaseEstimator):
     def _check_bounds(self, x: np.ndarray, r: np.ndarray) -> None:
         """Refuse data outside declared bounds (private policies; nothing here)."""
 
-    def _run_compiled(self, context_ids: np.ndarray, rewards: np.ndarray) -> np.ndarray | None:
+    def play_compiled(self, context_ids: np.ndarray, rewards: np.ndarray) -> np.ndarray | None:
         """Run every round of a fresh :meth:`reset` at once, in compiled kernels.
 
         :func:`~dpfair.bandits.simulate` calls it with ``engine="compiled"`` and the whole pre-sampled
@@ -393,7 +478,7 @@ class BanditPolicy(BaseEstimator):
         """
         T, S, K = self.horizon_, self.n_runs_, self.n_groups_
         ids = np.asarray(context_ids)
-        groups = self._support["groups"]
+        groups = self._support.groups
         if ids.shape != (T, S, K) or np.shape(rewards) != (T, S, K) or ids.dtype.kind not in "iu" or T >= 2**31:
             return None  # (the kernels count the pool in int32)
         if ids.min() < 0 or ids.max() >= groups.size or (groups[ids] != np.arange(K)).any():
@@ -402,13 +487,13 @@ class BanditPolicy(BaseEstimator):
             r = np.asarray(rewards, dtype=float)
             if not np.isfinite(r).all():
                 return None
-            used = self._support["raw"][np.flatnonzero(np.bincount(ids.ravel(), minlength=groups.size))]
+            used = self._support.raw[np.flatnonzero(np.bincount(ids.ravel(), minlength=groups.size))]
             check_squares_fit(used, "contexts", n_terms=T + 1, norm_axis=-1)
             check_squares_fit(r, "rewards", n_terms=T + 1)
             self._check_bounds(used[:, None, :], r)
         except (TypeError, ValueError):
             return None
-        rows = np.ascontiguousarray(self._support["position"][ids].transpose(1, 0, 2), dtype=np.int64)
+        rows = np.ascontiguousarray(self._support.position[ids].transpose(1, 0, 2), dtype=np.int64)
         return rows, np.ascontiguousarray(r.transpose(1, 0, 2))
 
     def _compiled_rounds(self, rows: np.ndarray, rewards: np.ndarray, actions: np.ndarray) -> None:  # pragma: no cover

@@ -49,17 +49,15 @@ import math
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from dpfair._estimator import check_budget
 from dpfair._validation import (
     check_bool,
-    check_delta,
-    check_epsilon,
     check_int,
     check_open_unit,
     check_positive_finite,
     check_rho,
 )
-from dpfair.bandits.gmf.policies import FairGreedy, _regression_noise_scale
+from dpfair.bandits.gmf.policies import FairGreedy, _GreedyConfig, _regression_noise_scale
+from dpfair.bandits.gmf.policy_base import _CheckedRun, _OpenedRun
 from dpfair.base import PrivacyParameters, PrivateMechanismMixin, ValidatedData, ValidatedOptions
 from dpfair.privacy.accounting import approx_dp_to_zcdp
 from dpfair.privacy.leaks import warn_privacy_leak
@@ -126,17 +124,35 @@ def _check_continual(continual: Any) -> str:
 
 @dataclass(frozen=True, eq=False)
 class _GreedyOptions(ValidatedOptions):
-    """The policy's validated configuration (``_validate``'s), as :class:`~dpfair.bandits.gmf.policy_base.BanditPolicy`
-    reads it (``config``: the bounds, the zCDP split, the factorization)."""
+    """The hyper-parameters step 1 validates beside the template's own (``epsilon``, ``delta``, ``budget``,
+    ``random_state``), before the sizes are known; the regression's sensitivity from the declared bounds."""
 
-    config: dict[str, Any]
+    budget_split: float
+    regularization: float
+    split_history: bool
+    shift_failure_probability: float
+    context_bound: float
+    reward_bound: float
+    sensitivity: float
+    continual: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class _PrivateGreedyConfig(_GreedyConfig):
+    """The configuration of one private run: :class:`_GreedyOptions` with the template's ``(epsilon, delta)`` and
+    their zCDP split between the regression and the ranks (what ``BanditPolicy`` and the rounds read)."""
+
+    epsilon: float
+    delta: float
+    context_bound: float
+    reward_bound: float
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
 class _Run(ValidatedData):
     """Step 1's data: the checked run (sizes, support, the configuration), as ``BanditPolicy._begin`` reads it."""
 
-    prepared: dict[str, Any]
+    run: _CheckedRun
 
 
 class PrivateFairGreedy(PrivateMechanismMixin, FairGreedy):
@@ -221,11 +237,8 @@ class PrivateFairGreedy(PrivateMechanismMixin, FairGreedy):
         self.budget = budget
         self.random_state = random_state
 
-    def _validate(self) -> dict[str, Any]:
-        epsilon = check_epsilon(self.epsilon)
-        delta = check_delta(self.delta)
-        if delta == 0:
-            raise ValueError("delta must lie in (0, 1): the Gaussian noise gives (epsilon, delta)-DP with delta > 0.")
+    def _validate_params(self) -> _GreedyOptions:
+        # every hyper-parameter but the template's own (epsilon, delta, budget, random_state: dpfair.base)
         split = check_open_unit(self.budget_split, "budget_split")
         bound_x = check_positive_finite(self.context_bound, "context_bound")
         bound_y = check_positive_finite(self.reward_bound, "reward_bound")
@@ -242,33 +255,32 @@ class PrivateFairGreedy(PrivateMechanismMixin, FairGreedy):
                 "context_bound and reward_bound are too small: the regression sensitivity sqrt(2) (context_bound^2 + "
                 "reward_bound^2) underflows float64; rescale the contexts and rewards so both bounds are near 1."
             )
-        config = {
-            "epsilon": epsilon,
-            "delta": delta,
-            "regularization": check_positive_finite(self.regularization, "regularization"),
-            "split_history": check_bool(self.split_history, "split_history"),
-            "shift_failure_probability": check_open_unit(self.shift_failure_probability, "shift_failure_probability"),
-            "budget": check_budget(self.budget),
-            "context_bound": bound_x,
-            "reward_bound": bound_y,
-            "sensitivity": sensitivity,
-            "continual": _check_continual(self.continual),
-        }
-        if config["shift_failure_probability"] / 2.0**63 < _TINY:  # beta = p / T_reg > 0 for every T_reg < 2**63
+        regularization = check_positive_finite(self.regularization, "regularization")
+        split_history = check_bool(self.split_history, "split_history")
+        failure = check_open_unit(self.shift_failure_probability, "shift_failure_probability")
+        if failure / 2.0**63 < _TINY:  # beta = p / T_reg > 0 for every T_reg < 2**63
             raise ValueError(
-                f"shift_failure_probability={config['shift_failure_probability']!r} is too small: the per-release "
-                "failure probability underflows float64; use a value above 1e-280."
+                f"shift_failure_probability={failure!r} is too small: the per-release failure probability underflows "
+                "float64; use a value above 1e-280."
             )
+        return _GreedyOptions(budget_split=split, regularization=regularization, split_history=split_history,
+                              shift_failure_probability=failure, context_bound=bound_x, reward_bound=bound_y,
+                              sensitivity=sensitivity, continual=_check_continual(self.continual))
+
+    def _private_config(self, options: _GreedyOptions, epsilon: float, delta: float) -> _PrivateGreedyConfig:
+        """The run's configuration from the validated options and the template's ``(epsilon, delta)``: the zCDP split."""
+        if delta == 0:
+            raise ValueError("delta must lie in (0, 1): the Gaussian noise gives (epsilon, delta)-DP with delta > 0.")
+        split, sensitivity = options.budget_split, options.sensitivity
         # the paper's split of (epsilon, delta), each part converted to zCDP
         try:
-            config["rho_regression"] = approx_dp_to_zcdp(split * epsilon, split * delta)
-            config["rho_rank"] = approx_dp_to_zcdp((1.0 - split) * epsilon, (1.0 - split) * delta)
+            rho = approx_dp_to_zcdp(split * epsilon, split * delta)
+            rho_rank = approx_dp_to_zcdp((1.0 - split) * epsilon, (1.0 - split) * delta)
         except ValueError:
             raise ValueError(
                 f"epsilon={epsilon!r}, delta={delta!r} and budget_split={split!r} give a part of the budget whose zCDP "
                 "parameter underflows float64; use a larger epsilon or delta, or a budget_split nearer 0.5."
             ) from None
-        rho = config["rho_regression"]
         if math.isfinite(rho):
             # the tree's node scale sensitivity * sqrt(n_levels / (2 rho)), n_levels <= 64 for T < 2**63 (privacy
             # core): refuse here, before any charge, what the tree would refuse at its creation
@@ -284,29 +296,17 @@ class PrivateFairGreedy(PrivateMechanismMixin, FairGreedy):
                     "epsilon is so large (for these context_bound and reward_bound) that the regression noise underflows "
                     "to 0; use epsilon=float('inf') for the exact algorithm."
                 )
-        return config
+        return _PrivateGreedyConfig(
+            epsilon=epsilon, delta=delta, regularization=options.regularization, split_history=options.split_history,
+            shift_failure_probability=options.shift_failure_probability, context_bound=options.context_bound,
+            reward_bound=options.reward_bound, sensitivity=sensitivity, continual=options.continual,
+            rho_regression=rho, rho_rank=rho_rank,
+        )
 
     # ---------------------------------------------------------------- the release template (dpfair.base)
     # One run is one release: reset (or simulate) validates every argument, charges (epsilon, delta) once
     # through dpfair._estimator.charge_budget (budget=None: the default ledger), and only then creates the
     # noise source that every round draws from.  The statistics arrive round by round, after the charge.
-    def _validate_params(self) -> _GreedyOptions:
-        return _GreedyOptions(config=self._validate())
-
-    def _prepare(
-        self,
-        n_groups: int,
-        dim: int,
-        horizon: int,
-        *,
-        n_runs: int | None = None,
-        support: Any = None,
-        support_groups: Any = None,
-    ) -> dict[str, Any]:
-        """The template's step 1 alone (every check; nothing charged, no noise source)."""
-        _, data = self._validate_all(n_groups, dim, horizon, n_runs=n_runs, support=support, support_groups=support_groups)
-        return data.prepared
-
     def _validate_data(
         self,
         params: PrivacyParameters,
@@ -318,8 +318,17 @@ class PrivateFairGreedy(PrivateMechanismMixin, FairGreedy):
         support: Any = None,
         support_groups: Any = None,
     ) -> _Run:
-        return _Run(prepared=self._check_reset(params.options.config, n_groups, dim, horizon, n_runs=n_runs,
-                                               support=support, support_groups=support_groups))
+        config = self._private_config(params.options, params.epsilon, params.delta)
+        return _Run(run=self._check_reset(config, n_groups, dim, horizon, n_runs=n_runs, support=support,
+                                          support_groups=support_groups))
+
+    def _plan_release(self, params: PrivacyParameters, data: _Run) -> _CheckedRun:
+        return data.run  # checked: the charge's hooks need not check the split again (planned_charge() does)
+
+    def _privacy_cost(self, params: PrivacyParameters) -> tuple[float, float]:
+        if params.plan is None:  # planned_charge(): the parameters alone, checked as a release checks them
+            self._private_config(params.options, params.epsilon, params.delta)
+        return params.epsilon, params.delta
 
     def _compute_statistics(self, params: PrivacyParameters, data: _Run) -> None:
         return None  # the regression and rank statistics arrive round by round, after the charge
@@ -328,7 +337,7 @@ class PrivateFairGreedy(PrivateMechanismMixin, FairGreedy):
         return noise  # the source the tree mechanism and the rank releases of every round draw from
 
     def _solve(self, params: PrivacyParameters, noisy: NoiseSource, data: _Run) -> dict[str, Any]:
-        return {"prepared": {**data.prepared, "noise": noisy}}
+        return {"run": data.run, "noise": noisy}
 
     def _warn_non_private(self, params: PrivacyParameters) -> None:
         warn_privacy_leak(  # at the user's line: the caller of reset or simulate
@@ -336,19 +345,35 @@ class PrivateFairGreedy(PrivateMechanismMixin, FairGreedy):
             "Use a finite epsilon on real people's data.",
         )
 
-    def _open(self, prepared: dict[str, Any]) -> dict[str, Any]:
-        """Run the release template on the run :meth:`_prepare` checked: validate, charge once, create the noise."""
-        n_groups, dim, horizon, keywords = prepared["arguments"]
-        results = self._release(n_groups, dim, horizon, **keywords)
-        return {**results["prepared"], "privacy_spent": results["privacy_spent_"]}
+    def _dry_run_reset(self, n_groups: int, dim: int, horizon: int, **keywords: Any) -> tuple[_CheckedRun, Any]:
+        params, data = self._validate_all(n_groups, dim, horizon, **keywords)  # the template's dry run
+        return data.run, self._planned(params)
 
-    def _warn(self, config: dict[str, Any]) -> None:
+    def _open(self, n_groups: int, dim: int, horizon: int, **keywords: Any) -> _OpenedRun:
+        """Run the release template on the run: validate, charge once, and only then create the noise source."""
+        results = self._release(n_groups, dim, horizon, **keywords)
+        return _OpenedRun(run=results["run"], noise=results["noise"], privacy_spent=results["privacy_spent_"])
+
+    def _check_environment(self, config: _PrivateGreedyConfig, horizon: int, context_bound: float,
+                           reward_bound: float) -> None:
+        super()._check_environment(config, horizon, context_bound, reward_bound)
+        for key, declared, bound, documented in (
+                ("context_bound", config.context_bound, context_bound, "context_norm_bound"),
+                ("reward_bound", config.reward_bound, reward_bound, "reward_bound")):
+            if declared < bound:
+                raise ValueError(
+                    f"{key}={declared!r} is below the environment's documented bound env.{documented}={bound!r}; "
+                    f"declare {key} >= {bound!r} (a bound every candidate obeys, from the environment's "
+                    "documentation, never from its data)."
+                )
+
+    def _warn(self, config: _GreedyConfig) -> None:
         pass  # the template warned (epsilon = inf) before the charge
 
-    def _start(self, config: dict[str, Any]) -> None:
-        self.rho_regression_ = config["rho_regression"]
-        self.rho_rank_ = config["rho_rank"]
-        self.continual_ = config["continual"]
+    def _start(self, config: _GreedyConfig) -> None:
+        self.rho_regression_ = config.rho_regression
+        self.rho_rank_ = config.rho_rank
+        self.continual_ = config.continual
         super()._start(config)
 
     def _state_bytes(self, n_groups: int, dim: int, horizon: int, runs: int, n_support: int) -> list[tuple[int, str]]:
@@ -387,20 +412,20 @@ class PrivateFairGreedy(PrivateMechanismMixin, FairGreedy):
         pool = n_past - n_past // 2 if self._split else n_past
         if pool == 0:
             return math.inf
-        return rank_noise_std(pool, self.horizon_, self._config["rho_rank"])
+        return rank_noise_std(pool, self.horizon_, self._config.rho_rank)
 
     def _check_bounds(self, x: Any, r: Any) -> None:
         import numpy as np
 
         c = self._config
-        if (np.einsum("skd,skd->sk", x, x) > c["context_bound"] ** 2 * (1 + 1e-12)).any():
+        if (np.einsum("skd,skd->sk", x, x) > c.context_bound ** 2 * (1 + 1e-12)).any():
             raise ValueError(
-                f"a context has norm above the declared context_bound={c['context_bound']!r}; declare a bound "
+                f"a context has norm above the declared context_bound={c.context_bound!r}; declare a bound "
                 "that holds for every candidate (it must not be read off the data), or rescale the contexts."
             )
-        if (np.abs(r) > c["reward_bound"] * (1 + 1e-12)).any():  # the same rounding allowance as the contexts
+        if (np.abs(r) > c.reward_bound * (1 + 1e-12)).any():  # the same rounding allowance as the contexts
             raise ValueError(
-                f"a reward lies outside the declared reward_bound={c['reward_bound']!r}; declare a bound that "
+                f"a reward lies outside the declared reward_bound={c.reward_bound!r}; declare a bound that "
                 "holds for every reward (it must not be read off the data), or clip the rewards first."
             )
 
@@ -415,7 +440,7 @@ class PrivateFairGreedy(PrivateMechanismMixin, FairGreedy):
         t = np.arange(t0, t1)
         pool = (t - t // 2 if self._split else t).astype(float)
         sigmas = np.zeros(t.size)
-        rho = self._config["rho_rank"]
+        rho = self._config.rho_rank
         if math.isinf(rho):
             return sigmas
         released = pool > 0
@@ -434,5 +459,5 @@ class PrivateFairGreedy(PrivateMechanismMixin, FairGreedy):
             return False
         # the compiled rounds add noise drawn beforehand to the statistics; only the seeded source draws it so.
         # Secure noise is added to the values themselves (OpenDP): those runs keep the numpy rounds.
-        exact = _regression_noise_scale(self.tree_) == 0 and math.isinf(self._config["rho_rank"])
+        exact = _regression_noise_scale(self.tree_) == 0 and math.isinf(self._config.rho_rank)
         return exact or type(self._noise) is SeededNoise

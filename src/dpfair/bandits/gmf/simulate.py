@@ -21,7 +21,6 @@ from dpfair.bandits.gmf.environments import GroupEnvironment
 from dpfair.bandits.gmf.policy_base import BanditPolicy
 from dpfair.bandits.regret import cumulative_fair_regret, cumulative_regret
 from dpfair.bandits.results import BanditResult
-from dpfair.base import PrivateMechanismMixin
 from dpfair.privacy.budget import check_budgets_cover
 
 __all__ = ["simulate"]
@@ -85,19 +84,20 @@ def simulate(
     """
     horizon, seeds = _check_arguments(env, policies, horizon, seeds, engine)
     n_seeds = len(seeds)
-    learners = _prepare_policies(env, policies, horizon, seeds)
+    learners = _checked_policies(env, policies, horizon, seeds)
     episodes = [env.sample(horizon, s) for s in seeds]
     ids = np.stack([e.context_ids for e in episodes], axis=1)  # (T, S, K)
     rewards = np.stack([e.rewards for e in episodes], axis=1)
     means = np.stack([e.mean_rewards for e in episodes], axis=1)
     ranks = np.stack([e.relative_ranks for e in episodes], axis=1)
     del episodes
-    # every check passed: charge every private policy (the release template: then, only then, its noise source)
-    learners = [(learner, learner._open(prepared)) for learner, prepared in learners]
     fair, regret, selections, spent = [], [], [], {}
     for name in policies:
-        learner, prepared = learners.pop(0)  # one policy's state in memory at a time
-        learner._begin(prepared)
+        learner = learners.pop(0)  # one policy's state in memory at a time
+        # every check passed for every policy and the budgets pay for all of them: reset charges this one (a
+        # private policy runs the release template: its one charge, then, only then, its noise source)
+        learner.reset(env.n_groups, env.dim, horizon, n_runs=n_seeds, support=env.support,
+                      support_groups=env.support_group)
         actions = _play(env, learner, ids, rewards, horizon, n_seeds, engine)
         fair.append(cumulative_fair_regret(ranks, actions).T)
         regret.append(cumulative_regret(means, actions).T)
@@ -144,41 +144,27 @@ def _check_arguments(env: Any, policies: Any, horizon: Any, seeds: Any, engine: 
     return horizon, seeds
 
 
-def _prepare_policies(env: GroupEnvironment, policies: Mapping[str, BanditPolicy], horizon: int,
-                      seeds: tuple[int, ...]) -> list[tuple[BanditPolicy, Any]]:
-    """Each policy cloned and seeded, its run checked (nothing charged), and the budgets tried together."""
-    n_seeds = len(seeds)
+def _checked_policies(env: GroupEnvironment, policies: Mapping[str, BanditPolicy], horizon: int,
+                      seeds: tuple[int, ...]) -> list[BanditPolicy]:
+    """Each policy cloned and seeded, its run checked by its dry run (nothing charged), the budgets tried together."""
     # Validate every policy (hyper-parameters, sizes, declared bounds against the environment's documented
     # ones), then check that the budgets pay for all of them together, then charge: a refused call spends nothing.
-    learners = []
+    learners, charges = [], []
     for index, (name, policy) in enumerate(policies.items()):
         learner = clone(policy)
         if "random_state" in learner.get_params() and learner.random_state is None:
             learner.set_params(random_state=np.random.default_rng([*seeds, 0xB4D17, index]))
         try:
-            prepared = learner._prepare(env.n_groups, env.dim, horizon, n_runs=n_seeds, support=env.support,
-                                        support_groups=env.support_group)
-            learner._check_environment(prepared["config"], horizon, env.context_norm_bound, env.reward_bound)
+            planned = learner.check_reset(env.n_groups, env.dim, horizon, n_runs=len(seeds), support=env.support,
+                                          support_groups=env.support_group,
+                                          environment_bounds=(env.context_norm_bound, env.reward_bound))
         except (TypeError, ValueError) as exc:
             raise type(exc)(f"policies[{name!r}]: {exc}") from None
-        config = prepared["config"]
-        for key, bound, documented in (("context_bound", env.context_norm_bound, "context_norm_bound"),
-                                       ("reward_bound", env.reward_bound, "reward_bound")):
-            if key in config and config[key] < bound:
-                raise ValueError(
-                    f"policies[{name!r}].{key}={config[key]!r} is below the environment's documented bound "
-                    f"env.{documented}={bound!r}; declare {key} >= {bound!r} (a bound every candidate obeys, from the "
-                    "environment's documentation, never from its data)."
-                )
-        learners.append((learner, prepared))
-    # (budget=None: the default ledger, as dpfair._estimator.charge_budget charges it)
-    charges = [(name, learner.planned_charge()) for name, (learner, _) in zip(policies, learners, strict=True)
-               if isinstance(learner, PrivateMechanismMixin)]  # the release template's dry run: what _open will charge
-    check_budgets_cover(
-        [(planned.budget, planned.epsilon, planned.delta, f"policies[{name!r}].budget", planned.relation)
-         for name, planned in charges],
-        fix="give each private policy a budget that pays for it, or a larger shared budget",
-    )
+        if planned is not None:  # what its reset will charge (budget=None: the default ledger, if one is set)
+            charges.append((planned.budget, planned.epsilon, planned.delta, f"policies[{name!r}].budget",
+                            planned.relation))
+        learners.append(learner)
+    check_budgets_cover(charges, fix="give each private policy a budget that pays for it, or a larger shared budget")
     return learners
 
 
@@ -186,7 +172,7 @@ def _play(env: GroupEnvironment, learner: BanditPolicy, ids: np.ndarray, rewards
           n_seeds: int, engine: str) -> np.ndarray:
     """One started policy over every round of every seed: its actions ``(horizon, n_seeds)``."""
     # compiled: every round at once in numba kernels (None: this policy or stream has no compiled rounds)
-    actions = learner._run_compiled(ids, rewards) if engine == "compiled" else None
+    actions = learner.play_compiled(ids, rewards) if engine == "compiled" else None
     if actions is None:  # the numpy reference: one vectorized select and update per round
         actions = np.empty((horizon, n_seeds), dtype=np.int64)
         runs = np.arange(n_seeds)
