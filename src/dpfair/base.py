@@ -46,6 +46,8 @@ private search checks its candidates with them before its one charge.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
@@ -66,6 +68,9 @@ from dpfair._validation import check_bounds, check_delta, check_epsilon
 from dpfair.privacy.budget import PrivacyBudget, charged_release, check_budget, inside_charged_release
 from dpfair.privacy.noise import NoiseSource, check_random_state, get_noise_source
 from dpfair.privacy.relations import REPLACE, check_relation
+
+#: The feature attributes scikit-learn's ``validate_data`` sets on an estimator while it checks ``X``.
+_FEATURE_ATTRIBUTES = ("n_features_in_", "feature_names_in_")
 
 __all__ = [
     "ROLES",
@@ -514,14 +519,31 @@ class PrivateEstimator(PrivateMechanismMixin):
         ValueError, TypeError
             Whatever :meth:`fit` would refuse before its charge (the message names the argument).
         """
-        saved = {name: vars(self)[name] for name in ("n_features_in_", "feature_names_in_") if name in vars(self)}
-        try:
+        with self._feature_attributes_kept(always=True):  # a dry run leaves no trace
             args, kwargs = self._release_arguments(X, y, **fit_params)
             return self._dry_run(*args, **kwargs)
-        finally:  # scikit-learn's validate_data may set the feature attributes while checking X: put them back
-            for name in ("n_features_in_", "feature_names_in_"):
-                vars(self).pop(name, None)
-            vars(self).update(saved)
+
+    @contextmanager
+    def _feature_attributes_kept(self, *, always: bool) -> Iterator[None]:
+        """Put back ``n_features_in_`` / ``feature_names_in_`` as they were before the block.
+
+        scikit-learn's ``validate_data`` sets them while it checks ``X``.  ``always=True`` restores them after
+        the block whatever happens (a dry run charges and changes nothing); ``always=False`` only when the block
+        raises (a refused fit leaves the estimator as it was, contract rule 3; a fit that succeeds keeps them).
+        """
+        saved = {name: vars(self)[name] for name in _FEATURE_ATTRIBUTES if name in vars(self)}
+        try:
+            yield
+        except BaseException:
+            self._restore_feature_attributes(saved)
+            raise
+        if always:
+            self._restore_feature_attributes(saved)
+
+    def _restore_feature_attributes(self, saved: dict[str, Any]) -> None:
+        for name in _FEATURE_ATTRIBUTES:
+            vars(self).pop(name, None)
+        vars(self).update(saved)
 
     def _release_arguments(self, X: Any, y: Any = None, **fit_params: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
         """The arguments of :meth:`_release` for ``fit(X, y, **fit_params)``: ``((X, y), fit_params)`` by default.
@@ -541,7 +563,7 @@ class PrivateEstimator(PrivateMechanismMixin):
         A subclass whose ``fit`` has another signature calls ``self._set_fitted(self._release(...))``.
         """
         if self._results_hold_feature_attributes:
-            for name in ("n_features_in_", "feature_names_in_"):
+            for name in _FEATURE_ATTRIBUTES:
                 if name not in results and name in vars(self):
                     delattr(self, name)  # stale, from an earlier fit
         for name, value in results.items():

@@ -428,16 +428,8 @@ class DPExponentiatedGradient(PrivateEstimator, _MixturePredictor, ClassifierMix
         ConvergenceWarning
             When the output clearly exceeds ``gamma`` (raise ``bound_B``).
         """
-        # scikit-learn's validate_data sets n_features_in_ while checking X: a refused fit must leave
-        # the estimator as it was (contract rule 3), so those attributes are restored on any error
-        saved = {k: vars(self)[k] for k in ("n_features_in_", "feature_names_in_") if k in vars(self)}
-        try:
+        with self._feature_attributes_kept(always=False):  # a refused fit leaves the estimator as it was
             return self._set_fitted(self._release(X, y, sensitive_features=sensitive_features))
-        except BaseException:
-            for key in ("n_features_in_", "feature_names_in_"):
-                vars(self).pop(key, None)
-            vars(self).update(saved)
-            raise
 
     # ------------------------------------------------------------------ the steps of dpfair.base's release template
     @property
