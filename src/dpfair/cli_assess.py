@@ -133,6 +133,30 @@ _PER_ROW_SQL = {
     "mean_absolute_error": "abs(({t}) - ({p}))",
     "mean_prediction": "({p}) - {lo}",
 }
+#: ``r2_score``'s three per-row values (as :func:`dpfair.metrics._r2.per_row`): the squared residual in units of
+#: ``w ** 2`` and the centred ``y_true`` in units of ``w / 2`` and its square (``w`` the width of the bounds, ``m`` the
+#: middle)
+_R2_SQL = ("((({t}) - ({p})) / {w}) * ((({t}) - ({p})) / {w})", "(({t}) - {m}) / ({w} / 2)",
+           "((({t}) - {m}) / ({w} / 2)) * ((({t}) - {m}) / ({w} / 2))")
+
+
+def _sum_columns(real_metrics: list[str]) -> dict[str, Any]:
+    """The column(s) of per-cell sums of every real-valued metric: ``__sum_i``, or three ``__sum_i_j`` for r2."""
+    return {m: [f"__sum_{i}_{j}" for j in range(3)] if m == "r2_score" else f"__sum_{i}"
+            for i, m in enumerate(real_metrics)}
+
+
+def _sums_sql(real_metrics: list[str], t: str, p: str, bounds: tuple[float, float]) -> str:
+    """``sum(...) AS __sum_i`` (``__sum_i_j`` for r2's three sums) of every real-valued metric's per-row value."""
+    lo, hi = (float(b) for b in bounds)
+    values = {"t": t, "p": p, "lo": repr(lo), "w": repr(hi - lo), "m": repr((lo + hi) / 2)}
+    parts = []
+    for (metric, names) in _sum_columns(real_metrics).items():
+        if metric == "r2_score":
+            parts += [f"sum({sql.format(**values)}) AS {name}" for sql, name in zip(_R2_SQL, names, strict=True)]
+        else:
+            parts.append(f"sum({_PER_ROW_SQL[metric].format(**values)}) AS {names}")
+    return ", ".join(parts)
 
 
 def _assess_counts(con: object, source: str, y_true: str, y_pred: str, sensitive: list[str],
@@ -153,7 +177,7 @@ def _assess_counts(con: object, source: str, y_true: str, y_pred: str, sensitive
         assert bounds is not None
         t, p = _value_sql(y_true, y_true in numeric), _value_sql(y_pred, y_pred in numeric)
         lo, hi = (repr(float(b)) for b in bounds)
-        sums = ", ".join(f"sum({_PER_ROW_SQL[m].format(t=t, p=p, lo=lo)}) AS __sum_{i}" for i, m in enumerate(real_metrics))
+        sums = _sums_sql(real_metrics, t, p, bounds)
         checks = ", ".join(
             f"count(*) FILTER (WHERE {v} IS NULL) AS __bad_{n}, count(*) FILTER (WHERE {v} < {lo} OR {v} > {hi}) AS __out_{n}"
             for n, v in (("t", t), ("p", p)))
@@ -381,7 +405,7 @@ def _release_table(
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", PrivacyLeakWarning)
             # every metric streams: DuckDB computes the counts, the per-cell sums and the checks in one pass
-            reals = [m for m in metrics if m in REAL_METRICS]
+            reals = [m for m in metrics if m in REAL_METRICS or m == "r2_score"]
             if reals and bounds_pair is None:
                 _fail(f"--bounds is required for the real-valued metric(s) {', '.join(reals)}.",
                       "declare the public range of both columns, e.g. --bounds 0,1 (never read off the data).")
@@ -391,7 +415,7 @@ def _release_table(
             _check_counts(counts, y_true, y_pred, bounds_pair)
             frame = PrivateMetricFrame.from_counts(
                 counts, sensitive_features=list(sensitive), y_true="__y_true", y_pred="__y_pred", count="__count",
-                control_features=control or None, sums={m: f"__sum_{i}" for i, m in enumerate(reals)} or None,
+                control_features=control or None, sums=_sum_columns(reals) or None,
                 bounds=bounds_pair if reals else None, **common)
     except (TypeError, ValueError) as exc:
         text = str(exc).replace("'__y_true'", repr(y_true)).replace("'__y_pred'", repr(y_pred))

@@ -241,4 +241,4 @@ def test_a_two_dimensional_array_and_a_dict_work_like_fairlearn():
 
 
 def test_supported_metrics_list():
-    assert len(SUPPORTED_METRICS) == 14 and {"selection_rate", "f1_score", "count"} <= set(SUPPORTED_METRICS)
+    assert len(SUPPORTED_METRICS) == 15 and {"selection_rate", "f1_score", "count", "r2_score"} <= set(SUPPORTED_METRICS)

@@ -56,7 +56,9 @@ COUNT_METRICS: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {
 REAL_METRICS = ("mean_squared_error", "mean_absolute_error", "mean_prediction")
 #: score metrics: read a released histogram of the scores (y_pred) per group and true label, on declared bins
 SCORE_METRICS = ("roc_auc_score",)
-SUPPORTED = tuple(COUNT_METRICS) + REAL_METRICS
+#: moment metrics: read released per-group sums of several bounded per-row values (``r2_score``: see ``_r2``)
+MOMENT_METRICS = ("r2_score",)
+SUPPORTED = tuple(COUNT_METRICS) + REAL_METRICS + MOMENT_METRICS
 
 #: draws of a frame's intervals
 N_BOOT = 2000
@@ -109,6 +111,11 @@ class MetricSpec:
     def real(self) -> bool:
         """The metric is a mean of a bounded per-row value (released as per-group sums)."""
         return self.name in REAL_METRICS
+
+    @property
+    def moments(self) -> bool:
+        """The metric reads released per-group sums of several bounded per-row values (``r2_score``)."""
+        return self.name in MOMENT_METRICS
 
     @property
     def width(self) -> float:
@@ -253,6 +260,11 @@ def evaluate(
         if spec.histogram:
             histogram = np.maximum(np.asarray(sums[spec.key], dtype=float), 0.0)
             out[spec.key] = (histogram_auc(histogram), histogram_auc(histogram.sum(axis=-2)))
+            continue
+        if spec.moments:
+            from dpfair.metrics import _r2
+
+            out[spec.key] = _r2.evaluate(sums[spec.key], counts)
             continue
         if spec.real:
             s = sums[spec.key]
@@ -672,7 +684,7 @@ def intervals(
     clean = np.maximum(raw, 0.0)
     est = evaluate(clean, sums, specs, exact=exact)
     in_units = raw if unit is None else raw / unit
-    plain = [spec for spec in specs if not spec.histogram]
+    plain = [spec for spec in specs if not spec.histogram and not spec.moments]
     flagged = flags(in_units, plain, epsilon_table, confidence, continuous=unit is not None)  # raw: unbiased around 0
     draws: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     for spec in specs:
@@ -686,6 +698,12 @@ def intervals(
                                  | (raw_histogram[..., bins:].sum(-1) <= weak))
             cells = posterior_cells(raw_histogram, epsilon_sums, n_boot, rng)
             draws[spec.key] = (histogram_auc(cells), histogram_auc(cells.sum(axis=-2)))
+        elif spec.moments:  # its own release (Laplace at epsilon_sums) and the table's group sizes
+            from dpfair.metrics import _r2
+
+            raw_sums, sizes = np.asarray(sums[spec.key], dtype=float), clean.sum(-1)
+            flagged[spec.key] = _r2.flags(raw_sums, raw.sum(-1), epsilon_table, epsilon_sums, confidence)
+            draws[spec.key] = _r2.draws(raw_sums, sizes, epsilon_table, epsilon_sums, n_boot, rng)
     specs_plain = plain
     if any(not spec.real for spec in specs_plain):
         if unit is None:

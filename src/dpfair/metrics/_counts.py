@@ -22,6 +22,8 @@ def validate_counts(
     ``sums`` maps every real-valued metric's key to the column holding, for each cell, the exact sum over its rows
     of the metric's per-row value (:func:`dpfair.metrics._core.per_row_values`); each must lie in
     ``[0, width x count]`` (the declared ``bounds``), else it is refused by name before anything is charged.
+    ``r2_score`` takes three columns (a list): each cell's sums of ``rho``, ``v`` and ``v ** 2``
+    (:func:`dpfair.metrics._r2.per_row`), in ``[0, count]``, ``[-count, count]`` and ``[0, count]``.
     """
     if hasattr(counts, "toPandas") and not isinstance(counts, pd.DataFrame):
         counts = counts.toPandas()  # a pyspark DataFrame of counts: one row per cell, small
@@ -29,7 +31,7 @@ def validate_counts(
         counts = counts.compute()  # a Dask DataFrame of counts (one row per cell): small
     if not isinstance(counts, pd.DataFrame):
         raise TypeError(f"counts must be a pandas DataFrame of counts (one row per cell), got {type(counts).__name__}.")
-    reals = [spec for spec in extra["specs"] if spec.real]
+    reals = [spec for spec in extra["specs"] if spec.real or spec.moments]
     sums = dict(sums or {})
     if not isinstance(sums, dict) or set(sums) != {spec.key for spec in reals}:
         raise ValueError(
@@ -43,7 +45,9 @@ def validate_counts(
     labelled = bool(extra["counts"])
     for option, column in ([("y_true", y_true), ("y_pred", y_pred)] if labelled else []) + [("count", count)] + [
         ("sensitive_features", n) for n in names
-    ] + [("control_features", n) for n in controls] + [(f"sums[{k!r}]", c) for k, c in sums.items()]:
+    ] + [("control_features", n) for n in controls] + [
+        (f"sums[{k!r}]", c) for k, cs in sums.items() for c in (cs if isinstance(cs, list | tuple) else [cs])
+    ]:
         if not isinstance(column, str) or column not in counts.columns:
             raise ValueError(
                 f"{option}: column {column!r} is not in counts; its columns are {list(map(str, counts.columns))}."
@@ -61,6 +65,9 @@ def validate_counts(
         data["labels_pred"] = binary(as_1d(counts[y_pred], "y_pred"), "y_pred", extra["counts"], extra["pos_label"])
     data["cell_sums"] = {}
     for spec in reals:
+        if spec.moments:
+            data["cell_sums"][spec.key] = _moment_sums(counts, spec.key, sums[spec.key], n)
+            continue
         column = sums[spec.key]
         values = counts[column].to_numpy()
         if values.dtype.kind not in "iuf" or not np.isfinite(values.astype(float)).all():
@@ -76,6 +83,24 @@ def validate_counts(
     data.update(resolve_rows(groups, undeclared, columns, control_columns, epsilon))
     data["weights"] = n.astype(np.int64)
     return data
+
+
+def _moment_sums(counts: pd.DataFrame, key: str, columns: Any, n: np.ndarray) -> np.ndarray:
+    """``(cells, 3)``: the checked per-cell sums of ``r2_score``'s ``(rho, v, v ** 2)`` (three columns of counts)."""
+    if not isinstance(columns, list | tuple) or len(columns) != 3:
+        raise ValueError(f"sums[{key!r}]: r2_score needs a list of three columns: each cell's sums of rho, v and v ** 2 "
+                         "(dpfair.metrics._r2.per_row: squared residual and centred y_true, in units of bounds).")
+    out = []
+    for column, low in zip(columns, (0.0, -1.0, 0.0), strict=True):
+        values = counts[column].to_numpy()
+        if values.dtype.kind not in "iuf" or not np.isfinite(values.astype(float)).all():
+            raise ValueError(f"sums[{key!r}]: column {column!r} must hold finite numbers.")
+        values, slack = values.astype(float), 1e-9 * np.maximum(n, 1)
+        if (values < low * n - slack).any() or (values > n + slack).any():
+            raise ValueError(f"sums[{key!r}]: column {column!r} holds sums outside [{low:g} x count, count]: compute "
+                             "them from values inside the declared bounds.")
+        out.append(np.clip(values, low * n, n))
+    return np.stack(out, axis=-1)
 
 
 def tabulate_counts(data: dict[str, Any], n_groups: int) -> np.ndarray:

@@ -13,14 +13,17 @@ import numpy as np
 
 from dpfair._validation import check_bounds
 from dpfair.metrics import _core
-from dpfair.metrics._core import REAL_METRICS, SCORE_METRICS, SUPPORTED, MetricSpec
+from dpfair.metrics._core import MOMENT_METRICS, REAL_METRICS, SCORE_METRICS, SUPPORTED, MetricSpec
 
 __all__ = ["SUPPORTED_METRICS", "CountMetric", "metric_specs", "parse_metrics"]
 
 #: The metrics :class:`PrivateMetricFrame` computes, by name (the fairlearn or scikit-learn function of that
 #: name is accepted too; ``fbeta_score`` is taken as ``functools.partial(sklearn.metrics.fbeta_score, beta=...)``).
-#: All but the last three are count-based; the last three are real-valued (they need ``bounds``).
+#: All but the last four are count-based; the last four are real-valued (they need ``bounds``; ``r2_score`` reads
+#: three released sums per group).
 SUPPORTED_METRICS: tuple[str, ...] = tuple(name for name in SUPPORTED if name != "fbeta_score")
+#: the metrics of real values in ``bounds``: one released sum per group, or three (``r2_score``)
+_BOUNDED = REAL_METRICS + MOMENT_METRICS
 
 _SUPPORTED_TEXT = (", ".join(SUPPORTED_METRICS) + ", fbeta_score (with beta), confusion_matrix, roc_auc_score (scores in "
                    "bounds, score_bins)")
@@ -217,12 +220,12 @@ def _sample_weight(parsed: list[tuple[str, str, dict[str, Any]]], extra: dict[st
                          "weights); build the frame from the rows with sample_weight_bound.")
     names = {key: name for key, name, _ in parsed}
     for key in weighted:
-        if names[key] in REAL_METRICS or names[key] in SCORE_METRICS or names[key] == "count":
+        if names[key] in _BOUNDED or names[key] in SCORE_METRICS or names[key] == "count":
             raise ValueError(
                 f"sample_params[{key!r}]: sample_weight applies to the count-based rates only ({names[key]} is not "
                 "one: its release takes no weights); assess it in another frame without sample_weight."
             )
-    count_keys = [key for key, name, _ in parsed if name not in REAL_METRICS and name not in SCORE_METRICS]
+    count_keys = [key for key, name, _ in parsed if name not in _BOUNDED and name not in SCORE_METRICS]
     first = next(iter(weighted.values()))
     if set(weighted) != set(count_keys) or any(w is not first for w in weighted.values()):
         raise ValueError(
@@ -274,8 +277,8 @@ def metric_specs(
     if len(pos_labels) > 1:
         raise ValueError("pos_label differs between metrics; every count-based metric reads one table: give one pos_label.")
     pos_label = next(iter(pos_labels.values())) if pos_labels else None
-    count_names = [name for _, name, _ in parsed if name not in REAL_METRICS and name not in SCORE_METRICS]
-    real_names = [name for _, name, _ in parsed if name in REAL_METRICS]
+    count_names = [name for _, name, _ in parsed if name not in _BOUNDED and name not in SCORE_METRICS]
+    real_names = [name for _, name, _ in parsed if name in _BOUNDED]
     score_names = [name for _, name, _ in parsed if name in SCORE_METRICS]
     if score_names and count_names:
         raise ValueError(
@@ -302,6 +305,8 @@ def metric_specs(
     for key, name, options in parsed:
         if name in REAL_METRICS:
             specs.append(_core.real_spec(key, name, checked_bounds))
+        elif name in MOMENT_METRICS:  # r2 in (-inf, 1]; 0/0 (SS_tot = 0) is undefined at a finite epsilon
+            specs.append(MetricSpec(key, name, -math.inf, 1.0, zero_division=math.nan))
         elif name == "count_metric":
             metric = options["count_metric"]
             cells = tuple(_core.CELL_NAMES.index(c) for c in metric.denominator)
@@ -348,7 +353,7 @@ def parse_exact_metrics(metrics: Any) -> tuple[list[tuple[str, str, dict[str, An
             return "callable", {"function": metric}
         if callable(metric) and not isinstance(metric, CountMetric):
             options = {**options, "function": metric}
-        elif name in SCORE_METRICS:  # by name at epsilon=inf: scikit-learn's own, on the exact scores
+        elif name in SCORE_METRICS or name in MOMENT_METRICS:  # by name at epsilon=inf: scikit-learn's own, exact
             import sklearn.metrics
 
             options = {**options, "function": getattr(sklearn.metrics, name)}
@@ -396,7 +401,7 @@ def table_eligible(parsed: list[tuple[str, str, dict[str, Any]]], per_metric: di
     eligible = []
     for key, name, _ in parsed:
         params = per_metric.get(key, {})
-        if name == "callable" or name in SCORE_METRICS or set(params) - _TABLE_PARAMS:
+        if name == "callable" or name in SCORE_METRICS or name in MOMENT_METRICS or set(params) - _TABLE_PARAMS:
             continue
         if name in REAL_METRICS and (bounds is None or params):
             continue

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from dpfair.metrics import _core
+from dpfair.metrics import _core, _r2
 from dpfair.metrics._core import MetricSpec
 from dpfair.metrics._counts import tabulate_counts
 from dpfair.privacy.noise import NoiseSource
@@ -57,7 +57,7 @@ def release_plan(
     With ``weight_bound`` (``sample_weight_bound``) the table holds weighted sums, released with Laplace noise of
     scale ``weight_bound / share`` (:func:`weighted_table_sensitivity`).
     """
-    share = epsilon / (1 + sum(spec.real or spec.histogram for spec in specs))
+    share = epsilon / (1 + sum(spec.real or spec.histogram or spec.moments for spec in specs))
     table_kind = "contingency table (group x y_true x y_pred)" if count_names else "group sizes"
     if weight_bound is None:
         releases = [
@@ -78,6 +78,14 @@ def release_plan(
                 "mechanism": "discrete Laplace (geometric), L1 sensitivity 1",
                 "epsilon": share,
                 "scale": _core.table_scale(share),
+            })
+        if spec.moments:
+            releases.append({
+                "release": f"per-group sums for {spec.key} ({spec.name}: squared residual, centred y_true and its "
+                           "square, each in units of bounds)",
+                "mechanism": f"Laplace, L1 sensitivity {_r2.SENSITIVITY:g}",
+                "epsilon": share,
+                "scale": _r2.noise_scale(share),
             })
         if spec.real:
             releases.append({
@@ -114,12 +122,17 @@ def exact_statistics(extra: dict[str, Any], epsilon: float, bounds: Any, data: d
     }
     if "weights" in data:  # from_counts: the per-cell sums the engine computed, added per group
         sums = {spec.key: _core.group_sums(group, n_groups, data["cell_sums"][spec.key]) for spec in specs if spec.real}
+        cells = {spec.key: data["cell_sums"][spec.key] for spec in specs if spec.moments}
     else:
         sums = {
             spec.key: _core.group_sums(group, n_groups, _core.per_row_values(spec, data["values_true"], data["values_pred"]))
             for spec in specs
             if spec.real
         }
+        cells = {spec.key: _r2.per_row(data["values_true"], data["values_pred"], extra["bounds"])
+                 for spec in specs if spec.moments}
+    for key, values in cells.items():  # (rows or cells, 3): the sums of every group, column by column
+        sums[key] = np.stack([_core.group_sums(group, n_groups, values[:, j]) for j in range(_r2.COMPONENTS)], axis=-1)
     share, releases = release_plan(specs, extra["counts"], epsilon, extra.get("weight_bound"))
     scale = releases[0]["scale"]
     if scale and extra.get("weight_bound") is not None:
@@ -132,6 +145,8 @@ def exact_statistics(extra: dict[str, Any], epsilon: float, bounds: Any, data: d
         )
     if scale:
         for spec in specs:
+            if spec.moments and not math.isfinite(1000.0 * _r2.noise_scale(share)):
+                raise ValueError(f"epsilon={epsilon!r} is too small for {spec.key}: the noise would overflow.")
             if spec.real and not math.isfinite(1000.0 * spec.width / share):
                 raise ValueError(
                     f"epsilon={epsilon!r} is too small for bounds={bounds!r}: the noise would overflow."
@@ -154,6 +169,9 @@ def draw_noise(
     sums = {
         spec.key: _core.release_sums(statistics["sums"][spec.key], spec.width, share, noise) for spec in specs if spec.real
     }
+    for spec in specs:  # the moments of r2_score: L1 sensitivity 3 (see _r2), Laplace noise 3 / share per sum
+        if spec.moments:
+            sums[spec.key] = _core.release_sums(statistics["sums"][spec.key], _r2.SENSITIVITY, share, noise)
     for spec in specs:  # one row adds one to one bin of its group and label: L1 sensitivity 1
         if spec.histogram:
             sums[spec.key] = _core.release_table(statistics["histograms"][spec.key], share, noise)
