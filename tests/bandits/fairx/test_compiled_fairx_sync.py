@@ -144,7 +144,7 @@ def test_secure_noise_runs_compiled(monkeypatch):
 
 def test_kernel_raises_the_reference_errors(monkeypatch):
     # a shift far below the release noise: V is not positive definite at the first synchronization, in both engines
-    real = federated._plan
+    real = online._plan
 
     def negative_shift(*args, **kwargs):
         plan = real(*args, **kwargs)
@@ -152,8 +152,7 @@ def test_kernel_raises_the_reference_errors(monkeypatch):
             plan.shift = -1e6
         return plan
 
-    monkeypatch.setattr(federated, "_plan", negative_shift)
-    monkeypatch.setattr(online, "_plan", negative_shift)  # a private learner plans its run itself (learner._prepare)
+    monkeypatch.setattr(online, "_plan", negative_shift)  # every learner plans its run itself (its dry run, its release)
     env = FederatedSyntheticEnvironment(dim=3, n_actions=4)
     learners = {"P": PrivFairXLinUCB(2.0, 0.1, math.sqrt(3), "bounded-gap", random_state=0)}
     for engine in ("compiled", "numpy"):

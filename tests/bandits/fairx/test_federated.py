@@ -24,8 +24,8 @@ from dpfair.bandits import (
     simulate_federated,
 )
 from dpfair.bandits.fairx.merit_policy import _policy
-from dpfair.bandits.fairx.simulator import _plan as plan_options
-from dpfair.bandits.fairx.simulator import _Sync
+from dpfair.bandits.fairx.synchronization import _plan as plan_options
+from dpfair.bandits.fairx.synchronization import _Sync
 from dpfair.privacy import PrivacyBudget, PrivacyLeakWarning, audit_epsilon
 
 L5 = math.sqrt(5)

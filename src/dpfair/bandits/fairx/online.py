@@ -136,12 +136,20 @@ class _OnlineFairX:
         return _AgentRun(n_actions=n_actions, dim=dim, horizon=horizon, n_agents=n_agents, agent=agent, run_id=run_id,
                          name=None if name is None else str(name), plan=plan)
 
+    def _dry_run_plan(self, n_actions: int, dim: int, horizon: int, *, n_agents: int, name: str) -> tuple[_Plan, Any]:
+        """One learner's run in :func:`~dpfair.bandits.simulate_federated`, checked and planned, nothing charged:
+        ``(plan, planned charge)``, the charge ``None`` for a learner that charges nothing (Priv-FairX-LinUCB: its
+        template's dry run)."""
+        run = self._check_run(n_actions, dim, horizon, options=self._run_options(), n_agents=n_agents, name=name)
+        return run.plan, None
+
     def _open(self, n_actions: int, dim: int, horizon: int, *, n_agents: int = 1, agent: int = 0,
-              run_id: int = 0) -> dict[str, Any]:
-        """Check one agent's run and open it: nothing to charge for the non-private learners (the private one
-        runs the release template instead).  Returns ``{"run": ..., "privacy_spent_": ...}``, as the template does."""
+              run_id: int = 0, name: str | None = None) -> dict[str, Any]:
+        """Check a run (one agent's, or one named learner's of a simulation) and open it: nothing to charge for the
+        non-private learners (the private one runs the release template instead).  Returns ``{"run": ...,
+        "privacy_spent_": ...}``, as the template does."""
         run = self._check_run(n_actions, dim, horizon, options=self._run_options(), n_agents=n_agents, agent=agent,
-                              run_id=run_id)
+                              run_id=run_id, name=name)
         return {"run": run, "privacy_spent_": run.plan.spent}
 
     def _begin(self, opened: dict[str, Any]) -> Any:

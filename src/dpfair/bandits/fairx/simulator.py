@@ -78,7 +78,6 @@ import numpy as np
 from dpfair._validation import check_allocation, check_int
 from dpfair._warnings import find_stack_level
 from dpfair.bandits.fairx.environment import _BLOCK, FederatedSyntheticEnvironment
-from dpfair.bandits.fairx.learners import PrivFairXLinUCB
 from dpfair.bandits.fairx.merit_policy import _EXPONENTIAL, _policy
 from dpfair.bandits.fairx.result import FederatedResult
 from dpfair.bandits.fairx.synchronization import (
@@ -86,7 +85,6 @@ from dpfair.bandits.fairx.synchronization import (
     _GuardedMerit,
     _MeritFailed,
     _Plan,
-    _plan,
     _probe_merits,
     _Rounds,
     _Sync,
@@ -96,9 +94,6 @@ from dpfair.bandits.ridge import RidgeState
 from dpfair.privacy.budget import check_budgets_cover
 
 __all__ = ["simulate_federated"]
-
-# names the tests and benchmarks reach through this module
-_ = (_plan, _Sync)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -214,20 +209,17 @@ def simulate_federated(
 def _check_and_charge(learners: Mapping[str, Any], dim: int, n_actions: int, horizon: int, n_agents: int,
                       n_seeds: int) -> list[_Plan]:
     """Every learner's plan, every check before any charge, then each private learner's one charge; the plans run."""
-    # every learner's plan; a private learner's dry run (dpfair.base's template, steps 1 and 2, as check_reset runs
-    # them, for the learner named as in this simulation) checks all that its release will, plans the run from the
-    # options it validated and says its charge, charging nothing
+    # every learner's dry run, named as in this simulation (a private learner's: dpfair.base's template, steps 1
+    # and 2, as check_reset runs them) checks all that its run will, plans it and says its charge, charging nothing
     charges, plans = {}, []
     for name, learner in learners.items():
         if getattr(type(learner), "_fairx_role", None) not in ("alone", "federated"):
             raise TypeError(f"learners[{name!r}] must be FairXLinUCB, FedFairXLinUCB or PrivFairXLinUCB, got "
                             f"{type(learner).__name__}.")
-        if isinstance(learner, PrivFairXLinUCB):
-            params, run = learner._validate_all(n_actions, dim, horizon, n_agents=n_agents, name=str(name))
-            charges[name] = learner._planned(params)
-            plans.append(run.plan)
-        else:
-            plans.append(_plan(str(name), learner._run_options(), horizon, n_agents, dim))
+        plan, charge = learner._dry_run_plan(n_actions, dim, horizon, n_agents=n_agents, name=str(name))
+        plans.append(plan)
+        if charge is not None:
+            charges[name] = charge
     _check_numeric_ranges(plans, dim, horizon, n_agents)
     # every callable merit on a public probe: the documented range of the mean rewards, in the shapes the run uses
     _probe_merits(plans, n_seeds, n_agents, n_actions)
@@ -242,7 +234,7 @@ def _check_and_charge(learners: Mapping[str, Any], dim: int, n_actions: int, hor
     # user's line; its run's plan (from the options it validated) is the one the simulation runs
     for i, name in enumerate(learners):
         if name in charges:
-            plans[i] = learners[name]._release(n_actions, dim, horizon, n_agents=n_agents, name=str(name))["run"].plan
+            plans[i] = learners[name]._open(n_actions, dim, horizon, n_agents=n_agents, name=str(name))["run"].plan
     return plans
 
 

@@ -74,7 +74,7 @@ from dpfair.privacy.budget import suspend_default_budget
 from dpfair.privacy.continual import BinaryTreeMechanism, ContinualSumMechanism
 from dpfair.privacy.leaks import PrivacyLeakWarning
 
-__all__ = ["OFUL", "BanditPolicy", "FairGreedy", "RandomPolicy"]
+__all__ = ["OFUL", "FairGreedy", "RandomPolicy"]
 
 
 def _regression_noise_scale(mechanism: Any) -> float:
