@@ -79,6 +79,37 @@ def test_simulate_refuses_a_declared_context_bound_below_the_documented_one(env)
     assert _unspent(budget)
 
 
+def test_check_reset_is_reset_without_the_charge(env):
+    """The public dry run: what reset would charge (None for a policy that charges nothing), nothing touched."""
+    sizes = (env.n_groups, env.dim, 20)
+    kwargs = {"n_runs": 2, "support": env.support, "support_groups": env.support_group}
+    assert OFUL().check_reset(*sizes, **kwargs) is None and FairGreedy().check_reset(*sizes, **kwargs) is None
+    budget = PrivacyBudget(5.0, 0.5)
+    policy = _pfg(budget)
+    planned = policy.check_reset(*sizes, **kwargs, environment_bounds=(env.context_norm_bound, env.reward_bound))
+    assert _unspent(budget) and not hasattr(policy, "t_")
+    policy.reset(*sizes, **kwargs)
+    (entry,) = budget.ledger
+    assert (entry.label, entry.epsilon, entry.delta) == (planned.label, planned.epsilon, planned.delta)
+    with pytest.raises(ValueError, match=r"reward_bound=0.5 is below the environment's documented bound"):
+        _pfg(reward_bound=0.5).check_reset(*sizes, environment_bounds=(1.0, 1.0))
+    with pytest.raises(ValueError, match="n_groups"):
+        OFUL().check_reset(1, env.dim, 20)
+
+
+def test_private_fair_greedy_checks_epsilon_once_per_reset(env, monkeypatch):
+    """The release template checks epsilon and delta; the policy's own steps take them as validated."""
+    import dpfair.bandits.gmf.private_fair_greedy as module
+    import dpfair.base
+
+    calls = []
+    real = dpfair.base.check_epsilon
+    monkeypatch.setattr(dpfair.base, "check_epsilon", lambda *a, **k: calls.append("template") or real(*a, **k))
+    assert not hasattr(module, "check_epsilon")  # the policy never validates epsilon itself
+    _pfg().reset(env.n_groups, env.dim, 10)
+    assert calls == ["template"]
+
+
 def test_simulate_refuses_two_policies_one_budget_cannot_pay_for(env):
     budget = PrivacyBudget(1.5, 0.1)
     with pytest.raises(PrivacyBudgetExceededError, match=r"policies\['a'\].budget and policies\['b'\].budget"):

@@ -223,3 +223,20 @@ def test_agents_on_their_defaults_charge_once_each_with_secure_noise():
     with pytest.raises(PrivacyBudgetExceededError):
         PrivFairXLinUCB(2.0, 0.1, L5, budget=budget).reset(6, 5, horizon, n_agents=3, agent=2)
     assert len(budget.ledger) == n_agents
+
+
+def test_reset_checks_epsilon_once_and_calibrates_the_privatizer_once(monkeypatch):
+    """The template checks epsilon and delta; the plan takes them as validated and calibrates once, and the
+    agent's trees are made from that calibration (no second check, no second calibration)."""
+    import dpfair.bandits.fairx._privatizer_calibration as calibration
+    import dpfair.bandits.fairx.synchronization as synchronization
+    import dpfair.base
+
+    calls = []
+    for module, name in ((dpfair.base, "check_epsilon"), (calibration, "_check_privacy"),
+                         (synchronization, "_calibrate")):
+        real = getattr(module, name)
+        monkeypatch.setattr(module, name, lambda *a, _real=real, _name=name, **k: calls.append(_name) or _real(*a, **k))
+    learner = _quiet_reset(PrivFairXLinUCB(2.0, 0.1, L5, random_state=0), 6, 5, 40, n_agents=2)
+    assert calls == ["check_epsilon", "_calibrate"]
+    assert learner._online["sync"].privatizer.calibration is learner._online["plan"].calibration
