@@ -1,9 +1,7 @@
-"""pytest plugin: fairlearn's ``MetricFrame`` replaced by ``PrivateMetricFrame(..., epsilon=inf)`` (the judge's shim).
-
-Only what a fairlearn user passes is forwarded; the groups are read off the data (allowed at ``epsilon=inf``), the
-bounds of real-valued metrics are the range of the numbers given, and the ``PrivacyLeakWarning`` of an exact
-(non-private) frame is filtered.  Loaded by ``scripts/run_fairlearn_metricframe_tests.py`` with ``-p``.
-"""
+"""pytest plugin (``scripts/run_fairlearn_metricframe_tests.py``): fairlearn's ``MetricFrame`` replaced by
+``PrivateMetricFrame(..., epsilon=inf)``, given only fairlearn's arguments (groups read off the data, the bounds of
+real-valued metrics the range of the numbers given, ``PrivacyLeakWarning`` filtered).  A bare
+``MetricFrame.__new__(MetricFrame)`` (fairlearn's tests of its internals) is a bare ``PrivateMetricFrame``."""
 
 import math
 import warnings
@@ -27,8 +25,10 @@ def _bounds(*arrays):
 class MetricFrame:
     """The shim: fairlearn's keyword arguments in, a ``PrivateMetricFrame`` at ``epsilon=inf`` out."""
 
-    def __new__(cls, *, metrics, y_true, y_pred, sensitive_features, control_features=None, sample_params=None,
-                n_boot=None, ci_quantiles=None, random_state=None):
+    def __new__(cls, *, metrics=None, y_true=None, y_pred=None, sensitive_features=None, control_features=None,
+                sample_params=None, n_boot=None, ci_quantiles=None, random_state=None):
+        if metrics is None and y_true is None:
+            return PrivateMetricFrame.__new__(PrivateMetricFrame)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", PrivacyLeakWarning)
             return PrivateMetricFrame(metrics=metrics, y_true=y_true, y_pred=y_pred, epsilon=math.inf,

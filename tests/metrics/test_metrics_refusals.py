@@ -55,6 +55,11 @@ CASES = {
     "sensitive missing": (dict(sensitive_features=None), ValueError, ["sensitive_features is required"]),
     "sensitive with None": (dict(sensitive_features=np.where(Y == 1, None, G)), ValueError, ["missing values"]),
     "list of lists": (dict(sensitive_features=[list(G), list(G)]), ValueError, ["DataFrame"]),
+    # fairlearn's messages, word for word
+    "series with an integer name": (dict(sensitive_features=pd.Series(G, name=0)), ValueError,
+                                    ["Series name must be a string. Value '0' was of type <class 'int'>"]),
+    "integer column name": (dict(sensitive_features=pd.DataFrame({0: G})), ValueError,
+                            ["DataFrame column names must be strings. Name '0' is of type"]),
     "empty data": (dict(y_true=[], y_pred=[], sensitive_features=[]), ValueError, ["y_true", "empty"]),
     "real metric without bounds": (dict(metrics="mean_squared_error", y_true=Z, y_pred=Z), ValueError, ["bounds is required"]),
     "values outside bounds": (dict(metrics="mean_absolute_error", y_true=Z * 3, y_pred=Z, bounds=(0, 1)), ValueError,

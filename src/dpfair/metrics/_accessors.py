@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from dpfair.metrics import _core, _exact, _intervals
+from dpfair.metrics._rows import LIST_NONSCALAR, sensitive_columns
 
 __all__: list[str] = []
 
@@ -41,6 +42,18 @@ class FrameAccessors:
         """True when ``metrics`` was one metric, not a dict (fairlearn's attribute of the same name)."""
         exact = getattr(self, "_exact", None)
         return bool(exact.single if exact is not None else self._single)
+
+    def _process_features(self, base_name: str, features: Any, sample_array: Any) -> list[tuple[str, np.ndarray]]:
+        """fairlearn's internal of that name: ``(name, labels)`` of every feature, with fairlearn's checks and messages.
+
+        An unnamed feature is named ``base_name`` and its position (fairlearn's ``GroupFeature.name_``); reads nothing
+        of the frame (fairlearn's tests call it on a bare ``MetricFrame.__new__``).
+        """
+        if isinstance(features, list) and not all(pd.api.types.is_scalar(v) for v in features):
+            raise ValueError(LIST_NONSCALAR)  # fairlearn's words (the frame's own message says what to pass instead)
+        columns = sensitive_columns(features, len(sample_array))
+        return [(name if name != f"sensitive_feature_{i}" else f"{base_name}{i}", values)
+                for i, (name, values) in enumerate(columns)]
 
     @property
     def _keys(self) -> list[str]:

@@ -18,6 +18,12 @@ __all__ = ["OTHER", "UNDECLARED", "as_1d", "binary", "bounded", "resolve_rows", 
 UNDECLARED = ("raise", "other")
 #: the label of the group that collects undeclared labels with ``undeclared="other"``
 OTHER = "(other)"
+#: fairlearn's messages for malformed features, word for word (its ``MetricFrame._process_features``)
+_SERIES_NAME = "Series name must be a string. Value '{0}' was of type {1}"
+_COLUMN_NAME = "DataFrame column names must be strings. Name '{0}' is of type {1}"
+LIST_NONSCALAR = "Feature lists must be of scalar types"
+_DICT_FAILURE = ("DataFrame.from_dict() failed on sensitive features. Please ensure each array is strictly 1-D. "
+                 "The __cause__ field of this exception may contain further information.")
 
 
 def as_1d(values: Any, name: str, n_rows: int | None = None) -> np.ndarray:
@@ -106,18 +112,21 @@ def sensitive_columns(sensitive_features: Any, n_rows: int, name: str = "sensiti
         )
     if isinstance(sf, dict):
         try:
-            sf = pd.DataFrame(sf)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"{argument}: a dict must map feature names to equally long columns ({exc}).") from None
+            sf = pd.DataFrame.from_dict(sf)
+        except ValueError as exc:
+            raise ValueError(_DICT_FAILURE) from exc
     columns: list[tuple[str, Any]] = []
     if isinstance(sf, pd.Series):
+        if sf.name is not None and not isinstance(sf.name, str):
+            raise ValueError(_SERIES_NAME.format(sf.name, type(sf.name)))
         columns.append((sf.name if isinstance(sf.name, str) else f"{prefix}_0", sf.to_numpy()))
     elif isinstance(sf, pd.DataFrame):
         if sf.shape[1] == 0:
             raise ValueError(f"{argument} is a DataFrame without columns; pass at least one feature.")
-        for position, name in enumerate(sf.columns):
+        for position in range(sf.shape[1]):
+            name = sf.columns[position]  # indexed as fairlearn does: an integer name is then numpy's (its message)
             if not isinstance(name, str):
-                raise ValueError(f"{argument}: DataFrame column names must be str, got {type(name).__name__}.")
+                raise ValueError(_COLUMN_NAME.format(name, type(name)))
             columns.append((name, sf.iloc[:, position].to_numpy()))
     elif isinstance(sf, list | tuple):
         if not all(pd.api.types.is_scalar(v) for v in sf):
