@@ -22,6 +22,7 @@ from dpfair.bandits.fairx.online import _AgentRun, _FederatedOnline
 from dpfair.bandits.fairx.synchronization import (
     _FEDERATED_DP,
     _check_calibration,
+    _Plan,
     _PrivacyOptions,
     _RunOptions,
     _warn_one_agent,
@@ -286,7 +287,8 @@ class PrivFairXLinUCB(PrivateMechanismMixin, FedFairXLinUCB):
         """
         return self._dry_run(n_actions, dim, horizon, n_agents=n_agents, agent=agent, run_id=run_id)
 
-    def _dry_run_plan(self, n_actions: int, dim: int, horizon: int, *, n_agents: int, name: str) -> tuple[Any, Any]:
+    def _dry_run_plan(self, n_actions: int, dim: int, horizon: int, *, n_agents: int,
+                      name: str) -> tuple[_Plan, PlannedCharge]:
         """The template's dry run of one named learner's run in a simulation: its plan and its planned charge."""
         params, run = self._validate_all(n_actions, dim, horizon, n_agents=n_agents, name=name)
         return run.plan, self._planned(params)
@@ -295,8 +297,7 @@ class PrivFairXLinUCB(PrivateMechanismMixin, FedFairXLinUCB):
               run_id: int = 0, name: str | None = None) -> dict[str, Any]:
         """One agent's run (or one named learner's of a simulation) through the release template: every check,
         one charge, the warnings; ``{"run", "privacy_spent_"}``."""
-        keywords = {} if name is None else {"name": name}
-        return self._release(n_actions, dim, horizon, n_agents=n_agents, agent=agent, run_id=run_id, **keywords)
+        return self._release(n_actions, dim, horizon, n_agents=n_agents, agent=agent, run_id=run_id, name=name)
 
     def _validate_params(self) -> _PrivOptions:
         return _PrivOptions(run=self._run_options(), noise_calibration=_check_calibration(self.noise_calibration))

@@ -36,7 +36,7 @@ from dpfair.bandits.fairx.synchronization import (
     _ServerSync,
     _tree_keys,
 )
-from dpfair.base import ValidatedData
+from dpfair.base import PlannedCharge, ValidatedData
 
 __all__ = ["FederatedServer"]
 
@@ -136,7 +136,8 @@ class _OnlineFairX:
         return _AgentRun(n_actions=n_actions, dim=dim, horizon=horizon, n_agents=n_agents, agent=agent, run_id=run_id,
                          name=None if name is None else str(name), plan=plan)
 
-    def _dry_run_plan(self, n_actions: int, dim: int, horizon: int, *, n_agents: int, name: str) -> tuple[_Plan, Any]:
+    def _dry_run_plan(self, n_actions: int, dim: int, horizon: int, *, n_agents: int,
+                      name: str) -> tuple[_Plan, PlannedCharge | None]:
         """One learner's run in :func:`~dpfair.bandits.simulate_federated`, checked and planned, nothing charged:
         ``(plan, planned charge)``, the charge ``None`` for a learner that charges nothing (Priv-FairX-LinUCB: its
         template's dry run)."""
