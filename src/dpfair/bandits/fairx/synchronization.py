@@ -39,9 +39,15 @@ import numpy as np
 
 from dpfair._estimator import privacy_spent
 from dpfair._warnings import find_stack_level
-from dpfair.bandits.fairx._privatizer_calibration import MAX_FACTORIZED_RELEASES, PrivatizerCalibration, _calibrate
+from dpfair.bandits.fairx._privatizer_calibration import (
+    CALIBRATIONS,
+    CONTINUAL,
+    MAX_FACTORIZED_RELEASES,
+    PrivatizerCalibration,
+    _calibrate,
+)
 from dpfair.bandits.fairx.merit_policy import _EXPONENTIAL, _ascent, _callable_policy, _CoreOptions, _policy
-from dpfair.bandits.fairx.privatizer import CALIBRATIONS, CONTINUAL, Privatizer, tree_key
+from dpfair.bandits.fairx.privatizer import Privatizer, tree_key
 from dpfair.bandits.fairx.schedules import communication_schedule
 from dpfair.bandits.ridge import RidgeState, _cholesky
 from dpfair.privacy.budget import charged_release
