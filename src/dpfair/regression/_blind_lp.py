@@ -9,8 +9,10 @@ public lattice of the simplex.  This module holds
   sum eta = 1}`` and the rounding of a probability vector to it (largest remainders);
 * :func:`solve_blind_lp`: the linear program that chooses the map, in the cumulative variables
   ``T(c, l) = P(output <= v_l | cell c)``;
-* :func:`max_partial_sum_bound`: a high-probability bound on the largest partial sum of i.i.d. Laplace noise,
-  from which the fitted estimator reports the fairness it guarantees.
+* :func:`pool_noisy_cells`: the pooling, within each score bin, of the cells whose released mass is within a few
+  standard deviations of its noise (the program could otherwise buy fairness on noise alone, below);
+* :func:`max_partial_sum_bound` and :func:`max_block_sum_bound`: high-probability bounds on the partial sums of
+  i.i.d. Laplace noise, from which the fitted estimator reports the fairness it guarantees.
 
 The program (the blind counterpart of ``LP`` in Section 3.3 of the paper)
 -----------------------------------------------------------------------
@@ -42,10 +44,13 @@ from scipy import optimize, sparse
 from dpfair._warnings import find_stack_level
 
 __all__ = [
+    "max_block_sum_bound",
     "max_partial_sum_bound",
     "membership_cell_index",
     "membership_lattice",
     "n_membership_cells",
+    "noise_margin",
+    "pool_noisy_cells",
     "solve_blind_lp",
 ]
 
@@ -264,3 +269,120 @@ def max_partial_sum_bound(n_terms: int, scale: float, failure: float) -> float:
         else:
             lo = mid
     return hi * scale
+
+
+def pool_noisy_cells(table: np.ndarray, n_bins: int, threshold: float) -> tuple[np.ndarray, np.ndarray]:
+    """Pool, within each score bin, the cells whose released total mass is below ``threshold``.
+
+    In score bin ``s`` the cells with ``sum_a table[a, c] >= threshold`` stay cells of their own; the others
+    form one pooled cell, or, if their pooled mass is still below ``threshold`` while the bin has a cell above
+    it, join the bin's largest cell.  A bin whose cells are all below ``threshold`` becomes one cell.  Pooled
+    cells keep the score-major order (within a bin, by the cell each is represented by: the first of a pool, or
+    the largest cell it joined), so that nothing pooled (``threshold <= 0`` or every cell above it) is the
+    identity.
+
+    Parameters
+    ----------
+    table : ndarray of shape (n_groups, n_bins * M)
+        The released (group, cell) table, cells score-major (``c = s * M + m``).
+    n_bins : int
+        Score bins ``k``.
+    threshold : float
+        Least released total mass of a cell kept on its own (``<= 0``: nothing is pooled).
+
+    Returns
+    -------
+    pooled_of : ndarray of int64, shape (n_bins * M,)
+        The pooled cell of every cell, numbered ``0 .. n_pooled - 1`` in the order above.
+    representative : ndarray of int64, shape (n_pooled,)
+        The cell each pooled cell is represented by (the first of a pool, or the largest cell it joined):
+        its score bin is ``representative // M``.
+    """
+    n_m = table.shape[1] // n_bins
+    if threshold <= 0:  # pooling off (or no noise)
+        return np.arange(table.shape[1], dtype=np.int64), np.arange(table.shape[1], dtype=np.int64)
+    total = table.sum(axis=0).reshape(n_bins, n_m)
+    anchor = np.arange(n_bins * n_m).reshape(n_bins, n_m)  # each cell's representative (first cell of its pool)
+    for s in range(n_bins):
+        kept = total[s] >= threshold
+        low = np.flatnonzero(~kept)
+        if low.size == 0:
+            continue
+        if kept.any() and total[s, low].sum() < threshold:
+            anchor[s, low] = anchor[s, np.flatnonzero(kept)[np.argmax(total[s, kept])]]
+        else:
+            anchor[s, low] = anchor[s, low[0]]
+    representatives, pooled_of = np.unique(anchor.ravel(), return_inverse=True)  # numbered in score-major order
+    return pooled_of.astype(np.int64), representatives.astype(np.int64)
+
+
+def max_block_sum_bound(block: int, n_blocks: int, scale: float, failure: float) -> float:
+    """``E`` with ``P(max_s sum_{m < M} |W_{s, m}| > E) <= failure`` for i.i.d. ``W ~ Laplace(scale)``.
+
+    Each ``|W|`` is exponential with mean ``b``: the Chernoff bound ``P(sum > t) <= min_u exp(-u t / b)
+    (1 - u)^(-M) = exp(M - t / b) (t / (M b))^M`` (at ``u = 1 - M b / t``), a union bound over the ``n_blocks``
+    blocks, solved for ``t`` by bisection.
+
+    Parameters
+    ----------
+    block : int
+        ``M >= 1``, terms per block.
+    n_blocks : int
+        Number of blocks (``>= 1``).
+    scale : float
+        ``b >= 0`` (0: the bound is 0).
+    failure : float
+        In (0, 1).
+
+    Returns
+    -------
+    float
+        The bound ``E``.
+    """
+    if scale == 0.0:
+        return 0.0
+    m = float(block)
+    target = math.log(failure / n_blocks)
+
+    def log_tail(t: float) -> float:  # in units of b, for t > M
+        return m - t + m * math.log(t / m)
+
+    lo, hi = m, 2.0 * m + 1.0
+    while log_tail(hi) > target:
+        hi *= 2.0
+    for _ in range(100):
+        mid = (lo + hi) / 2.0
+        if log_tail(mid) <= target:
+            hi = mid
+        else:
+            lo = mid
+    return hi * scale
+
+
+def noise_margin(multiple: float, noise_scale: float, n_cells: int, weights: np.ndarray) -> float:
+    """``multiple`` standard deviations of the noise in the gap between the two lightest groups' CDFs at mid-grid.
+
+    Each group's CDF at a cut is a partial sum of about ``n_cells / 2`` Laplace(``b``) entries divided by its
+    private weight ``w_a`` (standard deviation ``b sqrt(n_cells) / w_a``), so the gap between the two lightest
+    groups has standard deviation ``b sqrt(n_cells) sqrt(1 / w_1^2 + 1 / w_2^2)``.  Released quantities only.
+
+    Parameters
+    ----------
+    multiple : float
+        How many standard deviations (``>= 0``).
+    noise_scale : float
+        The table's Laplace scale ``b`` (0: no noise).
+    n_cells : int
+        Cells of the program (after pooling).
+    weights : ndarray of shape (n_groups,)
+        Private group weights.
+
+    Returns
+    -------
+    float
+        The margin; 0 without noise or with fewer than two groups of positive weight.
+    """
+    present = np.sort(weights[weights > 0])
+    if multiple == 0.0 or noise_scale == 0.0 or present.size < 2:
+        return 0.0
+    return multiple * noise_scale * math.sqrt(n_cells) * math.sqrt(1.0 / present[0] ** 2 + 1.0 / present[1] ** 2)

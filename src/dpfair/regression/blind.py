@@ -30,11 +30,14 @@ from dpfair._wrapped_fit import (
 from dpfair.base import PrivacyParameters, PrivateEstimator, ValidatedData, ValidatedOptions
 from dpfair.privacy.noise import NoiseSource
 from dpfair.regression._blind_lp import (
+    max_block_sum_bound,
     max_partial_sum_bound,
     membership_cell_index,
     n_membership_cells,
+    pool_noisy_cells,
     solve_blind_lp,
 )
+from dpfair.regression._blind_lp import noise_margin as released_noise_margin
 from dpfair.regression._lp import check_alpha
 from dpfair.regression._wrapped import _NEIGHBOURING, WRAPPED_REGRESSOR, _predict_outputs
 from dpfair.regression.postprocessing import (
@@ -73,6 +76,8 @@ class _BlindOptions(ValidatedOptions):
 
     n_bins: int
     membership_bins: int
+    pool_threshold: float
+    noise_margin: float
     alpha: float
     beta: float
     bounds: tuple[float, float] | None
@@ -96,6 +101,15 @@ def _check_beta(beta: Any) -> float:
     if not 0.0 < value < 1.0:
         raise ValueError(f"beta must be in (0, 1) (the failure probability of the fairness guarantee), got {value!r}.")
     return value
+
+
+def _check_noise_multiple(value: Any, name: str) -> float:
+    """A finite real ``>= 0``: a multiple of a noise standard deviation (``pool_threshold``, ``noise_margin``)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a real number >= 0, got {type(value).__name__}.")
+    if not 0.0 <= float(value) < math.inf:
+        raise ValueError(f"{name} must be finite and >= 0 (a multiple of a noise standard deviation), got {value!r}.")
+    return float(value)
 
 
 def _membership_probabilities(membership_estimator: Any, X: Any, groups: np.ndarray) -> np.ndarray:
@@ -184,11 +198,17 @@ class BlindFairRegressionPostProcessor(
 
     **Steps** (lines of the paper's Algorithm 1 in brackets): (line 3) the exact table ``p(a, c)`` of
     (group, cell) over the declared groups, cells ordered score bin first, then membership cell; (line 4) the
-    Laplace mechanism with scale ``2 / (n epsilon)``; (line 6) private weights ``w_a = max(sum_c p~(a, c), 0)``;
-    (lines 7-9) each group's cell distribution by the L-infinity isotonic repair of its noisy partial sums along
-    that order; (line 10) the program above on these; (lines 12-13) predictions drawn from ``T(. | c)``.  A cell
+    Laplace mechanism with scale ``b = 2 / (n epsilon)``; (new) within each score bin, the cells whose released
+    total mass is below ``pool_threshold`` standard deviations of its noise (``b sqrt(2 G)``) pooled into one
+    cell (:func:`~dpfair.regression._blind_lp.pool_noisy_cells`: otherwise the program buys fairness by moving
+    nearly empty cells whose noise looks like a small group's mass, a fairness of the noise only); (line 6)
+    private weights ``w_a = max(sum_c p~(a, c), 0)``; (lines 7-9) each group's distribution over the pooled cells
+    by the L-infinity isotonic repair of its noisy partial sums along that order; (line 10) the program above on
+    these, at ``alpha`` less ``margin_`` (``noise_margin`` standard deviations of the noise in the gap between
+    the two lightest groups' CDFs, ``b sqrt(n_pooled) sqrt(1 / w_1^2 + 1 / w_2^2)``; 0 by default and at
+    ``epsilon = inf``); (lines 12-13) predictions drawn from ``T(. | c)``, every cell mapped as its pool.  A pool
     with no private mass maps like the nearest score bin of its membership cell that has mass (its own point if
-    none has).
+    none has).  Neither pooling nor the margin reads anything but the released table.
 
     **Differences from the attribute-aware algorithm.** The aware LP transports each group separately to a
     KS ball around a barycenter (closed form); here one map serves every group in a cell, so the program
@@ -217,10 +237,13 @@ class BlindFairRegressionPostProcessor(
     partial sums; with ``w~_a = w^_a + N_a(end)`` this is ``|N_a(j) - F^_a(j) N_a(end)| / w~_a <=
     2 max_j |N_a(j)| / w~_a``, and ``max_j |N_a(j)| <= E`` for every group with probability ``1 - beta``
     (``max_partial_sum_bound`` in ``dpfair.regression._blind_lp``, Levy's inequality with a Chernoff bound, a
-    union bound over groups).  Summation by parts then gives, at every grid point ``l``,
-    ``|sum_c (p^_a(c) - p~_a(c)) T(<= l | c)| <= max_j |F^_a(j) - F~_a(j)| * V_l`` where ``V_l`` is the total
-    variation of ``T(<= l | .)`` along the cell order (released: the map), so the exact KS is at most
-    ``alpha + max_l V_l * max_{a != a'} (2E / w~_a + 2E / w~_a')``, capped at 1.  At ``epsilon = inf`` it is
+    union bound over groups).  With pooling (``pool_threshold > 0``) the order of the pooled cells depends on the
+    noise, so a partial sum along it is a partial sum over whole score bins in the fixed order plus part of one
+    bin: ``E`` is then ``max_partial_sum_bound`` plus ``max_block_sum_bound`` (the largest sum of one bin's
+    ``M`` absolute noises), each at failure ``beta / (2 G)``.  Summation by parts then gives, at every grid point
+    ``l``, ``|sum_c (p^_a(c) - p~_a(c)) T(<= l | c)| <= max_j |F^_a(j) - F~_a(j)| * V_l`` where ``V_l`` is the
+    total variation of ``T(<= l | .)`` along the (pooled) cell order (released: the map), so the exact KS is at
+    most ``alpha - margin_ + max_l V_l * max_{a != a'} (2E / w~_a + 2E / w~_a')``, capped at 1.  At ``epsilon = inf`` it is
     ``alpha`` (the exact program).  A group whose private weight is 0 is left out of the constraints (its
     distribution is noise); the guarantee is then 1.
 
@@ -258,6 +281,19 @@ class BlindFairRegressionPostProcessor(
         (exploratory runs, 2 splits each, beside the regression guide's comparison).  On Law School with 36 score
         bins, ``B = 3`` lowered the excess MSE by 15-30% against ``B = 2`` (the same noise draws) and raised the
         held-out KS by 0.01-0.04 (5 splits x 2-3 seeded noises, four settings of the noise).
+    pool_threshold : float, default 3.0
+        Cells whose released total mass is below this many standard deviations of its noise are pooled within
+        their score bin (``0``: no pooling; nothing is pooled at ``epsilon = inf``).  On Law School at
+        ``epsilon = 1`` (12 bins x 10 membership cells, of which about 100 hold almost no row; 25 (split, noise)
+        pairs, the program solved at ``alpha - 0.03``) pooling at 3 lowered the held-out KS from 0.119 / 0.147 /
+        0.224 to 0.100 / 0.127 / 0.196 at ``alpha`` = 0.05 / 0.1 / 0.2 (the map's KS on its own rows 0.09 above
+        the ``alpha`` it was solved at before, 0.08 after), the excess MSE rising from 1.56 / 1.43 / 1.19 to
+        1.72 / 1.75 / 1.66 times the aware post-processor's: less fairness bought on noise.
+    noise_margin : float, default 0.0
+        The program is solved at ``max(0, alpha - margin_)`` with ``margin_`` this many standard deviations of
+        the noise in the gap between the two lightest groups' CDFs (Steps above): room for the noise that the
+        program still fits.  The regression guide's comparison uses 0.5 (about 0.02 on Law School and
+        Communities at ``epsilon = 1``).
     alpha : float, default 0.0
         Statistical-parity tolerance: KS distance between the groups' output distributions, in ``[0, 1]``.
     beta : float, default 0.05
@@ -297,14 +333,18 @@ class BlindFairRegressionPostProcessor(
         The released table ``p~(a, c)``, cells ``c = s * M + m``.
     group_weights_ : ndarray of shape (n_groups,)
         Private group weights.
-    cell_pmfs_ : ndarray of shape (n_groups, n_bins * M)
-        Each group's repaired distribution over the cells (the program's input).
+    cell_pmfs_ : ndarray of shape (n_groups, n_pooled)
+        Each group's repaired distribution over the pooled cells (the program's input).
+    pooled_cell_ : ndarray of shape (n_bins * M,)
+        The pooled cell of every cell (``arange`` when nothing is pooled).
     transport_ : ndarray of shape (n_bins * M, n_bins)
         The map ``transport_[c, l] = P(output = grid_[l] | cell c)``.
     objective_ : float
         Optimal weighted squared deviation, in squared output units.
     alpha_ : float
-        The ``alpha`` of the current map.
+        The ``alpha`` of the current map (the target; the program was solved at ``alpha_ - margin_``).
+    margin_ : float
+        What ``alpha`` was lowered by for the noise (``noise_margin``; 0 at ``epsilon = inf``).
     guaranteed_violation_ : float
         The KS bound above (with probability ``>= 1 - beta``; ``alpha`` at ``epsilon = inf``).
     n_features_in_ : int
@@ -343,6 +383,8 @@ class BlindFairRegressionPostProcessor(
         epsilon: float = 1.0,
         n_bins: int = 16,
         membership_bins: int = 2,
+        pool_threshold: float = 3.0,
+        noise_margin: float = 0.0,
         alpha: float = 0.0,
         beta: float = 0.05,
         bounds: tuple[float, float] | None = None,
@@ -356,6 +398,8 @@ class BlindFairRegressionPostProcessor(
         self.epsilon = epsilon
         self.n_bins = n_bins
         self.membership_bins = membership_bins
+        self.pool_threshold = pool_threshold
+        self.noise_margin = noise_margin
         self.alpha = alpha
         self.beta = beta
         self.bounds = bounds
@@ -416,6 +460,8 @@ class BlindFairRegressionPostProcessor(
         return _BlindOptions(
             n_bins=check_int(self.n_bins, "n_bins", minimum=1),
             membership_bins=check_int(self.membership_bins, "membership_bins", minimum=1),
+            pool_threshold=_check_noise_multiple(self.pool_threshold, "pool_threshold"),
+            noise_margin=_check_noise_multiple(self.noise_margin, "noise_margin"),
             alpha=check_alpha(self.alpha),
             beta=_check_beta(self.beta),
             bounds=None if self.bounds is None else check_bounds(self.bounds, "bounds", max_width=_MAX_WIDTH),
@@ -512,8 +558,13 @@ class BlindFairRegressionPostProcessor(
         options = params.options
         k, declared, (lo, hi) = options.n_bins, data.groups, noisy.bounds
         n_cells = histogram.shape[1]
-        weights, cell_pmfs = _private_pmfs(histogram, declared, "they are left out of the fairness constraints")
         noise_scale = 0.0 if math.isinf(params.epsilon) else 2.0 / (noisy.n_rows * params.epsilon)
+        # cells at the noise level pooled within their score bin (_blind_lp module docstring): released data only
+        threshold = options.pool_threshold * noise_scale * math.sqrt(2.0 * declared.size)
+        pooled_of, representative = pool_noisy_cells(histogram, k, threshold)
+        pooled = np.zeros((histogram.shape[0], representative.size))
+        np.add.at(pooled.T, pooled_of, histogram.T)
+        weights, cell_pmfs = _private_pmfs(pooled, declared, "they are left out of the fairness constraints")
         estimator = noisy.estimator
         return {
             "estimator_": estimator,
@@ -525,36 +576,53 @@ class BlindFairRegressionPostProcessor(
             "noisy_table_": histogram,
             "group_weights_": weights,
             "cell_pmfs_": cell_pmfs,
+            "pooled_cell_": pooled_of,
+            "_representative_": representative,
+            "_pool_threshold_": options.pool_threshold,
+            "_noise_multiple_": options.noise_margin,
             "_noise_scale_": noise_scale,
             "_beta_": options.beta,
             "_membership_bins_": options.membership_bins,
-            **self._solution_attributes(cell_pmfs, weights, k, hi - lo, options.alpha, options.beta, noise_scale),
+            **self._solution_attributes(cell_pmfs, weights, (pooled_of, representative), k, hi - lo, options.alpha,
+                                        options.beta, (noise_scale, options.pool_threshold > 0),
+                                        options.noise_margin),
             "_predict_seed_": noisy.predict_seed,
             **_feature_attributes(data.X, estimator),
         }
 
     @staticmethod
-    def _solution_attributes(cell_pmfs: np.ndarray, weights: np.ndarray, k: int, width: float, alpha: float,
-                             beta: float, noise_scale: float) -> dict[str, Any]:
-        """Line 10 (the blind program), the fill-in of massless cells, and the released fairness guarantee."""
-        n_groups, n_cells = cell_pmfs.shape
+    def _solution_attributes(cell_pmfs: np.ndarray, weights: np.ndarray, pooling: tuple[np.ndarray, np.ndarray],
+                             k: int, width: float, alpha: float, beta: float,
+                             noise: tuple[float, bool], noise_multiple: float) -> dict[str, Any]:
+        """Line 10 (the blind program on the pooled cells), the fill-in of massless cells, the released guarantee.
+
+        ``pooling`` is ``(pooled_of, representative)`` (:func:`pool_noisy_cells`); ``noise`` is ``(scale,
+        pooling enabled)``; ``noise_multiple`` the ``noise_margin`` parameter.  The map is returned on the cells
+        (every cell the map of its pooled cell); the program is solved at ``max(0, alpha - margin)``.
+        """
+        n_groups = cell_pmfs.shape[0]
+        pooled_of, representative = pooling
+        noise_scale, pooling_enabled = noise
+        n_cells = pooled_of.size
         n_m = n_cells // k
-        cell_bin = np.arange(n_cells) // n_m  # cells are score-major: c = s * M + m
         total = float(weights.sum())
         # every private weight 0: equal weights (the cell distributions are then uniform noise)
         lp_weights = weights / total if total > 0 else np.full(n_groups, 1.0 / n_groups)
         unit_grid = (np.arange(k) + 0.5) / k  # the program on the unit grid; the objective in output units below
-        transport, objective = solve_blind_lp(cell_pmfs, lp_weights, cell_bin, unit_grid, alpha)
-        mass = lp_weights @ cell_pmfs
-        # a massless cell maps like the nearest score bin of its membership cell that has mass
-        has_mass = (mass > 0).reshape(k, n_m)
-        for m in range(n_m):
+        margin = released_noise_margin(noise_multiple, noise_scale, cell_pmfs.shape[1], weights)
+        solved_alpha = max(0.0, alpha - margin)
+        pooled_transport, objective = solve_blind_lp(cell_pmfs, lp_weights, representative // n_m, unit_grid,
+                                                     solved_alpha)
+        # a massless pooled cell maps like the nearest score bin of its representative's membership cell with mass
+        pooled_mass = lp_weights @ cell_pmfs
+        has_mass = (pooled_mass[pooled_of] > 0).reshape(k, n_m)
+        for j in np.flatnonzero(pooled_mass <= 0):
+            s, m = divmod(int(representative[j]), n_m)
             bins_with_mass = np.flatnonzero(has_mass[:, m])
-            if bins_with_mass.size == 0:
-                continue
-            for s in np.flatnonzero(~has_mass[:, m]):
+            if bins_with_mass.size:
                 nearest = bins_with_mass[np.argmin(np.abs(bins_with_mass - s))]
-                transport[s * n_m + m] = transport[nearest * n_m + m]
+                pooled_transport[j] = pooled_transport[pooled_of[nearest * n_m + m]]
+        transport = pooled_transport[pooled_of]
         # the guarantee (class docstring): alpha + max_l V_l * max_{a != a'} (2E / w_a + 2E / w_a')
         present = weights > 0
         if n_groups == 1:
@@ -564,13 +632,19 @@ class BlindFairRegressionPostProcessor(
         elif noise_scale == 0.0:
             guarantee = alpha
         else:
-            bound = max_partial_sum_bound(n_cells, noise_scale, beta / n_groups)
+            if pooling_enabled:  # partial sums along a data-dependent pooled order: a bin prefix plus one bin's |noise|
+                bound = (max_partial_sum_bound(n_cells, noise_scale, beta / (2 * n_groups))
+                         + max_block_sum_bound(n_m, k, noise_scale, beta / (2 * n_groups)))
+            else:
+                bound = max_partial_sum_bound(n_cells, noise_scale, beta / n_groups)
             slack = np.sort(2.0 * bound / weights)[::-1]
-            cdf = np.cumsum(transport, axis=1)[:, :-1]  # T(<= l | c) along the cell order
-            variation = float(np.abs(np.diff(cdf, axis=0)).sum(axis=0).max()) if cdf.size and n_cells > 1 else 0.0
-            guarantee = min(1.0, alpha + variation * float(slack[0] + slack[1]))
+            cdf = np.cumsum(pooled_transport, axis=1)[:, :-1]  # T(<= l | c) along the pooled cell order
+            variation = (float(np.abs(np.diff(cdf, axis=0)).sum(axis=0).max()) if cdf.size and cdf.shape[0] > 1
+                         else 0.0)
+            guarantee = min(1.0, solved_alpha + variation * float(slack[0] + slack[1]))
         return {
             "alpha_": alpha,
+            "margin_": margin,
             "transport_": transport,
             "objective_": objective * (total if total > 0 else 0.0) * width**2,
             "guaranteed_violation_": guarantee,
@@ -607,8 +681,9 @@ class BlindFairRegressionPostProcessor(
         check_is_fitted(self, "cell_pmfs_")
         value = check_alpha(alpha)
         lo, hi = self.bounds_
-        solved = self._solution_attributes(self.cell_pmfs_, self.group_weights_, self.grid_.size, hi - lo, value,
-                                           self._beta_, self._noise_scale_)
+        solved = self._solution_attributes(self.cell_pmfs_, self.group_weights_, (self.pooled_cell_, self._representative_),
+                                           self.grid_.size, hi - lo, value, self._beta_,
+                                           (self._noise_scale_, self._pool_threshold_ > 0), self._noise_multiple_)
         self.alpha = alpha
         self._set_fitted(solved)
         return self
