@@ -8,11 +8,14 @@ cell counts, the per-cell sums and the bounds checks in one group-by, so the pea
 With ``--fairlearn`` it also times fairlearn's ``MetricFrame`` on the same rows (read into pandas by DuckDB), in
 its own process, with the same metrics.
 
-Run: ``.venv/bin/python benchmarks/bench_assess.py [N_ROWS] [--fairlearn]`` (default 5,000,000 rows).
+Run: ``.venv/bin/python benchmarks/bench_assess.py [N_ROWS] [--fairlearn] [--only=RUN ...]`` (default 5,000,000
+rows; ``--only=r2_score`` runs that metric alone).
 
 Measured on a shared, loaded 2-core machine (wall s, peak RSS MB): at 5,000,000 rows the count-based rates 11.0 /
 262, mean_squared_error 9.1 / 275 (fairlearn 440 / 3,010 and 131 / 3,155); at 50,000,000 rows 24.9 / 263 and
-24.6 / 278 (mean_absolute_error 26.4 / 279, mean_prediction 18.5 / 269).
+24.6 / 278 (mean_absolute_error 26.4 / 279, mean_prediction 18.5 / 269).  Later, less loaded: r2_score 4.8 / 274
+at 5,000,000 rows (fairlearn 53.2 / 3,155; mean_squared_error 5.2 / 276, fairlearn 74.2 / 3,156) and 8.9 / 274 at
+50,000,000 (mean_squared_error 8.7 / 278).
 """
 
 from __future__ import annotations
@@ -28,6 +31,8 @@ from pathlib import Path
 ARGS = [a for a in sys.argv[1:] if not a.startswith("--")]
 N_ROWS = int(ARGS[0]) if ARGS else 5_000_000
 WITH_FAIRLEARN = "--fairlearn" in sys.argv
+#: ``--only=NAME`` (repeatable): run only those runs of :data:`RUNS`
+ONLY = [a.removeprefix("--only=") for a in sys.argv[1:] if a.startswith("--only=")]
 RACES = "White,Black,Asian-Pac-Islander,Amer-Indian-Eskimo,Other"
 #: one run per kind: the count-based metrics share one table; each real-valued metric adds its sums
 RUNS = {
@@ -36,6 +41,7 @@ RUNS = {
     "mean_squared_error": (["mean_squared_error"], "truth", "score"),
     "mean_absolute_error": (["mean_absolute_error"], "truth", "score"),
     "mean_prediction": (["mean_prediction"], "truth", "score"),
+    "r2_score": (["r2_score"], "truth", "score"),  # three sums per cell
 }
 
 
@@ -82,7 +88,7 @@ def _fairlearn(path: Path, metrics: list[str], y_true: str, y_pred: str) -> tupl
     names = {"true_positive_rate": "true_positive_rate", "false_positive_rate": "false_positive_rate",
              "selection_rate": "selection_rate", "accuracy_score": "skm.accuracy_score",
              "mean_squared_error": "skm.mean_squared_error", "mean_absolute_error": "skm.mean_absolute_error",
-             "mean_prediction": "mean_prediction"}
+             "mean_prediction": "mean_prediction", "r2_score": "skm.r2_score"}
     functions = ", ".join(f"'{m}': {names[m]}" for m in metrics)
     code = textwrap.dedent(f"""
         import duckdb, sklearn.metrics as skm
@@ -107,6 +113,8 @@ def main() -> None:
         print(f"{'metrics':<24} {'dpfair assess s':>16} {'peak RSS MB':>12}"
               + (f" {'fairlearn s':>12} {'peak RSS MB':>12}" if WITH_FAIRLEARN else ""))
         for label, (metrics, y_true, y_pred) in RUNS.items():
+            if ONLY and label not in ONLY:
+                continue
             wall, peak = _assess(path, folder, metrics, y_true, y_pred)
             line = f"{label:<24} {wall:>16.1f} {peak:>12.0f}"
             if WITH_FAIRLEARN:

@@ -169,7 +169,9 @@ class PrivateMetricFrame(PrivateMechanismMixin, FrameAccessors):
     ``bounds``; its per-group sums are released with Laplace noise (sensitivity: the width of the
     value's range) and divided by the table's group sizes.  ``epsilon`` is split equally between the
     table and each real-valued metric (sequential composition); ``releases_`` and ``privacy_spent_``
-    state the split.
+    state the split.  ``r2_score`` releases three bounded sums per group (squared residual, centred
+    ``y_true`` and its square, in units of ``bounds``; L1 sensitivity 3, see :mod:`dpfair.metrics._r2`) at
+    one real-valued metric's share.
 
     **Post-processing** (free): negative noisy counts become 0 for the point estimates, so rates stay
     in [0, 1]; a mean is clipped to its range.
