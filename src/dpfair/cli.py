@@ -422,7 +422,7 @@ _AssessMetric = Annotated[
     typer.Option("--metric", metavar="NAME", help="Metric to assess (repeatable): count, selection_rate, "
                  "mean_prediction, accuracy_score, balanced_accuracy_score, precision_score, recall_score, f1_score, "
                  "true_positive_rate, true_negative_rate, false_positive_rate, false_negative_rate, mean_absolute_error, "
-                 "mean_squared_error (these two need --bounds); default: selection_rate, true_positive_rate, "
+                 "mean_squared_error, r2_score (these three need --bounds); default: selection_rate, true_positive_rate, "
                  "false_positive_rate, accuracy_score.", show_default=False),
 ]
 _AssessPosLabel = Annotated[
