@@ -292,7 +292,7 @@ class BlindFairRegressionPostProcessor(
     noise_margin : float, default 0.0
         The program is solved at ``max(0, alpha - margin_)`` with ``margin_`` this many standard deviations of
         the noise in the gap between the two lightest groups' CDFs (Steps above): room for the noise that the
-        program still fits.  The regression guide's comparison uses 0.5 (about 0.02 on Law School and
+        program still fits.  The regression guide's comparison uses 0.8 (about 0.03 on Law School and
         Communities at ``epsilon = 1``).
     alpha : float, default 0.0
         Statistical-parity tolerance: KS distance between the groups' output distributions, in ``[0, 1]``.
