@@ -55,6 +55,8 @@ def pack_metrics(metrics: Mapping[str, Mapping[str, list[Any]]]) -> bytes:
         arrays[f"{label}|actions"] = np.asarray(m["actions"], dtype=np.int64)
         arrays[f"{label}|fair"] = np.asarray(m["fair"], dtype=float)
         arrays[f"{label}|reward"] = np.asarray(m["reward"], dtype=float)
+        if "observed" in m:
+            arrays[f"{label}|observed"] = np.asarray(m["observed"], dtype=float)
     buffer = io.BytesIO()
     np.savez(buffer, **arrays)
     return buffer.getvalue()

@@ -34,10 +34,10 @@ exception's text, which may hold private values.  The details stay in the agent'
 logger, ``flwr``, on the client).
 
 Visibility: the ServerApp reports through Flower's logger (``flwr run --stream``, ``flwr log``): the agents
-that joined and the plan, a progress line every 2 s, each dropped agent (warning), each error, the end.  It
-writes its result to ``result-path`` (default ``dpfair-results/run-{run_id}.json``), also during the run.  A
-run that failed (an agent that never answered ``init``, too few SuperNodes, a run that stopped early) raises
-at its end, so that Flower records it as failed.
+that joined and the plan, a progress line once a round is played and every 2 s after, each dropped agent
+(warning), each error, the end.  It writes its result to ``result-path`` (default
+``dpfair-results/run-{run_id}.json``), also during the run.  A run that failed (an agent that never answered
+``init``, too few SuperNodes, a run that stopped early) raises at its end, so that Flower records it as failed.
 
 Run settings (``[tool.flwr.app.config]`` of the app project, every one listed there, ``flwr run
 --run-config``): see :data:`RUN_CONFIG`.
@@ -399,9 +399,9 @@ class _ServerRun:
                           **{f"synchronized:{label}": [] for label in servers}})
         self.loop_start, self.exchanges_before = loop_start, exchanges_before = time.monotonic(), exchange.count
         t, pending = 0, {}  # pending: label -> the U, u of a synchronization not yet delivered
-        reported = loop_start
+        reported = loop_start - _PROGRESS_EVERY  # a first progress line once a round is played, then every 2 s
         while t < T and live:
-            if time.monotonic() - reported >= _PROGRESS_EVERY:
+            if t and time.monotonic() - reported >= _PROGRESS_EVERY:
                 reported, done = time.monotonic(), exchange.count - exchanges_before
                 result["rounds_played"] = t
                 self.log.info("dpfair: round %d of %d, message round %d of about %d (%.3f s each), %d of %d agents "
@@ -611,6 +611,8 @@ def _play(state: dict[str, Any], until: int) -> None:
                 fair, regret = _inside("metrics_failed", "fairness_terms", stream.fairness_terms, t, learner.policy_, scale)
                 metrics["fair"].append(fair)
                 metrics["reward"].append(regret)
+            else:  # the agent's own data: no true merits to score against; the reward it observed
+                metrics.setdefault("observed", []).append(float(reward))
 
 
 def _statistics(reply: Any, state: dict[str, Any], labels: list[str]) -> None:
@@ -753,6 +755,8 @@ def _write_metrics(state: dict[str, Any], context: Any) -> None:
         arrays[f"{label}:actions"] = np.asarray(m["actions"], dtype=np.int64)
         arrays[f"{label}:fair"] = np.asarray(m["fair"])
         arrays[f"{label}:reward"] = np.asarray(m["reward"])
+        if "observed" in m:  # the rewards observed on the agent's own data (no regret to score there)
+            arrays[f"{label}:observed"] = np.asarray(m["observed"], dtype=float)
         arrays[f"{label}:synchronizations"] = np.asarray(state["learners"][label].n_synchronizations_)
     fd, tmp = tempfile.mkstemp(dir=target, prefix=f".agent-{state['agent']}.", suffix=".npz")
     with os.fdopen(fd, "wb") as handle:

@@ -21,7 +21,7 @@ Layout: one row per round and candidate action, columns
 
 Other columns are ignored.  Nothing of the file leaves the agent but what its learner releases; its fairness
 regret cannot be scored (the true merits are unknown), so the agent's metrics hold its actions and the rewards
-it observed.
+it observed (``<learner>:actions`` and ``<learner>:observed`` in its ``agent-<i>.npz``).
 """
 
 from __future__ import annotations
