@@ -200,7 +200,7 @@ class BlindFairRegressionPostProcessor(
     (group, cell) over the declared groups, cells ordered score bin first, then membership cell; (line 4) the
     Laplace mechanism with scale ``b = 2 / (n epsilon)``; (new) within each score bin, the cells whose released
     total mass is below ``pool_threshold`` standard deviations of its noise (``b sqrt(2 G)``) pooled into one
-    cell (:func:`~dpfair.regression._blind_lp.pool_noisy_cells`: otherwise the program buys fairness by moving
+    cell (``pool_noisy_cells`` in ``dpfair.regression._blind_lp``: otherwise the program buys fairness by moving
     nearly empty cells whose noise looks like a small group's mass, a fairness of the noise only); (line 6)
     private weights ``w_a = max(sum_c p~(a, c), 0)``; (lines 7-9) each group's distribution over the pooled cells
     by the L-infinity isotonic repair of its noisy partial sums along that order; (line 10) the program above on
@@ -243,8 +243,8 @@ class BlindFairRegressionPostProcessor(
     ``M`` absolute noises), each at failure ``beta / (2 G)``.  Summation by parts then gives, at every grid point
     ``l``, ``|sum_c (p^_a(c) - p~_a(c)) T(<= l | c)| <= max_j |F^_a(j) - F~_a(j)| * V_l`` where ``V_l`` is the
     total variation of ``T(<= l | .)`` along the (pooled) cell order (released: the map), so the exact KS is at
-    most ``alpha - margin_ + max_l V_l * max_{a != a'} (2E / w~_a + 2E / w~_a')``, capped at 1.  At ``epsilon = inf`` it is
-    ``alpha`` (the exact program).  A group whose private weight is 0 is left out of the constraints (its
+    most ``alpha - margin_ + max_l V_l * max_{a != a'} (2E / w~_a + 2E / w~_a')``, capped at 1.  At
+    ``epsilon = inf`` it is ``alpha`` (the exact program).  A group whose private weight is 0 is left out of the constraints (its
     distribution is noise); the guarantee is then 1.
 
     **When it says something.** ``E`` is about ``4.8 sqrt(n_cells) * 2 / (n epsilon)`` (``n_cells`` = ``n_bins x
@@ -681,7 +681,8 @@ class BlindFairRegressionPostProcessor(
         check_is_fitted(self, "cell_pmfs_")
         value = check_alpha(alpha)
         lo, hi = self.bounds_
-        solved = self._solution_attributes(self.cell_pmfs_, self.group_weights_, (self.pooled_cell_, self._representative_),
+        pooling = (self.pooled_cell_, self._representative_)
+        solved = self._solution_attributes(self.cell_pmfs_, self.group_weights_, pooling,
                                            self.grid_.size, hi - lo, value, self._beta_,
                                            (self._noise_scale_, self._pool_threshold_ > 0), self._noise_multiple_)
         self.alpha = alpha
