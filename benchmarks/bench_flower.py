@@ -2,8 +2,8 @@
 
 1. **Round trip per synchronization**: the same plan (Fed-FairX-LinUCB, bounded-gap, ``d = 5``: one
    synchronization per round, ``m = 3``, seeded) on
-   * dpfair's fast executor (``executor="persistent"``: a SuperLink, SuperNodes with capped idle sleeps and one
-     long-lived ClientApp executor each, on 127.0.0.1),
+   * dpfair's fast executor (``executor="persistent"``: a SuperLink whose pulls wait for a message (long polls),
+     SuperNodes with capped idle sleeps that run their ClientApp in-process, on 127.0.0.1),
    * stock Flower (``executor="flower"``: ``flower-supernode --isolation subprocess``, a ``flwr-clientapp``
      process per message),
    * Flower's Simulation Engine (``executor="simulation"``: ``flower-superlink --simulation``, the agents as
@@ -16,7 +16,7 @@
    in the same process run, at ``N = 3`` and ``5``; beside it dpfair's own app (the same plan as above) on the fast
    executor.  Printed: seconds per message round of each and the ratios ``dpfair fast / no-op Simulation``
    (the target: at most 1.5) and ``no-op fast / dpfair fast`` (a no-op ClientApp must not be slower than
-   dpfair's own: at most 1).
+   dpfair's own: at most 1), with the 1-minute load average when each row was done.
 3. **Round trips per run** for each protocol at the demo's defaults (``T = 2000``, ``m = 5``, ``d = 5``): the
    play loop's message rounds (one per synchronization for the scheduled protocols; one per round plus one per
    synchronization for log-det) and the two of ``init`` and ``finish``.  The log-det count is data-dependent: it
@@ -168,7 +168,7 @@ def floor_table(agents_list: tuple[int, ...] = (3, 5), rounds: int = 40) -> None
     print(f"the floor: a no-op app, {rounds} message rounds (median), beside dpfair's app (Fed-FairX-LinUCB, bounded-gap, "
           f"d=5: one message round per round, T={rounds})")
     print(f"{'N':>3} {'no-op sim':>10} {'no-op fast':>11} {'dpfair fast':>12} {'dpfair fast / no-op sim':>24} "
-          f"{'no-op fast / dpfair fast':>25}")
+          f"{'no-op fast / dpfair fast':>25} {'load':>5}")
     with tempfile.TemporaryDirectory(prefix="dpfair-bench-floor-") as tmp:
         folder = Path(tmp)
         for agents in agents_list:
@@ -178,7 +178,7 @@ def floor_table(agents_list: tuple[int, ...] = (3, 5), rounds: int = 40) -> None
                            out=folder / f"dpfair-{agents}", extra_config={"round-timeout": 600.0, "start-timeout": 600.0})
             ours = float(run.server.get("seconds_per_message_round", float("nan")))
             print(f"{agents:>3} {sim:>10.3f} {fast:>11.3f} {ours:>12.3f} {ours / sim:>24.2f} {fast / ours:>25.2f}"
-                  f"{'' if run.failure is None else f'  FAILED: {run.failure}'}")
+                  f" {os.getloadavg()[0]:>5.1f}{'' if run.failure is None else f'  FAILED: {run.failure}'}", flush=True)
 
 
 def round_trips_per_protocol(horizon: int = 2000, agents: int = 5, dim: int = 5) -> None:
@@ -209,7 +209,9 @@ def main(horizon: int = 20, agents: int = 3, floor_rounds: int = 40) -> None:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["floor"]:  # floor [rounds] [N,N,...]
+    if sys.argv[1:2] in (["--help"], ["-h"]):
+        print(__doc__)
+    elif sys.argv[1:2] == ["floor"]:  # floor [rounds] [N,N,...]
         print(f"load average (1, 5, 15 min) before: {os.getloadavg()} on {os.cpu_count()} CPUs")
         sizes = tuple(int(n) for n in sys.argv[3].split(",")) if len(sys.argv) > 3 else (3, 5)
         floor_table(sizes, rounds=int(sys.argv[2]) if len(sys.argv) > 2 else 40)

@@ -199,8 +199,8 @@ def test_a_run_out_of_time_fails_in_one_line_and_keeps_its_partial_result(tmp_pa
     assert saved["completed"] is False and saved["failed"] in failed[0] and saved["rounds_played"] < 2000
     assert saved["status"] == "failed"
     logs = tmp_path / "logs"
-    started["pids"] = {int(line.split()[-1].rstrip(")")) for line in (logs / "executor-0.log").read_text().splitlines()
-                       if "[dpfair executor] serving" in line}
+    started["pids"] = {int(line.split()[-1].rstrip(")")) for line in (logs / "supernode-0.log").read_text().splitlines()
+                       if "[dpfair executor] ClientApps run in the SuperNode" in line}
     deadline = time.monotonic() + 15
     while time.monotonic() < deadline and any(_alive(p) for p in started["pids"]):
         time.sleep(0.2)

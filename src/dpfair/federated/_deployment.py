@@ -10,10 +10,11 @@ Three executors run the ClientApp of each SuperNode:
 ``"persistent"`` (default)
     Needs the flwr internals that :func:`dpfair.federated._executor.fast_path_problems` checks; where they
     differ it turns itself off with a ``RuntimeWarning`` (``fast_path_off``) and runs ``"flower"``.
-    The SuperNode runs with ``--isolation process`` and its idle sleeps capped, next to one long-lived
-    ``python -m dpfair.federated._executor clientapp-executor`` process that runs every ClientApp task
-    in-process (the ClientApp is loaded once per FAB): a message round trip takes a fraction of a second (a no-op
-    app: 0.55 s at a load of 10 on 2 cores, where Flower's Simulation Engine takes 0.09 s; stock Flower: seconds).
+    Each SuperNode (``--isolation process``, idle sleeps capped) runs its ClientApp tasks itself, in its own
+    process, as soon as it pulls a message (the ClientApp is loaded once per FAB), and the SuperLink's Fleet pulls
+    wait for a message instead of answering empty (a long poll): a no-op app's message round takes 0.2-0.3 s on
+    2 loaded cores, where Flower's Simulation Engine takes 0.1 s (``benchmarks/bench_flower.py floor``; stock
+    Flower: seconds).
 ``"flower"``
     Stock Flower: ``flower-supernode --isolation subprocess`` spawns a ``flwr-clientapp`` process per
     message and its fleet loop sleeps 3 s when idle: seconds per round trip.
@@ -59,7 +60,6 @@ from dpfair.federated._simulation import SimulationSettings
 __all__ = ["LocalFederation", "RunHandle", "app_dir", "format_run_config"]
 
 _REGISTERED_MARK = "SuperNode ID:"
-_EXECUTOR_READY_MARK = "[dpfair executor] serving"
 
 
 def format_run_config(run_config: Mapping[str, Any]) -> str:
@@ -235,11 +235,11 @@ class LocalFederation:
     node_configs : list of mapping, optional
         One ``--node-config`` per node; default ``{"partition-id": i, "num-partitions": n_nodes}``.
     executor : {"persistent", "flower", "simulation"}
-        How ClientApp messages are executed: ``"persistent"`` (one long-lived in-process executor per node and
-        a SuperNode with capped idle sleeps; a fraction of a second per round trip; turns itself off, with a warning, where
-        flwr's internals are not as expected), ``"flower"`` (stock Flower processes; seconds per round trip) or
-        ``"simulation"`` (Flower's Simulation Engine: ``n_nodes`` virtual SuperNodes on Ray actors, no
-        SuperNode process; needs ``flwr[simulation]``).
+        How ClientApp messages are executed: ``"persistent"`` (each SuperNode runs its ClientApp in-process, with
+        capped idle sleeps, and its pulls wait on the SuperLink; a fraction of a second per round trip; turns
+        itself off, with a warning, where flwr's internals are not as expected), ``"flower"`` (stock Flower
+        processes; seconds per round trip) or ``"simulation"`` (Flower's Simulation Engine: ``n_nodes``
+        virtual SuperNodes on Ray actors, no SuperNode process; needs ``flwr[simulation]``).
     host : str
         Address the SuperLink binds to and the nodes connect to.
     flwr_home : path, optional
@@ -258,7 +258,7 @@ class LocalFederation:
     Attributes
     ----------
     processes : dict of str to subprocess.Popen
-        Every process started, by name: ``"superlink"``, ``"supernode-<i>"``, ``"executor-<i>"``.
+        Every process started, by name: ``"superlink"``, ``"supernode-<i>"`` and the runs' ``"run-<k>"``.
     superlink_address : str
         ``host:port`` of the SuperLink (Fleet, Control and Runtime APIs).
     connection : str
@@ -367,7 +367,7 @@ class LocalFederation:
         Parameters
         ----------
         name : str
-            ``"superlink"``, ``"supernode-<i>"``, ``"executor-<i>"`` or ``"run-<k>"``.
+            ``"superlink"``, ``"supernode-<i>"`` or ``"run-<k>"``.
 
         Returns
         -------
@@ -529,7 +529,11 @@ class LocalFederation:
             shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m dpfair.federated._executor serverapp "$@"\n')
             shim.chmod(0o755)
             link_env["PATH"] = str(shim_dir) + os.pathsep + link_env["PATH"]
-        self._spawn("superlink", [str(self._bin / "flower-superlink"), *link_args], link_env)
+        if self.executor == "persistent":  # the SuperNodes' pulls wait on the SuperLink for a message (long polls)
+            link_cmd = [sys.executable, "-m", "dpfair.federated._executor", "superlink"]
+        else:
+            link_cmd = [str(self._bin / "flower-superlink")]
+        self._spawn("superlink", [*link_cmd, *link_args], link_env)
         self._wait_for("superlink", "SuperLink", lambda: _port_open(self.host, link_port), deadline)
 
         for i, port in enumerate(node_ports):
@@ -546,23 +550,10 @@ class LocalFederation:
                 format_run_config(self.node_configs[i]),
             ]
             if self.executor == "persistent":
+                # the SuperNode runs its ClientApps itself, in-process, as soon as it pulls a message
                 self._spawn(
                     f"supernode-{i}",
-                    [sys.executable, "-m", "dpfair.federated._executor", "supernode", *node_args, "--isolation", "process"],
-                    env,
-                )
-                self._spawn(
-                    f"executor-{i}",
-                    [
-                        sys.executable,
-                        "-m",
-                        "dpfair.federated._executor",
-                        "clientapp-executor",
-                        "--runtime-api-address",
-                        f"{self.host}:{port}",
-                        "--parent-pid",
-                        str(os.getpid()),
-                    ],
+                    [sys.executable, "-m", "dpfair.federated._executor", "node", *node_args, "--isolation", "process"],
                     env,
                 )
             else:
@@ -573,14 +564,6 @@ class LocalFederation:
             self._wait_for(
                 f"supernode-{i}", f"SuperNode {i}", lambda log=log: _REGISTERED_MARK in log.read_text(errors="replace"), deadline
             )
-            if self.executor == "persistent":
-                elog = self._logs[f"executor-{i}"]
-                self._wait_for(
-                    f"executor-{i}",
-                    f"Executor of SuperNode {i}",
-                    lambda elog=elog: _EXECUTOR_READY_MARK in elog.read_text(errors="replace"),
-                    deadline,
-                )
         self.all_pids()
 
     # ------------------------------------------------------------------ runs
@@ -647,7 +630,7 @@ class LocalFederation:
 
     # ------------------------------------------------------------------ faults and stop
     def kill_node(self, i: int) -> None:
-        """SIGKILL SuperNode ``i`` and its executor (whole process groups), as a crash would.
+        """SIGKILL SuperNode ``i`` (its whole process group, where its ClientApp runs), as a crash would.
 
         Parameters
         ----------
