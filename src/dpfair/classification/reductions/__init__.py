@@ -15,7 +15,13 @@ exponentiated-gradient reduction of Agarwal et al., 2018) and the steps it runs,
 * ``_predict``: the randomized mixture's predictions.
 """
 
+from dpfair.classification._group_evidence import EmptyGroupWarning
+from dpfair.classification.reductions._accounting import per_round_epsilon
 from dpfair.classification.reductions._estimator import DEFAULT_DELTA, DPExponentiatedGradient
 from dpfair.classification.reductions._fallback import ConstantFallbackWarning, SmallBudgetWarning
+from dpfair.classification.reductions._plan import default_gamma
 
-__all__ = ["DEFAULT_DELTA", "ConstantFallbackWarning", "DPExponentiatedGradient", "SmallBudgetWarning"]
+# the names this module exported when it was one file (EmptyGroupWarning, default_gamma, per_round_epsilon
+# included): importing them from here keeps working
+__all__ = ["DEFAULT_DELTA", "ConstantFallbackWarning", "DPExponentiatedGradient", "EmptyGroupWarning",
+           "SmallBudgetWarning", "default_gamma", "per_round_epsilon"]

@@ -25,7 +25,8 @@ Privacy accounting (all through :mod:`dpfair.privacy` and ``dp_accounting``):
   gives the ``2T`` releases ``(0.9 epsilon, delta)`` and finds the largest ``epsilon'`` that the
   privacy loss distribution of ``2T`` Laplace mechanisms (``dp_accounting``'s PLD accountant, exact
   up to a pessimistic discretization) or their Renyi-DP curve certifies, whichever is larger
-  (:func:`per_round_epsilon`); ``accountant="advanced"`` does the same with the advanced composition
+  (:func:`~dpfair.classification.reductions.per_round_epsilon`); ``accountant="advanced"`` does the same with the
+  advanced composition
   theorem (Dwork-Rothblum-Vadhan) or basic composition; ``accountant="paper"`` uses Algorithm 3's
   ``epsilon' = epsilon / (4 sqrt(T ln(1/delta)))`` (line 5), lowered where the advanced
   composition theorem does not certify it;
@@ -159,7 +160,7 @@ class DPExponentiatedGradient(PrivateEstimator, _MixturePredictor, ClassifierMix
         for every group ``a``, the reference being set by ``constraint_reference``.  ``None``:
         ``max(0.05, sqrt(|A| / m))`` from public sizes (``gamma_``): 0.05, or, when larger, the standard error of a
         difference of two rates measured on cells of the mean size ``m / (2|A|)`` (``sqrt(|A| / m)``), below which a
-        held-out rate difference is not resolved (:func:`default_gamma`).
+        held-out rate difference is not resolved (:func:`~dpfair.classification.reductions.default_gamma`).
     constraints : str or FairnessConstraint, default "equalized_odds"
         The fairness constraint (:mod:`~dpfair.classification.constraints`): ``"equalized_odds"``,
         ``"demographic_parity"`` or ``"true_positive_rate_parity"``, built with ``constraint_reference``; or an
@@ -193,7 +194,7 @@ class DPExponentiatedGradient(PrivateEstimator, _MixturePredictor, ClassifierMix
         ``4(|A|-1)`` equalized-odds constraints).  ``"overall"``: every group's rates against the rates of all rows
         of the same event (fairlearn's ``EqualizedOdds``, ``4|A|`` constraints).
     accountant : {"tight", "advanced", "paper"}, default "tight"
-        How the ``2T`` per-round Laplace releases are composed (see :func:`per_round_epsilon`):
+        How the ``2T`` per-round Laplace releases are composed (see :func:`~dpfair.classification.reductions.per_round_epsilon`):
         ``"tight"`` (privacy loss distributions or Renyi DP, whichever certifies the larger
         per-round ``epsilon'``), ``"advanced"`` (the advanced composition theorem) or ``"paper"``
         (Algorithm 3's ``epsilon'`` formula).  All three are ``(epsilon, delta)``-DP.
