@@ -16,7 +16,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import NotFittedError
 from sklearn.linear_model import LogisticRegression
 
-from dpfair.classification import _postprocessing_lp
+from dpfair.classification import _postprocessing_lp, _postprocessing_score_lp
 from dpfair.classification import postprocessing as pp_module
 from dpfair.classification.postprocessing import DPEqualizedOddsPostProcessor
 from dpfair.datasets import make_classification
@@ -278,6 +278,7 @@ def test_a_failed_lp_after_the_charge_falls_back_to_the_best_constant_classifier
         status, x, fun, message = 4, None, None, "numerical difficulties "
 
     monkeypatch.setattr(_postprocessing_lp, "linprog", lambda *args, **kwargs: Failed())
+    monkeypatch.setattr(_postprocessing_score_lp, "linprog", lambda *args, **kwargs: Failed())  # the score-bin LP
     est = DPEqualizedOddsPostProcessor(base, groups=["F", "M"], budget=budget)
     with pytest.warns(pp_module.VacuousConstraintWarning, match="constant classifier"):
         est.fit(X, y, sensitive_features=g)

@@ -197,7 +197,12 @@ def test_score_bins_are_public_thresholds_and_the_table_is_the_papers_mechanism_
     np.testing.assert_allclose(est.noisy_frequencies_, get_noise_source(11).laplace(q_hat, 2.0 / (1000 * 0.7)),
                                rtol=0, atol=1e-15)
     assert est.probabilities_.shape == (5, 2) and est.score_bins_ == 5
-    assert (est.slack_fp_ == 0).all() and (est.slack_tp_ == 0).all()  # not widened
+    assert (est.slack_fp_ == 0).all() and (est.slack_tp_ == 0).all()  # not widened by the paper's slack
+    # the first LP's widening: a quarter of the noise's sd of a rate difference (5 cells of Lap(2 / (m epsilon)))
+    mass = np.maximum(est.noisy_frequencies_, 0).sum(axis=0)
+    sd = np.sqrt(2 * 5) * 2 / (1000 * 0.7) / mass
+    np.testing.assert_allclose(est.resolution_fp_, [0.0, 0.25 * np.hypot(sd[1, 0], sd[0, 0])], rtol=1e-12)
+    np.testing.assert_allclose(est.resolution_tp_, [0.0, 0.25 * np.hypot(sd[1, 1], sd[0, 1])], rtol=1e-12)
 
 
 def test_neighbouring_groups_move_exactly_one_row_between_two_cells_of_the_binned_table():

@@ -66,6 +66,7 @@ from dpfair.classification._postprocessing_lp import (
     noisy_frequencies,
     solve_lp,
 )
+from dpfair.classification._postprocessing_score_lp import pooled_for_empty, resolution_tolerance, solve_score_lp
 from dpfair.classification._postprocessing_stages import (
     EqualizedOddsData,
     EqualizedOddsOptions,
@@ -97,6 +98,17 @@ _NEIGHBOURING_END_TO_END = "replace one training row (X, y, A) (the number of ro
 
 
 # ---------------------------------------------------------------------------- helpers
+def _score_bin_slack(q: np.ndarray, m: int, epsilon: float) -> tuple[np.ndarray, np.ndarray]:
+    """The score-bin LP's slack (0, or 1e20 for a rate without evidence) and its widening, both ``(n_groups, 2)``.
+
+    The widening is :func:`~dpfair.classification._postprocessing_score_lp.resolution_tolerance` (0 for group 0).
+    """
+    mass = q.sum(axis=0)
+    slack = np.where(np.minimum(mass, mass[:1]) > 0, 0.0, _HIGHS_INF)
+    slack[0] = 0.0
+    return slack, np.where(slack > 0, 0.0, resolution_tolerance(q, m, epsilon))
+
+
 def _check_constraints(constraints: Any) -> str:
     if not isinstance(constraints, str) or constraints not in CONSTRAINTS:
         raise ValueError(f"constraints must be one of {list(CONSTRAINTS)}, got {constraints!r}.")
@@ -259,9 +271,16 @@ class DPEqualizedOddsPostProcessor(
     **Score bins** (``score_bins=K``, not in the paper; the default for a base model with a score). Hardt et
     al.'s derived predictor on a thresholded score: the base's probability of the positive class is cut at the
     public thresholds ``1/K, ..., (K-1)/K`` and the LP picks ``P(predict 1 | bin, group)``: the same table with
-    ``K`` rows instead of 2, the same sensitivity ``2/m`` and charge, and the LP is *not* widened (the noisy
-    rates are held to ``gamma``; the constant classifier is always feasible), so the guarantee is ``gamma``
-    plus the noise's part alone.  ``score_bins="auto"`` (the default) is ``K = 8`` when the base classifier
+    ``K`` rows instead of 2, the same sensitivity ``2/m`` and charge.  Three post-processing rules
+    (``dpfair.classification._postprocessing_score_lp``) make it hold up on rows it was not fitted on, where
+    small groups' cells are as noisy as they are large: ``P(predict 1 | bin, group)`` is non-decreasing in the bin
+    (a randomized threshold per group, as Hardt et al.'s derived predictor on a score and fairlearn's
+    ``ThresholdOptimizer``); a group without evidence (see ``EmptyGroupWarning``) is given the pooled score
+    distribution of the others; and the LP is first solved with each constraint widened by a quarter of the
+    noise's standard deviation of the rate difference (``resolution_fp_`` / ``resolution_tp_``), which picks the operating
+    point, after which every group is moved as close to that point as its own table allows (onto it when it can
+    reach it).  The constant classifier is always feasible, and the guarantee is the observed noisy difference
+    plus the noise's part.  ``score_bins="auto"`` (the default) is ``K = 8`` when the base classifier
     has ``predict_proba`` or ``decision_function``, and the paper's binary predictions (``score_bins=None``)
     otherwise: decided from the estimator's public methods before any fit or charge, never from the data.
     On Adult with a private base model it gives held-out error 0.19-0.20 at an equalized-odds difference of
@@ -321,7 +340,12 @@ default "equalized_odds"
     noisy_frequencies_ : ndarray of shape (2, n_groups, 2) or (K, n_groups, 2)
         The private table ``q~[y_hat, a, y]`` (Algorithm 1, line 4); ``K = score_bins_`` rows with score bins.
     slack_fp_, slack_tp_ : ndarray of shape (n_groups,)
-        The slack of every group's false- and true-positive constraint (0 for group 0).
+        The slack of every group's false- and true-positive constraint (0 for group 0): the paper's with binary
+        predictions; with score bins 0, or 1e20 for a rate without evidence (unconstrained).
+    resolution_fp_, resolution_tp_ : ndarray of shape (n_groups,)
+        With score bins, the first LP's widening of every group's false- and true-positive constraint (a quarter of
+        the noise's standard deviation of the rate difference, from the released table; 0 for group 0, at
+        ``epsilon = inf`` and with binary predictions), before every group is moved to the operating point.
     probabilities_ : ndarray of shape (2, n_groups) or (score_bins, n_groups)
         ``p~*[y_hat, a]``: probability of predicting 1 given base prediction (or score bin) and group.
     guaranteed_violation_ : float
@@ -511,31 +535,37 @@ default "equalized_odds"
         groups = data.groups
         n_groups = groups.size
         q_valid = valid_frequencies(q_tilde)
-        bound_fp = bound_tp = None
+        q_lp, bound_fp, bound_tp = q_valid, None, None
         slack_fp = slack_tp = np.zeros(n_groups)
-        if n_groups > 1 and options.score_bins is None:  # LP~ (1): widened by the paper's slack
-            slack_fp, slack_tp = lp_slack(q_valid, noisy.n_rows, epsilon, options.beta)
-        elif n_groups > 1:  # score bins: the noisy rates are constrained to gamma itself (only no-evidence rates drop)
-            mass = q_valid.sum(axis=0)
-            slack = np.where(np.minimum(mass, mass[:1]) > 0, 0.0, _HIGHS_INF)
-            slack[0] = 0.0
-            slack_fp, slack_tp = slack[:, 0].copy(), slack[:, 1].copy()
+        widening = np.zeros((n_groups, 2))
         if n_groups > 1:
             # a declared group whose released mass is indistinguishable from 0 (empty, or too small for the noise):
             # named by the specific EmptyGroupWarning rather than among the vacuous rates (_group_evidence)
             empty = _empty_groups(q_tilde, noisy.n_rows, epsilon, options.beta)
             warn_empty_groups(groups, [int(a) for a in np.nonzero(empty)[0]], type(self).__name__, epsilon,
                               "Use a larger epsilon, more rows, or merge small groups.")
+            if options.score_bins is None:  # LP~ (1): widened by the paper's slack
+                slack_fp, slack_tp = lp_slack(q_valid, noisy.n_rows, epsilon, options.beta)
+            else:  # score bins: the noise's resolution (_postprocessing_score_lp), groups without evidence pooled
+                q_lp = pooled_for_empty(q_valid, empty)
+                slack, widening = _score_bin_slack(q_lp, noisy.n_rows, epsilon)
+                slack_fp, slack_tp = slack[:, 0].copy(), slack[:, 1].copy()
             vacuous: dict[str, np.ndarray] = {}
             if constraints != "true_positive_rate_parity":
-                bound_fp = np.minimum(options.gamma + slack_fp, _HIGHS_INF)
+                bound_fp = np.minimum(options.gamma + slack_fp + widening[:, 0], _HIGHS_INF)
                 vacuous["false-positive"] = (slack_fp[1:] >= 1.0) & ~empty[1:]
             if constraints != "false_positive_rate_parity":
-                bound_tp = np.minimum(options.gamma + slack_tp, _HIGHS_INF)
+                bound_tp = np.minimum(options.gamma + slack_tp + widening[:, 1], _HIGHS_INF)
                 vacuous["true-positive"] = (slack_tp[1:] >= 1.0) & ~empty[1:]
             _warn_vacuous(vacuous, groups, epsilon)
         try:
-            p, objective = solve_lp(q_valid, bound_fp, bound_tp)  # line 5
+            if options.score_bins is None:
+                p, objective = solve_lp(q_valid, bound_fp, bound_tp)  # line 5
+            else:
+                p = solve_score_lp(q_lp, bound_fp, bound_tp, options.gamma)
+                if p is None:
+                    raise ValueError("no optimum")
+                objective = float((q_valid[:, :, 0] * p + q_valid[:, :, 1] * (1.0 - p)).sum())
         except ValueError:  # HiGHS found no optimum (numerical trouble): the LP's always-feasible fallback
             p, objective = best_constant_classifier(q_valid, n_groups)
             warnings.warn(
@@ -563,6 +593,7 @@ default "equalized_odds"
         return {
             "estimator_": noisy.estimator, "classes_": data.classes, "groups_": data.groups,
             "noisy_frequencies_": np.array(q_tilde, dtype=float), "slack_fp_": slack_fp, "slack_tp_": slack_tp,
+            "resolution_fp_": widening[:, 0].copy(), "resolution_tp_": widening[:, 1].copy(),
             "probabilities_": p, "objective_": objective, "_predict_seed_": noisy.predict_seed,
             "guaranteed_violation_": guarantee, "noise_slack_": noise_slack, "score_bins_": options.score_bins,
             **wrapped_feature_attributes(noisy.estimator),

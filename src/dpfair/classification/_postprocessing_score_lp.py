@@ -1,0 +1,239 @@
+"""The score-bin linear program of :class:`~dpfair.classification.DPEqualizedOddsPostProcessor` (post-processing).
+
+With score bins (``score_bins=K``) the post-processor derives its predictor from a released table
+``q~[k, a, y]`` of ``K`` public score bins.  Three rules, all post-processing of the release (they read the
+released table, the public number of rows ``m`` and ``epsilon`` only), make the derived predictor hold up on rows it
+was not fitted on, where the noise of small groups' cells is as large as their counts:
+
+* **Randomized thresholds** (:func:`solve_score_lp`): ``p[k, a] = P(predict 1 | bin k, group a)`` is non-decreasing
+  in ``k``, as Hardt, Price and Srebro's (2016) derived predictor on a score and fairlearn's ``ThresholdOptimizer``
+  (a randomized threshold per group, a point of the group's ROC hull).  Without it the LP combines arbitrary bins
+  (e.g. predict 1 in the lowest bins and not the highest) to meet the constraints exactly on the training table:
+  on Law School by race, with the *exact* table, the held-out equalized-odds difference was .094 (medians of 5
+  splits) against .052 with thresholds and .060 for ``ThresholdOptimizer``.
+* **Groups without evidence** (:func:`pooled_for_empty`): a declared group whose released size is indistinguishable
+  from 0 (:func:`~dpfair.classification._postprocessing_lp._empty_groups`) has a pure-noise ROC; it is given the
+  pooled score distribution of the groups with evidence (per label, at its released size), so its noise does not
+  decide everyone's operating point, and its rows are predicted as a typical group's would be.
+* **Tolerance at the noise's resolution, then each group snapped to the operating point**
+  (:func:`resolution_tolerance`, :func:`solve_score_lp`).  A rate of group ``a`` is a weighted sum of its ``K``
+  noisy cells over their total ``q~_ay``; its noise has standard deviation up to
+  ``s_ay = sqrt(2K) (2 / (m epsilon)) / q~_ay`` (``K`` Laplace cells of scale ``2/(m epsilon)``).  Holding the noisy
+  rates *exactly* equal lets the noisiest group's hull (flattened by the noise) pull every group's operating point
+  down: on Adult by race (two groups of 35 positives) the error was .176 against .167.  The LP is first solved with
+  each constraint widened by a quarter of the noise's standard deviation of the difference,
+  ``sqrt(s_ay^2 + s_0y^2) / 4``, which picks the operating point (group 0's rates); then every other group is moved
+  as close to that point as its own table allows (exactly onto it when it can reach it), without leaving the first
+  solution's bounds, and among those choices to its smallest noisy error.  The tolerance is thus used only where a
+  group cannot reach the point, never spent on a group's own accuracy.  Measured at ``epsilon = 1`` (means over 5
+  noise draws of the medians of 20 splits; error / held-out EO against the exact-count ``ThresholdOptimizer``),
+  the share of the widening: 0 gives Adult by race .176 / .204, a quarter .167 / .204, a half .163 / .209, one
+  .162 / .215; nine groups down to 12 rows: .281 / .245, .251 / .323, .235 / .364, .218 / .459.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.optimize import linprog
+
+from dpfair.classification._postprocessing_lp import HIGHS_INF
+
+__all__ = ["RESOLUTION_SHARE", "pooled_for_empty", "resolution_tolerance", "solve_score_lp"]
+
+#: The share of the noise's standard deviation of a rate difference by which the first LP widens each constraint.
+RESOLUTION_SHARE = 0.25
+
+
+def pooled_for_empty(q_valid: np.ndarray, empty: np.ndarray) -> np.ndarray:
+    """The table the LP is solved on: a group without evidence gets the pooled score distribution of the others.
+
+    For every label ``y`` and every group flagged in ``empty``, the column ``q[:, a, y]`` is replaced by the pooled
+    distribution over the bins of the groups with evidence, ``sum_{b not empty} q[:, b, y]`` normalized, times the
+    group's released mass ``sum_k q[k, a, y]`` (so its size, hence its weight in the error, is unchanged).  When no
+    group has evidence for a label, or the group's mass is 0, its column is left as it is.  Post-processing of the
+    released table.
+
+    Parameters
+    ----------
+    q_valid : ndarray of shape (n_bins, n_groups, 2)
+        The released table clipped at 0.
+    empty : ndarray of bool, shape (n_groups,)
+        The groups without evidence.
+
+    Returns
+    -------
+    ndarray of shape (n_bins, n_groups, 2)
+        A copy of ``q_valid`` with the empty groups' columns replaced.
+    """
+    q = np.array(q_valid, dtype=float)
+    empty = np.asarray(empty, dtype=bool)
+    if not empty.any() or empty.all():
+        return q
+    for y in (0, 1):
+        pooled = q_valid[:, ~empty, y].sum(axis=1)
+        total = pooled.sum()
+        if not total > 0:
+            continue
+        for a in np.nonzero(empty)[0]:
+            q[:, a, y] = q_valid[:, a, y].sum() * pooled / total
+    return q
+
+
+def resolution_tolerance(q: np.ndarray, m: int, epsilon: float) -> np.ndarray:
+    """The first LP's widening of every constraint: :data:`RESOLUTION_SHARE` of the noise's sd of a rate difference.
+
+    ``RESOLUTION_SHARE * sqrt(s_ay^2 + s_0y^2)`` with ``s_ay = sqrt(2 K) * 2 / (m epsilon) / q_ay``: the standard
+    deviation of the sum of ``K`` cells of ``Lap(2 / (m epsilon))`` noise, relative to the group's (released) mass of
+    label ``y``, the scale of the noise in any of its rates.  0 for group 0 (the anchor) and at ``epsilon = inf``;
+    infinite (reported as 1e20) where a mass is not positive.
+
+    Parameters
+    ----------
+    q : ndarray of shape (n_bins, n_groups, 2)
+        The table the LP is solved on (released, clipped; see :func:`pooled_for_empty`).
+    m : int
+        Number of rows (public).
+    epsilon : float
+        Epsilon of the table.
+
+    Returns
+    -------
+    ndarray of shape (n_groups, 2)
+        The widening of the false-positive (column 0) and true-positive (column 1) constraint of every group.
+    """
+    n_bins, n_groups, _ = q.shape
+    if math.isinf(epsilon):
+        return np.zeros((n_groups, 2))
+    mass = q.sum(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        sd = np.where(mass > 0, math.sqrt(2.0 * n_bins) * 2.0 / (m * epsilon) / mass, np.inf)
+    tolerance = RESOLUTION_SHARE * np.sqrt(sd**2 + sd[:1] ** 2)
+    tolerance = np.minimum(tolerance, HIGHS_INF)
+    tolerance[0] = 0.0
+    return tolerance
+
+
+def _rate_rows(q: np.ndarray, y: int) -> np.ndarray:
+    """``rate[k, a] = q[k, a, y] / q_ay``: the coefficients of group ``a``'s rate of label ``y`` in ``p[:, a]``."""
+    denominator = q[:, :, y].sum(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(denominator > 0, q[:, :, y] / denominator, 0.0)
+
+
+def _monotone_rows(n_bins: int, n_groups: int, offset: int = 0, width: int | None = None) -> np.ndarray:
+    """Rows ``p[k, a] - p[k + 1, a] <= 0`` for every group (variable ``k * n_groups + a`` after ``offset``)."""
+    width = n_bins * n_groups if width is None else width
+    rows = np.zeros(((n_bins - 1) * n_groups, width))
+    for a in range(n_groups):
+        for k in range(n_bins - 1):
+            row = rows[a * (n_bins - 1) + k]
+            row[offset + k * n_groups + a] = 1.0
+            row[offset + (k + 1) * n_groups + a] = -1.0
+    return rows
+
+
+def _first_lp(q: np.ndarray, bounds: dict[int, np.ndarray]) -> np.ndarray | None:
+    """Minimize the error over non-decreasing ``p`` with ``|R_ay - R_0y| <= bounds[y][a]``; ``None`` if no optimum."""
+    n_bins, n_groups, _ = q.shape
+    rows, rhs = [], []
+    for y, bound in bounds.items():
+        rate = _rate_rows(q, y)
+        for a in range(1, n_groups):
+            if bound[a] >= HIGHS_INF:
+                continue
+            row = np.zeros((n_bins, n_groups))
+            row[:, a] += rate[:, a]
+            row[:, 0] -= rate[:, 0]
+            rows += [row.ravel(), -row.ravel()]
+            rhs += [bound[a], bound[a]]
+    monotone = _monotone_rows(n_bins, n_groups)
+    a_ub = np.vstack([np.array(rows).reshape(-1, n_bins * n_groups), monotone])
+    b_ub = np.concatenate([np.array(rhs, dtype=float), np.zeros(monotone.shape[0])])
+    result = linprog((q[:, :, 0] - q[:, :, 1]).ravel(), A_ub=a_ub, b_ub=b_ub, bounds=(0.0, 1.0), method="highs")
+    if result.status != 0 or result.x is None:
+        return None
+    return np.clip(result.x.reshape(n_bins, n_groups), 0.0, 1.0)
+
+
+def _snapped_group(q_a: np.ndarray, target: dict[int, float], bound: dict[int, float], gamma: float,
+                   start: np.ndarray) -> np.ndarray:
+    """One group's non-decreasing ``p``, as close to ``target`` as its table allows, then of smallest error.
+
+    Variables ``p`` (``K``), ``u_y >= |R_y(p) - target_y|`` and ``v_y >= u_y - gamma, >= 0`` (the excess over the
+    user's ``gamma``).  First minimize ``sum_y v_y`` subject to ``u_y <= bound_y`` (``start`` is feasible), then, with
+    that sum held, the group's error.  ``start`` is returned when HiGHS finds no optimum.
+    """
+    n_bins = q_a.shape[0]
+    labels = sorted(target)
+    n_vars = n_bins + 2 * len(labels)
+    rows, rhs = [], []
+    for j, y in enumerate(labels):
+        rate = q_a[:, y] / q_a[:, y].sum()
+        u, v = n_bins + j, n_bins + len(labels) + j
+        for sign in (1.0, -1.0):  # +-(R_y - target_y) <= u_y
+            row = np.zeros(n_vars)
+            row[:n_bins], row[u] = sign * rate, -1.0
+            rows.append(row)
+            rhs.append(sign * target[y])
+        row = np.zeros(n_vars)  # u_y - v_y <= gamma
+        row[u], row[v] = 1.0, -1.0
+        rows.append(row)
+        rhs.append(gamma)
+    monotone = _monotone_rows(n_bins, 1, width=n_vars)
+    a_ub, b_ub = np.vstack([np.array(rows), monotone]), np.concatenate([rhs, np.zeros(monotone.shape[0])])
+    box = [(0.0, 1.0)] * n_bins + [(0.0, bound[y]) for y in labels] + [(0.0, None)] * len(labels)
+    excess = np.zeros(n_vars)
+    excess[n_bins + len(labels):] = 1.0
+    first = linprog(excess, A_ub=a_ub, b_ub=b_ub, bounds=box, method="highs")
+    if first.status != 0 or first.x is None:
+        return start
+    error = np.zeros(n_vars)
+    error[:n_bins] = q_a[:, 0] - q_a[:, 1]
+    held = linprog(error, A_ub=np.vstack([a_ub, excess]), b_ub=np.append(b_ub, first.fun + 1e-9), bounds=box,
+                   method="highs")
+    x = held.x if held.status == 0 and held.x is not None else first.x
+    return np.clip(x[:n_bins], 0.0, 1.0)
+
+
+def solve_score_lp(
+    q: np.ndarray, bound_fp: np.ndarray | None, bound_tp: np.ndarray | None, gamma: float = 0.0
+) -> np.ndarray | None:
+    """The score-bin derived predictor: randomized thresholds, the operating point, each group snapped to it.
+
+    1. Minimize the error ``sum_{k, a} q[k, a, 0] p[k, a] + q[k, a, 1] (1 - p[k, a])`` over ``p`` non-decreasing in
+       the bin ``k`` (a randomized threshold per group) subject to ``|R_ay(p) - R_0y(p)| <= bound_y[a]`` for the
+       constrained labels (``R_ay = sum_k p[k, a] q[k, a, y] / q_ay``; an entry ``>= 1e20`` drops the constraint).
+    2. With group 0's rates ``R*_y`` of that solution as the operating point, every other group with a constraint
+       gets the non-decreasing ``p[:, a]`` that minimizes ``sum_y max(|R_ay - R*_y| - gamma, 0)`` within
+       ``|R_ay - R*_y| <= bound_y[a]``, then its own error: exactly the operating point (within ``gamma``) whenever its
+       table can reach it.  The second step never leaves the first step's bounds, so the result is feasible for them.
+
+    Parameters
+    ----------
+    q : ndarray of shape (n_bins, n_groups, 2)
+        The (noisy, valid) table ``q[k, a, y]``; ``q_ay > 0`` for every rate with a finite bound.
+    bound_fp, bound_tp : ndarray of shape (n_groups,) or None
+        Right-hand sides (``gamma`` plus the widening; entry 0 unused); ``None`` drops that family.
+    gamma : float, default 0.0
+        The user's tolerance, kept free in the second step.
+
+    Returns
+    -------
+    ndarray of shape (n_bins, n_groups) or None
+        ``p[k, a]`` in [0, 1], non-decreasing in ``k``; ``None`` when HiGHS finds no optimum of the first LP.
+    """
+    n_groups = q.shape[1]
+    bounds = {y: b for y, b in ((0, bound_fp), (1, bound_tp)) if b is not None and n_groups > 1}
+    p = _first_lp(q, bounds)
+    if p is None or not bounds:
+        return p
+    mass = q.sum(axis=0)
+    for a in range(1, n_groups):
+        labels = [y for y, b in bounds.items() if b[a] < HIGHS_INF and mass[a, y] > 0 and mass[0, y] > 0]
+        if not labels:
+            continue
+        target = {y: float(p[:, 0] @ q[:, 0, y] / mass[0, y]) for y in labels}
+        p[:, a] = _snapped_group(q[:, a, :], target, {y: float(bounds[y][a]) for y in labels}, gamma, p[:, a])
+    return p
