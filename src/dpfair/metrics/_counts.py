@@ -9,15 +9,16 @@ import numpy as np
 import pandas as pd
 
 from dpfair.metrics._rows import as_1d, binary, resolve_rows
+from dpfair.metrics._stages import FrameOptions, Rows
 
 __all__ = ["tabulate_counts", "validate_counts"]
 
 
 def validate_counts(
-    extra: dict[str, Any], groups: Any, undeclared: str, epsilon: float, counts: Any, sensitive: Any, control: Any,
+    options: FrameOptions, groups: Any, undeclared: str, epsilon: float, counts: Any, sensitive: Any, control: Any,
     y_true: Any, y_pred: Any, count: Any, sums: Any = None,
-) -> dict[str, Any]:
-    """The table of counts, checked and mapped to the declared groups (``extra``: the checked parameters).
+) -> Rows:
+    """The table of counts, checked and mapped to the declared groups (``options``: the checked parameters).
 
     ``sums`` maps every real-valued metric's key to the column holding, for each cell, the exact sum over its rows
     of the metric's per-row value (:func:`dpfair.metrics._core.per_row_values`); each must lie in
@@ -31,7 +32,7 @@ def validate_counts(
         counts = counts.compute()  # a Dask DataFrame of counts (one row per cell): small
     if not isinstance(counts, pd.DataFrame):
         raise TypeError(f"counts must be a pandas DataFrame of counts (one row per cell), got {type(counts).__name__}.")
-    reals = [spec for spec in extra["specs"] if spec.real or spec.moments]
+    reals = [spec for spec in options.specs if spec.real or spec.moments]
     sums = dict(sums or {})
     if not isinstance(sums, dict) or set(sums) != {spec.key for spec in reals}:
         raise ValueError(
@@ -42,7 +43,7 @@ def validate_counts(
     controls = [] if control is None else [control] if isinstance(control, str) else list(control)
     if not names or not all(isinstance(n, str) for n in names + controls):
         raise ValueError("sensitive_features must name the column(s) of counts that hold the sensitive features.")
-    labelled = bool(extra["counts"])
+    labelled = bool(options.counts)
     for option, column in ([("y_true", y_true), ("y_pred", y_pred)] if labelled else []) + [("count", count)] + [
         ("sensitive_features", n) for n in names
     ] + [("control_features", n) for n in controls] + [
@@ -59,14 +60,14 @@ def validate_counts(
         raise ValueError(f"count: column {count!r} must hold non-negative whole numbers of rows.")
     columns = [(name, counts[name].to_numpy()) for name in names]
     control_columns = [(name, counts[name].to_numpy()) for name in controls]
-    data: dict[str, Any] = {"labels_true": None, "labels_pred": None, "values_true": None, "values_pred": None}
+    labels_true = labels_pred = None
     if labelled:
-        data["labels_true"] = binary(as_1d(counts[y_true], "y_true"), "y_true", extra["counts"], extra["pos_label"])
-        data["labels_pred"] = binary(as_1d(counts[y_pred], "y_pred"), "y_pred", extra["counts"], extra["pos_label"])
-    data["cell_sums"] = {}
+        labels_true = binary(as_1d(counts[y_true], "y_true"), "y_true", options.counts, options.pos_label)
+        labels_pred = binary(as_1d(counts[y_pred], "y_pred"), "y_pred", options.counts, options.pos_label)
+    cell_sums: dict[str, np.ndarray] = {}
     for spec in reals:
         if spec.moments:
-            data["cell_sums"][spec.key] = _moment_sums(counts, spec.key, sums[spec.key], n)
+            cell_sums[spec.key] = _moment_sums(counts, spec.key, sums[spec.key], n)
             continue
         column = sums[spec.key]
         values = counts[column].to_numpy()
@@ -79,10 +80,10 @@ def validate_counts(
                 f"sums[{spec.key!r}]: column {column!r} holds sums outside [0, width x count] for the declared bounds "
                 f"(per-row values of {spec.name} lie in [0, {spec.width:g}]); compute them from values inside bounds."
             )
-        data["cell_sums"][spec.key] = np.clip(values, 0.0, spec.width * n)
-    data.update(resolve_rows(groups, undeclared, columns, control_columns, epsilon))
-    data["weights"] = n.astype(np.int64)
-    return data
+        cell_sums[spec.key] = np.clip(values, 0.0, spec.width * n)
+    grouping = resolve_rows(groups, undeclared, columns, control_columns, epsilon)
+    return Rows(grouping=grouping, labels_true=labels_true, labels_pred=labels_pred, cell_counts=n.astype(np.int64),
+                cell_sums=cell_sums)
 
 
 def _moment_sums(counts: pd.DataFrame, key: str, columns: Any, n: np.ndarray) -> np.ndarray:
@@ -103,12 +104,15 @@ def _moment_sums(counts: pd.DataFrame, key: str, columns: Any, n: np.ndarray) ->
     return np.stack(out, axis=-1)
 
 
-def tabulate_counts(data: dict[str, Any], n_groups: int) -> np.ndarray:
+def tabulate_counts(rows: Rows) -> np.ndarray:
     """The exact table of a checked table of counts: ``(n_groups, 4)`` cells, or ``(n_groups, 1)`` group sizes
     without labels (repeated combinations are added)."""
-    if data["labels_true"] is None:
-        counts = np.bincount(data["group"], weights=data["weights"].astype(float), minlength=n_groups)
+    group, n_groups = rows.grouping.group, rows.grouping.n_groups
+    assert rows.cell_counts is not None
+    weights = rows.cell_counts.astype(float)
+    if rows.labels_true is None:
+        counts = np.bincount(group, weights=weights, minlength=n_groups)
         return np.rint(counts).astype(np.int64).reshape(n_groups, 1)
-    flat = data["group"] * 4 + 2 * data["labels_true"] + data["labels_pred"]
-    counts = np.bincount(flat, weights=data["weights"].astype(float), minlength=4 * n_groups)
+    flat = group * 4 + 2 * rows.labels_true + rows.labels_pred
+    counts = np.bincount(flat, weights=weights, minlength=4 * n_groups)
     return np.rint(counts).astype(np.int64).reshape(n_groups, 4)

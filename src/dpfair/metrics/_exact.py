@@ -31,6 +31,7 @@ import pandas as pd
 
 from dpfair.metrics import _core
 from dpfair.metrics._core import MetricSpec
+from dpfair.metrics._stages import Rows
 
 __all__ = [
     "BOOTSTRAP_NOT_INITIALIZED",
@@ -165,22 +166,23 @@ class ExactFrame:
         The metrics in output order.
     single : bool
         A single metric was given (not a dict): results are shaped as fairlearn shapes a bare callable's.
-    rows : dict
-        The frame's resolved rows: ``group`` (every row's group number, control-major), ``n_groups``,
-        ``n_control``, ``index``, ``control_index``, and the labels (``labels_true`` / ``labels_pred``, 0/1) and
-        values (``values_true`` / ``values_pred``) the table-evaluated metrics read.
+    rows : Rows
+        The frame's resolved rows: their ``grouping`` (every row's group number, control-major, and the index), and
+        the labels (``labels_true`` / ``labels_pred``, 0/1) and values (``values_true`` / ``values_pred``) the
+        table-evaluated metrics read.
     y_true, y_pred : numpy.ndarray
         The rows as given (what a called metric receives).
     """
 
-    def __init__(self, metrics: list[ExactMetric], single: bool, rows: dict[str, Any], y_true: np.ndarray,
+    def __init__(self, metrics: list[ExactMetric], single: bool, rows: Rows, y_true: np.ndarray,
                  y_pred: np.ndarray) -> None:
         self.metrics = metrics
         self.single = single
         self.rows = rows
         self.y_true = y_true
         self.y_pred = y_pred
-        self.controls = None if rows["control_index"] is None else [str(n) for n in rows["control_index"].names]
+        control_index = rows.grouping.control_index
+        self.controls = None if control_index is None else [str(n) for n in control_index.names]
         self.result = self._evaluate(None)
         self.cache: dict[str, Any] = {}
 
@@ -189,19 +191,19 @@ class ExactFrame:
         """By-group ``(G,)`` and overall ``(K,)`` values of a table-evaluated metric on the rows ``take``."""
         rows, spec = self.rows, metric.spec
         assert spec is not None
-        group = rows["group"] if take is None else rows["group"][take]
-        n_groups, k = rows["n_groups"], rows["n_control"]
+        group = rows.grouping.group if take is None else rows.grouping.group[take]
+        n_groups, k = rows.grouping.n_groups, rows.grouping.n_control
         weights = metric.weights if take is None or metric.weights is None else metric.weights[take]
         sums: dict[str, np.ndarray] = {}
         if spec.real:
             table = np.bincount(group, minlength=n_groups).reshape(n_groups, 1).astype(float)
-            y_t, y_p = rows["values_true"], rows["values_pred"]
+            y_t, y_p = rows.values_true, rows.values_pred
             if take is not None:
                 y_t, y_p = y_t[take], y_p[take]
             sums[spec.key] = np.bincount(group, weights=_core.per_row_values(spec, y_t, y_p),
                                          minlength=n_groups).reshape(k, -1)
         else:
-            l_t, l_p = rows["labels_true"], rows["labels_pred"]
+            l_t, l_p = rows.labels_true, rows.labels_pred
             if take is not None:
                 l_t, l_p = l_t[take], l_p[take]
             flat = group * 4 + 2 * l_t + l_p
@@ -214,8 +216,8 @@ class ExactFrame:
         rows = self.rows
         n_rows = len(self.y_true)
         take = np.arange(n_rows) if take is None else take
-        group = rows["group"][take]
-        n_groups, k = rows["n_groups"], rows["n_control"]
+        group = rows.grouping.group[take]
+        n_groups, k = rows.grouping.n_groups, rows.grouping.n_control
         per_control = n_groups // k
         order = np.argsort(group, kind="stable")
         ends = np.cumsum(np.bincount(group, minlength=n_groups))
@@ -246,13 +248,13 @@ class ExactFrame:
                 by_group[metric.key], overall[metric.key] = list(g), list(o)
             else:
                 by_group[metric.key], overall[metric.key] = self._called_values(metric, take)
-        index = self.rows["index"]
+        index = self.rows.grouping.index
         frame = pd.DataFrame({key: pd.Series(values, index=index, dtype=object) for key, values in by_group.items()},
                              index=index).infer_objects()
         if self.controls is None:
             totals = pd.Series({key: values[0] for key, values in overall.items()}, dtype=None if overall else float)
         else:
-            control_index = self.rows["control_index"]
+            control_index = self.rows.grouping.control_index
             totals = pd.DataFrame({key: pd.Series(values, index=control_index, dtype=object)
                                    for key, values in overall.items()}, index=control_index).infer_objects()
         return _Result(totals, frame, self.controls)

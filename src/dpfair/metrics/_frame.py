@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 import numpy as np
@@ -19,7 +19,7 @@ import pandas as pd
 
 from dpfair._estimator import privacy_spent, warn_non_private
 from dpfair._validation import check_open_unit
-from dpfair.base import PrivacyParameters, PrivateMechanismMixin, ValidatedData, ValidatedOptions
+from dpfair.base import PrivacyParameters, PrivateMechanismMixin, ValidatedData
 from dpfair.metrics import _exact, _intervals
 from dpfair.metrics._accessors import FrameAccessors
 from dpfair.metrics._counts import validate_counts
@@ -45,6 +45,7 @@ from dpfair.metrics._rows import (
     sample_weights,
     sensitive_columns,
 )
+from dpfair.metrics._stages import ExactPlan, FrameOptions, Rows
 from dpfair.privacy.noise import NoiseSource
 from dpfair.privacy.relations import ADD_REMOVE
 
@@ -82,60 +83,37 @@ def _exact_params(per_metric: dict[str, dict[str, Any]], n_rows: int) -> dict[st
     return out
 
 
-def _exact_frame(options: _FrameOptions, rows: dict[str, Any]) -> _exact.ExactFrame:
+def _exact_frame(options: FrameOptions, plan: ExactPlan, rows: Rows) -> _exact.ExactFrame:
     """fairlearn's results at ``epsilon = inf``: table metrics from the exact table, every other one called."""
     specs = {spec.key: spec for spec in options.specs}
     metrics = []
-    for key, _, parsed in options.exact["parsed"]:
-        params = rows["exact_params"].get(key, {})
+    for key, _, parsed in plan.parsed:
+        params = (rows.exact_params or {}).get(key, {})
         spec = specs.get(key)
         if spec is not None and spec.matrix:  # scikit-learn's own confusion matrix of each group (fairlearn's shape)
             from sklearn.metrics import confusion_matrix
 
             metrics.append(_exact.ExactMetric(key, function=parsed.get("function", confusion_matrix), params=params))
-        elif spec is not None and (spec.real or rows["table_ok"]):
+        elif spec is not None and (spec.real or rows.table_ok):
             weights = params.get("sample_weight")
             metrics.append(_exact.ExactMetric(key, spec=spec, weights=None if weights is None else
                                               np.asarray(weights, dtype=float)))
         else:
             metrics.append(_exact.ExactMetric(key, function=parsed["function"], params=params))
-    return _exact.ExactFrame(metrics, options.exact["single"], rows, rows["raw_true"], rows["raw_pred"])
-
-
-@dataclass(frozen=True, eq=False)
-class _FrameOptions(ValidatedOptions):
-    """The frame's validated parameters: the metric plan and the interval options."""
-
-    single: bool
-    specs: list[Any]
-    confidence: float
-    counts: list[str]
-    reals: list[str]
-    bounds: Any
-    n_boot: int | None
-    quantiles: Any
-    pos_label: Any
-    sample_weight: Any
-    weight_bound: float | None
-    #: ``epsilon = inf`` from rows: every metric as fairlearn takes it (see :mod:`dpfair.metrics._exact`), else None
-    exact: dict[str, Any] | None = None
-
-    def mapping(self) -> dict[str, Any]:
-        """The same fields by name, as the release helpers (``_counts``, ``_releases``, ``_intervals``) read them."""
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+    return _exact.ExactFrame(metrics, plan.single, rows, rows.raw_true, rows.raw_pred)
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
 class _FrameData(ValidatedData):
     """Step 1's data: the rows (or the table of counts) mapped to the declared groups.
 
-    ``rows`` is the mapping the release helpers read (``group``, ``n_groups``, the labels or values, the
-    control index), built by :func:`~dpfair.metrics._rows.resolve_rows` or
+    ``rows`` is what the release helpers read (the labels or values, and their
+    :class:`~dpfair.metrics._stages.Grouping` from :func:`~dpfair.metrics._rows.resolve_rows`), built here or by
     :func:`~dpfair.metrics._counts.validate_counts`; the frame resolves its groups itself (and its control
     features), so the template's ``groups`` / ``group_index`` stay unset.
     """
 
-    rows: dict[str, Any]
+    rows: Rows
 
 
 class PrivateMetricFrame(PrivateMechanismMixin, FrameAccessors):
@@ -474,7 +452,7 @@ class PrivateMetricFrame(PrivateMechanismMixin, FrameAccessors):
         plan = release_plan(options.specs, options.counts, params.epsilon, options.weight_bound)
         return f"PrivateMetricFrame ({split_text(plan[1])})"
 
-    def _validate_params(self) -> _FrameOptions:
+    def _validate_params(self) -> FrameOptions:
         confidence = check_open_unit(self.confidence_level, "confidence_level")
         quantiles_argument = getattr(self, "_ci_quantiles_argument", None)
         if self.undeclared not in UNDECLARED:
@@ -499,7 +477,7 @@ class PrivateMetricFrame(PrivateMechanismMixin, FrameAccessors):
             weighted = any("sample_weight" in params for params in table_params.values())
             boot = _intervals.fairlearn_bootstrap(self.random_state, self.n_boot, quantiles_argument)
             n_boot, quantiles = _intervals.interval_options(self.random_state, None, None, confidence)
-            exact = {"parsed": parsed_all, "per_metric": per_metric, "single": single, "boot": boot}
+            exact = ExactPlan(parsed=parsed_all, per_metric=per_metric, single=single, boot=boot)
             plan = metric_specs(parsed, single and bool(parsed), table_params or None, self.bounds, False,
                                 self.sample_weight_bound if weighted else None, self.score_bins)
             single = single and bool(parsed)
@@ -510,7 +488,7 @@ class PrivateMetricFrame(PrivateMechanismMixin, FrameAccessors):
             bins = self.score_bins if self.score_bins is not None else default_score_bins(self.epsilon)
             plan = metric_specs(parsed, single, self.sample_params, self.bounds, from_counts, self.sample_weight_bound,
                                 bins)
-        return _FrameOptions(single=single, specs=plan["specs"], confidence=confidence, counts=plan["counts"],
+        return FrameOptions(single=single, specs=plan["specs"], confidence=confidence, counts=plan["counts"],
                              reals=plan["reals"], bounds=plan["bounds"], n_boot=n_boot, quantiles=quantiles,
                              pos_label=plan["pos_label"], sample_weight=plan["sample_weight"],
                              weight_bound=plan["weight_bound"], exact=exact)
@@ -521,8 +499,7 @@ class PrivateMetricFrame(PrivateMechanismMixin, FrameAccessors):
     ) -> _FrameData:
         options = params.options
         if counts is not None:
-            return _FrameData(rows=validate_counts(options.mapping(), self.groups, self.undeclared, params.epsilon,
-                                                   *counts))
+            return _FrameData(rows=validate_counts(options, self.groups, self.undeclared, params.epsilon, *counts))
         count_names, real_names, bounds = options.counts, options.reals, options.bounds
         # epsilon = inf with every metric called on the rows: fairlearn's 2-d y (multi-output, per-class scores)
         rows_only = options.exact is not None and not (count_names or real_names or options.specs)
@@ -532,39 +509,43 @@ class PrivateMetricFrame(PrivateMechanismMixin, FrameAccessors):
         y_p = read(y_pred, "y_pred", n_rows)
         columns = sensitive_columns(sensitive_features, n_rows)
         controls = [] if control_features is None else sensitive_columns(control_features, n_rows, "control_features")
-        data: dict[str, Any] = {"labels_true": None, "labels_pred": None, "values_true": None, "values_pred": None,
-                                "table_ok": True}
+        labels_true = labels_pred = values_true = values_pred = scores = weights = None
+        table_ok = True
         if count_names:
             try:
-                data["labels_true"] = binary(y_t, "y_true", count_names, options.pos_label)
-                data["labels_pred"] = binary(y_p, "y_pred", count_names, options.pos_label)
+                labels_true = binary(y_t, "y_true", count_names, options.pos_label)
+                labels_pred = binary(y_p, "y_pred", count_names, options.pos_label)
             except (TypeError, ValueError):
                 if options.exact is None:
                     raise
                 # epsilon = inf, labels other than 0/1 (multiclass, ...): every such metric was given as a
                 # function (else the parameters were refused), so it is called on the rows as fairlearn calls it
-                data["table_ok"] = False
-                data["labels_true"] = data["labels_pred"] = np.zeros(n_rows, dtype=np.int64)
+                table_ok = False
+                labels_true = labels_pred = np.zeros(n_rows, dtype=np.int64)
         if real_names:
-            data["values_true"] = bounded(y_t, "y_true", bounds)
-            data["values_pred"] = bounded(y_p, "y_pred", bounds)
+            values_true = bounded(y_t, "y_true", bounds)
+            values_pred = bounded(y_p, "y_pred", bounds)
         histograms = [spec for spec in options.specs if spec.histogram]
         if histograms:  # y_true 0/1 labels, y_pred scores in bounds, counted in score_bins equal-width bins of bounds
             names = [spec.name for spec in histograms]
-            data["labels_true"] = binary(y_t, "y_true", names, options.pos_label)
-            scores, (lo, hi), bins = bounded(y_p, "y_pred", bounds), bounds, histograms[0].score_bins
-            data["scores"] = np.clip(np.floor((scores - lo) / (hi - lo) * bins), 0, bins - 1).astype(np.int64)
+            labels_true = binary(y_t, "y_true", names, options.pos_label)
+            in_bounds, (lo, hi), bins = bounded(y_p, "y_pred", bounds), bounds, histograms[0].score_bins
+            scores = np.clip(np.floor((in_bounds - lo) / (hi - lo) * bins), 0, bins - 1).astype(np.int64)
         if options.weight_bound is not None:
-            data["sample_weight"] = sample_weights(options.sample_weight, n_rows, options.weight_bound)
-        if options.exact is not None:
-            data["raw_true"], data["raw_pred"] = y_t, y_p
-            data["exact_params"] = _exact_params(options.exact["per_metric"], n_rows)
-        data.update(resolve_rows(self.groups, self.undeclared, columns, controls, params.epsilon))
-        return _FrameData(n_rows=n_rows, rows=data)
+            weights = sample_weights(options.sample_weight, n_rows, options.weight_bound)
+        exact = options.exact
+        rows = Rows(
+            grouping=resolve_rows(self.groups, self.undeclared, columns, controls, params.epsilon),
+            labels_true=labels_true, labels_pred=labels_pred, values_true=values_true, values_pred=values_pred,
+            scores=scores, sample_weight=weights, table_ok=table_ok,
+            raw_true=None if exact is None else y_t, raw_pred=None if exact is None else y_p,
+            exact_params=None if exact is None else _exact_params(exact.per_metric, n_rows),
+        )
+        return _FrameData(n_rows=n_rows, rows=rows)
 
     def _compute_statistics(self, params: PrivacyParameters, data: _FrameData) -> dict[str, Any]:
         """The exact table and per-group sums (not released), and the plan of the releases (refused if it overflows)."""
-        return exact_statistics(params.options.mapping(), params.epsilon, self.bounds, data.rows)
+        return exact_statistics(params.options, params.epsilon, self.bounds, data.rows)
 
     def _privacy_cost(self, params: PrivacyParameters) -> tuple[float, float]:
         return params.epsilon, 0.0  # pure epsilon-DP: delta is accepted for fairlearn-like signatures, never spent
@@ -584,12 +565,12 @@ class PrivateMetricFrame(PrivateMechanismMixin, FrameAccessors):
         options = params.options
         exact = None
         if options.exact is not None:  # fairlearn's results first: a RandomState then seeds them as fairlearn's
-            exact = _exact_frame(options, data.rows)
-            if options.exact["boot"] is not None:
-                exact.bootstrap(*options.exact["boot"], self.random_state)
-        results = _intervals.solve(options.mapping(), noisy, data.rows, self.random_state)
+            exact = _exact_frame(options, options.exact, data.rows)
+            if options.exact.boot is not None:
+                exact.bootstrap(*options.exact.boot, self.random_state)
+        results = _intervals.solve(options, noisy, data.rows, self.random_state)
         results["_exact"] = exact
-        results["_table_ok"] = bool(data.rows.get("table_ok", True))
+        results["_table_ok"] = data.rows.table_ok
         if not results["_table_ok"]:
             sizes = results["group_sizes_"]
             results["noisy_table_"] = pd.DataFrame({"count": sizes.to_numpy()}, index=sizes.index.copy())

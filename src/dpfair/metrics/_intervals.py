@@ -14,6 +14,7 @@ import pandas as pd
 from dpfair._validation import check_open_unit
 from dpfair.metrics import _core
 from dpfair.metrics._core import MetricSpec
+from dpfair.metrics._stages import FrameOptions, Rows
 
 __all__ = ["conf_int", "interval_options", "intervals_at", "matrix_intervals", "quantile_objects", "solve"]
 
@@ -76,43 +77,43 @@ def interval_options(random_state: Any, n_boot: Any, quantiles: Any, confidence:
     return int(n_boot), quantiles
 
 
-def solve(extra: dict[str, Any], noisy: dict[str, Any], data: dict[str, Any], random_state: Any) -> dict[str, Any]:
+def solve(options: FrameOptions, noisy: dict[str, Any], rows: Rows, random_state: Any) -> dict[str, Any]:
     """Post-processing (free): estimates, flags and intervals from the noisy table and sums.
 
     The draws behind the intervals are seeded by ``random_state`` (fairlearn's meaning), never by the noise.
     """
-    specs, share, table = extra["specs"], noisy["share"], noisy["table"]
-    k = data["n_control"]
+    specs, share, table, grouping = options.specs, noisy["share"], noisy["table"], rows.grouping
+    k = grouping.n_control
     g = table.shape[0] // k
     rng = _bootstrap_generator(random_state)
     scalars = [spec for spec in specs if not spec.matrix]
     est, flagged, cis = _core.intervals(
         table.reshape(k, g, -1), {key: v.reshape(k, g, *np.shape(v)[1:]) for key, v in noisy["sums"].items()}, scalars,
         share, share,
-        extra["confidence"], rng, extra["n_boot"], extra.get("weight_bound"),
+        options.confidence, rng, options.n_boot, options.weight_bound,
     )
     for spec in specs:
         if spec.matrix:
             est[spec.key], flagged[spec.key], cis[spec.key] = matrix_intervals(
-                table.reshape(k, g, -1), share, extra["confidence"], rng, extra["n_boot"], extra.get("weight_bound"))
+                table.reshape(k, g, -1), share, options.confidence, rng, options.n_boot, options.weight_bound)
     order = [spec.key for spec in specs]
     est, flagged, cis = ({key: d[key] for key in order} for d in (est, flagged, cis))
     columns_table = list(_core.CELL_NAMES) if table.shape[1] == 4 else ["count"]
-    index = data["index"]
+    index = grouping.index
     return {
-        "_single": extra["single"],
+        "_single": options.single,
         "_specs": specs,
         "_index": index,
-        "_control_index": data["control_index"],
-        "_sensitive_names": data["sensitive_names"],
-        "_quantiles": extra["quantiles"],
+        "_control_index": grouping.control_index,
+        "_sensitive_names": grouping.sensitive_names,
+        "_quantiles": options.quantiles,
         "_est": est,
         "_flagged": flagged,
         "_cis": cis,
         "noisy_table_": pd.DataFrame(table, index=index.copy(), columns=columns_table),
         "group_sizes_": (
             pd.Series(np.maximum(table.sum(axis=1), 0), index=index.copy(), name="count", dtype=np.int64)
-            if extra.get("weight_bound") is None  # with sample_weight: the noisy total weight of every group
+            if options.weight_bound is None  # with sample_weight: the noisy total weight of every group
             else pd.Series(np.maximum(table.sum(axis=1), 0.0), index=index.copy(), name="sample_weight", dtype=float)
         ),
         "releases_": noisy["releases"],

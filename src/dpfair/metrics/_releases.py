@@ -11,6 +11,7 @@ import numpy as np
 from dpfair.metrics import _core, _r2
 from dpfair.metrics._core import MetricSpec
 from dpfair.metrics._counts import tabulate_counts
+from dpfair.metrics._stages import FrameOptions, Rows
 from dpfair.privacy.noise import NoiseSource
 
 __all__ = ["draw_noise", "exact_statistics", "release_plan", "split_text", "weighted_table_sensitivity"]
@@ -103,39 +104,39 @@ def split_text(releases: list[dict[str, Any]]) -> str:
     return f"epsilon split equally: {split}" if len(releases) > 1 else f"one release, {split}"
 
 
-def exact_statistics(extra: dict[str, Any], epsilon: float, bounds: Any, data: dict[str, Any]) -> dict[str, Any]:
+def exact_statistics(options: FrameOptions, epsilon: float, bounds: Any, rows: Rows) -> dict[str, Any]:
     """The exact table and per-group sums (not released), and the plan of the releases (refused if it overflows).
 
-    ``extra`` holds the checked parameters, ``bounds`` the ``bounds`` argument as given (named in the refusal).
+    ``options`` holds the checked parameters, ``bounds`` the ``bounds`` argument as given (named in the refusal).
     """
-    specs, group, n_groups = extra["specs"], data["group"], data["n_groups"]
-    if "weights" in data:  # from_counts
-        counts = tabulate_counts(data, n_groups)
-    elif extra.get("weight_bound") is not None:  # sample_weight: weighted sums (float), one cell per row
-        flat = group * 4 + 2 * data["labels_true"] + data["labels_pred"]
-        counts = np.bincount(flat, weights=data["sample_weight"], minlength=4 * n_groups).reshape(n_groups, 4)
+    specs, group, n_groups = options.specs, rows.grouping.group, rows.grouping.n_groups
+    if rows.cell_counts is not None:  # from_counts
+        counts = tabulate_counts(rows)
+    elif options.weight_bound is not None:  # sample_weight: weighted sums (float), one cell per row
+        flat = group * 4 + 2 * rows.labels_true + rows.labels_pred
+        counts = np.bincount(flat, weights=rows.sample_weight, minlength=4 * n_groups).reshape(n_groups, 4)
     else:
-        counts = _core.tabulate(group, n_groups, data["labels_true"], data["labels_pred"])
+        counts = _core.tabulate(group, n_groups, rows.labels_true, rows.labels_pred)
     histograms = {
-        spec.key: score_histogram(group, n_groups, data["labels_true"], data["scores"], spec.score_bins)
+        spec.key: score_histogram(group, n_groups, rows.labels_true, rows.scores, spec.score_bins)
         for spec in specs if spec.histogram
     }
-    if "weights" in data:  # from_counts: the per-cell sums the engine computed, added per group
-        sums = {spec.key: _core.group_sums(group, n_groups, data["cell_sums"][spec.key]) for spec in specs if spec.real}
-        cells = {spec.key: data["cell_sums"][spec.key] for spec in specs if spec.moments}
+    if rows.cell_sums is not None:  # from_counts: the per-cell sums the engine computed, added per group
+        sums = {spec.key: _core.group_sums(group, n_groups, rows.cell_sums[spec.key]) for spec in specs if spec.real}
+        cells = {spec.key: rows.cell_sums[spec.key] for spec in specs if spec.moments}
     else:
         sums = {
-            spec.key: _core.group_sums(group, n_groups, _core.per_row_values(spec, data["values_true"], data["values_pred"]))
+            spec.key: _core.group_sums(group, n_groups, _core.per_row_values(spec, rows.values_true, rows.values_pred))
             for spec in specs
             if spec.real
         }
-        cells = {spec.key: _r2.per_row(data["values_true"], data["values_pred"], extra["bounds"])
+        cells = {spec.key: _r2.per_row(rows.values_true, rows.values_pred, options.bounds)
                  for spec in specs if spec.moments}
     for key, values in cells.items():  # (rows or cells, 3): the sums of every group, column by column
         sums[key] = np.stack([_core.group_sums(group, n_groups, values[:, j]) for j in range(_r2.COMPONENTS)], axis=-1)
-    share, releases = release_plan(specs, extra["counts"], epsilon, extra.get("weight_bound"))
+    share, releases = release_plan(specs, options.counts, epsilon, options.weight_bound)
     scale = releases[0]["scale"]
-    if scale and extra.get("weight_bound") is not None:
+    if scale and options.weight_bound is not None:
         if not math.isfinite(1000.0 * scale):
             raise ValueError(f"epsilon={epsilon!r} is too small for sample_weight_bound: the noise would overflow.")
     elif scale and (not math.isfinite(1000.0 * scale) or int(counts.max(initial=0)) + 1000.0 * scale >= 2.0**62):

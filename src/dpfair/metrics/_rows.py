@@ -11,6 +11,7 @@ import pandas as pd
 
 from dpfair._estimator import resolve_groups
 from dpfair._validation import as_finite_array, one_value_per_row
+from dpfair.metrics._stages import Grouping
 
 __all__ = ["OTHER", "UNDECLARED", "as_1d", "binary", "bounded", "resolve_rows", "sample_weights", "sensitive_columns"]
 
@@ -274,7 +275,7 @@ def _resolve_single(
 def resolve_rows(
     groups: Any, undeclared: str, columns: list[tuple[str, np.ndarray]], controls: list[tuple[str, np.ndarray]],
     epsilon: float,
-) -> dict[str, Any]:
+) -> Grouping:
     """Every row's group (control-major when there are control features) and the index."""
     if controls:
         names = [n for n, _ in controls] + [n for n, _ in columns]
@@ -290,11 +291,11 @@ def resolve_rows(
         if undeclared == "other":
             raise ValueError('undeclared="other" is not available with control_features; declare every label in groups.')
         control_index = index.droplevel(list(range(len(controls), len(names)))).unique()
-        return {"index": index, "group": group, "n_groups": len(declared), "n_control": len(control_index),
-                "control_index": control_index, "sensitive_names": [n for n, _ in columns]}
+        return Grouping(index=index, group=group, n_groups=len(declared), n_control=len(control_index),
+                        control_index=control_index, sensitive_names=[n for n, _ in columns])
     if len(columns) == 1:
         declared, index, group = _resolve_single(groups, columns[0][0], columns[0][1], epsilon, undeclared)
     else:
         declared, index, group = _resolve_intersections(groups, columns, epsilon, undeclared)
-    return {"index": index, "group": group, "n_groups": len(declared), "n_control": 1, "control_index": None,
-            "sensitive_names": [n for n, _ in columns]}
+    return Grouping(index=index, group=group, n_groups=len(declared), n_control=1, control_index=None,
+                    sensitive_names=[n for n, _ in columns])
