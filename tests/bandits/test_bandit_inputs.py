@@ -522,3 +522,38 @@ def test_simulate_either_runs_finite_or_refuses_by_name_before_charging(
     else:
         assert np.isfinite(result.fair_regret).all() and np.isfinite(result.regret).all()
         assert len(budget.ledger) == 1
+
+
+# ------------------------------------------------------------------ the dry runs and the template's guards
+@pytest.mark.parametrize("epsilon, delta", [(0.0, 1e-6), (float("nan"), 1e-6), (1.0, 1.5), (True, 1e-6)])
+def test_federated_server_refuses_a_private_learners_bad_privacy_settings(epsilon, delta):
+    """The server plans the schedule from the learner's options; a private learner's settings are checked there
+    too (its one-agent dry run), so a bad run configuration fails at the server, not at the agents."""
+    from dpfair.bandits import FederatedServer
+
+    bounds = {"context_bound": 2.0, "reward_bound": 1.0, "random_state": 0}
+    learner = PrivFairXLinUCB(epsilon=epsilon, delta=delta, **bounds)
+    with pytest.raises((TypeError, ValueError), match=r"epsilon|delta"):
+        FederatedServer(learner, dim=3, horizon=50, n_agents=4)
+    FederatedServer(PrivFairXLinUCB(epsilon=1.0, delta=1e-6, **bounds), dim=3, horizon=50, n_agents=4)
+
+
+def test_private_fair_greedy_never_runs_the_exact_configuration():
+    """FairGreedy's configuration plays without noise or charge: the private subclass refuses it outright."""
+    with pytest.raises(RuntimeError, match="release template"):
+        PrivateFairGreedy(1.0, 0.1)._validate()
+
+
+@pytest.mark.parametrize("bounds", [(float("nan"), 1.0), (1.0, float("inf")), (-1.0, 1.0), (1.0,), "ab", None])
+def test_check_reset_checks_environment_bounds_by_name(bounds):
+    policy = PrivateFairGreedy(2.0, 0.1, context_bound=0.5, random_state=0)
+    if bounds is None:  # not given: no environment check, the planned charge only
+        assert policy.check_reset(3, 2, 10).epsilon == 2.0
+        return
+    with pytest.raises((TypeError, ValueError), match="environment_bounds"):
+        policy.check_reset(3, 2, 10, environment_bounds=bounds)
+
+
+def test_play_compiled_before_reset_is_not_fitted():
+    with pytest.raises(NotFittedError, match="has not been started"):
+        OFUL().play_compiled(np.zeros((2, 1, 2), dtype=np.int64), np.zeros((2, 1, 2)))

@@ -376,6 +376,8 @@ class FederatedServer:
         self.dim = check_int(dim, "dim", minimum=1)
         self.horizon = check_int(horizon, "horizon", minimum=1)
         self.n_agents = check_int(n_agents, "n_agents", minimum=1)
+        if hasattr(learner, "check_reset"):  # a private learner: its settings refused here, before any agent runs
+            learner.check_reset(1, self.dim, self.horizon, n_agents=self.n_agents)
         # the schedule and the ridge weight: the server adds what the agents release, whatever their privacy
         plan = _plan("server", learner._run_options(), self.horizon, self.n_agents, self.dim)
         self.protocol = plan.protocol

@@ -306,6 +306,8 @@ class Privatizer:
 
         Nothing is validated or calibrated again; the learner creates them inside its own charged release.
         """
+        if not inside_charged_release():  # its noise is paid for by the learner's one charge, never by none
+            raise RuntimeError("Privatizer._calibrated builds a learner's trees inside its charged release only.")
         privatizer = cls.__new__(cls)
         privatizer._setup(calibration, context_bound, reward_bound, dim, n_releases, batch_shape, random_state,
                           tree_keys, None)

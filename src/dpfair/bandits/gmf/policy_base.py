@@ -18,6 +18,7 @@ from dpfair._validation import (
     as_finite_array,
     check_allocation,
     check_int,
+    check_nonnegative_finite,
     check_squares_fit,
 )
 from dpfair.bandits._ranks import tie_break_argmax
@@ -79,6 +80,19 @@ class _OpenedRun:
     run: _CheckedRun
     noise: NoiseSource
     privacy_spent: dict[str, Any]
+
+
+def _environment_bounds(bounds: Any) -> tuple[float, float]:
+    """``check_reset``'s ``environment_bounds``: two finite numbers >= 0, checked by name."""
+    try:
+        context_bound, reward_bound = bounds
+    except (TypeError, ValueError):
+        raise ValueError(
+            "environment_bounds must be a pair (context_norm_bound, reward_bound) of finite numbers >= 0, "
+            f"got {bounds!r}."
+        ) from None
+    return (check_nonnegative_finite(context_bound, "environment_bounds[0] (the context norm bound)"),
+            check_nonnegative_finite(reward_bound, "environment_bounds[1] (the reward bound)"))
 
 
 class BanditPolicy(BaseEstimator):
@@ -192,7 +206,7 @@ class BanditPolicy(BaseEstimator):
         run, charge = self._dry_run_reset(n_groups, dim, horizon, n_runs=n_runs, support=support,
                                           support_groups=support_groups)
         if environment_bounds is not None:
-            context_bound, reward_bound = environment_bounds
+            context_bound, reward_bound = _environment_bounds(environment_bounds)
             self._check_environment(run.config, run.horizon, context_bound, reward_bound)
         return charge
 
@@ -303,11 +317,14 @@ class BanditPolicy(BaseEstimator):
                         raw=sup)
 
     # ------------------------------------------------------------------ online interface
-    def _check_round(self, contexts: Any, context_ids: Any) -> tuple[np.ndarray, np.ndarray | None]:
+    def _check_started(self) -> None:
         if not hasattr(self, "t_"):
             from sklearn.exceptions import NotFittedError
 
             raise NotFittedError(f"This {type(self).__name__} has not been started: call reset(n_groups, dim, horizon).")
+
+    def _check_round(self, contexts: Any, context_ids: Any) -> tuple[np.ndarray, np.ndarray | None]:
+        self._check_started()
         if isinstance(contexts, np.ndarray) and contexts.dtype == np.float64:
             x = contexts  # the simulator's own arrays: the type checks below have nothing to refuse
         else:
@@ -460,6 +477,7 @@ class BanditPolicy(BaseEstimator):
             compiled rounds, was reset without a support or has started, or when ``update`` might
             refuse some round of the stream (the caller then runs the numpy rounds, which raise there).
         """
+        self._check_started()
         if not (self._can_compile() and self._support is not None and self.t_ == 0 and getattr(self, "_untouched", False)):
             return None
         stream = self._check_stream(context_ids, rewards)

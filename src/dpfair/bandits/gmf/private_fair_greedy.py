@@ -345,6 +345,12 @@ class PrivateFairGreedy(PrivateMechanismMixin, FairGreedy):
             "Use a finite epsilon on real people's data.",
         )
 
+    def _validate(self) -> Any:
+        """Refused: :class:`FairGreedy`'s configuration is the exact, non-private one (nothing charged); this
+        policy's runs are checked and opened by the release template (:meth:`_dry_run_reset`, :meth:`_open`)."""
+        raise RuntimeError("PrivateFairGreedy runs through its release template; FairGreedy's exact configuration "
+                           "would play without noise and without a charge.")
+
     def _dry_run_reset(self, n_groups: int, dim: int, horizon: int, **keywords: Any) -> tuple[_CheckedRun, Any]:
         params, data = self._validate_all(n_groups, dim, horizon, **keywords)  # the template's dry run
         return data.run, self._planned(params)
