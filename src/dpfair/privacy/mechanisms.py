@@ -4,10 +4,11 @@ Every mechanism
 
 * takes its privacy parameter and a *declared* sensitivity (never read off the data),
 * draws noise only through :mod:`dpfair.privacy.noise` (secure by default; seeded when
-  ``random_state`` is given),
+  ``random_state`` is given; ``noise=`` takes a :class:`~dpfair.privacy.NoiseSource` the caller already
+  holds, as an estimator passes the one its release template opened after the charge),
 * optionally charges a :class:`~dpfair.privacy.budget.PrivacyBudget` *before* drawing,
   so a refused charge releases nothing,
-* validates every argument (values, sensitivity, privacy parameters, ``random_state``,
+* validates every argument (values, sensitivity, privacy parameters, ``random_state`` / ``noise``,
   ``budget``) *before* it charges the budget, and charges just before the first noise
   draw: a refused call spends nothing,
 * treats ``epsilon = inf`` (or ``rho = inf``) as the exact non-private computation and
@@ -520,7 +521,7 @@ class TopMExponentialMechanism:
         Raises
         ------
         TypeError, ValueError
-            For an invalid ``size`` or ``random_state``.
+            For an invalid ``size``, ``random_state`` or ``noise`` (or both of the last two).
         """
         return self._draw(size, _one_source(random_state, noise), budget, label, neighbouring,
                           "TopMExponentialMechanism.sample")
