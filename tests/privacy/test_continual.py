@@ -231,3 +231,24 @@ def test_general_mechanism_without_noise_and_its_refusals():
         fresh.release(shift=1.0)  # not square
     with pytest.raises(ValueError, match="symmetric"):
         fresh.noise_operator_norm_bound(0.1)
+
+
+def test_continual_mechanisms_take_the_callers_noise_source_as_noise():
+    """A policy hands the source its release opened as ``noise=``: the same nodes as ``random_state=`` with that
+    source; both at once is refused before any charge."""
+    from dpfair.privacy import BinaryTreeMechanism, PrivacyBudget
+    from dpfair.privacy.noise import get_noise_source
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # seeded noise outside a release says so; not what is tested here
+        a = BinaryTreeMechanism(8, (2,), sensitivity=1.0, rho=1.0, noise=get_noise_source(5), budget=PrivacyBudget(1e9, 0.5))
+        b = BinaryTreeMechanism(8, (2,), sensitivity=1.0, rho=1.0, random_state=get_noise_source(5),
+                                budget=PrivacyBudget(1e9, 0.5))
+    for step in range(8):
+        a.update(np.full(2, float(step)))
+        b.update(np.full(2, float(step)))
+        np.testing.assert_array_equal(a.release(), b.release())
+    budget = PrivacyBudget(1e9, 0.5)
+    with pytest.raises(TypeError, match=r"either noise= \(a NoiseSource\) or random_state="):
+        BinaryTreeMechanism(8, (2,), sensitivity=1.0, rho=1.0, random_state=0, noise=get_noise_source(0), budget=budget)
+    assert budget.spent() == (0.0, 0.0)

@@ -20,7 +20,13 @@ from dpfair._validation import _as_float, as_finite_array, check_int, check_rho,
 from dpfair.privacy._factorizations import Factorization, get_factorization
 from dpfair.privacy.budget import PrivacyBudget, charge, check_budget, inside_charged_release
 from dpfair.privacy.leaks import warn_privacy_leak, warn_seeded_noise
-from dpfair.privacy.noise import SeededNoise, check_noise_room, check_random_state, get_noise_source
+from dpfair.privacy.noise import (
+    SeededNoise,
+    check_noise_room,
+    check_random_state,
+    get_noise_source,
+    one_noise_source,
+)
 
 __all__ = ["ContinualSumMechanism"]
 
@@ -49,6 +55,9 @@ class ContinualSumMechanism:
         Symmetric noise on the last two axes (Gram matrices): the upper triangle is noised and mirrored.
     random_state : None, int, Generator or NoiseSource
         ``None`` for secure noise; a seed for experiments (:class:`~dpfair.privacy.SeededNoiseWarning`).
+    noise : NoiseSource, optional
+        A noise source the caller already holds (a policy passes the one its release opened after its
+        charge); mutually exclusive with ``random_state``.
     budget : PrivacyBudget, optional
         Charged ``rho`` once, at construction, after every argument is validated; ``None`` charges the
         process-wide ledger when one is set.
@@ -91,9 +100,11 @@ class ContinualSumMechanism:
         factorization: str | Factorization = "sqrt",
         symmetric: bool = False,
         random_state: Any = None,
+        noise: Any = None,
         budget: PrivacyBudget | None = None,
         label: str = "continual_sum",
     ) -> None:
+        random_state = one_noise_source(random_state, noise)
         self.horizon = check_int(horizon, "horizon", minimum=1)
         self.shape = tuple(check_int(s, "shape", minimum=1) for s in np.atleast_1d(shape).tolist())
         self.sensitivity = check_sensitivity(sensitivity)

@@ -63,7 +63,13 @@ from dpfair.privacy._factorizations import (
 )
 from dpfair.privacy.budget import PrivacyBudget, charge, check_budget, inside_charged_release
 from dpfair.privacy.leaks import warn_privacy_leak, warn_seeded_noise
-from dpfair.privacy.noise import SeededNoise, check_noise_room, check_random_state, get_noise_source
+from dpfair.privacy.noise import (
+    SeededNoise,
+    check_noise_room,
+    check_random_state,
+    get_noise_source,
+    one_noise_source,
+)
 
 __all__ = [
     "FACTORIZATIONS",
@@ -102,6 +108,9 @@ class BinaryTreeMechanism:
         Symmetric noise on the last two axes (for Gram matrices).
     random_state : None, int, Generator or NoiseSource
         ``None`` for secure noise (slow: ~50 us per entry), a seed for experiments.
+    noise : NoiseSource, optional
+        A noise source the caller already holds (a policy passes the one its release opened after its
+        charge); mutually exclusive with ``random_state``.
     budget : PrivacyBudget, optional
         Charged once, at construction, for the whole horizon, after every argument is
         validated (a refused construction spends nothing).
@@ -140,9 +149,11 @@ class BinaryTreeMechanism:
         epsilon: float | None = None,
         symmetric: bool = False,
         random_state: Any = None,
+        noise: Any = None,
         budget: PrivacyBudget | None = None,
         label: str = "binary_tree",
     ) -> None:
+        random_state = one_noise_source(random_state, noise)
         self.horizon = check_int(horizon, "horizon", minimum=1)
         self.shape = tuple(check_int(s, "shape", minimum=1) for s in np.atleast_1d(shape).tolist())
         self.sensitivity = check_sensitivity(sensitivity)

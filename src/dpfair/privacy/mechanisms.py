@@ -33,7 +33,7 @@ from dpfair.privacy._topm import ConditionalPoissonTree
 from dpfair.privacy.accounting import gaussian_sigma_approx_dp, gaussian_sigma_zcdp, laplace_scale
 from dpfair.privacy.budget import PrivacyBudget, charge, check_budget, inside_charged_release
 from dpfair.privacy.leaks import warn_exact_release, warn_privacy_leak, warn_seeded_noise
-from dpfair.privacy.noise import NoiseSource, check_noise_room, check_random_state, get_noise_source
+from dpfair.privacy.noise import NoiseSource, check_noise_room, check_random_state, get_noise_source, one_noise_source
 from dpfair.privacy.relations import REPLACE, check_relation
 
 __all__ = [
@@ -56,21 +56,6 @@ def _warn_exact_analysis(what: str) -> None:
         f"{what} are exact, noise-free functions of the utilities: an analysis tool for public or synthetic "
         "scores, with no privacy guarantee; release selections with the sampling mechanisms instead.",
     )
-
-
-def _one_source(random_state: Any, noise: NoiseSource | None) -> Any:
-    """The one noise argument a release uses: ``noise`` (a :class:`NoiseSource` a caller already holds, as the
-    estimators pass theirs) or ``random_state`` (what a user passes); both at once is ambiguous and refused."""
-    if noise is None:
-        return random_state
-    if not isinstance(noise, NoiseSource):
-        raise TypeError(
-            f"noise must be a dpfair.privacy.NoiseSource (or None), got {type(noise).__name__}; "
-            "pass a seed or a numpy Generator as random_state= instead."
-        )
-    if random_state is not None:
-        raise TypeError("pass either noise= (a NoiseSource) or random_state=, not both.")
-    return noise
 
 
 def _release_checks(arr: np.ndarray, scale: float, random_state: Any, budget: Any, neighbouring: str) -> None:
@@ -139,7 +124,7 @@ def laplace_mechanism(
     PrivacyBudgetExceededError
         If ``budget`` refuses the charge (nothing is released).
     """
-    random_state = _one_source(random_state, noise)
+    random_state = one_noise_source(random_state, noise)
     arr = as_finite_array(values, "values", allow_empty=True)
     scale = laplace_scale(sensitivity, epsilon)
     _release_checks(arr, scale, random_state, budget, neighbouring)
@@ -203,7 +188,7 @@ def gaussian_mechanism(
     PrivacyBudgetExceededError
         If ``budget`` refuses the charge (nothing is released).
     """
-    random_state = _one_source(random_state, noise)
+    random_state = one_noise_source(random_state, noise)
     arr = as_finite_array(values, "values", allow_empty=True)
     if (rho is None) == (epsilon is None and delta is None):
         raise ValueError("give either rho (zCDP) or both epsilon and delta, not both and not neither.")
@@ -333,7 +318,7 @@ def exponential_mechanism(
     PrivacyBudgetExceededError
         If ``budget`` refuses the charge.
     """
-    random_state = _one_source(random_state, noise)
+    random_state = one_noise_source(random_state, noise)
     u = _utilities(utilities)
     sensitivity = check_sensitivity(sensitivity)
     epsilon = check_epsilon(epsilon)
@@ -523,7 +508,7 @@ class TopMExponentialMechanism:
         TypeError, ValueError
             For an invalid ``size``, ``random_state`` or ``noise`` (or both of the last two).
         """
-        return self._draw(size, _one_source(random_state, noise), budget, label, neighbouring,
+        return self._draw(size, one_noise_source(random_state, noise), budget, label, neighbouring,
                           "TopMExponentialMechanism.sample")
 
     def _draw(self, size: int | None, random_state: Any, budget: PrivacyBudget | None, label: str, neighbouring: str,
@@ -593,7 +578,7 @@ def top_m_exponential_mechanism(
         If ``budget`` refuses the charge.
     """
     mech = TopMExponentialMechanism(utilities, n_select, sensitivity=sensitivity, epsilon=epsilon)
-    return mech._draw(size, _one_source(random_state, noise), budget, label, neighbouring, "top_m_exponential_mechanism")
+    return mech._draw(size, one_noise_source(random_state, noise), budget, label, neighbouring, "top_m_exponential_mechanism")
 
 
 def top_m_inclusion_probabilities(

@@ -250,6 +250,41 @@ def _prepare_scores(scores: Any, scale: float) -> tuple[np.ndarray, float]:
     return arr, scale
 
 
+def one_noise_source(random_state: Any, noise: NoiseSource | None) -> Any:
+    """The one noise argument a release uses: ``noise`` or ``random_state``.
+
+    ``noise`` is a :class:`NoiseSource` a caller already holds (an estimator passes the one its release template
+    opened after the charge); ``random_state`` is what a user passes.  Both at once is ambiguous and refused.
+
+    Parameters
+    ----------
+    random_state : None, int, Generator or NoiseSource
+        What :func:`get_noise_source` accepts (checked later, by :func:`check_random_state`).
+    noise : NoiseSource or None
+        A source already held.
+
+    Returns
+    -------
+    object
+        ``noise`` when given, else ``random_state``.
+
+    Raises
+    ------
+    TypeError
+        If ``noise`` is not a :class:`NoiseSource`, or both are given.
+    """
+    if noise is None:
+        return random_state
+    if not isinstance(noise, NoiseSource):
+        raise TypeError(
+            f"noise must be a dpfair.privacy.NoiseSource (or None), got {type(noise).__name__}; "
+            "pass a seed or a numpy Generator as random_state= instead."
+        )
+    if random_state is not None:
+        raise TypeError("pass either noise= (a NoiseSource) or random_state=, not both.")
+    return noise
+
+
 def check_random_state(random_state: Any) -> None:
     """Check that ``random_state`` is something :func:`get_noise_source` accepts.
 

@@ -339,13 +339,13 @@ class FairGreedy(BanditPolicy):
                 # the paper's binary tree (and the exact sums of Fair-Greedy, whatever the factorization)
                 self.tree_: Any = BinaryTreeMechanism(
                     n_regression, (S, d + 1, d + 1), sensitivity=config.sensitivity, rho=config.rho_regression,
-                    symmetric=True, random_state=self._noise, label="regression",
+                    symmetric=True, noise=self._noise, label="regression",
                 )
             else:
                 # the same running sums through another factorization A = B C (Gaussian matrix mechanism)
                 self.tree_ = ContinualSumMechanism(
                     n_regression, (S, d + 1, d + 1), sensitivity=config.sensitivity, rho=config.rho_regression,
-                    factorization=continual, symmetric=True, random_state=self._noise, label="regression",
+                    factorization=continual, symmetric=True, noise=self._noise, label="regression",
                 )
         # the shift holds for all releases together with probability >= 1 - shift_failure_probability
         self._beta_release = config.shift_failure_probability / n_regression
