@@ -93,13 +93,14 @@ def _exact_frame(options: FrameOptions, plan: ExactPlan, rows: Rows) -> _exact.E
         if spec is not None and spec.matrix:  # scikit-learn's own confusion matrix of each group (fairlearn's shape)
             from sklearn.metrics import confusion_matrix
 
-            metrics.append(_exact.ExactMetric(key, function=parsed.get("function", confusion_matrix), params=params))
+            metrics.append(_exact.ExactMetric(key, function=parsed.function if parsed.function is not None else confusion_matrix,
+                                              params=params))
         elif spec is not None and (spec.real or rows.table_ok):
             weights = params.get("sample_weight")
             metrics.append(_exact.ExactMetric(key, spec=spec, weights=None if weights is None else
                                               np.asarray(weights, dtype=float)))
         else:
-            metrics.append(_exact.ExactMetric(key, function=parsed["function"], params=params))
+            metrics.append(_exact.ExactMetric(key, function=parsed.function, params=params))
     return _exact.ExactFrame(metrics, plan.single, rows, rows.raw_true, rows.raw_pred)
 
 
@@ -468,7 +469,7 @@ class PrivateMetricFrame(PrivateMechanismMixin, FrameAccessors):
                 raise ValueError("metrics: two metrics have the same output name; use a dict with distinct names.")
             per_metric = exact_sample_params(self.sample_params, keys, single)
             eligible = table_eligible(parsed_all, per_metric, self.bounds, self.sample_weight_bound)
-            called = [key for key, name, options in parsed_all if key not in eligible and "function" not in options]
+            called = [key for key, _, options in parsed_all if key not in eligible and options.function is None]
             if called:  # a metric given by name that the table cannot compute: the table's own refusal
                 metric_specs(parsed_all, single, self.sample_params, self.bounds, False, self.sample_weight_bound)
                 raise ValueError(f"metrics {called}: give them as functions to compute them on the rows.")
@@ -488,10 +489,10 @@ class PrivateMetricFrame(PrivateMechanismMixin, FrameAccessors):
             bins = self.score_bins if self.score_bins is not None else default_score_bins(self.epsilon)
             plan = metric_specs(parsed, single, self.sample_params, self.bounds, from_counts, self.sample_weight_bound,
                                 bins)
-        return FrameOptions(single=single, specs=plan["specs"], confidence=confidence, counts=plan["counts"],
-                             reals=plan["reals"], bounds=plan["bounds"], n_boot=n_boot, quantiles=quantiles,
-                             pos_label=plan["pos_label"], sample_weight=plan["sample_weight"],
-                             weight_bound=plan["weight_bound"], exact=exact)
+        return FrameOptions(single=single, specs=plan.specs, confidence=confidence, counts=plan.counts,
+                            reals=plan.reals, bounds=plan.bounds, n_boot=n_boot, quantiles=quantiles,
+                            pos_label=plan.pos_label, sample_weight=plan.sample_weight,
+                            weight_bound=plan.weight_bound, exact=exact)
 
     def _validate_data(
         self, params: PrivacyParameters, y_true: Any, y_pred: Any, sensitive_features: Any, control_features: Any = None,

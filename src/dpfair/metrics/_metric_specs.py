@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -15,7 +15,7 @@ from dpfair._validation import check_bounds
 from dpfair.metrics import _core
 from dpfair.metrics._core import MOMENT_METRICS, REAL_METRICS, SCORE_METRICS, SUPPORTED, MetricSpec
 
-__all__ = ["SUPPORTED_METRICS", "CountMetric", "metric_specs", "parse_metrics"]
+__all__ = ["SUPPORTED_METRICS", "CountMetric", "MetricOptions", "MetricPlan", "metric_specs", "parse_metrics"]
 
 #: The metrics :class:`PrivateMetricFrame` computes, by name (the fairlearn or scikit-learn function of that
 #: name is accepted too; ``fbeta_score`` is taken as ``functools.partial(sklearn.metrics.fbeta_score, beta=...)``).
@@ -68,6 +68,84 @@ class CountMetric:
     value_range: tuple[float, float] = (0.0, 1.0)
 
 
+class _NotGiven:
+    """The ``pos_label`` of a metric that fixes none (``None`` is a value a ``functools.partial`` may fix)."""
+
+    def __repr__(self) -> str:
+        return "NOT_GIVEN"
+
+
+NOT_GIVEN: Any = _NotGiven()
+
+
+@dataclass(frozen=True, eq=False)
+class MetricOptions:
+    """What one parsed metric fixes besides its name.
+
+    Parameters
+    ----------
+    zero_division : float, default 0.0
+        scikit-learn's ``zero_division`` fixed by a ``functools.partial`` ('warn' read as 0).
+    beta : float, default 1.0
+        ``fbeta_score``'s ``beta``, fixed by a ``functools.partial``.
+    pos_label : object, default NOT_GIVEN
+        The ``pos_label`` fixed by a ``functools.partial``, or :data:`NOT_GIVEN`.
+    count_metric : CountMetric or None, default None
+        The :class:`CountMetric` given (its metric name is then ``"count_metric"``).
+    value_range : (float, float), default (0.0, 1.0)
+        A :class:`CountMetric`'s checked ``value_range``.
+    function : callable or None, default None
+        ``epsilon = inf``: the callable as given, called on the rows when the table cannot compute it.
+    """
+
+    zero_division: float = 0.0
+    beta: float = 1.0
+    pos_label: Any = NOT_GIVEN
+    count_metric: CountMetric | None = None
+    value_range: tuple[float, float] = (0.0, 1.0)
+    function: Callable[..., Any] | None = None
+
+    @property
+    def fixes_pos_label(self) -> bool:
+        """A ``functools.partial`` fixed ``pos_label``."""
+        return self.pos_label is not NOT_GIVEN
+
+
+#: one parsed metric: ``(output name, supported name, or "count_metric" / "callable", its options)``
+ParsedMetric = tuple[str, str, MetricOptions]
+
+
+@dataclass(frozen=True, eq=False)
+class MetricPlan:
+    """The checked metrics of one frame (:func:`metric_specs`).
+
+    Parameters
+    ----------
+    specs : list of MetricSpec
+        Every metric's spec, in output order.
+    counts : list of str
+        The names of the count-based metrics.
+    reals : list of str
+        The names of the real-valued metrics.
+    bounds : (float, float) or None
+        The checked ``bounds`` (None when no metric needs them).
+    pos_label : object
+        The one ``pos_label`` of the count-based metrics (None: 0/1 labels).
+    sample_weight : object
+        The ``sample_weight`` array as given (checked against its bound with the rows), or None.
+    weight_bound : float or None
+        The declared ``sample_weight_bound``, or None without weights.
+    """
+
+    specs: list[MetricSpec]
+    counts: list[str]
+    reals: list[str]
+    bounds: tuple[float, float] | None
+    pos_label: Any
+    sample_weight: Any
+    weight_bound: float | None
+
+
 #: keyword arguments of a ``functools.partial`` of a supported function, and the metrics that take them
 _PARTIAL_KEYWORDS = {"zero_division", "pos_label", "beta"}
 _ZERO_DIVISION_METRICS = ("precision_score", "recall_score", "f1_score", "fbeta_score")
@@ -83,7 +161,7 @@ def _zero_division_value(value: Any, where: str) -> float:
     return float(value)
 
 
-def _metric_name(metric: Any, where: str) -> tuple[str, dict[str, Any]]:
+def _metric_name(metric: Any, where: str) -> tuple[str, MetricOptions]:
     """``(supported name, options)`` of one metric; options: ``zero_division``, ``pos_label``, ``beta``, ``count_metric``."""
     if isinstance(metric, CountMetric):
         if not callable(metric.function):
@@ -102,17 +180,18 @@ def _metric_name(metric: Any, where: str) -> tuple[str, dict[str, Any]]:
                 f"{where}: CountMetric.function must take four numpy arrays (tn, fp, fn, tp) and return one value per "
                 "element (vectorized numpy arithmetic)."
             ) from None
-        return "count_metric", {"count_metric": metric, "lo": lo, "hi": hi}
+        return "count_metric", MetricOptions(count_metric=metric, value_range=(lo, hi))
     if isinstance(metric, str) and metric in ("confusion_matrix", *SCORE_METRICS):
-        return metric, {}
+        return metric, MetricOptions()
     if isinstance(metric, str):
         if metric == "fbeta_score":
             raise ValueError(f"{where}: 'fbeta_score' needs beta: pass functools.partial(sklearn.metrics.fbeta_score, beta=2).")
         if metric in SUPPORTED:
-            return metric, {}
+            return metric, MetricOptions()
         raise ValueError(f"{where}: {metric!r} is not a supported metric; use one of {_SUPPORTED_TEXT}, or a CountMetric.")
     if isinstance(metric, functools.partial):
-        name, options = _metric_name(metric.func, where) if metric.func is not _FBETA else ("fbeta_score", {})
+        name, options = (_metric_name(metric.func, where) if metric.func is not _FBETA
+                         else ("fbeta_score", MetricOptions()))
         unknown = set(metric.keywords) - _PARTIAL_KEYWORDS
         if metric.args or unknown:
             raise ValueError(
@@ -120,29 +199,30 @@ def _metric_name(metric: Any, where: str) -> tuple[str, dict[str, Any]]:
                 f"(no positional arguments); use one of {_SUPPORTED_TEXT}, or a CountMetric."
             )
         keywords = dict(metric.keywords)
+        fixed: dict[str, Any] = {}  # the keywords this partial fixes, by MetricOptions field
         if "zero_division" in keywords:
             if name not in _ZERO_DIVISION_METRICS:
                 raise ValueError(f"{where}: {name} takes no zero_division (scikit-learn's metrics {_ZERO_DIVISION_METRICS} do).")
-            options["zero_division"] = _zero_division_value(keywords["zero_division"], where)
+            fixed["zero_division"] = _zero_division_value(keywords["zero_division"], where)
         if "beta" in keywords:
             if name != "fbeta_score":
                 raise ValueError(f"{where}: only fbeta_score takes beta.")
             beta = keywords["beta"]
             if isinstance(beta, bool) or not isinstance(beta, int | float) or not (math.isfinite(beta) and beta > 0):
                 raise ValueError(f"{where}: beta must be a positive number, e.g. beta=2.")
-            options["beta"] = float(beta)
+            fixed["beta"] = float(beta)
         elif name == "fbeta_score":
             raise ValueError(f"{where}: fbeta_score needs beta, e.g. functools.partial(fbeta_score, beta=2).")
         if "pos_label" in keywords:
-            options["pos_label"] = keywords["pos_label"]
-        return name, options
+            fixed["pos_label"] = keywords["pos_label"]
+        return name, replace(options, **fixed)
     if callable(metric):
         name = getattr(metric, "__name__", None)
         module = getattr(metric, "__module__", None) or ""
         if name in SUPPORTED and name != "fbeta_score" and module.startswith(("fairlearn.metrics", "sklearn.metrics")):
-            return name, {}
+            return name, MetricOptions()
         if name in ("confusion_matrix", *SCORE_METRICS) and module.startswith("sklearn.metrics"):
-            return name, {}  # the released table itself (free), or a released histogram of the scores
+            return name, MetricOptions()  # the released table itself (free), or a released histogram of the scores
         if name == "fbeta_score" and module.startswith("sklearn.metrics"):
             raise ValueError(f"{where}: fbeta_score needs beta, e.g. functools.partial(fbeta_score, beta=2).")
         label = name or type(metric).__name__
@@ -158,22 +238,22 @@ def _metric_name(metric: Any, where: str) -> tuple[str, dict[str, Any]]:
     )
 
 
-def parse_metrics(metrics: Any) -> tuple[list[tuple[str, str, dict[str, Any]]], bool]:
+def parse_metrics(metrics: Any) -> tuple[list[ParsedMetric], bool]:
     """``[(key, supported name, options)]`` and whether a single metric (not a dict) was given."""
     if isinstance(metrics, dict):
         if not metrics:
             raise ValueError(f"metrics is an empty dict; give at least one of {_SUPPORTED_TEXT}.")
         return _parse_metric_dict(metrics, _metric_name), False
     name, options = _metric_name(metrics, "metrics")
-    key = options["count_metric"].name if "count_metric" in options else name
+    key = options.count_metric.name if options.count_metric is not None else name
     if isinstance(metrics, functools.partial) and name == "fbeta_score":
         key = "fbeta_score"
     return [(key, name, options)], True
 
 
 def _parse_metric_dict(
-    metrics: dict[Any, Any], parse_one: Callable[[Any, str], tuple[str, dict[str, Any]]],
-) -> list[tuple[str, str, dict[str, Any]]]:
+    metrics: dict[Any, Any], parse_one: Callable[[Any, str], tuple[str, MetricOptions]],
+) -> list[ParsedMetric]:
     """``[(key, name, options)]`` of a dict of metrics, each value read by ``parse_one(value, "metrics[key]")``."""
     out = []
     for key, value in metrics.items():
@@ -202,7 +282,7 @@ def _sample_params(sample_params: Any, keys: list[str], single: bool) -> dict[st
     return out
 
 
-def _sample_weight(parsed: list[tuple[str, str, dict[str, Any]]], extra: dict[str, dict[str, Any]],
+def _sample_weight(parsed: list[ParsedMetric], extra: dict[str, dict[str, Any]],
                    sample_weight_bound: Any, from_counts: bool) -> tuple[Any, float | None]:
     """``(the sample_weight array as given, its declared bound)``, or ``(None, None)`` without weights.
 
@@ -262,9 +342,9 @@ def default_score_bins(epsilon: Any) -> int:
 
 
 def metric_specs(
-    parsed: list[tuple[str, str, dict[str, Any]]], single: bool, sample_params: Any, bounds: Any, from_counts: bool,
+    parsed: list[ParsedMetric], single: bool, sample_params: Any, bounds: Any, from_counts: bool,
     sample_weight_bound: Any = None, score_bins: Any = 20,
-) -> dict[str, Any]:
+) -> MetricPlan:
     """The specs of the parsed metrics, their count-based and real-valued names, the checked bounds, ``pos_label``,
     and ``sample_weight`` (the array as given, checked against its bound with the rows) with its declared bound."""
     keys = [key for key, _, _ in parsed]
@@ -272,7 +352,7 @@ def metric_specs(
         raise ValueError("metrics: two metrics have the same output name; use a dict with distinct names.")
     extra = _sample_params(sample_params, keys, single)
     sample_weight, weight_bound = _sample_weight(parsed, extra, sample_weight_bound, from_counts)
-    pos_labels = {repr(options["pos_label"]): options["pos_label"] for _, _, options in parsed if "pos_label" in options}
+    pos_labels = {repr(options.pos_label): options.pos_label for _, _, options in parsed if options.fixes_pos_label}
     pos_labels.update({repr(p["pos_label"]): p["pos_label"] for p in extra.values() if "pos_label" in p})
     if len(pos_labels) > 1:
         raise ValueError("pos_label differs between metrics; every count-based metric reads one table: give one pos_label.")
@@ -308,9 +388,11 @@ def metric_specs(
         elif name in MOMENT_METRICS:  # r2 in (-inf, 1]; 0/0 (SS_tot = 0) is undefined at a finite epsilon
             specs.append(MetricSpec(key, name, -math.inf, 1.0, zero_division=math.nan))
         elif name == "count_metric":
-            metric = options["count_metric"]
+            metric = options.count_metric
+            assert metric is not None
             cells = tuple(_core.CELL_NAMES.index(c) for c in metric.denominator)
-            specs.append(MetricSpec(key, metric.name, options["lo"], options["hi"], zero_division=metric.zero_division,
+            lo, hi = options.value_range
+            specs.append(MetricSpec(key, metric.name, lo, hi, zero_division=metric.zero_division,
                                     function=metric.function, cells=cells))
         elif name == "count":
             specs.append(MetricSpec(key, name, 0.0, math.inf))
@@ -319,14 +401,13 @@ def metric_specs(
         elif name in SCORE_METRICS:
             specs.append(MetricSpec(key, name, 0.0, 1.0, zero_division=math.nan, score_bins=score_bins))
         else:
-            specs.append(MetricSpec(key, name, zero_division=options.get("zero_division", 0.0),
-                                    beta=options.get("beta", 1.0)))
+            specs.append(MetricSpec(key, name, zero_division=options.zero_division, beta=options.beta))
     if score_names and (isinstance(score_bins, bool) or not isinstance(score_bins, int | np.integer)
                         or not 2 <= score_bins <= 10_000):
         raise ValueError("score_bins must be an int in [2, 10000]: the number of equal-width bins of bounds that the "
                          "scores are counted in (public, never read off the data).")
-    return {"specs": specs, "counts": count_names, "reals": real_names, "bounds": checked_bounds, "pos_label": pos_label,
-            "sample_weight": sample_weight, "weight_bound": weight_bound}
+    return MetricPlan(specs=specs, counts=count_names, reals=real_names, bounds=checked_bounds, pos_label=pos_label,
+                      sample_weight=sample_weight, weight_bound=weight_bound)
 
 
 # ----------------------------------------------------------------------------- epsilon = inf: fairlearn's metrics
@@ -337,26 +418,27 @@ SAMPLE_PARAM_KEYS_NOT_IN_FUNC_DICT = "Keys in 'sample_params' do not match those
 _TABLE_PARAMS = {"pos_label", "sample_weight"}
 
 
-def parse_exact_metrics(metrics: Any) -> tuple[list[tuple[str, str, dict[str, Any]]], bool]:
+def parse_exact_metrics(metrics: Any) -> tuple[list[ParsedMetric], bool]:
     """:func:`parse_metrics` at ``epsilon = inf``: a callable the table cannot compute is kept, to be called.
 
-    Such a metric is ``(key, "callable", {"function": f})``, its key the function's ``__name__`` (fairlearn's
-    naming); every parsed callable keeps itself in ``options["function"]`` (called when its labels are not 0/1).
+    Such a metric is ``(key, "callable", MetricOptions(function=f))``, its key the function's ``__name__``
+    (fairlearn's naming); every parsed callable keeps itself in ``options.function`` (called when its labels are
+    not 0/1).
     """
 
-    def one(metric: Any, where: str) -> tuple[str, dict[str, Any]]:
+    def one(metric: Any, where: str) -> tuple[str, MetricOptions]:
         try:
             name, options = _metric_name(metric, where)
         except (TypeError, ValueError):
             if isinstance(metric, str | CountMetric) or not callable(metric):
                 raise
-            return "callable", {"function": metric}
+            return "callable", MetricOptions(function=metric)
         if callable(metric) and not isinstance(metric, CountMetric):
-            options = {**options, "function": metric}
+            options = replace(options, function=metric)
         elif name in SCORE_METRICS or name in MOMENT_METRICS:  # by name at epsilon=inf: scikit-learn's own, exact
             import sklearn.metrics
 
-            options = {**options, "function": getattr(sklearn.metrics, name)}
+            options = replace(options, function=getattr(sklearn.metrics, name))
         return name, options
 
     if isinstance(metrics, dict):  # an empty dict is fairlearn's frame without columns
@@ -364,8 +446,8 @@ def parse_exact_metrics(metrics: Any) -> tuple[list[tuple[str, str, dict[str, An
     name, options = one(metrics, "metrics")
     if callable(metrics) and not isinstance(metrics, CountMetric):
         key = getattr(metrics, "__name__", None) or "metric"  # fairlearn's name of a bare callable's column
-    elif "count_metric" in options:
-        key = options["count_metric"].name
+    elif options.count_metric is not None:
+        key = options.count_metric.name
     else:
         key = name
     return [(key, name, options)], True
@@ -390,7 +472,7 @@ def exact_sample_params(sample_params: Any, keys: list[str], single: bool) -> di
     return out
 
 
-def table_eligible(parsed: list[tuple[str, str, dict[str, Any]]], per_metric: dict[str, dict[str, Any]], bounds: Any,
+def table_eligible(parsed: list[ParsedMetric], per_metric: dict[str, dict[str, Any]], bounds: Any,
                    sample_weight_bound: Any) -> list[str]:
     """The keys of the metrics the released table (and sums) can compute with their ``sample_params``.
 
@@ -417,7 +499,7 @@ def table_eligible(parsed: list[tuple[str, str, dict[str, Any]]], per_metric: di
         if not same or sample_weight_bound is None:
             eligible = [k for k in eligible if k not in weighted]
     labels = {repr(per_metric.get(k, {})["pos_label"]) for k in eligible if "pos_label" in per_metric.get(k, {})}
-    labels |= {repr(o["pos_label"]) for k, _, o in parsed if k in eligible and "pos_label" in o}
+    labels |= {repr(o.pos_label) for k, _, o in parsed if k in eligible and o.fixes_pos_label}
     if len(labels) > 1:
         eligible = [k for k in eligible if "pos_label" not in per_metric.get(k, {})]
     if labels and any(names[k] in REAL_METRICS for k in eligible):

@@ -16,6 +16,7 @@ import pandas as pd
 
 from dpfair.base import ValidatedOptions
 from dpfair.metrics._core import MetricSpec
+from dpfair.metrics._metric_specs import ParsedMetric
 
 __all__ = ["ExactPlan", "FrameOptions", "Grouping", "Rows"]
 
@@ -26,7 +27,7 @@ class ExactPlan:
 
     Parameters
     ----------
-    parsed : list of (str, str, dict)
+    parsed : list of (str, str, MetricOptions)
         Every metric as :func:`~dpfair.metrics._metric_specs.parse_exact_metrics` parsed it: ``(output name,
         metric name, its options)``, the callable ones included.
     per_metric : dict of str to dict
@@ -37,7 +38,7 @@ class ExactPlan:
         fairlearn's ``(n_boot, ci_quantiles)`` of the ``*_ci`` accessors, or None when not asked for.
     """
 
-    parsed: list[tuple[str, str, dict[str, Any]]]
+    parsed: list[ParsedMetric]
     per_metric: dict[str, dict[str, Any]]
     single: bool
     boot: tuple[int, list[float]] | None
