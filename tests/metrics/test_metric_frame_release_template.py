@@ -63,3 +63,26 @@ def test_refusals_charge_nothing(changes):
     with pytest.raises((TypeError, ValueError)):
         _frame(budget, **changes)
     assert budget.spent() == (0.0, 0.0)
+
+
+def test_the_steps_hand_each_other_frozen_dataclasses():
+    # typed stages: a misspelt field is an AttributeError where it is read or written, never a silent KeyError later
+    from dataclasses import FrozenInstanceError
+
+    from dpfair.metrics._stages import ExactStatistics, FrameOptions, NoisyRelease, Rows
+    from dpfair.privacy.noise import SeededNoise
+
+    with pytest.warns(PrivacyLeakWarning):
+        frame = _frame(None)
+    params, data = frame._validate_all(Y_TRUE, Y_PRED, G)
+    assert isinstance(params.options, FrameOptions) and isinstance(data.rows, Rows)
+    statistics = frame._compute_statistics(params, data)
+    noisy = frame._draw_noise(params, statistics, SeededNoise(np.random.default_rng(0)))
+    assert isinstance(statistics, ExactStatistics) and isinstance(noisy, NoisyRelease)
+    assert data.rows.grouping.n_groups == 2 and data.rows.labels_true is not None
+    for stage in (params.options, data.rows, data.rows.grouping, statistics, noisy):
+        with pytest.raises(AttributeError):
+            stage.labels_ture  # noqa: B018
+        with pytest.raises(FrozenInstanceError):
+            stage.table_ok = False
+    assert not hasattr(params.options, "mapping")

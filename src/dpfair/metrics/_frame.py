@@ -45,7 +45,7 @@ from dpfair.metrics._rows import (
     sample_weights,
     sensitive_columns,
 )
-from dpfair.metrics._stages import ExactPlan, FrameOptions, Rows
+from dpfair.metrics._stages import ExactPlan, ExactStatistics, FrameOptions, NoisyRelease, Rows
 from dpfair.privacy.noise import NoiseSource
 from dpfair.privacy.relations import ADD_REMOVE
 
@@ -544,7 +544,7 @@ class PrivateMetricFrame(PrivateMechanismMixin, FrameAccessors):
         )
         return _FrameData(n_rows=n_rows, rows=rows)
 
-    def _compute_statistics(self, params: PrivacyParameters, data: _FrameData) -> dict[str, Any]:
+    def _compute_statistics(self, params: PrivacyParameters, data: _FrameData) -> ExactStatistics:
         """The exact table and per-group sums (not released), and the plan of the releases (refused if it overflows)."""
         return exact_statistics(params.options, params.epsilon, self.bounds, data.rows)
 
@@ -554,11 +554,11 @@ class PrivateMetricFrame(PrivateMechanismMixin, FrameAccessors):
     def _warn_non_private(self, params: PrivacyParameters) -> None:
         warn_non_private(params.epsilon, "PrivateMetricFrame's table and metrics")
 
-    def _draw_noise(self, params: PrivacyParameters, statistics: dict[str, Any], noise: NoiseSource) -> dict[str, Any]:
+    def _draw_noise(self, params: PrivacyParameters, statistics: ExactStatistics, noise: NoiseSource) -> NoisyRelease:
         """Release the table and the sums, each at ``share`` of epsilon (nothing else is drawn from ``noise``)."""
         return draw_noise(params.options.specs, statistics, noise, params.options.weight_bound)
 
-    def _solve(self, params: PrivacyParameters, noisy: dict[str, Any], data: _FrameData) -> dict[str, Any]:
+    def _solve(self, params: PrivacyParameters, noisy: NoisyRelease, data: _FrameData) -> dict[str, Any]:
         """Post-processing (free): estimates, flags and intervals from the noisy table and sums.
 
         The draws behind the intervals are seeded by ``random_state`` (fairlearn's meaning), never by the noise.

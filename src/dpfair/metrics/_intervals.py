@@ -14,7 +14,7 @@ import pandas as pd
 from dpfair._validation import check_open_unit
 from dpfair.metrics import _core
 from dpfair.metrics._core import MetricSpec
-from dpfair.metrics._stages import FrameOptions, Rows
+from dpfair.metrics._stages import FrameOptions, NoisyRelease, Rows
 
 __all__ = ["conf_int", "interval_options", "intervals_at", "matrix_intervals", "quantile_objects", "solve"]
 
@@ -77,18 +77,18 @@ def interval_options(random_state: Any, n_boot: Any, quantiles: Any, confidence:
     return int(n_boot), quantiles
 
 
-def solve(options: FrameOptions, noisy: dict[str, Any], rows: Rows, random_state: Any) -> dict[str, Any]:
+def solve(options: FrameOptions, noisy: NoisyRelease, rows: Rows, random_state: Any) -> dict[str, Any]:
     """Post-processing (free): estimates, flags and intervals from the noisy table and sums.
 
     The draws behind the intervals are seeded by ``random_state`` (fairlearn's meaning), never by the noise.
     """
-    specs, share, table, grouping = options.specs, noisy["share"], noisy["table"], rows.grouping
+    specs, share, table, grouping = options.specs, noisy.share, noisy.table, rows.grouping
     k = grouping.n_control
     g = table.shape[0] // k
     rng = _bootstrap_generator(random_state)
     scalars = [spec for spec in specs if not spec.matrix]
     est, flagged, cis = _core.intervals(
-        table.reshape(k, g, -1), {key: v.reshape(k, g, *np.shape(v)[1:]) for key, v in noisy["sums"].items()}, scalars,
+        table.reshape(k, g, -1), {key: v.reshape(k, g, *np.shape(v)[1:]) for key, v in noisy.sums.items()}, scalars,
         share, share,
         options.confidence, rng, options.n_boot, options.weight_bound,
     )
@@ -116,7 +116,7 @@ def solve(options: FrameOptions, noisy: dict[str, Any], rows: Rows, random_state
             if options.weight_bound is None  # with sample_weight: the noisy total weight of every group
             else pd.Series(np.maximum(table.sum(axis=1), 0.0), index=index.copy(), name="sample_weight", dtype=float)
         ),
-        "releases_": noisy["releases"],
+        "releases_": noisy.releases,
     }
 
 

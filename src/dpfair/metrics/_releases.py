@@ -11,7 +11,7 @@ import numpy as np
 from dpfair.metrics import _core, _r2
 from dpfair.metrics._core import MetricSpec
 from dpfair.metrics._counts import tabulate_counts
-from dpfair.metrics._stages import FrameOptions, Rows
+from dpfair.metrics._stages import ExactStatistics, FrameOptions, NoisyRelease, Rows
 from dpfair.privacy.noise import NoiseSource
 
 __all__ = ["draw_noise", "exact_statistics", "release_plan", "split_text", "weighted_table_sensitivity"]
@@ -104,7 +104,7 @@ def split_text(releases: list[dict[str, Any]]) -> str:
     return f"epsilon split equally: {split}" if len(releases) > 1 else f"one release, {split}"
 
 
-def exact_statistics(options: FrameOptions, epsilon: float, bounds: Any, rows: Rows) -> dict[str, Any]:
+def exact_statistics(options: FrameOptions, epsilon: float, bounds: Any, rows: Rows) -> ExactStatistics:
     """The exact table and per-group sums (not released), and the plan of the releases (refused if it overflows).
 
     ``options`` holds the checked parameters, ``bounds`` the ``bounds`` argument as given (named in the refusal).
@@ -152,31 +152,31 @@ def exact_statistics(options: FrameOptions, epsilon: float, bounds: Any, rows: R
                 raise ValueError(
                     f"epsilon={epsilon!r} is too small for bounds={bounds!r}: the noise would overflow."
                 )
-    return {"counts": counts, "sums": sums, "histograms": histograms, "share": share, "releases": releases}
+    return ExactStatistics(counts=counts, sums=sums, histograms=histograms, share=share, releases=releases)
 
 
 def draw_noise(
-    specs: list[MetricSpec], statistics: dict[str, Any], noise: NoiseSource, weight_bound: float | None = None
-) -> dict[str, Any]:
+    specs: list[MetricSpec], statistics: ExactStatistics, noise: NoiseSource, weight_bound: float | None = None
+) -> NoisyRelease:
     """Release the table and the sums, each at ``share`` of epsilon (nothing else is drawn from ``noise``).
 
     With ``weight_bound`` the table of weighted sums gets Laplace noise ``weight_bound / share`` per cell.
     """
-    share = statistics["share"]
+    share = statistics.share
     if weight_bound is None:
-        noisy = _core.release_table(statistics["counts"], share, noise)
+        noisy = _core.release_table(statistics.counts, share, noise)
     else:
-        noisy = _core.release_sums(statistics["counts"], weighted_table_sensitivity(weight_bound), share, noise)
+        noisy = _core.release_sums(statistics.counts, weighted_table_sensitivity(weight_bound), share, noise)
     sums = {
-        spec.key: _core.release_sums(statistics["sums"][spec.key], spec.width, share, noise) for spec in specs if spec.real
+        spec.key: _core.release_sums(statistics.sums[spec.key], spec.width, share, noise) for spec in specs if spec.real
     }
     for spec in specs:  # the moments of r2_score: L1 sensitivity 3 (see _r2), Laplace noise 3 / share per sum
         if spec.moments:
-            sums[spec.key] = _core.release_sums(statistics["sums"][spec.key], _r2.SENSITIVITY, share, noise)
+            sums[spec.key] = _core.release_sums(statistics.sums[spec.key], _r2.SENSITIVITY, share, noise)
     for spec in specs:  # one row adds one to one bin of its group and label: L1 sensitivity 1
         if spec.histogram:
-            sums[spec.key] = _core.release_table(statistics["histograms"][spec.key], share, noise)
-    return {**statistics, "table": noisy, "sums": sums}
+            sums[spec.key] = _core.release_table(statistics.histograms[spec.key], share, noise)
+    return NoisyRelease(table=noisy, sums=sums, share=share, releases=statistics.releases)
 
 
 def score_histogram(group: np.ndarray, n_groups: int, labels: np.ndarray, scores: np.ndarray, bins: int) -> np.ndarray:

@@ -2,7 +2,8 @@
 
 :class:`FrameOptions` is the frame's validated parameters (``params.options``), with the :class:`ExactPlan` of
 ``epsilon = inf``; :class:`Rows` is step 1's data (the rows, or the table of counts, with the :class:`Grouping` of
-every row into the declared groups).  The release helpers (``_counts``, ``_releases``, ``_intervals``, ``_exact``)
+every row into the declared groups); :class:`ExactStatistics` is what step 3 computes from them (never released),
+and :class:`NoisyRelease` what step 5 releases.  The release helpers (``_counts``, ``_releases``, ``_intervals``, ``_exact``)
 read them by attribute, so a misspelt field is an ``AttributeError`` where it is written.
 """
 
@@ -18,7 +19,7 @@ from dpfair.base import ValidatedOptions
 from dpfair.metrics._core import MetricSpec
 from dpfair.metrics._metric_specs import ParsedMetric
 
-__all__ = ["ExactPlan", "FrameOptions", "Grouping", "Rows"]
+__all__ = ["ExactPlan", "ExactStatistics", "FrameOptions", "Grouping", "NoisyRelease", "Rows"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -160,3 +161,53 @@ class Rows:
     exact_params: dict[str, dict[str, Any]] | None = None
     cell_counts: np.ndarray | None = None
     cell_sums: dict[str, np.ndarray] | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class ExactStatistics:
+    """Step 3: the exact statistics of one frame (never released) and the plan of their releases.
+
+    Parameters
+    ----------
+    counts : numpy.ndarray
+        The exact table: ``(n_groups, 4)`` cells ``TN, FP, FN, TP`` (weighted sums with ``sample_weight``), or
+        ``(n_groups, 1)`` group sizes.
+    sums : dict of str to numpy.ndarray
+        Every real-valued metric's per-group sums (``(n_groups, 3)`` for ``r2_score``), by output name.
+    histograms : dict of str to numpy.ndarray
+        ``roc_auc_score``: every group's per-label histogram of the score bins, by output name.
+    share : float
+        The epsilon of each release.
+    releases : list of dict
+        The releases, as ``releases_`` states them.
+    """
+
+    counts: np.ndarray
+    sums: dict[str, np.ndarray]
+    histograms: dict[str, np.ndarray]
+    share: float
+    releases: list[dict[str, Any]]
+
+
+@dataclass(frozen=True, eq=False)
+class NoisyRelease:
+    """Step 5: what one frame released (the only input of its post-processing).
+
+    Parameters
+    ----------
+    table : numpy.ndarray
+        The noisy table, shaped as :attr:`ExactStatistics.counts` (integers, possibly negative; floats with
+        ``sample_weight``).
+    sums : dict of str to numpy.ndarray
+        Every real-valued metric's noisy per-group sums and every ``roc_auc_score``'s noisy histograms, by output
+        name.
+    share : float
+        The epsilon of each release.
+    releases : list of dict
+        The releases, as ``releases_`` states them.
+    """
+
+    table: np.ndarray
+    sums: dict[str, np.ndarray]
+    share: float
+    releases: list[dict[str, Any]]
