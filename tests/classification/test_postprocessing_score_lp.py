@@ -172,3 +172,24 @@ def test_the_resolution_tolerance_is_a_quarter_of_the_noise_sd_of_a_rate_differe
     np.testing.assert_allclose(tolerance[1], 0.25 * math.sqrt(2) * sd)
     assert (tolerance[0] == 0).all() and (tolerance[2] == HIGHS_INF).all()
     assert (score_lp.resolution_tolerance(q, 1000, math.inf) == 0).all()
+
+
+def test_the_least_variable_thresholds_keep_the_rates_and_the_error():
+    """A group whose score does not separate the labels: a threshold with rate 1/2 becomes the constant 1/2."""
+    q_a = np.column_stack([np.full(4, 0.1), np.full(4, 0.05)])  # the same distribution over the bins for y = 0 and 1
+    threshold = np.array([0.0, 0.0, 1.0, 1.0])
+    smoothed = score_lp._smoothed_group(q_a, threshold, 0.01)
+    np.testing.assert_allclose(smoothed, 0.5, atol=1e-9)
+    # a separating group: the rates (hence the error) are kept, p stays non-decreasing and no more variable
+    q_a = np.column_stack([[0.2, 0.1, 0.05, 0.05], [0.02, 0.05, 0.08, 0.15]])
+    p = np.array([0.0, 0.3, 1.0, 1.0])
+    smoothed = score_lp._smoothed_group(q_a, p, 0.01)
+    rates = q_a / q_a.sum(axis=0)
+    np.testing.assert_allclose(smoothed @ rates, p @ rates, atol=1e-9)
+    assert (np.diff(smoothed) >= -1e-9).all()
+
+    def spread(x):
+        return sum(((q_a[:, y] + 0.01) / q_a[:, y].sum() ** 2 * np.abs(x - x @ rates[:, y])).sum() for y in (0, 1))
+
+    assert spread(smoothed) <= spread(p) + 1e-12
+    np.testing.assert_array_equal(score_lp._smoothed_group(np.zeros((4, 2)), p, 0.01), p)  # no mass: unchanged

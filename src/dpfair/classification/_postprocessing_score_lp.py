@@ -1,7 +1,7 @@
 """The score-bin linear program of :class:`~dpfair.classification.DPEqualizedOddsPostProcessor` (post-processing).
 
 With score bins (``score_bins=K``) the post-processor derives its predictor from a released table
-``q~[k, a, y]`` of ``K`` public score bins.  Three rules, all post-processing of the release (they read the
+``q~[k, a, y]`` of ``K`` public score bins.  Four rules, all post-processing of the release (they read the
 released table, the public number of rows ``m`` and ``epsilon`` only), make the derived predictor hold up on rows it
 was not fitted on, where the noise of small groups' cells is as large as their counts:
 
@@ -29,6 +29,12 @@ was not fitted on, where the noise of small groups' cells is as large as their c
   noise draws of the medians of 20 splits; error / held-out EO against the exact-count ``ThresholdOptimizer``),
   the share of the widening: 0 gives Adult by race .176 / .204, a quarter .167 / .204, a half .163 / .209, one
   .162 / .215; nine groups down to 12 rows: .281 / .245, .251 / .323, .235 / .364, .218 / .459.
+* **The least variable thresholds** (:func:`_smoothed_group`).  Once every group's two rates are fixed, its error
+  on the table is fixed too (``q_a0 FP_a + q_a1 (1 - TP_a)``), and many non-decreasing ``p`` reach them; the LP's
+  vertex is the most extreme one (all bins at 0 or 1 but one).  Each group gets instead the one whose rates the
+  noise and the sampling move least (a linear surrogate of their variance): the same error and constraints on the
+  table, a held-out equalized-odds difference lower by up to .02 (Adult by race .204 -> .187, nine groups
+  .323 -> .306, Communities .068 -> .063, Law School .076 -> .071; the same means of medians as above).
 """
 
 from __future__ import annotations
@@ -197,8 +203,47 @@ def _snapped_group(q_a: np.ndarray, target: dict[int, float], bound: dict[int, f
     return np.clip(x[:n_bins], 0.0, 1.0)
 
 
+def _smoothed_group(q_a: np.ndarray, p_a: np.ndarray, cell_variance: float) -> np.ndarray:
+    """Among non-decreasing ``p`` with the same two rates as ``p_a`` (so the same error), the least variable one.
+
+    Minimizes ``sum_y sum_k w_ky |p_k - R_y|`` with ``w_ky = (q_ky + cell_variance) / q_y^2``: the linear surrogate
+    (``d^2 <= |d|`` for ``|d| <= 1``) of ``sum_k (p_k - R_y)^2 (q_ky + v) / q_y^2``, which is proportional to the
+    variance of the rate ``R_y`` measured on a fresh sample of the group's size plus its sampling error on the
+    training rows (``2 q_ky / (m q_y^2)`` per bin) plus the Laplace noise's (``8 / (m epsilon q_y)^2`` per bin), with
+    ``v = 4 / (m epsilon^2)``.  ``p_a`` is returned when HiGHS finds no optimum or a mass is not positive.
+    """
+    n_bins = q_a.shape[0]
+    mass = q_a.sum(axis=0)
+    if not (mass > 0).all():
+        return p_a
+    rates = q_a / mass  # rates[k, y]: the coefficient of p_k in R_y
+    achieved = p_a @ rates
+    n_vars = 3 * n_bins  # p, then |p_k - R_0|, then |p_k - R_1|
+    cost = np.zeros(n_vars)
+    rows, rhs = [], []
+    for y in (0, 1):
+        deviation = slice((1 + y) * n_bins, (2 + y) * n_bins)
+        cost[deviation] = (q_a[:, y] + cell_variance) / mass[y] ** 2
+        for sign in (1.0, -1.0):  # +-(p_k - R_y) <= d_ky
+            block = np.zeros((n_bins, n_vars))
+            block[:, :n_bins] = sign * np.eye(n_bins)
+            block[:, deviation] = -np.eye(n_bins)
+            rows.append(block)
+            rhs.append(np.full(n_bins, sign * achieved[y]))
+    rows.append(_monotone_rows(n_bins, 1, width=n_vars))
+    rhs.append(np.zeros(n_bins - 1))
+    equal = np.zeros((2, n_vars))
+    equal[:, :n_bins] = rates.T
+    result = linprog(cost, A_ub=np.vstack(rows), b_ub=np.concatenate(rhs), A_eq=equal, b_eq=achieved,
+                     bounds=[(0.0, 1.0)] * n_bins + [(0.0, None)] * (2 * n_bins), method="highs")
+    if result.status != 0 or result.x is None:
+        return p_a
+    return np.clip(result.x[:n_bins], 0.0, 1.0)
+
+
 def solve_score_lp(
-    q: np.ndarray, bound_fp: np.ndarray | None, bound_tp: np.ndarray | None, gamma: float = 0.0
+    q: np.ndarray, bound_fp: np.ndarray | None, bound_tp: np.ndarray | None, gamma: float = 0.0,
+    cell_variance: float | None = None,
 ) -> np.ndarray | None:
     """The score-bin derived predictor: randomized thresholds, the operating point, each group snapped to it.
 
@@ -209,6 +254,9 @@ def solve_score_lp(
        gets the non-decreasing ``p[:, a]`` that minimizes ``sum_y max(|R_ay - R*_y| - gamma, 0)`` within
        ``|R_ay - R*_y| <= bound_y[a]``, then its own error: exactly the operating point (within ``gamma``) whenever its
        table can reach it.  The second step never leaves the first step's bounds, so the result is feasible for them.
+    3. With ``cell_variance`` given, every group's ``p`` is replaced by the least variable non-decreasing one with
+       the same two rates (:func:`_smoothed_group`): the same error and rates on the table, hence the same
+       constraints, with fewer extreme bins for the noise and the sampling of small groups to move.
 
     Parameters
     ----------
@@ -218,6 +266,8 @@ def solve_score_lp(
         Right-hand sides (``gamma`` plus the widening; entry 0 unused); ``None`` drops that family.
     gamma : float, default 0.0
         The user's tolerance, kept free in the second step.
+    cell_variance : float or None, default None
+        ``v = 4 / (m epsilon^2)`` (0 at ``epsilon = inf``) for the third step; ``None`` skips it.
 
     Returns
     -------
@@ -227,13 +277,16 @@ def solve_score_lp(
     n_groups = q.shape[1]
     bounds = {y: b for y, b in ((0, bound_fp), (1, bound_tp)) if b is not None and n_groups > 1}
     p = _first_lp(q, bounds)
-    if p is None or not bounds:
+    if p is None:
         return p
     mass = q.sum(axis=0)
-    for a in range(1, n_groups):
+    for a in range(1, n_groups if bounds else 1):
         labels = [y for y, b in bounds.items() if b[a] < HIGHS_INF and mass[a, y] > 0 and mass[0, y] > 0]
         if not labels:
             continue
         target = {y: float(p[:, 0] @ q[:, 0, y] / mass[0, y]) for y in labels}
         p[:, a] = _snapped_group(q[:, a, :], target, {y: float(bounds[y][a]) for y in labels}, gamma, p[:, a])
+    if cell_variance is not None:
+        for a in range(n_groups):
+            p[:, a] = _smoothed_group(q[:, a, :], p[:, a], cell_variance)
     return p

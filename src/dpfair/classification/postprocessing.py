@@ -271,7 +271,7 @@ class DPEqualizedOddsPostProcessor(
     **Score bins** (``score_bins=K``, not in the paper; the default for a base model with a score). Hardt et
     al.'s derived predictor on a thresholded score: the base's probability of the positive class is cut at the
     public thresholds ``1/K, ..., (K-1)/K`` and the LP picks ``P(predict 1 | bin, group)``: the same table with
-    ``K`` rows instead of 2, the same sensitivity ``2/m`` and charge.  Three post-processing rules
+    ``K`` rows instead of 2, the same sensitivity ``2/m`` and charge.  Four post-processing rules
     (``dpfair.classification._postprocessing_score_lp``) make it hold up on rows it was not fitted on, where
     small groups' cells are as noisy as they are large: ``P(predict 1 | bin, group)`` is non-decreasing in the bin
     (a randomized threshold per group, as Hardt et al.'s derived predictor on a score and fairlearn's
@@ -279,8 +279,9 @@ class DPEqualizedOddsPostProcessor(
     distribution of the others; and the LP is first solved with each constraint widened by a quarter of the
     noise's standard deviation of the rate difference (``resolution_fp_`` / ``resolution_tp_``), which picks the operating
     point, after which every group is moved as close to that point as its own table allows (onto it when it can
-    reach it).  The constant classifier is always feasible, and the guarantee is the observed noisy difference
-    plus the noise's part.  ``score_bins="auto"`` (the default) is ``K = 8`` when the base classifier
+    reach it); last, among the thresholds with the same rates (hence the same error), each group gets the one the
+    noise and the sampling move least.  The constant classifier is always feasible, and the guarantee is the
+    observed noisy difference plus the noise's part.  ``score_bins="auto"`` (the default) is ``K = 8`` when the base classifier
     has ``predict_proba`` or ``decision_function``, and the paper's binary predictions (``score_bins=None``)
     otherwise: decided from the estimator's public methods before any fit or charge, never from the data.
     On Adult with a private base model it gives held-out error 0.19-0.20 at an equalized-odds difference of
@@ -562,7 +563,8 @@ default "equalized_odds"
             if options.score_bins is None:
                 p, objective = solve_lp(q_valid, bound_fp, bound_tp)  # line 5
             else:
-                p = solve_score_lp(q_lp, bound_fp, bound_tp, options.gamma)
+                cell_variance = 0.0 if math.isinf(epsilon) else 4.0 / noisy.n_rows / epsilon / epsilon
+                p = solve_score_lp(q_lp, bound_fp, bound_tp, options.gamma, cell_variance)
                 if p is None:
                     raise ValueError("no optimum")
                 objective = float((q_valid[:, :, 0] * p + q_valid[:, :, 1] * (1.0 - p)).sum())
