@@ -4,7 +4,8 @@ The frame runs :mod:`dpfair.base`'s one release template; its steps live beside 
 ``_metric_specs``, the rows and their declared groups in ``_rows``, :meth:`PrivateMetricFrame.from_counts`'s table of
 counts in ``_counts``, the noisy releases in ``_releases``, the estimates and intervals in ``_intervals``, the
 statistics in ``_core``, fairlearn's exact results at ``epsilon = inf`` in ``_exact``, and what a released frame
-shows (fairlearn's accessors, ``flagged``, ``conf_int``) in ``_accessors``.
+shows (fairlearn's accessors, ``flagged``, ``conf_int``) in ``_accessors``.  The steps hand each other the frozen
+dataclasses of ``_stages`` (the options, the rows, the exact statistics, the noisy release), never dicts.
 """
 
 from __future__ import annotations
@@ -87,20 +88,20 @@ def _exact_frame(options: FrameOptions, plan: ExactPlan, rows: Rows) -> _exact.E
     """fairlearn's results at ``epsilon = inf``: table metrics from the exact table, every other one called."""
     specs = {spec.key: spec for spec in options.specs}
     metrics = []
-    for key, _, parsed in plan.parsed:
+    for key, _, metric in plan.parsed:
         params = (rows.exact_params or {}).get(key, {})
         spec = specs.get(key)
         if spec is not None and spec.matrix:  # scikit-learn's own confusion matrix of each group (fairlearn's shape)
             from sklearn.metrics import confusion_matrix
 
-            metrics.append(_exact.ExactMetric(key, function=parsed.function if parsed.function is not None else confusion_matrix,
-                                              params=params))
+            function = confusion_matrix if metric.function is None else metric.function
+            metrics.append(_exact.ExactMetric(key, function=function, params=params))
         elif spec is not None and (spec.real or rows.table_ok):
             weights = params.get("sample_weight")
             metrics.append(_exact.ExactMetric(key, spec=spec, weights=None if weights is None else
                                               np.asarray(weights, dtype=float)))
         else:
-            metrics.append(_exact.ExactMetric(key, function=parsed.function, params=params))
+            metrics.append(_exact.ExactMetric(key, function=metric.function, params=params))
     return _exact.ExactFrame(metrics, plan.single, rows, rows.raw_true, rows.raw_pred)
 
 
