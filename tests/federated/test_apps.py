@@ -83,7 +83,7 @@ def test_only_privatized_statistics_cross_the_wire(tmp_path, learner):
     env = FederatedSyntheticEnvironment()
     streams = [env.agent_stream(SEED, 200, M, i) for i in range(M)]
     actions = [m[f"{learner}-p-fcb:actions"] for m in _metrics(tmp_path)]
-    sigma = learner_from_config({"dim": 5, **extra}).reset(10, 5, 200, n_agents=M).__dict__["_online"]["sync"]
+    sigma = learner_from_config({"dim": 5, **extra}).reset(10, 5, 200, n_agents=M).__dict__["_online"].sync
     sigma = sigma.privatizer.node_sigma if sigma.privatizer is not None else 0.0
     residuals = []
     for reply in grid.seen:  # every message that reached the server

@@ -88,7 +88,7 @@ def test_flower_processes_reproduce_the_simulator_and_send_only_noisy_statistics
     y = np.clip(stream._mu[np.arange(T), actions] + stream.noise, -1.0, 1.0)
     last = released[-1]
     exact = np.concatenate([[DIM], (np.eye(DIM) + x.T @ x).ravel(), x.T @ y])
-    sigma = PrivFairXLinUCB(2.0, 0.1, 1.0).reset(10, DIM, T, n_agents=M)._online["sync"].privatizer.node_sigma
+    sigma = PrivFairXLinUCB(2.0, 0.1, 1.0).reset(10, DIM, T, n_agents=M)._online.sync.privatizer.node_sigma
     assert last[0] == DIM and np.all(np.abs(last[1:] - exact[1:]) > 0) and np.abs(last[1:] - exact[1:]).max() < 12 * sigma
     assert _dead(started["pids"]), "a process the demo started is still alive"
 

@@ -70,7 +70,7 @@ def test_the_exp1_agent_state_is_small_with_secure_noise(tmp_path):
     assert learners + 24 * 2000 + 2_000 < 100_000  # hence under 100 KB at Exp 1's T = 2000
     assert b"_cumulative" not in saved["learners"]
     restored = pickle.loads(saved["learners"])
-    lattices = restored["priv-bounded-gap"]._online["sync"].privatizer._lattices
+    lattices = restored["priv-bounded-gap"]._online.sync.privatizer._lattices
     assert lattices is None or all(isinstance(x, LatticeGaussian) for x in lattices[1:])
 
 

@@ -239,4 +239,4 @@ def test_reset_checks_epsilon_once_and_calibrates_the_privatizer_once(monkeypatc
         monkeypatch.setattr(module, name, lambda *a, _real=real, _name=name, **k: calls.append(_name) or _real(*a, **k))
     learner = _quiet_reset(PrivFairXLinUCB(2.0, 0.1, L5, random_state=0), 6, 5, 40, n_agents=2)
     assert calls == ["check_epsilon", "_calibrate"]
-    assert learner._online["sync"].privatizer.calibration is learner._online["plan"].calibration
+    assert learner._online.sync.privatizer.calibration is learner._online.plan.calibration

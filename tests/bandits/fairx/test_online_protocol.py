@@ -165,5 +165,5 @@ def test_the_exp1_learner_pickles_under_100_kb_with_secure_noise_and_its_schedul
     blob = pickle.dumps(learner)
     assert len(blob) < 100_000
     copy = pickle.loads(blob)
-    np.testing.assert_array_equal(copy._online["plan"].schedule, learner._online["plan"].schedule)
-    assert copy._online["plan"].schedule.dtype == bool and copy._online["plan"].schedule.any()
+    np.testing.assert_array_equal(copy._online.plan.schedule, learner._online.plan.schedule)
+    assert copy._online.plan.schedule.dtype == bool and copy._online.plan.schedule.any()

@@ -76,7 +76,7 @@ def test_identical_noise_neighbours_differ_only_in_the_nodes_holding_the_change(
     n_releases, changed = 1024, 300
     learner = PrivFairXLinUCB(epsilon, delta, 1.0, "log-det", random_state=11, radius=1.0)
     learner.reset(1, 1, n_releases, n_agents=2)
-    privatizer = learner._online["sync"].privatizer
+    privatizer = learner._online.sync.privatizer
     g, sensitivity, levels = privatizer.granularity, privatizer.calibration.sensitivity, privatizer.levels_used
     assert levels == math.floor(math.log2(n_releases)) + 1
     (x_a, x_b), y_a, y_b = _adversarial_streams(g, n_releases, changed)

@@ -50,6 +50,19 @@ def _matrix(value: Any, name: str, shape: tuple[int, ...]) -> np.ndarray:
     return arr
 
 
+@dataclass(eq=False)
+class _OnlineRun:
+    """One agent's run between ``reset`` and the horizon: its plan, its rounds, its synchronization state (``None``
+    without a protocol), its sampling stream, and whether the current statistics were released (mutable: the rounds
+    change it; pickled with the agent into Flower's state)."""
+
+    plan: Any
+    rounds: Any
+    sync: Any
+    sampling: np.random.Generator
+    released: bool = False
+
+
 @dataclass(frozen=True, eq=False, kw_only=True)
 class _AgentRun(ValidatedData):
     """One agent's run, checked (step 1 of :mod:`dpfair.base`'s release template for the private learner).
@@ -167,7 +180,7 @@ class _OnlineFairX:
         seed = getattr(self, "random_state", None)
         sampling = np.random.default_rng(None if not isinstance(seed, int | np.integer) else [int(seed), run.run_id,
                                                                                                  run.agent])
-        self._online = {"plan": plan, "rounds": rounds, "sync": sync, "sampling": sampling, "released": False}
+        self._online = _OnlineRun(plan=plan, rounds=rounds, sync=sync, sampling=sampling)
         self.n_actions_, self.dim_, self.horizon_ = run.n_actions, run.dim, run.horizon
         self.n_agents_, self.agent_ = run.n_agents, run.agent
         self.t_ = 0
@@ -177,7 +190,7 @@ class _OnlineFairX:
         return self
 
     # ---------------------------------------------------------------------------------------- rounds
-    def _state(self) -> dict[str, Any]:
+    def _state(self) -> _OnlineRun:
         state = getattr(self, "_online", None)
         if state is None:
             raise ValueError(f"{type(self).__name__} has no run: call reset(n_actions, dim, horizon, ...) first.")
@@ -186,7 +199,7 @@ class _OnlineFairX:
     def _contexts(self, contexts: Any) -> np.ndarray:
         state = self._state()
         x = _matrix(contexts, "contexts", (self.n_actions_, self.dim_))
-        bound = state["plan"].context_bound
+        bound = state.plan.context_bound
         if math.isfinite(bound) and float(np.sqrt((x * x).sum(axis=-1)).max()) > bound:
             raise ValueError(
                 f"a context has ||x||_2 above the declared context_bound={bound:g}; declare a bound that holds for "
@@ -215,16 +228,16 @@ class _OnlineFairX:
         state = self._state()
         x = self._contexts(contexts)
         if uniform is None:
-            u = float(state["sampling"].random())
+            u = float(state.sampling.random())
         else:
             u = float(uniform)
             if not 0.0 <= u < 1.0:
                 raise ValueError(f"uniform must be in [0, 1), got {uniform!r}.")
-        sync = state["sync"]
-        lam = state["plan"].core.regularization
+        sync = state.sync
+        lam = state.plan.core.regularization
         rho_min = np.full((1, 1), lam) if sync is None else sync.rho_min.reshape(1, 1)
         extra = np.zeros((1, 1)) if sync is None else sync.extra.reshape(1, 1)
-        action, pi = state["rounds"].select(x[None], np.array([u]), rho_min, extra)
+        action, pi = state.rounds.select(x[None], np.array([u]), rho_min, extra)
         self.policy_ = pi[0]
         return int(action[0])
 
@@ -251,11 +264,11 @@ class _OnlineFairX:
         y = _matrix(np.asarray(reward, dtype=float) if isinstance(reward, int | float | np.number) else reward,
                     "reward", ())
         x = x_all[int(action)]
-        state["rounds"].update(x.reshape(1, 1, 1, -1), y.reshape(1, 1, 1))
-        if state["sync"] is not None:
-            state["sync"].accumulate(x.reshape(1, 1, -1), y.reshape(1, 1))
+        state.rounds.update(x.reshape(1, 1, 1, -1), y.reshape(1, 1, 1))
+        if state.sync is not None:
+            state.sync.accumulate(x.reshape(1, 1, -1), y.reshape(1, 1))
         self.t_ += 1
-        state["released"] = False
+        state.released = False
         return self
 
 
@@ -263,7 +276,7 @@ class _FederatedOnline(_OnlineFairX):
     """The agent's half of a synchronization (mixed into the federated learners)."""
 
     def _sync(self) -> Any:
-        return self._state()["sync"]
+        return self._state().sync
 
     def synchronization_requested(self) -> bool:
         """The log-det trigger (B1) at the end of the current round: ``(t - t_last) ln(det V_t / det V_last) > D``.
@@ -276,7 +289,7 @@ class _FederatedOnline(_OnlineFairX):
         sync = self._sync()
         if sync.plan.schedule is not None:
             return False
-        return bool(sync.trigger(self.t_, self._state()["rounds"].ridge.gram[0])[0, 0])
+        return bool(sync.trigger(self.t_, self._state().rounds.ridge.gram[0])[0, 0])
 
     def local_statistics(self) -> tuple[np.ndarray, np.ndarray]:
         """Algorithm 1, lines 19-20: what this agent sends at a synchronization.
@@ -297,10 +310,10 @@ class _FederatedOnline(_OnlineFairX):
             ``u_hat``.
         """
         state = self._state()
-        if state["released"]:
+        if state.released:
             raise ValueError("local_statistics() was already called for this synchronization; call receive_shared() first.")
         gram, target = self._sync().release(np.ones(1, dtype=bool))
-        state["released"] = True
+        state.released = True
         return gram[0, 0].copy(), target[0, 0].copy()
 
     def receive_shared(self, gram: Any, target: Any) -> Any:
@@ -323,11 +336,11 @@ class _FederatedOnline(_OnlineFairX):
         u = _matrix(target, "target", (d,))
         if not np.allclose(U, U.T, rtol=1e-9, atol=1e-9 * max(1.0, float(np.abs(U).max()))):
             raise ValueError("gram must be symmetric (a sum of released Gram matrices).")
-        rounds = state["rounds"]
+        rounds = state.rounds
         ridge = rounds.ridge
         self._sync().receive(self.t_, U[None], u[None], np.ones(1, dtype=bool), ridge.gram[0], ridge.gram_inverse[0],
                              ridge.target[0])
-        state["released"] = False
+        state.released = False
         self.n_synchronizations_ = int(self._sync().comms[0])
         return self
 
