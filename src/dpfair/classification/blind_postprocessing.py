@@ -62,6 +62,7 @@ from dpfair.classification.blind_table import (
     constrained_rates,
     noisy_blind_table,
     plan_cells,
+    rate_margin_weights,
     rate_noise,
     solve_blind_lp,
 )
@@ -80,6 +81,9 @@ __all__ = ["DPBlindPostProcessor"]
 
 #: The share of epsilon the membership model gets by default (the rest releases the table).
 DEFAULT_MEMBERSHIP_SHARE = 0.3
+
+#: The multiple of a cell's sampling standard deviation in the robust rate constraints (``rate_margin_weights``).
+SAMPLING_MARGIN = 0.5
 
 #: A measured group's typical rate noise above which a FairnessSlackWarning says the held-out violation will
 #: likely exceed ``gamma`` by more than 0.05.
@@ -243,6 +247,15 @@ class DPBlindPostProcessor(PrivateEstimator, CloneLineageMixin, MetaEstimatorMix
     ``(X, y)`` and the releases; under whole-row privacy the edges are the fixed grid ``k / K`` and the objective is read off the
     released table.
 
+    **Robust constraints.**  With a finite epsilon the LP charges a rule for the error its rates carry in each
+    group: ``|R_a(p) - t| + sum_c w[c, a] |p_c - t| / q~_a <= gamma / 2``, ``w`` the table's Laplace scale plus half
+    a cell's sampling standard deviation (:func:`~dpfair.classification.blind_table.rate_margin_weights`, from
+    released and public quantities only).  A rule that varies over cells where a group's evidence is thin pays for
+    it, so the fit moves towards the constant as the evidence weakens instead of fitting the noise: without it, the
+    held-out violation on Adult by race (five groups, the smallest with 35 positive training rows) was 0.16 at
+    ``epsilon = 1`` and 0.175 even at ``epsilon = inf`` against 0.035 on the training rows.  At ``epsilon = inf``
+    the LP is the exact one (no margin).
+
     **The fairness it guarantees.** ``guaranteed_violation_`` bounds the fitted rule's violation on its training
     rows (the largest difference of a constrained rate between two declared groups) with probability
     ``>= 1 - beta`` over the table's noise, from released quantities only (proof in
@@ -268,11 +281,12 @@ class DPBlindPostProcessor(PrivateEstimator, CloneLineageMixin, MetaEstimatorMix
         Binary base classifier with ``predict_proba`` or ``decision_function``.
     epsilon : float, default 1.0
         The whole fit's privacy parameter (> 0; ``inf``: the exact non-private LP).
-    gamma : float, default 0.035
-        The largest difference allowed between two groups' constrained rates in the released table (>= 0).  The
-        held-out violation adds the noise's part: at ``epsilon = 1``, 0.035 gave 0.06-0.11 on the ACS excerpt (race)
-        and Communities, 0.08 on Adult (``benchmarks/bench_blind_classification.py``, several runs); with the
-        earlier logistic membership model 0.02 cost a third of the utility and 0.05-0.06 gave 0.115-0.14.
+    gamma : float, default 0.045
+        The largest difference allowed between two groups' constrained rates in the released table (>= 0), on top
+        of the robust margins (below).  At ``epsilon = 1`` on the fairness suite (five seeded splits, medians of
+        error / held-out violation), 0.045 with the margins gave Adult by race 0.207 / 0.090 and the ACS excerpt by
+        race 0.327 / 0.097, where 0.035 without them gave 0.207 / 0.161 and 0.326 / 0.079 (0.05 with a smaller
+        margin: Adult 0.202 / 0.134).
     constraints : str, default "equalized_odds"
         ``"equalized_odds"``, ``"demographic_parity"``, ``"equalized_odds_and_demographic_parity"`` or
         ``"true_positive_rate_parity"``.
@@ -359,7 +373,7 @@ class DPBlindPostProcessor(PrivateEstimator, CloneLineageMixin, MetaEstimatorMix
     _privacy_relation = CHANGE_ATTRIBUTE
 
     def __init__(
-        self, estimator: Any = None, *, epsilon: float = 1.0, gamma: float = 0.035, constraints: str = "equalized_odds",
+        self, estimator: Any = None, *, epsilon: float = 1.0, gamma: float = 0.045, constraints: str = "equalized_odds",
         groups: Any = None, membership_share: float = DEFAULT_MEMBERSHIP_SHARE, data_norm: float | None = None,
         score_bins: int | str = "auto", membership_bins: int | str = "auto", beta: float = 0.05,
         prefit: bool = True, budget: Any = None, random_state: Any = None,
@@ -592,8 +606,10 @@ class DPBlindPostProcessor(PrivateEstimator, CloneLineageMixin, MetaEstimatorMix
         if n_groups >= 2 and measured.sum() < 2:
             reason = "fewer than two declared groups are measured by the noisy table"
         q_lp = q_valid  # the released table as it is (shrinking it towards the membership model biased the rates)
+        margins = None if math.isinf(epsilon_table) else rate_margin_weights(q_lp, m, epsilon_table, families,
+                                                                            SAMPLING_MARGIN)
         solved = None if reason else solve_blind_lp(q_lp, noisy.error_table, options.gamma, families, active,
-                                                    data.n_membership_cells)
+                                                    data.n_membership_cells, margins)
         if solved is None and reason is None:
             reason = "HiGHS found no optimum of the linear program"
         if solved is not None and not noisy.error_is_exact:  # whole rows: the error itself is noisy

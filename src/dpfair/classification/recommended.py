@@ -121,7 +121,7 @@ class DPFairClassifier(PrivateEstimator, CloneLineageMixin, ClassifierMixin, Bas
     data_norm : float or None, default None
         A declared bound on every row's L2 norm; required with ``protects="records"``.
     gamma : float or None, default None
-        The fairness tolerance; ``None``: the chosen mechanism's default (0.035 blind, 0 attribute-aware).
+        The fairness tolerance; ``None``: the chosen mechanism's default (0.045 blind, 0 attribute-aware).
     budget : PrivacyBudget or None, default None
         Charged once per ``fit``.
     random_state : None, int, numpy Generator, default None
