@@ -225,9 +225,9 @@ def best_constant_rule(error_table: np.ndarray) -> tuple[np.ndarray, float]:
 def rate_margin_weights(q_valid: np.ndarray, n_rows: int, epsilon: float,
                         families: tuple[tuple[int, ...], ...], sampling: float = 0.5,
                         factor: float | None = None) -> np.ndarray:
-    """Per-cell weights of the robust rate constraints: ``w[c, a, f] / q~_a,f`` bounds a rate's error per unit of
-    ``|p_c - t_f|``.
+    """Per-cell weights of the robust rate constraints of :func:`solve_blind_lp`.
 
+    ``w[c, a, f] / q~_a,f`` bounds a rate's expected error per unit of ``|p_c - t_f|``.
     A rule's rate in group ``a`` read off the released table differs from its rate in the population by
     ``sum_c (p_c - R_a) (e_c + d_c) / q_a,f`` to first order, where ``e_c`` is the Laplace noise of the cell (scale
     ``b = 2 / (m epsilon)``, one draw per label of ``f``, ``E|e_c| <= |f| b``) and ``d_c`` the sampling error of
@@ -262,6 +262,7 @@ def rate_margin_weights(q_valid: np.ndarray, n_rows: int, epsilon: float,
     Returns
     -------
     ndarray of shape (n_cells, n_groups, n_families)
+        The weights ``w[c, a, f]`` (not yet divided by the group's mass).
     """
     factor = MARGIN_FACTOR if factor is None else float(factor)
     scale = 0.0 if math.isinf(epsilon) else 2.0 / (n_rows * epsilon)
