@@ -129,3 +129,15 @@ def test_feature_check_leaves_numbers_and_other_refusals_to_the_caller():
     for X in (np.zeros((2, 2)), pd.DataFrame({"a": [1, 2], "b": [True, False]}), [[1.0, np.inf]],
               np.array([[{"a": 1}]], dtype=object), [[1.0], [1.0, 2.0]], None):
         check_feature_values(X, owner="Model")  # nothing to say: scikit-learn's own checks name these
+
+
+def test_check_within_bounds_clips_rounding_and_refuses_by_name_without_the_value():
+    from dpfair._validation import check_within_bounds
+
+    out = check_within_bounds(np.array([0.0, 0.5, 1.0 + 1e-12]), (0.0, 1.0), "y", declared="bounds")
+    np.testing.assert_array_equal(out, [0.0, 0.5, 1.0])
+    huge = check_within_bounds(np.array([-1e308, 1e308]), (-1e308, 1e308), "y", declared="bounds")
+    np.testing.assert_array_equal(huge, [-1e308, 1e308])
+    with pytest.raises(ValueError, match=r"y has value\(s\) outside the declared bounds") as info:
+        check_within_bounds(np.array([0.5, 7.25]), (0.0, 1.0), "y", declared="bounds")
+    assert "7.25" not in str(info.value)

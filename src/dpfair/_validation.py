@@ -32,6 +32,7 @@ __all__ = [
     "check_rho",
     "check_sensitivity",
     "check_squares_fit",
+    "check_within_bounds",
     "one_value_per_row",
 ]
 
@@ -669,6 +670,47 @@ def one_value_per_row(arr: np.ndarray, name: str, *, what: str = "one value per 
     if arr.size == 0:
         raise ValueError(f"{name} is empty; pass at least one row.")
     return arr
+
+
+#: Relative tolerance on a declared range in :func:`check_within_bounds` (absorbs rounding at exactly a bound).
+BOUND_TOL = 1e-9
+
+
+def check_within_bounds(values: np.ndarray, bounds: tuple[float, float], name: str, *, declared: str) -> np.ndarray:
+    """Refuse values outside a declared range; return them clipped into it.
+
+    A value within a relative ``BOUND_TOL`` of the range (rounding at exactly a bound) is clipped, never refused.
+    The message names ``name`` and ``declared``, never a value (they are private).
+
+    Parameters
+    ----------
+    values : ndarray
+        Finite values (training targets, features).
+    bounds : tuple of float
+        The declared ``(low, high)``, already checked (:func:`check_bounds`).
+    name : str
+        The argument the values came from (``"y"``).
+    declared : str
+        The parameter that declared the range (``"bounds"``).
+
+    Returns
+    -------
+    ndarray
+        ``values`` clipped into ``bounds``.
+
+    Raises
+    ------
+    ValueError
+        If a value lies outside ``bounds`` by more than the tolerance.
+    """
+    low, high = bounds
+    slack = (high / 2.0 - low / 2.0) * (2.0 * BOUND_TOL)  # halves: finite even where high - low is not
+    if not ((values >= low - slack) & (values <= high + slack)).all():
+        raise ValueError(
+            f"{name} has value(s) outside the declared {declared}: the privacy guarantee rests on them. Clip or "
+            f"rescale {name} with public constants, or declare a wider {declared}."
+        )
+    return np.clip(values, low, high)
 
 
 def check_bounds(bounds: Any, name: str = "bounds", *, max_width: float | None = None) -> tuple[float, float]:
