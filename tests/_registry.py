@@ -419,11 +419,6 @@ EXTREMES_XFAIL: dict[str, str] = {
                             "not a ValueError naming epsilon",
     "DPFairClassifier": "epsilon=1e300: the same OverflowError; one row (one class of y): the wrapped model's fit "
                         "fails after the charge",
-    "DPLogisticRegression": "epsilon=1e6 on two rows: OverflowError in linear_model/_logistic.py (the objective "
-                            "plan), not a ValueError naming epsilon",
-    "PrivateRandomSearch": "bounds=(-1e-300, 1e-300): the scorer's sensitivity underflows to 0 and is refused "
-                           "after the charge",
-    "PrivateRandomSearch[private base]": "the same underflow after the charge",
 }
 #: entries whose 27 fits take over ~2 s (marked ``slow``)
 EXTREMES_SLOW = {"DPFairClassifier", "PrivateRandomSearch", "PrivateRandomSearch[private base]"}

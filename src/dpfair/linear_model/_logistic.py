@@ -122,7 +122,15 @@ def auto_C(epsilon: float, radius: float) -> float:
     """
     if math.isinf(epsilon):
         return 1.0
-    return 4.0 * math.expm1(AUTO_CURVATURE_SHARE * epsilon / 2.0) / radius**2
+    exponent = AUTO_CURVATURE_SHARE * epsilon / 2.0
+    squared = radius * radius
+    C = 4.0 * math.expm1(exponent) / squared if exponent < 700.0 and squared > 0.0 else math.inf  # exp(700): near the top
+    if not math.isfinite(C):
+        raise ValueError(
+            f"epsilon={epsilon!r} with data_norm bound {radius!r} is out of range for C='auto' (4 (exp(epsilon / 20) - "
+            "1) / radius^2 overflows float64): pass C explicitly, or epsilon=inf for the exact, non-private fit."
+        )
+    return C
 
 
 def objective_perturbation_constants(epsilon: float, C: float, radius: float, n: int) -> tuple[float, float, float]:

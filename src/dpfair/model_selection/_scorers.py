@@ -144,6 +144,16 @@ class _SingleReleaseScorer(_PrivateScorer):
         """
         return self._row_sensitivity() / check_int(n_rows, "n_rows", minimum=1)
 
+    def _check_sensitivity(self, n_rows: int) -> None:
+        """The release's sensitivity on ``n_rows`` rows, before any charge: bounds so narrow that ``(t - s)^2 / n``
+        underflows would make the Laplace scale 0, refused only after a search's charge otherwise."""
+        sensitivity = self.sensitivity(max(1, n_rows))
+        if not (math.isfinite(sensitivity) and sensitivity > 0.0):
+            raise ValueError(
+                f"bounds={getattr(self, 'bounds', None)!r} are too narrow for {type(self).__name__} on {n_rows} rows: "
+                "the release's sensitivity underflows to 0 in float64; declare wider bounds (rescale the target)."
+            )
+
 
 class PrivateMSEScorer(_SingleReleaseScorer):
     """Private clipped mean squared error on the validation rows (Laplace mechanism).
@@ -203,7 +213,9 @@ class PrivateMSEScorer(_SingleReleaseScorer):
     def _validate_data(self, params: PrivacyParameters, X: Any, y: Any, *,
                        sensitive_features: Any = None) -> ScoredRows:
         # labels must be finite real numbers: they are clipped to bounds, never guessed
-        return ScoredRows(y=as_finite_array(y, "y", mode="dtype", allow_bool=True, allow_empty=True))
+        labels = as_finite_array(y, "y", mode="dtype", allow_bool=True, allow_empty=True)
+        self._check_sensitivity(labels.size)
+        return ScoredRows(y=labels)
 
 
 class PrivateKSScorer(_SingleReleaseScorer):
