@@ -415,10 +415,6 @@ EXTREMES: dict[str, Callable[[Extremes, PrivacyBudget], Extreme]] = {
 #: Entries whose extremes test fails today, with the defect it found (the test is a strict xfail: fixing the
 #: defect makes it pass, and then the line must go).
 EXTREMES_XFAIL: dict[str, str] = {
-    "DPBlindPostProcessor": "epsilon=1e300: OverflowError in classification/blind_table.py (planned bins), "
-                            "not a ValueError naming epsilon",
-    "DPFairClassifier": "epsilon=1e300: the same OverflowError; one row (one class of y): the wrapped model's fit "
-                        "fails after the charge",
 }
 #: entries whose 27 fits take over ~2 s (marked ``slow``)
 EXTREMES_SLOW = {"DPFairClassifier", "PrivateRandomSearch", "PrivateRandomSearch[private base]"}

@@ -74,7 +74,7 @@ def test_epsilon_inf_is_the_chosen_mechanism_without_noise():
         aware = DPFairClassifier(epsilon=math.inf, groups=[0, 1], attribute_at_prediction=True).fit(
             X, y, sensitive_features=g)
     with pytest.warns(PrivacyLeakWarning):
-        direct = DPEqualizedOddsPostProcessor(LogisticRegression(max_iter=1000), prefit=False, epsilon=math.inf,
+        direct = DPEqualizedOddsPostProcessor(LogisticRegression(max_iter=1000), prefit=False, epsilon=math.inf, score_bins=6,
                                               groups=[0, 1]).fit(X, y, sensitive_features=g)
     np.testing.assert_allclose(aware.predict_proba(X, sensitive_features=g), direct.predict_proba(X, sensitive_features=g))
 

@@ -148,7 +148,8 @@ def plan_cells(n_rows: int, epsilon: float, n_groups: int) -> tuple[int, int]:
     if math.isinf(epsilon):
         return 16, membership
     scale = 2.0 / (n_rows * epsilon)
-    budget = (PLANNED_RATE_NOISE / (2.0 * n_groups * scale)) ** 2 / 2.0
+    ratio = PLANNED_RATE_NOISE / (2.0 * n_groups * scale) if scale > 0.0 else math.inf
+    budget = ratio * ratio / 2.0  # inf at an epsilon near float64's top (then MAX_CELLS), never an OverflowError
     cells = int(min(max(budget, MIN_CELLS), MAX_CELLS))
     return int(min(max(cells // membership, 4), 16)), membership
 
