@@ -263,6 +263,12 @@ def _terminate_pool(pool: ProcessPoolExecutor) -> None:
         if process.is_alive():
             process.kill()
             process.join(timeout=1.0)
+    # the pool's manager thread closes its wake-up pipe once it sees the workers gone; wait for that, or the
+    # interpreter's exit hook (concurrent.futures' _python_exit) can write to the pipe as it closes and print an
+    # OSError traceback after the interrupt message (seen under load with two workers)
+    manager = getattr(pool, "_executor_manager_thread", None)
+    if manager is not None:
+        manager.join(timeout=5.0)
 
 
 def _local_futures(workers: int, calls: list[tuple[str, dict[str, Any], int]]) -> Iterator[tuple[int, Callable[[], Any]]]:
