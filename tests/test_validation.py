@@ -99,7 +99,7 @@ def test_an_int_beyond_float64_is_a_value_error_naming_the_argument(mode):
 def test_feature_check_names_the_string_column_and_the_encoder_never_the_value():
     import pandas as pd
 
-    from dpfair._validation import check_feature_values
+    from dpfair._estimator import check_feature_values
 
     secret = "Jane-Roe-123"
     frame = pd.DataFrame({"age": [30.0, 40.0], "workclass": ["Private", secret]})
@@ -115,7 +115,7 @@ def test_feature_check_names_the_string_column_and_the_encoder_never_the_value()
 @pytest.mark.parametrize("X", [np.array([[1.0, np.nan]]), np.array([[1.0, None]], dtype=object),
                                [[1.0, float("nan")]]])
 def test_feature_check_points_missing_values_at_the_declared_and_private_imputers(X):
-    from dpfair._validation import check_feature_values
+    from dpfair._estimator import check_feature_values
 
     with pytest.raises(ValueError, match=r"missing values.*DeclaredImputer.*DPMedianImputer.*SimpleImputer"):
         check_feature_values(X, owner="DPLinearRegression")
@@ -124,7 +124,7 @@ def test_feature_check_points_missing_values_at_the_declared_and_private_imputer
 def test_feature_check_leaves_numbers_and_other_refusals_to_the_caller():
     import pandas as pd
 
-    from dpfair._validation import check_feature_values
+    from dpfair._estimator import check_feature_values
 
     for X in (np.zeros((2, 2)), pd.DataFrame({"a": [1, 2], "b": [True, False]}), [[1.0, np.inf]],
               np.array([[{"a": 1}]], dtype=object), [[1.0], [1.0, 2.0]], None):

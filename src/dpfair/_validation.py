@@ -23,7 +23,6 @@ __all__ = [
     "check_bounds",
     "check_delta",
     "check_epsilon",
-    "check_feature_values",
     "check_int",
     "check_nonnegative_finite",
     "check_open_unit",
@@ -758,81 +757,6 @@ def check_bounds(bounds: Any, name: str = "bounds", *, max_width: float | None =
     if max_width is not None and not high - low <= max_width:
         raise ValueError(f"{name}={bounds!r} is wider than {max_width:g}; declare a narrower range (or rescale the data).")
     return low, high
-
-
-#: What a string feature column is told: encode it over declared levels (a private estimator takes numbers only).
-STRING_FEATURES_FIX = (
-    "encode categories over their declared (public) levels with dpfair.preprocessing.DeclaredOneHotEncoder("
-    "categories=...), in a sklearn.compose.ColumnTransformer for a DataFrame of mixed types; scikit-learn's "
-    "OneHotEncoder without categories= learns its columns from the private rows"
-)
-
-#: What a missing value is told: impute with declared values, or with a private median charged to the budget.
-MISSING_FEATURES_FIX = (
-    "fill them with declared values (dpfair.preprocessing.DeclaredImputer(fill_values=...)) or with private medians "
-    "charged to your budget (dpfair.preprocessing.DPMedianImputer); scikit-learn's SimpleImputer and the like "
-    "compute their fill values from the private rows, outside any privacy budget"
-)
-
-
-def _holds_strings(values: np.ndarray) -> bool:
-    if values.dtype.kind in "US":
-        return True
-    if values.dtype.kind != "O":
-        return False
-    return any(isinstance(item, str | bytes) for item in values.ravel())
-
-
-def check_feature_values(X: Any, name: str = "X", *, owner: str) -> None:
-    """Refuse strings and missing values in a feature matrix with the private fix, before scikit-learn's advice.
-
-    scikit-learn refuses a string column with "could not convert string to float: '<the value>'" (a private value
-    in a message) and NaN with the generic advice to use an imputer, which would read private statistics.  This
-    check runs first and names the argument, the column (for a ``DataFrame``: its name and dtype, never a value)
-    and the dpfair transformer to use.  Anything else (a ragged list, a dict inside an object array, infinity,
-    a sparse matrix) is left to the caller's own validation.
-
-    Parameters
-    ----------
-    X : array-like, DataFrame or sparse matrix
-        The features.
-    name : str, default "X"
-        Argument name used in messages.
-    owner : str
-        The estimator's name, for messages.
-
-    Raises
-    ------
-    ValueError
-        If ``X`` holds strings (categories) or missing values (None, NaN, pd.NA).
-    """
-    if sparse.issparse(X) or X is None:
-        return
-    if isinstance(X, pd.DataFrame):
-        text = [str(column) for column in X.columns
-                if not (pd.api.types.is_numeric_dtype(X[column].dtype) or pd.api.types.is_bool_dtype(X[column].dtype))
-                and _holds_strings(np.asarray(X[column].to_numpy(dtype=object)))]
-        if text:
-            raise ValueError(f"{name} has column(s) {text} holding strings: {owner} takes numbers only; "
-                             f"{STRING_FEATURES_FIX}.")
-        if bool(X.isna().to_numpy().any()):
-            raise ValueError(f"{name} contains missing values (None, NaN or pd.NA): {owner} does not impute; "
-                             f"{MISSING_FEATURES_FIX}.")
-        return
-    try:
-        values = np.asarray(X)
-    except (TypeError, ValueError):  # ragged: the caller's validation names it
-        return
-    if _holds_strings(values):
-        raise ValueError(f"{name} holds strings: {owner} takes numbers only; {STRING_FEATURES_FIX}.")
-    if values.dtype.kind == "f":
-        missing = bool(np.isnan(values).any())
-    elif values.dtype.kind == "O":
-        missing = bool(np.asarray(pd.isna(values.ravel()), dtype=bool).any())
-    else:
-        missing = False
-    if missing:
-        raise ValueError(f"{name} contains missing values (NaN): {owner} does not impute; {MISSING_FEATURES_FIX}.")
 
 
 def _is_missing(value: Any) -> bool:

@@ -23,13 +23,13 @@ import pandas as pd
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin
 from sklearn.utils.validation import _num_samples, check_is_fitted, column_or_1d
 
-from dpfair._estimator import CloneLineageMixin, fit_charges, warn_non_private
+from dpfair._estimator import CloneLineageMixin, check_feature_values, fit_charges, warn_non_private
 from dpfair._estimator import check_bool as _check_bool
 from dpfair._estimator import predict_seed as _predict_seed
 from dpfair._estimator import prediction_noise as _prediction_noise
 from dpfair._estimator import rows_of_fitted_groups as _rows_of_fitted_groups
 from dpfair._estimator import wrapped_tags as _wrapped_tags
-from dpfair._validation import check_feature_values, check_nonnegative_finite, check_open_unit
+from dpfair._validation import check_nonnegative_finite, check_open_unit
 from dpfair._warnings import find_stack_level
 from dpfair._wrapped_fit import (
     SensitiveScoreMixin,

@@ -9,8 +9,8 @@ from typing import Any, ClassVar
 import numpy as np
 from sklearn.utils.validation import _get_feature_names, check_X_y, validate_data
 
-from dpfair._estimator import privacy_spent, warn_non_private
-from dpfair._validation import check_bounds, check_feature_values, check_positive_finite
+from dpfair._estimator import check_feature_values, privacy_spent, warn_non_private
+from dpfair._validation import check_bounds, check_positive_finite
 from dpfair.base import PrivacyParameters, PrivateEstimator
 
 #: Relative tolerance on a declared bound (absorbs rounding in a row scaled to exactly the bound).

@@ -12,8 +12,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import _check_feature_names_in, _get_feature_names, check_array, check_is_fitted
 
-from dpfair._estimator import CloneLineageMixin
-from dpfair._validation import STRING_FEATURES_FIX
+from dpfair._estimator import STRING_FEATURES_FIX, CloneLineageMixin
 from dpfair.base import PrivacyParameters, ValidatedData, ValidatedOptions
 from dpfair.preprocessing._columns import as_table, is_missing, per_column
 from dpfair.preprocessing._quantiles import private_quantiles

@@ -10,8 +10,8 @@ import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import _check_feature_names_in, _get_feature_names, check_array, check_is_fitted, validate_data
 
-from dpfair._estimator import CloneLineageMixin
-from dpfair._validation import check_bool, check_bounds, check_feature_values, check_open_unit
+from dpfair._estimator import CloneLineageMixin, check_feature_values
+from dpfair._validation import check_bool, check_bounds, check_open_unit
 from dpfair.base import PrivacyParameters, ValidatedData, ValidatedOptions
 from dpfair.preprocessing._quantiles import RANGE_QUANTILE, private_feature_ranges
 from dpfair.preprocessing._ranges import declared_ranges, is_pair

@@ -12,7 +12,8 @@ from typing import Any
 import numpy as np
 from sklearn.utils.validation import validate_data
 
-from dpfair._validation import check_feature_values, check_positive_finite
+from dpfair._estimator import check_feature_values
+from dpfair._validation import check_positive_finite
 
 _MAX_FLOAT = float(np.finfo(float).max)
 #: How many noise scales a release may reach: the room a statistic must leave below the largest float.
@@ -22,7 +23,7 @@ _NOISE_REACH = 1000.0
 def _features(estimator: Any, X: Any, *, reset: bool, y: Any = None) -> tuple[np.ndarray, np.ndarray | None]:
     """``X`` (and ``y``) through scikit-learn's validation; messages name the argument.
 
-    Strings and missing values are refused first, by :func:`dpfair._validation.check_feature_values`: its message
+    Strings and missing values are refused first, by :func:`dpfair._estimator.check_feature_values`: its message
     names the column and the dpfair transformer to use (``DeclaredOneHotEncoder``, ``DeclaredImputer``), where
     scikit-learn's prints the private value it could not convert and advises an imputer that reads private rows.
     """
