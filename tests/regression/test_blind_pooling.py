@@ -7,25 +7,10 @@ import warnings
 
 import numpy as np
 import pytest
+from tests.regression.test_blind import _pp, _rows  # the same synthetic rows and estimator factory
 
 from dpfair.privacy import PrivacyBudget, PrivacyLeakWarning
-from dpfair.regression import BlindFairRegressionPostProcessor
 from dpfair.regression._blind_lp import max_block_sum_bound, noise_margin, pool_noisy_cells
-
-
-def _rows(n=400, n_groups=2, seed=0, signal=0.3):
-    rng = np.random.default_rng(seed)
-    groups = rng.integers(0, n_groups, n)
-    outputs = np.clip(rng.normal(0.35 + 0.3 * groups / max(n_groups - 1, 1), 0.12), 0, 1)
-    logits = signal * 8 * (np.eye(n_groups)[groups] - 1 / n_groups) + rng.normal(0, 1, (n, n_groups))
-    membership = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
-    return np.column_stack([outputs, membership]), groups
-
-
-def _pp(**kwargs):
-    args = {"epsilon": 1.0, "n_bins": 6, "alpha": 0.1, "bounds": (0.0, 1.0), "groups": [0, 1], "random_state": 0,
-            **kwargs}
-    return BlindFairRegressionPostProcessor(**args)
 
 
 def test_pool_noisy_cells_pools_within_a_score_bin_only_and_nothing_at_threshold_zero():
