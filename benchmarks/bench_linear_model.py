@@ -36,7 +36,7 @@ from sklearn.linear_model import LinearRegression
 from sklearn.metrics import r2_score
 from sklearn.model_selection import train_test_split
 
-from dpfair.datasets import load_adult, load_communities, load_law_school
+from dpfair.datasets import ADULT_SCHEMA, load_adult, load_communities, load_law_school
 from dpfair.linear_model import DPLinearRegression, DPLogisticRegression
 
 SEEDS = (0, 1, 2)
@@ -77,20 +77,6 @@ def clipped_ols_row(X, y) -> float:
     return float(np.median(scores))
 
 
-#: The levels of Adult's categorical columns as published in adult.names (the public schema).
-ADULT_CATEGORIES = {
-    "workclass": ["Private", "Self-emp-not-inc", "Self-emp-inc", "Federal-gov", "Local-gov", "State-gov", "Without-pay",
-                  "Never-worked"],
-    "marital-status": ["Married-civ-spouse", "Divorced", "Never-married", "Separated", "Widowed",
-                       "Married-spouse-absent", "Married-AF-spouse"],
-    "occupation": ["Tech-support", "Craft-repair", "Other-service", "Sales", "Exec-managerial", "Prof-specialty",
-                   "Handlers-cleaners", "Machine-op-inspct", "Adm-clerical", "Farming-fishing", "Transport-moving",
-                   "Priv-house-serv", "Protective-serv", "Armed-Forces"],
-    "relationship": ["Wife", "Own-child", "Husband", "Not-in-family", "Other-relative", "Unmarried"],
-    "race": ["White", "Asian-Pac-Islander", "Amer-Indian-Eskimo", "Other", "Black"],
-}
-
-
 def noise_ratio() -> None:
     """DPLogisticRegression's noise_to_signal_ against its held-out error on Adult (see the module docstring)."""
     from sklearn.compose import ColumnTransformer
@@ -100,10 +86,10 @@ def noise_ratio() -> None:
     from dpfair.preprocessing import DeclaredOneHotEncoder, DeclaredRangeScaler, row_norm_bound
 
     adult = load_adult(drop_missing=False)
-    categorical = list(ADULT_CATEGORIES)
+    categorical = ["workclass", "marital-status", "occupation", "relationship", "race"]
     maxima = {"age": (17, 90), "education-num": (1, 16), "hours-per-week": (1, 99)}
     preprocess = ColumnTransformer([
-        ("categorical", DeclaredOneHotEncoder({c: [*ADULT_CATEGORIES[c], None] for c in categorical}), categorical),
+        ("categorical", DeclaredOneHotEncoder(ADULT_SCHEMA.encoder_categories(categorical)), categorical),
         ("numeric", DeclaredRangeScaler(maxima), list(maxima)),
         ("capital", make_pipeline(FunctionTransformer(np.log1p, feature_names_out="one-to-one"),
                                   DeclaredRangeScaler([(0, np.log1p(99999)), (0, np.log1p(4356))])),

@@ -18,7 +18,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
 
 from dpfair.classification import DPEqualizedOddsPostProcessor, FairnessSlackWarning
-from dpfair.datasets import DataUnavailableError, load_adult
+from dpfair.datasets import ADULT_SCHEMA, DataUnavailableError, load_adult
 from dpfair.linear_model import DPLogisticRegression, NoiseDominatesWarning
 from dpfair.preprocessing import (
     DeclaredImputer,
@@ -104,18 +104,6 @@ def test_equalized_odds_over_a_private_logistic_regression_and_a_private_median_
     assert np.isin(predictions, [0, 1]).all()
 
 
-#: The levels of Adult's categorical columns as published in adult.names (the public schema, not the rows).
-ADULT_CATEGORIES = {
-    "workclass": ["Private", "Self-emp-not-inc", "Self-emp-inc", "Federal-gov", "Local-gov", "State-gov", "Without-pay",
-                  "Never-worked"],
-    "marital-status": ["Married-civ-spouse", "Divorced", "Never-married", "Separated", "Widowed",
-                       "Married-spouse-absent", "Married-AF-spouse"],
-    "occupation": ["Tech-support", "Craft-repair", "Other-service", "Sales", "Exec-managerial", "Prof-specialty",
-                   "Handlers-cleaners", "Machine-op-inspct", "Adm-clerical", "Farming-fishing", "Transport-moving",
-                   "Priv-house-serv", "Protective-serv", "Armed-Forces"],
-    "relationship": ["Wife", "Own-child", "Husband", "Not-in-family", "Other-relative", "Unmarried"],
-    "race": ["White", "Asian-Pac-Islander", "Amer-Indian-Eskimo", "Other", "Black"],
-}
 
 
 def test_adult_with_its_missing_values_goes_through_with_one_charge():
@@ -123,11 +111,11 @@ def test_adult_with_its_missing_values_goes_through_with_one_charge():
         adult = load_adult(drop_missing=False, download=False)
     except DataUnavailableError:
         pytest.skip("Adult not available (set DPFAIR_DATA_HOME)")
-    categorical = list(ADULT_CATEGORIES)
+    categorical = ["workclass", "marital-status", "occupation", "relationship", "race"]
     assert adult.X["workclass"].isna().any() and adult.X["occupation"].isna().any()  # the "?" of the raw files
     maxima = {"age": (17, 90), "education-num": (1, 16), "hours-per-week": (1, 99)}
     preprocess = ColumnTransformer([
-        ("categorical", DeclaredOneHotEncoder({c: [*ADULT_CATEGORIES[c], None] for c in categorical}), categorical),
+        ("categorical", DeclaredOneHotEncoder(ADULT_SCHEMA.encoder_categories(categorical)), categorical),
         ("numeric", DeclaredRangeScaler(maxima), list(maxima)),
         ("capital", make_pipeline(FunctionTransformer(np.log1p, feature_names_out="one-to-one"),
                                   DeclaredRangeScaler([(0, np.log1p(99999)), (0, np.log1p(4356))])),
