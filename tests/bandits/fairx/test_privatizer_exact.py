@@ -1,0 +1,236 @@
+"""The exact BLT release (``_privatizer_exact``): integer encoder, lattice noise, float decoder.
+
+Brute force against exact rational arithmetic (the encoder's coefficients and its error bound), the accounting
+(``epsilon`` spent is the request; the sampler's share inside ``delta``), identical-noise neighbours (coordinates
+before the change equal, after it within the proved slack of ``C e_s (m_s - m_s')``), constant state, and an
+empirical audit that passes the mechanism and catches two mutants: half the noise, and an encoder whose output
+is left off the integer lattice (the failure of a continuous ``C m`` plus discrete noise).
+"""
+
+from __future__ import annotations
+
+import math
+import pickle
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from dpfair.bandits.fairx._privatizer_calibration import _entries, calibrate_privatizer
+from dpfair.bandits.fairx._privatizer_exact import (
+    PARAM_BITS,
+    STATE_BITS,
+    ExactBLTRelease,
+    calibrate_exact_blt,
+    dyadic_blt,
+    encoder_bounds,
+)
+from dpfair.privacy import audit_epsilon
+from dpfair.privacy.accounting import zcdp_delta_unvalidated, zcdp_to_approx_dp
+from dpfair.privacy.lattice import lattice_total_variation
+
+
+def _exact_coefficients(T: int) -> list[Fraction]:
+    """``c_j`` of ``C = 1 / q`` for the dyadic BLT, in exact rationals (``q c = 1``, the buffers' form)."""
+    Theta, Omega = dyadic_blt(T)
+    theta = [Fraction(t, 2**PARAM_BITS) for t in Theta]
+    omega = [Fraction(o, 2**PARAM_BITS) for o in Omega]
+    s, out = [Fraction(0)] * len(theta), []
+    for t in range(T):
+        c = (1 if t == 0 else 0) - sum(o * si for o, si in zip(omega, s, strict=True))
+        s = [th * si + c for th, si in zip(theta, s, strict=True)]
+        out.append(c)
+    return out
+
+
+def _words(rng: np.random.Generator):
+    return lambda shape: rng.integers(0, 2**64, shape, dtype=np.uint64, endpoint=False)
+
+
+@pytest.mark.parametrize("T", [1, 7, 60])
+def test_encoder_bounds_are_upper_bounds_of_the_exact_coefficients(T):
+    c = _exact_coefficients(T)
+    sens, s1, V = encoder_bounds(T)
+    exact_sens = math.sqrt(float(sum(x * x for x in c)))
+    exact_s1 = float(sum(abs(x) for x in c))
+    assert exact_sens <= sens <= exact_sens * (1 + 1e-12)
+    assert exact_s1 <= s1 <= exact_s1 * (1 + 1e-12)
+    assert 1.5 <= V < 2.5  # d / 2 + sum |omega_i| / (2 (1 - theta_i)) < d / 2 + 1 / 2 (q(1) > 0)
+
+
+def test_encoder_output_is_within_the_proved_error_of_the_exact_encoder():
+    T, rows = 40, 3
+    rng = np.random.default_rng(7)
+    m = rng.integers(-(2**40), 2**40, size=(T, rows, 1))  # far beyond a bandit's increments
+    c = _exact_coefficients(T)
+    _, s1, V = encoder_bounds(T)
+    eta = V * s1 * 2.0**-STATE_BITS
+    mech = ExactBLTRelease(T, 2.0**16, np.array([False]), rows, _words(rng))
+    for t in range(T):
+        r = mech.encode(m[t], np.arange(rows))
+        for row in range(rows):
+            exact = sum(c[t - j] * int(m[j, row, 0]) for j in range(t + 1))  # (C m)_t, exact rational
+            assert isinstance(r[row, 0], int)
+            assert abs(Fraction(r[row, 0]) - exact) <= Fraction(1, 2) + Fraction(eta)
+
+
+@pytest.mark.parametrize(("epsilon", "delta", "tau"), [(2.0, 0.1, 2_000), (1.0, 1e-5, 300), (8.0, 0.01, 50)])
+def test_accounting_spends_exactly_the_request_with_the_sampler_inside_delta(epsilon, delta, tau):
+    cal = calibrate_exact_blt(epsilon, delta, math.sqrt(5), 5, tau)
+    assert cal.epsilon_accounted == pytest.approx(epsilon, rel=1e-9)
+    g = cal.granularity
+    assert 2**16 <= cal.sigma / g < 2**17
+    # rho from the proved stream sensitivity S = sens(C) Delta / g + kappa sqrt(tau ((d+1)^2 - 1))
+    assert cal.stream_sensitivity == pytest.approx(cal.column_sensitivity * cal.sensitivity / g + cal.rounding_slack)
+    assert cal.rho == pytest.approx(cal.stream_sensitivity**2 / (4 * (cal.sigma / g) ** 2), rel=1e-12)
+    share = (1 + math.exp(epsilon)) * _entries(tau, 5) * lattice_total_variation(cal.sigma, g)
+    assert zcdp_delta_unvalidated(cal.rho, epsilon) + share <= delta * (1 + 1e-9)
+    assert zcdp_delta_unvalidated(cal.rho, epsilon) + share >= delta * (1 - 1e-3)  # tight, not merely below
+    assert cal.delta_sampler <= delta * 1e-3
+
+
+def test_worst_release_noise_between_the_square_root_and_the_tree():
+    """What exactness costs: the zCDP conversion (adaptive rounding forbids the exact Gaussian profile)."""
+    exact = calibrate_exact_blt(2.0, 0.1, math.sqrt(5), 5, 2_000)
+    sqrt = calibrate_privatizer(2.0, 0.1, math.sqrt(5), 5, 2_000, continual="sqrt")
+    tree = calibrate_privatizer(2.0, 0.1, math.sqrt(5), 5, 2_000, continual="tree")
+    ratio_sqrt = exact.worst_release_std / (sqrt.node_sigma * sqrt.release_factor)
+    ratio_tree = exact.worst_release_std / (tree.node_sigma * tree.release_factor)
+    assert 1.20 < ratio_sqrt < 1.25 and ratio_tree < 0.35
+
+
+def test_identical_noise_neighbours_differ_before_s_by_nothing_and_after_by_the_proved_shift():
+    T, s, rows = 30, 9, 4
+    rng = np.random.default_rng(3)
+    m = rng.integers(-(2**30), 2**30, size=(T, rows, 2))
+    m2 = m.copy()
+    m2[s - 1] += rng.integers(-(2**20), 2**20, size=(rows, 2))  # one round's increment replaced
+    outs = []
+    for stream in (m, m2):
+        mech = ExactBLTRelease(T, 2.0**16, np.array([False, True]), rows, _words(np.random.default_rng(11)))
+        ys = []
+        for t in range(T):
+            ys.append(mech.encode(stream[t], np.arange(rows)) + mech.noise(rows).astype(object))
+        outs.append(np.array(ys, dtype=object))
+    diff = (outs[1] - outs[0]).astype(np.int64)  # the noise cancels: r(m') - r(m), integers
+    assert not diff[: s - 1].any()
+    c = np.array([float(x) for x in _exact_coefficients(T)])
+    _, s1, V = encoder_bounds(T)
+    kappa = 1 + 2 * V * s1 * 2.0**-STATE_BITS
+    shift = c[: T - s + 1, None, None] * (m2[s - 1] - m[s - 1]).astype(float)[None]  # C e_s (m_s' - m_s)
+    assert np.abs(diff[s - 1 :] - shift).max() <= kappa + 1e-6
+    assert np.abs(diff[s - 1 :] - shift).max() > 0.1  # the rounding part is really there
+
+
+def test_releases_are_the_prefix_sums_plus_the_decoded_noise():
+    T, rows = 200, 2
+    rng = np.random.default_rng(5)
+    m = rng.integers(0, 2**20, size=(T, rows, 3))
+    a = ExactBLTRelease(T, 2.0**16, np.array([True, False, True]), rows, _words(np.random.default_rng(1)))
+    b = ExactBLTRelease(T, 2.0**16, np.array([True, False, True]), rows, _words(np.random.default_rng(1)))
+    zero = np.zeros((rows, 3), dtype=np.int64)
+    for t in range(T):
+        release = a.step(m[t])
+        noise_only = b.step(zero)
+    # release - noise-only release = B (r(m) - r(0)) = A m + B e with |e| <= 1/2 + eta: within sum |b_j| grid units
+    prefix = m.sum(axis=0)
+    Theta, Omega = dyadic_blt(T)
+    q = np.ones(T)
+    q[1:] = sum(o / 2**PARAM_BITS * (th / 2**PARAM_BITS) ** np.arange(T - 1) for th, o in zip(Theta, Omega, strict=True))
+    bound = np.abs(np.cumsum(q)).sum() * 1.01
+    assert np.abs(release - noise_only - prefix).max() <= bound
+    assert np.abs(noise_only).max() > 2**16  # the noise is there (about sigma_units times the release norm)
+
+
+def test_masked_rows_keep_their_release_and_refuse_past_the_horizon():
+    mech = ExactBLTRelease(3, 2.0**16, np.array([False]), 2, _words(np.random.default_rng(0)))
+    first = mech.step(np.ones((2, 1), dtype=np.int64))
+    second = mech.step(np.ones((2, 1), dtype=np.int64), mask=np.array([True, False]))
+    assert second[1, 0] == first[1, 0] and second[0, 0] != first[0, 0]
+    assert mech.count.tolist() == [2, 1]
+    mech.step(np.ones((2, 1), dtype=np.int64))
+    with pytest.raises(ValueError, match="n_releases=3"):
+        mech.step(np.ones((2, 1), dtype=np.int64), mask=np.array([True, False]))
+    with pytest.raises(ValueError, match="m_units must be an integer array"):
+        mech.step(np.ones((2, 1)))
+
+
+def test_state_does_not_grow_with_the_number_of_releases():
+    sizes = []
+    for T in (100, 3_000):
+        mech = ExactBLTRelease(T, 2.0**16, np.array([False, True]), 3, _words(np.random.default_rng(2)))
+        increments = np.random.default_rng(4).integers(0, 2**14, size=(T, 3, 2))
+        for t in range(T):
+            mech.step(increments[t])
+        state = (mech._encoder, mech._decoder, mech._total, mech.count)
+        assert mech._encoder.shape == (3, 3, 2) and mech._decoder.shape == (3, 3, 2)
+        sizes.append(len(pickle.dumps(state)))
+    assert sizes[1] <= 1.2 * sizes[0]  # 30x the releases: the same numbers, a few more digits in each integer
+
+
+def test_bad_arguments_name_the_argument():
+    with pytest.raises(ValueError, match="n_releases"):
+        calibrate_exact_blt(1.0, 1e-5, 1.0, 2, 0)
+    with pytest.raises(ValueError, match="dim"):
+        calibrate_exact_blt(1.0, 1e-5, 1.0, 0, 10)
+    with pytest.raises(ValueError, match="finite epsilon"):
+        calibrate_exact_blt(math.inf, 1e-5, 1.0, 2, 10)
+
+
+# ------------------------------------------------------------------------------------ empirical audit
+_T, _S, _RHO, _DELTA = 12, 1, 0.5, 1e-3
+_SIGMA_UNITS = 2.0**16
+
+
+def _scalar_shift() -> int:
+    """The increment (grid units) whose stream sensitivity ``sens(C) Delta + kappa sqrt(T)`` is ``rho = 0.5``."""
+    sens, s1, V = encoder_bounds(_T)
+    kappa = 1 + 2 * V * s1 * 2.0**-STATE_BITS
+    return int((math.sqrt(2 * _RHO) * _SIGMA_UNITS - kappa * math.sqrt(_T)) / sens)
+
+
+def _audit_mechanism(noise_share: float = 1.0, on_lattice: bool = True):
+    """``size`` independent streams with ``m_s`` in ``{0, shift}`` reduced to the Neyman-Pearson statistic ``C e_s . Y``
+    (or, off the lattice, whether ``Y_s`` is an integer)."""
+    shift = _scalar_shift()
+    c = np.array([float(x) for x in _exact_coefficients(_T)])
+
+    def run(element, size, rng):
+        mech = ExactBLTRelease(_T, _SIGMA_UNITS * noise_share, np.array([False]), size, _words(rng))
+        rows = np.arange(size)
+        stat = np.zeros(size)
+        for t in range(_T):
+            m = np.full((size, 1), shift * element if t == _S - 1 else 0, dtype=np.int64)
+            r = mech.encode(m, rows)
+            noise = mech.noise(size)
+            if on_lattice:
+                y = (r + noise.astype(object)).astype(float)[:, 0]
+            elif t == _S:  # the mutant: (C m)_t in doubles, never rounded, plus the same integer noise
+                y = c[t - _S + 1] * shift * element + noise[:, 0]  # c_1 shift is not an integer
+                return (y != np.rint(y)).astype(float)
+            else:
+                continue
+            if t >= _S - 1:
+                stat += c[t - _S + 1] * y
+        return stat
+
+    return run
+
+
+@pytest.mark.slow
+@pytest.mark.statistical
+def test_audit_passes_the_exact_release_and_catches_two_mutants():
+    claimed = zcdp_to_approx_dp(_RHO, _DELTA)  # what the accounting claims for rho = 0.5
+    kwargs = {"n_samples": 40_000, "delta": _DELTA, "n_bins": 30, "random_state": 4}
+    honest = audit_epsilon(_audit_mechanism(), 0, 1, **kwargs)
+    half = audit_epsilon(_audit_mechanism(noise_share=0.5), 0, 1, **kwargs)
+    off = audit_epsilon(
+        _audit_mechanism(on_lattice=False), 0, 1, discrete=True, **{k: v for k, v in kwargs.items() if k != "n_bins"}
+    )
+    print(
+        f"claimed {claimed:.3f}; audit honest {honest.epsilon_lower_bound:.3f}, half noise "
+        f"{half.epsilon_lower_bound:.3f}, off the lattice {off.epsilon_lower_bound:.3f}"
+    )
+    assert honest.epsilon_lower_bound <= claimed
+    assert half.epsilon_lower_bound > claimed
+    assert off.epsilon_lower_bound > claimed
