@@ -108,3 +108,21 @@ def test_constant_time_search_returns_the_inverse_cdf_bit_for_bit(sigma_units):
         expected = np.searchsorted(cumulative, magnitudes, side="right").astype(np.int64)
         np.testing.assert_array_equal(lattice.sample_units(words), -expected if sign else expected)
     assert lattice.sample_units(np.array([2**64 - 1], dtype=np.uint64))[0] == -(cumulative.size - 1)  # the last entry
+
+
+@pytest.mark.parametrize("sigma_units", [1.0, 3.7, 40.0])
+def test_rounded_law_is_the_rounding_of_a_gaussian_within_its_stated_distance(sigma_units):
+    """``law="rounded"``: ``P(k) = Phi((k + 1/2) / s) - Phi((k - 1/2) / s)`` (scipy, double precision) within the
+    table's own total variation (Gauss-Legendre cells in extended precision); variance ``s^2 + 1/12``."""
+    lattice = LatticeGaussian(sigma_units, 1.0, "rounded")
+    p = np.diff(np.concatenate([[0.0], lattice._cumulative.astype(float) / 2**63]))  # P(|Z| = k)
+    k = np.arange(1, p.size)
+    exact = np.concatenate([[stats.norm.cdf(0.5 / sigma_units) - stats.norm.cdf(-0.5 / sigma_units)],
+                            2 * (stats.norm.sf((k - 0.5) / sigma_units) - stats.norm.sf((k + 0.5) / sigma_units))])
+    assert 0.5 * np.abs(p - exact).sum() <= lattice.total_variation + 1e-14  # + scipy's own double rounding
+    variance = (p * np.arange(p.size) ** 2).sum()
+    assert variance == pytest.approx(sigma_units**2 + 1 / 12, rel=1e-9 if sigma_units > 2 else 1e-3)
+    discrete = LatticeGaussian(sigma_units, 1.0)
+    assert not np.array_equal(discrete._cumulative, lattice._cumulative)  # a different law, the same search
+    with pytest.raises(ValueError, match="law must be one of"):
+        LatticeGaussian(sigma_units, 1.0, "continuous")

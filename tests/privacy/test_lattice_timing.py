@@ -82,3 +82,18 @@ def test_the_count_catches_a_search_that_stops_early():
                             _words_between(int(lattice._cumulative[-2]), 2**63, rng)])
     counts, _ = _reads_per_word(early_exit, lattice, words)
     assert len(set(counts)) > 1
+
+
+def test_the_rounded_law_at_the_exact_blt_scale_reads_the_same_number_of_entries_for_every_word():
+    """The exact BLT release's noise (``law="rounded"``, ``2^16`` grid units per sigma): centre, deepest tail, spread."""
+    lattice = LatticeGaussian(2.0**16 + 0.5, 1.0, "rounded")
+    cumulative = lattice._cumulative
+    rng = np.random.default_rng(1)
+    four_sigma = 4 * 2**16 + 1  # cumulative[k] = P(|Z| <= k): the words above it draw |Z| > 4 sigma
+    words = np.concatenate([_words_between(0, int(cumulative[0]), rng, 8),
+                            _words_between(int(cumulative[four_sigma]), int(cumulative[four_sigma + 1000]), rng, 8),
+                            _words_between(int(cumulative[-2]), 2**63, rng, 8)])
+    counts, out = _reads_per_word(lattice_module._search.py_func, lattice, words)
+    assert set(counts) == {lattice._offsets.size * lattice_module._FANOUT}
+    assert np.array_equal(out, lattice.sample_units(words))
+    assert np.abs(out[8:16]).min() > 4 * 2**16  # the second group is beyond 4 sigma

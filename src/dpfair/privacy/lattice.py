@@ -55,7 +55,7 @@ import numpy as np
 
 from dpfair._validation import check_int, check_positive_finite
 
-__all__ = ["LatticeGaussian", "lattice_granularity"]
+__all__ = ["LAWS", "LatticeGaussian", "lattice_granularity"]
 
 _FRACTION_BITS = 63
 _ONE = 2**_FRACTION_BITS
@@ -165,13 +165,37 @@ def _search_tree(cumulative: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.ascontiguousarray(flat), offsets
 
 
+# 3-point Gauss-Legendre on a cell [k - 1/2, k + 1/2]: nodes and weights (the rounded Gaussian's cell masses)
+_GL_NODES = (-math.sqrt(0.15), 0.0, math.sqrt(0.15))
+_GL_WEIGHTS = (5.0 / 18.0, 8.0 / 18.0, 5.0 / 18.0)
+LAWS = ("discrete", "rounded")
+
+
+def _masses(k: np.ndarray, sigma_units: float, law: str) -> tuple[np.ndarray, float]:
+    """Unnormalised masses of ``k = 0, 1, ..`` and the bound on their summed quadrature error (relative to the total).
+
+    ``"discrete"``: ``exp(-k^2 / 2 s^2)`` (Canonne, Kamath & Steinke 2020).  ``"rounded"``: the law of ``rint(X)``,
+    ``X ~ N(0, s^2)``, cell ``k`` holding ``int_{k-1/2}^{k+1/2} phi(x / s) dx / s``; by 3-point Gauss-Legendre, whose
+    error on a cell of width 1 is ``(3!)^4 / (7 (6!)^3) max |f^(6)| <= 5e-7 * 10 s^-7`` (``f^(6) = s^-7 He_6 phi``,
+    ``|He_6 phi| <= 10``), over at most ``25 s + 2`` cells: below ``2e-4 s^-6`` in all.
+    """
+    s2 = 2 * np.longdouble(sigma_units) ** 2
+    if law == "discrete":
+        return np.exp(-(k * k) / s2), 0.0
+    total = np.zeros(k.shape, dtype=np.longdouble)
+    for node, weight in zip(_GL_NODES, _GL_WEIGHTS, strict=True):
+        x = k + np.longdouble(node)  # nodes of [-1/2, 1/2] (half those of [-1, 1]: +-sqrt(3/5) / 2, 0)
+        total += np.longdouble(weight) * np.exp(-(x * x) / s2)
+    return total, 2e-4 * float(sigma_units) ** -6
+
+
 @lru_cache(maxsize=16)
-def _table(sigma_units: float) -> tuple[np.ndarray, float]:
+def _table(sigma_units: float, law: str = "discrete") -> tuple[np.ndarray, float]:
     """Cumulative 63-bit fixed-point law of ``|Z|`` and its total-variation distance to the exact law."""
     half = math.ceil(_TAIL_SIGMAS * sigma_units)
     # extended precision (64-bit mantissa on x86; float64 elsewhere, covered by the float term below)
     k = np.arange(half + 1, dtype=np.longdouble)
-    e = np.exp(-(k * k) / (2 * np.longdouble(sigma_units) ** 2))
+    e, quadrature = _masses(k, sigma_units, law)
     norm = e[0] + 2 * np.sum(e[1:])  # pairwise summation: relative error ~ log2(n) ulp
     prob = e / norm
     prob[1:] *= 2  # P(|Z| = k)
@@ -192,13 +216,13 @@ def _table(sigma_units: float) -> tuple[np.ndarray, float]:
     # (a few ulp of the working precision, relative, summed over a law of mass 1) + the tail beyond 12 s,
     # sum_{k > 12 s} exp(-k^2 / 2 s^2) / norm <= exp(-72) (s / 12 + 1) / (s sqrt(2 pi)) < 1e-30
     ulp = float(np.finfo(np.longdouble).eps)
-    tv = 1.01 * rounding + abs(adjust) / _ONE + 16.0 * ulp * math.log2(half + 2) + 1e-30
+    tv = 1.01 * rounding + abs(adjust) / _ONE + 16.0 * ulp * math.log2(half + 2) + 1e-30 + 2.0 * quadrature
     return cumulative, tv
 
 
 @lru_cache(maxsize=16)
-def _search_tree_for(sigma_units: float) -> tuple[np.ndarray, np.ndarray]:
-    return _search_tree(_table(sigma_units)[0])
+def _search_tree_for(sigma_units: float, law: str = "discrete") -> tuple[np.ndarray, np.ndarray]:
+    return _search_tree(_table(sigma_units, law)[0])
 
 
 def _sigma_units(sigma: float, granularity: float) -> float:
@@ -211,7 +235,7 @@ def _sigma_units(sigma: float, granularity: float) -> float:
     return sigma_units
 
 
-def lattice_total_variation(sigma: float, granularity: float) -> float:
+def lattice_total_variation(sigma: float, granularity: float, law: str = "discrete") -> float:
     """Per-sample total variation of the two tables of a symmetric matrix's noise, validated arguments.
 
     The larger :attr:`LatticeGaussian.total_variation` of the tables at ``sigma`` (off-diagonal entries) and
@@ -225,19 +249,21 @@ def lattice_total_variation(sigma: float, granularity: float) -> float:
         Off-diagonal noise standard deviation (> 0, finite).
     granularity : float
         The grid, a power of two (:func:`lattice_granularity_unvalidated`).
+    law : {"discrete", "rounded"}, default "discrete"
+        The law tabulated (:class:`LatticeGaussian`).
 
     Returns
     -------
     float
-        The bound on one sample's total variation distance to the exact discrete Gaussian.
+        The bound on one sample's total variation distance to the exact law.
 
     Raises
     ------
     ValueError
         If ``sigma / granularity`` (or ``sqrt(2)`` times it) is outside ``[1, 2**18]``.
     """
-    return max(_table(_sigma_units(sigma, granularity))[1],
-               _table(_sigma_units(math.sqrt(2.0) * sigma, granularity))[1])
+    return max(_table(_sigma_units(sigma, granularity), law)[1],
+               _table(_sigma_units(math.sqrt(2.0) * sigma, granularity), law)[1])
 
 
 class LatticeGaussian:
@@ -250,6 +276,11 @@ class LatticeGaussian:
     granularity : float
         The grid, a power of two (see :func:`lattice_granularity`); ``sigma / granularity`` must be at
         least 1 and at most ``2**18``.
+    law : {"discrete", "rounded"}, default "discrete"
+        ``"discrete"``: the discrete Gaussian, ``P(k) ~ exp(-k^2 / 2 s^2)``; ``"rounded"``: the law of ``rint(X)`` for
+        ``X ~ N(0, s^2)`` (``s = sigma / granularity``), so that ``q + Z`` for an integer ``q`` is ``rint(q + X)``:
+        a post-processing of the continuous Gaussian mechanism, private by its exact ``mu``-GDP profile
+        (:mod:`dpfair.bandits.fairx._privatizer_exact`).
 
     Attributes
     ----------
@@ -260,16 +291,19 @@ class LatticeGaussian:
         Gaussian.
     """
 
-    def __init__(self, sigma: float, granularity: float) -> None:
+    def __init__(self, sigma: float, granularity: float, law: str = "discrete") -> None:
         self.sigma = check_positive_finite(sigma, "sigma")
         g = check_positive_finite(granularity, "granularity")
         mantissa, _ = math.frexp(g)
         if mantissa != 0.5:
             raise ValueError(f"granularity must be a power of two (rounding to it is then exact), got {granularity!r}.")
         self.granularity = g
+        if law not in LAWS:
+            raise ValueError(f"law must be one of {LAWS}, got {law!r}.")
+        self.law = law
         self.sigma_units = _sigma_units(self.sigma, g)
-        self._cumulative, self.total_variation = _table(self.sigma_units)
-        self._levels, self._offsets = _search_tree_for(self.sigma_units)
+        self._cumulative, self.total_variation = _table(self.sigma_units, law)
+        self._levels, self._offsets = _search_tree_for(self.sigma_units, law)
 
     def sample_units(self, words: Any) -> np.ndarray:
         """Discrete Gaussian integers (in grid units), one per 64-bit random word.

@@ -1,8 +1,8 @@
-"""An exact constant-memory continual release: the BLT matrix mechanism with a discrete Gaussian on an integer encoder.
+"""An exact constant-memory continual release: the BLT matrix mechanism with rounded Gaussian noise on an integer encoder.
 
 The square-root and BLT PRIVATIZERs (:mod:`dpfair.bandits.fairx._privatizer_factorized`) add a continuous Gaussian
 ``z`` drawn in doubles and prove the releases private only for an ideal ``z``; the tree is exact but noisier.  This
-module makes the Gaussian-mechanism stage itself discrete, so every step of the proof is about the numbers the code
+module makes the Gaussian-mechanism stage itself integer-valued, so every step of the proof is about the numbers the code
 computes, and keeps ``O(1)`` state per agent whatever the horizon.
 
 The mechanism (one agent; every entry of the symmetric ``(d+1) x (d+1)`` increment runs the same scalar stream)
@@ -19,9 +19,11 @@ The mechanism (one agent; every entry of the symmetric ``(d+1) x (d+1)`` increme
 
    the recursion ``q w = 2^F m`` (``w = 2^F C m``) with one rounding per product.  No floating-point operation
    touches the data; the integers never overflow.
-2. **Discrete Gaussian.**  ``Y_t = r_t + Z_t`` with ``Z_t`` from :class:`dpfair.privacy.lattice.LatticeGaussian`
-   (off-diagonal entries ``sigma_u = sigma / g``, diagonal ``sqrt(2) sigma_u``, grid ``g = sigma / 2^16``): within
-   total variation ``tv`` per sample of the exact discrete Gaussian, in a time that does not depend on the value.
+2. **Rounded Gaussian noise.**  ``Y_t = r_t + Z_t`` with ``Z_t`` drawn by :class:`dpfair.privacy.lattice.LatticeGaussian`
+   with ``law="rounded"``: the law of ``rint(X)``, ``X ~ N(0, sigma_u^2)`` (off-diagonal entries ``sigma_u = sigma / g``,
+   diagonal ``sqrt(2) sigma_u``, grid ``g = sigma / 2^16``), tabulated within total variation ``tv`` per sample,
+   in a time that does not depend on the value.  Since ``r_t`` is an integer, ``Y_t = rint(r_t + X_t)``: a
+   rounding of the *continuous* Gaussian mechanism ``r_t + X_t``, computed without a floating-point Gaussian.
 3. **Decoder, post-processing.**  The release is ``g (B Y)_t``, ``B = A C^{-1}``: ``u_t = Y_t + sum_i omega_i v_i``,
    ``v_i <- theta_i v_i + Y_t``, release ``= g sum_{j <= t} u_j``, in doubles (any computation on ``Y`` alone is
    post-processing).  It is ``A m + B Z + B e`` with ``e = r - C m``, ``|e_t| <= 1/2 + eta`` (below): a
@@ -46,19 +48,23 @@ sensitivity of :func:`~dpfair.bandits.fairx._privatizer_calibration.calibrate_pr
 and ``||C e_s|| <= sens(C)`` computed from the dyadic ``q`` in 160-bit fixed point, rounded up
 (:func:`encoder_bounds`).
 
-*Composition.*  Given ``Y_{<t}``, step ``t`` is a product of discrete Gaussians shifted by the integers ``D_t``
-(predictable: fixed by the data and ``Y_{<t}``), whose Renyi divergence of order ``alpha`` is
-``alpha ||D_t||^2_W / 2`` exactly (Canonne, Kamath & Steinke 2020, Proposition 5; ``W`` the whitening by the
-entries' variances: ``||D||_F^2 / (2 sigma_u^2)`` here).  Iterating conditional expectations from the last step
-(the argument of Feldman & Zrnic 2021, Theorem 3.1), the whole stream has
-``E[(P/Q)^(alpha-1)] <= exp((alpha-1) alpha S^2 / (4 sigma_u^2))`` because the bound ``sum_t ||D_t||^2 <= S^2``
-holds on every path: ``rho = S^2 / (4 sigma_u^2)``-zCDP.  Not more: the shift of the rounding part depends on
-later outputs, so the fixed-shift argument behind the exact Gaussian profile (Denisov et al. 2022) does not apply,
-and the zCDP conversion is what is proved (it costs ``21 %`` more noise than the ``mu``-GDP profile at
-``epsilon = 2, delta = 0.1``, ``8 %`` at ``(1, 1e-5)``).
+*Composition (exact Gaussian profile).*  Fix the pair of neighbouring streams; the transcript to analyse is the
+continuous one, ``r_t + X_t`` (``Y`` is its rounding, and an adversary who sees ``Y`` is one who sees ``r + X`` and
+rounds).  Its log-likelihood ratio under the first stream is ``L = sum_t (<a_t, X_t>_W + ||a_t||_W^2 / 2)`` with
+``a_t`` the shift of step ``t`` (predictable: fixed by the data and the earlier outputs) and ``||.||_W`` whitened by
+the entries' variances (``||D||_W^2 = ||D||_F^2 / (2 sigma_u^2)`` for the symmetric matrices).  Pad the transcript
+with one more Gaussian output whose shift brings ``sum_t ||a_t||_W^2`` to exactly ``mu^2 = S^2 / (2 sigma_u^2)`` on
+every path (possible because the bound ``S`` holds on every path; dropping that output is post-processing).  Then
+``M = sum_t <a_t, X_t>_W`` has conditionally Gaussian increments with predictable variances summing to the constant
+``mu^2``: by iterated conditional characteristic functions, ``E exp(i u M) = exp(-u^2 mu^2 / 2)``, so
+``L ~ N(mu^2 / 2, mu^2)`` exactly, the privacy-loss law of the ``mu``-GDP Gaussian mechanism, and the stream's
+``(epsilon, delta)`` profile is exactly ``mu``-GDP's (Dong, Roth & Su 2022; the fully adaptive GDP filter of Smith &
+Thakurta 2022 and its individual form, Koskela, Tobaben & Honkela 2023).  The same argument with the discrete
+Gaussian instead gives only zCDP (the noise is then not a rounding of a Gaussian), ``21 %`` more noise at
+``epsilon = 2, delta = 0.1``.
 
-*Sampler.*  Coupling each lattice sample with an exact one (equal with probability ``1 - tv``, given the past),
-the releases are ``(epsilon, delta_rho + (1 + e^epsilon) n tv)``-DP with ``n = tau (d+1)(d+2)/2`` samples per
+*Sampler.*  Coupling each table sample with an exact rounded Gaussian (equal with probability ``1 - tv``, given the
+past), the releases are ``(epsilon, delta_mu + (1 + e^epsilon) n tv)``-DP with ``n = tau (d+1)(d+2)/2`` samples per
 agent: :func:`calibrate_exact_blt` takes that share from ``delta`` first, so ``privacy_spent`` equals the request.
 
 What is not covered: the encoder's Python integers take time that grows with the number of their 30-bit digits
@@ -76,7 +82,7 @@ import numpy as np
 
 from dpfair.bandits.fairx._privatizer_calibration import _check_norm_bounds, _check_privacy, _entries
 from dpfair.privacy._blt import blt_parameters
-from dpfair.privacy.accounting import zcdp_for_approx_dp_unvalidated, zcdp_to_approx_dp_with_sampler_unvalidated
+from dpfair.privacy.accounting import gaussian_dp_delta, gaussian_dp_epsilon, gaussian_dp_mu
 from dpfair.privacy.lattice import LatticeGaussian, lattice_granularity_unvalidated, lattice_total_variation
 
 __all__ = ["ExactBLTCalibration", "ExactBLTRelease", "calibrate_exact_blt", "encoder_bounds"]
@@ -84,6 +90,7 @@ __all__ = ["ExactBLTCalibration", "ExactBLTRelease", "calibrate_exact_blt", "enc
 PARAM_BITS = 48  # W: theta and omega are multiples of 2^-W
 STATE_BITS = 24  # F: the encoder's fixed-point fraction bits of a grid unit
 RESOLUTION_BITS = 16  # sigma / g in [2^16, 2^17): the diagonal's sqrt(2) sigma_u stays within the lattice's 2^18
+_PROFILE_MARGIN = 1e-9  # relative margin on delta against the float error of the Gaussian profile
 _NORM_BITS = 160  # fixed point of the coefficient computation (encoder_bounds)
 MAX_RELEASES = 2**22
 
@@ -186,12 +193,12 @@ class ExactBLTCalibration:
         ``kappa sqrt(T ((d+1)^2 - 1))``: the encoder's rounding part of ``S``, grid units.
     stream_sensitivity : float
         ``S = sens(C) Delta / g + rounding_slack``, grid units.
-    rho : float
-        zCDP of one agent's stream, ``S^2 / (4 sigma_u^2)``.
+    mu : float
+        One agent's stream is ``mu``-GDP with ``mu = S / (sqrt(2) sigma_u)`` (the exact Gaussian profile).
     delta_sampler : float
-        The lattice sampler's share of ``delta``.
+        The table sampler's share of ``delta``, ``(1 + e^epsilon) n tv``.
     epsilon_accounted : float
-        ``epsilon`` of ``rho`` at ``delta - delta_sampler``: the request.
+        ``epsilon`` of ``mu`` at ``delta - delta_sampler``: the request.
     release_factor : float
         ``max_t ||row t of B||``: the worst release's noise std in units of ``sigma``.
     n_releases, dim, buffers : int
@@ -206,7 +213,7 @@ class ExactBLTCalibration:
     column_sensitivity: float
     rounding_slack: float
     stream_sensitivity: float
-    rho: float
+    mu: float
     delta_sampler: float
     epsilon_accounted: float
     release_factor: float
@@ -220,9 +227,9 @@ class ExactBLTCalibration:
         return self.sigma * self.release_factor
 
 
-def _sigma_for(rho: float, granularity: float, frobenius: float, rounding: float, slack_units: float, sens: float) -> float:
-    """``sigma`` (data units) with ``S^2 / (4 sigma_u^2) = rho`` on the grid ``granularity``."""
-    return (sens * (frobenius + granularity * rounding) + granularity * slack_units) / (2.0 * math.sqrt(rho))
+def _sigma_for(mu: float, granularity: float, frobenius: float, rounding: float, slack_units: float, sens: float) -> float:
+    """``sigma`` (data units) with ``S / (sqrt(2) sigma_u) = mu`` on the grid ``granularity``."""
+    return (sens * (frobenius + granularity * rounding) + granularity * slack_units) / (math.sqrt(2.0) * mu)
 
 
 def calibrate_exact_blt(
@@ -250,7 +257,7 @@ def calibrate_exact_blt(
     Returns
     -------
     ExactBLTCalibration
-        ``sigma``, the grid, ``rho`` and the sampler's share.
+        ``sigma``, the grid, ``mu`` and the sampler's share.
 
     Examples
     --------
@@ -278,36 +285,41 @@ def calibrate_exact_blt(
     def share_of(tv: float) -> float:
         return (1.0 + math.exp(min(epsilon, 700.0))) * entries * tv
 
-    def grid_and_sigma(rho: float) -> tuple[float, float]:
-        g = lattice_granularity_unvalidated(_sigma_for(rho, 0.0, frobenius, rounding, slack_units, sens), RESOLUTION_BITS)
+    def grid_and_sigma(mu: float) -> tuple[float, float]:
+        g = lattice_granularity_unvalidated(_sigma_for(mu, 0.0, frobenius, rounding, slack_units, sens), RESOLUTION_BITS)
         for _ in range(8):  # sigma grows with g; g with sigma: a few rounds settle (monotone)
-            sigma = _sigma_for(rho, g, frobenius, rounding, slack_units, sens)
+            sigma = _sigma_for(mu, g, frobenius, rounding, slack_units, sens)
             g_next = lattice_granularity_unvalidated(sigma, RESOLUTION_BITS)
             if g_next == g:
                 return g, sigma
             g = g_next
         raise RuntimeError("the exact BLT grid did not settle; report this as a bug.")  # pragma: no cover
 
-    g, sigma = grid_and_sigma(zcdp_for_approx_dp_unvalidated(epsilon, delta))
-    tv = 1.1 * lattice_total_variation(sigma, g)  # paid before sigma is final: checked below
+    def mu_for(share: float) -> float:  # the exact profile, a relative margin against its own float error
+        return gaussian_dp_mu(epsilon, (delta - share) * (1.0 - _PROFILE_MARGIN))
+
+    g, sigma = grid_and_sigma(mu_for(0.0))
+    tv = 1.1 * lattice_total_variation(sigma, g, "rounded")  # paid before sigma is final: checked below
     for _ in range(5):
         if share_of(tv) >= 0.5 * delta:
             raise ValueError(
-                f"epsilon={epsilon:g} with delta={delta:g}: the lattice sampler's share of delta "
+                f"epsilon={epsilon:g} with delta={delta:g}: the noise sampler's share of delta "
                 f"({share_of(tv):.3g}) is too large; use a larger delta or a smaller epsilon."
             )
-        rho = zcdp_for_approx_dp_unvalidated(epsilon, delta - share_of(tv))
-        g, sigma = grid_and_sigma(rho)
-        actual = lattice_total_variation(sigma, g)
+        g, sigma = grid_and_sigma(mu_for(share_of(tv)))
+        actual = lattice_total_variation(sigma, g, "rounded")
         if actual <= tv:
             break
         tv = 1.1 * actual
     else:  # pragma: no cover - the distance varies by a few percent at most
-        raise RuntimeError("the lattice sampler's share of delta did not settle; report this as a bug.")
+        raise RuntimeError("the noise sampler's share of delta did not settle; report this as a bug.")
     sensitivity = frobenius + g * rounding
     stream = sens * sensitivity / g + slack_units
-    rho = stream**2 / (4.0 * (sigma / g) ** 2)
-    accounted, delta_sampler = zcdp_to_approx_dp_with_sampler_unvalidated(rho, delta, entries * tv, epsilon)
+    mu = stream / (math.sqrt(2.0) * (sigma / g))
+    delta_sampler = share_of(tv)
+    if gaussian_dp_delta(mu, epsilon) + delta_sampler > delta:  # pragma: no cover - mu_for kept a margin
+        raise RuntimeError("the exact BLT calibration exceeds delta; report this as a bug.")
+    accounted = gaussian_dp_epsilon(mu, delta - delta_sampler)
     return ExactBLTCalibration(
         epsilon=epsilon,
         delta=delta,
@@ -317,7 +329,7 @@ def calibrate_exact_blt(
         column_sensitivity=sens,
         rounding_slack=slack_units,
         stream_sensitivity=stream,
-        rho=rho,
+        mu=mu,
         delta_sampler=delta_sampler,
         epsilon_accounted=min(accounted, epsilon),
         release_factor=_decoder_norm(tau, buffers),
@@ -369,8 +381,8 @@ class ExactBLTRelease:
         self._Theta, self._Omega = Theta, Omega
         self._theta = np.array(Theta, dtype=float) / 2.0**PARAM_BITS  # exact: W <= 52 bits
         self._omega = np.array(Omega, dtype=float) / 2.0**PARAM_BITS
-        self._off = LatticeGaussian(float(sigma_units), 1.0)
-        self._diag = LatticeGaussian(math.sqrt(2.0) * float(sigma_units), 1.0)
+        self._off = LatticeGaussian(float(sigma_units), 1.0, "rounded")
+        self._diag = LatticeGaussian(math.sqrt(2.0) * float(sigma_units), 1.0, "rounded")
         shape = (len(Theta), self.n_rows, self.n_entries)
         self._encoder = np.zeros(shape, dtype=object)  # Python ints: O(buffers) per entry, whatever tau
         self._encoder[...] = 0
@@ -402,7 +414,7 @@ class ExactBLTRelease:
         return _round_shift(w, STATE_BITS)
 
     def noise(self, n: int) -> np.ndarray:
-        """Lattice noise for ``n`` rows (grid units, int64): one word per entry, a constant-time search each."""
+        """Rounded Gaussian noise for ``n`` rows (grid units, int64): one word per entry, a constant-time search each."""
         words = np.ascontiguousarray(self.words((n, self.n_entries)))
         out = np.empty(words.shape, dtype=np.int64)
         out[:, self.on_diagonal] = self._diag.sample_units(words[:, self.on_diagonal])
