@@ -44,7 +44,7 @@ def _exact_coefficients(T: int) -> list[Fraction]:
 
 
 def _words(rng: np.random.Generator):
-    return lambda shape: rng.integers(0, 2**64, shape, dtype=np.uint64, endpoint=False)
+    return lambda rows, counts, n_entries: rng.integers(0, 2**64, (rows.size, n_entries), dtype=np.uint64)
 
 
 @pytest.mark.parametrize("T", [1, 7, 60])
@@ -111,7 +111,7 @@ def test_identical_noise_neighbours_differ_before_s_by_nothing_and_after_by_the_
         mech = ExactBLTRelease(T, 2.0**16, np.array([False, True]), rows, _words(np.random.default_rng(11)))
         ys = []
         for t in range(T):
-            ys.append(mech.encode(stream[t], np.arange(rows)) + mech.noise(rows).astype(object))
+            ys.append(mech.encode(stream[t], np.arange(rows)) + mech.noise(np.arange(rows)).astype(object))
         outs.append(np.array(ys, dtype=object))
     diff = (outs[1] - outs[0]).astype(np.int64)  # the noise cancels: r(m') - r(m), integers
     assert not diff[: s - 1].any()
@@ -203,7 +203,7 @@ def _audit_mechanism(noise_share: float = 1.0, on_lattice: bool = True):
         for t in range(_T):
             m = np.full((size, 1), shift * element if t == _S - 1 else 0, dtype=np.int64)
             r = mech.encode(m, rows)
-            noise = mech.noise(size)
+            noise = mech.noise(rows)
             if on_lattice:
                 y = (r + noise.astype(object)).astype(float)[:, 0]
             elif t == _S:  # the mutant: (C m)_t in doubles, never rounded, plus the same integer noise
@@ -235,3 +235,73 @@ def test_audit_passes_the_exact_release_and_catches_two_mutants():
     assert honest.epsilon_lower_bound <= claimed
     assert half.epsilon_lower_bound > claimed
     assert off.epsilon_lower_bound > claimed
+
+
+# ------------------------------------------------------------------------------------ through the Privatizer
+def _privatizer(n_releases=40, batch=(2, 3), keys=None, **kwargs):
+    from dpfair.bandits.fairx.privatizer import Privatizer
+
+    with pytest.warns(Warning):  # seeded noise warns
+        return Privatizer(
+            2.0, 0.1, math.sqrt(5), 4, n_releases, batch, continual="blt-exact", random_state=0, tree_keys=keys, **kwargs
+        )
+
+
+def _increments(rng, batch):
+    x = rng.uniform(-1, 1, size=(*batch, 4)) / 2
+    return x[..., :, None] * x[..., None, :], 0.5 * x
+
+
+def test_privatizer_blt_exact_spends_the_request_and_refuses_the_noise_feed():
+    from dpfair.bandits.fairx.privatizer import calibrate_privatizer
+
+    priv = _privatizer()
+    assert priv.calibration.epsilon_accounted == pytest.approx(2.0, rel=1e-8)
+    assert priv.accounted_epsilon() == pytest.approx(2.0, rel=1e-8) and priv.accounted_epsilon() <= 2.0
+    assert priv.calibration.sampler == "rounded" and priv.calibration.delta_accounted <= 0.1
+    with pytest.raises(ValueError, match="release through Privatizer"):
+        priv.release_noise_units(priv.count)
+    with pytest.raises(ValueError, match="continual must be one of"):
+        calibrate_privatizer(2.0, 0.1, 1.0, 2, 10, continual="exact")
+
+
+def test_the_learner_does_not_take_blt_exact_whose_noise_the_compiled_engine_cannot_feed():
+    from dpfair.bandits import PrivFairXLinUCB
+
+    learner = PrivFairXLinUCB(2.0, 0.1, math.sqrt(5), continual="blt-exact")
+    with pytest.raises(ValueError, match="continual must be 'auto'"):
+        learner._validate_all(1, 5, 1000, n_agents=10, name="P")
+
+
+def test_privatizer_blt_exact_neighbours_with_the_same_keys_differ_only_from_the_changed_release_on():
+    batch, T, s = (1, 2), 30, 11
+    keys = np.array([[5, 9]], dtype=np.uint64)
+    runs = []
+    for changed in (False, True):
+        priv, rng, out = _privatizer(T, batch, keys), np.random.default_rng(3), []
+        for t in range(T):
+            gram, target = _increments(rng, batch)
+            if changed and t == s - 1:
+                target = target + 0.4  # one round's (x, y) replaced: its increment moves
+            out.append(np.concatenate([priv.release(gram, target)[1], priv.count[..., None]], axis=-1))
+        runs.append(np.array(out))
+    diff = runs[1] - runs[0]
+    assert not diff[: s - 1].any()  # the same keys: before the change, the same releases bit for bit
+    # from s on: the prefix sums move by 0.4 (A e_s), plus B e with |e| <= 1/2 + eta grid units per encoder output
+    moved = diff[s - 1 :, ..., :4]
+    assert np.abs(moved - 0.4).max() < 1e-3 and np.abs(moved - 0.4).max() > 0
+
+
+def test_privatizer_blt_exact_state_is_constant_and_a_copy_continues_the_same_releases():
+    batch = (1, 2)
+    keys = np.array([[1, 2]], dtype=np.uint64)
+    sizes = []
+    for T in (20, 600):
+        priv, rng = _privatizer(T, batch, keys), np.random.default_rng(0)
+        for _ in range(T - 1):
+            priv.release(*_increments(rng, batch))
+        sizes.append(len(pickle.dumps(priv)))
+        copy = pickle.loads(pickle.dumps(priv))
+        last = _increments(rng, batch)
+        np.testing.assert_array_equal(copy.release(*last)[0], priv.release(*last)[0])
+    assert sizes[1] <= 1.1 * sizes[0]  # 30x the releases, the same state (no table of O(T) noise)

@@ -23,6 +23,7 @@ from dpfair.privacy.lattice import lattice_granularity_unvalidated, lattice_tota
 __all__ = [
     "CALIBRATIONS",
     "CONTINUAL",
+    "PRIVATIZER_CONTINUAL",
     "PrivatizerCalibration",
     "calibrate_privatizer",
     "privatizer_depth",
@@ -31,6 +32,9 @@ __all__ = [
 
 CALIBRATIONS = ("tight", "paper")
 CONTINUAL = ("tree", "honaker", "sqrt", "blt")  # factorizations of the prefix-sum matrix (dpfair.privacy.continual)
+# the PRIVATIZER's own options: "blt-exact" (_privatizer_exact) releases through Privatizer.release only (its noise
+# depends on the encoder's rounding of the data, so there is no release_noise_units for the compiled engine)
+PRIVATIZER_CONTINUAL = (*CONTINUAL, "blt-exact")
 MAX_FACTORIZED_RELEASES = 2**22  # a factorized PRIVATIZER keeps each release's noise: O(tau) memory per agent
 _PROFILE_MARGIN = 1e-9  # relative margin on delta against the float error of the Gaussian profile
 _RESOLUTION_BITS = 14
@@ -165,9 +169,11 @@ class PrivatizerCalibration:
         ``"lattice"`` (tabulated, ~0.1 us per entry, its total variation charged to ``delta``) or
         ``"exact"`` (OpenDP's exact discrete Gaussian for secure noise, nothing charged), chosen when the
         lattice's share of ``delta`` would exceed 1 % (large ``epsilon``); ``"gaussian"`` for a factorized
-        release (continuous Gaussian ``z``, rounded after ``B``: :class:`~dpfair.bandits.fairx.privatizer.Privatizer`).
+        release (continuous Gaussian ``z``, rounded after ``B``: :class:`~dpfair.bandits.fairx.privatizer.Privatizer`);
+        ``"rounded"`` for ``"blt-exact"`` (tabulated rounded Gaussian, its total variation charged to ``delta``).
     continual : str
-        The factorization of the prefix-sum matrix: ``"tree"`` (Algorithm 2's tree), ``"honaker"`` or ``"sqrt"``.
+        The factorization of the prefix-sum matrix: ``"tree"`` (Algorithm 2's tree), ``"honaker"``, ``"sqrt"``,
+        ``"blt"`` or ``"blt-exact"``.
     column_sensitivity : float
         ``sens(C) = max_s ||C e_s||``: the tree's ``sqrt(levels_used)``.
     release_factor : float
@@ -266,8 +272,11 @@ def calibrate_privatizer(
     noise_calibration : {"tight", "paper"}, default "tight"
         ``"tight"``: the smallest noise that makes the stream exactly ``(epsilon, delta)``-DP by the
         tight zCDP conversion; ``"paper"``: Algorithm 2's formula.
-    continual : {"tree", "honaker", "sqrt", "blt"}, default "tree"
-        The factorization ``A = B C`` of the prefix-sum matrix over the ``tau`` releases
+    continual : {"tree", "honaker", "sqrt", "blt", "blt-exact"}, default "tree"
+        ``"blt-exact"``: the BLT with an integer encoder and rounded Gaussian noise, exact by construction
+        (:mod:`dpfair.bandits.fairx._privatizer_exact`; ``column_sensitivity`` is then ``S g / Delta``, its
+        rounding slack included, and ``delta_sampler`` the noise table's share).  Otherwise
+        the factorization ``A = B C`` of the prefix-sum matrix over the ``tau`` releases
         (:mod:`dpfair.privacy._factorizations`; ``"blt"``: constant noise state per agent, its worst release
         within 3 % of the square root's up to ``tau = 100,000``).  ``"tree"`` is Algorithm 2's tree with lattice node
         noise, calibrated as above; the others (``"tight"`` only) add continuous Gaussian ``z`` with
@@ -298,8 +307,8 @@ def calibrate_privatizer(
     tau = check_int(n_releases, "n_releases", minimum=1)
     if noise_calibration not in CALIBRATIONS:
         raise ValueError(f"noise_calibration must be 'tight' or 'paper', got {noise_calibration!r}.")
-    if continual not in CONTINUAL:
-        raise ValueError(f"continual must be one of {CONTINUAL}, got {continual!r}.")
+    if continual not in PRIVATIZER_CONTINUAL:
+        raise ValueError(f"continual must be one of {PRIVATIZER_CONTINUAL}, got {continual!r}.")
     if continual != "tree" and noise_calibration != "tight":
         raise ValueError(f"noise_calibration={noise_calibration!r} is Algorithm 2's tree formula; use "
                          "continual='tree' with it, or noise_calibration='tight' with a factorization.")
@@ -310,6 +319,8 @@ def _calibrate(epsilon: float, delta: float, bound: float, reward: float, dim: i
                continual: str) -> PrivatizerCalibration:
     """:func:`calibrate_privatizer` on arguments validated once already (by it, or by a learner's release template
     and plan: ``synchronization._plan``); finite ``epsilon``, ``"paper"`` only with the tree."""
+    if continual == "blt-exact":
+        return _calibrate_exact(epsilon, delta, bound, reward, dim, tau)
     if continual != "tree":
         return _calibrate_factorized(epsilon, delta, bound, reward, dim, tau, continual)
     return _calibrate_tree(epsilon, delta, bound, reward, dim, tau, noise_calibration)
@@ -409,4 +420,21 @@ def _calibrate_factorized(epsilon: float, delta: float, bound: float, reward: fl
         sensitivity=sensitivity, rho=mu * mu / 2.0, delta_sampler=0.0, epsilon_accounted=gaussian_dp_epsilon(mu, delta),
         delta_accounted=delta_accounted, sampler="gaussian", continual=continual, column_sensitivity=column,
         release_factor=release, mu=mu,
+    )
+
+
+def _calibrate_exact(epsilon: float, delta: float, bound: float, reward: float, dim: int,
+                     tau: int) -> PrivatizerCalibration:
+    """``continual="blt-exact"``: :func:`~dpfair.bandits.fairx._privatizer_exact.calibrate_exact_blt` as a calibration."""
+    from dpfair.bandits.fairx._privatizer_exact import calibrate_exact_blt
+
+    cal = calibrate_exact_blt(epsilon, delta, bound, dim, tau, reward_bound=reward)
+    return PrivatizerCalibration(
+        noise_calibration="tight", epsilon=epsilon, delta=delta, node_sigma=cal.sigma, granularity=cal.granularity,
+        n_levels=privatizer_depth(tau), levels_used=tau.bit_length(), nodes_per_release=(tau + 1).bit_length() - 1,
+        sensitivity=cal.sensitivity, rho=cal.mu * cal.mu / 2.0, delta_sampler=cal.delta_sampler,
+        epsilon_accounted=cal.epsilon_accounted, delta_accounted=gaussian_dp_delta(cal.mu, epsilon) + cal.delta_sampler,
+        sampler="rounded", continual="blt-exact",
+        column_sensitivity=cal.stream_sensitivity * cal.granularity / cal.sensitivity,
+        release_factor=cal.release_factor, mu=cal.mu,
     )

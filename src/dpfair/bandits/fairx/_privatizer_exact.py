@@ -353,7 +353,8 @@ class ExactBLTRelease:
     n_rows : int
         Independent streams (agents).
     words : callable
-        ``words(shape)`` returns uniform uint64 words of that shape (a noise source's ``random_words``).
+        ``words(rows, counts, n_entries)`` returns uniform uint64 words, shape ``(len(rows), n_entries)``, for the
+        releases ``counts`` (0-based) of ``rows`` (a noise source's ``random_words``, or a keyed stream).
     buffers : int, default 3
         The BLT's buffers.
 
@@ -369,7 +370,7 @@ class ExactBLTRelease:
         sigma_units: float,
         on_diagonal: np.ndarray,
         n_rows: int,
-        words: Callable[[tuple[int, ...]], np.ndarray],
+        words: Callable[[np.ndarray, np.ndarray, int], np.ndarray],
         *,
         buffers: int = 3,
     ) -> None:
@@ -381,14 +382,27 @@ class ExactBLTRelease:
         self._Theta, self._Omega = Theta, Omega
         self._theta = np.array(Theta, dtype=float) / 2.0**PARAM_BITS  # exact: W <= 52 bits
         self._omega = np.array(Omega, dtype=float) / 2.0**PARAM_BITS
-        self._off = LatticeGaussian(float(sigma_units), 1.0, "rounded")
-        self._diag = LatticeGaussian(math.sqrt(2.0) * float(sigma_units), 1.0, "rounded")
+        self.sigma_units = float(sigma_units)
+        self._samplers()
         shape = (len(Theta), self.n_rows, self.n_entries)
         self._encoder = np.zeros(shape, dtype=object)  # Python ints: O(buffers) per entry, whatever tau
         self._encoder[...] = 0
         self._decoder = np.zeros(shape)
         self._total = np.zeros((self.n_rows, self.n_entries))
         self.count = np.zeros(self.n_rows, dtype=np.int64)
+
+    def _samplers(self) -> None:
+        self._off = LatticeGaussian(self.sigma_units, 1.0, "rounded")
+        self._diag = LatticeGaussian(math.sqrt(2.0) * self.sigma_units, 1.0, "rounded")
+
+    def __getstate__(self) -> dict:
+        state = self.__dict__.copy()
+        del state["_off"], state["_diag"]  # tables of a few MiB: rebuilt (or found in the process cache) on load
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._samplers()
 
     def encode(self, m_units: np.ndarray, rows: np.ndarray) -> np.ndarray:
         """One encoder step of ``rows``: ``r = R_F(2^F m - sum_i R_W(Omega_i s_i))``, buffers advanced (integers only).
@@ -413,9 +427,11 @@ class ExactBLTRelease:
         self._encoder[:, rows] = s
         return _round_shift(w, STATE_BITS)
 
-    def noise(self, n: int) -> np.ndarray:
-        """Rounded Gaussian noise for ``n`` rows (grid units, int64): one word per entry, a constant-time search each."""
-        words = np.ascontiguousarray(self.words((n, self.n_entries)))
+    def noise(self, rows: np.ndarray) -> np.ndarray:
+        """Rounded Gaussian noise of the next release of ``rows`` (grid units, int64): one word per entry, a
+        constant-time search each."""
+        rows = np.asarray(rows)
+        words = np.ascontiguousarray(self.words(rows, self.count[rows], self.n_entries))
         out = np.empty(words.shape, dtype=np.int64)
         out[:, self.on_diagonal] = self._diag.sample_units(words[:, self.on_diagonal])
         out[:, ~self.on_diagonal] = self._off.sample_units(words[:, ~self.on_diagonal])
@@ -461,7 +477,7 @@ class ExactBLTRelease:
             raise ValueError(f"the exact BLT release holds n_releases={self.n_releases}; plan more releases.")
         rows = np.flatnonzero(sel)
         if rows.size:
-            y = self.encode(m[rows], rows) + self.noise(rows.size).astype(object)  # exact integers: Y = r + Z
+            y = self.encode(m[rows], rows) + self.noise(rows).astype(object)  # exact integers: Y = r + Z
             self.decode(y, rows)
             self.count[rows] += 1
         return self._total.copy()

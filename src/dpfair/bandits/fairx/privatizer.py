@@ -110,6 +110,7 @@ from dpfair.bandits.fairx._privatizer_calibration import (
     privatizer_depth,
     privatizer_node_variance,
 )
+from dpfair.bandits.fairx._privatizer_exact import ExactBLTRelease
 from dpfair.bandits.fairx._privatizer_factorized import _FactorizedNoise, new_row_keys, prf_words
 from dpfair.privacy.accounting import gaussian_dp_epsilon
 from dpfair.privacy.budget import PrivacyBudget, charge, check_budget, inside_charged_release
@@ -227,8 +228,10 @@ class Privatizer:
         Declared ``B``.
     noise_calibration : {"tight", "paper"}, default "tight"
         See :func:`calibrate_privatizer`.
-    continual : {"tree", "honaker", "sqrt", "blt"}, default "tree"
+    continual : {"tree", "honaker", "sqrt", "blt", "blt-exact"}, default "tree"
         The factorization of the prefix-sum matrix (:func:`calibrate_privatizer`); ``"paper"`` needs ``"tree"``.
+        ``"blt-exact"`` (:mod:`dpfair.bandits.fairx._privatizer_exact`) releases through :meth:`release` only
+        (no :meth:`release_noise_units`: its noise is added after an integer encoder of the data).
     random_state : None, int, numpy.random.Generator or NoiseSource
         ``None`` for secure noise (the OS CSPRNG); a seed for experiments.  With a factorization, secure
         noise draws one 256-bit secret key per tree from the OS CSPRNG here and derives ``z`` from it by a
@@ -355,10 +358,15 @@ class Privatizer:
         if not inside_charged_release():
             warn_seeded_noise(self._noise, cal.epsilon, "Privatizer")
         self._factorized: _FactorizedNoise | None = None
+        self._exact_blt: ExactBLTRelease | None = None
+        if self.continual == "blt-exact":  # integer encoder, rounded Gaussian words, float decoder (_privatizer_exact)
+            self._exact_blt = ExactBLTRelease(self.n_releases, self.node_sigma / self.granularity,
+                                              self._upper[0] == self._upper[1], math.prod(self.batch_shape),
+                                              self._exact_words)
         # secure factorized noise: a 256-bit secret key per row from the OS CSPRNG, z = PRF(key, draw) (counter
         # mode), so that the state is the keys and the counts, not every past z (_privatizer_factorized)
         self._row_keys: tuple[bytes, ...] | None = None
-        if not tree:
+        if not tree and self._exact_blt is None:
             key_digest = None
             if secure:
                 self._row_keys = new_row_keys(math.prod(self.batch_shape))
@@ -369,6 +377,13 @@ class Privatizer:
                 get_factorization(self.continual, self.n_releases), self.node_sigma / self.granularity,
                 self._upper[0] == self._upper[1], math.prod(self.batch_shape), self._factorized_words, key_digest,
             )
+
+    def _exact_words(self, rows: np.ndarray, counts: np.ndarray, n_entries: int) -> np.ndarray:
+        """Words of release ``counts[j]`` (0-based) of row ``rows[j]``: keyed SplitMix64 positions, else the source."""
+        if self._keys is not None:
+            start = counts.astype(np.uint64) * np.uint64(n_entries)
+            return keyed_words(self._keys.reshape(-1)[rows], start, n_entries)
+        return self._noise.random_words((rows.size, n_entries))
 
     def _factorized_words(self, first_draw: int, n_draws: int) -> np.ndarray:
         """Words of draws ``first_draw ..`` of the rows of ``z``, shape ``(n_draws, n_trees, n_entries)``."""
@@ -387,7 +402,7 @@ class Privatizer:
         shape = tuple(check_int(s, "batch_shape", minimum=1) for s in batch_shape)
         n_levels = privatizer_depth(self.n_releases)
         entries = n_levels * math.prod(shape) * (self.dim + 1) ** 2
-        if self.continual != "tree":  # the table of release noise and the noise vectors z (sqrt: all of them)
+        if self.continual not in ("tree", "blt-exact"):  # the table of release noise and the vectors z (sqrt: all)
             entries = 2 * (self.n_releases + 1) * math.prod(shape) * (self.dim + 1) * (self.dim + 2) // 2
         if entries > _MAX_ENTRIES:
             raise ValueError(
@@ -416,6 +431,20 @@ class Privatizer:
         """
         target = self.delta if delta is None else check_open_unit(delta, "delta")
         sensitivity = self.calibration.sensitivity
+        if self.continual == "blt-exact":  # mu-GDP less the noise table's share (1 + e^epsilon) n tv: a fixed point
+            from dpfair.privacy.lattice import lattice_total_variation
+
+            cal = self.calibration
+            mu = cal.column_sensitivity * sensitivity / (math.sqrt(2.0) * self.node_sigma)
+            samples_tv = _entries(self.n_releases, self.dim) * lattice_total_variation(self.node_sigma, self.granularity,
+                                                                                       "rounded")
+            eps = gaussian_dp_epsilon(mu, target)
+            for _ in range(6):  # each round pays the share at the previous, smaller epsilon: increasing
+                share = (1.0 + math.exp(min(eps, 700.0))) * samples_tv
+                if share >= target:
+                    return math.inf
+                eps = gaussian_dp_epsilon(mu, target - share)
+            return eps
         if self.continual != "tree":  # the exact mu-GDP profile of the Gaussian matrix mechanism
             mu = self.calibration.column_sensitivity * sensitivity / (math.sqrt(2.0) * self.node_sigma)
             return gaussian_dp_epsilon(mu, target)
@@ -513,6 +542,11 @@ class Privatizer:
             return
         self._check_capacity(sel)
         new_count = self.count + sel
+        if self._exact_blt is not None:  # a release of zero increments: the encoder still steps
+            zeros = np.zeros((math.prod(self.batch_shape), self._upper[0].size), dtype=np.int64)
+            self._exact_blt.step(zeros, sel.reshape(-1))
+            self.count = new_count
+            return
         if self._factorized is not None:  # the noise of each release is drawn (lazily) by release_noise_units
             self.count = new_count
             return
@@ -563,6 +597,9 @@ class Privatizer:
             raise ValueError(f"release_index must be an integer array of shape batch_shape={self.batch_shape} "
                              f"(or (blocks, *batch_shape)), got dtype {index.dtype} and shape {index.shape}.")
         index = index.astype(np.int64)
+        if self._exact_blt is not None:
+            raise ValueError("continual='blt-exact' has no data-independent release noise (the encoder rounds the "
+                             "data before the noise is added): release through Privatizer.release.")
         if (index < 0).any() or (index > self.n_releases).any():
             raise ValueError(f"release_index must lie in [0, n_releases={self.n_releases}].")
         d, d1 = self.dim, self.dim + 1
@@ -686,11 +723,35 @@ class Privatizer:
                 "the running sums reach 2**62 grid steps of the noise, beyond exact integer arithmetic; rescale "
                 "the contexts and rewards (smaller context_bound and reward_bound) or plan fewer rounds."
             )
+        if self._exact_blt is not None:
+            return self._release_exact(gram_steps, target_steps, sel)
         self.advance(sel)
         self._gram_units += gram_steps
         self._target_units += target_steps
         H, h = self.release_noise_units(self.count)
         return (self._gram_units + H).astype(float) * g, (self._target_units + h).astype(float) * g
+
+    def _release_exact(self, gram_steps: np.ndarray, target_steps: np.ndarray,
+                       sel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``continual="blt-exact"``: the rows' rounded increments through the integer encoder, ``g (B Y)`` back.
+
+        The corner ``sum y^2`` is not an input (its increment is 0) and its release is never returned.
+        """
+        d, d1 = self.dim, self.dim + 1
+        rows, cols = self._upper
+        augmented = np.zeros((*self.batch_shape, d1, d1), dtype=np.int64)
+        augmented[..., :d, :d] = gram_steps
+        augmented[..., :d, d] = target_steps
+        m = augmented[..., rows, cols].reshape(-1, rows.size)
+        total = self._exact_blt.step(m, sel.reshape(-1)).reshape(*self.batch_shape, rows.size)
+        self._gram_units += gram_steps
+        self._target_units += target_steps
+        self.count = self.count + sel
+        out = np.zeros((*self.batch_shape, d1, d1))
+        out[..., rows, cols] = total
+        out[..., cols, rows] = total
+        g = self.granularity
+        return out[..., :d, :d] * g, out[..., :d, d] * g
 
     def __repr__(self) -> str:
         return (
