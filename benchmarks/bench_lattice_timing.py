@@ -15,6 +15,10 @@ The second part times the factorized PRIVATIZER's Gaussian kernel (``scaled_gaus
 kernel (every draw evaluates both regions of ``ndtri``) and, for reference, with scipy's ``ndtri`` called once
 per draw as before (about 5x: 9 ns at the centre, 49 ns in the tails).
 
+The third part times the exact BLT release (``continual="blt-exact"``): its rounded-Gaussian table at ``2^16``
+grid units per sigma (beyond 4 sigma against the centre), and one whole release step of 10 agents (encoder,
+noise, decoder) fed words beyond 4 sigma against words at the centre.
+
 Run: ``OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/bench_lattice_timing.py``.
 """
 
@@ -101,5 +105,43 @@ def main() -> None:
           f" (scipy's ndtri once per draw: {best_gaussian_ratio(beyond, centre, False):.2f})")
 
 
+def exact_blt() -> None:
+    """The exact BLT release's noise: its table, then whole release steps, beyond 4 sigma against the centre."""
+    from dpfair.bandits.fairx._privatizer_exact import ExactBLTRelease
+
+    rng = np.random.default_rng(1)
+    sigma_units = 2.0**16 + 0.5
+    lattice = LatticeGaussian(sigma_units, 1.0, "rounded")
+    cumulative = lattice._cumulative
+    centre = words_between(np.uint64(0), cumulative[int(0.5 * sigma_units)], rng)  # |Z| < sigma / 2
+    beyond = words_between(cumulative[int(4 * sigma_units)], np.uint64(2**63), rng)  # |Z| > 4 sigma
+    print(f"exact BLT noise table: beyond-4-sigma / centre time ratio {best_ratio(lattice, beyond, centre):.2f}")
+    agents, entries, steps = 10, 21, 200
+    feed: dict[str, np.ndarray] = {}
+
+    def words(rows: np.ndarray, counts: np.ndarray, n_entries: int) -> np.ndarray:
+        return feed["words"][: rows.size * n_entries].reshape(rows.size, n_entries)
+
+    on_diagonal = np.zeros(entries, dtype=bool)  # the off-diagonal table: the words above are its
+    increments = rng.integers(0, 2**20, size=(steps, agents, entries))
+    times: dict[str, list[float]] = {"centre": [], "beyond": []}
+    for _ in range(REPEATS):
+        for name, pool in (("centre", centre), ("beyond", beyond)):
+            mech = ExactBLTRelease(100_000, sigma_units, on_diagonal, agents, words)
+            feed["words"] = pool
+            start = time.perf_counter()
+            for t in range(steps):
+                mech.step(increments[t])
+            times[name].append(time.perf_counter() - start)
+    ratio = min(times["beyond"]) / min(times["centre"])
+    print(f"exact BLT release step (10 agents, d = 5): beyond-4-sigma / centre time ratio {ratio:.2f}, "
+          f"{1e6 * min(times['centre']) / steps:.0f} us per step")
+
+
 if __name__ == "__main__":
+    import os
+
+    print(f"load average before: {os.getloadavg()}")
     main()
+    exact_blt()
+    print(f"load average after: {os.getloadavg()}")

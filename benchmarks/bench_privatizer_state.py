@@ -14,6 +14,10 @@ Printed, never asserted; on the shared 2-core machine the figures move with the 
    table of release noise plus the stream's arrays, counted from the arrays themselves), at Exp 1's ``tau =
    20,002`` and Exp 3's ``tau = 100,000`` (bounded-gap, ``m = 50``: a release every round), with Exp 3's total at
    ``m = 50`` and the worst release's noise std of each.
+5. **The exact BLT release** (``continual="blt-exact"``): its state per agent (the encoder's integers and the
+   decoder's doubles, counted from the objects) after ``k`` releases of Exp-1-sized increments, its worst
+   release's noise std against the square root's, and the wall time of one ``Privatizer.release`` of 10 agents
+   (seeded keyed words) against the square root's.
 
 Run: ``OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/bench_privatizer_state.py [releases]`` (default 4000;
 ``0`` runs part 4 only).
@@ -110,6 +114,40 @@ def noise_state(taus: tuple[int, ...] = (TAU, 100_000), agents: int = 50) -> Non
               f"std blt / sqrt {worst['blt'] / worst['sqrt']:.4f}")
 
 
+def exact_state(checkpoints: tuple[int, ...] = (100, 2_000), taus: tuple[int, ...] = (TAU, 100_000)) -> None:
+    """State per agent of ``continual="blt-exact"`` after ``k`` releases; its noise and release time against sqrt."""
+    rng = np.random.default_rng(0)
+    keys = np.arange(1, AGENTS + 1, dtype=np.uint64).reshape(1, AGENTS)
+    for tau in taus:
+        with charged_release(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            exact = Privatizer(2.0, 0.1, math.sqrt(5), DIM, tau, (1, AGENTS), continual="blt-exact",
+                               random_state=0, tree_keys=keys)
+            sqrt = Privatizer(2.0, 0.1, math.sqrt(5), DIM, tau, (1, AGENTS), continual="sqrt", random_state=0,
+                              tree_keys=keys)
+        ratio = exact.calibration.node_sigma * exact.calibration.release_factor / (
+            sqrt.calibration.node_sigma * sqrt.calibration.release_factor)
+        elapsed = {"blt-exact": 0.0, "sqrt": 0.0}
+        done = 0
+        for k in checkpoints:
+            for _ in range(k - done):
+                x = rng.uniform(-1, 1, size=(1, AGENTS, 5 * DIM)).reshape(1, AGENTS, 5, DIM) / 2  # 5 rounds
+                gram, target = np.einsum("...ri,...rj->...ij", x, x), x.sum(axis=-2)
+                for name, priv in (("blt-exact", exact), ("sqrt", sqrt)):
+                    began = time.perf_counter()
+                    priv.release(gram, target)
+                    elapsed[name] += time.perf_counter() - began
+            done = k
+            mech = exact._exact_blt
+            state = (sum(sys.getsizeof(v) for v in mech._encoder.flat) + mech._encoder.nbytes
+                     + mech._decoder.nbytes + mech._total.nbytes) / AGENTS
+            print(f"tau = {tau:>7,}, blt-exact after {k:>5,} releases: state per agent {state / 1024:.1f} KiB "
+                  f"(pickled, 10 agents: {len(pickle.dumps(exact)) / 1024:.1f} KiB); worst release std / sqrt "
+                  f"{ratio:.4f}; release of 10 agents {1e3 * elapsed['blt-exact'] / k:.2f} ms (sqrt "
+                  f"{1e3 * elapsed['sqrt'] / k:.2f} ms)")
+        factorized._clear_cache()
+
+
 if __name__ == "__main__":
     releases = int(sys.argv[1]) if len(sys.argv) > 1 else 4000
     print(f"load average before: {os.getloadavg()}")
@@ -117,4 +155,5 @@ if __name__ == "__main__":
         per_release(releases)
         state_and_rebuild((10, 200, 2_000, 20_000))
     noise_state()
+    exact_state()
     print(f"load average after: {os.getloadavg()}")
