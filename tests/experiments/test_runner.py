@@ -53,11 +53,30 @@ def _count(db):
     return total, distinct, tasks
 
 
+@pytest.fixture(scope="module")
+def clean_sleepy(tmp_path_factory):
+    """The results of one uninterrupted ``dpfair run sleepy`` (the reference of both resume tests: run once)."""
+    clean = tmp_path_factory.mktemp("clean") / "out"
+    cmd = [*DPFAIR, "run", "sleepy", "--out", str(clean), "--workers", "2", "--quiet"]
+    subprocess.run(cmd, env=ENV, check=True, timeout=120)
+    return values(clean)
+
+
+def _gone(pattern, within):
+    """Whether no process matches *pattern* (``pgrep -f``) within *within* seconds; polled, so it returns early."""
+    deadline = time.monotonic() + within
+    while True:
+        leftover = subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True).stdout.split()
+        if not leftover or time.monotonic() > deadline:
+            return not leftover
+        time.sleep(0.1)
+
+
 @pytest.mark.slow
 @pytest.mark.processes
 @pytest.mark.serial  # the kill must land mid-run: its tasks are stretched to 0.6 s each (~8 s in all on 2 workers)
 @pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGINT], ids=["crash", "ctrl-c"])
-def test_resume_after_kill_loses_and_duplicates_nothing(tmp_path, how):
+def test_resume_after_kill_loses_and_duplicates_nothing(tmp_path, how, clean_sleepy):
     out = tmp_path / "out"
     cmd = [*DPFAIR, "run", "sleepy", "--out", str(out), "--workers", "2", "--quiet"]
     log = open(tmp_path / "stderr.txt", "wb")  # a file, not a pipe: a pipe would wait for orphans
@@ -92,14 +111,10 @@ def test_resume_after_kill_loses_and_duplicates_nothing(tmp_path, how):
     listing = subprocess.run([*DPFAIR, "list", "--out", str(out)], env=ENV, capture_output=True, text=True, timeout=60)
     row = next(line for line in listing.stdout.splitlines() if line.startswith("sleepy "))
     assert "resumed: 2 runs" in row and "not run" not in row, row
-    # the killed run's worker processes did not outlive it
-    time.sleep(1.5)
-    leftover = subprocess.run(["pgrep", "-f", f"{out}"], capture_output=True, text=True).stdout.split()
-    assert not leftover
+    # the killed run's worker processes did not outlive it (the same 1.5 s allowance as a fixed wait, polled)
+    assert _gone(f"{out}", 1.5)
     # identical to an uninterrupted run
-    clean = tmp_path / "clean"
-    subprocess.run([*DPFAIR, "run", "sleepy", "--out", str(clean), "--workers", "2", "--quiet"], env=ENV, check=True, timeout=120)
-    pd.testing.assert_series_equal(values(out), values(clean))
+    pd.testing.assert_series_equal(values(out), clean_sleepy)
 
 
 @pytest.mark.slow
