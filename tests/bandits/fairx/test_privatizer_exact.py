@@ -178,6 +178,35 @@ def test_bad_arguments_name_the_argument():
         calibrate_exact_blt(math.inf, 1e-5, 1.0, 2, 10)
 
 
+def _adaptive_loss(pad: bool, n: int = 200_000, steps: int = 6, mu: float = 1.3) -> np.ndarray:
+    """Privacy loss of Gaussian outputs whose shifts depend on the earlier outputs, within a budget ``mu^2``."""
+    rng = np.random.default_rng(8)
+    budget, loss, previous = np.full(n, mu * mu), np.zeros(n), np.zeros(n)
+    for t in range(steps):
+        # an adversarial, output-dependent shift: larger after a larger output, never beyond the budget left
+        shift = np.minimum(0.1 + 0.4 * np.abs(previous), np.sqrt(budget))
+        if pad and t == steps - 1:
+            shift = np.sqrt(budget)  # the proof's padding: the squared shifts sum to mu^2 on every path
+        budget = np.maximum(budget - shift * shift, 0.0)
+        x = rng.standard_normal(n)
+        loss += shift * x + shift * shift / 2  # log p/q at the output shift + x drawn under p
+        previous = shift + x
+    return loss
+
+
+def test_adaptive_shifts_with_a_pathwise_budget_give_the_gaussian_privacy_loss_exactly():
+    """The composition step of the proof: padded to ``mu^2`` on every path, the loss is ``N(mu^2 / 2, mu^2)``; the
+    unpadded stream (the mutant) is not that law (a mixture, below it), so the test can tell them apart."""
+    from scipy import stats
+
+    mu, n = 1.3, 200_000
+    padded, unpadded = _adaptive_loss(True), _adaptive_loss(False)
+    assert stats.kstest((padded - mu * mu / 2) / mu, "norm").pvalue > 1e-3
+    assert abs(padded.mean() - mu * mu / 2) < 4 * mu / math.sqrt(n)
+    assert padded.var() == pytest.approx(mu * mu, rel=0.02)
+    assert unpadded.mean() < mu * mu / 2 - 10 * mu / math.sqrt(n)
+
+
 # ------------------------------------------------------------------------------------ empirical audit
 _T, _S, _MU, _DELTA = 12, 1, 1.0, 1e-3
 _SIGMA_UNITS = 2.0**16
