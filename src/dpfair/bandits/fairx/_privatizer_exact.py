@@ -36,7 +36,7 @@ Proof of privacy (replace one round's ``(x, y)`` of one agent; adaptive streams)
 ``|alpha_i| <= 1/2`` and ``|beta| <= d/2``, so ``e_w = w - w*`` solves ``q e_w = v``,
 ``v = -beta - sum_i omega_i (x / (1 - theta_i x)) alpha_i``, ``|v_t| <= V = d/2 + sum_i |omega_i| / (2 (1 - theta_i))``:
 ``e_w = C v`` and ``|e_w(t)| <= V S_1`` with ``S_1 = sum_{j < T} |c_j|``.  In grid units
-``eta = V S_1 2^-F`` (``3e-5`` at ``T = 100,000``), so ``|r_t - (C m)_t| <= 1/2 + eta``.
+``eta = V S_1 2^-F`` (``4e-5`` at ``T = 100,000``), so ``|r_t - (C m)_t| <= 1/2 + eta``.
 
 *Neighbours.*  Fix the outputs ``Y_{<t}``.  The agent's later increments are functions of its data and of what it
 saw, so two neighbouring streams give the same ``m_j`` for ``j != s`` (``s`` the round holding the replaced pair)
