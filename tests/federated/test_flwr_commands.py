@@ -1,8 +1,9 @@
 """Flower's own commands run the bundled app from an install: ``flwr run .`` in the app's folder and ``flwr run APP
-local --federation-config ...`` (a fresh ``FLWR_HOME``: Flower's managed local SuperLink and its Simulation Engine),
-and a failing ServerApp is recorded as failed (``flwr ls``) with a result that says why.  The third form, ``flwr
-run`` to a deployment, is ``test_deployment_docs.py``.  One managed SuperLink serves the three runs; the test stops
-it (and everything below it) at the end, since Flower keeps it running by design.
+local --federation-config ...`` (a fresh ``FLWR_HOME``: Flower's managed local SuperLink and its Simulation Engine).
+The third form, ``flwr run`` to a deployment, and a failing ServerApp recorded as failed (``flwr ls``) with a result
+that says why, are ``test_deployment_docs.py`` (on its deployment: a process start, where a failing run here costs a
+Ray start).  One managed SuperLink serves the two runs; the test stops it (and everything below it) at the end, since
+Flower keeps it running by design.
 """
 
 from __future__ import annotations
@@ -10,7 +11,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -42,7 +42,7 @@ def _managed_superlinks(home: Path) -> list[int]:
 @pytest.mark.slow
 @pytest.mark.processes
 @pytest.mark.serial
-def test_flwr_run_forms_complete_and_a_failing_server_app_is_recorded_failed(tmp_path):
+def test_flwr_run_forms_complete(tmp_path):
     home = tmp_path / "flwr-home"
     env = {**os.environ, "FLWR_HOME": str(home), "FLWR_TELEMETRY_ENABLED": "0",
            "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", "")}
@@ -76,14 +76,6 @@ def test_flwr_run_forms_complete_and_a_failing_server_app_is_recorded_failed(tmp
                    run_config("local", epsilon=float("inf")))
         saved = json.loads((tmp_path / "local.json").read_text())
         assert saved["status"] == "completed" and saved["rounds_played"] == 4, out
-        # 3. a failing ServerApp (a learner it refuses, before any message): Flower records it as failed
-        out = flwr("run", str(app_dir()), "local", "--stream", "--federation-config", "num-supernodes=2",
-                   "--run-config", run_config("failed", learner="nope"))
-        run_id = re.search(r"Successfully started run (\d+)", out).group(1)
-        saved = json.loads((tmp_path / "failed.json").read_text())
-        assert saved["status"] == "failed" and "learner must be 'fed'" in saved["failed"], saved
-        listed = flwr("ls", "--run-id", run_id, "local")
-        assert "finished:failed" in listed.replace(" ", ""), listed
         assert not list(app_dir().glob("dpfair-results*")), "a run wrote into the app's source folder"
     finally:
         links = _managed_superlinks(home)
