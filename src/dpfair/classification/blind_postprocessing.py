@@ -253,8 +253,12 @@ class DPBlindPostProcessor(PrivateEstimator, CloneLineageMixin, MetaEstimatorMix
     released and public quantities only).  A rule that varies over cells where a group's evidence is thin pays for
     it, so the fit moves towards the constant as the evidence weakens instead of fitting the noise: without it, the
     held-out violation on Adult by race (five groups, the smallest with 35 positive training rows) was 0.16 at
-    ``epsilon = 1`` and 0.175 even at ``epsilon = inf`` against 0.035 on the training rows.  At ``epsilon = inf``
-    the LP is the exact one (no margin).
+    ``epsilon = 1`` and 0.175 even at ``epsilon = inf`` against 0.035 on the training rows.  A second LP then
+    takes, among the rules whose error is within
+    :data:`~dpfair.classification.blind_table.SENSITIVITY_TOLERANCE` of the optimum (and at most the best
+    constant's), the one of least summed margin: the steadiest rule of nearly the same error (post-processing of
+    the same released table, so the privacy and the guarantee below are unchanged).  At ``epsilon = inf`` the LP is
+    the exact one (no margin, no second step).
 
     **The fairness it guarantees.** ``guaranteed_violation_`` bounds the fitted rule's violation on its training
     rows (the largest difference of a constrained rate between two declared groups) with probability
