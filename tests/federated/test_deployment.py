@@ -1,13 +1,15 @@
 """Local Flower deployment (:mod:`dpfair.federated._deployment`): real SuperLink / SuperNode processes.
 
 The checks that need only a running deployment of the toy app share one federation of five SuperNodes
-(:func:`toy_federation`, a start-up of eleven processes paid once): idle, it uses under 5 % of a CPU; then the
-round-trip test runs on it and stops it, checking that nothing it started survives.
+(:func:`toy_federation`, a start-up of eleven processes paid once): the Ctrl-C tests run beside it (and check
+that it survives them) while it goes idle; idle, it uses under 5 % of a CPU; then the round-trip test runs on it
+and stops it, checking that nothing it started survives.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import signal
 import statistics
@@ -73,7 +75,7 @@ def _cpu_seconds(pids: set[int]) -> float:
 
 @pytest.fixture(scope="module")
 def _toy_federations():
-    started: list[LocalFederation] = []
+    started: dict[LocalFederation, float] = {}  # each federation started, and when its start-up ended
     yield started
     for fed in started:
         fed.stop()
@@ -83,22 +85,73 @@ def _toy_federations():
 def toy_federation(_toy_federations, tmp_path_factory) -> LocalFederation:
     """The module's running federation of the toy app with five SuperNodes, started when none is running (the first
     user, or the one after a test that stopped it); stopped at the module's end."""
-    fed = _toy_federations[-1] if _toy_federations else None
+    fed = next(reversed(_toy_federations), None)
     if fed is None or fed.processes["superlink"].poll() is not None:
         fed = LocalFederation(5, app_dir=TOY_APP, log_dir=tmp_path_factory.mktemp("toy-federation") / "logs")
-        _toy_federations.append(fed)
+        _toy_federations[fed] = math.inf
         fed.start()
+        _toy_federations[fed] = time.monotonic()
     return fed
+
+
+_CHILD = textwrap.dedent(
+    """
+    import json, sys, time
+    from dpfair.federated._deployment import LocalFederation
+    with LocalFederation(2, app_dir=sys.argv[1], executor=sys.argv[3], startup_timeout=float(sys.argv[4])) as fed:
+        with open(sys.argv[2] + ".tmp", "w") as fh:
+            json.dump(sorted(fed.all_pids()), fh)
+        import os
+        os.replace(sys.argv[2] + ".tmp", sys.argv[2])
+        time.sleep(120)
+    """
+)
 
 
 @pytest.mark.slow
 @pytest.mark.processes
 @pytest.mark.serial
-def test_an_idle_federation_uses_under_5_percent_of_a_cpu(toy_federation):
+@pytest.mark.parametrize("executor", ["persistent", "flower"])
+def test_ctrl_c_stops_every_process(tmp_path, executor, toy_federation):
+    """Ctrl-C of a federation's owner stops every process it started, and none of another federation on the machine
+    (the module's shared one, idling beside it until its idle check)."""
+    others = toy_federation.all_pids()
+    pid_file = tmp_path / "pids.json"
+    limit = pace.startup_limit(5)  # a SuperLink, 2 SuperNodes and their executors, at this machine's measured pace
+    child = subprocess.Popen(
+        [sys.executable, "-c", _CHILD, str(TOY_APP), str(pid_file), executor, str(limit)],
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # background shells ignore SIGINT
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        deadline = time.monotonic() + limit + 15
+        while not pid_file.exists():
+            assert child.poll() is None, child.stdout.read().decode()
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        pids = set(json.loads(pid_file.read_text()))
+        assert len(pids) >= 3 and all(_alive(p) for p in pids)
+        os.kill(child.pid, signal.SIGINT)
+        child.wait(timeout=30)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    assert child.returncode != 0  # KeyboardInterrupt
+    assert _wait_dead(pids) == []
+    assert not pids & others and [p for p in others if not _alive(p)] == []
+
+
+@pytest.mark.slow
+@pytest.mark.processes
+@pytest.mark.serial
+def test_an_idle_federation_uses_under_5_percent_of_a_cpu(toy_federation, _toy_federations):
     """Five SuperNodes with their executors and the SuperLink, idle: the best of a few 4 s windows once past the
-    backoff threshold (the start-up's imports end at different times on a loaded machine; a busy poll never dips)."""
+    backoff threshold (the start-up's imports end at different times on a loaded machine; a busy poll never dips).
+    No message has reached it since its start-up ended (the Ctrl-C tests ran beside it): it has been idle since."""
     fed = toy_federation
-    time.sleep(_executor.LONG_IDLE_AFTER + 2.0)
+    time.sleep(max(0.0, _toy_federations[fed] + _executor.LONG_IDLE_AFTER + 2.0 - time.monotonic()))
     pids = fed.all_pids()
     assert len([name for name in fed.pids if name.startswith("supernode-")]) == 5
     windows = []
@@ -145,48 +198,3 @@ def test_round_trip_latency_and_cleanup(tmp_path, toy_federation):
 
 
 # A killed SuperNode over the real app: tests/federated/test_flower_processes.py (kept once: each costs ~20-40 s).
-
-
-_CHILD = textwrap.dedent(
-    """
-    import json, sys, time
-    from dpfair.federated._deployment import LocalFederation
-    with LocalFederation(2, app_dir=sys.argv[1], executor=sys.argv[3], startup_timeout=float(sys.argv[4])) as fed:
-        with open(sys.argv[2] + ".tmp", "w") as fh:
-            json.dump(sorted(fed.all_pids()), fh)
-        import os
-        os.replace(sys.argv[2] + ".tmp", sys.argv[2])
-        time.sleep(120)
-    """
-)
-
-
-@pytest.mark.slow
-@pytest.mark.processes
-@pytest.mark.serial
-@pytest.mark.parametrize("executor", ["persistent", "flower"])
-def test_ctrl_c_stops_every_process(tmp_path, executor):
-    pid_file = tmp_path / "pids.json"
-    limit = pace.startup_limit(5)  # a SuperLink, 2 SuperNodes and their executors, at this machine's measured pace
-    child = subprocess.Popen(
-        [sys.executable, "-c", _CHILD, str(TOY_APP), str(pid_file), executor, str(limit)],
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # background shells ignore SIGINT
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-    )
-    try:
-        deadline = time.monotonic() + limit + 15
-        while not pid_file.exists():
-            assert child.poll() is None, child.stdout.read().decode()
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
-        pids = set(json.loads(pid_file.read_text()))
-        assert len(pids) >= 3 and all(_alive(p) for p in pids)
-        os.kill(child.pid, signal.SIGINT)
-        child.wait(timeout=30)
-    finally:
-        if child.poll() is None:
-            child.kill()
-            child.wait()
-    assert child.returncode != 0  # KeyboardInterrupt
-    assert _wait_dead(pids) == []
