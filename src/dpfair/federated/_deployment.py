@@ -14,7 +14,8 @@ Three executors run the ClientApp of each SuperNode:
     process, as soon as it pulls a message (the ClientApp is loaded once per FAB), and the SuperLink's Fleet pulls
     wait for a message instead of answering empty (a long poll): a no-op app's message round takes 0.2-0.3 s on
     2 loaded cores, where Flower's Simulation Engine takes 0.1 s (``benchmarks/bench_flower.py floor``; stock
-    Flower: seconds).
+    Flower: seconds).  What remains is Flower's: about ``14 N + 5`` HTTP requests per round to the SuperLink
+    (one per object of each message), 2-4 ms of its CPU each (``benchmarks/bench_flower.py requests``).
 ``"flower"``
     Stock Flower: ``flower-supernode --isolation subprocess`` spawns a ``flwr-clientapp`` process per
     message and its fleet loop sleeps 3 s when idle: seconds per round trip.
@@ -207,7 +208,6 @@ _LIVE: weakref.WeakSet[LocalFederation] = weakref.WeakSet()
 def _stop_all_at_exit() -> None:  # pragma: no cover - interpreter exit
     for fed in list(_LIVE):
         fed.stop()
-
 
 
 def app_dir() -> Path:
@@ -414,7 +414,10 @@ class LocalFederation:
         """The owner-death watch (:mod:`dpfair.federated._reaper`): stops everything if this process dies."""
         self._reaper = subprocess.Popen(
             [sys.executable, "-m", "dpfair.federated._reaper", str(self.stop_timeout)],
-            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
             text=True,
         )
         if self._own_home:
@@ -583,6 +586,8 @@ class LocalFederation:
         if "superlink" not in self.processes:
             raise RuntimeError("LocalFederation not started (use it as a context manager or call start())")
         for name, proc in self.processes.items():
+            if name.startswith("run-"):  # an earlier run's `flwr run` (finished or not) is no fault of the federation
+                continue
             if proc.poll() is not None and not (name != "superlink" and int(name.split("-")[1]) in self._killed_nodes):
                 raise RuntimeError(f"{name} exited with code {proc.returncode}; see {self._logs[name]}")
         self._runs += 1
@@ -640,8 +645,10 @@ class LocalFederation:
         if not 0 <= i < self.n_nodes:
             raise IndexError(f"no node {i} (n_nodes={self.n_nodes})")
         if self.simulation is not None:
-            raise ValueError("executor='simulation' runs virtual SuperNodes (Ray actors), not one process per node; "
-                             "kill a node with executor='persistent' or 'flower'.")
+            raise ValueError(
+                "executor='simulation' runs virtual SuperNodes (Ray actors), not one process per node; "
+                "kill a node with executor='persistent' or 'flower'."
+            )
         self.all_pids()
         for name in (f"supernode-{i}", f"executor-{i}"):
             proc = self.processes.get(name)
