@@ -294,12 +294,13 @@ def test_privatizer_blt_exact_spends_the_request_and_refuses_the_noise_feed():
         calibrate_privatizer(2.0, 0.1, 1.0, 2, 10, continual="exact")
 
 
-def test_the_learner_does_not_take_blt_exact_whose_noise_the_compiled_engine_cannot_feed():
+def test_the_learner_takes_blt_exact_and_refuses_unknown_names():
     from dpfair.bandits import PrivFairXLinUCB
 
     learner = PrivFairXLinUCB(2.0, 0.1, math.sqrt(5), continual="blt-exact")
+    learner._validate_all(1, 5, 1000, n_agents=10, name="P")  # the compiled engine feeds it (test_exact_kernels)
     with pytest.raises(ValueError, match="continual must be 'auto'"):
-        learner._validate_all(1, 5, 1000, n_agents=10, name="P")
+        PrivFairXLinUCB(2.0, 0.1, math.sqrt(5), continual="exact")._validate_all(1, 5, 1000, n_agents=10, name="P")
 
 
 def test_privatizer_blt_exact_neighbours_with_the_same_keys_differ_only_from_the_changed_release_on():

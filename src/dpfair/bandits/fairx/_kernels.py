@@ -29,7 +29,11 @@ row is ``g * (sum of the rounded increments 1..k + noise_units(k))``.  The kerne
 ``to_units``' expression (``rint(S / g)``, exact: ``g`` is a power of two), keep the int64 sums and add the int64
 noise that Python fetched ahead (``release_noise_units``, a block of releases per row): the released values are
 bit for bit those of :meth:`~dpfair.bandits.fairx.privatizer.Privatizer.release`, and the data meet no
-floating-point operation between the rounding and the release.  Only the exponential merit is compiled.
+floating-point operation between the rounding and the release.  The exact BLT (``continual="blt-exact"``) adds
+its noise after an integer encoder of the data: Python fetches its rounded Gaussian ``Z`` ahead (a function of the
+words alone) and the kernels run the encoder in two-word integers and the float decoder
+(:mod:`dpfair.bandits.fairx._exact_kernels`), bit for bit :meth:`Privatizer.release`'s.  Only the exponential
+merit is compiled.
 
 The agents of all the groups of a call play a round in lockstep, as the vector lanes of
 :func:`~dpfair.bandits.fairx._lanes.round_lanes` (each lane does exactly what its agent does alone, so the
@@ -48,6 +52,7 @@ import numpy as np
 
 from dpfair.bandits._numba import cholesky, threads
 from dpfair.bandits._numba import jit as _jit
+from dpfair.bandits.fairx._exact_kernels import encode_group, entry_index, release_entry
 from dpfair.bandits.fairx._lanes import _eigh_lanes, _project_lanes, lane_scratch, round_lanes
 
 __all__ = ["pool", "project_rows", "run", "run_groups", "threads"]
@@ -139,6 +144,7 @@ def project_rows(points: np.ndarray, centers: np.ndarray, grams: np.ndarray, rad
 # --------------------------------------------------------------------------------------------------
 # what run_groups reports per group (status) when it stops before the end of the block
 DONE, NEED_NOISE, NEED_DECISION, NOT_POSITIVE_DEFINITE, BEYOND_RANGE, BEYOND_CAPACITY = 0, 1, 2, 3, 4, 5
+BEYOND_ENCODER = 6  # the exact BLT encoder's two-word range (_exact_kernels)
 # a group's synchronization at the end of the last round it ran (pending)
 NO_SYNC, SYNC_DUE, UNDECIDED = 0, 1, 2
 _MAX_STEPS = 2.0**62  # the PRIVATIZER's running sums are int64 numbers of grid steps
@@ -200,6 +206,40 @@ def _release_status(base, n_agents, n_releases, g, count, noise_row, noise_first
 
 
 @_jit()
+def _after_receive(group, t, learner, n_agents, lam, ridge, norm_bound, sync_rows, gram_last, protocol, is_private,
+                   learner_real, control, mat) -> None:
+    """The end of :func:`_sync_group`: ``S^i = 0``; at the first synchronization ``rho_min = m lambda`` and (private)
+    the radius' ``extra``; ``t_last = t``; for log-det the new ``ln det V`` and a copy of ``V``; the counters."""
+    gram, local_gram, local_target = ridge[0], ridge[3], ridge[4]
+    rho_min, extra, t_last, log_det_last = sync_rows[0], sync_rows[1], sync_rows[2], sync_rows[3]
+    rho_max_extra, target_noise_bound = learner_real[2], learner_real[3]
+    synced, comms = control[0], control[1]
+    d, base = gram.shape[1], group * n_agents
+    first = synced[group] == 0
+    for a in range(n_agents):
+        n = base + a
+        for i in range(d):
+            for j in range(d):
+                local_gram[n, i, j] = 0.0
+            local_target[n, i] = 0.0
+        if first:
+            rho = n_agents * lam
+            rho_min[n] = rho
+            if is_private:  # (sqrt(rho_max) - sqrt(rho_min)) S + z (module docstring of dpfair.bandits.fairx.simulator)
+                rho_max = rho + rho_max_extra[learner]
+                z = target_noise_bound[learner] / math.sqrt(rho)
+                extra[n] = (math.sqrt(rho_max) - math.sqrt(rho)) * norm_bound[n] + z
+        t_last[n] = t
+        if protocol[learner] == 2:
+            log_det_last[n] = _log_det(gram[n], mat[n, 1])
+            for i in range(d):
+                for j in range(d):
+                    gram_last[n, i, j] = gram[n, i, j]
+    synced[group] = 1
+    comms[group] += 1
+
+
+@_jit()
 def _sync_group(
     group, t, learner, n_agents, lam, ridge, norm_bound, sync_rows, gram_last, protocol, private, n_releases,
     learner_real, private_rows, noise_row, control, mat, work,
@@ -210,7 +250,9 @@ def _sync_group(
     releases ``sums + lambda I`` -- exact sums for Fed-FairX-LinUCB; for Priv-FairX-LinUCB the increment is
     rounded to the noise grid (``rint(S / g)``, the expression of ``Privatizer.release``) and added to the int64
     sums, and the release is ``g (sums + noise)`` with the noise of this release number fetched beforehand
-    (``noise_*[noise_row[n], slot]``; ``NEED_NOISE`` when it is not there, before anything changes).
+    (``noise_*[noise_row[n], slot]``; ``NEED_NOISE`` when it is not there, before anything changes); with
+    ``continual="blt-exact"`` the rounded increments enter the two-word encoder first (``BEYOND_ENCODER`` if out of
+    range, before anything changes) and the release is ``g`` times the decoder's prefix sum of ``r + Z``.
     *Aggregate* (``_ServerSync.aggregate``): ``U = sum_j U_hat^j``, ``u = sum_j u_hat^j`` in agent order.
     *Receive* (``_AgentSync.receive``): ``V^i = sym(U (+ c I))``, ``V^{-1}`` through its Cholesky factor,
     ``b^i = u``, ``S^i = 0``; the first synchronization sets ``rho_min = m lambda`` and (private) the radius'
@@ -218,10 +260,9 @@ def _sync_group(
     decisions).
     """
     gram, gram_inverse, target, local_gram, local_target = ridge
-    rho_min, extra, t_last, log_det_last, shared_gram = sync_rows
-    shift, rho_max_extra, target_noise_bound, granularity = learner_real[1:]
-    own_gram, own_target, units_gram, units_target, count, noise_gram, noise_target, noise_first, noise_len = private_rows
-    synced, comms = control[0], control[1]
+    shared_gram, shift, granularity = sync_rows[4], learner_real[1], learner_real[4]
+    own_gram, own_target, units_gram, units_target, count, noise_gram, noise_target, noise_first, noise_len = private_rows[:9]
+    exact_total = private_rows[13]  # continual="blt-exact" (_exact_kernels): the decoder's prefix sums
     d, base = gram.shape[1], group * n_agents
     shared, chol, chol_inverse, inverse = work[group, 0], work[group, 1], work[group, 2], work[group, 3]
     shared_target = work[group, 4, 0]
@@ -232,6 +273,9 @@ def _sync_group(
                                  units_gram, units_target, local_gram, local_target)
         if status != DONE:
             return status
+    exact = is_private and private_rows[16][learner]
+    if exact and not encode_group(base, n_agents, g, learner, noise_row, local_gram, local_target, private_rows):
+        return BEYOND_ENCODER
     # lines 19-20 (release) and 22 (aggregate)
     for a in range(n_agents):
         n = base + a
@@ -241,7 +285,12 @@ def _sync_group(
             slot = count[n] - noise_first[p]
         for i in range(d):
             for j in range(d):
-                if is_private:
+                if exact:  # the upper entry's release, computed at its first visit (_exact_kernels)
+                    units_gram[n, i, j] += np.int64(np.rint(local_gram[n, i, j] / g))
+                    if i <= j:
+                        release_entry(p, entry_index(i, j, d + 1), noise_gram[p, slot, i, j], learner, private_rows)
+                    value = exact_total[p, entry_index(min(i, j), max(i, j), d + 1)] * g
+                elif is_private:
                     units_gram[n, i, j] += np.int64(np.rint(local_gram[n, i, j] / g))
                     value = float(units_gram[n, i, j] + noise_gram[p, slot, i, j]) * g
                 else:
@@ -249,7 +298,10 @@ def _sync_group(
                     value = own_gram[n, i, j]
                 value = value + lam if i == j else value + 0.0  # U_hat^j = lambda I + ...
                 shared[i, j] = value if a == 0 else shared[i, j] + value
-            if is_private:
+            if exact:
+                units_target[n, i] += np.int64(np.rint(local_target[n, i] / g))
+                value = release_entry(p, entry_index(i, d, d + 1), noise_target[p, slot, i], learner, private_rows) * g
+            elif is_private:
                 units_target[n, i] += np.int64(np.rint(local_target[n, i] / g))
                 value = float(units_target[n, i] + noise_target[p, slot, i]) * g
             else:
@@ -277,28 +329,8 @@ def _sync_group(
                     gram_inverse[n, i, j] = inverse[i, j]
                 target[n, i] = shared_target[i]
             shared_gram[n] = 1.0  # every agent's V is the same matrix: one eigendecomposition next round
-    first = synced[group] == 0
-    for a in range(n_agents):
-        n = base + a
-        for i in range(d):
-            for j in range(d):
-                local_gram[n, i, j] = 0.0
-            local_target[n, i] = 0.0
-        if first:
-            rho = n_agents * lam
-            rho_min[n] = rho
-            if is_private:  # (sqrt(rho_max) - sqrt(rho_min)) S + z (module docstring of dpfair.bandits.fairx.simulator)
-                rho_max = rho + rho_max_extra[learner]
-                z = target_noise_bound[learner] / math.sqrt(rho)
-                extra[n] = (math.sqrt(rho_max) - math.sqrt(rho)) * norm_bound[n] + z
-        t_last[n] = t
-        if protocol[learner] == 2:
-            log_det_last[n] = _log_det(gram[n], mat[n, 1])
-            for i in range(d):
-                for j in range(d):
-                    gram_last[n, i, j] = gram[n, i, j]
-    synced[group] = 1
-    comms[group] += 1
+    _after_receive(group, t, learner, n_agents, lam, ridge, norm_bound, sync_rows, gram_last, protocol, is_private,
+                   learner_real, control, mat)
     return DONE
 
 

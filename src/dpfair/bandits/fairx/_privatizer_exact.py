@@ -18,7 +18,11 @@ The mechanism (one agent; every entry of the symmetric ``(d+1) x (d+1)`` increme
        w_t = m_t 2^F - sum_i R_W(Omega_i s_i)        r_t = R_F(w_t)        s_i <- R_W(Theta_i s_i) + w_t
 
    the recursion ``q w = 2^F m`` (``w = 2^F C m``) with one rounding per product.  No floating-point operation
-   touches the data; the integers never overflow.
+   touches the data.  A step whose buffers would leave ``[-2^78, 2^78)`` (or whose ``r_t`` would leave
+   ``[-2^62, 2^62)``) is refused before any change, so that the compiled engine's two-word integers
+   (:mod:`dpfair.bandits.fairx._exact_kernels`, where this bound is proved sufficient) compute the same integers;
+   the buffers reach about ``2^70`` at Exp 1.  The refusal depends on the data, not on the noise: nothing is
+   released by a refused step.
 2. **Rounded Gaussian noise.**  ``Y_t = r_t + Z_t`` with ``Z_t`` drawn by :class:`dpfair.privacy.lattice.LatticeGaussian`
    with ``law="rounded"``: the law of ``rint(X)``, ``X ~ N(0, sigma_u^2)`` (off-diagonal entries ``sigma_u = sigma / g``,
    diagonal ``sqrt(2) sigma_u``, grid ``g = sigma / 2^16``), tabulated within total variation ``tv`` per sample,
@@ -85,7 +89,9 @@ from dpfair.privacy._blt import blt_parameters
 from dpfair.privacy.accounting import gaussian_dp_delta, gaussian_dp_epsilon, gaussian_dp_mu
 from dpfair.privacy.lattice import LatticeGaussian, lattice_granularity_unvalidated, lattice_total_variation
 
-__all__ = ["ExactBLTCalibration", "ExactBLTRelease", "calibrate_exact_blt", "encoder_bounds"]
+__all__ = [
+    "ExactBLTCalibration", "ExactBLTRelease", "calibrate_exact_blt", "check_encoder_range", "decoder_l1", "encoder_bounds",
+]
 
 PARAM_BITS = 48  # W: theta and omega are multiples of 2^-W
 STATE_BITS = 24  # F: the encoder's fixed-point fraction bits of a grid unit
@@ -93,6 +99,16 @@ RESOLUTION_BITS = 16  # sigma / g in [2^16, 2^17): the diagonal's sqrt(2) sigma_
 _PROFILE_MARGIN = 1e-9  # relative margin on delta against the float error of the Gaussian profile
 _NORM_BITS = 160  # fixed point of the coefficient computation (encoder_bounds)
 MAX_RELEASES = 2**22
+
+
+ENCODER_LIMIT = 2**78  # buffers in [-2^78, 2^78) and outputs in [-2^62, 2^62): the compiled engine's 128-bit range
+OUTPUT_LIMIT = 2**62
+
+
+def _outside(values: np.ndarray, limit: int) -> bool:
+    """Whether some integer lies outside ``[-limit, limit)``."""
+    flat = np.asarray(values, dtype=object).reshape(-1)
+    return bool(flat.size) and (min(flat) < -limit or max(flat) >= limit)
 
 
 def _round_shift(x, bits: int):
@@ -171,6 +187,69 @@ def _decoder_norm(horizon: int, buffers: int) -> float:
     q[1:] = (omega[:, None] * theta[:, None] ** j[None, :]).sum(axis=0)
     b = np.cumsum(q)
     return float(np.sqrt(np.sum(b * b)))
+
+
+@functools.lru_cache(maxsize=16)
+def decoder_l1(horizon: int, buffers: int = 3) -> float:
+    """``(1 + eta) max_t ||row t of B||_1`` for the dyadic BLT: a release's bounded error per entry, grid units.
+
+    The release is ``A m + B X + B (rho + e)`` with ``|rho_t| <= 1/2`` (``rint(X) - X``) and
+    ``|e_t| <= 1/2 + eta`` (module docstring), so each entry's bounded part is at most this (utility only: the
+    confidence width of the learners; a relative margin of ``1e-9`` covers the float sum).
+
+    Parameters
+    ----------
+    horizon : int
+        Number of releases ``T``.
+    buffers : int, default 3
+        Number of buffers ``d``.
+
+    Returns
+    -------
+    float
+    """
+    Theta, Omega = dyadic_blt(horizon, buffers)
+    theta, omega = np.array(Theta) / 2.0**PARAM_BITS, np.array(Omega) / 2.0**PARAM_BITS
+    q = np.ones(horizon)
+    j = np.arange(horizon - 1, dtype=float)
+    q[1:] = (omega[:, None] * theta[:, None] ** j[None, :]).sum(axis=0)
+    _, s1, V = encoder_bounds(horizon, buffers)
+    eta = V * s1 * 2.0**-STATE_BITS
+    return float(np.abs(np.cumsum(q)).sum()) * (1.0 + eta) * (1.0 + 1e-9)
+
+
+def check_encoder_range(increment_units: float, horizon: int, buffers: int = 3) -> None:
+    """Refuse a plan whose increments (at most ``increment_units`` grid steps per entry) could take the encoder out
+    of its range (``ENCODER_LIMIT``, ``OUTPUT_LIMIT``), before any charge.
+
+    ``|w_t| <= 2^F S_1 M + V S_1`` (``w = 2^F C m + C v``, module docstring) and
+    ``s_i <- R_W(Theta_i s_i) + w`` give ``|s_i| <= (max |w| + 1/2) min(T, 1 / (1 - theta_i))``;
+    ``|r_t| <= S_1 M + 1/2 + eta``.
+    A plan that passes never meets the encoder's data-dependent refusal.
+
+    Parameters
+    ----------
+    increment_units : float
+        ``M``: a bound on every increment's entries, grid units.
+    horizon : int
+        Number of releases ``T``.
+    buffers : int, default 3
+        Number of buffers ``d``.
+
+    Raises
+    ------
+    ValueError
+        Where the bound reaches the range.
+    """
+    Theta, _ = dyadic_blt(horizon, buffers)
+    _, s1, V = encoder_bounds(horizon, buffers)
+    growth = max(min(float(horizon), 2.0**PARAM_BITS / (2**PARAM_BITS - t)) for t in Theta)  # sum_k theta^k
+    w = (2.0**STATE_BITS * s1 * (increment_units + 1.0) + V * s1) * (1.0 + 1e-9)
+    if (w + 1.0) * growth >= 0.5 * ENCODER_LIMIT or s1 * (increment_units + 1.0) + 1.0 >= 0.5 * OUTPUT_LIMIT:
+        raise ValueError(
+            "the exact BLT encoder's buffers could reach 2**78 grid steps at this horizon and noise grid; use a "
+            "shorter horizon, a smaller epsilon or another continual release."
+        )
 
 
 @dataclass(frozen=True)
@@ -424,14 +503,39 @@ class ExactBLTRelease:
             w = w - _round_shift(s[i] * omega, PARAM_BITS)
         for i, theta in enumerate(self._Theta):
             s[i] = _round_shift(s[i] * theta, PARAM_BITS) + w
+        r = _round_shift(w, STATE_BITS)
+        if _outside(s, ENCODER_LIMIT) or _outside(r, OUTPUT_LIMIT):  # before any change
+            raise ValueError(
+                "the exact BLT encoder's buffers would reach 2**78 (or its output 2**62) grid steps, beyond the "
+                "compiled engine's two-word integers; rescale the contexts and rewards (smaller context_bound and "
+                "reward_bound) or plan fewer rounds."
+            )
         self._encoder[:, rows] = s
-        return _round_shift(w, STATE_BITS)
+        return r
 
     def noise(self, rows: np.ndarray) -> np.ndarray:
         """Rounded Gaussian noise of the next release of ``rows`` (grid units, int64): one word per entry, a
         constant-time search each."""
         rows = np.asarray(rows)
-        words = np.ascontiguousarray(self.words(rows, self.count[rows], self.n_entries))
+        return self.noise_at(rows, self.count[rows])
+
+    def noise_at(self, rows: np.ndarray, counts: np.ndarray) -> np.ndarray:
+        """Rounded Gaussian noise of release ``counts[j]`` (0-based) of row ``rows[j]`` (grid units, int64).
+
+        It depends on the words alone (keyed words: on the row's key and the release; a noise source's words:
+        on the order of the calls), never on the data: the compiled engine fetches it ahead of the releases.
+
+        Parameters
+        ----------
+        rows, counts : numpy.ndarray of int
+            The rows and their 0-based release numbers.
+
+        Returns
+        -------
+        numpy.ndarray of int64, shape ``(len(rows), n_entries)``
+        """
+        rows = np.asarray(rows)
+        words = np.ascontiguousarray(self.words(rows, np.asarray(counts, dtype=np.int64), self.n_entries))
         out = np.empty(words.shape, dtype=np.int64)
         out[:, self.on_diagonal] = self._diag.sample_units(words[:, self.on_diagonal])
         out[:, ~self.on_diagonal] = self._off.sample_units(words[:, ~self.on_diagonal])
@@ -441,7 +545,10 @@ class ExactBLTRelease:
         """Post-processing of ``Y`` alone: ``(B Y)_t`` of ``rows`` in doubles (grid units)."""
         y = np.asarray(y, dtype=float)
         v = self._decoder[:, rows]
-        u = y + np.tensordot(self._omega, v, axes=1)
+        acc = self._omega[0] * v[0]  # summed in buffer order, as the compiled decoder (_exact_kernels) does
+        for i in range(1, len(self._omega)):
+            acc = acc + self._omega[i] * v[i]
+        u = y + acc
         self._decoder[:, rows] = self._theta[:, None, None] * v + y[None]
         self._total[rows] += u
         return self._total[rows]

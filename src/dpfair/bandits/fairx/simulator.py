@@ -597,9 +597,29 @@ def _privatizer_rows(plans: list[_Plan], seeds: tuple[int, ...], M: int,
         np.zeros((P, block, d, d), dtype=np.int64), np.zeros((P, block, d), dtype=np.int64),  # noise of the next releases
         np.zeros(P, dtype=np.int64), np.zeros(P, dtype=np.int64),  # release number of each row's slot 0, slots filled
     )
+    private_rows = private_rows + _exact_rows(plans, feeds, P, d)
     for k, feed in enumerate(feeds.values()):
         feed.bind(private_rows, k * S * M)
     return feeds, learner_real, noise_row, private_rows
+
+
+def _exact_rows(plans: list[_Plan], feeds: dict[int, _NoiseFeed], n_rows: int, d: int) -> tuple[np.ndarray, ...]:
+    """The exact BLT's arrays of the kernels (:mod:`dpfair.bandits.fairx._exact_kernels`; one row where no learner
+    uses it): encoder and its pending step (two-word integers), pending outputs, decoder, released sums, each
+    learner's ``(Theta, Omega)`` and ``(theta, omega)``, and which learners use it."""
+    from dpfair.bandits.fairx._exact_kernels import check_parameters
+    from dpfair.bandits.fairx._privatizer_exact import PARAM_BITS, dyadic_blt
+
+    exact = np.array([i in feeds and feeds[i].privatizer._exact_blt is not None for i in range(len(plans))])
+    B, E = 3, (d + 1) * (d + 2) // 2
+    P = n_rows if exact.any() else 1
+    blt_int = np.zeros((len(plans), 2, B), dtype=np.int64)
+    for i in np.flatnonzero(exact):
+        blt_int[i] = check_parameters(*dyadic_blt(plans[i].n_releases, B))
+    return (
+        np.zeros((P, B, E, 2), dtype=np.uint64), np.zeros((P, B, E, 2), dtype=np.uint64), np.zeros((P, E), np.int64),
+        np.zeros((P, B, E)), np.zeros((P, E)), blt_int, blt_int / 2.0**PARAM_BITS, exact,
+    )
 
 
 def _log_det_decision(group: int, t: int, plan: _Plan, M: int, d: int, gram: np.ndarray, gram_last: np.ndarray,
@@ -621,6 +641,10 @@ def _raise_kernel_error(code: int) -> None:
     if code == kernels.BEYOND_RANGE:  # Privatizer.release
         raise ValueError("the running sums reach 2**62 grid steps of the noise, beyond exact integer arithmetic; "
                          "rescale the contexts and rewards (smaller context_bound and reward_bound) or plan fewer rounds.")
+    if code == kernels.BEYOND_ENCODER:  # ExactBLTRelease.encode
+        raise ValueError("the exact BLT encoder's buffers would reach 2**78 (or its output 2**62) grid steps, beyond "
+                         "the compiled engine's two-word integers; rescale the contexts and rewards (smaller "
+                         "context_bound and reward_bound) or plan fewer rounds.")
     raise ValueError("the PRIVATIZER's tree holds n_releases communication rounds; a further release was requested: "
                      "plan more releases.")
 
@@ -702,7 +726,9 @@ class _NoiseFeed:
         flat_end = end.reshape(self.shape)
         ahead = np.arange(1, n_new + 1).reshape(-1, *(1,) * len(self.shape))
         fetch = flat_need & (flat_filled + ahead <= flat_end)  # (n_new, *shape): the releases each row needs
-        if self.sequential:  # draw release filled + 1 + k's node, in release order, for the rows that need it
+        if priv._exact_blt is not None:
+            gram, target = self._exact_noise(fetch.reshape(n_new, -1), filled, n_new)
+        elif self.sequential:  # draw release filled + 1 + k's node, in release order, for the rows that need it
             gram = np.zeros((n_new, *self.shape, d, d), dtype=np.int64)
             target = np.zeros((n_new, *self.shape, d), dtype=np.int64)
             for k in range(n_new):
@@ -711,7 +737,29 @@ class _NoiseFeed:
         else:  # every release of every row in one call (0: no noise, cheap)
             gram, target = priv.release_noise_units(np.where(fetch, flat_filled + ahead, 0))
         gram, target = gram.reshape(n_new, -1, d, d), target.reshape(n_new, -1, d)
-        noise_gram, noise_target = self.noise_gram[part], self.noise_target[part]
+        self._copy_slots(need, filled, end, gram, target)
+
+    def _exact_noise(self, fetch: np.ndarray, filled: np.ndarray, n_new: int) -> tuple[np.ndarray, np.ndarray]:
+        """``continual="blt-exact"``: the rounded Gaussian ``Z`` of releases ``filled + 1 ..`` of the rows of
+        ``fetch`` (``ExactBLTRelease.noise_at``: keyed words by (key, release), in release order), laid out as
+        ``release_noise_units`` lays out its noise (gram entries mirrored; the corner dropped)."""
+        priv, d = self.privatizer, self.dim
+        rows_u, cols_u = priv._upper
+        gram = np.zeros((n_new, fetch.shape[1], d, d), dtype=np.int64)
+        target = np.zeros((n_new, fetch.shape[1], d), dtype=np.int64)
+        in_gram, in_target = cols_u < d, (cols_u == d) & (rows_u < d)
+        ks, rows = np.nonzero(fetch)  # every (release, row) at once, in release order
+        z = priv._exact_blt.noise_at(rows, filled[rows] + ks)  # 0-based release filled + k + 1 - 1
+        gram[ks[:, None], rows[:, None], rows_u[in_gram], cols_u[in_gram]] = z[:, in_gram]
+        gram[ks[:, None], rows[:, None], cols_u[in_gram], rows_u[in_gram]] = z[:, in_gram]
+        target[ks[:, None], rows[:, None], rows_u[in_target]] = z[:, in_target]
+        return gram, target
+
+    def _copy_slots(self, need: np.ndarray, filled: np.ndarray, end: np.ndarray, gram: np.ndarray,
+                    target: np.ndarray) -> None:
+        """Move each refilled row's unused slots to the front and append its fresh releases' noise."""
+        first, length, released = self.noise_first[self.part], self.noise_len[self.part], self.count
+        noise_gram, noise_target = self.noise_gram[self.part], self.noise_target[self.part]
         for row in np.flatnonzero(need):
             keep = filled[row] - released[row]  # unused slots, moved to the front
             src = released[row] + 1 - first[row]

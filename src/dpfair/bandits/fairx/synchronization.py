@@ -41,8 +41,8 @@ from dpfair._estimator import privacy_spent
 from dpfair._warnings import find_stack_level
 from dpfair.bandits.fairx._privatizer_calibration import (
     CALIBRATIONS,
-    CONTINUAL,
     MAX_FACTORIZED_RELEASES,
+    PRIVATIZER_CONTINUAL,
     PrivatizerCalibration,
     _calibrate,
 )
@@ -118,15 +118,15 @@ def _check_continual(value: Any, calibration: str, n_releases: int) -> str:
     beyond ``MAX_FACTORIZED_RELEASES`` planned releases (a factorization keeps ``O(tau)`` noise per agent)."""
     if value == "auto":
         return "tree" if calibration == "paper" or n_releases > MAX_FACTORIZED_RELEASES else "sqrt"
-    if value not in CONTINUAL:
-        raise ValueError(f"continual must be 'auto' or one of {CONTINUAL}, got {value!r}.")
+    if value not in PRIVATIZER_CONTINUAL:  # the factorizations and the exact BLT ("blt-exact")
+        raise ValueError(f"continual must be 'auto' or one of {PRIVATIZER_CONTINUAL}, got {value!r}.")
     if calibration == "paper" and value != "tree":
         raise ValueError(f"noise_calibration='paper' is Algorithm 2's tree formula; it needs continual='tree' (or "
                          f"'auto'), got continual={value!r}; use noise_calibration='tight' with a factorization.")
     return value
 
 
-def _lemma4_noise(cal: Any, n_agents: int, dim: int) -> tuple[float, float, float]:
+def _lemma4_noise(cal: Any, n_agents: int, dim: int, n_releases: int = 1) -> tuple[float, float, float]:
     """Lemma 4's noise terms from the noise actually released: ``(sigma_total, gram_rounding, target_rounding)``.
 
     The server's sum ``W = sum_j H^j`` over the ``m`` agents' latest releases.  A tree release sums at
@@ -139,10 +139,18 @@ def _lemma4_noise(cal: Any, n_agents: int, dim: int) -> tuple[float, float, floa
     ``sigma_total = node_sigma * max_k ||B_k|| * sqrt(m)`` (``release_factor``).  The rounding to the grid
     adds ``|r_ij| <= g / 2`` per entry and agent: ``||r||_op <= ||r||_F <= m d g / 2`` for ``W`` and
     ``m sqrt(d) g / 2`` for the target's ``h``; the tree's lattice noise is exact (no rounding term).
+    The exact BLT (``"blt-exact"``, :mod:`dpfair.bandits.fairx._privatizer_exact`) releases
+    ``g (A m + B X + B (rho + e))``: ``X`` Gaussian (``B X`` has the law above), ``rho = rint(X) - X`` and the
+    encoder's error ``e`` at most ``1/2`` and ``1/2 + eta`` per entry, so the bounded part of an entry is at most
+    ``g (1 + eta) max_k ||B_k||_1`` (``_privatizer_exact.decoder_l1``) in place of ``g / 2``.
     """
     if cal.continual == "tree":  # bit for bit the earlier formula
         return cal.node_sigma * math.sqrt(n_agents * cal.nodes_per_release), 0.0, 0.0
     half = 0.5 * cal.granularity * n_agents
+    if cal.continual == "blt-exact":
+        from dpfair.bandits.fairx._privatizer_exact import decoder_l1
+
+        half = cal.granularity * n_agents * decoder_l1(n_releases)
     return cal.node_sigma * cal.release_factor * math.sqrt(n_agents), half * dim, half * math.sqrt(dim)
 
 
@@ -214,6 +222,12 @@ def _plan_privatizer(plan: _Plan, privacy: _PrivacyOptions, horizon: int, n_agen
     cal = _calibrate(privacy.epsilon, privacy.delta, plan.context_bound, plan.reward_bound, dim, plan.n_releases,
                      calibration, continual)
     plan.noise_calibration, plan.continual, plan.calibration = calibration, continual, cal
+    if continual == "blt-exact":  # the encoder's two-word range, for every stream the declared bounds allow
+        from dpfair.bandits.fairx._privatizer_exact import check_encoder_range
+
+        rounds = horizon if plan.schedule is None else int(np.diff(np.flatnonzero(plan.schedule), prepend=0).max()) + 1
+        check_encoder_range(rounds * (plan.context_bound**2 + plan.reward_bound**2) / cal.granularity,
+                            plan.n_releases)  # an increment gathers the rounds since the last release
     # the PRIVATIZER holds the running sums as int64 numbers of grid steps: |sum x x^T|, |sum x y| <= T (L^2 + B^2)
     if horizon * (plan.context_bound**2 + plan.reward_bound**2) / cal.granularity >= 2.0**62:
         raise ValueError(
@@ -221,7 +235,7 @@ def _plan_privatizer(plan: _Plan, privacy: _PrivacyOptions, horizon: int, n_agen
             "steps); use a shorter horizon or a smaller epsilon (the grid is a fixed fraction of the noise)."
         )
     # Lemma 4 with the noise actually used (worst release of the tree or the factorization: _lemma4_noise)
-    sigma_total, gram_rounding, target_rounding = _lemma4_noise(cal, n_agents, dim)
+    sigma_total, gram_rounding, target_rounding = _lemma4_noise(cal, n_agents, dim, plan.n_releases)
     tail = math.sqrt(2.0 * math.log(2.0 * plan.n_releases * n_agents / plan.core.confidence_delta))
     plan.shift = math.sqrt(2.0) * sigma_total * (2.0 * math.sqrt(dim) + tail) + gram_rounding
     plan.rho_max_extra = 2.0 * plan.shift
