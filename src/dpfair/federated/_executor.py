@@ -84,6 +84,7 @@ def idle_pause(idle_seconds: float, busy_pause: float, long_sleep: float = LONG_
         return busy_pause
     return max(busy_pause, IDLE_SLEEP if idle_seconds < LONG_IDLE_AFTER else long_sleep)
 
+
 #: A task running longer than this starts sending task heartbeats to the SuperNode.
 _HEARTBEAT_AFTER = 5.0
 
@@ -98,8 +99,15 @@ def flwr_version() -> str | None:
 
 
 #: The SuperNode's Runtime API handlers an in-process ClientApp task calls (without HTTP).
-_NODE_HANDLERS = ("pull_task_input", "pull_messages", "push_messages", "pull_object", "push_object",
-                  "confirm_message_received", "push_task_output")
+_NODE_HANDLERS = (
+    "pull_task_input",
+    "pull_messages",
+    "push_messages",
+    "pull_object",
+    "push_object",
+    "confirm_message_received",
+    "push_task_output",
+)
 
 
 def _in_range(version: str) -> bool:
@@ -283,8 +291,15 @@ def patch_superlink_long_poll(wait: float = DEFAULT_LONG_POLL) -> bool:
     return True
 
 
-def _long_poll(pull: Any, stores: str, wait: float, arrived: threading.Condition, generation: list[int],
-               slots: threading.BoundedSemaphore, wake_on: Any) -> Any:
+def _long_poll(
+    pull: Any,
+    stores: str,
+    wait: float,
+    arrived: threading.Condition,
+    generation: list[int],
+    slots: threading.BoundedSemaphore,
+    wake_on: Any,
+) -> Any:
     """*pull* (a ``pull_messages`` handler of the SuperLink) waiting for what the state's *stores* method stores."""
     from flwr.supercore.inflatable.inflatable_object import iterate_object_tree
 
@@ -325,8 +340,11 @@ def run_superlink(argv: list[str]) -> None:
     """Run ``flower-superlink`` with arguments *argv* and long polls (:func:`patch_superlink_long_poll`)."""
     wait = float(os.environ.get("DPFAIR_SUPERLINK_LONG_POLL", DEFAULT_LONG_POLL))
     if not patch_superlink_long_poll(wait):
-        warnings.warn("dpfair's long poll is off (flwr's internals differ): starting the stock SuperLink.",
-                      RuntimeWarning, stacklevel=find_stack_level())
+        warnings.warn(
+            "dpfair's long poll is off (flwr's internals differ): starting the stock SuperLink.",
+            RuntimeWarning,
+            stacklevel=find_stack_level(),
+        )
     from flwr.superlink.cli import flower_superlink
 
     sys.argv = ["flower-superlink", *argv]
@@ -384,6 +402,7 @@ def client_app_error(ex: BaseException) -> tuple[int, str]:
     if isinstance(ex, LoadClientAppError):
         return ErrorCode.LOAD_CLIENT_APP_EXCEPTION, "An exception was raised when attempting to load `ClientApp`"
     return ErrorCode.CLIENT_APP_RAISED_EXCEPTION, f"the ClientApp raised {type(ex).__name__}; the details are in this node's log"
+
 
 class _LocalRuntime:
     """The SuperNode's Runtime API for one task, called in the SuperNode's own process.
