@@ -29,7 +29,11 @@ The CPU time of all threads per agent-round is printed beside it against the sam
 noise thread's work and the page faults of the noise's memory as well as both kernel threads.
 
 Run: ``OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/bench_federated.py [horizon] [reference_horizon]
-[frequent_horizon]`` (defaults 100000, 1000 and 20000).  Timings depend on the machine's load: the script
+[frequent_horizon]`` (defaults 100000, 1000 and 20000).  ``bench_federated.py --exact [horizon] [frequent_horizon]``
+instead times the private learner's continual release, ``"sqrt"`` (the default) against the exact BLT
+(``"blt-exact"``: integer encoder in two-word integers inside the kernels), compiled, per agent-round: Priv alone
+(bounded-gap, then syncing every round) and Exp 1's three learners with each, and the numpy engine on Priv with
+the exact BLT at a tenth of the frequent horizon.  Timings depend on the machine's load: the script
 prints it (1, 5 and 15 minutes) before and after each scenario.
 """
 
@@ -225,5 +229,43 @@ def main(horizon: int = 100_000, reference_horizon: int = 1_000, frequent_horizo
     return int(any(row["wall_us"] > TARGET_US for row in summary.values()))
 
 
+def compare_continual(horizon: int = 100_000, frequent_horizon: int = 20_000) -> None:
+    """Priv-FairX-LinUCB with ``continual="sqrt"`` against ``"blt-exact"`` on the compiled engine (module docstring)."""
+    env, exp1 = _exp1()
+    kw = {"radius": 1.0, "n_steps": 10, "step_size": 0.1}
+
+    def priv(continual: str, protocol: str = "bounded-gap", **extra: Any) -> PrivFairXLinUCB:
+        return PrivFairXLinUCB(2.0, 0.1, math.sqrt(5), protocol, random_state=0, continual=continual, **kw, **extra)
+
+    print(_load())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        simulate_federated(env, {"P": priv("blt-exact")}, 20, 2, [0])  # compile, or load the cache
+    walls: dict[str, float] = {}
+    for continual in ("sqrt", "blt-exact"):
+        for label, learners, T, seeds in (
+            (f"Priv alone, T={horizon}", {"Priv": priv(continual)}, horizon, SEEDS),
+            (f"Priv syncing every round, T={frequent_horizon}",
+             {"Priv": priv(continual, "log-det", sync_threshold=1e-12)}, frequent_horizon, (0, 1)),
+            (f"Exp 1's learners, T={horizon}", {**exp1, "Priv": priv(continual)}, horizon, SEEDS),
+        ):
+            print(f"{label}, continual={continual!r}")
+            result, wall, _ = _timed(env, learners, T, seeds)
+            walls[f"{label}, {continual}"] = 1e6 * wall / (T * len(learners) * len(seeds) * N_AGENTS)
+            print("  final fairness regret (mean over seeds): "
+                  + ", ".join(f"{k} {v:.1f}" for k, v in result.final("fair_regret").mean(axis=1).items()))
+            print(f"  {_load()}")
+    print(f"Priv syncing every round, numpy engine, continual='blt-exact', T={frequent_horizon // 10}")
+    _timed(env, {"Priv": priv("blt-exact", "log-det", sync_threshold=1e-12)}, frequent_horizon // 10, (0, 1),
+           engine="numpy")
+    print("\nwall us per agent-round (blt-exact / sqrt):")
+    for label in dict.fromkeys(k.rsplit(", ", 1)[0] for k in walls):
+        a, b = walls[f"{label}, sqrt"], walls[f"{label}, blt-exact"]
+        print(f"  {label:<48} sqrt {a:6.2f}  blt-exact {b:6.2f}  ({b / a:.2f}x)")
+
+
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--exact"]:
+        compare_continual(*(int(a) for a in sys.argv[2:4]))
+        sys.exit(0)
     sys.exit(main(*(int(a) for a in sys.argv[1:4])))
