@@ -159,3 +159,41 @@ def test_learner_takes_blt_exact_and_the_engines_agree():
     assert compiled.privacy_spent == reference.privacy_spent
     assert compiled.privacy_spent["exact"]["continual"] == "blt-exact"
     assert not np.array_equal(compiled.actions[0], compiled.actions[1])  # the exact release's own noise
+
+
+def test_engine_releases_are_the_numpy_engines_bit_for_bit(monkeypatch):
+    """The kernels' decoder sums and encoder words after a seeded run equal the numpy engine's PRIVATIZER state."""
+    from dpfair.bandits import PrivFairXLinUCB
+    from dpfair.bandits.fairx import simulator
+
+    kept, made = [], []
+    exact_rows = simulator._exact_rows
+    monkeypatch.setattr(simulator, "_exact_rows", lambda *a: kept.append(exact_rows(*a)) or kept[-1])
+    init = ExactBLTRelease.__init__
+
+    def record(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        made.append(self)
+
+    monkeypatch.setattr(ExactBLTRelease, "__init__", record)
+    learners = {"exact": PrivFairXLinUCB(2.0, 0.1, math.sqrt(5), "bounded-gap", random_state=3, continual="blt-exact",
+                                         radius=1.0, n_steps=10, step_size=0.1)}
+    compiled = _run(learners, 400, "compiled")
+    made.clear()
+    reference = _run(learners, 400, "numpy")
+    np.testing.assert_array_equal(compiled.actions, reference.actions)
+    (ref,) = [r for r in made if r.count.any()]  # the numpy engine's PRIVATIZER (the dry run's made no release)
+    encoder, total = kept[0][0], kept[0][4]
+    last = total.shape[1] - 1  # the corner: never released, not run by the kernels (its buffers stay 0)
+    np.testing.assert_array_equal(total[:, :last], ref._total[:, :last])
+    np.testing.assert_array_equal(K.from_words(encoder).transpose(1, 0, 2), ref._encoder)
+    assert ref.count.min() > 50 and np.abs(total[:, :last]).min() > 0
+
+
+def test_secure_exact_noise_runs_compiled():
+    from dpfair.bandits import PrivFairXLinUCB
+
+    learner = PrivFairXLinUCB(2.0, 0.1, math.sqrt(5), "bounded-gap", continual="blt-exact", radius=1.0)
+    result = _run({"P": learner}, 200, "compiled")
+    assert result.privacy_spent["P"]["noise"] == "secure" and result.communication_rounds.min() > 50
+    assert np.isfinite(result.fair_regret).all()
