@@ -658,7 +658,9 @@ class _NoiseFeed:
     ``release_noise_units(k)`` for its next releases ``k = count + 1, ...``, topped up in order (each release
     number fetched once).  A factorized privatizer answers any ``k`` (its table); a tree is advanced one
     release at a time and asked for its current count (an unkeyed tree, secure noise, can only answer that):
-    the nodes it draws are the ones the releases use, in the same order.
+    the nodes it draws are the ones the releases use, in the same order.  The exact BLT (``"blt-exact"``) has no
+    release noise of its own: its slots hold each release's rounded Gaussian ``Z`` (a function of the words alone),
+    which the kernels add after their encoder (:mod:`dpfair.bandits.fairx._exact_kernels`).
     """
 
     _BYTES = 64 * 2**20  # the noise held for all rows at once
