@@ -60,10 +60,13 @@ from dpfair.classification.blind_table import (
     blind_guaranteed_violation,
     blind_joint_frequencies,
     constrained_rates,
+    label_count_epsilon,
     noisy_blind_table,
     plan_cells,
     rate_margin_weights,
     rate_noise,
+    released_constant_rule,
+    released_positive_count,
     solve_blind_lp,
 )
 from dpfair.classification.postprocessing import (
@@ -142,6 +145,7 @@ class BlindData(ValidatedData):
     n_membership_cells: int
     epsilon_membership: float
     epsilon_table: float
+    epsilon_count: float = 0.0
 
 
 @dataclass(frozen=True, eq=False)
@@ -167,6 +171,7 @@ class BlindRelease:
     error_table: np.ndarray
     error_is_exact: bool
     predict_seed: list[int] | None
+    positive_count: float | None = None
 
 
 def _check_constraints(constraints: Any) -> str:
@@ -216,7 +221,8 @@ class DPBlindPostProcessor(PrivateEstimator, CloneLineageMixin, MetaEstimatorMix
     histogram over public clusters (below), and the LP reads the released table as it is: shrinking it towards the
     membership model's own table biased the group rates (held-out violation 0.14-0.15 on ACS with the table exact).
 
-    **What it protects, and the proof.** ``fit`` makes one charge, ``epsilon``, split into two releases:
+    **What it protects, and the proof.** ``fit`` makes one charge, ``epsilon``, split into two releases (three
+    under whole-row privacy):
 
     1. *The membership model* (``epsilon_m = membership_share * epsilon``), an estimate of ``P(A | X, Y)`` (at
        prediction the two labels are mixed by the base score).  Under the attribute relation: the public rows are
@@ -235,6 +241,13 @@ class DPBlindPostProcessor(PrivateEstimator, CloneLineageMixin, MetaEstimatorMix
        falls in a fixed cell ``(s, m)``; the table ``q[s, m, a, y]`` of fractions of rows moves ``1/m`` of mass
        between two cells when one row's group changes (or a whole row is replaced), so its L1 sensitivity is
        ``2/m`` and ``Lap(2 / (m epsilon_t))`` per cell makes it ``epsilon_t``-DP.
+    3. *The positive-label count*, under whole-row privacy only (the labels are private; under the attribute
+       relation they are public and the exact totals are used): ``epsilon_c`` from the public ``m`` and ``epsilon``
+       (:func:`~dpfair.classification.blind_table.label_count_epsilon`, taken from the table's share, at most 0.7
+       of it, so
+       ``epsilon_m + epsilon_t + epsilon_c = epsilon``); replacing one row moves the count by at most 1, so
+       ``Lap(1 / epsilon_c)`` makes it ``epsilon_c``-DP
+       (:func:`~dpfair.classification.blind_table.released_positive_count`).  It picks the fallback's constant.
 
     By basic composition ``fit`` is ``(epsilon, 0)``-DP for the sensitive attribute of every training row
     (``"change_attribute"``; ``X`` and ``y`` are public, so a base classifier trained on them non-privately does not
@@ -274,7 +287,10 @@ class DPBlindPostProcessor(PrivateEstimator, CloneLineageMixin, MetaEstimatorMix
     buys no signal the fit *is* the best constant classifier, with a :class:`SmallBudgetWarning` naming the epsilon
     that would help: fewer than two groups are measured (no fairness can be enforced), or (whole-row privacy, where
     the error is itself noisy) the LP's error gain over the constant is within two standard deviations of its
-    noise.  ``fallback_`` says whether it happened.
+    noise.  ``fallback_`` says whether it happened.  Under whole-row privacy the constant is the label the released
+    count and the table's unclipped totals, together, say is the majority
+    (:func:`~dpfair.classification.blind_table.released_constant_rule`): on the fairness suite's 1,000-row task the
+    clipped table's totals alone picked the minority label in 4 to 14 of 30 fits (epsilon 0.5 and 1).
 
     At ``epsilon = inf`` nothing is noisy and the fit is the exact linear program on the training table (a
     :class:`~dpfair.privacy.PrivacyLeakWarning` says so).
@@ -504,6 +520,8 @@ class DPBlindPostProcessor(PrivateEstimator, CloneLineageMixin, MetaEstimatorMix
         n_groups = int(rows.groups.size)
         share = options.membership_share if n_groups >= 2 else 0.0
         epsilon_membership, epsilon_table = share * epsilon, (1.0 - share) * epsilon
+        epsilon_count = label_count_epsilon(m, epsilon_table) if whole_rows else 0.0  # the labels are private too
+        epsilon_table -= epsilon_count
         if not math.isinf(epsilon):
             each = membership_model_epsilons(epsilon_membership, n_groups, options.relation)
             if 2.0 / (m * epsilon_table) > _MAX_NOISE_SCALE or (n_groups >= 2 and not each > 1e-90):
@@ -524,7 +542,7 @@ class DPBlindPostProcessor(PrivateEstimator, CloneLineageMixin, MetaEstimatorMix
                          group_index=rows.group_index, X=X, features=features, y=y_array, classes=classes,
                          labels=labels, feature_scale=scale, n_score_bins=n_score_bins,
                          n_membership_cells=n_membership, epsilon_membership=epsilon_membership,
-                         epsilon_table=epsilon_table)
+                         epsilon_table=epsilon_table, epsilon_count=epsilon_count)
 
     def _warn_non_private(self, params: PrivacyParameters) -> None:
         warn_non_private(params.epsilon, "the fitted blind post-processor (exact membership model and table)",
@@ -580,12 +598,13 @@ class DPBlindPostProcessor(PrivateEstimator, CloneLineageMixin, MetaEstimatorMix
             error_table = np.bincount(flat, minlength=q_hat.shape[0] * 2).reshape(-1, 2) / data.n_rows
         else:
             error_table = np.maximum(q_tilde, 0.0).sum(axis=1)
+        count = released_positive_count(data.labels, data.epsilon_count, noise) if data.epsilon_count > 0 else None
         return BlindRelease(estimator=statistics.estimator, membership_coef=coef,
                             membership_clusters=0 if centres is None else int(centres.shape[0]),
                             membership_pooled_coef=table, score_edges=score_edges,
                             membership_edges=membership_edges,
                             membership_prior=prior, q_tilde=q_tilde, error_table=error_table, error_is_exact=public,
-                            predict_seed=_predict_seed(noise))
+                            predict_seed=_predict_seed(noise), positive_count=count)
 
     def _solve(self, params: PrivacyParameters, noisy: BlindRelease, data: BlindData) -> dict[str, Any]:
         """The LP on the released table, the fallback and the guarantee: post-processing, it cannot fail."""
@@ -605,7 +624,11 @@ class DPBlindPostProcessor(PrivateEstimator, CloneLineageMixin, MetaEstimatorMix
             detected &= rate_noise(unclipped, n_cells, m, epsilon_table) <= 1.0
         measured = (typical <= RATE_NOISE_LIMIT).all(axis=1) & detected
         active = np.repeat(measured[:, None], len(families), axis=1)
-        constant_p, constant_error = best_constant_rule(noisy.error_table)
+        if noisy.positive_count is None:  # labels public (exact error table) or epsilon = inf
+            constant_p, constant_error = best_constant_rule(noisy.error_table)
+        else:
+            constant_p, constant_error = released_constant_rule(noisy.error_table, noisy.q_tilde, noisy.positive_count,
+                                                                m, epsilon_table, data.epsilon_count)
         reason = None
         if n_groups >= 2 and measured.sum() < 2:
             reason = "fewer than two declared groups are measured by the noisy table"
