@@ -80,8 +80,15 @@ def test_accounting_spends_exactly_the_request_with_the_sampler_inside_delta(eps
     assert cal.epsilon_accounted == pytest.approx(epsilon, rel=1e-8)
     g = cal.granularity
     assert 2**16 <= cal.sigma / g < 2**17
-    # mu from the proved stream sensitivity S = sens(C) Delta / g + kappa sqrt(tau ((d+1)^2 - 1))
-    assert cal.stream_sensitivity == pytest.approx(cal.column_sensitivity * cal.sensitivity / g + cal.rounding_slack)
+    # mu from the proved stream sensitivity S = sens(C) Delta / g + kappa sqrt(tau ((d+1)^2 - 1)), the slack computed
+    # here from the encoder's bounds, not read back from the calibration
+    sens, s1, V = encoder_bounds(tau)
+    kappa = 1 + 2 * V * s1 * 2.0**-STATE_BITS
+    slack = kappa * math.sqrt(tau * ((5 + 1) ** 2 - 1))
+    assert cal.rounding_slack == pytest.approx(slack, rel=1e-12)
+    assert cal.column_sensitivity == sens
+    assert cal.sensitivity == pytest.approx(math.sqrt(2) * (5 + 1) + g * math.sqrt(35), rel=1e-12)
+    assert cal.stream_sensitivity == pytest.approx(sens * cal.sensitivity / g + slack, rel=1e-12)
     assert cal.mu == pytest.approx(cal.stream_sensitivity / (math.sqrt(2) * cal.sigma / g), rel=1e-12)
     share = (1 + math.exp(epsilon)) * _entries(tau, 5) * lattice_total_variation(cal.sigma, g, "rounded")
     assert cal.delta_sampler >= share
@@ -279,6 +286,79 @@ def _privatizer(n_releases=40, batch=(2, 3), keys=None, **kwargs):
 def _increments(rng, batch):
     x = rng.uniform(-1, 1, size=(*batch, 4)) / 2
     return x[..., :, None] * x[..., None, :], 0.5 * x
+
+
+def test_the_release_draws_rounded_gaussians_for_both_tables():
+    """``law="rounded"`` is what makes ``r + Z`` a rounding of the continuous Gaussian mechanism (the proof); a
+    discrete-Gaussian table would only be zCDP."""
+    mech = ExactBLTRelease(10, 2.0**16, np.array([False, True]), 2, _words(np.random.default_rng(0)))
+    assert mech._off.law == "rounded" and mech._diag.law == "rounded"
+    assert mech._diag.sigma == pytest.approx(math.sqrt(2) * mech._off.sigma) and mech._off.sigma == 2.0**16
+    priv = _privatizer()
+    assert priv._exact_blt._off.law == "rounded" and priv._exact_blt._diag.law == "rounded"
+    restored = pickle.loads(pickle.dumps(priv))._exact_blt  # the tables are rebuilt on load: the same law
+    assert restored._off.law == "rounded" and restored._diag.law == "rounded"
+
+
+def test_a_failing_word_source_leaves_the_release_unchanged():
+    """The noise is drawn before the encoder's state changes: a word source that fails mid-stream leaves the
+    encoder, the decoder and the counts as they were, and the next release continues the same stream."""
+    calls = {"n": 0}
+    rng = np.random.default_rng(6)
+
+    def flaky(rows, counts, n_entries):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise OSError("no entropy")
+        return rng.integers(0, 2**64, (rows.size, n_entries), dtype=np.uint64)
+
+    mech = ExactBLTRelease(10, 2.0**16, np.array([False, True]), 2, flaky)
+    m = np.array([[5, 7], [11, 13]], dtype=np.int64)
+    mech.step(m)
+    mech.step(m)
+    before = (mech._encoder.copy(), mech._decoder.copy(), mech._total.copy(), mech.count.copy())
+    with pytest.raises(OSError, match="no entropy"):
+        mech.step(m)
+    after = (mech._encoder, mech._decoder, mech._total, mech.count)
+    for old, new in zip(before, after, strict=True):
+        np.testing.assert_array_equal(old, new)
+    mech.step(m)
+    assert mech.count.tolist() == [3, 3]
+
+
+def test_a_failing_release_construction_charges_nothing(monkeypatch):
+    from dpfair.bandits.fairx import privatizer as module
+    from dpfair.privacy import PrivacyBudget
+
+    def broken(*args, **kwargs):
+        raise MemoryError("no room for the lattice tables")
+
+    monkeypatch.setattr(module, "ExactBLTRelease", broken)
+    budget = PrivacyBudget(10.0, 0.5)
+    with pytest.raises(MemoryError):
+        module.Privatizer(2.0, 0.1, math.sqrt(5), 4, 40, (1, 2), continual="blt-exact", budget=budget)
+    assert budget.ledger == ()
+
+
+@pytest.mark.parametrize("target", [1e-8, 1e-7, 1e-6, 1e-5])
+def test_accounted_epsilon_never_spends_more_than_its_delta(target):
+    """The fixed point ``epsilon <- epsilon_mu(target - share(epsilon))`` approaches from below; at
+    ``(1, 1e-5)``, ``tau = 2,000``, ``d = 5`` its sixth iterate at ``1e-8`` spent ``1.0000000206e-8``: the returned
+    ``epsilon`` must spend at most ``target``, and not much less (the least such ``epsilon``, to ``1e-9``)."""
+    from dpfair.bandits.fairx.privatizer import Privatizer
+
+    with pytest.warns(Warning):
+        priv = Privatizer(1.0, 1e-5, math.sqrt(5), 5, 2_000, (1,), continual="blt-exact", random_state=0)
+    cal = priv.calibration
+    mu = cal.column_sensitivity * cal.sensitivity / (math.sqrt(2) * priv.node_sigma)
+    samples_tv = _entries(2_000, 5) * lattice_total_variation(priv.node_sigma, priv.granularity, "rounded")
+
+    def spent(eps):
+        return gaussian_dp_delta(mu, eps) + (1 + math.exp(eps)) * samples_tv
+
+    eps = priv.accounted_epsilon(target)
+    assert spent(eps) <= target
+    assert spent(eps * (1 - 1e-9)) > target * (1 - 1e-6)
 
 
 def test_privatizer_blt_exact_spends_the_request_and_refuses_the_noise_feed():

@@ -32,8 +32,8 @@ __all__ = [
 
 CALIBRATIONS = ("tight", "paper")
 CONTINUAL = ("tree", "honaker", "sqrt", "blt")  # factorizations of the prefix-sum matrix (dpfair.privacy.continual)
-# the PRIVATIZER's own options: "blt-exact" (_privatizer_exact) releases through Privatizer.release only (its noise
-# depends on the encoder's rounding of the data, so there is no release_noise_units for the compiled engine)
+# the PRIVATIZER's and the learners' options: "blt-exact" (_privatizer_exact) has no release_noise_units (its noise
+# is added after the integer encoder of the data); the compiled engine runs that encoder itself (_exact_kernels)
 PRIVATIZER_CONTINUAL = (*CONTINUAL, "blt-exact")
 MAX_FACTORIZED_RELEASES = 2**22  # a factorized PRIVATIZER keeps each release's noise: O(tau) memory per agent
 _PROFILE_MARGIN = 1e-9  # relative margin on delta against the float error of the Gaussian profile

@@ -2,17 +2,21 @@
 
 The square-root and BLT PRIVATIZERs (:mod:`dpfair.bandits.fairx._privatizer_factorized`) add a continuous Gaussian
 ``z`` drawn in doubles and prove the releases private only for an ideal ``z``; the tree is exact but noisier.  This
-module makes the Gaussian-mechanism stage itself integer-valued, so every step of the proof is about the numbers the code
-computes, and keeps ``O(1)`` state per agent whatever the horizon.
+module makes the Gaussian-mechanism stage itself integer-valued, so every step of the proof from the rounded
+increments on is about the numbers the code computes (the increments themselves are float64 sums: see *What is not
+covered* below), and keeps ``O(1)`` state per agent whatever the horizon.
 
 The mechanism (one agent; every entry of the symmetric ``(d+1) x (d+1)`` increment runs the same scalar stream)
----------------------------------------------------------------------------------------------------------
+---------------------------------------------------------------------------------------------------------------
 ``m_1, m_2, ..`` are the agent's increments rounded to the grid ``g`` (integers, exact: ``Privatizer.to_units``).
+
+Below ``d`` is the context dimension (``(d+1)^2 - 1`` released entries per increment) and ``k`` the BLT's number of
+buffers (``i = 1 .. k``; ``k = 3`` by default).
 
 1. **Encoder, integers only.**  ``C^{-1}`` is the BLT ``q(x) = 1 + sum_i omega_i x / (1 - theta_i x)`` of
    :func:`dpfair.privacy._blt.blt_parameters` with ``theta_i = Theta_i 2^-W`` and ``omega_i = Omega_i 2^-W``
    rounded to dyadics (``W = 48``; the rounded values *are* the factorization: ``C = 1 / q`` exactly for them).  The
-   encoder holds ``d`` Python integers per entry (fixed point, ``F = 24`` fraction bits of a grid unit) and runs,
+   encoder holds ``k`` Python integers per entry (fixed point, ``F = 24`` fraction bits of a grid unit) and runs,
    with ``R_b(x) = floor(x / 2^b + 1/2)`` (an integer shift)::
 
        w_t = m_t 2^F - sum_i R_W(Omega_i s_i)        r_t = R_F(w_t)        s_i <- R_W(Theta_i s_i) + w_t
@@ -22,11 +26,17 @@ The mechanism (one agent; every entry of the symmetric ``(d+1) x (d+1)`` increme
    ``[-2^62, 2^62)``) is refused before any change, so that the compiled engine's two-word integers
    (:mod:`dpfair.bandits.fairx._exact_kernels`, where this bound is proved sufficient) compute the same integers;
    the buffers reach about ``2^70`` at Exp 1.  The refusal depends on the data, not on the noise: nothing is
-   released by a refused step.
+   released by a refused step, but whether a step was refused is itself a function of the data, so **a refusal is
+   outside the guarantee** below.  The learners never meet it: their plan refuses, before any charge, every horizon
+   whose declared bounds could reach the range (:func:`check_encoder_range`); a
+   :class:`~dpfair.bandits.fairx.privatizer.Privatizer` used on its own knows no bound on an increment's number of
+   rounds and makes no such check, so its user can meet the refusal mid-stream, and the proof says nothing about a
+   stream that ends in one.
 2. **Rounded Gaussian noise.**  ``Y_t = r_t + Z_t`` with ``Z_t`` drawn by :class:`dpfair.privacy.lattice.LatticeGaussian`
    with ``law="rounded"``: the law of ``rint(X)``, ``X ~ N(0, sigma_u^2)`` (off-diagonal entries ``sigma_u = sigma / g``,
-   diagonal ``sqrt(2) sigma_u``, grid ``g = sigma / 2^16``), tabulated within total variation ``tv`` per sample,
-   in a time that does not depend on the value.  Since ``r_t`` is an integer, ``Y_t = rint(r_t + X_t)``: a
+   diagonal ``sqrt(2) sigma_u``, grid ``g = 2^(floor(log2 sigma) - 16)``, a power of two, so that
+   ``sigma_u in [2^16, 2^17)``), tabulated within total variation ``tv`` per sample, by a search whose length does
+   not depend on the value drawn.  Since ``r_t`` is an integer, ``Y_t = rint(r_t + X_t)``: a
    rounding of the *continuous* Gaussian mechanism ``r_t + X_t``, computed without a floating-point Gaussian.
 3. **Decoder, post-processing.**  The release is ``g (B Y)_t``, ``B = A C^{-1}``: ``u_t = Y_t + sum_i omega_i v_i``,
    ``v_i <- theta_i v_i + Y_t``, release ``= g sum_{j <= t} u_j``, in doubles (any computation on ``Y`` alone is
@@ -34,11 +44,11 @@ The mechanism (one agent; every entry of the symmetric ``(d+1) x (d+1)`` increme
    deterministic error of about ``2^-16`` of the noise's standard deviation per release.
 
 Proof of privacy (replace one round's ``(x, y)`` of one agent; adaptive streams)
------------------------------------------------------------------------------
+--------------------------------------------------------------------------------
 *Encoder error.*  Let ``w*`` solve the exact recursion (``w* = 2^F C m``).  The encoder's roundings are
 ``s_i(t+1) = theta_i s_i(t) + w_t + alpha_i(t)`` and ``w_t = 2^F m_t - sum_i omega_i s_i(t) - beta_t`` with
-``|alpha_i| <= 1/2`` and ``|beta| <= d/2``, so ``e_w = w - w*`` solves ``q e_w = v``,
-``v = -beta - sum_i omega_i (x / (1 - theta_i x)) alpha_i``, ``|v_t| <= V = d/2 + sum_i |omega_i| / (2 (1 - theta_i))``:
+``|alpha_i| <= 1/2`` and ``|beta| <= k/2``, so ``e_w = w - w*`` solves ``q e_w = v``,
+``v = -beta - sum_i omega_i (x / (1 - theta_i x)) alpha_i``, ``|v_t| <= V = k/2 + sum_i |omega_i| / (2 (1 - theta_i))``:
 ``e_w = C v`` and ``|e_w(t)| <= V S_1`` with ``S_1 = sum_{j < T} |c_j|``.  In grid units
 ``eta = V S_1 2^-F`` (``4e-5`` at ``T = 100,000``), so ``|r_t - (C m)_t| <= 1/2 + eta``.
 
@@ -61,9 +71,11 @@ with one more Gaussian output whose shift brings ``sum_t ||a_t||_W^2`` to exactl
 every path (possible because the bound ``S`` holds on every path; dropping that output is post-processing).  Then
 ``M = sum_t <a_t, X_t>_W`` has conditionally Gaussian increments with predictable variances summing to the constant
 ``mu^2``: by iterated conditional characteristic functions, ``E exp(i u M) = exp(-u^2 mu^2 / 2)``, so
-``L ~ N(mu^2 / 2, mu^2)`` exactly, the privacy-loss law of the ``mu``-GDP Gaussian mechanism, and the stream's
-``(epsilon, delta)`` profile is exactly ``mu``-GDP's (Dong, Roth & Su 2022; the fully adaptive GDP filter of Smith &
-Thakurta 2022 and its individual form, Koskela, Tobaben & Honkela 2023).  The same argument with the discrete
+``L ~ N(mu^2 / 2, mu^2)`` exactly for the *padded* transcript: the privacy-loss law of the ``mu``-GDP Gaussian
+mechanism.  The released stream is a post-processing of it (the padding output dropped, ``r + X`` rounded), so its
+``(epsilon, delta)`` profile is *at most* ``mu``-GDP's, and equal to it only where the shifts already use the whole
+budget (Dong, Roth & Su 2022; the fully adaptive GDP filter of Smith & Thakurta 2022 and its individual form,
+Koskela, Tobaben & Honkela 2023).  The same argument with the discrete
 Gaussian instead gives only zCDP (the noise is then not a rounding of a Gaussian), ``21 %`` more noise at
 ``epsilon = 2, delta = 0.1``.
 
@@ -71,8 +83,27 @@ Gaussian instead gives only zCDP (the noise is then not a rounding of a Gaussian
 past), the releases are ``(epsilon, delta_mu + (1 + e^epsilon) n tv)``-DP with ``n = tau (d+1)(d+2)/2`` samples per
 agent: :func:`calibrate_exact_blt` takes that share from ``delta`` first, so ``privacy_spent`` equals the request.
 
-What is not covered: the encoder's Python integers take time that grows with the number of their 30-bit digits
-(the magnitude of the running sums, a few nanoseconds), not with the noise.
+What is not covered
+-------------------
+*The float64 sums of the increments.*  The proof starts from the increments ``m_t`` rounded to the grid.  The
+learners gather each increment as a float64 running sum of ``x x^T`` and ``x y`` over the bandit rounds since the
+previous release (``local_gram += x x^T``, :mod:`dpfair.bandits.fairx.synchronization` and the compiled kernels) and
+round that float sum (``Privatizer.to_units``); a direct ``Privatizer`` user passes float increments however they
+were summed.  Recursive summation of ``n`` products is off by at most ``gamma_n sum_j |z_j z_j^T|`` per entry
+(``gamma_n = n 2^-53 / (1 - n 2^-53)``), so two neighbouring increments of ``n`` pairs can differ, beyond the
+``sqrt(2) (L^2 + B^2)`` of ``Delta``, by up to ``2 n gamma_n (L^2 + B^2)`` in Frobenius norm: ``1.3e-5`` data units
+(``1.6e-6`` of ``Delta``) for ``n = 10^5`` rounds with ``L^2 + B^2 = 6``.  That term is **not** in ``S`` nor in the
+charge: the summation is treated as exact arithmetic, as by every PRIVATIZER of
+:func:`~dpfair.bandits.fairx._privatizer_calibration.calibrate_privatizer`.
+
+*Timing.*  The encoder's Python integers take time that grows with the number of their 30-bit digits, which follows
+the magnitude of the buffers, that is of the agent's private running sums: the encoder's running time depends on the
+data (a side channel on the data, a few nanoseconds per digit, not a guarantee of constant time).  The noise's own
+search is of fixed length, but ``r + Z`` and ``float(Y)`` work on Python integers too, whose digit counts change with
+the noise where ``r + Z`` crosses a multiple of ``2^30``.  The compiled engine (:mod:`dpfair.bandits.fairx._exact_kernels`)
+holds fixed two-word integers instead (no digit counts; its time against the data is not measured).
+
+*Refusals.*  A stream that meets the encoder's range refusal (step 1) mid-way: see there.
 """
 
 from __future__ import annotations
@@ -125,7 +156,7 @@ def dyadic_blt(horizon: int, buffers: int = 3) -> tuple[tuple[int, ...], tuple[i
     horizon : int
         Number of releases ``T``.
     buffers : int, default 3
-        Number of buffers ``d``.
+        Number of buffers ``k``.
 
     Returns
     -------
@@ -152,12 +183,12 @@ def encoder_bounds(horizon: int, buffers: int = 3) -> tuple[float, float, float]
     horizon : int
         Number of releases ``T``.
     buffers : int, default 3
-        Number of buffers ``d``.
+        Number of buffers ``k``.
 
     Returns
     -------
     tuple of float
-        ``sens(C)``, ``S_1 = sum_{j<T} |c_j|`` and ``V = d/2 + sum_i |omega_i| / (2 (1 - theta_i))``, each rounded up.
+        ``sens(C)``, ``S_1 = sum_{j<T} |c_j|`` and ``V = k/2 + sum_i |omega_i| / (2 (1 - theta_i))``, each rounded up.
     """
     Theta, Omega = dyadic_blt(horizon, buffers)
     W, P = PARAM_BITS, _NORM_BITS
@@ -202,7 +233,7 @@ def decoder_l1(horizon: int, buffers: int = 3) -> float:
     horizon : int
         Number of releases ``T``.
     buffers : int, default 3
-        Number of buffers ``d``.
+        Number of buffers ``k``.
 
     Returns
     -------
@@ -234,7 +265,7 @@ def check_encoder_range(increment_units: float, horizon: int, buffers: int = 3) 
     horizon : int
         Number of releases ``T``.
     buffers : int, default 3
-        Number of buffers ``d``.
+        Number of buffers ``k``.
 
     Raises
     ------
@@ -342,7 +373,7 @@ def calibrate_exact_blt(
     --------
     >>> import math
     >>> cal = calibrate_exact_blt(2.0, 0.1, math.sqrt(5), 5, 2_000)
-    >>> round(cal.epsilon_accounted, 9), cal.rounding_slack < 0.01 * cal.stream_sensitivity
+    >>> round(cal.epsilon_accounted, 6), cal.rounding_slack < 0.01 * cal.stream_sensitivity
     (2.0, True)
     """
     epsilon, delta = _check_privacy(epsilon, delta)
@@ -497,6 +528,12 @@ class ExactBLTRelease:
         -------
         numpy.ndarray of object (Python ints), shape ``(len(rows), n_entries)``
         """
+        r, s = self._encoded(m_units, rows)
+        self._encoder[:, rows] = s
+        return r
+
+    def _encoded(self, m_units: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The encoder step of ``rows`` without changing the state: ``(r, buffers after the step)``; refuses out of range."""
         s = self._encoder[:, rows]
         w = np.asarray(m_units, dtype=np.int64).astype(object) * (1 << STATE_BITS)
         for i, omega in enumerate(self._Omega):
@@ -510,8 +547,7 @@ class ExactBLTRelease:
                 "compiled engine's two-word integers; rescale the contexts and rewards (smaller context_bound and "
                 "reward_bound) or plan fewer rounds."
             )
-        self._encoder[:, rows] = s
-        return r
+        return r, s
 
     def noise(self, rows: np.ndarray) -> np.ndarray:
         """Rounded Gaussian noise of the next release of ``rows`` (grid units, int64): one word per entry, a
@@ -584,7 +620,11 @@ class ExactBLTRelease:
             raise ValueError(f"the exact BLT release holds n_releases={self.n_releases}; plan more releases.")
         rows = np.flatnonzero(sel)
         if rows.size:
-            y = self.encode(m[rows], rows) + self.noise(rows).astype(object)  # exact integers: Y = r + Z
+            # the state changes only once the noise is drawn: a refused encoder step or a failing word source
+            # leaves the encoder, the decoder and the counts as they were
+            r, buffers = self._encoded(m[rows], rows)
+            y = r + self.noise(rows).astype(object)  # exact integers: Y = r + Z
+            self._encoder[:, rows] = buffers
             self.decode(y, rows)
             self.count[rows] += 1
         return self._total.copy()

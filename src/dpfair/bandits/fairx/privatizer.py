@@ -112,7 +112,7 @@ from dpfair.bandits.fairx._privatizer_calibration import (
 )
 from dpfair.bandits.fairx._privatizer_exact import ExactBLTRelease
 from dpfair.bandits.fairx._privatizer_factorized import _FactorizedNoise, new_row_keys, prf_words
-from dpfair.privacy.accounting import gaussian_dp_epsilon
+from dpfair.privacy.accounting import gaussian_dp_delta, gaussian_dp_epsilon
 from dpfair.privacy.budget import PrivacyBudget, charge, check_budget, inside_charged_release
 from dpfair.privacy.continual import get_factorization
 from dpfair.privacy.lattice import LatticeGaussian
@@ -163,6 +163,40 @@ def keyed_words(keys: np.ndarray, start: np.ndarray, n_words: int) -> np.ndarray
         z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
         z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
         return z ^ (z >> np.uint64(31))
+
+
+def _exact_accounted(mu: float, target: float, samples_tv: float) -> float:
+    """The least ``epsilon`` (up to a bisection's last step, taken upward) with ``delta_mu(epsilon) + (1 + e^epsilon)
+    samples_tv <= target``: the blt-exact release's accounted ``epsilon`` (``inf`` where none is found).
+
+    The fixed point ``epsilon <- epsilon_mu(target - share(epsilon))`` approaches from below, so its last iterate can
+    spend a little more than ``target``; the returned value is checked and, where it falls short, bisected upward.
+    """
+
+    def spent(eps: float) -> float:
+        return gaussian_dp_delta(mu, eps) + (1.0 + math.exp(min(eps, 700.0))) * samples_tv
+
+    eps = gaussian_dp_epsilon(mu, target)
+    for _ in range(6):  # each round pays the share at the previous, smaller epsilon: increasing
+        share = (1.0 + math.exp(min(eps, 700.0))) * samples_tv
+        if share >= target:
+            return math.inf
+        eps = gaussian_dp_epsilon(mu, target - share)
+    if spent(eps) <= target:
+        return eps
+    low, step = eps, max(abs(eps), 1e-12) * 1e-9
+    high = low + step
+    while spent(high) > target:  # the share grows as e^epsilon: beyond some epsilon no value spends at most target
+        if (1.0 + math.exp(min(high, 700.0))) * samples_tv >= target or high > 1e4:
+            return math.inf
+        low, step = high, 2.0 * step
+        high = low + step
+    for _ in range(200):  # invariant: spent(low) > target >= spent(high)
+        mid = 0.5 * (low + high)
+        if mid in (low, high):
+            break
+        low, high = (low, mid) if spent(mid) <= target else (mid, high)
+    return high
 
 
 def tree_key(random_state: Any, run_id: int, agent: int) -> np.uint64:
@@ -231,7 +265,11 @@ class Privatizer:
     continual : {"tree", "honaker", "sqrt", "blt", "blt-exact"}, default "tree"
         The factorization of the prefix-sum matrix (:func:`calibrate_privatizer`); ``"paper"`` needs ``"tree"``.
         ``"blt-exact"`` (:mod:`dpfair.bandits.fairx._privatizer_exact`) releases through :meth:`release` only
-        (no :meth:`release_noise_units`: its noise is added after an integer encoder of the data).
+        (no :meth:`release_noise_units`: its noise is added after an integer encoder of the data).  Its encoder
+        refuses a step whose buffers would reach ``2**78`` (or its output ``2**62``) grid steps; that refusal
+        depends on the data, so a stream that meets it is **outside the guarantee** (the learners refuse, before
+        any charge, every plan whose declared bounds could reach it; a ``Privatizer`` used on its own does not
+        check).
     random_state : None, int, numpy.random.Generator or NoiseSource
         ``None`` for secure noise (the OS CSPRNG); a seed for experiments.  With a factorization, secure
         noise draws one 256-bit secret key per tree from the OS CSPRNG here and derives ``z`` from it by a
@@ -349,6 +387,14 @@ class Privatizer:
                     f"got dtype {keys.dtype} and shape {keys.shape}."
                 )
             self._keys = keys.copy()
+        self._factorized: _FactorizedNoise | None = None
+        self._exact_blt: ExactBLTRelease | None = None
+        if self.continual == "blt-exact":  # integer encoder, rounded Gaussian words, float decoder (_privatizer_exact)
+            # built (its lattice tables too) before the charge: a failure here spends nothing; the words are
+            # fetched through self._exact_words only at a release, once the noise source below exists
+            self._exact_blt = ExactBLTRelease(self.n_releases, self.node_sigma / self.granularity,
+                                              self._upper[0] == self._upper[1], math.prod(self.batch_shape),
+                                              self._exact_words)
         # every argument is valid: the one charge of a PRIVATIZER used on its own (each tree of the batch protects
         # a different agent: parallel composition), then its noise source; a learner creates its trees inside its
         # own charged release (dpfair.privacy.budget.charged_release) and pays there
@@ -357,12 +403,6 @@ class Privatizer:
         self._noise: NoiseSource = get_noise_source(random_state)
         if not inside_charged_release():
             warn_seeded_noise(self._noise, cal.epsilon, "Privatizer")
-        self._factorized: _FactorizedNoise | None = None
-        self._exact_blt: ExactBLTRelease | None = None
-        if self.continual == "blt-exact":  # integer encoder, rounded Gaussian words, float decoder (_privatizer_exact)
-            self._exact_blt = ExactBLTRelease(self.n_releases, self.node_sigma / self.granularity,
-                                              self._upper[0] == self._upper[1], math.prod(self.batch_shape),
-                                              self._exact_words)
         # secure factorized noise: a 256-bit secret key per row from the OS CSPRNG, z = PRF(key, draw) (counter
         # mode), so that the state is the keys and the counts, not every past z (_privatizer_factorized)
         self._row_keys: tuple[bytes, ...] | None = None
@@ -438,13 +478,7 @@ class Privatizer:
             mu = cal.column_sensitivity * sensitivity / (math.sqrt(2.0) * self.node_sigma)
             samples_tv = _entries(self.n_releases, self.dim) * lattice_total_variation(self.node_sigma, self.granularity,
                                                                                        "rounded")
-            eps = gaussian_dp_epsilon(mu, target)
-            for _ in range(6):  # each round pays the share at the previous, smaller epsilon: increasing
-                share = (1.0 + math.exp(min(eps, 700.0))) * samples_tv
-                if share >= target:
-                    return math.inf
-                eps = gaussian_dp_epsilon(mu, target - share)
-            return eps
+            return _exact_accounted(mu, target, samples_tv)
         if self.continual != "tree":  # the exact mu-GDP profile of the Gaussian matrix mechanism
             mu = self.calibration.column_sensitivity * sensitivity / (math.sqrt(2.0) * self.node_sigma)
             return gaussian_dp_epsilon(mu, target)
