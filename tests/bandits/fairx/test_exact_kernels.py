@@ -149,7 +149,8 @@ def test_learner_takes_blt_exact_and_the_engines_agree():
     kw = {"radius": 1.0, "n_steps": 10, "step_size": 0.1}
     learners = {
         "exact": PrivFairXLinUCB(2.0, 0.1, math.sqrt(5), "bounded-gap", random_state=0, continual="blt-exact", **kw),
-        "sqrt": PrivFairXLinUCB(2.0, 0.1, math.sqrt(5), "bounded-gap", random_state=0, **kw),
+        "sqrt": PrivFairXLinUCB(2.0, 0.1, math.sqrt(5), "bounded-gap", random_state=0, continual="sqrt", **kw),
+        "auto": PrivFairXLinUCB(2.0, 0.1, math.sqrt(5), "bounded-gap", random_state=0, **kw),
     }
     compiled, reference = _run(learners, 600, "compiled"), _run(learners, 600, "numpy")
     np.testing.assert_array_equal(compiled.actions, reference.actions)
@@ -158,7 +159,11 @@ def test_learner_takes_blt_exact_and_the_engines_agree():
     np.testing.assert_array_equal(compiled.communication_rounds, reference.communication_rounds)
     assert compiled.privacy_spent == reference.privacy_spent
     assert compiled.privacy_spent["exact"]["continual"] == "blt-exact"
+    assert compiled.privacy_spent["sqrt"]["continual"] == "sqrt"
     assert not np.array_equal(compiled.actions[0], compiled.actions[1])  # the exact release's own noise
+    # the default: the exact BLT here (within 5 % of the square root's worst release), the same run as asked by name
+    assert compiled.privacy_spent["auto"] == compiled.privacy_spent["exact"]
+    np.testing.assert_array_equal(compiled.actions[2], compiled.actions[0])
 
 
 def test_engine_releases_are_the_numpy_engines_bit_for_bit(monkeypatch):

@@ -113,11 +113,14 @@ def _check_calibration(value: Any) -> str:
     return value
 
 
+AUTO_EXACT_TOLERANCE = 0.05  # "auto" takes the exact BLT where its worst release is within 5 % of the square root's
+
+
 def _check_continual(value: Any, calibration: str, n_releases: int) -> str:
-    """``continual``: ``"auto"`` is ``"sqrt"`` (least noise at the worst release), ``"tree"`` for ``"paper"`` and
-    beyond ``MAX_FACTORIZED_RELEASES`` planned releases (a factorization keeps ``O(tau)`` noise per agent)."""
+    """``continual``: ``"auto"`` is ``"tree"`` for ``"paper"`` and beyond ``MAX_FACTORIZED_RELEASES`` planned
+    releases; for ``"tight"`` it stays ``"auto"``, resolved by :func:`_auto_release` from the calibrations."""
     if value == "auto":
-        return "tree" if calibration == "paper" or n_releases > MAX_FACTORIZED_RELEASES else "sqrt"
+        return "tree" if calibration == "paper" or n_releases > MAX_FACTORIZED_RELEASES else "auto"
     if value not in PRIVATIZER_CONTINUAL:  # the factorizations and the exact BLT ("blt-exact")
         raise ValueError(f"continual must be 'auto' or one of {PRIVATIZER_CONTINUAL}, got {value!r}.")
     if calibration == "paper" and value != "tree":
@@ -215,19 +218,43 @@ def _plan(name: str, options: _RunOptions, horizon: int, n_agents: int, dim: int
     return plan
 
 
+def _check_exact_range(plan: _Plan, cal: PrivatizerCalibration, horizon: int) -> None:
+    """``continual="blt-exact"``: refuse a plan whose increments could take the encoder beyond its two-word range."""
+    from dpfair.bandits.fairx._privatizer_exact import check_encoder_range
+
+    rounds = horizon if plan.schedule is None else int(np.diff(np.flatnonzero(plan.schedule), prepend=0).max()) + 1
+    check_encoder_range(rounds * (plan.context_bound**2 + plan.reward_bound**2) / cal.granularity,
+                        plan.n_releases)  # an increment gathers the rounds since the last release
+
+
+def _auto_release(plan: _Plan, privacy: _PrivacyOptions, horizon: int, dim: int) -> tuple[str, PrivatizerCalibration]:
+    """``continual="auto"`` with ``"tight"``: the exact BLT where its worst release's noise is within
+    ``AUTO_EXACT_TOLERANCE`` of the square root's and its encoder's range holds for the plan, the square root
+    otherwise (both from the public plan alone: the bounds, ``(epsilon, delta)`` and the number of releases)."""
+    args = (privacy.epsilon, privacy.delta, plan.context_bound, plan.reward_bound, dim, plan.n_releases, "tight")
+    sqrt = _calibrate(*args, "sqrt")
+    try:
+        exact = _calibrate(*args, "blt-exact")  # refuses where the noise table's share of delta is too large
+        _check_exact_range(plan, exact, horizon)
+    except ValueError:
+        return "sqrt", sqrt
+    if exact.node_sigma * exact.release_factor <= (1.0 + AUTO_EXACT_TOLERANCE) * sqrt.node_sigma * sqrt.release_factor:
+        return "blt-exact", exact
+    return "sqrt", sqrt
+
+
 def _plan_privatizer(plan: _Plan, privacy: _PrivacyOptions, horizon: int, n_agents: int, dim: int) -> None:
     """A private plan's PRIVATIZER: its calibration, Lemma 4's shift and bounds, and ``privacy_spent``."""
     calibration = privacy.noise_calibration
     continual = _check_continual(privacy.continual, calibration, plan.n_releases)
-    cal = _calibrate(privacy.epsilon, privacy.delta, plan.context_bound, plan.reward_bound, dim, plan.n_releases,
-                     calibration, continual)
+    if continual == "auto":
+        continual, cal = _auto_release(plan, privacy, horizon, dim)
+    else:
+        cal = _calibrate(privacy.epsilon, privacy.delta, plan.context_bound, plan.reward_bound, dim, plan.n_releases,
+                         calibration, continual)
+        if continual == "blt-exact":  # the encoder's two-word range, for every stream the declared bounds allow
+            _check_exact_range(plan, cal, horizon)
     plan.noise_calibration, plan.continual, plan.calibration = calibration, continual, cal
-    if continual == "blt-exact":  # the encoder's two-word range, for every stream the declared bounds allow
-        from dpfair.bandits.fairx._privatizer_exact import check_encoder_range
-
-        rounds = horizon if plan.schedule is None else int(np.diff(np.flatnonzero(plan.schedule), prepend=0).max()) + 1
-        check_encoder_range(rounds * (plan.context_bound**2 + plan.reward_bound**2) / cal.granularity,
-                            plan.n_releases)  # an increment gathers the rounds since the last release
     # the PRIVATIZER holds the running sums as int64 numbers of grid steps: |sum x x^T|, |sum x y| <= T (L^2 + B^2)
     if horizon * (plan.context_bound**2 + plan.reward_bound**2) / cal.granularity >= 2.0**62:
         raise ValueError(
