@@ -58,6 +58,7 @@ from dpfair.privacy._factorizations import (
     HonakerFactorization,
     SqrtFactorization,
     TreeFactorization,
+    blt_parameters,
     get_factorization,
     sqrt_coefficients,
 )
@@ -80,6 +81,7 @@ __all__ = [
     "HonakerFactorization",
     "SqrtFactorization",
     "TreeFactorization",
+    "blt_parameters",
     "get_factorization",
     "sqrt_coefficients",
 ]

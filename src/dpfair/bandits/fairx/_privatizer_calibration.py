@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
-from dpfair._validation import check_epsilon, check_int, check_open_unit, check_positive_finite
+from dpfair._validation import check_int
+from dpfair.bandits.fairx._privatizer_checks import _check_norm_bounds, _check_privacy, _entries
 from dpfair.privacy.accounting import (  # *_unvalidated: calibrate_privatizer validated their arguments once
     gaussian_dp_delta,
     gaussian_dp_epsilon,
@@ -60,38 +60,6 @@ def privatizer_depth(n_releases: int) -> int:
     """
     tau = check_int(n_releases, "n_releases", minimum=1)
     return 1 + (tau - 1).bit_length()  # ceil(log2 tau) exactly, without floating point
-
-
-def _check_privacy(epsilon: Any, delta: Any) -> tuple[float, float]:
-    """The public functions' own check of ``(epsilon, delta)`` (a learner's template checked its own already)."""
-    epsilon = check_epsilon(epsilon)
-    delta = check_open_unit(delta, "delta")  # the PRIVATIZER's Gaussian noise needs delta > 0
-    _check_privatizer_range(epsilon, delta)
-    return epsilon, delta
-
-
-def _check_privatizer_range(epsilon: float, delta: float) -> None:
-    """The PRIVATIZER's range of a validated ``(epsilon, delta)``: ``delta > 0``, ``epsilon`` representable noise."""
-    if not delta > 0.0:
-        raise ValueError(f"delta must lie in the open interval (0, 1), got {delta!r}.")
-    if math.isfinite(epsilon) and not 1e-100 <= epsilon <= 1e4:
-        raise ValueError(
-            f"epsilon={epsilon:g} is outside [1e-100, 1e4], where the PRIVATIZER's noise is representable in float64; "
-            "use epsilon=inf for exact statistics (Fed-FairX-LinUCB) or a moderate epsilon."
-        )
-
-
-def _check_norm_bounds(context_bound: Any, reward_bound: Any) -> tuple[float, float]:
-    bound = check_positive_finite(context_bound, "context_bound")
-    reward = check_positive_finite(reward_bound, "reward_bound")
-    for value, name in ((bound, "context_bound"), (reward, "reward_bound")):
-        if value < 1e-75:
-            raise ValueError(f"{name}={value:g} is too small: the noise it calls for underflows float64; rescale the "
-                             "contexts and rewards (declare bounds above 1e-75).")
-        if value > 1e75:
-            raise ValueError(f"{name}={value:g} is too large: the noise it needs overflows float64; rescale the contexts "
-                             "and rewards (declare bounds below 1e75).")
-    return bound, reward
 
 
 def privatizer_node_variance(
@@ -207,10 +175,6 @@ class PrivatizerCalibration:
     def node_variance(self) -> float:
         """``node_sigma ** 2``."""
         return self.node_sigma**2
-
-
-def _entries(n_releases: int, dim: int) -> int:
-    return n_releases * (dim + 1) * (dim + 2) // 2  # one node completed per release, its distinct entries
 
 
 # the PRIVATIZER's names for the privacy layer's two helpers (per-entry tables' distance, epsilon less its share)

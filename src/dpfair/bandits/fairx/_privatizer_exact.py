@@ -115,9 +115,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpfair.bandits.fairx._privatizer_calibration import _check_norm_bounds, _check_privacy, _entries
-from dpfair.privacy._blt import blt_parameters
+from dpfair.bandits.fairx._privatizer_checks import _check_norm_bounds, _check_privacy, _entries
 from dpfair.privacy.accounting import gaussian_dp_delta, gaussian_dp_epsilon, gaussian_dp_mu
+from dpfair.privacy.continual import blt_parameters
 from dpfair.privacy.lattice import LatticeGaussian, lattice_granularity_unvalidated, lattice_total_variation
 
 __all__ = [

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 from dpfair._validation import check_positive_finite
-from dpfair.bandits.fairx._privatizer_calibration import _check_norm_bounds, _check_privatizer_range
+from dpfair.bandits.fairx._privatizer_checks import _check_norm_bounds, _check_privatizer_range
 from dpfair.bandits.fairx.merit_policy import _EXPONENTIAL, _FairXParameters
 from dpfair.bandits.fairx.online import _AgentRun, _FederatedOnline
 from dpfair.bandits.fairx.synchronization import (
