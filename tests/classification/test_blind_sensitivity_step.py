@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from sklearn.linear_model import LogisticRegression
+from tests.classification.test_blind_robust_margin import _exact_violation as _violation
 
 from dpfair.classification import DPBlindPostProcessor
 from dpfair.classification import blind_table as table_module
@@ -88,15 +89,6 @@ def test_no_margins_no_second_step(monkeypatch):
         monkeypatch.setattr(table_module, "SENSITIVITY_TOLERANCE", tolerance)
         fits.append(table_module.solve_blind_lp(q, error_table, 0.05, EO, active, 3)[0])
     assert np.allclose(fits[0], fits[1])
-
-
-def _violation(est, X, y, g):
-    positive = est.predict_proba(X)[:, 1]
-    out = 0.0
-    for label in (0, 1):
-        rates = [positive[(g == a) & (y == label)].mean() for a in np.unique(g)]
-        out = max(out, max(rates) - min(rates))
-    return out
 
 
 def test_second_step_lowers_the_held_out_violation_of_noisy_fits(monkeypatch):
