@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from sklearn.linear_model import LogisticRegression
 from tests.classification.test_blind_robust_margin import _exact_violation as _violation
+from tests.classification.test_blind_robust_margin import _table
 
 from dpfair.classification import DPBlindPostProcessor
 from dpfair.classification import blind_table as table_module
@@ -16,13 +17,6 @@ pytestmark = pytest.mark.filterwarnings("ignore::dpfair.privacy.SeededNoiseWarni
                                         "ignore::dpfair.classification.VacuousConstraintWarning")
 
 EO = table_module.BLIND_CONSTRAINTS["equalized_odds"]
-
-
-def _table(seed=0, n_cells=12, n_groups=3):
-    rng = np.random.default_rng(seed)
-    q = rng.uniform(0.0, 1.0, size=(n_cells, n_groups, 2)) * np.linspace(1.0, 0.05, n_groups)[None, :, None]
-    q[:, :, 1] *= np.linspace(0.1, 2.0, n_cells)[:, None]  # the positive label is likelier in higher score bins
-    return q / q.sum()
 
 
 def _sensitivity(p, q, margins):
