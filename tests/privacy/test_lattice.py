@@ -126,3 +126,35 @@ def test_rounded_law_is_the_rounding_of_a_gaussian_within_its_stated_distance(si
     assert not np.array_equal(discrete._cumulative, lattice._cumulative)  # a different law, the same search
     with pytest.raises(ValueError, match="law must be one of"):
         LatticeGaussian(sigma_units, 1.0, "continuous")
+
+
+def test_block_exponentials_stay_within_their_stated_error_and_a_longer_block_is_caught():
+    """The rounded law's masses come from ``exp(-t0^2/s2) exp(-2 t0/s2)^j exp(-j^2/s2)`` by blocks of 64: each term
+    within ``(4 * 64 + 2 + 3 x) ulp`` (``x = t0^2 / s2``) of one extended-precision exponential per entry (itself
+    within 1 ulp); a block of 4,096 (the same scheme, 64 times the running product) breaks that bound."""
+    from dpfair.privacy.lattice import _BLOCK, _gaussian_terms
+
+    ulp = float(np.finfo(np.longdouble).eps)
+    s2 = 2 * np.longdouble(1.3 * 2**17) ** 2
+    for block in (_BLOCK, 4096):
+        starts = np.arange(0, 12 * 1.3 * 2**17, block, dtype=np.longdouble)[::37] - np.longdouble(math.sqrt(0.15))
+        terms = _gaussian_terms(starts, block, s2).reshape(starts.size, block)
+        t = starts[:, None] + np.arange(block, dtype=np.longdouble)[None, :]
+        direct = np.exp(-(t * t) / s2)
+        relative = np.abs(terms / direct - 1).astype(float)
+        bound = (4 * _BLOCK + 2 + 3 * (starts * starts / s2).astype(float)[:, None] + 1) * ulp
+        if block == _BLOCK:
+            assert np.all(relative <= bound), float((relative / bound).max())
+        else:
+            assert np.any(relative > bound)
+
+
+@pytest.mark.parametrize("law", ["discrete", "rounded"])
+def test_total_variation_estimate_is_above_every_measured_table(law):
+    """The calibration's first guess (no table built) stays above the tables' measured distance, within 15 %."""
+    from dpfair.privacy.lattice import lattice_total_variation, lattice_total_variation_estimate
+
+    for sigma_units in np.geomspace(1.0, 2**17 * 1.4, 12):
+        estimate = lattice_total_variation_estimate(float(sigma_units), 1.0, law)
+        measured = lattice_total_variation(float(sigma_units), 1.0, law)
+        assert measured <= estimate <= 1.16 * measured, (sigma_units, measured, estimate)
