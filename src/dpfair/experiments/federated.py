@@ -13,10 +13,9 @@ equal terms (``radius="theory"`` remains the learners' default).
 
 Every private learner runs twice: with dpfair's defaults (``noise_calibration="tight"``,
 ``continual="auto"``: each agent's running sums released through the exact constant-memory BLT release
-(``"blt-exact"``; the square-root factorization of the prefix-sum matrix where the BLT is more than 5 % noisier at
-the worst release, as at ``epsilon <= 0.5`` with 100,000 releases: no cell here; Exp 3's ``m = 50`` plans 100,000
-releases at ``epsilon = 2``, +4.1 %) with the smallest noise that makes its releases ``(epsilon, delta)``-DP by
-the Gaussian privacy profile, named ``Priv``, ``B1``, ``B2``) and with Algorithm 2's tree and formula
+(``"blt-exact"``, within 5 % of the square-root factorization's worst-release noise in every cell here; Exp 3's
+``m = 50`` plans 100,000 releases at ``epsilon = 2``, +4.1 %) with the smallest noise that makes its releases
+``(epsilon, delta)``-DP by the Gaussian privacy profile, named ``Priv``, ``B1``, ``B2``) and with Algorithm 2's tree and formula
 (``"paper"``, named ``... (paper)``) -- the paper's own curve.  Exp 1 adds ``Priv (tree)``: Algorithm 2's
 tree with the tight zCDP calibration (dpfair's previous default).
 
@@ -66,7 +65,7 @@ CURVES = ("fair_regret", "reward_regret")
 _PRIVACY = (
     "Priv-FairX-LinUCB, B1 and B2: federated (epsilon, delta)-DP per agent, delta = 0.1, context_bound = sqrt(5), "
     "rewards clipped to [-1, 1]; tight calibration (the exact BLT release's Gaussian matrix mechanism on an integer "
-    "encoder at the Gaussian privacy profile, or the square root's where the BLT is over 5 % noisier; "
+    "encoder at the Gaussian privacy profile; "
     "privacy_spent = the request), as '(tree)' Algorithm 2's tree with dpfair's "
     "zCDP accounting, and, as '(paper)', Algorithm 2's N(0, 16 n (L^2+1)^2 ln(2/delta)^2 / epsilon^2); B0 and Fed "
     "are non-private."
@@ -492,19 +491,16 @@ def _final_means(results: pd.DataFrame, metric: str = "fair_regret") -> dict[str
 
 
 def _node_sigmas(horizon: int, n_agents: int, epsilon: float) -> tuple[float, float]:
-    """Worst-release noise std per agent of the default (the exact BLT, or the square root where the BLT is more than
-    ``AUTO_EXACT_TOLERANCE`` noisier: ``continual="auto"``'s rule) and of the paper's calibration (tree)."""
+    """Worst-release noise std per agent of the default (the exact BLT: ``continual="auto"`` at every cell of these
+    experiments) and of the paper's calibration (tree)."""
     from dpfair.bandits import communication_schedule
     from dpfair.bandits.fairx.privatizer import calibrate_privatizer
-    from dpfair.bandits.fairx.synchronization import AUTO_EXACT_TOLERANCE
 
     releases = len(communication_schedule("bounded-gap", horizon, n_agents, DIM))
-    exact, sqrt, paper = (calibrate_privatizer(epsilon, DELTA, math.sqrt(DIM), DIM, releases, noise_calibration=c,
-                                               continual=f)
-                          for c, f in (("tight", "blt-exact"), ("tight", "sqrt"), ("paper", "tree")))
-    exact_std, sqrt_std = exact.node_sigma * exact.release_factor, sqrt.node_sigma * sqrt.release_factor
-    default = exact_std if exact_std <= (1.0 + AUTO_EXACT_TOLERANCE) * sqrt_std else sqrt_std
-    return default, paper.node_sigma * paper.release_factor
+    exact, paper = (calibrate_privatizer(epsilon, DELTA, math.sqrt(DIM), DIM, releases, noise_calibration=c,
+                                         continual=f)
+                    for c, f in (("tight", "blt-exact"), ("paper", "tree")))
+    return exact.node_sigma * exact.release_factor, paper.node_sigma * paper.release_factor
 
 
 def _fmt(means: dict[str, float], names: tuple[str, ...]) -> str:

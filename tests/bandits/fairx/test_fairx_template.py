@@ -240,9 +240,9 @@ def test_reset_checks_epsilon_once_and_calibrates_the_privatizer_once(monkeypatc
     learner = _quiet_reset(PrivFairXLinUCB(2.0, 0.1, L5, continual="sqrt", random_state=0), 6, 5, 40, n_agents=2)
     assert calls == ["check_epsilon", "_calibrate"]
     assert learner._online.sync.privatizer.calibration is learner._online.plan.calibration
-    # continual="auto" (the default) calibrates its two candidates, the exact BLT and the square root, once each
+    # continual="auto" (the default) calibrates the exact BLT once (the tree only where the exact BLT refuses)
     calls.clear()
     learner = _quiet_reset(PrivFairXLinUCB(2.0, 0.1, L5, random_state=0), 6, 5, 40, n_agents=2)
-    assert calls == ["check_epsilon", "_calibrate", "_calibrate"]
+    assert calls == ["check_epsilon", "_calibrate"]
     assert learner._online.sync.privatizer.calibration is learner._online.plan.calibration
     assert learner._online.plan.continual == "blt-exact"

@@ -137,7 +137,7 @@ def test_the_learner_with_the_tight_tree_or_the_paper_formula_is_bit_for_bit_as_
 
 
 # --------------------------------------------------------------------------------- privacy_spent and plan
-def test_default_is_the_exact_blt_within_five_percent_of_the_square_root_and_privacy_spent_is_the_request():
+def test_default_is_the_exact_blt_or_the_tight_tree_never_the_square_root_and_privacy_spent_is_the_request():
     learner = PrivFairXLinUCB(2.0, 0.1, math.sqrt(5))
     plan = _plan("Priv", learner, 1000, 10, 5)
     spent = plan.spent
@@ -151,13 +151,20 @@ def test_default_is_the_exact_blt_within_five_percent_of_the_square_root_and_pri
     sqrt = calibrate_privatizer(2.0, 0.1, math.sqrt(5), 5, plan.n_releases, continual="sqrt")
     assert cal.node_sigma * cal.release_factor <= 1.05 * sqrt.node_sigma * sqrt.release_factor
     # where the exact BLT is more than 5 % noisier at the worst release (100,000 releases at epsilon 0.5: +5.4 %),
-    # the default is the square root, calibrated as asked by name
+    # the default is still the exact BLT (the square root's float sampler is stated, not charged: asked by name only)
     far = _plan("Priv", PrivFairXLinUCB(0.5, 0.1, math.sqrt(5)), 100_000, 50, 5)
-    assert far.n_releases == 100_000 and far.continual == far.spent["continual"] == "sqrt"
+    assert far.n_releases == 100_000 and far.continual == far.spent["continual"] == "blt-exact"
     exact = calibrate_privatizer(0.5, 0.1, math.sqrt(5), 5, 100_000, continual="blt-exact")
     sqrt = calibrate_privatizer(0.5, 0.1, math.sqrt(5), 5, 100_000, continual="sqrt")
-    assert exact.node_sigma * exact.release_factor > 1.05 * sqrt.node_sigma * sqrt.release_factor
-    assert far.calibration == sqrt
+    assert 1.05 * sqrt.node_sigma * sqrt.release_factor < exact.node_sigma * exact.release_factor
+    assert exact.node_sigma * exact.release_factor < 1.06 * sqrt.node_sigma * sqrt.release_factor
+    assert far.calibration == exact
+    # where the exact BLT refuses (its noise table's share of a tiny delta is too large), the tight tree: exact too
+    tiny = _plan("Priv", PrivFairXLinUCB(2.0, 1e-12, math.sqrt(5)), 1000, 10, 5)
+    with pytest.raises(ValueError, match="share of delta"):
+        calibrate_privatizer(2.0, 1e-12, math.sqrt(5), 5, tiny.n_releases, continual="blt-exact")
+    assert tiny.continual == tiny.spent["continual"] == "tree"
+    assert tiny.calibration == calibrate_privatizer(2.0, 1e-12, math.sqrt(5), 5, tiny.n_releases, continual="tree")
     paper = _plan("P", PrivFairXLinUCB(2.0, 0.1, math.sqrt(5), noise_calibration="paper"), 1000, 10, 5)
     assert paper.continual == "tree"
     with pytest.raises(ValueError, match="needs continual='tree'"):
