@@ -16,7 +16,7 @@ from dpfair.classification import (
     DPFairClassifier,
     SmallBudgetWarning,
 )
-from dpfair.classification.recommended import choose_mechanism
+from dpfair.classification.recommended import PublicBaseClassifier, choose_mechanism
 from dpfair.datasets import make_classification
 from dpfair.privacy import PrivacyBudget, PrivacyLeakWarning
 
@@ -46,7 +46,9 @@ def test_the_choice_is_recorded_and_the_whole_fit_is_one_charge(protects, at_pre
     assert est.privacy_spent_["epsilon"] == pytest.approx(1.0) and est.privacy_spent_["relation"] == relation
     assert est.estimator_.privacy_spent_ == est.privacy_spent_
     base = est.estimator_.estimator_
-    assert type(base).__name__ == ("DPLogisticRegression" if protects == "records" else "LogisticRegression")
+    expected = {"records": "DPLogisticRegression"}.get(protects, "LogisticRegression" if at_prediction
+                                                       else "PublicBaseClassifier")
+    assert type(base).__name__ == expected
     proba = est.predict_proba(X, sensitive_features=g)
     assert proba.shape == (X.shape[0], 2)
     if not at_prediction:  # blind: the group is not needed (and not read) at prediction
@@ -67,7 +69,7 @@ def test_epsilon_inf_is_the_chosen_mechanism_without_noise():
     with pytest.warns(PrivacyLeakWarning):
         est = DPFairClassifier(epsilon=math.inf, groups=[0, 1], random_state=0).fit(X, y, sensitive_features=g)
     with pytest.warns(PrivacyLeakWarning):
-        direct = DPBlindPostProcessor(LogisticRegression(max_iter=1000), prefit=False, epsilon=math.inf, groups=[0, 1],
+        direct = DPBlindPostProcessor(PublicBaseClassifier(), prefit=False, epsilon=math.inf, groups=[0, 1],
                                       random_state=0).fit(X, y, sensitive_features=g)
     np.testing.assert_allclose(est.predict_proba(X), direct.predict_proba(X))
     with pytest.warns(PrivacyLeakWarning):

@@ -14,7 +14,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import log_loss
+from sklearn.model_selection import train_test_split
 from sklearn.utils.validation import _num_samples, check_is_fitted
 
 from dpfair._estimator import CloneLineageMixin, warn_non_private
@@ -28,13 +31,139 @@ from dpfair.privacy.leaks import PrivacyLeakWarning
 from dpfair.privacy.noise import NoiseSource
 from dpfair.privacy.relations import CHANGE_ATTRIBUTE, REPLACE
 
-__all__ = ["BASE_MODEL_SHARE", "DPFairClassifier", "choose_mechanism"]
+__all__ = ["BASE_MODEL_SHARE", "DPFairClassifier", "PublicBaseClassifier", "choose_mechanism"]
 
 #: What ``protects`` may say: the sensitive attribute only (features and labels public), or whole records.
 PROTECTS = ("attribute", "records")
 
 #: With ``protects="records"``, the share of epsilon the private base model (a logistic regression) gets.
 BASE_MODEL_SHARE = 0.5
+
+#: The fewest public training rows at which :class:`PublicBaseClassifier` considers gradient-boosted trees.
+BOOSTED_BASE_MIN_ROWS = 1000
+
+#: The share of the public rows :class:`PublicBaseClassifier` holds out to compare its two candidates.
+BASE_HOLDOUT_SHARE = 0.25
+
+
+class PublicBaseClassifier(ClassifierMixin, BaseEstimator):
+    """The non-private base score of the blind fit when only the attribute is private: the better of two models.
+
+    Under ``protects="attribute"`` the features and labels are public (Jagielski et al. 2019, Section 2.3): a model
+    of ``P(Y | X)`` fitted on them reads no private data, so it may be any learner and may be chosen by looking at
+    ``(X, y)``.  The candidates are scikit-learn's ``LogisticRegression`` and ``HistGradientBoostingClassifier``
+    (seeded: the fit is a deterministic function of the public rows).  With at least ``min_rows`` rows a stratified
+    ``holdout`` share of them is held out, each candidate is fitted on the rest, and the one of smaller held-out log
+    loss (logistic regression on a tie) is refitted on every row; with fewer rows (or a part without both labels)
+    the logistic regression is used.
+
+    Why: the attribute-blind rule is a randomized threshold of this score per membership cell, so its error is
+    bounded below by the score's.  On the fairness suite at ``epsilon = 1`` (``DPBlindPostProcessor``, 5 splits x
+    2-3 seeded noise draws, paired; error / held-out violation, medians) the boosted score lowered Adult by race
+    from 0.214 / 0.108 to 0.205 / 0.083, and the ACS excerpt by race from 0.342 / 0.073 to 0.339 / 0.080; on
+    Communities (1,329 training rows, 121 features) it raised the error from 0.246 to 0.261, which the held-out
+    comparison avoids.
+
+    Parameters
+    ----------
+    holdout : float, default 0.25
+        The share of rows held out to compare the candidates, in (0, 1).
+    min_rows : int, default 1000
+        The fewest rows at which the boosted trees are considered.
+    random_state : int, default 0
+        Seed of the held-out split and of the boosted trees (fixed: the base model is public and deterministic).
+
+    Attributes
+    ----------
+    estimator_ : classifier
+        The chosen candidate, refitted on every row.
+    chosen_ : str
+        ``"logistic"`` or ``"gradient_boosting"``.
+    holdout_log_loss_ : dict
+        The candidates' held-out log losses (empty when the comparison did not run).
+    classes_ : ndarray of shape (n_classes,)
+        The labels.
+    n_features_in_ : int
+        Number of features.
+    """
+
+    def __init__(self, *, holdout: float = BASE_HOLDOUT_SHARE, min_rows: int = BOOSTED_BASE_MIN_ROWS,
+                 random_state: int = 0) -> None:
+        self.holdout = holdout
+        self.min_rows = min_rows
+        self.random_state = random_state
+
+    def _candidates(self) -> dict[str, Any]:
+        return {"logistic": LogisticRegression(max_iter=1000),
+                "gradient_boosting": HistGradientBoostingClassifier(random_state=self.random_state)}
+
+    def fit(self, X: Any, y: Any) -> PublicBaseClassifier:
+        """Compare the candidates on a held-out part of the public rows, then refit the better one on all of them.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Public features.
+        y : array-like of shape (n_samples,)
+            Public labels.
+
+        Returns
+        -------
+        PublicBaseClassifier
+            ``self``.
+        """
+        if not (isinstance(self.holdout, (int, float)) and 0 < self.holdout < 1):
+            raise ValueError(f"holdout must be a share in (0, 1), got {self.holdout!r}.")
+        labels = np.asarray(y)
+        candidates = self._candidates()
+        losses: dict[str, float] = {}
+        chosen = "logistic"
+        counts = np.unique(labels, return_counts=True)[1]
+        if _num_samples(X) >= self.min_rows and counts.size == 2 and counts.min() >= 4:
+            fit_X, held_X, fit_y, held_y = train_test_split(X, labels, test_size=self.holdout, stratify=labels,
+                                                            random_state=self.random_state)
+            for name, model in candidates.items():
+                fitted = clone(model).fit(fit_X, fit_y)
+                losses[name] = float(log_loss(held_y, fitted.predict_proba(held_X), labels=fitted.classes_))
+            if losses["gradient_boosting"] < losses["logistic"]:
+                chosen = "gradient_boosting"
+        self.estimator_ = clone(candidates[chosen]).fit(X, labels)
+        self.chosen_, self.holdout_log_loss_ = chosen, losses
+        self.classes_ = self.estimator_.classes_
+        self.n_features_in_ = self.estimator_.n_features_in_
+        if hasattr(self.estimator_, "feature_names_in_"):
+            self.feature_names_in_ = self.estimator_.feature_names_in_
+        return self
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """The chosen model's class probabilities.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+        """
+        check_is_fitted(self, "estimator_")
+        return self.estimator_.predict_proba(X)
+
+    def predict(self, X: Any) -> np.ndarray:
+        """The chosen model's labels.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self, "estimator_")
+        return self.estimator_.predict(X)
 
 
 def choose_mechanism(protects: str, attribute_at_prediction: bool, n_rows: int, n_groups: int,
@@ -50,8 +179,9 @@ def choose_mechanism(protects: str, attribute_at_prediction: bool, n_rows: int, 
       measured (ACS race, 4 groups; Communities; Adult by sex; ``epsilon`` 0.5-2) the blind post-processor erred less
       at a comparable held-out violation.
 
-    ``protects`` decides the base model (a non-private logistic regression on the public ``(X, y)``, or a private one
-    with :data:`BASE_MODEL_SHARE` of epsilon), not the mechanism; ``n_rows``, ``n_groups`` and ``epsilon`` size the
+    ``protects`` decides the base model (a non-private model of the public ``(X, y)``: :class:`PublicBaseClassifier`
+    blind, a logistic regression attribute-aware; or a private logistic regression with :data:`BASE_MODEL_SHARE` of
+    epsilon), not the mechanism; ``n_rows``, ``n_groups`` and ``epsilon`` size the
     chosen mechanism's table (its automatic plan) and its fallback to the best constant classifier.
 
     Parameters
@@ -100,8 +230,10 @@ class DPFairClassifier(PrivateEstimator, CloneLineageMixin, ClassifierMixin, Bas
     secure noise and one charge of ``epsilon``.  ``mechanism_`` names the choice and the ledger's label says it.
 
     * ``protects="attribute"`` (default): the sensitive attribute of every training row is private, features and
-      labels are public (the relation of Jagielski et al. 2019).  The base model is scikit-learn's
-      ``LogisticRegression`` on ``(X, y)``; ``epsilon`` goes to the post-processor.
+      labels are public (the relation of Jagielski et al. 2019).  The base model is non-private, on ``(X, y)``
+      only: blind, :class:`PublicBaseClassifier` (logistic regression or gradient-boosted trees, whichever a public
+      held-out part of ``(X, y)`` prefers); attribute-aware, scikit-learn's ``LogisticRegression``.  ``epsilon``
+      goes to the post-processor.
     * ``protects="records"``: every whole training row is private.  The base model is
       :class:`~dpfair.linear_model.DPLogisticRegression` with half of ``epsilon``; ``data_norm`` (a bound on every
       row's L2 norm, declared) is required.
@@ -234,8 +366,10 @@ class DPFairClassifier(PrivateEstimator, CloneLineageMixin, ClassifierMixin, Bas
             base_epsilon = epsilon * BASE_MODEL_SHARE
             base = DPLogisticRegression(epsilon=base_epsilon, data_norm=options.data_norm)
             own_epsilon = epsilon - base_epsilon
-        else:
+        elif options.attribute_at_prediction:
             base, own_epsilon = LogisticRegression(max_iter=1000), epsilon
+        else:  # (X, y) public: the blind rule's score may be any non-private learner on them (PublicBaseClassifier)
+            base, own_epsilon = PublicBaseClassifier(), epsilon
         common = {"epsilon": own_epsilon, "groups": params.groups, "prefit": False, "budget": None}
         if options.gamma is not None:
             common["gamma"] = options.gamma
