@@ -44,10 +44,10 @@ Factorizations (``continual=``)
 -------------------------------
 The tree is one factorization ``A = B C`` of the ``tau x tau`` prefix-sum matrix.  With
 ``continual="honaker"``, ``"sqrt"`` or ``"blt"`` (:mod:`dpfair.privacy._factorizations`; the learner's default
-is the exact BLT, :mod:`dpfair.bandits.fairx._privatizer_exact`; the BLT keeps ``O(1)`` noise vectors in its stream and its table in int32, 8 MiB per agent at
-``tau = 100,000`` against the square root's 58 MiB, for 2.9 % more noise at the worst release) the running sums
-``P_k`` of the rounded increments ``m`` (exact integers of grid steps) are
-released as ``g (P_k + n_k)`` with ``n = round(B z)`` computed from the Gaussian ``z`` alone: because
+is the exact BLT, :mod:`dpfair.bandits.fairx._privatizer_exact`; the BLT keeps ``O(1)`` noise vectors in its
+stream and its table in int32, 8 MiB per agent at ``tau = 100,000`` against the square root's 58 MiB, for 2.9 %
+more noise at the worst release) the running sums ``P_k`` of the rounded increments ``m`` (exact integers of grid
+steps) are released as ``g (P_k + n_k)`` with ``n = round(B z)`` computed from the Gaussian ``z`` alone: because
 ``P_k`` is an integer that is ``round(B (C m + z))``, post-processing of the Gaussian mechanism on
 ``C m`` (:mod:`dpfair.bandits.fairx._privatizer_factorized`), valid for adaptive streams since ``C`` is
 lower-triangular (Denisov, McMahan, Rush, Smith & Thakurta 2022).  Its sensitivity is
