@@ -498,7 +498,7 @@ def _node_sigmas(horizon: int, n_agents: int, epsilon: float) -> tuple[float, fl
 
     releases = len(communication_schedule("bounded-gap", horizon, n_agents, DIM))
     exact, paper = (calibrate_privatizer(epsilon, DELTA, math.sqrt(DIM), DIM, releases, noise_calibration=c,
-                                         continual=f)
+                                         continual=f, summed_pairs=horizon)
                     for c, f in (("tight", "blt-exact"), ("paper", "tree")))
     return exact.node_sigma * exact.release_factor, paper.node_sigma * paper.release_factor
 

@@ -414,3 +414,38 @@ def test_privatizer_blt_exact_state_is_constant_and_a_copy_continues_the_same_re
         last = _increments(rng, batch)
         np.testing.assert_array_equal(copy.release(*last)[0], priv.release(*last)[0])
     assert sizes[1] <= 1.1 * sizes[0]  # 30x the releases, the same state (no table of O(T) noise)
+
+
+def test_the_float64_sums_of_neighbouring_increments_stay_within_the_charged_slack_and_a_bound_without_n_is_caught():
+    """Two neighbouring increments (one pair replaced) summed as the learners sum them (``gram += z z^T`` in float64):
+    their difference is off its exact value by at most ``_summation_slack(n, L, B)`` in the Frobenius norm, the term
+    the plan adds to ``Delta``; a bound that forgets ``n`` (one rounding's worth, ``2 gamma_1 (L^2 + B^2)``) is
+    exceeded on the same sums."""
+    from fractions import Fraction
+
+    from dpfair.bandits.fairx._privatizer_checks import _summation_slack
+
+    rng = np.random.default_rng(3)
+    n, d, bound, reward = 2000, 3, 1.0, 1.0
+    x = rng.normal(size=(n, d))
+    x /= np.maximum(1.0, np.linalg.norm(x, axis=1))[:, None] / bound
+    z = np.concatenate([x, rng.uniform(-reward, reward, size=(n, 1))], axis=1)
+    z_other = z.copy()
+    z_other[n // 2] = np.concatenate([x[0][::-1], [-z[0, -1]]])
+
+    def float_sum(rows):
+        total = np.zeros((d + 1, d + 1))
+        for row in rows:
+            total += np.outer(row, row)
+        return total
+
+    def exact_sum(rows):
+        return [[sum(Fraction(r[i]) * Fraction(r[j]) for r in rows) for j in range(d + 1)] for i in range(d + 1)]
+
+    float_diff = float_sum(z) - float_sum(z_other)
+    exact_a, exact_b = exact_sum(z), exact_sum(z_other)
+    error = math.sqrt(sum(float(Fraction(float_diff[i, j]) - (exact_a[i][j] - exact_b[i][j])) ** 2
+                          for i in range(d + 1) for j in range(d + 1)))
+    assert 0 < error <= _summation_slack(n, bound, reward)
+    gamma_1 = 2.0**-53 / (1 - 2.0**-53)
+    assert error > 2 * gamma_1 * (bound**2 + reward**2)  # a slack without n would not cover it

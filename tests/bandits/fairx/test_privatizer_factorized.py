@@ -132,8 +132,11 @@ def test_the_learner_with_the_tight_tree_or_the_paper_formula_is_bit_for_bit_as_
     learners = {c: PrivFairXLinUCB(2.0, 0.1, math.sqrt(2), noise_calibration=c, continual="tree", random_state=11,
                                    n_steps=2) for c in ("tight", "paper")}
     res = simulate_federated(env, learners, horizon=100, n_agents=2, seeds=[0], engine="numpy")
-    assert _hash(res.fair_regret) == "9a2cca21838ee4c4"  # recorded before the change
-    assert res.fair_regret[:, 0, -1].tolist() == [62.10342653658292, 80.26414983561007]
+    # recorded when the plan began to charge the float64 sums of the increments (Delta + 2 n gamma_n (L^2 + B^2),
+    # n = the horizon): the tight tree's final regret moved in its 13th digit (62.10342653658292 before), the paper's
+    # formula (its noise not a function of Delta) not at all
+    assert _hash(res.fair_regret) == "0af18a604252990b"
+    assert res.fair_regret[:, 0, -1].tolist() == [62.10342653657844, 80.26414983561007]
 
 
 # --------------------------------------------------------------------------------- privacy_spent and plan
@@ -144,8 +147,12 @@ def test_default_is_the_exact_blt_or_the_tight_tree_never_the_square_root_and_pr
     assert (spent["epsilon"], spent["delta"]) == (2.0, 0.1)
     assert spent["continual"] == "blt-exact" and plan.continual == "blt-exact"
     # the accounted figures: the mu-GDP profile at the request less the noise table's share, never above delta
-    cal = calibrate_privatizer(2.0, 0.1, math.sqrt(5), 5, plan.n_releases, continual="blt-exact")
-    assert spent["mu"] == cal.mu and plan.calibration.delta_sampler == cal.delta_sampler > 0
+    # the plan charges the float64 sums of an increment of at most `horizon` pairs
+    cal = calibrate_privatizer(2.0, 0.1, math.sqrt(5), 5, plan.n_releases, continual="blt-exact", summed_pairs=1000)
+    assert plan.calibration == cal and spent["mu"] == cal.mu and cal.delta_sampler > 0
+    unsummed = calibrate_privatizer(2.0, 0.1, math.sqrt(5), 5, plan.n_releases, continual="blt-exact")
+    slack = 2 * 1000 * (1000 * 2.0**-53 / (1 - 1000 * 2.0**-53)) * (5 + 1)
+    assert cal.sensitivity - unsummed.sensitivity == pytest.approx(slack, rel=1e-6) and slack > 0
     assert gaussian_dp_delta(spent["mu"], 2.0) + cal.delta_sampler <= 0.1
     assert gaussian_dp_epsilon(spent["mu"], 0.1) <= 2.0
     sqrt = calibrate_privatizer(2.0, 0.1, math.sqrt(5), 5, plan.n_releases, continual="sqrt")
@@ -154,8 +161,8 @@ def test_default_is_the_exact_blt_or_the_tight_tree_never_the_square_root_and_pr
     # the default is still the exact BLT (the square root's float sampler is stated, not charged: asked by name only)
     far = _plan("Priv", PrivFairXLinUCB(0.5, 0.1, math.sqrt(5)), 100_000, 50, 5)
     assert far.n_releases == 100_000 and far.continual == far.spent["continual"] == "blt-exact"
-    exact = calibrate_privatizer(0.5, 0.1, math.sqrt(5), 5, 100_000, continual="blt-exact")
-    sqrt = calibrate_privatizer(0.5, 0.1, math.sqrt(5), 5, 100_000, continual="sqrt")
+    exact = calibrate_privatizer(0.5, 0.1, math.sqrt(5), 5, 100_000, continual="blt-exact", summed_pairs=100_000)
+    sqrt = calibrate_privatizer(0.5, 0.1, math.sqrt(5), 5, 100_000, continual="sqrt", summed_pairs=100_000)
     assert 1.05 * sqrt.node_sigma * sqrt.release_factor < exact.node_sigma * exact.release_factor
     assert exact.node_sigma * exact.release_factor < 1.06 * sqrt.node_sigma * sqrt.release_factor
     assert far.calibration == exact
@@ -164,7 +171,8 @@ def test_default_is_the_exact_blt_or_the_tight_tree_never_the_square_root_and_pr
     with pytest.raises(ValueError, match="share of delta"):
         calibrate_privatizer(2.0, 1e-12, math.sqrt(5), 5, tiny.n_releases, continual="blt-exact")
     assert tiny.continual == tiny.spent["continual"] == "tree"
-    assert tiny.calibration == calibrate_privatizer(2.0, 1e-12, math.sqrt(5), 5, tiny.n_releases, continual="tree")
+    assert tiny.calibration == calibrate_privatizer(2.0, 1e-12, math.sqrt(5), 5, tiny.n_releases, continual="tree",
+                                                    summed_pairs=1000)
     paper = _plan("P", PrivFairXLinUCB(2.0, 0.1, math.sqrt(5), noise_calibration="paper"), 1000, 10, 5)
     assert paper.continual == "tree"
     with pytest.raises(ValueError, match="needs continual='tree'"):

@@ -9,7 +9,13 @@ import math
 from dataclasses import dataclass
 
 from dpfair._validation import check_int
-from dpfair.bandits.fairx._privatizer_checks import _check_norm_bounds, _check_privacy, _entries
+from dpfair.bandits.fairx._privatizer_checks import (
+    _check_norm_bounds,
+    _check_privacy,
+    _check_summed_pairs,
+    _entries,
+    _summation_slack,
+)
 from dpfair.privacy.accounting import (  # *_unvalidated: calibrate_privatizer validated their arguments once
     gaussian_dp_delta,
     gaussian_dp_epsilon,
@@ -192,6 +198,7 @@ def calibrate_privatizer(
     reward_bound: float = 1.0,
     noise_calibration: str = "tight",
     continual: str = "tree",
+    summed_pairs: int | None = None,
 ) -> PrivatizerCalibration:
     """Node noise of the PRIVATIZER for one agent's stream of ``n_releases`` releases (module docstring).
 
@@ -217,7 +224,9 @@ def calibrate_privatizer(
     rounded on its own: rounding running sums moves later nodes too (module docstring).  The
     increments are summed in float64 before they are rounded; that summation's own error (at most
     ``n 2**-53`` times the sum of the ``n`` terms' magnitudes: ``1e-5`` after ``10^5`` bandit rounds
-    with ``L^2 + B^2 = 6``) is treated as exact arithmetic, not added to ``Delta``.
+    with ``L^2 + B^2 = 6``) is added to ``Delta`` when ``summed_pairs`` bounds the number of pairs an increment sums
+    (the learners pass their horizon): ``2 n gamma_n (L^2 + B^2)`` in the Frobenius norm
+    (``_privatizer_checks._summation_slack``); without it the summation is treated as exact arithmetic.
 
     Parameters
     ----------
@@ -247,6 +256,9 @@ def calibrate_privatizer(
         off-diagonal std ``node_sigma`` (diagonal ``sqrt(2) node_sigma``) to ``C m`` and are calibrated by
         the exact ``mu``-GDP profile (:func:`dpfair.privacy.accounting.gaussian_dp_mu`):
         ``mu = sens(C) Delta / (sqrt(2) node_sigma)`` at ``delta (1 - 1e-9)``, ``Delta`` as above.
+    summed_pairs : int, optional
+        The most ``(x, y)`` pairs one increment sums in float64 (a learner's horizon): their summation error is
+        then added to ``Delta`` and charged.  ``None`` (default): the increments are taken as exact sums.
 
     Returns
     -------
@@ -276,27 +288,29 @@ def calibrate_privatizer(
     if continual != "tree" and noise_calibration != "tight":
         raise ValueError(f"noise_calibration={noise_calibration!r} is Algorithm 2's tree formula; use "
                          "continual='tree' with it, or noise_calibration='tight' with a factorization.")
-    return _calibrate(epsilon, delta, bound, reward, dim, tau, noise_calibration, continual)
+    return _calibrate(epsilon, delta, bound, reward, dim, tau, noise_calibration, continual,
+                      summed_pairs=_check_summed_pairs(summed_pairs))
 
 
 def _calibrate(epsilon: float, delta: float, bound: float, reward: float, dim: int, tau: int, noise_calibration: str,
-               continual: str) -> PrivatizerCalibration:
+               continual: str, *, summed_pairs: int | None = None) -> PrivatizerCalibration:
     """:func:`calibrate_privatizer` on arguments validated once already (by it, or by a learner's release template
     and plan: ``synchronization._plan``); finite ``epsilon``, ``"paper"`` only with the tree."""
+    slack = _summation_slack(summed_pairs, bound, reward)
     if continual == "blt-exact":
-        return _calibrate_exact(epsilon, delta, bound, reward, dim, tau)
+        return _calibrate_exact(epsilon, delta, bound, reward, dim, tau, summed_pairs)
     if continual != "tree":
-        return _calibrate_factorized(epsilon, delta, bound, reward, dim, tau, continual)
-    return _calibrate_tree(epsilon, delta, bound, reward, dim, tau, noise_calibration)
+        return _calibrate_factorized(epsilon, delta, bound, reward, dim, tau, continual, slack)
+    return _calibrate_tree(epsilon, delta, bound, reward, dim, tau, noise_calibration, slack)
 
 
 def _calibrate_tree(epsilon: float, delta: float, bound: float, reward: float, dim: int, tau: int,
-                    noise_calibration: str) -> PrivatizerCalibration:
+                    noise_calibration: str, summation_slack: float = 0.0) -> PrivatizerCalibration:
     """Algorithm 2's tree with lattice node noise (:func:`calibrate_privatizer`'s ``continual="tree"``), validated input."""
     n_levels = privatizer_depth(tau)
     levels = tau.bit_length()  # floor(log2 tau) + 1
     per_release = (tau + 1).bit_length() - 1  # the most set bits of any k <= tau
-    frobenius = math.sqrt(2.0) * (bound**2 + reward**2)
+    frobenius = math.sqrt(2.0) * (bound**2 + reward**2) + summation_slack  # the float64 sums' error, when bounded
     rounding = math.sqrt((dim + 1) ** 2 - 1)  # one grid unit per released entry
     entries = _entries(tau, dim)
 
@@ -345,7 +359,7 @@ def _calibrate_tree(epsilon: float, delta: float, bound: float, reward: float, d
 
 
 def _calibrate_factorized(epsilon: float, delta: float, bound: float, reward: float, dim: int, tau: int,
-                          continual: str) -> PrivatizerCalibration:
+                          continual: str, summation_slack: float = 0.0) -> PrivatizerCalibration:
     """``continual != "tree"``: the Gaussian matrix mechanism on ``C m``, by its exact ``mu``-GDP profile.
 
     ``m`` are the rounded increments in grid units; replacing one round moves one of them by at most
@@ -364,7 +378,7 @@ def _calibrate_factorized(epsilon: float, delta: float, bound: float, reward: fl
     factorization = get_factorization(continual, tau)
     column = factorization.sensitivity
     release = float(factorization.release_norms().max())
-    frobenius = math.sqrt(2.0) * (bound**2 + reward**2)
+    frobenius = math.sqrt(2.0) * (bound**2 + reward**2) + summation_slack
     rounding = math.sqrt((dim + 1) ** 2 - 1)
     mu = gaussian_dp_mu(epsilon, delta * (1.0 - _PROFILE_MARGIN))
 
@@ -388,11 +402,11 @@ def _calibrate_factorized(epsilon: float, delta: float, bound: float, reward: fl
 
 
 def _calibrate_exact(epsilon: float, delta: float, bound: float, reward: float, dim: int,
-                     tau: int) -> PrivatizerCalibration:
+                     tau: int, summed_pairs: int | None = None) -> PrivatizerCalibration:
     """``continual="blt-exact"``: :func:`~dpfair.bandits.fairx._privatizer_exact.calibrate_exact_blt` as a calibration."""
     from dpfair.bandits.fairx._privatizer_exact import calibrate_exact_blt
 
-    cal = calibrate_exact_blt(epsilon, delta, bound, dim, tau, reward_bound=reward)
+    cal = calibrate_exact_blt(epsilon, delta, bound, dim, tau, reward_bound=reward, summed_pairs=summed_pairs)
     return PrivatizerCalibration(
         noise_calibration="tight", epsilon=epsilon, delta=delta, node_sigma=cal.sigma, granularity=cal.granularity,
         n_levels=privatizer_depth(tau), levels_used=tau.bit_length(), nodes_per_release=(tau + 1).bit_length() - 1,

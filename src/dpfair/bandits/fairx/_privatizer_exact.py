@@ -85,16 +85,19 @@ agent: :func:`calibrate_exact_blt` takes that share from ``delta`` first, so ``p
 
 What is not covered
 -------------------
-*The float64 sums of the increments.*  The proof starts from the increments ``m_t`` rounded to the grid.  The
+*The float64 sums of the increments* (covered when the calibration is told how many pairs an increment sums, as
+the learners do).  The proof starts from the increments ``m_t`` rounded to the grid.  The
 learners gather each increment as a float64 running sum of ``x x^T`` and ``x y`` over the bandit rounds since the
 previous release (``local_gram += x x^T``, :mod:`dpfair.bandits.fairx.synchronization` and the compiled kernels) and
 round that float sum (``Privatizer.to_units``); a direct ``Privatizer`` user passes float increments however they
 were summed.  Recursive summation of ``n`` products is off by at most ``gamma_n sum_j |z_j z_j^T|`` per entry
 (``gamma_n = n 2^-53 / (1 - n 2^-53)``), so two neighbouring increments of ``n`` pairs can differ, beyond the
 ``sqrt(2) (L^2 + B^2)`` of ``Delta``, by up to ``2 n gamma_n (L^2 + B^2)`` in Frobenius norm: ``1.3e-5`` data units
-(``1.6e-6`` of ``Delta``) for ``n = 10^5`` rounds with ``L^2 + B^2 = 6``.  That term is **not** in ``S`` nor in the
-charge: the summation is treated as exact arithmetic, as by every PRIVATIZER of
-:func:`~dpfair.bandits.fairx._privatizer_calibration.calibrate_privatizer`.
+(``1.6e-6`` of ``Delta``) for ``n = 10^5`` rounds with ``L^2 + B^2 = 6``.  :func:`calibrate_exact_blt` adds that
+term to ``Delta`` (so to ``S``, and to the charge) when ``summed_pairs = n`` is given: the learners pass their
+horizon, which bounds the pairs any increment of theirs sums.  Without it (a ``Privatizer`` used on its own, whose
+increments are summed by its user) the summation is treated as exact arithmetic and the proof starts from the
+rounded increments.
 
 *Timing.*  The encoder's Python integers take time that grows with the number of their 30-bit digits, which follows
 the magnitude of the buffers, that is of the agent's private running sums: the encoder's running time depends on the
@@ -115,7 +118,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpfair.bandits.fairx._privatizer_checks import _check_norm_bounds, _check_privacy, _entries
+from dpfair.bandits.fairx._privatizer_checks import (
+    _check_norm_bounds,
+    _check_privacy,
+    _check_summed_pairs,
+    _entries,
+    _summation_slack,
+)
 from dpfair.privacy.accounting import gaussian_dp_delta, gaussian_dp_epsilon, gaussian_dp_mu
 from dpfair.privacy.continual import blt_parameters
 from dpfair.privacy.lattice import (
@@ -348,7 +357,8 @@ def _sigma_for(mu: float, granularity: float, frobenius: float, rounding: float,
 
 
 def calibrate_exact_blt(
-    epsilon: float, delta: float, context_bound: float, dim: int, n_releases: int, *, reward_bound: float = 1.0, buffers: int = 3
+    epsilon: float, delta: float, context_bound: float, dim: int, n_releases: int, *, reward_bound: float = 1.0, buffers: int = 3,
+    summed_pairs: int | None = None,
 ) -> ExactBLTCalibration:
     """The smallest noise whose exact BLT release spends exactly ``(epsilon, delta)`` (module docstring's proof).
 
@@ -368,6 +378,10 @@ def calibrate_exact_blt(
         Declared ``B >= |y|``.
     buffers : int, default 3
         The BLT's buffers.
+    summed_pairs : int, optional
+        The most ``(x, y)`` pairs one increment sums in float64 (the learners pass their horizon): the summation's
+        error is added to ``Delta`` and charged (module docstring, *The float64 sums of the increments*).  ``None``:
+        the increments are taken as exact sums.
 
     Returns
     -------
@@ -394,7 +408,7 @@ def calibrate_exact_blt(
     kappa = 1.0 + 2.0 * V * s1 * 2.0**-STATE_BITS
     rounding = math.sqrt((dim + 1) ** 2 - 1)
     slack_units = kappa * math.sqrt(tau) * rounding
-    frobenius = math.sqrt(2.0) * (bound**2 + reward**2)
+    frobenius = math.sqrt(2.0) * (bound**2 + reward**2) + _summation_slack(_check_summed_pairs(summed_pairs), bound, reward)
     entries = _entries(tau, dim)
 
     def share_of(tv: float) -> float:

@@ -237,11 +237,11 @@ def _auto_release(plan: _Plan, privacy: _PrivacyOptions, horizon: int, dim: int)
     which grows as ``sqrt(T) d`` against the sensitivity).
     """
     args = (privacy.epsilon, privacy.delta, plan.context_bound, plan.reward_bound, dim, plan.n_releases, "tight")
-    try:
-        exact = _calibrate(*args, "blt-exact")  # refuses where the noise table's share of delta is too large
+    try:  # an agent's increment sums at most `horizon` pairs: their float64 summation error is charged
+        exact = _calibrate(*args, "blt-exact", summed_pairs=horizon)  # refuses where the table's share is too large
         _check_exact_range(plan, exact, horizon)
     except ValueError:
-        return "tree", _calibrate(*args, "tree")
+        return "tree", _calibrate(*args, "tree", summed_pairs=horizon)
     return "blt-exact", exact
 
 
@@ -249,11 +249,15 @@ def _plan_privatizer(plan: _Plan, privacy: _PrivacyOptions, horizon: int, n_agen
     """A private plan's PRIVATIZER: its calibration, Lemma 4's shift and bounds, and ``privacy_spent``."""
     calibration = privacy.noise_calibration
     continual = _check_continual(privacy.continual, calibration, plan.n_releases)
+    if horizon >= 2**40:  # the float64 sums' error bound (_summation_slack) needs n 2**-53 well below 1
+        raise ValueError(f"horizon={horizon} is too long for the PRIVATIZER's exact running sums (at most 2**40 "
+                         "rounds, where the float64 sums of an increment have a usable error bound); use a shorter "
+                         "horizon.")
     if continual == "auto":
         continual, cal = _auto_release(plan, privacy, horizon, dim)
     else:
         cal = _calibrate(privacy.epsilon, privacy.delta, plan.context_bound, plan.reward_bound, dim, plan.n_releases,
-                         calibration, continual)
+                         calibration, continual, summed_pairs=horizon)
         if continual == "blt-exact":  # the encoder's two-word range, for every stream the declared bounds allow
             _check_exact_range(plan, cal, horizon)
     plan.noise_calibration, plan.continual, plan.calibration = calibration, continual, cal
