@@ -26,9 +26,13 @@ regression guide (``docs/user_guide/regression.rst``), then the checks: held-out
 the blind oracle's.
 
 ``--blind-variants`` prints, paired on the same splits and seeded noises (6 per split at epsilon = 1), the held-out KS
-and blind-to-aware excess-MSE ratio of the blind post-processor beside two prototypes that compute the groups'
-distributions through the membership model instead of the true groups (``_blind_variant_classes``) and beside the
-membership model trained on the regressor's rows (about 5 minutes on one core).
+and blind-to-aware excess-MSE ratio of the experiment's blind post-processor ("true groups") beside alternatives
+(``_blind_variant_classes``): two prototypes that compute the groups' distributions through the membership model
+instead of the true groups, the membership model trained on the regressor's rows, the bins' midpoints instead of
+their public means, equal-mass public bins, the table's group shares smoothed across adjacent score bins, and other
+numbers of bins and membership bins (about 1 minute on one core).  ``--only "NAME;NAME"`` keeps some of them,
+``--noises N`` sets the noises per split; the environment variables ``BLIND_DATASETS`` and ``BLIND_EPSILONS``
+(comma-separated) restrict the datasets and epsilons.
 
 Run: ``DPFAIR_DATA_HOME=... .venv/bin/python benchmarks/bench_regression.py [--full-figures | --blind [OUT] [--repeats R]
 | --blind-variants]``.
@@ -42,6 +46,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from sklearn.model_selection import train_test_split
@@ -238,10 +243,79 @@ def _blind_variant_classes() -> dict[str, type]:
             return _ReleasedHistogram(estimator=statistics.estimator, bounds=statistics.bounds, histogram=table,
                                       n_rows=n, predict_seed=None)
 
-    return {"true groups": BlindFairRegressionPostProcessor, "population (rows)": Rows, "population (cells)": Cells}
+    class QuantileBins(BlindFairRegressionPostProcessor):
+        """Score bins at equal-mass quantiles of public scores (``quantile_edges``, set per instance) instead of equal
+        width: the cells are overridden here; the output points are the bins' means of the same scores."""
+
+        quantile_edges: np.ndarray = np.empty(0)
+
+        def _cells_of(self, outputs, membership, bounds, k, membership_bins):
+            from dpfair.regression._blind_lp import membership_cell_index, n_membership_cells
+
+            n_m = 1 if membership.shape[1] == 1 else n_membership_cells(membership.shape[1], membership_bins)
+            return (np.searchsorted(self.quantile_edges, outputs, side="right") * n_m
+                    + membership_cell_index(membership, membership_bins))
+
+    class Smoothed(BlindFairRegressionPostProcessor):
+        """Each cell's group shares smoothed across adjacent score bins of its membership cell (post-processing).
+
+        ``H'(a, s, m) = T(s, m) sum_s' K(s - s') H(a, s', m) / sum_s' K(s - s') T(s', m)`` with ``T`` the released
+        cell totals (kept) and ``K = (h, 1 - 2h, h)``: a kernel ratio estimate of the shares, times each total.
+        """
+
+        h = 0.25
+
+        def _solve(self, params, noisy, data):
+            table = noisy.histogram
+            cube = table.reshape(table.shape[0], params.options.n_bins, -1)
+            total = cube.sum(axis=0)
+
+            def smooth(values):  # along the score axis (axis -2), zero-padded ends
+                out = (1 - 2 * self.h) * values
+                out[..., 1:, :] += self.h * values[..., :-1, :]
+                out[..., :-1, :] += self.h * values[..., 1:, :]
+                return out
+
+            num, den = smooth(cube.copy()), smooth(total.copy())
+            shares = np.where(den > 0, num / np.where(den > 0, den, 1.0), cube / np.where(total != 0, total, 1.0))
+            return super()._solve(params, replace(noisy, histogram=(shares * total[None]).reshape(table.shape)), data)
+
+    base = BlindFairRegressionPostProcessor
+    return {"true groups": (base, {}), "population (rows)": (Rows, {}), "population (cells)": (Cells, {}),
+            "midpoints": (base, {"values": "midpoints"}),
+            "6 bins, B=2, midpoints": (base, {"n_bins": 6, "membership_bins": 2, "values": "midpoints"}),
+            "public quantile bins": (QuantileBins, {"values": "quantiles"}),
+            "smoothed h=0.15": (Smoothed, {"h": 0.15}), "smoothed h=0.25": (Smoothed, {"h": 0.25}),
+            "B=1": (base, {"membership_bins": 1}), "B=2": (base, {"membership_bins": 2}),
+            **{f"{k} bins": (base, {"n_bins": k}) for k in (6, 8, 10, 12, 16)}}
 
 
-def _blind_variant_run(dataset: str, split: int, epsilon: float, noise_seed: int) -> dict[tuple[str, float], tuple]:
+def _public_variant(pp: Any, spec: dict[str, Any], reference: np.ndarray, bounds: tuple[float, float]) -> Any:
+    """Set a variant's overrides on ``pp``: bins, membership bins, smoothing, and its output points.
+
+    ``reference``: the regressor's outputs on its own training rows (public here: the regressor is trained on other
+    rows than the post-processor's).  Output points (``spec["values"]``): their bin means (``"means"``, the
+    experiment's default), the midpoints, or equal-mass bins of them with their means (``"quantiles"``).
+    """
+    from dpfair.experiments.regression_blind import _public_bin_means
+
+    pp.set_params(**{key: spec[key] for key in ("n_bins", "membership_bins") if key in spec})
+    if "h" in spec:
+        pp.h = spec["h"]
+    k, values = pp.n_bins, spec.get("values", "means")
+    if values == "means":
+        pp.set_params(bin_values=_public_bin_means(reference, bounds, k))
+    elif values == "quantiles":
+        clipped = np.clip(reference, *bounds)
+        pp.quantile_edges = np.quantile(clipped, np.arange(1, k) / k)
+        which = np.searchsorted(pp.quantile_edges, clipped, side="right")
+        means = np.bincount(which, clipped, k) / np.maximum(np.bincount(which, minlength=k), 1)
+        pp.set_params(bin_values=np.maximum.accumulate(means))
+    return pp
+
+
+def _blind_variant_run(dataset: str, split: int, epsilon: float, noise_seed: int,
+                       only: tuple[str, ...] | None = None) -> dict[tuple[str, float], tuple]:
     """One split and one seeded noise: the aware post-processor and each blind variant on the same draws."""
     import warnings
 
@@ -277,14 +351,14 @@ def _blind_variant_run(dataset: str, split: int, epsilon: float, noise_seed: int
                                                    (fit_reg, epsilon, epsilon, ("true groups",))):
             membership = rb._HistogramMembershipModel(setup["membership_edges"], declared, model_eps,
                                                       random_state=noise_seed + 7).fit(X.iloc[rows], groups[rows])
-            for name, cls in _blind_variant_classes().items():
-                if names is None or name in names:
+            for name, (cls, spec) in _blind_variant_classes().items():
+                if (names is None or name in names) and (only is None or name in only):
                     label = name if names is None else "membership on the regressor's rows"
-                    fitted.append((label, cls(f, membership, epsilon=table_eps, n_bins=setup["blind_bins"],
-                                              membership_bins=setup["membership_bins"], groups=declared,
-                                              noise_margin=rb.BLIND_NOISE_MARGIN, bounds=bounds,
-                                              random_state=noise_seed).fit(X.iloc[post],
-                                                                           sensitive_features=groups[post])))
+                    pp = _public_variant(cls(f, membership, epsilon=table_eps, n_bins=setup["blind_bins"],
+                                             membership_bins=setup["membership_bins"], groups=declared,
+                                             noise_margin=rb.BLIND_NOISE_MARGIN, bounds=bounds,
+                                             random_state=noise_seed), spec, f.predict(X.iloc[fit_reg]), bounds)
+                    fitted.append((label, pp.fit(X.iloc[post], sensitive_features=groups[post])))
         for alpha in rb.BLIND_ALPHAS:
             for name, pp in fitted:
                 pp.refit_alpha(alpha)
@@ -295,7 +369,7 @@ def _blind_variant_run(dataset: str, split: int, epsilon: float, noise_seed: int
     return out
 
 
-def blind_variants(n_noises: int = 6) -> None:
+def blind_variants(n_noises: int = 6, only: tuple[str, ...] | None = None) -> None:
     """Print, per dataset and epsilon (1, inf), each blind variant's median held-out KS and excess-MSE ratio.
 
     Paired: every variant and the aware post-processor see the same 5 splits and, per split, the same ``n_noises``
@@ -303,9 +377,11 @@ def blind_variants(n_noises: int = 6) -> None:
     """
     from dpfair.experiments.regression_blind import BLIND_ALPHAS, BLIND_SEEDS
 
-    for dataset in ("law_school", "communities"):
-        for epsilon in (1.0, np.inf):
-            runs = [_blind_variant_run(dataset, split, epsilon, 1000 * r + split)
+    datasets = os.environ.get("BLIND_DATASETS", "law_school,communities").split(",")
+    epsilons = [float(e) for e in os.environ.get("BLIND_EPSILONS", "1,inf").split(",")]
+    for dataset in datasets:
+        for epsilon in epsilons:
+            runs = [_blind_variant_run(dataset, split, epsilon, 1000 * r + split, only)
                     for split in BLIND_SEEDS for r in range(n_noises if np.isfinite(epsilon) else 1)]
             for name in [key for key, alpha in runs[0] if alpha == BLIND_ALPHAS[0] and key != "aware"]:
                 cells = []
@@ -320,7 +396,9 @@ def blind_variants(n_noises: int = 6) -> None:
 
 def main() -> None:
     if "--blind-variants" in sys.argv:
-        blind_variants()
+        only = sys.argv[sys.argv.index("--only") + 1].split(";") if "--only" in sys.argv else None
+        noises = int(sys.argv[sys.argv.index("--noises") + 1]) if "--noises" in sys.argv else 6
+        blind_variants(noises, None if only is None else tuple(only))
         return
     if "--blind" in sys.argv:
         repeats = int(sys.argv[sys.argv.index("--repeats") + 1]) if "--repeats" in sys.argv else 3
