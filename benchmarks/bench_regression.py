@@ -29,8 +29,9 @@ the blind oracle's.
 and blind-to-aware excess-MSE ratio of the experiment's blind post-processor ("true groups") beside alternatives
 (``_blind_variant_classes``): two prototypes that compute the groups' distributions through the membership model
 instead of the true groups, the membership model trained on the regressor's rows, the bins' midpoints instead of
-their public means, equal-mass public bins, the table's group shares smoothed across adjacent score bins, and other
-numbers of bins and membership bins (about 1 minute on one core).  ``--only "NAME;NAME"`` keeps some of them,
+their public means, equal-mass public bins, the table's group shares smoothed across adjacent score bins, cells
+merged before the release by public counts, and other numbers of bins and membership bins (about 1-2 minutes on one
+core).  ``--only "NAME;NAME"`` keeps some of them,
 ``--noises N`` sets the noises per split; the environment variables ``BLIND_DATASETS`` and ``BLIND_EPSILONS``
 (comma-separated) restrict the datasets and epsilons.
 
@@ -280,6 +281,23 @@ def _blind_variant_classes() -> dict[str, type]:
             shares = np.where(den > 0, num / np.where(den > 0, den, 1.0), cube / np.where(total != 0, total, 1.0))
             return super()._solve(params, replace(noisy, histogram=(shares * total[None]).reshape(table.shape)), data)
 
+    class PublicPooling(BlindFairRegressionPostProcessor):
+        """Cells merged before the release by public counts: within each score bin, the cells holding fewer than
+        ``min_rows`` of the regressor's own rows join the bin's largest such cell (``cell_map``, set per instance);
+        the merged-away entries are structurally 0 and released without noise."""
+
+        cell_map: np.ndarray = np.empty(0, dtype=np.int64)
+
+        def _cells_of(self, outputs, membership, bounds, k, membership_bins):
+            raw = super()._cells_of(outputs, membership, bounds, k, membership_bins)
+            return self.cell_map[raw] if self.cell_map.size else raw
+
+        def _draw_noise(self, params, statistics, noise):
+            released = super()._draw_noise(params, statistics, noise)
+            table = released.histogram.copy()
+            table[:, self.cell_map != np.arange(self.cell_map.size)] = 0.0
+            return replace(released, histogram=table)
+
     base = BlindFairRegressionPostProcessor
     return {"true groups": (base, {}), "population (rows)": (Rows, {}), "population (cells)": (Cells, {}),
             "midpoints": (base, {"values": "midpoints"}),
@@ -287,7 +305,13 @@ def _blind_variant_classes() -> dict[str, type]:
             "public quantile bins": (QuantileBins, {"values": "quantiles"}),
             "smoothed h=0.15": (Smoothed, {"h": 0.15}), "smoothed h=0.25": (Smoothed, {"h": 0.25}),
             "B=1": (base, {"membership_bins": 1}), "B=2": (base, {"membership_bins": 2}),
-            **{f"{k} bins": (base, {"n_bins": k}) for k in (6, 8, 10, 12, 16)}}
+            **{f"{k} bins": (base, {"n_bins": k}) for k in (6, 8, 10, 12, 16)},
+            **{f"public pooling {t}": (PublicPooling, {"min_rows": t}) for t in (1, 5, 20)},
+            **{f"public pooling {t}, no noisy pooling": (PublicPooling, {"min_rows": t, "pool_threshold": 0.0})
+               for t in (5, 20)}}
+
+
+_public_rows: dict[str, np.ndarray] = {}
 
 
 def _public_variant(pp: Any, spec: dict[str, Any], reference: np.ndarray, bounds: tuple[float, float]) -> Any:
@@ -298,14 +322,27 @@ def _public_variant(pp: Any, spec: dict[str, Any], reference: np.ndarray, bounds
     experiment's default), the midpoints, or equal-mass bins of them with their means (``"quantiles"``).
     """
     from dpfair.experiments.regression_blind import _public_bin_means
+    from dpfair.regression._blind_lp import n_membership_cells
 
-    pp.set_params(**{key: spec[key] for key in ("n_bins", "membership_bins") if key in spec})
+    pp.set_params(**{key: spec[key] for key in ("n_bins", "membership_bins", "pool_threshold") if key in spec})
     if "h" in spec:
         pp.h = spec["h"]
     k, values = pp.n_bins, spec.get("values", "means")
     if values == "means":
         pp.set_params(bin_values=_public_bin_means(reference, bounds, k))
-    elif values == "quantiles":
+    if "min_rows" in spec:  # the regressor's own rows' cells (public here), counted per cell
+        rows = _public_rows
+        raw = pp._cells_of(rows["outputs"], rows["membership"], bounds, k, pp.membership_bins)
+        counts = np.bincount(raw, minlength=k * n_membership_cells(len(pp.groups), pp.membership_bins)).reshape(k, -1)
+        cell_map = np.arange(counts.size).reshape(k, -1)
+        for s in range(k):
+            low = counts[s] < spec["min_rows"]
+            if low.any() and (~low).any():
+                cell_map[s, low] = cell_map[s, np.argmax(counts[s])]
+            elif low.all():
+                cell_map[s, :] = cell_map[s, 0]
+        pp.cell_map = cell_map.ravel()
+    if values == "quantiles":
         clipped = np.clip(reference, *bounds)
         pp.quantile_edges = np.quantile(clipped, np.arange(1, k) / k)
         which = np.searchsorted(pp.quantile_edges, clipped, side="right")
@@ -354,6 +391,8 @@ def _blind_variant_run(dataset: str, split: int, epsilon: float, noise_seed: int
             for name, (cls, spec) in _blind_variant_classes().items():
                 if (names is None or name in names) and (only is None or name in only):
                     label = name if names is None else "membership on the regressor's rows"
+                    _public_rows.update(outputs=f.predict(X.iloc[fit_reg]), membership=np.asarray(
+                        membership.predict_proba(X.iloc[fit_reg])))
                     pp = _public_variant(cls(f, membership, epsilon=table_eps, n_bins=setup["blind_bins"],
                                              membership_bins=setup["membership_bins"], groups=declared,
                                              noise_margin=rb.BLIND_NOISE_MARGIN, bounds=bounds,
