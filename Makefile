@@ -40,14 +40,15 @@ lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks examples docs scripts
 
 # The whole suite in two pytest calls: every test but those marked `serial` on $(TEST_WORKERS) workers
-# (pytest-xdist; one BLAS thread each, so the workers do not oversubscribe the cores), then the `serial`
+# (pytest-xdist; one BLAS thread and one OpenMP thread each, so the workers do not oversubscribe the cores:
+# scikit-learn's gradient-boosted trees spin OpenMP threads, 84 s for a test of 0.6 s at load 6), then the `serial`
 # ones (real Flower/Ray processes, whose checks watch process trees, CPU use and round-trip pace) alone.
 # `make test TEST_WORKERS=0` runs the first call in one process. Each call prints its 25 slowest tests
 # (`--durations=25`), so the log shows where the suite's minutes go.
 TEST_WORKERS ?= 2
 PYTEST := $(BIN)/python -m pytest -q -p no:cacheprovider
 DURATIONS := --durations=25
-PARALLEL := OPENBLAS_NUM_THREADS=1 $(PYTEST) -n $(TEST_WORKERS) --dist worksteal
+PARALLEL := OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(PYTEST) -n $(TEST_WORKERS) --dist worksteal
 
 test: lint data-home
 	$(PARALLEL) $(DURATIONS) -m "not serial"
