@@ -10,10 +10,10 @@ without a clock: every word reads the same number of table entries); this script
 the centre against words that map to the deepest entries of the table and against words spread over the
 whole law, and prints the ratios (near 1 on an idle machine; a variable-length search gives ~10-100).
 
-The second part times the factorized PRIVATIZER's Gaussian kernel (``scaled_gaussians``, the default
-``continual="sqrt"`` path): words whose ``z`` lies within 0.5 sigma against words beyond 4 sigma, with the
-kernel (every draw evaluates both regions of ``ndtri``) and, for reference, with scipy's ``ndtri`` called once
-per draw as before (about 5x: 9 ns at the centre, 49 ns in the tails).
+The second part times the factorized PRIVATIZER's Gaussian kernel (``scaled_gaussians``, the
+``continual="sqrt"`` path, the default before the exact BLT): words whose ``z`` lies within 0.5 sigma against
+words beyond 4 sigma, with the kernel (every draw evaluates both regions of ``ndtri``) and, for reference, with
+scipy's ``ndtri`` called once per draw as before (about 5x: 9 ns at the centre, 49 ns in the tails).
 
 The third part times the exact BLT release (``continual="blt-exact"``): its rounded-Gaussian table at ``2^16``
 grid units per sigma (beyond 4 sigma against the centre), and one whole release step of 10 agents (encoder,
