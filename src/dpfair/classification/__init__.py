@@ -10,6 +10,9 @@ public, as in the paper.
   (``oracle="statistics"``); ``oracle="paper"`` is Algorithm 3 with Subroutine 2 exactly.
 * :class:`DPFairClassifier`: the recommended entry point: it chooses the mechanism from what is declared (what is
   protected, whether the attribute is known at prediction, the groups, epsilon) and fits it with one charge.
+* :class:`PublicBaseClassifier`: the non-private score :class:`DPFairClassifier` post-processes blind when only the
+  attribute is private (a logistic regression or gradient-boosted trees, chosen on a held-out part of the public
+  ``(X, y)``).
 * :class:`DPBlindPostProcessor`: attribute-blind post-processing (after Xian, Yin and Zhao 2023): a randomized
   rule on the base classifier's score and a private model of group membership, chosen by an LP on a private
   table; ``predict`` needs no sensitive attribute.
@@ -40,7 +43,7 @@ from dpfair.classification.constraints import (
     make_constraint,
 )
 from dpfair.classification.postprocessing import DPEqualizedOddsPostProcessor, VacuousConstraintWarning
-from dpfair.classification.recommended import DPFairClassifier
+from dpfair.classification.recommended import DPFairClassifier, PublicBaseClassifier
 from dpfair.classification.reductions import ConstantFallbackWarning, DPExponentiatedGradient, SmallBudgetWarning
 
 __all__ = [
@@ -54,6 +57,7 @@ __all__ = [
     "EqualizedOdds",
     "FairnessConstraint",
     "FairnessSlackWarning",
+    "PublicBaseClassifier",
     "SmallBudgetWarning",
     "TruePositiveRateParity",
     "VacuousConstraintWarning",

@@ -203,11 +203,9 @@ def _public_bin_means(scores: np.ndarray, bounds: tuple[float, float], k: int) -
     Public in this experiment: ``scores`` are the ridge's outputs on the rows it was trained on, as public as the
     ridge itself (no post-processing row is read).  Each mean lies in its own half-open bin, so they increase.
     """
-    from dpfair.regression.postprocessing import _bin_index
-
     lo, hi = bounds
     clipped = np.clip(np.asarray(scores, dtype=float), lo, hi)
-    which = _bin_index(clipped, lo, hi, k)
+    which = np.clip(np.floor((clipped - lo) / (hi - lo) * k), 0, k - 1).astype(np.int64)  # the program's bins
     counts = np.bincount(which, minlength=k)
     means = np.bincount(which, weights=clipped, minlength=k) / np.maximum(counts, 1)
     return np.where(counts > 0, means, lo + (np.arange(k) + 0.5) * (hi - lo) / k)
