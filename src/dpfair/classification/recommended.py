@@ -148,6 +148,7 @@ class PublicBaseClassifier(ClassifierMixin, BaseEstimator):
         Returns
         -------
         ndarray of shape (n_samples, n_classes)
+            The chosen candidate's probability of each class, in the order of ``classes_``.
         """
         check_is_fitted(self, "estimator_")
         return self.estimator_.predict_proba(X)
@@ -163,6 +164,7 @@ class PublicBaseClassifier(ClassifierMixin, BaseEstimator):
         Returns
         -------
         ndarray of shape (n_samples,)
+            The chosen candidate's predicted labels.
         """
         check_is_fitted(self, "estimator_")
         return self.estimator_.predict(X)
