@@ -73,8 +73,8 @@ def _gone(pattern, within):
 
 
 @pytest.mark.slow
-@pytest.mark.processes
-@pytest.mark.serial  # the kill must land mid-run: its tasks are stretched to 0.6 s each (~8 s in all on 2 workers)
+@pytest.mark.processes  # in the parallel call: its tasks sleep 0.6 s each (~8 s on 2 workers) and the kill waits
+# for 3 stored tasks, so a busy neighbour only makes the kill land earlier in the run (no CPU or pace check here)
 @pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGINT], ids=["crash", "ctrl-c"])
 def test_resume_after_kill_loses_and_duplicates_nothing(tmp_path, how, clean_sleepy):
     out = tmp_path / "out"
