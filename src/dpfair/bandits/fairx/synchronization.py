@@ -465,6 +465,11 @@ class _AgentSync:
             self.own_gram = np.where(sel, self.own_gram + self.local_gram, self.own_gram)
             self.own_target = np.where(mask[:, None, None], self.own_target + self.local_target, self.own_target)
             gram, target = self.own_gram, self.own_target.copy()
+        # Algorithm 1, line 27 (S^i = 0) at the release itself, not only at receive: an increment once released is
+        # in the running sums, so a second release before receive (a server that missed a round) must not carry it
+        # again -- one pair in two increments would move the stream by ||C (e_s + e_s+1)||, up to twice sens(C)
+        self.local_gram[mask] = 0.0
+        self.local_target[mask] = 0.0
         return gram + lam * np.eye(d), target
 
     def receive(self, t: int, shared_gram: np.ndarray, shared_target: np.ndarray, mask: np.ndarray,
