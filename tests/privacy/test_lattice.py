@@ -147,6 +147,11 @@ def test_block_exponentials_stay_within_their_stated_error_and_a_longer_block_is
             assert np.all(relative <= bound), float((relative / bound).max())
         else:
             assert np.any(relative > bound)
+    # and the table charges that bound: the stated per-term error, weighted by mass (E[x] < 0.51), within 300 ulp
+    from dpfair.privacy.lattice import _EXP_ULPS, lattice_total_variation
+
+    assert 4 * _BLOCK + 2 + 3 * 0.51 <= _EXP_ULPS["rounded"]
+    assert lattice_total_variation(3.7, 1.0, "rounded") >= _EXP_ULPS["rounded"] * ulp
 
 
 @pytest.mark.parametrize("law", ["discrete", "rounded"])

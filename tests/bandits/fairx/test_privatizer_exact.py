@@ -418,9 +418,9 @@ def test_privatizer_blt_exact_state_is_constant_and_a_copy_continues_the_same_re
 
 def test_the_float64_sums_of_neighbouring_increments_stay_within_the_charged_slack_and_a_bound_without_n_is_caught():
     """Two neighbouring increments (one pair replaced) summed as the learners sum them (``gram += z z^T`` in float64):
-    their difference is off its exact value by at most ``_summation_slack(n, L, B)`` in the Frobenius norm, the term
-    the plan adds to ``Delta``; a bound that forgets ``n`` (one rounding's worth, ``2 gamma_1 (L^2 + B^2)``) is
-    exceeded on the same sums."""
+    each is off its exact value, and the two errors together stay within ``_summation_slack(n, L, B)`` in the
+    Frobenius norm, the term the plan adds to ``Delta``; a slack without its outer ``n`` (``2 gamma_n (L^2 + B^2)``)
+    is exceeded on the same sums, and so is one rounding's worth (``2 gamma_1 (L^2 + B^2)``)."""
     from fractions import Fraction
 
     from dpfair.bandits.fairx._privatizer_checks import _summation_slack
@@ -442,10 +442,28 @@ def test_the_float64_sums_of_neighbouring_increments_stay_within_the_charged_sla
     def exact_sum(rows):
         return [[sum(Fraction(r[i]) * Fraction(r[j]) for r in rows) for j in range(d + 1)] for i in range(d + 1)]
 
-    float_diff = float_sum(z) - float_sum(z_other)
-    exact_a, exact_b = exact_sum(z), exact_sum(z_other)
-    error = math.sqrt(sum(float(Fraction(float_diff[i, j]) - (exact_a[i][j] - exact_b[i][j])) ** 2
-                          for i in range(d + 1) for j in range(d + 1)))
+    def frobenius_error(rows):  # one increment's own float64 error, against exact rationals
+        computed, exact = float_sum(rows), exact_sum(rows)
+        return math.sqrt(sum(float(Fraction(computed[i, j]) - exact[i][j]) ** 2
+                             for i in range(d + 1) for j in range(d + 1)))
+
+    error = frobenius_error(z) + frobenius_error(z_other)  # the proof needs each increment's own error
     assert 0 < error <= _summation_slack(n, bound, reward)
-    gamma_1 = 2.0**-53 / (1 - 2.0**-53)
-    assert error > 2 * gamma_1 * (bound**2 + reward**2)  # a slack without n would not cover it
+    gamma_n = n * 2.0**-53 / (1 - n * 2.0**-53)
+    assert error > 2 * gamma_n * (bound**2 + reward**2)  # a slack without its outer n would not cover it
+
+
+def test_the_noise_tables_distance_is_charged_even_when_the_estimate_falls_short(monkeypatch):
+    """The calibration pays the tables' estimated distance first; when the measured distance of the final sigma's
+    tables is above it (an estimate of half the truth, forced here), it pays the measured one and tries again: the
+    share of delta charged always covers the tables the release samples from."""
+    from dpfair.bandits.fairx import _privatizer_exact as exact
+    from dpfair.privacy.lattice import lattice_total_variation
+
+    honest = exact.lattice_total_variation_estimate
+    monkeypatch.setattr(exact, "lattice_total_variation_estimate", lambda *a: 0.5 * honest(*a) / 1.15)
+    cal = exact.calibrate_exact_blt(2.0, 0.1, math.sqrt(5), 5, 200)
+    sampled = lattice_total_variation(cal.sigma, cal.granularity, "rounded")  # the release's two tables
+    charged = cal.delta_sampler / ((1 + math.exp(2.0)) * exact._entries(200, 5))
+    assert sampled <= charged * (1 + 1e-12)
+    assert charged >= 1.1 * 0.5 * honest(cal.sigma, cal.granularity, "rounded") / 1.15  # it moved up, as checked
