@@ -150,6 +150,11 @@ ENCODER_LIMIT = 2**78  # buffers in [-2^78, 2^78) and outputs in [-2^62, 2^62): 
 OUTPUT_LIMIT = 2**62
 
 
+class ExactBLTRefused(ValueError):
+    """The exact BLT release cannot serve a plan (its noise table's share of ``delta``, or its encoder's range):
+    ``continual="auto"`` then takes the tight tree; any other error of the exact path is raised as it is."""
+
+
 def _outside(values: np.ndarray, limit: int) -> bool:
     """Whether some integer lies outside ``[-limit, limit)``."""
     flat = np.asarray(values, dtype=object).reshape(-1)
@@ -283,15 +288,15 @@ def check_encoder_range(increment_units: float, horizon: int, buffers: int = 3) 
 
     Raises
     ------
-    ValueError
-        Where the bound reaches the range.
+    ExactBLTRefused
+        Where the bound reaches the range (a ``ValueError``).
     """
     Theta, _ = dyadic_blt(horizon, buffers)
     _, s1, V = encoder_bounds(horizon, buffers)
     growth = max(min(float(horizon), 2.0**PARAM_BITS / (2**PARAM_BITS - t)) for t in Theta)  # sum_k theta^k
     w = (2.0**STATE_BITS * s1 * (increment_units + 1.0) + V * s1) * (1.0 + 1e-9)
     if (w + 1.0) * growth >= 0.5 * ENCODER_LIMIT or s1 * (increment_units + 1.0) + 1.0 >= 0.5 * OUTPUT_LIMIT:
-        raise ValueError(
+        raise ExactBLTRefused(
             "the exact BLT encoder's buffers could reach 2**78 grid steps at this horizon and noise grid; use a "
             "shorter horizon, a smaller epsilon or another continual release."
         )
@@ -433,7 +438,7 @@ def calibrate_exact_blt(
     tv = lattice_total_variation_estimate(sigma, g, "rounded")
     for _ in range(5):
         if share_of(tv) >= 0.5 * delta:
-            raise ValueError(
+            raise ExactBLTRefused(
                 f"epsilon={epsilon:g} with delta={delta:g}: the noise sampler's share of delta "
                 f"({share_of(tv):.3g}) is too large; use a larger delta or a smaller epsilon."
             )

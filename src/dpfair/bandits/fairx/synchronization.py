@@ -237,10 +237,12 @@ def _auto_release(plan: _Plan, privacy: _PrivacyOptions, horizon: int, dim: int)
     which grows as ``sqrt(T) d`` against the sensitivity).
     """
     args = (privacy.epsilon, privacy.delta, plan.context_bound, plan.reward_bound, dim, plan.n_releases, "tight")
+    from dpfair.bandits.fairx._privatizer_exact import ExactBLTRefused
+
     try:  # an agent's increment sums at most `horizon` pairs: their float64 summation error is charged
         exact = _calibrate(*args, "blt-exact", summed_pairs=horizon)  # refuses where the table's share is too large
         _check_exact_range(plan, exact, horizon)
-    except ValueError:
+    except ExactBLTRefused:  # only the exact release's own refusals; any other error is raised as it is
         return "tree", _calibrate(*args, "tree", summed_pairs=horizon)
     return "blt-exact", exact
 
