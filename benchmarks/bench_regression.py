@@ -30,17 +30,27 @@ and blind-to-aware excess-MSE ratio of the experiment's blind post-processor ("t
 (``_blind_variant_classes``): two prototypes that compute the groups' distributions through the membership model
 instead of the true groups, the membership model trained on the regressor's rows, the bins' midpoints instead of
 their public means, equal-mass public bins, the table's group shares smoothed across adjacent score bins, cells
-merged before the release by public counts, and other numbers of bins and membership bins (about 1-2 minutes on one
-core).  ``--only "NAME;NAME"`` keeps some of them,
-``--noises N`` sets the noises per split; the environment variables ``BLIND_DATASETS`` and ``BLIND_EPSILONS``
-(comma-separated) restrict the datasets and epsilons.
+merged before the release by public counts, other numbers of bins and membership bins, other global margins, the
+robust band constraints and the least-sensitive second program of ``dpfair.regression._blind_lp.solve_blind_lp``
+(``robust ...``, ``steady ...``), and the aware post-processor on the same public bin means as the blind one
+(``aware (bin means)``, its ratio to the aware default).  Every variant takes about 5 s per dataset and epsilon on one
+core: pass ``--only "NAME;NAME"`` to keep some of them; ``--noises N`` sets the noises per split; the environment
+variables ``BLIND_DATASETS`` and ``BLIND_EPSILONS`` (comma-separated) restrict the datasets and epsilons, and
+``BLIND_REGRESSOR_ROWS`` (";"-separated names) the variants also run with the membership model trained on the
+regressor's rows.
+
+``--blind-frontier`` fits the blind program *without noise* (exact table and membership histogram) on the same splits
+for several cell configurations, sweeps the ``alpha`` it is solved at, and prints, per comparison ``alpha``, the least
+median excess MSE among the solutions whose median held-out KS is within ``alpha + 0.05`` (chosen on the test rows:
+optimistic), over the aware post-processor's at ``epsilon = 1`` and without noise (about 20 s a dataset).
 
 Run: ``DPFAIR_DATA_HOME=... .venv/bin/python benchmarks/bench_regression.py [--full-figures | --blind [OUT] [--repeats R]
-| --blind-variants]``.
+| --blind-variants | --blind-frontier]``.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import subprocess
 import sys
@@ -298,6 +308,31 @@ def _blind_variant_classes() -> dict[str, type]:
             table[:, self.cell_map != np.arange(self.cell_map.size)] = 0.0
             return replace(released, histogram=table)
 
+    class Robust(BlindFairRegressionPostProcessor):
+        """The robust band constraints of ``solve_blind_lp`` (``margins``): each group's band at each cut charged
+        ``robust`` noise standard deviations of its released CDF for the map chosen (``robust_margin_weights``), and/or
+        (``tol`` not None) a second program: among the maps whose cost is within ``tol`` (relative) of the optimum, the
+        one whose groups' CDFs the noise moves least (``steady``).  Post-processing of the same release."""
+
+        robust = 0.0
+        tol = None
+
+        def _solution_attributes(self, cell_pmfs, weights, pooling, *args):
+            import functools
+
+            import dpfair.regression.blind as blind_module
+            from dpfair.regression._blind_lp import robust_margin_weights, solve_blind_lp
+
+            scale, sizes = args[-2][0], np.bincount(pooling[0])
+            sensitivity = robust_margin_weights(1.0, scale, sizes, weights)
+            blind_module.solve_blind_lp = functools.partial(
+                solve_blind_lp, margins=robust_margin_weights(self.robust, scale, sizes, weights),
+                steady=None if self.tol is None or sensitivity is None else (sensitivity, self.tol))
+            try:
+                return BlindFairRegressionPostProcessor._solution_attributes(cell_pmfs, weights, pooling, *args)
+            finally:
+                blind_module.solve_blind_lp = solve_blind_lp
+
     base = BlindFairRegressionPostProcessor
     return {"true groups": (base, {}), "population (rows)": (Rows, {}), "population (cells)": (Cells, {}),
             "midpoints": (base, {"values": "midpoints"}),
@@ -308,10 +343,25 @@ def _blind_variant_classes() -> dict[str, type]:
             **{f"{k} bins": (base, {"n_bins": k}) for k in (6, 8, 10, 12, 16)},
             **{f"public pooling {t}": (PublicPooling, {"min_rows": t}) for t in (1, 5, 20)},
             **{f"public pooling {t}, no noisy pooling": (PublicPooling, {"min_rows": t, "pool_threshold": 0.0})
-               for t in (5, 20)}}
+               for t in (5, 20)},
+            **{f"robust {r:g}": (Robust, {"robust": r, "noise_margin": 0.0}) for r in (0.4, 0.6, 0.8, 1.0, 1.2)},
+            **{f"robust {r:g} + margin {m:g}": (Robust, {"robust": r, "noise_margin": m})
+               for r in (0.3, 0.5) for m in (0.3, 0.5)},
+            **{f"steady {t:g}, margin {m:g}": (Robust, {"tol": t, "noise_margin": m})
+               for t in (0.02, 0.05) for m in (0.4, 0.6, 0.8)},
+            **{f"margin {m:g}": (base, {"noise_margin": m}) for m in (0.4, 0.6, 1.0)},
+            **{f"B={b}": (base, {"membership_bins": b}) for b in (3, 4)},
+            **{f"B={b}, robust {r:g}": (Robust, {"membership_bins": b, "robust": r, "noise_margin": 0.0})
+               for b in (3, 4) for r in (0.6, 0.8, 1.0)},
+            **{f"B={b}, 16 bins, robust {r:g}": (Robust, {"membership_bins": b, "n_bins": 16, "robust": r,
+                                                          "noise_margin": 0.0}) for b in (2, 3) for r in (0.8, 1.0)}}
 
 
 _public_rows: dict[str, np.ndarray] = {}
+
+#: The variants also run with the membership model trained on the regressor's rows (``BLIND_REGRESSOR_ROWS``,
+#: ";"-separated names; default the experiment's own).
+_REGRESSOR_ROWS = tuple(os.environ.get("BLIND_REGRESSOR_ROWS", "true groups").split(";"))
 
 
 def _public_variant(pp: Any, spec: dict[str, Any], reference: np.ndarray, bounds: tuple[float, float]) -> Any:
@@ -324,9 +374,14 @@ def _public_variant(pp: Any, spec: dict[str, Any], reference: np.ndarray, bounds
     from dpfair.experiments.regression_blind import _public_bin_means
     from dpfair.regression._blind_lp import n_membership_cells
 
-    pp.set_params(**{key: spec[key] for key in ("n_bins", "membership_bins", "pool_threshold") if key in spec})
+    pp.set_params(**{key: spec[key] for key in ("n_bins", "membership_bins", "pool_threshold", "noise_margin",
+                                                "bounds") if key in spec})
+    bounds = pp.bounds
     if "h" in spec:
         pp.h = spec["h"]
+    for name in ("robust", "tol"):
+        if name in spec:
+            setattr(pp, name, spec[name])
     k, values = pp.n_bins, spec.get("values", "means")
     if values == "means":
         pp.set_params(bin_values=_public_bin_means(reference, bounds, k))
@@ -349,6 +404,32 @@ def _public_variant(pp: Any, spec: dict[str, Any], reference: np.ndarray, bounds
         means = np.bincount(which, clipped, k) / np.maximum(np.bincount(which, minlength=k), 1)
         pp.set_params(bin_values=np.maximum.accumulate(means))
     return pp
+
+
+class _AwareBinMeans(FairRegressionPostProcessor):
+    """The aware post-processor with each bin output at a declared point (``values``) instead of its midpoint.
+
+    The same release (the same noise for the same seed); only line 10's grid and ``grid_`` change: the closed-form
+    barycenter program takes any increasing grid.  Public here as the blind one's ``bin_values`` are (the ridge's
+    outputs on its own rows).
+    """
+
+    values: np.ndarray = np.empty(0)  # set per instance before fit
+
+    def _solve(self, params, noisy, data):
+        return {**super()._solve(params, noisy, data), "grid_": np.asarray(self.values, float)}
+
+    def _solve_maps(self, pmfs, weights, k, width, alpha):
+        import dpfair.regression.postprocessing as aware_module
+
+        lo = self.bounds[0]
+        unit = (np.asarray(self.values, float) - lo) / width
+        original = aware_module.solve_barycenter_lp
+        aware_module.solve_barycenter_lp = lambda p, w, _grid, a: original(p, w, unit, a)
+        try:
+            return FairRegressionPostProcessor._solve_maps(pmfs, weights, k, width, alpha)
+        finally:
+            aware_module.solve_barycenter_lp = original
 
 
 def _blind_variant_run(dataset: str, split: int, epsilon: float, noise_seed: int,
@@ -383,14 +464,21 @@ def _blind_variant_run(dataset: str, split: int, epsilon: float, noise_seed: int
                                             groups=declared, random_state=noise_seed).fit(
             X.iloc[post], sensitive_features=groups[post])
         fitted = [("aware", aware)]
+        if only is None or "aware (bin means)" in only:  # the aware program on the same public bin means as the blind
+            means = rb._public_bin_means(f.predict(X.iloc[fit_reg]), info["bounds"], setup["aware_bins"])
+            with_means = _AwareBinMeans(f, epsilon=epsilon, n_bins=setup["aware_bins"], bounds=info["bounds"],
+                                        groups=declared, random_state=noise_seed)
+            with_means.values = means
+            fitted.append(("aware (bin means)", with_means.fit(X.iloc[post], sensitive_features=groups[post])))
         share = rb.BLIND_MEMBERSHIP_SHARE
         for rows, model_eps, table_eps, names in ((post, share * epsilon, (1 - share) * epsilon, None),
-                                                   (fit_reg, epsilon, epsilon, ("true groups",))):
+                                                   (fit_reg, epsilon, epsilon, _REGRESSOR_ROWS)):
             membership = rb._HistogramMembershipModel(setup["membership_edges"], declared, model_eps,
                                                       random_state=noise_seed + 7).fit(X.iloc[rows], groups[rows])
             for name, (cls, spec) in _blind_variant_classes().items():
                 if (names is None or name in names) and (only is None or name in only):
-                    label = name if names is None else "membership on the regressor's rows"
+                    label = (name if names is None else "membership on the regressor's rows" if name == "true groups"
+                             else f"{name}, membership on the regressor's rows")
                     _public_rows.update(outputs=f.predict(X.iloc[fit_reg]), membership=np.asarray(
                         membership.predict_proba(X.iloc[fit_reg])))
                     pp = _public_variant(cls(f, membership, epsilon=table_eps, n_bins=setup["blind_bins"],
@@ -401,7 +489,7 @@ def _blind_variant_run(dataset: str, split: int, epsilon: float, noise_seed: int
         for alpha in rb.BLIND_ALPHAS:
             for name, pp in fitted:
                 pp.refit_alpha(alpha)
-                dist = (rb._aware_distribution(pp, X.iloc[test], groups[test]) if name == "aware"
+                dist = (rb._aware_distribution(pp, X.iloc[test], groups[test]) if name.startswith("aware")
                         else pp.output_distribution(X.iloc[test]))
                 mse, ks = rb._distribution_metrics(dist, pp.grid_, y[test], groups[test], declared)
                 out[(name, alpha)] = (mse - base, ks)
@@ -433,7 +521,135 @@ def blind_variants(n_noises: int = 6, only: tuple[str, ...] | None = None) -> No
                       f"{', '.join(f'{a:g}' for a in BLIND_ALPHAS)}: {'   '.join(cells)}", flush=True)
 
 
+#: ``--blind-frontier``: the non-private blind configurations swept (name -> (n_bins, membership_bins, bounds); None:
+#: the experiment's own), per dataset.
+_FRONTIER_CELLS = {
+    "law_school": {"experiment's cells": None, "B=3": (12, 3, None), "B=4": (12, 4, None), "16 bins, B=3": (16, 3, None),
+                   "oracle cells (36 bins on [1, 4], B=4)": (36, 4, (1.0, 4.0))},
+    "communities": {"experiment's cells": None, "B=2": (8, 2, None), "12 bins, B=1": (12, 1, None),
+                    "12 bins, B=2": (12, 2, None), "12 bins, B=4": (12, 4, None), "16 bins, B=2": (16, 2, None),
+                    "16 bins, B=4": (16, 4, None), "24 bins, B=2": (24, 2, None),
+                    "oracle cells (12 bins, B=16)": (12, 16, None),
+                    "12 bins, B=2, logistic membership": (12, 2, None, "logistic"),
+                    "12 bins, B=4, logistic membership": (12, 4, None, "logistic"),
+                    "16 bins, B=8, logistic membership": (16, 8, None, "logistic")},
+}
+_FRONTIER_ALPHAS = tuple(np.round(np.arange(0.0, 0.2001, 0.01), 2))
+
+
+def blind_frontier(n_noises: int = 6) -> None:
+    """The least excess MSE of a *non-private* blind map fitted on the post-processing rows at a held-out KS target.
+
+    Per dataset and cell configuration (``_FRONTIER_CELLS``; the table exact, each bin output at its public mean, the
+    experiment's membership histogram fitted exactly on the post-processing rows, or, where named, a non-private
+    logistic model of ``P(A | x)`` on the regressor's features fitted there): the program solved at every ``alpha'``
+    of ``_FRONTIER_ALPHAS`` on the same 5 splits as the experiment, the medians over splits of the held-out KS and
+    excess MSE; for each ``alpha`` of the comparison, the least median excess MSE over the ``alpha'`` whose median KS
+    is within ``alpha + 0.05`` (chosen on the test rows: optimistic for the blind map), divided by the aware
+    post-processor's at ``alpha`` (epsilon = 1, ``n_noises`` seeded noises per split, and without noise).  What the
+    private method's ratio could reach, at best, with these cells, membership models and rows.
+    """
+    import warnings
+
+    from sklearn.linear_model import Ridge
+
+    from dpfair.experiments import regression_blind as rb
+    from dpfair.experiments.regression import DATASETS
+    from dpfair.privacy import PrivacyLeakWarning
+    from dpfair.regression import BlindFairRegressionPostProcessor
+
+    for dataset in os.environ.get("BLIND_DATASETS", "law_school,communities").split(","):
+        setup, info = rb.BLIND_SETUP[dataset], DATASETS[dataset]
+        declared = list(info["groups"])
+        X, y, groups, features = rb._blind_frame(dataset)
+        aware = {eps: {a: [] for a in rb.BLIND_ALPHAS} for eps in (1.0, math.inf)}
+        blind = {name: {a: [] for a in _FRONTIER_ALPHAS} for name in _FRONTIER_CELLS[dataset]}
+        for split in rb.BLIND_SEEDS:
+            rest, test = train_test_split(np.arange(y.size), test_size=0.3, random_state=split)
+            fit_reg, post = train_test_split(rest, test_size=0.5, random_state=split)
+            ridge = Ridge(alpha=1.0).fit(X.iloc[fit_reg][features].to_numpy(float), y[fit_reg])
+            f = _FeatureRidge(ridge, features)
+            base = float(np.mean((f.predict(X.iloc[test]) - y[test]) ** 2))
+            public = f.predict(X.iloc[fit_reg])
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                for eps, seeds in ((1.0, range(n_noises)), (math.inf, [None])):
+                    for r in seeds:
+                        pp = FairRegressionPostProcessor(f, epsilon=eps, n_bins=setup["aware_bins"], groups=declared,
+                                                         bounds=info["bounds"], random_state=None if r is None else
+                                                         1000 * r + split).fit(X.iloc[post], sensitive_features=groups[post])
+                        for alpha in rb.BLIND_ALPHAS:
+                            dist = rb._aware_distribution(pp.refit_alpha(alpha), X.iloc[test], groups[test])
+                            aware[eps][alpha].append(rb._distribution_metrics(dist, pp.grid_, y[test], groups[test],
+                                                                              declared)[0] - base)
+                membership = rb._HistogramMembershipModel(setup["membership_edges"], declared, math.inf).fit(
+                    X.iloc[post], groups[post])
+                logistic = _FeatureLogistic(features).fit(X.iloc[post], groups[post])
+                for name, cells in _FRONTIER_CELLS[dataset].items():
+                    k, b, bounds = (cells or (setup["blind_bins"], setup["membership_bins"], None))[:3]
+                    model = logistic if cells is not None and cells[3:] == ("logistic",) else membership
+                    bounds = bounds or rb._linear_output_range(ridge, features, setup["feature_box"], info["bounds"])
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore", PrivacyLeakWarning)
+                        pp = BlindFairRegressionPostProcessor(
+                            f, model, epsilon=math.inf, n_bins=k, membership_bins=b, groups=declared, bounds=bounds,
+                            bin_values=rb._public_bin_means(public, bounds, k)).fit(X.iloc[post],
+                                                                                    sensitive_features=groups[post])
+                    for alpha in _FRONTIER_ALPHAS:
+                        pp.refit_alpha(float(alpha))
+                        mse, ks = rb._distribution_metrics(pp.output_distribution(X.iloc[test]), pp.grid_, y[test],
+                                                           groups[test], declared)
+                        blind[name][alpha].append((mse - base, ks))
+        for name, runs in blind.items():
+            cells = []
+            for alpha in rb.BLIND_ALPHAS:
+                feasible = [(np.median([m for m, _ in runs[a]]), a, np.median([k for _, k in runs[a]]))
+                            for a in _FRONTIER_ALPHAS if np.median([k for _, k in runs[a]]) <= alpha + 0.05 + 1e-12]
+                if not feasible:
+                    cells.append("none within")
+                    continue
+                best, at, ks = min(feasible)
+                cells.append(f"{best / np.median(aware[1.0][alpha]):.2f} ({best / np.median(aware[math.inf][alpha]):.2f}"
+                             f" vs eps=inf) at alpha'={at:g}, KS {ks:.3f}")
+            print(f"{dataset:<12} non-private blind, {name:<38} least excess MSE / aware's at KS <= alpha + 0.05, alpha "
+                  f"{', '.join(f'{a:g}' for a in rb.BLIND_ALPHAS)}: {'; '.join(cells)}", flush=True)
+
+
+class _FeatureLogistic:
+    """A non-private logistic model of ``P(A | x)`` on the regressor's (standardised) features: a better membership
+    model than the experiment's histogram, for ``--blind-frontier`` only."""
+
+    def __init__(self, features: list[str]) -> None:
+        self.features = features
+
+    def fit(self, frame: Any, groups: np.ndarray) -> _FeatureLogistic:
+        from sklearn.linear_model import LogisticRegression
+        from sklearn.pipeline import make_pipeline
+        from sklearn.preprocessing import StandardScaler
+
+        self.model = make_pipeline(StandardScaler(), LogisticRegression(max_iter=5000)).fit(
+            frame[self.features].to_numpy(float), groups)
+        self.classes_ = self.model.classes_
+        return self
+
+    def predict_proba(self, frame: Any) -> np.ndarray:
+        return self.model.predict_proba(frame[self.features].to_numpy(float))
+
+
+class _FeatureRidge:
+    """The ridge regressor on the declared feature columns of a DataFrame (as the experiment wraps it)."""
+
+    def __init__(self, ridge: Any, features: list[str]) -> None:
+        self.ridge, self.features = ridge, features
+
+    def predict(self, frame: Any) -> np.ndarray:
+        return self.ridge.predict(frame[self.features].to_numpy(float))
+
+
 def main() -> None:
+    if "--blind-frontier" in sys.argv:
+        blind_frontier(int(sys.argv[sys.argv.index("--noises") + 1]) if "--noises" in sys.argv else 6)
+        return
     if "--blind-variants" in sys.argv:
         only = sys.argv[sys.argv.index("--only") + 1].split(";") if "--only" in sys.argv else None
         noises = int(sys.argv[sys.argv.index("--noises") + 1]) if "--noises" in sys.argv else 6

@@ -29,6 +29,23 @@ map of the cells is a feasible point when it is fair, and the constant map (ever
 always feasible, so the program always has an optimum.  With one membership cell and one group per cell
 distribution this is the paper's LP for one group; the attribute-aware LP is the case where the cell
 determines the group.
+
+Robust constraints (``margins``; measured, not used by the estimator)
+---------------------------------------------------------------------
+The released table's noise moves group ``a``'s CDF at cut ``l`` by ``sum_c (T(c, l) - F_a(l)) e_a(c) / w_a`` (to
+first order; ``e_a(c)`` the entry's noise, ``w_a`` the group's weight): a map that varies over noisy cells has a
+noisy CDF.  As the attribute-blind classification post-processor does for its rates
+(``dpfair.classification.blind_table``), ``margins`` charges each group's band for it, with the band centre
+``t_l = d_l + alpha / 2`` a variable::
+
+    |sum_c p_a(c) T(c, l) - t_l| + sum_c m[a, c] |T(c, l) - t_l| <= alpha / 2      for all a, l < k
+
+(linear through ``u(c, l) >= |T(c, l) - t_l|``; :func:`robust_margin_weights` gives ``m``).  Every feasible map
+is fair (the charges are ``>= 0``), the constant map is still feasible (``T(c, l) = t_l``, no charge), and with
+``m = 0`` it is the program above.  ``steady`` adds a second program, as the classification one's: among the maps
+within a relative tolerance of the optimal cost, the one of least summed charge.  On Law School and Communities at
+``epsilon = 1`` both moved along the front of the global margin (``noise_margin``) instead of past it (the
+regression guide), so the estimator keeps the global margin; ``bench_regression.py --blind-variants`` runs them.
 """
 
 from __future__ import annotations
@@ -51,6 +68,7 @@ __all__ = [
     "n_membership_cells",
     "noise_margin",
     "pool_noisy_cells",
+    "robust_margin_weights",
     "solve_blind_lp",
 ]
 
@@ -129,7 +147,8 @@ def membership_cell_index(probabilities: np.ndarray, membership_bins: int) -> np
 
 
 def solve_blind_lp(
-    cell_pmfs: np.ndarray, weights: np.ndarray, cell_bin: np.ndarray, grid: np.ndarray, alpha: float
+    cell_pmfs: np.ndarray, weights: np.ndarray, cell_bin: np.ndarray, grid: np.ndarray, alpha: float,
+    margins: np.ndarray | None = None, steady: tuple[np.ndarray, float] | None = None,
 ) -> tuple[np.ndarray, float]:
     """Solve the blind program of the module docstring (HiGHS on the cumulative variables).
 
@@ -145,6 +164,14 @@ def solve_blind_lp(
         Strictly increasing output points.
     alpha : float
         KS tolerance between groups, ``>= 0``.
+    margins : ndarray of shape (n_groups, n_cells) or None, default None
+        The robust constraints' weights ``m[a, c] >= 0`` (:func:`robust_margin_weights`): every band constraint of
+        group ``a`` at cut ``l`` is charged ``sum_c m[a, c] |T(c, l) - t_l|`` (module docstring).  ``None`` or
+        all 0: the plain program.
+    steady : (ndarray of shape (n_groups, n_cells), float) or None, default None
+        ``(sensitivity, tolerance)``: then a second program keeps the map of least
+        ``sum_l sum_c (sum_a sensitivity[a, c]) |T(c, l) - t_l|`` among those (with the same constraints) whose
+        cost is within ``tolerance`` times the optimal cost of the optimum.  ``None``: the first program's map.
 
     Returns
     -------
@@ -177,43 +204,32 @@ def solve_blind_lp(
     constant = float(mass[active] @ cost[:, -1])
     n_t = n_active * n_cuts
     objective = np.concatenate([c_t, np.zeros(n_cuts)])  # variables: T (cell-major), then d_l
-    blocks = []
-    upper = []
-    # monotone: T(c, l - 1) - T(c, l) <= 0
-    if n_cuts > 1:
-        rows = np.arange(n_active * (n_cuts - 1))
-        cell, cut = np.divmod(rows, n_cuts - 1)
-        first = cell * n_cuts + cut
-        blocks.append(sparse.csr_array(
-            (np.concatenate([np.ones(rows.size), -np.ones(rows.size)]),
-             (np.concatenate([rows, rows]), np.concatenate([first, first + 1]))),
-            shape=(rows.size, n_t + n_cuts)))
-        upper.append(np.zeros(rows.size))
+    blocks, upper = _monotone_rows(n_active, n_cuts)
     constrained = np.flatnonzero(weights > 0)
     pmf = cell_pmfs[np.ix_(constrained, active)]  # (g', n_active)
     g_count = constrained.size
-    if g_count > 1:
-        # for every (group, cut): sum_c p_a(c) T(c, l) - d_l <= alpha  and  d_l - sum_c p_a(c) T(c, l) <= 0
-        group, cut, cell = np.meshgrid(np.arange(g_count), np.arange(n_cuts), np.arange(n_active), indexing="ij")
-        row = (group * n_cuts + cut).ravel()
-        column = (cell * n_cuts + cut).ravel()
-        value = pmf[group.ravel(), cell.ravel()]
-        keep = value != 0
-        row, column, value = row[keep], column[keep], value[keep]
-        d_rows = np.arange(g_count * n_cuts)
-        d_columns = n_t + d_rows % n_cuts
-        above = sparse.csr_array(
-            (np.concatenate([value, -np.ones(d_rows.size)]), (np.concatenate([row, d_rows]),
-                                                               np.concatenate([column, d_columns]))),
-            shape=(g_count * n_cuts, n_t + n_cuts))
-        blocks += [above, -above]
-        upper += [np.full(g_count * n_cuts, float(alpha)), np.zeros(g_count * n_cuts)]
-    bounds = np.array([(0.0, 1.0)] * n_t + [(-1.0, 1.0)] * n_cuts)
+    robust = g_count > 1 and (steady is not None or (
+        margins is not None and bool(np.any(margins[np.ix_(constrained, active)] > 0))))
+    if robust:
+        band = np.zeros((g_count, n_active)) if margins is None else margins[np.ix_(constrained, active)]
+        objective, blocks, upper, bounds = _robust_program(objective, blocks, upper, pmf, band, n_cuts, alpha)
+    else:
+        if g_count > 1:
+            blocks, upper = _plain_band(blocks, upper, pmf, n_cuts, alpha)
+        bounds = np.array([(0.0, 1.0)] * n_t + [(-1.0, 1.0)] * n_cuts)
     if blocks:
         result = optimize.linprog(objective, A_ub=sparse.vstack(blocks).tocsr(), b_ub=np.concatenate(upper),
                                   bounds=bounds, method="highs")
     else:
         result = optimize.linprog(objective, bounds=bounds, method="highs")
+    if result.status == 0 and robust and steady is not None:  # least sensitive map of nearly the optimal cost
+        sensitivity = steady[0][np.ix_(constrained, active)].sum(axis=0)
+        ceiling = result.fun + steady[1] * max(result.fun + constant, 0.0) + 1e-12
+        second = np.concatenate([np.zeros(n_t + n_cuts), np.repeat(sensitivity, n_cuts)])
+        again = optimize.linprog(second, A_ub=sparse.vstack([*blocks, sparse.csr_array(objective[None, :])]).tocsr(),
+                                 b_ub=np.concatenate([*upper, [ceiling]]), bounds=bounds, method="highs")
+        if again.status == 0:
+            result = optimize.OptimizeResult(x=again.x, fun=float(objective @ again.x), status=0)
     if result.status != 0:  # numerical trouble only: the constant map is always feasible and the objective bounded
         warnings.warn("the blind post-processing LP was not solved by HiGHS; the constant map (exactly fair) is used "
                       "instead. Try fewer n_bins or membership_bins.", stacklevel=find_stack_level())
@@ -226,6 +242,122 @@ def solve_blind_lp(
     cdf = np.concatenate([cdf, np.ones((n_active, 1))], axis=1)
     transport[active] = np.diff(cdf, axis=1, prepend=0.0)
     return transport, float(result.fun + constant)
+
+
+def _monotone_rows(n_active: int, n_cuts: int) -> tuple[list, list]:
+    """The rows ``T(c, l - 1) - T(c, l) <= 0`` over the variables ``T`` (cell-major) and one per cut."""
+    if n_cuts <= 1:
+        return [], []
+    n_t = n_active * n_cuts
+    rows = np.arange(n_active * (n_cuts - 1))
+    cell, cut = np.divmod(rows, n_cuts - 1)
+    first = cell * n_cuts + cut
+    block = sparse.csr_array((np.concatenate([np.ones(rows.size), -np.ones(rows.size)]),
+                              (np.concatenate([rows, rows]), np.concatenate([first, first + 1]))),
+                             shape=(rows.size, n_t + n_cuts))
+    return [block], [np.zeros(rows.size)]
+
+
+def _plain_band(blocks: list, upper: list, pmf: np.ndarray, n_cuts: int, alpha: float) -> tuple[list, list]:
+    """The band rows of the plain program: ``sum_c p_a(c) T(c, l) - d_l <= alpha`` and ``d_l - sum_c ... <= 0``."""
+    g_count, n_active = pmf.shape
+    n_t = n_active * n_cuts
+    group, cut, cell = np.meshgrid(np.arange(g_count), np.arange(n_cuts), np.arange(n_active), indexing="ij")
+    row = (group * n_cuts + cut).ravel()
+    column = (cell * n_cuts + cut).ravel()
+    value = pmf[group.ravel(), cell.ravel()]
+    keep = value != 0
+    row, column, value = row[keep], column[keep], value[keep]
+    d_rows = np.arange(g_count * n_cuts)
+    d_columns = n_t + d_rows % n_cuts
+    above = sparse.csr_array(
+        (np.concatenate([value, -np.ones(d_rows.size)]), (np.concatenate([row, d_rows]),
+                                                           np.concatenate([column, d_columns]))),
+        shape=(g_count * n_cuts, n_t + n_cuts))
+    return [*blocks, above, -above], [*upper, np.full(g_count * n_cuts, float(alpha)), np.zeros(g_count * n_cuts)]
+
+
+def _robust_program(objective: np.ndarray, blocks: list, upper: list, pmf: np.ndarray, margins: np.ndarray,
+                    n_cuts: int, alpha: float) -> tuple[np.ndarray, list, list, np.ndarray]:
+    """The robust band constraints of :func:`solve_blind_lp` (module docstring, "Robust constraints").
+
+    Variables: ``T`` (cell-major, as the plain program), the band centres ``t_l`` in [0, 1] (in place of the
+    plain program's lower ends ``d_l``) and ``u(c, l) >= |T(c, l) - t_l|`` (cell-major).  Rows, for every
+    constrained group ``a`` and cut ``l``: ``+-(sum_c p_a(c) T(c, l) - t_l) + sum_c m[a, c] u(c, l) <= alpha / 2``;
+    for every cell and cut: ``+-(T(c, l) - t_l) - u(c, l) <= 0``.  ``blocks`` (the monotonicity rows) are widened
+    to the new variables.  Returns the objective, blocks, right-hand sides and bounds of the whole program.
+    """
+    g_count, n_active = pmf.shape
+    n_t = n_active * n_cuts
+    width = 2 * n_t + n_cuts
+    blocks = [sparse.hstack([block, sparse.csr_array((block.shape[0], n_t))]).tocsr() for block in blocks]
+    group, cut, cell = np.meshgrid(np.arange(g_count), np.arange(n_cuts), np.arange(n_active), indexing="ij")
+    row = (group * n_cuts + cut).ravel()
+    column = (cell * n_cuts + cut).ravel()
+    value, charge = pmf[group.ravel(), cell.ravel()], margins[group.ravel(), cell.ravel()]
+    n_rows = g_count * n_cuts
+    centre_rows = np.arange(n_rows)
+    centre_columns = n_t + centre_rows % n_cuts
+
+    def band(sign: float) -> sparse.csr_array:
+        keep, paid = value != 0, charge > 0
+        return sparse.csr_array(
+            (np.concatenate([sign * value[keep], np.full(n_rows, -sign), charge[paid]]),
+             (np.concatenate([row[keep], centre_rows, row[paid]]),
+              np.concatenate([column[keep], centre_columns, n_t + n_cuts + column[paid]]))),
+            shape=(n_rows, width))
+
+    cells = np.arange(n_t)
+    t_columns = n_t + cells % n_cuts
+
+    def absolute(sign: float) -> sparse.csr_array:
+        return sparse.csr_array(
+            (np.concatenate([np.full(n_t, sign), np.full(n_t, -sign), -np.ones(n_t)]),
+             (np.concatenate([cells, cells, cells]), np.concatenate([cells, t_columns, n_t + n_cuts + cells]))),
+            shape=(n_t, width))
+
+    blocks += [band(1.0), band(-1.0), absolute(1.0), absolute(-1.0)]
+    upper += [np.full(n_rows, alpha / 2.0), np.full(n_rows, alpha / 2.0), np.zeros(n_t), np.zeros(n_t)]
+    objective = np.concatenate([objective[:n_t], np.zeros(n_cuts + n_t)])
+    bounds = np.array([(0.0, 1.0)] * (n_t + n_cuts) + [(0.0, 1.0)] * n_t)
+    return objective, blocks, upper, bounds
+
+
+def robust_margin_weights(multiple: float, noise_scale: float, pool_sizes: np.ndarray,
+                          weights: np.ndarray) -> np.ndarray | None:
+    """The weights ``m[a, c]`` of the robust constraints: ``multiple`` noise standard deviations, spread over cells.
+
+    Group ``a``'s released CDF at cut ``l`` differs from its exact one by ``sum_c (T(c, l) - F_a(l)) e_a(c) / w_a``
+    to first order (``e_a(c)`` the noise of the (group, pooled cell) entry, a sum of ``n_c`` Laplace(``b``) draws,
+    standard deviation ``b sqrt(2 n_c)``), which is ``sum_c (T(c, l) - t_l) e_a(c) / w_a`` plus
+    ``(t_l - F_a(l))`` times the group's total noise (at most ``alpha / 2`` of it).  Its standard deviation
+    ``sqrt(sum_c 2 n_c b^2 (T(c, l) - t_l)^2) / w_a`` is ``sum_c b sqrt(2 n_c) |T(c, l) - t_l| / (w_a sqrt(C))``
+    for a map that moves evenly over the ``C`` cells; the weights are ``multiple`` times that:
+    ``m[a, c] = multiple * b sqrt(2 n_c) / (w_a sqrt(C))``.  Released quantities only (the private weights, the
+    pool sizes, the public scale).
+
+    Parameters
+    ----------
+    multiple : float
+        How many standard deviations (``>= 0``).
+    noise_scale : float
+        The table's Laplace scale ``b`` (0: no noise).
+    pool_sizes : ndarray of int, shape (n_pooled,)
+        The number of cells in every pooled cell.
+    weights : ndarray of shape (n_groups,)
+        Private group weights (a group of weight 0 gets weight 0: it is not constrained).
+
+    Returns
+    -------
+    ndarray of shape (n_groups, n_pooled) or None
+        The weights; ``None`` without noise, with ``multiple = 0`` or fewer than two groups of positive weight.
+    """
+    present = weights > 0
+    if multiple == 0.0 or noise_scale == 0.0 or np.count_nonzero(present) < 2:
+        return None
+    per_cell = noise_scale * np.sqrt(2.0 * np.asarray(pool_sizes, float)) / math.sqrt(pool_sizes.size)
+    inverse = np.where(present, 1.0 / np.where(present, weights, 1.0), 0.0)
+    return multiple * inverse[:, None] * per_cell[None, :]
 
 
 def max_partial_sum_bound(n_terms: int, scale: float, failure: float) -> float:
