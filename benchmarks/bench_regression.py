@@ -333,6 +333,28 @@ def _blind_variant_classes() -> dict[str, type]:
             finally:
                 blind_module.solve_blind_lp = solve_blind_lp
 
+    class PairMargin(BlindFairRegressionPostProcessor):
+        """A margin per pair of groups: the pair (a, b) solved at ``alpha`` less ``pair`` standard deviations of the
+        noise in *its own* CDF gap, ``b sqrt(n_pooled) sqrt(1 / w_a^2 + 1 / w_b^2)``, instead of every pair at the
+        two lightest groups' (``noise_margin``); pairwise KS rows (``_pairwise_blind_lp``).  Released quantities only."""
+
+        pair = 0.8
+
+        def _solution_attributes(self, cell_pmfs, weights, pooling, *args):
+            import dpfair.regression.blind as blind_module
+
+            scale, original = args[-2][0], blind_module.solve_blind_lp
+            present = weights > 0
+            inverse = np.where(present, 1.0 / np.where(present, weights, 1.0), 0.0)
+            margins = self.pair * scale * math.sqrt(cell_pmfs.shape[1]) * np.sqrt(inverse[:, None] ** 2
+                                                                                   + inverse[None, :] ** 2)
+            blind_module.solve_blind_lp = lambda pmfs, w, cell_bin, grid, alpha: _pairwise_blind_lp(
+                pmfs, w, cell_bin, grid, np.maximum(alpha - margins, 0.0))
+            try:
+                return BlindFairRegressionPostProcessor._solution_attributes(cell_pmfs, weights, pooling, *args)
+            finally:
+                blind_module.solve_blind_lp = original
+
     base = BlindFairRegressionPostProcessor
     return {"true groups": (base, {}), "population (rows)": (Rows, {}), "population (cells)": (Cells, {}),
             "midpoints": (base, {"values": "midpoints"}),
@@ -354,7 +376,49 @@ def _blind_variant_classes() -> dict[str, type]:
             **{f"B={b}, robust {r:g}": (Robust, {"membership_bins": b, "robust": r, "noise_margin": 0.0})
                for b in (3, 4) for r in (0.6, 0.8, 1.0)},
             **{f"B={b}, 16 bins, robust {r:g}": (Robust, {"membership_bins": b, "n_bins": 16, "robust": r,
-                                                          "noise_margin": 0.0}) for b in (2, 3) for r in (0.8, 1.0)}}
+                                                          "noise_margin": 0.0}) for b in (2, 3) for r in (0.8, 1.0)},
+            **{f"pair margin {m:g}": (PairMargin, {"pair": m, "noise_margin": 0.0}) for m in (0.6, 0.8, 1.0, 1.2)}}
+
+
+def _pairwise_blind_lp(cell_pmfs: np.ndarray, weights: np.ndarray, cell_bin: np.ndarray, grid: np.ndarray,
+                       alphas: np.ndarray) -> tuple[np.ndarray, float]:
+    """The blind program with one KS tolerance per pair of groups, ``F_a(l) - F_b(l) <= alphas[a, b]`` (a prototype
+    for ``PairMargin``: dense pairwise rows on the cumulative variables ``T(c, l)``, HiGHS)."""
+    from scipy import optimize
+
+    n_cells = cell_pmfs.shape[1]
+    k, n_cuts = grid.size, grid.size - 1
+    mass = (weights / weights.sum()) @ cell_pmfs
+    active = np.flatnonzero(mass > 0)
+    transport = np.zeros((n_cells, k))
+    transport[np.arange(n_cells), cell_bin] = 1.0
+    groups = np.flatnonzero(weights > 0)
+    if k == 1 or active.size == 0 or groups.size <= 1:
+        return transport, 0.0
+    n_active = active.size
+    cost = (grid[cell_bin[active]][:, None] - grid[None, :]) ** 2
+    c_t = (mass[active][:, None] * (cost[:, :-1] - cost[:, 1:])).ravel()
+    rows, rhs = [], []
+    for cell in range(n_active):
+        for cut in range(n_cuts - 1):
+            row = np.zeros(n_active * n_cuts)
+            row[cell * n_cuts + cut], row[cell * n_cuts + cut + 1] = 1.0, -1.0
+            rows.append(row)
+            rhs.append(0.0)
+    for a in groups:
+        for b in groups:
+            if a == b:
+                continue
+            diff = cell_pmfs[a, active] - cell_pmfs[b, active]
+            for cut in range(n_cuts):
+                row = np.zeros(n_active * n_cuts)
+                row[np.arange(n_active) * n_cuts + cut] = diff
+                rows.append(row)
+                rhs.append(alphas[a, b])
+    result = optimize.linprog(c_t, A_ub=np.array(rows), b_ub=np.array(rhs), bounds=(0.0, 1.0), method="highs")
+    cdf = np.maximum.accumulate(np.clip(result.x.reshape(n_active, n_cuts), 0.0, 1.0), axis=1)
+    transport[active] = np.diff(np.concatenate([cdf, np.ones((n_active, 1))], axis=1), axis=1, prepend=0.0)
+    return transport, float(result.fun + mass[active] @ cost[:, -1])
 
 
 _public_rows: dict[str, np.ndarray] = {}
@@ -379,7 +443,7 @@ def _public_variant(pp: Any, spec: dict[str, Any], reference: np.ndarray, bounds
     bounds = pp.bounds
     if "h" in spec:
         pp.h = spec["h"]
-    for name in ("robust", "tol"):
+    for name in ("robust", "tol", "pair"):
         if name in spec:
             setattr(pp, name, spec[name])
     k, values = pp.n_bins, spec.get("values", "means")
@@ -510,7 +574,7 @@ def blind_variants(n_noises: int = 6, only: tuple[str, ...] | None = None) -> No
         for epsilon in epsilons:
             runs = [_blind_variant_run(dataset, split, epsilon, 1000 * r + split, only)
                     for split in BLIND_SEEDS for r in range(n_noises if np.isfinite(epsilon) else 1)]
-            for name in [key for key, alpha in runs[0] if alpha == BLIND_ALPHAS[0] and key != "aware"]:
+            for name in [key for key, alpha in runs[0] if alpha == BLIND_ALPHAS[0]]:  # the aware one first (ratio 1)
                 cells = []
                 for alpha in BLIND_ALPHAS:
                     ks = np.median([run[(name, alpha)][1] for run in runs])
