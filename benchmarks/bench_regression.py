@@ -32,8 +32,9 @@ instead of the true groups, the membership model trained on the regressor's rows
 their public means, equal-mass public bins, the table's group shares smoothed across adjacent score bins, cells
 merged before the release by public counts, other numbers of bins and membership bins, other global margins, the
 robust band constraints and the least-sensitive second program of ``dpfair.regression._blind_lp.solve_blind_lp``
-(``robust ...``, ``steady ...``), and the aware post-processor on the same public bin means as the blind one
-(``aware (bin means)``, its ratio to the aware default).  Every variant takes about 5 s per dataset and epsilon on one
+(``robust ...``, ``steady ...``), a margin per pair of groups (``pair margin ...``), other membership models on
+Communities (``race logistic ...``, ``race histogram ...``), and the aware post-processor on the same public bin means
+as the blind one (``aware (bin means)``, its ratio to the aware default, printed first).  Every variant takes about 5 s per dataset and epsilon on one
 core: pass ``--only "NAME;NAME"`` to keep some of them; ``--noises N`` sets the noises per split; the environment
 variables ``BLIND_DATASETS`` and ``BLIND_EPSILONS`` (comma-separated) restrict the datasets and epsilons, and
 ``BLIND_REGRESSOR_ROWS`` (";"-separated names) the variants also run with the membership model trained on the
@@ -377,7 +378,65 @@ def _blind_variant_classes() -> dict[str, type]:
                for b in (3, 4) for r in (0.6, 0.8, 1.0)},
             **{f"B={b}, 16 bins, robust {r:g}": (Robust, {"membership_bins": b, "n_bins": 16, "robust": r,
                                                           "noise_margin": 0.0}) for b in (2, 3) for r in (0.8, 1.0)},
-            **{f"pair margin {m:g}": (PairMargin, {"pair": m, "noise_margin": 0.0}) for m in (0.6, 0.8, 1.0, 1.2)}}
+            **{f"pair margin {m:g}": (PairMargin, {"pair": m, "noise_margin": 0.0}) for m in (0.6, 0.8, 1.0, 1.2)},
+            # Communities only: other membership models (the race columns other than the group's own)
+            **{f"{kind}, {k} bins, B={b}": (base, {"membership": kind, "n_bins": k, "membership_bins": b})
+               for kind in ("race logistic", "race histogram") for k, b in ((8, 1), (8, 2), (12, 2))},
+            **{f"race logistic ranked, {k} bins, B={b}": (base, {"membership": "race logistic ranked", "n_bins": k,
+                                                                  "membership_bins": b})
+               for k, b in ((8, 1), (8, 2), (8, 3), (12, 2), (12, 3))}}
+
+
+class _PrivateRaceLogistic:
+    """A private model of ``P(A | x)`` on Communities' other race columns (``_RACE_COLUMNS``, each in [0, 1], so the
+    declared row norm is ``sqrt(3)``): :class:`dpfair.linear_model.DPLogisticRegression` at ``epsilon``."""
+
+    def __init__(self, epsilon: float, random_state: Any) -> None:
+        from dpfair.linear_model import DPLogisticRegression
+
+        self.model = DPLogisticRegression(epsilon=epsilon, data_norm=math.sqrt(len(_RACE_COLUMNS)),
+                                          random_state=random_state)
+
+    def fit(self, frame: Any, groups: np.ndarray) -> _PrivateRaceLogistic:
+        self.model.fit(np.clip(frame[list(_RACE_COLUMNS)].to_numpy(float), 0.0, 1.0), groups)
+        self.classes_ = self.model.classes_
+        return self
+
+    def predict_proba(self, frame: Any) -> np.ndarray:
+        return self.model.predict_proba(np.clip(frame[list(_RACE_COLUMNS)].to_numpy(float), 0.0, 1.0))
+
+
+class _Ranked:
+    """Two groups: a membership model's ``P(A = second | x)`` replaced by its rank among public rows' (the regressor's
+    own, ``reference``), so that the lattice cells are public quantiles of the model's score whatever its
+    calibration (a shrunk private logistic model puts every row in the middle cell otherwise)."""
+
+    def __init__(self, model: Any, reference: Any) -> None:
+        self.model, self.reference = model, reference
+
+    def fit(self, frame: Any, groups: np.ndarray) -> _Ranked:
+        self.model.fit(frame, groups)
+        self.classes_ = self.model.classes_
+        self.scores_ = np.sort(self.model.predict_proba(self.reference)[:, 1])
+        return self
+
+    def predict_proba(self, frame: Any) -> np.ndarray:
+        rank = np.searchsorted(self.scores_, self.model.predict_proba(frame)[:, 1], side="right") / self.scores_.size
+        return np.column_stack([1.0 - rank, rank])
+
+
+def _variant_membership(kind: str, declared: list, epsilon: float, seed: int, reference: Any) -> Any:
+    """Another membership model for a variant: ``"race logistic"`` (``_PrivateRaceLogistic``), the same
+    ``"ranked"`` (``_Ranked`` on ``reference``) or ``"race histogram"`` (the experiment's histogram with
+    ``racePctAsian`` cut at 0.1 and 0.3 besides its own edges)."""
+    from dpfair.experiments import regression_blind as rb
+
+    if kind == "race logistic":
+        return _PrivateRaceLogistic(epsilon, seed)
+    if kind == "race logistic ranked":
+        return _Ranked(_PrivateRaceLogistic(epsilon, seed), reference)
+    edges = {**rb.BLIND_SETUP["communities"]["membership_edges"], "racePctAsian": (0.1, 0.3)}
+    return rb._HistogramMembershipModel(edges, declared, epsilon, random_state=seed)
 
 
 def _pairwise_blind_lp(cell_pmfs: np.ndarray, weights: np.ndarray, cell_bin: np.ndarray, grid: np.ndarray,
@@ -540,12 +599,17 @@ def _blind_variant_run(dataset: str, split: int, epsilon: float, noise_seed: int
             membership = rb._HistogramMembershipModel(setup["membership_edges"], declared, model_eps,
                                                       random_state=noise_seed + 7).fit(X.iloc[rows], groups[rows])
             for name, (cls, spec) in _blind_variant_classes().items():
+                if "membership" in spec and dataset != "communities":
+                    continue  # the other membership models read Communities' race columns
                 if (names is None or name in names) and (only is None or name in only):
                     label = (name if names is None else "membership on the regressor's rows" if name == "true groups"
                              else f"{name}, membership on the regressor's rows")
+                    model = (membership if "membership" not in spec else
+                             _variant_membership(spec["membership"], declared, model_eps, noise_seed + 7,
+                                                 X.iloc[fit_reg]).fit(X.iloc[rows], groups[rows]))
                     _public_rows.update(outputs=f.predict(X.iloc[fit_reg]), membership=np.asarray(
-                        membership.predict_proba(X.iloc[fit_reg])))
-                    pp = _public_variant(cls(f, membership, epsilon=table_eps, n_bins=setup["blind_bins"],
+                        model.predict_proba(X.iloc[fit_reg])))
+                    pp = _public_variant(cls(f, model, epsilon=table_eps, n_bins=setup["blind_bins"],
                                              membership_bins=setup["membership_bins"], groups=declared,
                                              noise_margin=rb.BLIND_NOISE_MARGIN, bounds=bounds,
                                              random_state=noise_seed), spec, f.predict(X.iloc[fit_reg]), bounds)
@@ -596,8 +660,12 @@ _FRONTIER_CELLS = {
                     "oracle cells (12 bins, B=16)": (12, 16, None),
                     "12 bins, B=2, logistic membership": (12, 2, None, "logistic"),
                     "12 bins, B=4, logistic membership": (12, 4, None, "logistic"),
-                    "16 bins, B=8, logistic membership": (16, 8, None, "logistic")},
+                    "16 bins, B=8, logistic membership": (16, 8, None, "logistic"),
+                    **{f"{k} bins, B={b}, logistic on 3 race columns": (k, b, None, "race logistic")
+                       for k, b in ((8, 1), (8, 2), (12, 2), (12, 4))}},
 }
+#: Communities' race columns other than the group's own (``racepctblack`` is dropped from every model).
+_RACE_COLUMNS = ("racePctWhite", "racePctHisp", "racePctAsian")
 _FRONTIER_ALPHAS = tuple(np.round(np.arange(0.0, 0.2001, 0.01), 2))
 
 
@@ -648,10 +716,12 @@ def blind_frontier(n_noises: int = 6) -> None:
                                                                               declared)[0] - base)
                 membership = rb._HistogramMembershipModel(setup["membership_edges"], declared, math.inf).fit(
                     X.iloc[post], groups[post])
-                logistic = _FeatureLogistic(features).fit(X.iloc[post], groups[post])
+                models = {"logistic": _FeatureLogistic(features).fit(X.iloc[post], groups[post])}
+                if dataset == "communities":
+                    models["race logistic"] = _FeatureLogistic(list(_RACE_COLUMNS)).fit(X.iloc[post], groups[post])
                 for name, cells in _FRONTIER_CELLS[dataset].items():
                     k, b, bounds = (cells or (setup["blind_bins"], setup["membership_bins"], None))[:3]
-                    model = logistic if cells is not None and cells[3:] == ("logistic",) else membership
+                    model = models[cells[3]] if cells is not None and len(cells) > 3 else membership
                     bounds = bounds or rb._linear_output_range(ridge, features, setup["feature_box"], info["bounds"])
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore", PrivacyLeakWarning)
