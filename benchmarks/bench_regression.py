@@ -34,11 +34,11 @@ merged before the release by public counts, other numbers of bins and membership
 robust band constraints and the least-sensitive second program of ``dpfair.regression._blind_lp.solve_blind_lp``
 (``robust ...``, ``steady ...``), a margin per pair of groups (``pair margin ...``), other membership models on
 Communities (``race logistic ...``, ``race histogram ...``), and the aware post-processor on the same public bin means
-as the blind one (``aware (bin means)``, its ratio to the aware default, printed first).  Every variant takes about 5 s per dataset and epsilon on one
-core: pass ``--only "NAME;NAME"`` to keep some of them; ``--noises N`` sets the noises per split; the environment
-variables ``BLIND_DATASETS`` and ``BLIND_EPSILONS`` (comma-separated) restrict the datasets and epsilons, and
-``BLIND_REGRESSOR_ROWS`` (";"-separated names) the variants also run with the membership model trained on the
-regressor's rows.
+as the blind one (``aware (bin means)``, its ratio to the aware default, printed first).  Every variant takes about
+5 s per dataset and epsilon on one core: pass ``--only "NAME;NAME"`` to keep some of them; ``--noises N`` sets the
+noises per split; the environment variables ``BLIND_DATASETS`` and ``BLIND_EPSILONS`` (comma-separated) restrict the
+datasets and epsilons, and ``BLIND_REGRESSOR_ROWS`` (";"-separated names) the variants also run with the membership
+model trained on the regressor's rows.
 
 ``--blind-frontier`` fits the blind program *without noise* (exact table and membership histogram) on the same splits
 for several cell configurations, sweeps the ``alpha`` it is solved at, and prints, per comparison ``alpha``, the least
