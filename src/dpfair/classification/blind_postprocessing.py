@@ -63,11 +63,14 @@ from dpfair.classification.blind_table import (
     label_count_epsilon,
     noisy_blind_table,
     plan_cells,
+    project_to_totals,
     rate_margin_weights,
     rate_noise,
     released_constant_rule,
     released_positive_count,
+    released_two_group_table,
     solve_blind_lp,
+    table_noise_epsilon,
 )
 from dpfair.classification.postprocessing import (
     VacuousConstraintWarning,
@@ -240,7 +243,11 @@ class DPBlindPostProcessor(PrivateEstimator, CloneLineageMixin, MetaEstimatorMix
     2. *The table* (the rest, ``epsilon_t``): given the released base classifier and membership model, each row
        falls in a fixed cell ``(s, m)``; the table ``q[s, m, a, y]`` of fractions of rows moves ``1/m`` of mass
        between two cells when one row's group changes (or a whole row is replaced), so its L1 sensitivity is
-       ``2/m`` and ``Lap(2 / (m epsilon_t))`` per cell makes it ``epsilon_t``-DP.
+       ``2/m`` and ``Lap(2 / (m epsilon_t))`` per cell makes it ``epsilon_t``-DP.  Under the attribute relation
+       each ``(cell, label)`` total is public: with two groups only group 1's fractions are released, with
+       ``Lap(1 / (m epsilon_t))`` (sensitivity ``1/m``, :func:`~dpfair.classification.blind_table.released_two_group_table`),
+       and the LP reads the table projected onto the totals
+       (:func:`~dpfair.classification.blind_table.project_to_totals`, post-processing).
     3. *The positive-label count*, under whole-row privacy only (the labels are private; under the attribute
        relation they are public and the exact totals are used): ``epsilon_c`` from the public ``m`` and ``epsilon``
        (:func:`~dpfair.classification.blind_table.label_count_epsilon`, taken from the table's share, at most 0.7
@@ -527,7 +534,8 @@ class DPBlindPostProcessor(PrivateEstimator, CloneLineageMixin, MetaEstimatorMix
             if 2.0 / (m * epsilon_table) > _MAX_NOISE_SCALE or (n_groups >= 2 and not each > 1e-90):
                 raise ValueError(f"epsilon={epsilon!r} is too small for the number of rows: the noise would overflow; "
                                  "use a larger epsilon.")
-        planned_scores, planned_membership = plan_cells(m, epsilon_table, n_groups)
+        planned_scores, planned_membership = plan_cells(m, table_noise_epsilon(epsilon_table, n_groups, not whole_rows),
+                                                        n_groups)
         n_score_bins = planned_scores if options.score_bins == "auto" else int(options.score_bins)
         n_membership = planned_membership if options.membership_bins == "auto" else int(options.membership_bins)
         if n_groups < 2:
@@ -592,7 +600,12 @@ class DPBlindPostProcessor(PrivateEstimator, CloneLineageMixin, MetaEstimatorMix
         q_hat = blind_joint_frequencies(score_bin, cells, data.group_index, data.labels, data.n_score_bins,
                                         data.n_membership_cells, n_groups)
         epsilon_table = data.epsilon_table
-        q_tilde = q_hat if math.isinf(epsilon_table) else noisy_blind_table(q_hat, data.n_rows, epsilon_table, noise)
+        if math.isinf(epsilon_table):
+            q_tilde = q_hat
+        elif public and n_groups == 2:  # the (cell, label) totals are public: release group 1's share only
+            q_tilde = released_two_group_table(q_hat, data.n_rows, epsilon_table, noise)
+        else:
+            q_tilde = noisy_blind_table(q_hat, data.n_rows, epsilon_table, noise)
         if public:  # the error of a rule needs no group: exact, from public (X, y) and the released cells
             flat = (score_bin * data.n_membership_cells + cells) * 2 + data.labels
             error_table = np.bincount(flat, minlength=q_hat.shape[0] * 2).reshape(-1, 2) / data.n_rows
@@ -612,7 +625,8 @@ class DPBlindPostProcessor(PrivateEstimator, CloneLineageMixin, MetaEstimatorMix
         families = BLIND_CONSTRAINTS[options.constraints]
         q_valid = np.maximum(noisy.q_tilde, 0.0)
         n_cells, n_groups = q_valid.shape[0], q_valid.shape[1]
-        epsilon_table, m = data.epsilon_table, data.n_rows
+        m = data.n_rows
+        epsilon_table = table_noise_epsilon(data.epsilon_table, n_groups, noisy.error_is_exact)  # its noise's scale
         typical = np.zeros((n_groups, len(families)))
         detected = np.ones(n_groups, dtype=bool)
         for f, labels in enumerate(families):
@@ -632,7 +646,8 @@ class DPBlindPostProcessor(PrivateEstimator, CloneLineageMixin, MetaEstimatorMix
         reason = None
         if n_groups >= 2 and measured.sum() < 2:
             reason = "fewer than two declared groups are measured by the noisy table"
-        q_lp = q_valid  # the released table as it is (shrinking it towards the membership model biased the rates)
+        # public totals: the table projected onto them (shrinking it towards the membership model biased the rates)
+        q_lp = project_to_totals(noisy.q_tilde, noisy.error_table) if noisy.error_is_exact else q_valid
         margins = None if math.isinf(epsilon_table) else rate_margin_weights(q_lp, m, epsilon_table, families,
                                                                             SAMPLING_MARGIN)
         solved = None if reason else solve_blind_lp(q_lp, noisy.error_table, options.gamma, families, active,
