@@ -279,7 +279,9 @@ class DPEqualizedOddsPostProcessor(
     distribution of the others; and the LP is first solved with each constraint widened by a quarter of the
     noise's standard deviation of the rate difference (``resolution_fp_`` / ``resolution_tp_``), which picks the operating
     point, after which every group is moved as close to that point as its own table allows (onto it when it can
-    reach it); last, among the thresholds with the same rates (hence the same error), each group gets the one the
+    reach it), its distance charged the noise its rule picks up from its cells (a group of a dozen rows is given a
+    flatter threshold near the point rather than one fitted to its noise: a change of the linear program only, so
+    post-processing of the released table, which reads the public Laplace scale ``2/(m epsilon)``); last, among the thresholds with the same rates (hence the same error), each group gets the one the
     noise and the sampling move least.  The constant classifier is always feasible, and the guarantee is the
     observed noisy difference plus the noise's part.  ``score_bins="auto"`` (the default) is ``K = 8`` when the base classifier
     has ``predict_proba`` or ``decision_function``, and the paper's binary predictions (``score_bins=None``)
@@ -564,7 +566,8 @@ default "equalized_odds"
                 p, objective = solve_lp(q_valid, bound_fp, bound_tp)  # line 5
             else:
                 cell_variance = 0.0 if math.isinf(epsilon) else 4.0 / noisy.n_rows / epsilon / epsilon
-                p = solve_score_lp(q_lp, bound_fp, bound_tp, options.gamma, cell_variance)
+                noise_scale = 0.0 if math.isinf(epsilon) else 2.0 / (noisy.n_rows * epsilon)  # Algorithm 1, line 3
+                p = solve_score_lp(q_lp, bound_fp, bound_tp, options.gamma, cell_variance, noise_scale)
                 if p is None:
                     raise ValueError("no optimum")
                 objective = float((q_valid[:, :, 0] * p + q_valid[:, :, 1] * (1.0 - p)).sum())
