@@ -116,3 +116,10 @@ def test_the_fit_releases_group_ones_share_and_plans_its_cells_from_the_halved_n
     planned = table_module.plan_cells(y.size, table_module.table_noise_epsilon(0.7, 2, True), 2)
     assert (model.score_bins_, model.membership_bins_) == planned
     assert planned != table_module.plan_cells(y.size, 0.7, 2)  # the halved noise affords a finer table here
+
+
+def test_two_groups_get_three_membership_bins_at_a_finite_epsilon_and_four_at_infinity():
+    assert table_module.plan_cells(1329, 1.4, 2) == (16, table_module.TWO_GROUP_MEMBERSHIP_BINS) == (16, 3)
+    assert table_module.plan_cells(667, 0.7, 2) == (5, 3)  # MIN_CELLS // 3 score bins
+    assert table_module.plan_cells(1329, float("inf"), 2) == (16, 4)
+    assert table_module.plan_cells(1329, 1.4, 4)[1] == 4 and table_module.plan_cells(1329, 1.4, 1)[1] == 1
