@@ -313,7 +313,10 @@ class DPBlindPostProcessor(PrivateEstimator, CloneLineageMixin, MetaEstimatorMix
         of the robust margins (below).  At ``epsilon = 1`` on the fairness suite (five seeded splits, medians of
         error / held-out violation), 0.045 with the margins gave Adult by race 0.207 / 0.090 and the ACS excerpt by
         race 0.327 / 0.097, where 0.035 without them gave 0.207 / 0.161 and 0.326 / 0.079 (0.05 with a smaller
-        margin: Adult 0.202 / 0.134).
+        margin: Adult 0.202 / 0.134).  With the table on its public totals (10 draws of 5 splits, 4 membership bins), 0.035 /
+        0.04 / 0.045 / 0.05 / 0.055 gave Communities 0.244 / 0.082, 0.235 / 0.092, 0.228 / 0.094, 0.220 / 0.101,
+        0.214 / 0.106 (0, 0, 6, 4, 5 of 10 draws meeting both thresholds), the nine groups' violation 0.094, 0.112,
+        0.130, 0.160, 0.180 and 1,000 rows' 0.091, 0.097, 0.104, 0.110, 0.117 (3 or 4 of 10 at most).
     constraints : str, default "equalized_odds"
         ``"equalized_odds"``, ``"demographic_parity"``, ``"equalized_odds_and_demographic_parity"`` or
         ``"true_positive_rate_parity"``.
