@@ -54,8 +54,10 @@ from dpfair.classification.blind_membership import (
     with_label,
 )
 from dpfair.classification.blind_table import (
+    ATTRIBUTE_GAMMA,
     BLIND_CONSTRAINTS,
     RATE_NOISE_LIMIT,
+    WHOLE_ROW_GAMMA,
     best_constant_rule,
     blind_guaranteed_violation,
     blind_joint_frequencies,
@@ -308,15 +310,11 @@ class DPBlindPostProcessor(PrivateEstimator, CloneLineageMixin, MetaEstimatorMix
         Binary base classifier with ``predict_proba`` or ``decision_function``.
     epsilon : float, default 1.0
         The whole fit's privacy parameter (> 0; ``inf``: the exact non-private LP).
-    gamma : float, default 0.045
+    gamma : float or None, default None
         The largest difference allowed between two groups' constrained rates in the released table (>= 0), on top
-        of the robust margins (below).  At ``epsilon = 1`` on the fairness suite (five seeded splits, medians of
-        error / held-out violation), 0.045 with the margins gave Adult by race 0.207 / 0.090 and the ACS excerpt by
-        race 0.327 / 0.097, where 0.035 without them gave 0.207 / 0.161 and 0.326 / 0.079 (0.05 with a smaller
-        margin: Adult 0.202 / 0.134).  With the table on its public totals (10 draws of 5 splits, 4 membership bins), 0.035 /
-        0.04 / 0.045 / 0.05 / 0.055 gave Communities 0.244 / 0.082, 0.235 / 0.092, 0.228 / 0.094, 0.220 / 0.101,
-        0.214 / 0.106 (0, 0, 6, 4, 5 of 10 draws meeting both thresholds), the nine groups' violation 0.094, 0.112,
-        0.130, 0.160, 0.180 and 1,000 rows' 0.091, 0.097, 0.104, 0.110, 0.117 (3 or 4 of 10 at most).
+        of the robust margins (below).  ``None``: :data:`~dpfair.classification.blind_table.ATTRIBUTE_GAMMA` (0.045),
+        or :data:`~dpfair.classification.blind_table.WHOLE_ROW_GAMMA` (0.03) with a private base fitted here (whole
+        rows private: a noisier score and table); the measurements are there.
     constraints : str, default "equalized_odds"
         ``"equalized_odds"``, ``"demographic_parity"``, ``"equalized_odds_and_demographic_parity"`` or
         ``"true_positive_rate_parity"``.
@@ -403,7 +401,7 @@ class DPBlindPostProcessor(PrivateEstimator, CloneLineageMixin, MetaEstimatorMix
     _privacy_relation = CHANGE_ATTRIBUTE
 
     def __init__(
-        self, estimator: Any = None, *, epsilon: float = 1.0, gamma: float = 0.045, constraints: str = "equalized_odds",
+        self, estimator: Any = None, *, epsilon: float = 1.0, gamma: float | None = None, constraints: str = "equalized_odds",
         groups: Any = None, membership_share: float = DEFAULT_MEMBERSHIP_SHARE, data_norm: float | None = None,
         score_bins: int | str = "auto", membership_bins: int | str = "auto", beta: float = 0.05,
         prefit: bool = True, budget: Any = None, random_state: Any = None,
@@ -484,9 +482,9 @@ class DPBlindPostProcessor(PrivateEstimator, CloneLineageMixin, MetaEstimatorMix
 
     def _validate_params(self) -> BlindOptions:
         gamma = self.gamma
-        if isinstance(gamma, bool) or not isinstance(gamma, (int, float, np.integer, np.floating)) or not (
-                math.isfinite(gamma) and 0 <= gamma <= 1):
-            raise ValueError(f"gamma must be a number in [0, 1] (the largest rate difference allowed), got {gamma!r}.")
+        if gamma is not None and (isinstance(gamma, bool) or not isinstance(
+                gamma, (int, float, np.integer, np.floating)) or not (math.isfinite(gamma) and 0 <= gamma <= 1)):
+            raise ValueError(f"gamma must be None or a number in [0, 1] (the largest rate difference allowed), got {gamma!r}.")
         prefit = _check_bool(self.prefit, "prefit")
         data_norm = None if self.data_norm is None else check_positive_finite(self.data_norm, "data_norm")
         if self.estimator is None or not hasattr(self.estimator, "predict"):
@@ -494,6 +492,8 @@ class DPBlindPostProcessor(PrivateEstimator, CloneLineageMixin, MetaEstimatorMix
                             f"{type(self.estimator).__name__}; e.g. sklearn.linear_model.LogisticRegression().")
         if not has_score(self.estimator):
             raise ValueError("estimator must have predict_proba or decision_function: the rule bins its score.")
+        if gamma is None:
+            gamma = WHOLE_ROW_GAMMA if self._declared_relation() == REPLACE else ATTRIBUTE_GAMMA
         return BlindOptions(
             gamma=float(gamma), beta=check_open_unit(self.beta, "beta"),
             constraints=_check_constraints(self.constraints), membership_share=_check_share(self.membership_share),

@@ -25,6 +25,7 @@ from dpfair._validation import check_nonnegative_finite, check_positive_finite
 from dpfair._wrapped_fit import wrapped_feature_attributes
 from dpfair.base import PrivacyParameters, PrivateEstimator, ValidatedData, ValidatedOptions
 from dpfair.classification.blind_postprocessing import DPBlindPostProcessor
+from dpfair.classification.blind_table import WHOLE_ROW_GAMMA
 from dpfair.classification.postprocessing import DPEqualizedOddsPostProcessor, _two_labels
 from dpfair.linear_model import DPLogisticRegression
 from dpfair.privacy.leaks import PrivacyLeakWarning
@@ -50,7 +51,7 @@ BASE_MODEL_SHARE = 0.5
 #: and ACS by sex 0.261 / 0.035, 0.265 / 0.034, 0.268 / 0.033, 0.270 / 0.032 (4 of 4 throughout); ACS by race
 #: misses its utility share at every value (0.28, 0.21, 0.16, 0.12 against 0.3).  Four other draws of
 #: ``DPBlindPostProcessor`` on a private base at 0.045 / 0.03: Adult by race 2 / 2 of 4, Law School 0 / 3 of 4.
-RECORDS_BLIND_GAMMA = 0.03
+RECORDS_BLIND_GAMMA = WHOLE_ROW_GAMMA  # 0.03, the blind post-processor's own default under whole-row privacy
 
 #: The fewest public training rows at which :class:`PublicBaseClassifier` considers gradient-boosted trees.
 BOOSTED_BASE_MIN_ROWS = 1000
