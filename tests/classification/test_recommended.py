@@ -76,9 +76,18 @@ def test_epsilon_inf_is_the_chosen_mechanism_without_noise():
         aware = DPFairClassifier(epsilon=math.inf, groups=[0, 1], attribute_at_prediction=True).fit(
             X, y, sensitive_features=g)
     with pytest.warns(PrivacyLeakWarning):
-        direct = DPEqualizedOddsPostProcessor(LogisticRegression(max_iter=1000), prefit=False, epsilon=math.inf, score_bins=6,
+        direct = DPEqualizedOddsPostProcessor(LogisticRegression(max_iter=1000), prefit=False, epsilon=math.inf,
                                               groups=[0, 1]).fit(X, y, sensitive_features=g)
     np.testing.assert_allclose(aware.predict_proba(X, sensitive_features=g), direct.predict_proba(X, sensitive_features=g))
+    assert aware.estimator_.score_bins_ == 8  # the post-processor's own bins when only the attribute is private
+
+
+def test_whole_records_attribute_aware_keeps_six_score_bins():
+    X, y, g = make_classification(1500, disparity=1.5, random_state=2)
+    norm = float(np.linalg.norm(X, axis=1).max())
+    est = DPFairClassifier(epsilon=2.0, groups=[0, 1], protects="records", attribute_at_prediction=True,
+                           data_norm=norm, random_state=0).fit(X, y, sensitive_features=g)
+    assert est.estimator_.score_bins_ == 6
 
 
 def test_on_its_defaults_it_never_errs_more_than_the_constant_when_the_budget_buys_nothing():
