@@ -228,8 +228,8 @@ def _warn_vacuous(vacuous: dict[str, np.ndarray], groups: np.ndarray, epsilon: f
     if not parts:
         return
     warnings.warn(
-        f"LP~ (1) leaves {'; '.join(parts)} unconstrained (against group 0, {groups.tolist()[0]!r}): at "
-        f"epsilon={epsilon:g} the noisy table holds too little of that group or of group 0 for that label (a "
+        f"LP~ (1) leaves {'; '.join(parts)} unconstrained (against the anchor group, {groups.tolist()[0]!r}): at "
+        f"epsilon={epsilon:g} the noisy table holds too little of that group or of the anchor for that label (a "
         "declared group without rows, or a small one), so the slack of these constraints is at least 1 and they "
         "bind nothing. The fit is valid and private. Use a larger epsilon, more rows, or merge small groups.",
         VacuousConstraintWarning,

@@ -22,7 +22,8 @@ was not fitted on, where the noise of small groups' cells is as large as their c
   rates *exactly* equal lets the noisiest group's hull (flattened by the noise) pull every group's operating point
   down: on Adult by race (two groups of 35 positives) the error was .176 against .167.  The LP is first solved with
   each constraint widened by a quarter of the noise's standard deviation of the difference,
-  ``sqrt(s_ay^2 + s_0y^2) / 4``, which picks the operating point (group 0's rates); then every other group is moved
+  ``sqrt(s_ay^2 + s_0y^2) / 4``, which picks the operating point (group 0's rates: the anchor, column 0 of the table
+  given, where the post-processor puts the group of largest released mass); then every other group is moved
   as close to that point as its own table allows (exactly onto it when it can reach it, without noise), without leaving the first
   solution's bounds, and among those choices to its smallest noisy error.  The tolerance is thus used only where a
   group cannot reach the point, never spent on a group's own accuracy.  Measured at ``epsilon = 1`` (means over 5
