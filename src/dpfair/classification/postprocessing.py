@@ -321,7 +321,8 @@ class DPEqualizedOddsPostProcessor(
     distribution of the others; and the LP is first solved with each constraint widened by a quarter of the
     noise's standard deviation of the rate difference (``resolution_fp_`` / ``resolution_tp_``), which picks the operating
     point, after which every group is moved as close to that point as its own table allows (onto it when it can
-    reach it), its distance charged the noise its rule picks up from its cells (a group of a dozen rows is given a
+    reach it and there is no noise), its distance charged the noise its rule picks up from its cells (a group of a
+    dozen rows is given a
     flatter threshold near the point rather than one fitted to its noise: a change of the linear program only, so
     post-processing of the released table, which reads the public Laplace scale ``2/(m epsilon)``); last, among the
     thresholds with the same rates (hence the same error), each group gets the one the noise and the sampling move
