@@ -322,12 +322,11 @@ class DPEqualizedOddsPostProcessor(
     noise's standard deviation of the rate difference (``resolution_fp_`` / ``resolution_tp_``), which picks the operating
     point, after which every group is moved as close to that point as its own table allows (onto it when it can
     reach it and there is no noise), its distance charged the noise its rule picks up from its cells (a group of a
-    dozen rows is given a
-    flatter threshold near the point rather than one fitted to its noise: a change of the linear program only, so
-    post-processing of the released table, which reads the public Laplace scale ``2/(m epsilon)``); last, among the
-    thresholds with the same rates (hence the same error), each group gets the one the noise and the sampling move
-    least.  The constant classifier is always feasible, and the guarantee is the
-    observed noisy difference plus the noise's part.
+    dozen rows is given a flatter threshold near the point rather than one fitted to its noise: a change of the
+    linear program only, so post-processing of the released table, which reads the public Laplace scale
+    ``2/(m epsilon)``); last, among the thresholds with the same rates (hence the same error), each group gets the
+    one the noise and the sampling move least.  The constant classifier is always feasible, and the guarantee is
+    the observed noisy difference plus the noise's part.
     ``score_bins="auto"`` (the default) is ``K = 8`` when the base classifier
     has ``predict_proba`` or ``decision_function``, and the paper's binary predictions (``score_bins=None``)
     otherwise: decided from the estimator's public methods before any fit or charge, never from the data.
