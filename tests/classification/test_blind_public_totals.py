@@ -12,6 +12,7 @@ from scipy.optimize import minimize
 from sklearn.linear_model import LogisticRegression
 
 from dpfair.classification import DPBlindPostProcessor
+from dpfair.classification import blind_membership as membership_module
 from dpfair.classification import blind_table as table_module
 from dpfair.datasets import make_classification
 from dpfair.privacy import audit_epsilon
@@ -123,3 +124,52 @@ def test_two_groups_get_three_membership_bins_at_a_finite_epsilon_and_four_at_in
     assert table_module.plan_cells(667, 0.7, 2) == (5, 3)  # MIN_CELLS // 3 score bins
     assert table_module.plan_cells(1329, float("inf"), 2) == (16, 4)
     assert table_module.plan_cells(1329, 1.4, 4)[1] == 4 and table_module.plan_cells(1329, 1.4, 1)[1] == 1
+
+
+def test_identical_noise_two_group_membership_counts_differ_in_one_cluster_cell_by_one():
+    rng = np.random.default_rng(2)
+    clusters, y, a = rng.integers(0, 20, 500), rng.integers(0, 2, 500), rng.integers(0, 2, 500)
+    a_prime = a.copy()
+    a_prime[-1] = 1 - a[-1]
+    noisy = []
+    for groups in (a, a_prime):
+        released = membership_module.released_cluster_counts(clusters, y, groups, 20, 2, 20.0, get_noise_source(7))
+        exact = membership_module.cluster_counts(clusters, y, groups, 20, 2)
+        np.testing.assert_allclose(released.sum(axis=2), exact.sum(axis=2), atol=1e-9)  # the public totals
+        assert released.min() >= 0.0
+        noisy.append(released)
+    # a noise far below the counts (no clipping): only the moved row's (cluster, label) differs, by one row moved
+    difference = noisy[1] - noisy[0]
+    changed = np.argwhere(np.abs(difference).sum(axis=2) > 1e-9)
+    assert changed.tolist() == [[int(clusters[-1]), int(y[-1])]]
+    step = 1.0 if a[-1] == 0 else -1.0
+    np.testing.assert_allclose(difference[clusters[-1], y[-1]], [-step, step], atol=1e-9)
+
+
+def _membership_statistic(half_noise):
+    rng = np.random.default_rng(2)
+    clusters, y = rng.integers(0, 20, 300), rng.integers(0, 2, 300)
+
+    def mechanism(groups, size, out_rng):
+        noise = get_noise_source(out_rng)
+        out = np.empty(size)
+        for i in range(size):  # the function itself, one release per draw (half noise: called at twice epsilon)
+            released = membership_module.released_cluster_counts(clusters, y, groups, 20, 2,
+                                                                 2.0 if half_noise else 1.0, noise)
+            out[i] = released[clusters[-1], y[-1], 1]  # the count the change moves
+        return out
+
+    return mechanism
+
+
+@pytest.mark.statistical
+def test_privacy_audit_passes_on_the_two_group_membership_counts_and_catches_half_noise():
+    rng = np.random.default_rng(2)
+    a = rng.integers(0, 2, 300)
+    a[-1] = 0
+    a_prime = a.copy()
+    a_prime[-1] = 1
+    honest = audit_epsilon(_membership_statistic(False), a, a_prime, n_samples=20_000, n_bins=20, random_state=1)
+    mutant = audit_epsilon(_membership_statistic(True), a, a_prime, n_samples=20_000, n_bins=20, random_state=1)
+    assert honest.epsilon_lower_bound <= 1.0
+    assert mutant.epsilon_lower_bound > 1.0

@@ -235,7 +235,8 @@ class DPBlindPostProcessor(PrivateEstimator, CloneLineageMixin, MetaEstimatorMix
        ``m``, :func:`~dpfair.classification.blind_membership.plan_membership_clusters`), and the histogram
        ``h[c, y, a]`` of (cluster, label, group) is released with ``Lap(2 / epsilon_m)`` per cell: changing one
        row's group moves one count between two cells of the same ``(c, y)``, an L1 sensitivity of 2, so it is
-       ``epsilon_m``-DP (:func:`~dpfair.classification.blind_membership.released_cluster_counts`).  A multinomial
+       ``epsilon_m``-DP (with two groups only group 1's counts, ``Lap(1 / epsilon_m)``, sensitivity 1; the public
+       ``(c, y)`` totals give the rest: :func:`~dpfair.classification.blind_membership.released_cluster_counts`).  A multinomial
        logistic model fitted to the released counts at the public centres
        (:func:`~dpfair.classification.blind_membership.fit_pooled_membership`) is post-processing.  Under whole-row
        replacement (the clusters of private rows would leak): one-vs-rest logistic regressions of the group on the
