@@ -402,7 +402,7 @@ class DPFairClassifier(PrivateEstimator, CloneLineageMixin, ClassifierMixin, Bas
             # 6 % against 19 % (16 draws).  (Before the robust snap 6 bins had missed less everywhere.)
             bins = 6 if records else "auto"
             return DPEqualizedOddsPostProcessor(base, score_bins=bins, **common)
-        if records and options.gamma is None:
+        if records and options.gamma is None:  # (the post-processor's own whole-row default; stated, not inherited)
             common["gamma"] = RECORDS_BLIND_GAMMA
         return DPBlindPostProcessor(base, data_norm=options.data_norm, **common)
 
