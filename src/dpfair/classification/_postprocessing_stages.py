@@ -73,11 +73,14 @@ class FrequencyTable:
         The exact joint frequencies ``q_hat[y_hat, a, y]``.
     n_rows : int
         The number of rows ``m`` (public).
+    n_positive : float, default 0.0
+        The exact number of positive labels (released with noise only under whole-row privacy with score bins).
     """
 
     estimator: Any
     q_hat: np.ndarray
     n_rows: int
+    n_positive: float = 0.0
 
 
 @dataclass(frozen=True, eq=False)
@@ -94,9 +97,18 @@ class ReleasedTable:
         The number of rows ``m``.
     predict_seed : list of int or None
         The seed of the randomized predictions (``None``: secure randomness).
+    epsilon_table : float or None, default None
+        The table's share of the epsilon (``None``: all of it).
+    positive_count : float or None, default None
+        The released positive-label count (whole-row privacy with score bins only, else ``None``).
+    epsilon_count : float, default 0.0
+        The count's share of the epsilon.
     """
 
     estimator: Any
     q_tilde: np.ndarray
     n_rows: int
     predict_seed: list[int] | None
+    epsilon_table: float | None = None
+    positive_count: float | None = None
+    epsilon_count: float = 0.0
