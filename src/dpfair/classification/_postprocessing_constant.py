@@ -28,6 +28,7 @@ import warnings
 import numpy as np
 
 from dpfair._warnings import find_stack_level
+from dpfair.classification._budget_warnings import SmallBudgetWarning
 from dpfair.classification.blind_table import label_count_epsilon, released_constant_rule
 from dpfair.privacy.relations import REPLACE
 
@@ -158,9 +159,6 @@ def warn_fallback(reason: str, factor: float | None, epsilon: float) -> None:
     epsilon : float
         The post-processor's epsilon (public).
     """
-    # here, not at the top: dpfair.classification.reductions imports the post-processor (its randomized labels)
-    from dpfair.classification.reductions._fallback import SmallBudgetWarning
-
     hint = "A larger epsilon for the post-processor"
     if factor is not None and math.isfinite(epsilon) and math.isfinite(factor):
         hint = f"An epsilon of about {epsilon * factor:.2g} for the post-processor"
