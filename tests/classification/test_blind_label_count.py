@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
 from sklearn.linear_model import LogisticRegression
 
-from dpfair.classification import DPBlindPostProcessor
+from dpfair.classification import DPBlindPostProcessor, DPFairClassifier
+from dpfair.classification import blind_postprocessing as blind_module
 from dpfair.classification import blind_table as table_module
 from dpfair.datasets import make_classification
 from dpfair.linear_model import DPLogisticRegression
@@ -131,3 +133,27 @@ def test_only_whole_row_privacy_releases_the_count_at_its_planned_epsilon(monkey
         DPBlindPostProcessor(base, prefit=False, epsilon=0.5, groups=[0, 1], data_norm=5.0,
                              random_state=0).fit(X, y, sensitive_features=g)
     assert calls == [(150, pytest.approx(table_module.label_count_epsilon(150, 0.5 * 0.7)))]  # the table's share
+
+
+def test_the_blind_post_processor_aims_its_count_at_the_lower_target_and_the_aware_one_at_its_own():
+    # closed forms from public m and epsilon: min(0.7 epsilon, sqrt(2) / (target_sd m))
+    assert table_module.label_count_epsilon(667, 0.35, table_module.BLIND_LABEL_COUNT_TARGET_SD) == pytest.approx(0.245)
+    assert table_module.label_count_epsilon(667, 0.35) == pytest.approx(math.sqrt(2) / (0.0125 * 667))
+    assert table_module.label_count_epsilon(30_000, 0.35, 0.006) == pytest.approx(math.sqrt(2) / (0.006 * 30_000))
+    X, y, g = make_classification(667, random_state=5)
+    norm = float(np.linalg.norm(X, axis=1).max())
+    blind = DPFairClassifier(epsilon=1.0, groups=[0, 1], protects="records", data_norm=norm, random_state=0)
+    seen = []
+    original = table_module.released_positive_count
+
+    def spy(labels, epsilon, random_state):
+        seen.append(epsilon)
+        return original(labels, epsilon, random_state)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(blind_module, "released_positive_count", spy)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            blind.fit(X, y, sensitive_features=g)
+    table_share = 0.5 * (1 - blind_module.DEFAULT_MEMBERSHIP_SHARE)
+    assert seen == [pytest.approx(min(0.7 * table_share, math.sqrt(2) / (0.006 * 667)))]

@@ -56,6 +56,7 @@ from dpfair.classification.blind_membership import (
 from dpfair.classification.blind_table import (
     ATTRIBUTE_GAMMA,
     BLIND_CONSTRAINTS,
+    BLIND_LABEL_COUNT_TARGET_SD,
     RATE_NOISE_LIMIT,
     WHOLE_ROW_GAMMA,
     best_constant_rule,
@@ -531,7 +532,8 @@ class DPBlindPostProcessor(PrivateEstimator, CloneLineageMixin, MetaEstimatorMix
         n_groups = int(rows.groups.size)
         share = options.membership_share if n_groups >= 2 else 0.0
         epsilon_membership, epsilon_table = share * epsilon, (1.0 - share) * epsilon
-        epsilon_count = label_count_epsilon(m, epsilon_table) if whole_rows else 0.0  # the labels are private too
+        # the labels are private too: a released positive count picks the fallback's constant
+        epsilon_count = label_count_epsilon(m, epsilon_table, BLIND_LABEL_COUNT_TARGET_SD) if whole_rows else 0.0
         epsilon_table -= epsilon_count
         if not math.isinf(epsilon):
             each = membership_model_epsilons(epsilon_membership, n_groups, options.relation)
