@@ -20,15 +20,24 @@ from sklearn.base import BaseEstimator, MetaEstimatorMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from dpfair._estimator import CloneLineageMixin, check_bool, prediction_noise, warn_non_private, wrapped_tags
-from dpfair._validation import as_finite_array, check_allocation, check_bounds, check_int
-from dpfair._wrapped_fit import (
-    check_shared_budgets,
-    check_wrapped_estimator,
-    post_processor_fit_charges,
-    wrapped_feature_attributes,
-)
+from dpfair._validation import check_allocation, check_bounds, check_int
+from dpfair._wrapped_fit import check_shared_budgets, check_wrapped_estimator, post_processor_fit_charges
 from dpfair.base import PrivacyParameters, PrivateEstimator, ValidatedData, ValidatedOptions
 from dpfair.privacy.noise import NoiseSource
+from dpfair.regression._attribute_release import (
+    attribute_privacy_spent,
+    check_protects,
+    entry_noise_scale,
+    relation_of,
+)
+from dpfair.regression._blind_inputs import (
+    _check_beta,
+    _check_bin_values,
+    _check_noise_multiple,
+    _feature_attributes,
+    _membership_probabilities,
+    _outputs_and_membership_in,
+)
 from dpfair.regression._blind_lp import (
     max_block_sum_bound,
     max_partial_sum_bound,
@@ -48,6 +57,7 @@ from dpfair.regression.postprocessing import (
     _laplace_histogram,
     _outputs_and_bounds,
     _private_pmfs,
+    _program_table,
     _rows_and_groups,
     _warn_clipped,
 )
@@ -83,6 +93,7 @@ class _BlindOptions(ValidatedOptions):
     bounds: tuple[float, float] | None
     bin_values: np.ndarray | None
     prefit: bool
+    protects: str = "records"
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
@@ -93,98 +104,6 @@ class _BlindData(ValidatedData):
     y: Any
     outputs: np.ndarray | None
     membership: np.ndarray
-
-
-def _check_beta(beta: Any) -> float:
-    if isinstance(beta, bool) or not isinstance(beta, (int, float, np.integer, np.floating)):
-        raise TypeError(f"beta must be a real number in (0, 1), got {type(beta).__name__}.")
-    value = float(beta)
-    if not 0.0 < value < 1.0:
-        raise ValueError(f"beta must be in (0, 1) (the failure probability of the fairness guarantee), got {value!r}.")
-    return value
-
-
-def _check_noise_multiple(value: Any, name: str) -> float:
-    """A finite real ``>= 0``: a multiple of a noise standard deviation (``pool_threshold``, ``noise_margin``)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name} must be a real number >= 0, got {type(value).__name__}.")
-    if not 0.0 <= float(value) < math.inf:
-        raise ValueError(f"{name} must be finite and >= 0 (a multiple of a noise standard deviation), got {value!r}.")
-    return float(value)
-
-
-def _check_bin_values(values: Any, n_bins: int, bounds: tuple[float, float] | None) -> np.ndarray | None:
-    """``None``, or ``n_bins`` strictly increasing finite points within the declared ``bounds``."""
-    if values is None:
-        return None
-    if bounds is None:
-        raise ValueError("bin_values needs declared bounds=(lo, hi): the points must lie within the declared bins.")
-    points = as_finite_array(values, "bin_values", mode="dtype")
-    if points.ndim != 1 or points.size != n_bins:
-        raise ValueError(f"bin_values must hold one point per score bin (n_bins={n_bins}), got shape {points.shape}.")
-    if np.any(np.diff(points) <= 0) or points[0] < bounds[0] or points[-1] > bounds[1]:
-        raise ValueError(f"bin_values must be strictly increasing and within bounds={bounds} (the output grid).")
-    return points.astype(float)
-
-
-def _membership_probabilities(membership_estimator: Any, X: Any, groups: np.ndarray) -> np.ndarray:
-    """``P(A = a | x)`` of every row, one column per declared group (a declared group the model lacks: 0)."""
-    if not hasattr(membership_estimator, "predict_proba"):
-        raise TypeError(
-            "membership_estimator must be a fitted classifier with predict_proba (a model of P(A | x), trained "
-            f"privately or on other rows), got {type(membership_estimator).__name__}."
-        )
-    try:
-        check_is_fitted(membership_estimator)
-    except (TypeError, AttributeError):  # not a scikit-learn estimator: its classes_ and predict_proba are read next
-        pass
-    classes = getattr(membership_estimator, "classes_", None)
-    if classes is None:
-        raise TypeError("membership_estimator must have classes_ (the groups its predict_proba columns stand for).")
-    classes = list(np.asarray(classes, dtype=object))
-    declared = list(groups)
-    undeclared = [c for c in classes if c not in declared]
-    if undeclared:
-        raise ValueError(
-            "membership_estimator.classes_ holds a class outside the declared groups; declare every class the "
-            "membership model predicts in groups=."
-        )
-    proba = as_finite_array(membership_estimator.predict_proba(X), "membership_estimator.predict_proba(X)",
-                            mode="dtype", allow_bool=True, allow_empty=True)
-    if proba.ndim != 2 or proba.shape[1] != len(classes):
-        raise ValueError("membership_estimator.predict_proba(X) must return one column per class of classes_.")
-    out = np.zeros((proba.shape[0], len(declared)))
-    for column, label in enumerate(classes):
-        out[:, declared.index(label)] = proba[:, column]
-    return out
-
-
-def _outputs_and_membership_in(X: Any, n_groups: int) -> tuple[np.ndarray, np.ndarray]:
-    """Without the two models: ``X`` holds each row's output, then ``P(A = a | x)`` per declared group (several groups).
-
-    Returns the outputs and the membership probabilities (one column of ones with a single group).
-    """
-    arr = as_finite_array(X, "X", mode="dtype", allow_bool=True, allow_empty=True)
-    if n_groups <= 1:
-        outputs = _predict_outputs(None, arr)
-        return outputs, np.ones((outputs.size, 1))
-    if arr.ndim != 2 or arr.shape[1] != 1 + n_groups:
-        raise ValueError(
-            f"X must have 1 + n_groups = {1 + n_groups} columns without estimator: the regressor's output, "
-            "then P(A = a | x) for each declared group in order."
-        )
-    return arr[:, 0], arr[:, 1:]
-
-
-def _feature_attributes(X: Any, estimator: Any) -> dict[str, Any]:
-    """``n_features_in_`` / ``feature_names_in_``: the regressor's, else those of ``X`` itself (both models read it)."""
-    out = wrapped_feature_attributes(estimator) if estimator is not None else {}
-    if "feature_names_in_" not in out and hasattr(X, "columns"):
-        out["feature_names_in_"] = np.asarray(X.columns, dtype=object)
-    if "n_features_in_" not in out:
-        shape = getattr(X, "shape", None)
-        out["n_features_in_"] = int(shape[1]) if shape is not None and len(shape) == 2 else 1
-    return out
 
 
 class BlindFairRegressionPostProcessor(
@@ -249,6 +168,19 @@ class BlindFairRegressionPostProcessor(
     versus the rest) with its own share of the budget, or on other rows; by composition the pipeline then
     spends the sum.
 
+    **Only the attribute private** (``protects="attribute"``, the relation of Jagielski et al. 2019 that the
+    classification post-processors use): features and labels are public, so every row's cell (its score bin and
+    membership cell, functions of its public ``x`` through the released or public models) and every cell's total
+    ``T(c)`` are public; changing one row's group moves ``1/n`` between two groups within its cell.  Two groups:
+    group 1's column only, ``p(1, c) + Lap(1 / (n epsilon))`` (L1 sensitivity ``1/n``), group 0's ``T(c)`` less
+    it; more groups: every entry plus ``Lap(2 / (n epsilon))`` (L1 sensitivity ``2/n``, two entries of one cell).
+    Either is ``epsilon``-DP under ``"change_attribute"`` (proof in ``dpfair.regression._attribute_release``).
+    Pooling, the repair and the program then read the table projected onto the public totals (each cell's entries
+    non-negative, summing to ``T(c)``: a cell no row reaches is 0 in every group), post-processing; the noise
+    scale ``b`` of the steps above is every entry's (``1 / (n epsilon)`` with two groups).  ``noisy_table_`` is the
+    released, unprojected table.  The membership model stays as given: under this relation it may be trained on
+    the public features, but a model of the group needs the private groups, so train it privately as before.
+
     **The fairness it guarantees** (``guaranteed_violation_``, from released quantities only). With probability
     ``>= 1 - beta`` over the noise, the KS distance between any two constrained groups' output distributions
     on the training rows (the map's randomness integrated out) is at most ``guaranteed_violation_``. Proof: let
@@ -265,8 +197,11 @@ class BlindFairRegressionPostProcessor(
     ``l``, ``|sum_c (p^_a(c) - p~_a(c)) T(<= l | c)| <= max_j |F^_a(j) - F~_a(j)| * V_l`` where ``V_l`` is the
     total variation of ``T(<= l | .)`` along the (pooled) cell order (released: the map), so the exact KS is at
     most ``alpha - margin_ + max_l V_l * max_{a != a'} (2E / w~_a + 2E / w~_a')``, capped at 1.  At
-    ``epsilon = inf`` it is ``alpha`` (the exact program).  A group whose private weight is 0 is left out of the constraints (its
-    distribution is noise); the guarantee is then 1.
+    ``epsilon = inf`` it is ``alpha`` (the exact program).  Under ``protects="attribute"`` the program reads the
+    projected table ``x - D`` (``x`` released, ``D`` the projection's move, released): its partial sums err by the
+    noise's partial sums less ``D``'s, so ``E`` gains ``max_j |D_a(j)|`` along the pooled order for group ``a``.
+    A group whose private weight is 0 is left out of the constraints (its distribution is noise); the guarantee
+    is then 1.
 
     **When it says something.** ``E`` is about ``4.8 sqrt(n_cells) * 2 / (n epsilon)`` (``n_cells`` = ``n_bins x
     M``, failure ``beta / G`` with ``beta = 0.05``, ``G = 4``), so the slack is about
@@ -338,6 +273,11 @@ class BlindFairRegressionPostProcessor(
         The declared groups, in order (required with finite ``epsilon``).
     prefit : bool, default True
         ``True``: ``estimator`` is fitted and used as is.  ``False``: a clone is fitted on ``(X, y)``.
+    protects : {"records", "attribute"}, default "records"
+        What ``epsilon`` protects.  ``"records"``: every post-processing row's output, membership cell and group
+        (replace one row; ``Lap(2 / (n epsilon))`` per entry).  ``"attribute"``: only every row's group, its
+        features and label public (change one row's attribute; the table released on its public cell totals,
+        above): less noise for the same ``epsilon``, a weaker guarantee.
     budget : PrivacyBudget or None, default None
         Charged ``(epsilon, 0)`` once per ``fit`` (plus a private regressor's charge with ``prefit=False``).
     random_state : None, int, numpy Generator or NoiseSource, default None
@@ -419,6 +359,7 @@ class BlindFairRegressionPostProcessor(
         bin_values: Any = None,
         groups: Any = None,
         prefit: bool = True,
+        protects: str = "records",
         budget: Any = None,
         random_state: Any = None,
     ) -> None:
@@ -435,6 +376,7 @@ class BlindFairRegressionPostProcessor(
         self.bin_values = bin_values
         self.groups = groups
         self.prefit = prefit
+        self.protects = protects
         self.budget = budget
         self.random_state = random_state
 
@@ -499,7 +441,12 @@ class BlindFairRegressionPostProcessor(
             bounds=bounds,
             bin_values=_check_bin_values(self.bin_values, n_bins, bounds),
             prefit=check_bool(self.prefit, "prefit"),
+            protects=check_protects(self.protects),
         )
+
+    def _declared_relation(self) -> str:
+        """``"change_attribute"`` under ``protects="attribute"``, else ``"replace"``."""
+        return relation_of(self.protects)
 
     def _n_cells(self, options: _BlindOptions, n_groups: int) -> int:
         cells = options.n_bins * (1 if n_groups == 1 else n_membership_cells(n_groups, options.membership_bins))
@@ -582,8 +529,9 @@ class BlindFairRegressionPostProcessor(
         return _CellHistogram(estimator=estimator, bounds=(lo, hi), joint=joint, n_rows=n)
 
     def _draw_noise(self, params: PrivacyParameters, statistics: _CellHistogram, noise: NoiseSource) -> _ReleasedCells:
-        """Line 4: the Laplace mechanism on the (group, cell) table, L1 sensitivity 2/n."""
-        return _laplace_histogram(statistics, params.epsilon, noise)
+        """Line 4: the Laplace mechanism on the (group, cell) table, L1 sensitivity 2/n (on public totals under the
+        attribute relation: ``dpfair.regression._attribute_release``)."""
+        return _laplace_histogram(statistics, params.epsilon, noise, params.options.protects)
 
     def _solve(self, params: PrivacyParameters, noisy: _ReleasedCells, data: _BlindData) -> dict[str, Any]:
         """Lines 6-12 on the released table (post-processing)."""
@@ -591,12 +539,18 @@ class BlindFairRegressionPostProcessor(
         options = params.options
         k, declared, (lo, hi) = options.n_bins, data.groups, noisy.bounds
         n_cells = histogram.shape[1]
-        noise_scale = 0.0 if math.isinf(params.epsilon) else 2.0 / (noisy.n_rows * params.epsilon)
+        # every released entry's Laplace scale (1/(n eps) for two groups on public totals, else 2/(n eps))
+        noise_scale = entry_noise_scale(params.epsilon, noisy.n_rows, declared.size, options.protects)
+        table = _program_table(noisy)  # projected onto the public cell totals under the attribute relation
         # cells at the noise level pooled within their score bin (_blind_lp module docstring): released data only
         threshold = options.pool_threshold * noise_scale * math.sqrt(2.0 * declared.size)
-        pooled_of, representative = pool_noisy_cells(histogram, k, threshold)
-        pooled = np.zeros((histogram.shape[0], representative.size))
-        np.add.at(pooled.T, pooled_of, histogram.T)
+        pooled_of, representative = pool_noisy_cells(table, k, threshold)
+        pooled = np.zeros((table.shape[0], representative.size))
+        np.add.at(pooled.T, pooled_of, table.T)
+        # the projection's move along the pooled order (released): the guarantee adds it to the noise's partial sums
+        moved = np.zeros_like(pooled)
+        np.add.at(moved.T, pooled_of, (histogram - table).T)
+        shift = np.abs(np.cumsum(moved, axis=1)).max(axis=1) if moved.size else np.zeros(table.shape[0])
         weights, cell_pmfs = _private_pmfs(pooled, declared, "they are left out of the fairness constraints")
         estimator = noisy.estimator
         if options.bin_values is None:  # line 2's midpoints; the program on the unit grid, its objective rescaled
@@ -618,11 +572,12 @@ class BlindFairRegressionPostProcessor(
             "_pool_threshold_": options.pool_threshold,
             "_noise_multiple_": options.noise_margin,
             "_noise_scale_": noise_scale,
+            "_projection_shift_": shift,
             "_beta_": options.beta,
             "_membership_bins_": options.membership_bins,
             "_unit_grid_": unit_grid,
             **self._solution_attributes(cell_pmfs, weights, (pooled_of, representative), unit_grid, hi - lo,
-                                        options.alpha, options.beta, (noise_scale, options.pool_threshold > 0),
+                                        options.alpha, options.beta, (noise_scale, options.pool_threshold > 0, shift),
                                         options.noise_margin),
             "_predict_seed_": noisy.predict_seed,
             **_feature_attributes(data.X, estimator),
@@ -636,13 +591,14 @@ class BlindFairRegressionPostProcessor(
 
         ``unit_grid``: the output points as fractions of ``width`` above the lower bound (the program's squared
         moves are read on it; the objective is returned in output units).  ``pooling`` is ``(pooled_of,
-        representative)`` (:func:`pool_noisy_cells`); ``noise`` is ``(scale, pooling enabled)``; ``noise_multiple``
+        representative)`` (:func:`pool_noisy_cells`); ``noise`` is ``(scale, pooling enabled, shift)``, ``shift``
+        per group the largest partial sum of the projection's move (0 without public totals); ``noise_multiple``
         the ``noise_margin`` parameter.  The map is returned on the cells (every cell the map of its pooled cell);
         the program is solved at ``max(0, alpha - margin)``.
         """
         n_groups, k = cell_pmfs.shape[0], unit_grid.size
         pooled_of, representative = pooling
-        noise_scale, pooling_enabled = noise
+        noise_scale, pooling_enabled, shift = noise
         n_cells = pooled_of.size
         n_m = n_cells // k
         total = float(weights.sum())
@@ -676,7 +632,7 @@ class BlindFairRegressionPostProcessor(
                          + max_block_sum_bound(n_m, k, noise_scale, beta / (2 * n_groups)))
             else:
                 bound = max_partial_sum_bound(n_cells, noise_scale, beta / n_groups)
-            slack = np.sort(2.0 * bound / weights)[::-1]
+            slack = np.sort(2.0 * (bound + shift) / weights)[::-1]
             cdf = np.cumsum(pooled_transport, axis=1)[:, :-1]  # T(<= l | c) along the pooled cell order
             variation = (float(np.abs(np.diff(cdf, axis=0)).sum(axis=0).max()) if cdf.size and cdf.shape[0] > 1
                          else 0.0)
@@ -691,6 +647,8 @@ class BlindFairRegressionPostProcessor(
 
     def _privacy_spent(self, params: PrivacyParameters, results: dict[str, Any]) -> dict[str, Any]:
         """The whole fitted object's guarantee: composed with a private regressor fitted here on the same rows."""
+        if params.options.protects == "attribute":
+            return attribute_privacy_spent(params.epsilon, "cell histogram")
         return _histogram_privacy_spent(
             params.epsilon, results["estimator_"], prefit=params.options.prefit, protects=self._privacy_protects,
             released="cell histogram", wrapped="the wrapped regressor (prefit) and the membership model",
@@ -723,7 +681,8 @@ class BlindFairRegressionPostProcessor(
         pooling = (self.pooled_cell_, self._representative_)
         solved = self._solution_attributes(self.cell_pmfs_, self.group_weights_, pooling,
                                            self._unit_grid_, hi - lo, value, self._beta_,
-                                           (self._noise_scale_, self._pool_threshold_ > 0), self._noise_multiple_)
+                                           (self._noise_scale_, self._pool_threshold_ > 0, self._projection_shift_),
+                                           self._noise_multiple_)
         self.alpha = alpha
         self._set_fitted(solved)
         return self

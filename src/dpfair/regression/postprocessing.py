@@ -56,6 +56,13 @@ from dpfair._wrapped_fit import (
 from dpfair.base import PrivacyParameters, PrivateEstimator, ValidatedData, ValidatedOptions
 from dpfair.privacy.mechanisms import laplace_mechanism
 from dpfair.privacy.noise import NoiseSource
+from dpfair.regression._attribute_release import (
+    attribute_privacy_spent,
+    check_protects,
+    project_onto_totals,
+    relation_of,
+    release_on_public_totals,
+)
 from dpfair.regression._lp import BarycenterSolution, check_alpha, check_coupling_size, solve_barycenter_lp
 from dpfair.regression._wrapped import _NEIGHBOURING, WRAPPED_REGRESSOR, _predict_outputs, fit_regressor_outputs
 
@@ -131,6 +138,7 @@ class _HistogramOptions(ValidatedOptions):
     alpha: float
     bounds: tuple[float, float] | None
     prefit: bool
+    protects: str = "records"
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
@@ -164,6 +172,8 @@ class _ReleasedHistogram:
     histogram: np.ndarray
     n_rows: int
     predict_seed: list[int] | None
+    #: The public column totals under ``protects="attribute"`` (the program reads the table projected onto them).
+    totals: np.ndarray | None = None
 
 
 #: float64 values held per (group, bin) cell at the peak of ``fit`` (histograms, CDFs, couplings, sparse maps),
@@ -283,15 +293,29 @@ def _warn_clipped(outputs: np.ndarray, lo: float, hi: float) -> None:
         )
 
 
-def _laplace_histogram(statistics: _Histogram, epsilon: float, noise: NoiseSource) -> _ReleasedHistogram:
-    """Line 4: the Laplace mechanism, L1 sensitivity 2/n (one row moves 1/n of mass between two cells)."""
+def _laplace_histogram(statistics: _Histogram, epsilon: float, noise: NoiseSource,
+                       protects: str = "records") -> _ReleasedHistogram:
+    """Line 4: the Laplace mechanism, L1 sensitivity 2/n (one row moves 1/n of mass between two cells).
+
+    Under ``protects="attribute"`` the column totals are public and the table is released on them instead
+    (:func:`dpfair.regression._attribute_release.release_on_public_totals`; the totals travel with it).
+    """
     joint, n = statistics.joint, statistics.n_rows
-    if math.isinf(epsilon):  # scale 0: the exact histogram (already warned)
+    totals = None
+    if protects == "attribute":  # the exact table at epsilon = inf or with one group: nothing to project
+        noisy = release_on_public_totals(joint, n, epsilon, noise)
+        totals = None if math.isinf(epsilon) or joint.shape[0] == 1 else joint.sum(axis=0)
+    elif math.isinf(epsilon):  # scale 0: the exact histogram (already warned)
         noisy = joint.copy()
     else:
         noisy = laplace_mechanism(joint, sensitivity=2.0 / n, epsilon=epsilon, noise=noise)
     return _ReleasedHistogram(estimator=statistics.estimator, bounds=statistics.bounds, histogram=noisy, n_rows=n,
-                              predict_seed=predict_seed(noise))
+                              predict_seed=predict_seed(noise), totals=totals)
+
+
+def _program_table(noisy: _ReleasedHistogram) -> np.ndarray:
+    """The table the program reads: the released one, projected onto its public totals when it has them."""
+    return noisy.histogram if noisy.totals is None else project_onto_totals(noisy.histogram, noisy.totals)
 
 
 def _private_pmfs(histogram: np.ndarray, declared: np.ndarray, if_empty: str) -> tuple[np.ndarray, np.ndarray]:
@@ -368,6 +392,17 @@ class FairRegressionPostProcessor(
     ``(eps_regressor + epsilon, delta_regressor)`` for every row ``(x, y, group)``.  Give both the
     same ``budget``: ``fit`` checks that it pays for both before fitting anything.
 
+    **Only the attribute private** (``protects="attribute"``, the relation of Jagielski et al. 2019, Section 2.3):
+    the rows' features and labels are public, so every row's bin (a function of its public ``x`` through the
+    regressor, fitted on other rows or on these public ones) and the bins' totals ``T(j)`` are public, and
+    changing one row's group moves ``1/n`` between two groups *within* its bin.  With two groups only group 1's
+    column is released, ``p(1, j) + Lap(1 / (n epsilon))`` (L1 sensitivity ``1/n``: one entry moves), group 0's
+    being ``T(j)`` less it; with more groups every entry gets ``Lap(2 / (n epsilon))`` (L1 sensitivity ``2/n``:
+    two entries of one bin move).  Either is ``epsilon``-DP under ``"change_attribute"``; the table is then
+    projected onto the public totals (each bin's entries non-negative, summing to ``T(j)``) and lines 6-12 run on
+    it, all post-processing (proof in ``dpfair.regression._attribute_release``).  ``privacy_spent_`` then
+    protects the attribute only, whatever regressor is fitted here (it reads public ``(X, y)``).
+
     Parameters
     ----------
     estimator : regressor or None, default None
@@ -403,6 +438,11 @@ class FairRegressionPostProcessor(
         ``(X, y)`` inside ``fit`` (stored as ``estimator_``), privately only if the regressor is a
         private dpfair estimator.  ``True`` is the default of every dpfair post-processor: the base
         model is trained on other data unless you say otherwise.
+    protects : {"records", "attribute"}, default "records"
+        What ``epsilon`` protects.  ``"records"``: every post-processing row's output and group (replace one
+        row; the table with ``Lap(2 / (n epsilon))``).  ``"attribute"``: only every row's group, its features and
+        label public (change one row's attribute; the table released on its public bin totals, above): less noise
+        for the same ``epsilon``, a weaker guarantee.
     budget : PrivacyBudget or None, default None
         Charged ``(epsilon, 0)`` once per ``fit``, after every argument is validated and just before
         the noise draw; a refused charge leaves the budget and any earlier fitted state unchanged.
@@ -485,6 +525,7 @@ class FairRegressionPostProcessor(
         bounds: tuple[float, float] | None = None,
         groups: Any = None,
         prefit: bool = True,
+        protects: str = "records",
         budget: Any = None,
         random_state: Any = None,
     ) -> None:
@@ -495,6 +536,7 @@ class FairRegressionPostProcessor(
         self.bounds = bounds
         self.groups = groups
         self.prefit = prefit
+        self.protects = protects
         self.budget = budget
         self.random_state = random_state
 
@@ -561,7 +603,12 @@ class FairRegressionPostProcessor(
             # one bounds rule; squared transport costs overflow beyond _MAX_WIDTH; None only with epsilon = inf
             bounds=None if self.bounds is None else check_bounds(self.bounds, "bounds", max_width=_MAX_WIDTH),
             prefit=check_bool(self.prefit, "prefit"),
+            protects=check_protects(self.protects),
         )
+
+    def _declared_relation(self) -> str:
+        """``"change_attribute"`` under ``protects="attribute"``, else ``"replace"``."""
+        return relation_of(self.protects)
 
     def _validate_data(
         self, params: PrivacyParameters, X: Any, y: Any = None, *, sensitive_features: Any = None
@@ -600,11 +647,12 @@ class FairRegressionPostProcessor(
 
     def _draw_noise(self, params: PrivacyParameters, statistics: _Histogram, noise: NoiseSource) -> _ReleasedHistogram:
         """Line 4: the Laplace mechanism, L1 sensitivity 2/n (one row moves 1/n of mass between two cells)."""
-        return _laplace_histogram(statistics, params.epsilon, noise)
+        return _laplace_histogram(statistics, params.epsilon, noise, params.options.protects)
 
     def _solve(self, params: PrivacyParameters, noisy: _ReleasedHistogram, data: _RegressionData) -> dict[str, Any]:
-        """Lines 6-12 on the noisy histogram (post-processing)."""
-        histogram = noisy.histogram
+        """Lines 6-12 on the noisy histogram (post-processing; projected onto public totals under the attribute
+        relation)."""
+        histogram = _program_table(noisy)
         k, declared, (lo, hi) = params.options.n_bins, data.groups, noisy.bounds
         weights, pmfs = _private_pmfs(histogram, declared, "their PMF is set to uniform")  # lines 6-9
         solved = self._solve_maps(pmfs, weights, k, hi - lo, params.options.alpha)
@@ -623,6 +671,8 @@ class FairRegressionPostProcessor(
 
     def _privacy_spent(self, params: PrivacyParameters, results: dict[str, Any]) -> dict[str, Any]:
         """The whole fitted object's guarantee: composed with a private regressor fitted here on the same rows."""
+        if params.options.protects == "attribute":
+            return attribute_privacy_spent(params.epsilon, "histogram")
         return _histogram_privacy_spent(
             params.epsilon, results["estimator_"], prefit=params.options.prefit, protects=self._privacy_protects,
             released="histogram", wrapped="the wrapped estimator (prefit)", protects_end_to_end=_PROTECTS_END_TO_END,

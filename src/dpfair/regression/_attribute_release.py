@@ -1,0 +1,145 @@
+"""The regression post-processors' table when only the sensitive attribute is private (``protects="attribute"``).
+
+Both :class:`~dpfair.regression.FairRegressionPostProcessor` and
+:class:`~dpfair.regression.BlindFairRegressionPostProcessor` release one joint table of (group, column), a column
+being a score bin (aware) or a (score bin, membership cell) cell (blind).  Under ``protects="records"`` (the
+default) a whole post-processing row is private: one replaced row moves ``1/n`` of mass between two entries (L1
+sensitivity ``2/n``, the paper's Remark B.1).  Under ``protects="attribute"`` (the relation of Jagielski et al.
+2019, Section 2.3, that the classification post-processors use) the features and labels are public, so every
+row's column (a function of its public ``x`` through the released or public models) and the column totals
+``T(c) = sum_a p(a, c)`` are public; changing one row's attribute moves ``1/n`` between two groups *within* its
+column.  :func:`release_on_public_totals` releases the table for that relation:
+
+* **two groups**: group 1's column only, ``p(1, c) + Lap(1 / (n epsilon))`` (L1 sensitivity ``1/n``: the change
+  touches one entry of it), group 0's ``T(c)`` minus it (post-processing with public totals);
+* **more groups**: every entry plus ``Lap(2 / (n epsilon))`` (L1 sensitivity ``2/n``: two entries of one column);
+* **one group**: the table is the totals, public: released exactly.
+
+The program then reads the table projected, column by column, onto ``{x >= 0, sum_a x_a = T(c)}``
+(:func:`project_onto_totals`, post-processing: the totals are public): a column no row reaches is then exactly 0
+in every group, and no entry exceeds its column's mass.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from dpfair._estimator import privacy_spent
+from dpfair.privacy.mechanisms import laplace_mechanism
+from dpfair.privacy.noise import NoiseSource
+from dpfair.privacy.relations import CHANGE_ATTRIBUTE, REPLACE
+
+#: The values of ``protects``: whole post-processing rows (the default), or the sensitive attribute only.
+PROTECTS = ("records", "attribute")
+
+ATTRIBUTE_NEIGHBOURING = (
+    "change one post-processing row's sensitive attribute (its features, label and the number of rows n are public)"
+)
+
+
+def check_protects(value: Any) -> str:
+    """``"records"`` or ``"attribute"``; anything else raises, naming ``protects`` and its values."""
+    if not isinstance(value, str) or value not in PROTECTS:
+        raise ValueError(
+            f"protects must be one of {list(PROTECTS)} (whole post-processing rows private, or only their sensitive "
+            f"attribute, with features and labels public), got {value!r}."
+        )
+    return value
+
+
+def relation_of(protects: str) -> str:
+    """The neighbouring relation's key (:mod:`dpfair.privacy.relations`) for a ``protects`` value."""
+    return CHANGE_ATTRIBUTE if protects == "attribute" else REPLACE
+
+
+def entry_noise_scale(epsilon: float, n_rows: int, n_groups: int, protects: str) -> float:
+    """The Laplace scale every released entry errs by: ``1 / (n epsilon)`` for two groups under the attribute
+    relation (group 0's entry is the total less group 1's), ``2 / (n epsilon)`` otherwise, 0 at ``epsilon = inf``."""
+    if math.isinf(epsilon):
+        return 0.0
+    return (1.0 if protects == "attribute" and n_groups == 2 else 2.0) / (n_rows * epsilon)
+
+
+def release_on_public_totals(joint: np.ndarray, n_rows: int, epsilon: float, noise: NoiseSource) -> np.ndarray:
+    """The (group, column) table released under the attribute relation (module docstring), not yet projected.
+
+    **Proof.** Neighbours ``D, D'`` differ in one row's attribute, ``a`` in ``D`` and ``a'`` in ``D'``; its
+    column ``c`` is the same in both (a function of its public ``x``), so ``p' = p + (e_{a'} - e_a) / n`` in column
+    ``c`` only and the totals ``T`` are equal.  Two groups: the released column ``p(1, .)`` moves by ``1/n`` in one
+    entry (L1 sensitivity ``1/n``), so ``Lap(1 / (n epsilon))`` per entry is ``epsilon``-DP; group 0's entries
+    ``T - p~(1, .)`` are a function of the release and the public totals.  More groups: the table moves by ``1/n``
+    in two entries (L1 sensitivity ``2/n``) and ``Lap(2 / (n epsilon))`` per entry is ``epsilon``-DP.  One group:
+    ``p = T`` is public.  Everything after (projection, pooling, program) is post-processing.
+
+    Parameters
+    ----------
+    joint : ndarray of shape (n_groups, n_columns)
+        The exact table of fractions of rows.
+    n_rows : int
+        ``n`` (public).
+    epsilon : float
+        The table's epsilon (``inf``: the exact table).
+    noise : NoiseSource
+        The estimator's noise source, opened after its charge.
+
+    Returns
+    -------
+    ndarray of shape (n_groups, n_columns)
+        The released table; every column sums to its public total.
+    """
+    if math.isinf(epsilon) or joint.shape[0] == 1:
+        return joint.copy()
+    if joint.shape[0] == 2:
+        one = laplace_mechanism(joint[1], sensitivity=1.0 / n_rows, epsilon=epsilon, noise=noise,
+                                neighbouring=CHANGE_ATTRIBUTE)
+        return np.stack([joint.sum(axis=0) - one, one])
+    return laplace_mechanism(joint, sensitivity=2.0 / n_rows, epsilon=epsilon, noise=noise,
+                             neighbouring=CHANGE_ATTRIBUTE)
+
+
+def project_onto_totals(table: np.ndarray, totals: np.ndarray) -> np.ndarray:
+    """Each column of ``table`` projected (Euclidean) onto ``{x >= 0, sum_a x_a = totals[c]}``.
+
+    The sort-based projection onto a scaled simplex (Held, Wolfe & Crowder 1974): ``x_a - theta`` clipped at 0,
+    ``theta`` the one threshold that makes the column sum to its total.  Two groups: group 1's entry clipped to
+    ``[0, T(c)]``.
+
+    Parameters
+    ----------
+    table : ndarray of shape (n_groups, n_columns)
+        The released table.
+    totals : ndarray of shape (n_columns,)
+        The public column totals (``>= 0``).
+
+    Returns
+    -------
+    ndarray of shape (n_groups, n_columns)
+        Non-negative, each column summing to its total.
+    """
+    x = table.T  # (columns, groups)
+    target = np.maximum(totals, 0.0)[:, None]
+    ordered = -np.sort(-x, axis=1)
+    excess = np.cumsum(ordered, axis=1) - target
+    k = np.arange(1, x.shape[1] + 1)
+    last = x.shape[1] - 1 - np.argmax((ordered - excess / k >= 0)[:, ::-1], axis=1)  # the largest k that holds
+    theta = np.take_along_axis(excess, last[:, None], 1) / (last[:, None] + 1)
+    return np.maximum(x - theta, 0.0).T
+
+
+def attribute_privacy_spent(epsilon: float, released: str) -> dict[str, Any]:
+    """``privacy_spent_`` under ``protects="attribute"``: the table's epsilon for every row's sensitive attribute.
+
+    The wrapped models read only public ``(X, y)``, so a regressor fitted here (``prefit=False``, private or not)
+    and the membership model leave this guarantee as it is: it protects the attribute, not the rows.
+    """
+    if math.isinf(epsilon):
+        return privacy_spent(math.inf, 0.0, neighbouring=ATTRIBUTE_NEIGHBOURING, relation=CHANGE_ATTRIBUTE,
+                             protects=f"nothing: epsilon=inf releases the exact {released}")
+    return privacy_spent(
+        epsilon, 0.0, neighbouring=ATTRIBUTE_NEIGHBOURING, relation=CHANGE_ATTRIBUTE,
+        protects=(f"the sensitive attribute of every post-processing row (the {released} released on its public "
+                  "column totals); the features, the labels and so the regressor's outputs are public, not protected"),
+    )
