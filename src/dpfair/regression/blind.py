@@ -175,9 +175,9 @@ class BlindFairRegressionPostProcessor(
     group 1's column only, ``p(1, c) + Lap(1 / (n epsilon))`` (L1 sensitivity ``1/n``), group 0's ``T(c)`` less
     it; more groups: every entry plus ``Lap(2 / (n epsilon))`` (L1 sensitivity ``2/n``, two entries of one cell).
     Either is ``epsilon``-DP under ``"change_attribute"`` (proof in ``dpfair.regression._attribute_release``).
-    Pooling, the repair and the program then read the table projected onto the public totals (each cell's entries
-    non-negative, summing to ``T(c)``: a cell no row reaches is 0 in every group), post-processing; the noise
-    scale ``b`` of the steps above is every entry's (``1 / (n epsilon)`` with two groups).  ``noisy_table_`` is the
+    Pooling, the repair and the program then read the table projected by least squares onto the public totals
+    (each cell's entries summing to ``T(c)``; the identity with two groups), post-processing; the noise scale ``b``
+    of the steps above is every entry's (``1 / (n epsilon)`` with two groups).  ``noisy_table_`` is the
     released, unprojected table.  The membership model stays as given: under this relation it may be trained on
     the public features, but a model of the group needs the private groups, so train it privately as before.
 

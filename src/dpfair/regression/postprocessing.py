@@ -302,9 +302,9 @@ def _laplace_histogram(statistics: _Histogram, epsilon: float, noise: NoiseSourc
     """
     joint, n = statistics.joint, statistics.n_rows
     totals = None
-    if protects == "attribute":  # the exact table at epsilon = inf or with one group: nothing to project
+    if protects == "attribute":  # exact at epsilon = inf or with one group, on the totals with two: nothing to project
         noisy = release_on_public_totals(joint, n, epsilon, noise)
-        totals = None if math.isinf(epsilon) or joint.shape[0] == 1 else joint.sum(axis=0)
+        totals = None if math.isinf(epsilon) or joint.shape[0] <= 2 else joint.sum(axis=0)
     elif math.isinf(epsilon):  # scale 0: the exact histogram (already warned)
         noisy = joint.copy()
     else:
@@ -399,8 +399,8 @@ class FairRegressionPostProcessor(
     column is released, ``p(1, j) + Lap(1 / (n epsilon))`` (L1 sensitivity ``1/n``: one entry moves), group 0's
     being ``T(j)`` less it; with more groups every entry gets ``Lap(2 / (n epsilon))`` (L1 sensitivity ``2/n``:
     two entries of one bin move).  Either is ``epsilon``-DP under ``"change_attribute"``; the table is then
-    projected onto the public totals (each bin's entries non-negative, summing to ``T(j)``) and lines 6-12 run on
-    it, all post-processing (proof in ``dpfair.regression._attribute_release``).  ``privacy_spent_`` then
+    projected by least squares onto the public totals (each bin's entries summing to ``T(j)``) and lines 6-12 run
+    on it, all post-processing (proof in ``dpfair.regression._attribute_release``).  ``privacy_spent_`` then
     protects the attribute only, whatever regressor is fitted here (it reads public ``(X, y)``).
 
     Parameters
