@@ -23,7 +23,9 @@ between runs; the regression guide's table is ``--repeats 6``), writes the first
 ``OUT/run0/report`` and prints the medians over every split of every run as the reStructuredText table of the
 regression guide (``docs/user_guide/regression.rst``), then the checks: held-out KS <= alpha + 0.05 at epsilon = 1
 (each run's 5-split median, and the aware post-processor's beside it), and the blind-to-aware excess-MSE ratio beside
-the blind oracle's.
+the blind oracle's.  ``--protects attribute`` runs ``regression-blind-attribute`` instead: both post-processors with
+``protects="attribute"`` (only the sensitive attribute private, their tables released on their public column totals;
+the membership model the same private histogram).
 
 ``--blind-variants`` prints, paired on the same splits and seeded noises (6 per split at epsilon = 1), the held-out KS
 and blind-to-aware excess-MSE ratio of the experiment's blind post-processor ("true groups") beside alternatives
@@ -163,8 +165,11 @@ def full_figures() -> None:
         print(f"Full Figures 2-4 ({', '.join(ids)}), 2 workers: {time.perf_counter() - t0:.0f} s")
 
 
-def blind_comparison(out: str, repeats: int = 3) -> None:
-    """Run ``regression-blind`` (full variant) ``repeats`` times under ``out``, draw its figure, print the guide's table."""
+def blind_comparison(out: str, repeats: int = 3, protects: str = "records") -> None:
+    """Run ``regression-blind`` (full variant) ``repeats`` times under ``out``, draw its figure, print the guide's table.
+
+    ``protects="attribute"``: ``regression-blind-attribute`` (both post-processors under the attribute relation).
+    """
     import pandas as pd
 
     from dpfair.experiments.regression_blind import BLIND_ALPHAS, blind_summary
@@ -172,17 +177,18 @@ def blind_comparison(out: str, repeats: int = 3) -> None:
 
     env = {**os.environ, "MPLBACKEND": "Agg", "OPENBLAS_NUM_THREADS": "1"}
     runs = []
+    spec_id = "regression-blind" if protects == "records" else "regression-blind-attribute"
     for repeat in range(repeats):
         folder = str(Path(out) / f"run{repeat}")
         t0 = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "dpfair.cli", "run", "regression-blind", "--workers", "1", "--quiet",
+        subprocess.run([sys.executable, "-m", "dpfair.cli", "run", spec_id, "--workers", "1", "--quiet",
                         "--out", folder], check=True, env=env)
         if repeat == 0:
             subprocess.run([sys.executable, "-m", "dpfair.cli", "report", "--out", folder], check=True, env=env,
                            stdout=subprocess.DEVNULL)
             print(f"figure: {folder}/report/figures/regression_blind.png")
-        print(f"regression-blind run {repeat}: {time.perf_counter() - t0:.0f} s")
-        results = ResultsStore(folder).results(["regression-blind"])
+        print(f"{spec_id} run {repeat}: {time.perf_counter() - t0:.0f} s")
+        results = ResultsStore(folder).results([spec_id])
         runs.append(results.assign(seed=results["seed"] + 1000 * repeat))  # every (run, split) its own row
     table = blind_summary(pd.concat(runs, ignore_index=True)).reset_index()
     per_run = [blind_summary(results).reset_index() for results in runs]
@@ -791,12 +797,15 @@ def main() -> None:
         return
     if "--blind" in sys.argv:
         repeats = int(sys.argv[sys.argv.index("--repeats") + 1]) if "--repeats" in sys.argv else 3
+        protects = sys.argv[sys.argv.index("--protects") + 1] if "--protects" in sys.argv else "records"
+        if protects not in ("records", "attribute"):
+            raise SystemExit(f"--protects must be records or attribute, got {protects!r}")
         rest = [a for a in sys.argv[sys.argv.index("--blind") + 1:] if not a.startswith("--")][:1]
-        if rest and rest[0] != str(repeats):
-            blind_comparison(rest[0], repeats)
+        if rest and rest[0] not in (str(repeats), protects):
+            blind_comparison(rest[0], repeats, protects)
         else:
             with tempfile.TemporaryDirectory() as out:
-                blind_comparison(out, repeats)
+                blind_comparison(out, repeats, protects)
         return
     solver_rows()
     fit_rows()
