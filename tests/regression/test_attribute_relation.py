@@ -218,3 +218,44 @@ def test_refit_alpha_keeps_the_projection_shift_in_the_guarantee():
     dist = pp.output_distribution(X)
     cdfs = np.array([np.cumsum(dist[groups == a].mean(axis=0)) for a in (0, 1)])
     assert np.abs(cdfs[0] - cdfs[1]).max() <= first
+
+
+@pytest.mark.filterwarnings("ignore::dpfair.privacy.SeededNoiseWarning")
+def test_a_regressor_fitted_here_reads_only_public_rows_under_the_attribute_relation():
+    from sklearn.linear_model import LinearRegression
+
+    rng = np.random.default_rng(8)
+    X = rng.uniform(size=(300, 2))
+    y = X @ [0.5, 0.3]
+    groups = rng.integers(0, 2, 300)
+    budget = PrivacyBudget(5.0, neighbouring="change_attribute")
+    with pytest.warns(PrivacyLeakWarning, match="prefit=False"):  # the rows are not protected, as it says
+        pp = _aware(estimator=LinearRegression(), prefit=False, budget=budget).fit(X, y, sensitive_features=groups)
+    # the attribute's guarantee is the table's: the regressor read (X, y) only, public under this relation
+    assert pp.privacy_spent_["epsilon"] == 1.0 and pp.privacy_spent_["relation"] == "change_attribute"
+    assert budget.spent() == (1.0, 0.0)
+    records = _aware(estimator=LinearRegression(), prefit=False, protects="records")
+    with pytest.warns(PrivacyLeakWarning):
+        records.fit(X, y, sensitive_features=groups)
+    assert records.privacy_spent_["epsilon"] == math.inf  # whole rows: the clone saw them non-privately
+
+
+@pytest.mark.filterwarnings("ignore::dpfair.privacy.SeededNoiseWarning")
+def test_the_records_default_releases_what_it_released_before_the_option():
+    # values of a seeded fit computed with the code before protects= existed (three groups)
+    rng = np.random.default_rng(0)
+    groups = rng.integers(0, 3, 200)
+    outputs = np.clip(rng.normal(0.3 + 0.2 * groups, 0.15), 0, 1)
+    X = np.column_stack([outputs, rng.dirichlet(np.ones(3), 200)])
+    blind = BlindFairRegressionPostProcessor(epsilon=1.0, n_bins=3, alpha=0.1, bounds=(0, 1), groups=[0, 1, 2],
+                                             random_state=5).fit(X, sensitive_features=groups)
+    aware = FairRegressionPostProcessor(epsilon=1.0, n_bins=4, alpha=0.1, bounds=(0, 1), groups=[0, 1, 2],
+                                        random_state=5).fit(outputs, sensitive_features=groups)
+    np.testing.assert_allclose(blind.noisy_table_[:, :4], [
+        [0.024416235335369, 0.069568043871467, 0.020311306927612, 0.034406889959218],
+        [0.019359944783565, -0.011069736894249, 0.001178743028927, 0.018891757728718],
+        [0.009478605095614, -0.004574362509057, -0.012104028761088, 0.00505877851929]], rtol=0, atol=1e-14)
+    np.testing.assert_allclose(aware.pmfs_, [
+        [0.500225135888737, 0.48343209853935, 0.016342765571913, 0.0],
+        [0.0, 0.60951175950249, 0.386970711830909, 0.003517528666601],
+        [0.0, 0.187107183512146, 0.506251751455982, 0.306641065031872]], rtol=0, atol=1e-14)
