@@ -43,9 +43,10 @@ WRAPPED_REGRESSOR = WrappedEstimator(
     ),
     clone_leak=(
         "prefit=False: {owner} trains a clone of estimator non-privately on the same rows it post-processes; "
-        "the fitted object as a whole carries no differential-privacy guarantee (privacy_spent_['epsilon'] is "
-        "inf). Fit the regressor on other data and pass prefit=True, or wrap a private regressor "
-        "(dpfair.linear_model.DPLinearRegression) for an end-to-end guarantee."
+        "the fitted object as a whole carries no differential-privacy guarantee for those rows (privacy_spent_["
+        "'epsilon'] is inf, unless protects='attribute' declares their features and labels public: then it "
+        "protects their sensitive attribute only). Fit the regressor on other data and pass prefit=True, or wrap "
+        "a private regressor (dpfair.linear_model.DPLinearRegression) for an end-to-end guarantee."
     ),
 )
 
