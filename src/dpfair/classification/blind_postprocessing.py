@@ -39,6 +39,7 @@ from dpfair._wrapped_fit import (
     wrapped_privacy_spent,
 )
 from dpfair.base import PrivacyParameters, PrivateEstimator, ValidatedData, ValidatedOptions
+from dpfair.classification._blind_averaging import fit_blind_rule
 from dpfair.classification._postprocessing_guarantee import FairnessSlackWarning, base_scores, has_score
 from dpfair.classification.blind_membership import (
     assign_clusters,
@@ -66,13 +67,10 @@ from dpfair.classification.blind_table import (
     label_count_epsilon,
     noisy_blind_table,
     plan_cells,
-    project_to_totals,
-    rate_margin_weights,
     rate_noise,
     released_constant_rule,
     released_positive_count,
     released_two_group_table,
-    solve_blind_lp,
     table_noise_epsilon,
 )
 from dpfair.classification.postprocessing import (
@@ -281,8 +279,12 @@ class DPBlindPostProcessor(PrivateEstimator, CloneLineageMixin, MetaEstimatorMix
     takes, among the rules whose error is within
     :data:`~dpfair.classification.blind_table.SENSITIVITY_TOLERANCE` of the optimum (and at most the best
     constant's), the one of least summed margin: the steadiest rule of nearly the same error (post-processing of
-    the same released table, so the privacy and the guarantee below are unchanged).  At ``epsilon = inf`` the LP is
-    the exact one (no margin, no second step).
+    the same released table, so the privacy and the guarantee below are unchanged).  Under the attribute relation
+    the rule is then averaged with the program's rules on 16 copies of the release with its noise redrawn
+    (:func:`~dpfair.classification._blind_averaging.fit_blind_rule`, post-processing; the violation is convex in
+    the rule, the error linear): one solution jumps between very different rules on nearly equal releases, and the
+    mean cut the tails of the per-draw distribution (figures at :data:`~dpfair.classification._blind_averaging.REDRAWS`).
+    At ``epsilon = inf`` the LP is the exact one (no margin, no second step, no average).
 
     **The fairness it guarantees.** ``guaranteed_violation_`` bounds the fitted rule's violation on its training
     rows (the largest difference of a constrained rate between two declared groups) with probability
@@ -652,12 +654,11 @@ class DPBlindPostProcessor(PrivateEstimator, CloneLineageMixin, MetaEstimatorMix
         reason = None
         if n_groups >= 2 and measured.sum() < 2:
             reason = "fewer than two declared groups are measured by the noisy table"
-        # public totals: the table projected onto them (shrinking it towards the membership model biased the rates)
-        q_lp = project_to_totals(noisy.q_tilde, noisy.error_table) if noisy.error_is_exact else q_valid
-        margins = None if math.isinf(epsilon_table) else rate_margin_weights(q_lp, m, epsilon_table, families,
-                                                                            SAMPLING_MARGIN)
-        solved = None if reason else solve_blind_lp(q_lp, noisy.error_table, options.gamma, families, active,
-                                                    data.n_membership_cells, margins)
+        # public totals: the table projected onto them (shrinking it towards the membership model biased the rates);
+        # the rule is averaged over the program's solutions on redrawn copies of the release (post-processing)
+        solved = None if reason else fit_blind_rule(noisy.q_tilde, noisy.error_table, noisy.error_is_exact, m,
+                                                    epsilon_table, options.gamma, families, active,
+                                                    data.n_membership_cells, SAMPLING_MARGIN)
         if solved is None and reason is None:
             reason = "HiGHS found no optimum of the linear program"
         if solved is not None and not noisy.error_is_exact:  # whole rows: the error itself is noisy
