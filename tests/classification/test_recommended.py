@@ -16,7 +16,13 @@ from dpfair.classification import (
     DPFairClassifier,
     SmallBudgetWarning,
 )
-from dpfair.classification.recommended import PublicBaseClassifier, choose_mechanism
+from dpfair.classification.recommended import (
+    BASE_MODEL_SHARE,
+    RECORDS_AWARE_BASE_SHARE,
+    RECORDS_AWARE_SCORE_BINS,
+    PublicBaseClassifier,
+    choose_mechanism,
+)
 from dpfair.datasets import make_classification
 from dpfair.privacy import PrivacyBudget, PrivacyLeakWarning
 
@@ -82,12 +88,22 @@ def test_epsilon_inf_is_the_chosen_mechanism_without_noise():
     assert aware.estimator_.score_bins_ == 8  # the post-processor's own bins when only the attribute is private
 
 
-def test_whole_records_attribute_aware_keeps_six_score_bins():
+def test_whole_records_attribute_aware_has_its_own_bins_and_budget_split():
+    """Attribute-aware under whole-row privacy: 5 bins, 0.4 of epsilon for the private base, 0.6 for the table; the
+    blind whole-row path keeps BASE_MODEL_SHARE (0.5)."""
     X, y, g = make_classification(1500, disparity=1.5, random_state=2)
     norm = float(np.linalg.norm(X, axis=1).max())
+    budget = PrivacyBudget(2.0, neighbouring="replace")
     est = DPFairClassifier(epsilon=2.0, groups=[0, 1], protects="records", attribute_at_prediction=True,
-                           data_norm=norm, random_state=0).fit(X, y, sensitive_features=g)
-    assert est.estimator_.score_bins_ == 6
+                           data_norm=norm, budget=budget, random_state=0).fit(X, y, sensitive_features=g)
+    assert RECORDS_AWARE_SCORE_BINS == 5 and RECORDS_AWARE_BASE_SHARE == pytest.approx(0.4)
+    assert est.estimator_.score_bins_ == est.estimator_.noisy_frequencies_.shape[0] == 5
+    assert est.estimator_.estimator_.epsilon == pytest.approx(0.8)  # 0.4 of 2.0 for the base
+    assert est.estimator_.epsilon == pytest.approx(1.2)  # the rest for the table (and the label count)
+    assert est.privacy_spent_["epsilon"] == pytest.approx(2.0) and budget.spent()[0] == pytest.approx(2.0)
+    blind = DPFairClassifier(epsilon=2.0, groups=[0, 1], protects="records", data_norm=norm,
+                             random_state=0).fit(X, y, sensitive_features=g)
+    assert blind.estimator_.estimator_.epsilon == pytest.approx(2.0 * BASE_MODEL_SHARE) == pytest.approx(1.0)
 
 
 def test_on_its_defaults_it_never_errs_more_than_the_constant_when_the_budget_buys_nothing():
