@@ -43,6 +43,7 @@ from sklearn.utils.validation import _num_samples, check_is_fitted, column_or_1d
 from dpfair._estimator import combined_privacy_spent, fit_charges, private_base, warn_leak_once
 from dpfair._validation import as_finite_array, check_epsilon
 from dpfair.privacy.budget import PrivacyBudget, check_budget, check_budgets_cover
+from dpfair.privacy.relations import REPLACE
 
 __all__ = [
     "SensitiveScoreMixin",
@@ -274,10 +275,20 @@ def check_shared_budgets(caller: Any, prefit: bool, *, kind: str) -> None:
         # a non-private wrapped model charges nothing: the caller's own charge, after every check, refuses atomically
         return
     charges = list(caller._dpfair_fit_charges())
+    # each charge under the relation it holds under: a post-processor that protects only the attribute charges
+    # "change_attribute", which a budget kept under "replace" refuses; refused here, before the wrapped fit spends
+    wrapped, own = _release_relation(caller.estimator), _release_relation(caller)
     check_budgets_cover(
-        [(b, e, d, "estimator.budget" if i < len(charges) - 1 else "budget") for i, (b, e, d) in enumerate(charges)],
+        [(b, e, d, "estimator.budget", wrapped) if i < len(charges) - 1 else (b, e, d, "budget", own)
+         for i, (b, e, d) in enumerate(charges)],
         fix=f"give the post-processor and its {kind} a budget that pays for both fits",
     )
+
+
+def _release_relation(estimator: Any) -> str:
+    """The neighbouring relation ``estimator``'s fit charges under: its ``_declared_relation()``, else replace-one."""
+    declared = getattr(estimator, "_declared_relation", None)
+    return declared() if callable(declared) and not isinstance(estimator, type) else REPLACE
 
 
 def post_processor_fit_charges(post_processor: Any) -> list[tuple[PrivacyBudget | None, float, float]]:

@@ -86,7 +86,14 @@ def test_identical_noise_neighbours_differ_by_the_sensitivity_in_the_changed_row
         assert first._noise_scale_ == pytest.approx(2.0 / (200 * 1.0))
     aware = [_quiet(lambda g=g: _aware(groups=declared, random_state=11).fit(X[:, 0], sensitive_features=g))
              for g in (groups, neighbour)]
-    np.testing.assert_allclose(aware[0].group_weights_.sum(), aware[1].group_weights_.sum(), atol=1e-15)
+    # the aware table (group weights times their pmfs: the released table on its totals) moves in the row's bin only,
+    # by 1/n in two groups' entries: 1/n in group 1's released column with two groups, 2/n in all with more
+    tables = [fit.group_weights_[:, None] * fit.pmfs_ for fit in aware]
+    difference = tables[1] - tables[0]
+    assert np.flatnonzero(np.abs(difference).sum(axis=0) > 1e-12).size == 1
+    np.testing.assert_allclose(difference.sum(axis=0), 0.0, atol=1e-15)
+    assert abs(difference).sum() == pytest.approx(2.0 / 200)
+    assert abs(difference[neighbour[7]]).sum() == pytest.approx(1.0 / 200)
 
 
 def _half_noise_release(joint, n_rows, epsilon, noise):
@@ -202,9 +209,10 @@ def test_bad_protects_and_budget_relations_are_refused_before_the_charge():
 
 
 def test_refit_alpha_keeps_the_projection_shift_in_the_guarantee():
-    X, groups = _rows(60_000, seed=6)
-    pp = _blind(n_bins=4, membership_bins=1, alpha=0.2, epsilon=2.0).fit(X, sensitive_features=groups)
-    assert (pp._projection_shift_ >= 0).all()
+    # three groups: with two the release already sums to the totals and the projection moves nothing
+    X, groups = _rows(60_000, n_groups=3, seed=6)
+    pp = _blind(groups=[0, 1, 2], n_bins=4, membership_bins=1, alpha=0.2, epsilon=2.0).fit(X, sensitive_features=groups)
+    assert (pp._projection_shift_ > 0).any()
     first = pp.guaranteed_violation_
     assert first < 1.0
     again = pp.refit_alpha(0.1).refit_alpha(0.2).guaranteed_violation_
@@ -213,11 +221,11 @@ def test_refit_alpha_keeps_the_projection_shift_in_the_guarantee():
     shifted = pp._solution_attributes(pp.cell_pmfs_, pp.group_weights_, (pp.pooled_cell_, pp._representative_),
                                       pp._unit_grid_, 1.0, 0.2, pp._beta_, (pp._noise_scale_, True, 0 * pp._projection_shift_),
                                       pp._noise_multiple_)
-    assert shifted["guaranteed_violation_"] <= first
+    assert shifted["guaranteed_violation_"] < first
     # and it holds: the exact KS on the training rows (the map's randomness integrated out) is within the bound
     dist = pp.output_distribution(X)
-    cdfs = np.array([np.cumsum(dist[groups == a].mean(axis=0)) for a in (0, 1)])
-    assert np.abs(cdfs[0] - cdfs[1]).max() <= first
+    cdfs = np.array([np.cumsum(dist[groups == a].mean(axis=0)) for a in (0, 1, 2)])
+    assert max(np.abs(cdfs[a] - cdfs[b]).max() for a in range(3) for b in range(a)) <= first
 
 
 @pytest.mark.filterwarnings("ignore::dpfair.privacy.SeededNoiseWarning")
@@ -238,6 +246,27 @@ def test_a_regressor_fitted_here_reads_only_public_rows_under_the_attribute_rela
     with pytest.warns(PrivacyLeakWarning):
         records.fit(X, y, sensitive_features=groups)
     assert records.privacy_spent_["epsilon"] == math.inf  # whole rows: the clone saw them non-privately
+
+
+@pytest.mark.filterwarnings("ignore::dpfair.privacy.SeededNoiseWarning")
+@pytest.mark.parametrize("make", [_aware, _blind])
+def test_a_private_regressor_fitted_here_is_refused_before_any_charge_by_a_replace_one_budget(make):
+    from dpfair.linear_model import DPLinearRegression
+
+    rng = np.random.default_rng(9)
+    X = rng.uniform(size=(300, 3))
+    y = X[:, 0] * 0.5 + 0.2
+    groups = rng.integers(0, 2, 300)
+    shared = PrivacyBudget(5.0, 1e-3)  # kept under replace-one: it cannot count the table's change_attribute charge
+    regressor = DPLinearRegression(epsilon=1.0, data_norm=2.0, target_bound=(0.0, 1.0), budget=shared)
+    with pytest.raises(PrivacyBudgetExceededError, match="nothing was charged"):
+        make(estimator=regressor, prefit=False, budget=shared).fit(X, y, sensitive_features=groups)
+    assert shared.spent() == (0.0, 0.0)  # the regressor's fit did not spend before the table was refused
+    apart = PrivacyBudget(5.0, 1e-3)
+    regressor = DPLinearRegression(epsilon=1.0, data_norm=2.0, target_bound=(0.0, 1.0), budget=apart)
+    with pytest.raises(PrivacyBudgetExceededError, match="nothing was charged"):
+        make(estimator=regressor, prefit=False, budget=PrivacyBudget(5.0)).fit(X, y, sensitive_features=groups)
+    assert apart.spent() == (0.0, 0.0)
 
 
 @pytest.mark.filterwarnings("ignore::dpfair.privacy.SeededNoiseWarning")
