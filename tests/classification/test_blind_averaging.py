@@ -71,6 +71,13 @@ def test_average_is_the_mean_of_the_solutions_and_skips_the_unsolved():
     assert averaging.averaged_blind_rule(q, 1000, 1.0, False, solve, n_draws=0) is None
     assert averaging.averaged_blind_rule(q, 1000, math.inf, False, solve, n_draws=5) is None
     assert averaging.averaged_blind_rule(q, 1000, 1.0, False, lambda copy: None, n_draws=3) is None
+    # the release's own rule counts as one more copy: the weights follow the copies solved, not the copies drawn
+    first = np.full(q.shape[0], 0.9)
+    calls.clear()
+    with_first = averaging.averaged_blind_rule(q, 1000, 1.0, False, solve, n_draws=9, first=first)
+    assert np.allclose(with_first, np.mean([first, *kept], axis=0))
+    only = averaging.averaged_blind_rule(q, 1000, 1.0, False, lambda copy: None, n_draws=3, first=first)
+    assert np.array_equal(only, first)
 
 
 @pytest.mark.parametrize("seed", [0, 4])

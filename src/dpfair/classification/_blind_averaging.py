@@ -89,6 +89,7 @@ def redrawn_tables(q_tilde: np.ndarray, n_rows: int, epsilon: float, n_draws: in
 def averaged_blind_rule(
     q_tilde: np.ndarray, n_rows: int, epsilon: float, two_group_public: bool,
     solve: Callable[[np.ndarray], tuple[np.ndarray, float] | None], n_draws: int | None = None,
+    first: np.ndarray | None = None,
 ) -> np.ndarray | None:
     """The mean of ``solve``'s rules over ``n_draws`` redrawn copies of the released table (:func:`redrawn_tables`).
 
@@ -107,17 +108,20 @@ def averaged_blind_rule(
         own clipping or projection, margins and error table).
     n_draws : int or None, default None
         The number of copies (``None``: :data:`REDRAWS`).
+    first : ndarray of shape (n_cells,) or None, default None
+        A rule counted in the mean as one more copy (the program's rule on the release itself).
 
     Returns
     -------
     ndarray of shape (n_cells,) or None
-        The mean rule over the copies whose program was solved; ``None`` with no copy (or none solved).
+        The mean rule over ``first`` and the copies whose program was solved (an unsolved copy counts for
+        nothing); ``None`` with no copy (or none solved and no ``first``).
     """
     n_draws = REDRAWS if n_draws is None else int(n_draws)
     if n_draws <= 0 or math.isinf(epsilon):
         return None
     rng = np.random.default_rng(REDRAW_SEED)
-    rules = []
+    rules = [] if first is None else [first]
     for copy in redrawn_tables(q_tilde, n_rows, epsilon, n_draws, two_group_public, rng):
         solved = solve(copy)
         if solved is not None:
@@ -181,9 +185,8 @@ def fit_blind_rule(
     solved = solve(q_tilde)
     if solved is None or not finite or not error_is_exact:  # whole rows: the clipped redraws bias the rates
         return solved
-    mean = averaged_blind_rule(q_tilde, n_rows, epsilon, two_group_public, solve)
+    mean = averaged_blind_rule(q_tilde, n_rows, epsilon, two_group_public, solve, first=solved[0])
     if mean is None:
         return solved
-    weight = 1.0 / (1.0 + REDRAWS)
-    p = np.clip(weight * solved[0] + (1.0 - weight) * mean, 0.0, 1.0)
+    p = np.clip(mean, 0.0, 1.0)
     return p, float(p @ (error_table[:, 0] - error_table[:, 1]) + error_table[:, 1].sum())
