@@ -126,11 +126,14 @@ def project_onto_totals(table: np.ndarray, totals: np.ndarray) -> np.ndarray:
     return table - (table.sum(axis=0) - totals)[None, :] / table.shape[0]
 
 
-def attribute_privacy_spent(epsilon: float, released: str) -> dict[str, Any]:
+def attribute_privacy_spent(epsilon: float, released: str, membership: str = "") -> dict[str, Any]:
     """``privacy_spent_`` under ``protects="attribute"``: the table's epsilon for every row's sensitive attribute.
 
-    The wrapped models read only public ``(X, y)``, so a regressor fitted here (``prefit=False``, private or not)
-    and the membership model leave this guarantee as it is: it protects the attribute, not the rows.
+    A regressor fitted here (``prefit=False``, private or not) reads only the public ``(X, y)``, so it leaves this
+    guarantee as it is (a private one's own charge still goes to its budget).  The blind post-processor's
+    membership model is another matter: it reads groups.  The proof needs each row's cell to be a function of its
+    public ``x``, so the model must be public or trained on other rows; trained privately on these rows' groups,
+    its epsilon composes with this one (``membership`` says so in ``protects``).
     """
     if math.isinf(epsilon):
         return privacy_spent(math.inf, 0.0, neighbouring=ATTRIBUTE_NEIGHBOURING, relation=CHANGE_ATTRIBUTE,
@@ -138,5 +141,6 @@ def attribute_privacy_spent(epsilon: float, released: str) -> dict[str, Any]:
     return privacy_spent(
         epsilon, 0.0, neighbouring=ATTRIBUTE_NEIGHBOURING, relation=CHANGE_ATTRIBUTE,
         protects=(f"the sensitive attribute of every post-processing row (the {released} released on its public "
-                  "column totals); the features, the labels and so the regressor's outputs are public, not protected"),
+                  "column totals); the features, the labels and so the regressor's outputs are public, not "
+                  f"protected{membership}"),
     )

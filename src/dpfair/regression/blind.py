@@ -586,7 +586,7 @@ class BlindFairRegressionPostProcessor(
     @staticmethod
     def _solution_attributes(cell_pmfs: np.ndarray, weights: np.ndarray, pooling: tuple[np.ndarray, np.ndarray],
                              unit_grid: np.ndarray, width: float, alpha: float, beta: float,
-                             noise: tuple[float, bool], noise_multiple: float) -> dict[str, Any]:
+                             noise: tuple[float, bool, np.ndarray], noise_multiple: float) -> dict[str, Any]:
         """Line 10 (the blind program on the pooled cells), the fill-in of massless cells, the released guarantee.
 
         ``unit_grid``: the output points as fractions of ``width`` above the lower bound (the program's squared
@@ -648,7 +648,9 @@ class BlindFairRegressionPostProcessor(
     def _privacy_spent(self, params: PrivacyParameters, results: dict[str, Any]) -> dict[str, Any]:
         """The whole fitted object's guarantee: composed with a private regressor fitted here on the same rows."""
         if params.options.protects == "attribute":
-            return attribute_privacy_spent(params.epsilon, "cell histogram")
+            return attribute_privacy_spent(params.epsilon, "cell histogram", membership=(
+                "; the membership model is not covered: public or trained on other rows, or its own epsilon (trained "
+                "privately on these rows' groups) adds to this one"))
         return _histogram_privacy_spent(
             params.epsilon, results["estimator_"], prefit=params.options.prefit, protects=self._privacy_protects,
             released="cell histogram", wrapped="the wrapped regressor (prefit) and the membership model",

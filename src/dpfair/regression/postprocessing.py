@@ -646,7 +646,8 @@ class FairRegressionPostProcessor(
         return _Histogram(estimator=estimator, bounds=(lo, hi), joint=joint, n_rows=n)
 
     def _draw_noise(self, params: PrivacyParameters, statistics: _Histogram, noise: NoiseSource) -> _ReleasedHistogram:
-        """Line 4: the Laplace mechanism, L1 sensitivity 2/n (one row moves 1/n of mass between two cells)."""
+        """Line 4: the Laplace mechanism, L1 sensitivity 2/n (one row moves 1/n of mass between two cells); under
+        ``protects="attribute"`` with two groups, group 1's column alone at 1/n (``_attribute_release``)."""
         return _laplace_histogram(statistics, params.epsilon, noise, params.options.protects)
 
     def _solve(self, params: PrivacyParameters, noisy: _ReleasedHistogram, data: _RegressionData) -> dict[str, Any]:
