@@ -10,8 +10,11 @@ number means nothing without the relation.  dpfair's mechanisms hold under three
     search, the bandit learners (one round's record of one candidate or agent).
 ``"change_attribute"``
     Change one row's sensitive attribute; every other column and the number of rows are public.
-    :class:`~dpfair.classification.DPEqualizedOddsPostProcessor` and
-    :class:`~dpfair.classification.DPExponentiatedGradient`.
+    :class:`~dpfair.classification.DPEqualizedOddsPostProcessor`,
+    :class:`~dpfair.classification.DPBlindPostProcessor` and
+    :class:`~dpfair.classification.DPFairClassifier` (with their attribute relation),
+    :class:`~dpfair.classification.DPExponentiatedGradient`, and the regression post-processors with
+    ``protects="attribute"``.
 
 Sound conversions (:func:`convert_guarantee`), and only these:
 
