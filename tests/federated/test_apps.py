@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -261,8 +262,11 @@ def test_a_private_value_in_a_malformed_stream_never_reaches_the_server(tmp_path
     with caplog.at_level("DEBUG", logger="flwr"):
         result = apps._serve(grid, config, learners_from_config)
     held = _everything_the_server_holds(grid, result, wire_log)
-    for fragment in (SECRET, "Jane", "123-45-6789", "81000", "could not convert"):
+    for fragment in (SECRET, "Jane", "123-45-6789", "could not convert"):
         assert fragment not in held, f"{fragment!r} crossed the trust boundary"
+    # the salary as a number of its own: as a bare substring it also matches digits inside the noisy statistics the
+    # server does hold (secure noise put "17.810003..." there in a clean-clone CI run): a false alarm
+    assert not re.search(r"(?<![\d.])81000(?![\d.])", held), "'81000' crossed the trust boundary"
     # the server learns a fixed code and the argument's name, and drops the agent; the others carry on
     assert result["completed"] and result["dropped"] == {"1": 5}
     refusal = [dict(r.content["config"]) for r in grid.seen if not r.has_error() and
