@@ -288,3 +288,22 @@ def test_the_records_default_releases_what_it_released_before_the_option():
         [0.500225135888737, 0.48343209853935, 0.016342765571913, 0.0],
         [0.0, 0.60951175950249, 0.386970711830909, 0.003517528666601],
         [0.0, 0.187107183512146, 0.506251751455982, 0.306641065031872]], rtol=0, atol=1e-14)
+
+
+@pytest.mark.parametrize("n_groups", [2, 3])
+def test_secure_noise_by_default_under_the_attribute_relation(n_groups):
+    # as a user runs it: random_state=None, no seed warning, a fresh draw each fit, on the public totals
+    X, groups = _rows(400, n_groups=n_groups, seed=2)
+    declared = list(range(n_groups))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # neither a SeededNoiseWarning nor a leak warning
+        first = _blind(groups=declared, random_state=None).fit(X, sensitive_features=groups)
+        second = _blind(groups=declared, random_state=None).fit(X, sensitive_features=groups)
+        aware = _aware(groups=declared, random_state=None).fit(X[:, 0], sensitive_features=groups)
+    for fitted in (first, aware):
+        spent = fitted.privacy_spent_
+        assert (spent["noise"], spent["relation"], spent["epsilon"]) == ("secure", "change_attribute", 1.0)
+    assert not np.array_equal(first.noisy_table_, second.noisy_table_)
+    exact = _quiet(lambda: _blind(groups=declared, epsilon=math.inf).fit(X, sensitive_features=groups)).noisy_table_
+    if n_groups == 2:  # group 0's column is the public total less group 1's released one
+        np.testing.assert_allclose(first.noisy_table_.sum(axis=0), exact.sum(axis=0), atol=1e-12)
