@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from dpfair.classification import DPEqualizedOddsPostProcessor
+from dpfair.classification import _postprocessing_constant as constant_module
 from dpfair.classification import postprocessing as pp_module
 from dpfair.classification._postprocessing_constant import COUNT_MAX_SHARE, constant_fallback, count_epsilon, whole_row_split
 from dpfair.classification._postprocessing_lp import best_constant_classifier
@@ -243,3 +244,34 @@ def test_the_count_picks_the_majority_on_a_nearly_balanced_small_table_and_the_p
     previous = _wrong_constant_rate(lambda m, epsilon: min(0.7 * epsilon, math.sqrt(2.0) / (0.0125 * m)), 5_000)
     assert previous > 0.01
     assert _wrong_constant_rate(count_epsilon, 5_000) < 0.008  # 0.0045 (Laplace tails: 4.7 scales), against 0.026
+
+
+def _kept_share_of_rules_fitted_to_noise(n_draws: int = 2_000) -> float:
+    """How often the fallback keeps a rule that only follows the noise: no cell has any signal.
+
+    Every (bin, group) cell holds 47.4 % positive rows (667 rows, 5 bins x 2 groups, the table at epsilon 0.5); the
+    rule predicts 1 in the cells whose noisy table shows more positives, the choice an LP without constraints makes
+    on the release.  Held out it errs more than the constant wherever it differs from it.
+    """
+    m, epsilon_table, epsilon_count = 667, 0.5, 0.3
+    q_hat = np.empty((5, 2, 2))
+    q_hat[..., 0], q_hat[..., 1] = 0.526 / 10, 0.474 / 10
+    rng = np.random.default_rng(1)
+    kept = 0
+    for _ in range(n_draws):
+        q_tilde = q_hat + rng.laplace(0.0, 2.0 / (m * epsilon_table), size=q_hat.shape)
+        q_valid = np.clip(q_tilde, 0.0, None)
+        p = (q_valid[..., 1] > q_valid[..., 0]).astype(float)
+        objective = float(np.where(p == 1.0, q_valid[..., 0], q_valid[..., 1]).sum())
+        count = 0.474 * m + rng.laplace(0.0, 1.0 / epsilon_count)
+        _, _, reason, _ = constant_fallback(p, objective, q_valid, q_tilde, count, m, epsilon_table, epsilon_count)
+        kept += reason is None
+    return kept / n_draws
+
+
+def test_a_rule_chosen_on_the_noise_is_charged_for_it(monkeypatch):
+    after = _kept_share_of_rules_fitted_to_noise()
+    monkeypatch.setattr(constant_module, "OPTIMISM_FACTOR", 0.0)
+    before = _kept_share_of_rules_fitted_to_noise()
+    assert before > 0.05  # two standard deviations of a fixed rule's noise do not cover a rule chosen on it
+    assert after < before / 2.5  # 0.026 against 0.099
