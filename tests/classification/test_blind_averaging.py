@@ -12,6 +12,7 @@ from tests.classification.test_blind_robust_margin import _table
 from dpfair.classification import DPBlindPostProcessor
 from dpfair.classification import _blind_averaging as averaging
 from dpfair.classification import blind_table as table_module
+from dpfair.classification._blind_records import project_to_group_masses
 from dpfair.datasets import make_classification
 
 pytestmark = pytest.mark.filterwarnings("ignore::dpfair.privacy.SeededNoiseWarning",
@@ -110,9 +111,10 @@ def test_fit_rule_is_the_single_solution_at_infinity_under_whole_rows_or_without
     assert np.allclose(exact[0], plain[0]) and exact[1] == pytest.approx(plain[1])
     noisy = q + np.random.default_rng(0).laplace(0.0, 0.002, q.shape)
     clipped = np.maximum(noisy, 0.0)
-    margins = table_module.rate_margin_weights(clipped, 2000, 1.0, EO, 0.5)
+    on_masses = project_to_group_masses(noisy)  # whole rows: each group's cells on its released mass
+    margins = table_module.rate_margin_weights(on_masses, 2000, 1.0, EO, 0.5)
     whole_rows = averaging.fit_blind_rule(noisy, clipped.sum(axis=1), False, 2000, 1.0, 0.04, EO, active, 3, 0.5)
-    single = table_module.solve_blind_lp(clipped, clipped.sum(axis=1), 0.04, EO, active, 3, margins)
+    single = table_module.solve_blind_lp(on_masses, on_masses.sum(axis=1), 0.04, EO, active, 3, margins)
     assert np.allclose(whole_rows[0], single[0])
     monkeypatch.setattr(averaging, "REDRAWS", 0)
     projected = table_module.project_to_totals(noisy, totals)

@@ -12,6 +12,7 @@ from sklearn.linear_model import LogisticRegression
 from dpfair.classification import DPBlindPostProcessor, DPFairClassifier
 from dpfair.classification import blind_postprocessing as blind_module
 from dpfair.classification import blind_table as table_module
+from dpfair.classification.recommended import RECORDS_BLIND_MEMBERSHIP_SHARE
 from dpfair.datasets import make_classification
 from dpfair.linear_model import DPLogisticRegression
 from dpfair.privacy import PrivacyBudget, audit_epsilon
@@ -155,5 +156,5 @@ def test_the_blind_post_processor_aims_its_count_at_the_lower_target_and_the_awa
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             blind.fit(X, y, sensitive_features=g)
-    table_share = 0.5 * (1 - blind_module.DEFAULT_MEMBERSHIP_SHARE)
+    table_share = 0.5 * (1 - RECORDS_BLIND_MEMBERSHIP_SHARE)  # DPFairClassifier's share under whole rows
     assert seen == [pytest.approx(min(0.7 * table_share, math.sqrt(2) / (0.006 * 667)))]

@@ -1,4 +1,4 @@
-"""Whole records private and blind: the post-processor's tolerance is WHOLE_ROW_GAMMA (RECORDS_BLIND_GAMMA)."""
+"""Whole records private and blind: the post-processor's own whole-row tolerance, and RECORDS_BLIND_MEMBERSHIP_SHARE."""
 
 from __future__ import annotations
 
@@ -7,8 +7,10 @@ import pytest
 from sklearn.linear_model import LogisticRegression
 
 from dpfair.classification import DPBlindPostProcessor, DPFairClassifier
-from dpfair.classification.blind_table import ATTRIBUTE_GAMMA, WHOLE_ROW_GAMMA
-from dpfair.classification.recommended import RECORDS_BLIND_GAMMA
+from dpfair.classification._blind_records import RECORDS_LOOSE_GAMMA, RECORDS_TIGHT_GAMMA
+from dpfair.classification.blind_postprocessing import DEFAULT_MEMBERSHIP_SHARE
+from dpfair.classification.blind_table import ATTRIBUTE_GAMMA
+from dpfair.classification.recommended import RECORDS_BLIND_MEMBERSHIP_SHARE
 from dpfair.datasets import make_classification
 from dpfair.linear_model import DPLogisticRegression
 
@@ -30,35 +32,42 @@ def _fit(**kwargs):
         X, y, sensitive_features=g)
 
 
-def test_records_blind_uses_the_smaller_gamma_and_the_attribute_relation_keeps_the_post_processors_default():
-    assert RECORDS_BLIND_GAMMA == WHOLE_ROW_GAMMA < ATTRIBUTE_GAMMA
+def test_records_blind_leaves_gamma_to_the_released_table_and_gives_the_table_more_of_epsilon():
+    assert RECORDS_BLIND_MEMBERSHIP_SHARE < DEFAULT_MEMBERSHIP_SHARE
     records = _fit(protects="records")
-    assert records.mechanism_ == "DPBlindPostProcessor" and records.estimator_.gamma == RECORDS_BLIND_GAMMA
+    inner = records.estimator_
+    assert records.mechanism_ == "DPBlindPostProcessor" and inner.gamma is None
+    assert inner.gamma_ in (RECORDS_LOOSE_GAMMA, RECORDS_TIGHT_GAMMA)
+    assert inner.membership_share == RECORDS_BLIND_MEMBERSHIP_SHARE
     attribute = _fit(protects="attribute")
     assert attribute.estimator_.gamma is DPBlindPostProcessor().gamma is None  # resolved by the relation
+    assert attribute.estimator_.gamma_ == ATTRIBUTE_GAMMA
+    assert attribute.estimator_.membership_share == DEFAULT_MEMBERSHIP_SHARE
 
 
-@pytest.mark.parametrize("private_base, expected", [(False, ATTRIBUTE_GAMMA), (True, WHOLE_ROW_GAMMA)])
-def test_the_post_processors_default_gamma_is_chosen_by_the_relation(private_base, expected):
-    """gamma=None fits exactly what the relation's gamma fits (same seed); the other value fits a different rule."""
+@pytest.mark.parametrize("private_base", [False, True])
+def test_the_post_processors_default_gamma_is_chosen_by_the_relation(private_base):
+    """gamma=None fits exactly what the resolved gamma fits (same seed); another value fits a different rule."""
     X, y, g = _data()
     norm = float(np.linalg.norm(X, axis=1).max()) * 1.01
     if private_base:
         base, extra = DPLogisticRegression(epsilon=0.5, data_norm=norm, random_state=1), {"prefit": False}
     else:
         base, extra = LogisticRegression().fit(X, y), {}
-    rules = {}
-    for gamma in (None, ATTRIBUTE_GAMMA, WHOLE_ROW_GAMMA):
-        model = DPBlindPostProcessor(base, epsilon=4.0, gamma=gamma, groups=[0, 1], data_norm=norm, random_state=2,
-                                     **extra).fit(X, y, sensitive_features=g)
-        rules[gamma] = model.probabilities_
-    other = WHOLE_ROW_GAMMA if expected == ATTRIBUTE_GAMMA else ATTRIBUTE_GAMMA
-    np.testing.assert_array_equal(rules[None], rules[expected])
-    assert not np.array_equal(rules[None], rules[other])
+
+    def fit(gamma):
+        return DPBlindPostProcessor(base, epsilon=4.0, gamma=gamma, groups=[0, 1], data_norm=norm, random_state=2,
+                                    **extra).fit(X, y, sensitive_features=g)
+
+    default = fit(None)
+    assert default.gamma_ in ((RECORDS_LOOSE_GAMMA, RECORDS_TIGHT_GAMMA) if private_base else (ATTRIBUTE_GAMMA,))
+    np.testing.assert_array_equal(fit(default.gamma_).probabilities_, default.probabilities_)
+    assert not np.array_equal(fit(0.005).probabilities_, default.probabilities_)
 
 
 def test_a_declared_gamma_wins_under_records():
-    assert _fit(protects="records", gamma=0.07).estimator_.gamma == 0.07
+    fitted = _fit(protects="records", gamma=0.07).estimator_
+    assert fitted.gamma == fitted.gamma_ == 0.07
 
 
 def test_the_attribute_aware_mechanism_keeps_its_own_default_under_records():

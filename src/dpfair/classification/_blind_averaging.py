@@ -26,6 +26,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from dpfair.classification._blind_records import project_to_group_masses
 from dpfair.classification.blind_table import project_to_totals, rate_margin_weights, solve_blind_lp
 
 __all__ = ["REDRAWS", "REDRAW_SEED", "averaged_blind_rule", "fit_blind_rule", "redrawn_tables"]
@@ -137,12 +138,14 @@ def fit_blind_rule(
 
     The program (:func:`~dpfair.classification.blind_table.solve_blind_lp`, robust margins from
     :func:`~dpfair.classification.blind_table.rate_margin_weights`) reads the table projected onto its public
-    totals when the error table is exact (the attribute relation), else clipped at 0, and then the error table is
-    read off the same copy.  At a finite epsilon under the attribute relation the rule is the mean of the
-    program's rules on the released table and on :data:`REDRAWS` redrawn copies (:func:`averaged_blind_rule`); its
-    error is read off ``error_table``.  Under whole-row privacy (the table clipped at 0, no public totals) it is the
-    program's rule on the released table: the redrawn copies, twice as noisy and clipped, raised the held-out
-    violation there (measured at :data:`REDRAWS`).
+    totals when the error table is exact (the attribute relation); under whole-row privacy (no public totals) it
+    reads each (group, label)'s cells projected onto their released mass
+    (:func:`~dpfair.classification._blind_records.project_to_group_masses`, at ``epsilon = inf`` the exact table), its
+    objective read off the same projected table.  At a finite epsilon under the attribute relation the rule is the
+    mean of the program's rules on the released table and on :data:`REDRAWS` redrawn copies
+    (:func:`averaged_blind_rule`).  Under whole-row privacy it is the program's rule on the released table: the
+    redrawn copies, twice as noisy and clipped, raised the held-out violation there (measured at :data:`REDRAWS`).
+    Either way the returned error is the rule's on ``error_table`` (the one the best constant is compared on).
 
     Parameters
     ----------
@@ -176,15 +179,20 @@ def fit_blind_rule(
     two_group_public = error_is_exact and q_tilde.shape[1] == 2
 
     def solve(copy: np.ndarray) -> tuple[np.ndarray, float] | None:
-        q_valid = np.maximum(copy, 0.0)
-        q_lp = project_to_totals(copy, error_table) if error_is_exact else q_valid
-        errors = error_table if error_is_exact else q_valid.sum(axis=1)
+        if error_is_exact:
+            q_lp = project_to_totals(copy, error_table)
+        else:  # whole rows: each group's cells on its released mass (clipping added the empty cells' noise)
+            q_lp = project_to_group_masses(copy) if finite else np.maximum(copy, 0.0)
+        errors = error_table if error_is_exact else q_lp.sum(axis=1)
         margins = rate_margin_weights(q_lp, n_rows, epsilon, families, sampling) if finite else None
         return solve_blind_lp(q_lp, errors, gamma, families, active, n_membership_cells, margins)
 
     solved = solve(q_tilde)
-    if solved is None or not finite or not error_is_exact:  # whole rows: the clipped redraws bias the rates
+    if solved is None or not finite:
         return solved
+    if not error_is_exact:  # whole rows, one solution (the redraws raised the violation); its error on error_table
+        p = solved[0]
+        return p, float(p @ (error_table[:, 0] - error_table[:, 1]) + error_table[:, 1].sum())
     mean = averaged_blind_rule(q_tilde, n_rows, epsilon, two_group_public, solve, first=solved[0])
     if mean is None:
         return solved

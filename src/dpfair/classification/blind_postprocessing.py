@@ -40,6 +40,8 @@ from dpfair._wrapped_fit import (
 )
 from dpfair.base import PrivacyParameters, PrivateEstimator, ValidatedData, ValidatedOptions
 from dpfair.classification._blind_averaging import fit_blind_rule
+from dpfair.classification._blind_checks import check_bins, check_constraints, check_share, inner_edges
+from dpfair.classification._blind_records import records_gamma
 from dpfair.classification._postprocessing_guarantee import FairnessSlackWarning, base_scores, has_score
 from dpfair.classification.blind_membership import (
     assign_clusters,
@@ -59,7 +61,6 @@ from dpfair.classification.blind_table import (
     BLIND_CONSTRAINTS,
     BLIND_LABEL_COUNT_TARGET_SD,
     RATE_NOISE_LIMIT,
-    WHOLE_ROW_GAMMA,
     best_constant_rule,
     blind_guaranteed_violation,
     blind_joint_frequencies,
@@ -124,7 +125,7 @@ _BASE_CLASSIFIER = WrappedEstimator(
 class BlindOptions(ValidatedOptions):
     """The validated parameters that are not privacy parameters (see :class:`DPBlindPostProcessor`)."""
 
-    gamma: float
+    gamma: float | None  # None: from the released table (whole rows, _blind_records.records_gamma)
     beta: float
     constraints: str
     membership_share: float
@@ -176,35 +177,6 @@ class BlindRelease:
     error_is_exact: bool
     predict_seed: list[int] | None
     positive_count: float | None = None
-
-
-def _check_constraints(constraints: Any) -> str:
-    if not isinstance(constraints, str) or constraints not in BLIND_CONSTRAINTS:
-        raise ValueError(f"constraints must be one of {list(BLIND_CONSTRAINTS)}, got {constraints!r}.")
-    return constraints
-
-
-def _check_bins(value: Any, name: str, low: int, high: int) -> int | str:
-    if isinstance(value, str) and value == "auto":
-        return "auto"
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not low <= value <= high:
-        raise ValueError(f"{name} must be 'auto' or an integer from {low} to {high}, got {value!r}.")
-    return int(value)
-
-
-def _check_share(value: Any) -> float:
-    share = check_open_unit(value, "membership_share")
-    return float(share)
-
-
-def _inner_edges(values: np.ndarray, n_bins: int, public: bool) -> np.ndarray:
-    """``n_bins - 1`` increasing edges: quantiles of public ``values``, else the fixed grid ``k / n_bins``."""
-    if n_bins <= 1:
-        return np.zeros(0)
-    if public and values.size:
-        edges = np.quantile(values, np.arange(1, n_bins) / n_bins)
-        return np.maximum.accumulate(edges)
-    return np.arange(1, n_bins) / n_bins
 
 
 class DPBlindPostProcessor(PrivateEstimator, CloneLineageMixin, MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
@@ -266,8 +238,10 @@ class DPBlindPostProcessor(PrivateEstimator, CloneLineageMixin, MetaEstimatorMix
     guarantee) reads only released quantities and public ones: under the attribute relation the clusters, the score
     bins' and membership cells' edges are functions of public rows and scores (the base model's, and the released
     membership model's on the public ``X``) and the objective of the LP is the exact error, a function of public
-    ``(X, y)`` and the releases; under whole-row privacy the edges are the fixed grid ``k / K`` and the objective is read off the
-    released table.
+    ``(X, y)`` and the releases; under whole-row privacy the edges are the fixed grid ``k / K``, the LP reads the
+    released table with each (group, label)'s cells projected onto their released mass and its default ``gamma``
+    is chosen from the released table's noise (:mod:`~dpfair.classification._blind_records`: functions of the
+    release alone, so ``epsilon`` is all the fit spends), and the objective is read off the released table.
 
     **Robust constraints.**  With a finite epsilon the LP charges a rule for the error its rates carry in each
     group: ``|R_a(p) - t| + sum_c w[c, a] |p_c - t| / q~_a <= gamma / 2``, ``w`` the table's Laplace scale plus half
@@ -316,9 +290,10 @@ class DPBlindPostProcessor(PrivateEstimator, CloneLineageMixin, MetaEstimatorMix
         The whole fit's privacy parameter (> 0; ``inf``: the exact non-private LP).
     gamma : float or None, default None
         The largest difference allowed between two groups' constrained rates in the released table (>= 0), on top
-        of the robust margins (below).  ``None``: :data:`~dpfair.classification.blind_table.ATTRIBUTE_GAMMA` (0.045),
-        or :data:`~dpfair.classification.blind_table.WHOLE_ROW_GAMMA` (0.03) with a private base fitted here (whole
-        rows private: a noisier score and table); the measurements are there.
+        of the robust margins (below).  ``None``: :data:`~dpfair.classification.blind_table.ATTRIBUTE_GAMMA` (0.045);
+        with a private base fitted here (whole rows private), chosen from the released table's noise:
+        0.06, or 0.04 when two or more groups' rates are noisy
+        (:func:`~dpfair.classification._blind_records.records_gamma`, post-processing; ``gamma_`` says which).
     constraints : str, default "equalized_odds"
         ``"equalized_odds"``, ``"demographic_parity"``, ``"equalized_odds_and_demographic_parity"`` or
         ``"true_positive_rate_parity"``.
@@ -386,6 +361,8 @@ class DPBlindPostProcessor(PrivateEstimator, CloneLineageMixin, MetaEstimatorMix
         The best constant classifier's error, likewise.
     fallback_ : bool
         Whether the fit fell back to the best constant classifier.
+    gamma_ : float
+        The tolerance the linear program used (``gamma``, or the default it resolved to).
     guaranteed_violation_ : float
         The released bound on the training violation (probability ``>= 1 - beta``).
     noise_slack_ : float
@@ -496,13 +473,13 @@ class DPBlindPostProcessor(PrivateEstimator, CloneLineageMixin, MetaEstimatorMix
                             f"{type(self.estimator).__name__}; e.g. sklearn.linear_model.LogisticRegression().")
         if not has_score(self.estimator):
             raise ValueError("estimator must have predict_proba or decision_function: the rule bins its score.")
-        if gamma is None:
-            gamma = WHOLE_ROW_GAMMA if self._declared_relation() == REPLACE else ATTRIBUTE_GAMMA
+        if gamma is None and self._declared_relation() != REPLACE:
+            gamma = ATTRIBUTE_GAMMA
         return BlindOptions(
-            gamma=float(gamma), beta=check_open_unit(self.beta, "beta"),
-            constraints=_check_constraints(self.constraints), membership_share=_check_share(self.membership_share),
-            data_norm=data_norm, score_bins=_check_bins(self.score_bins, "score_bins", 2, 64),
-            membership_bins=_check_bins(self.membership_bins, "membership_bins", 1, 16), prefit=prefit,
+            gamma=None if gamma is None else float(gamma), beta=check_open_unit(self.beta, "beta"),
+            constraints=check_constraints(self.constraints), membership_share=check_share(self.membership_share),
+            data_norm=data_norm, score_bins=check_bins(self.score_bins, "score_bins", 2, 64),
+            membership_bins=check_bins(self.membership_bins, "membership_bins", 1, 16), prefit=prefit,
             relation=self._declared_relation(),
         )
 
@@ -597,13 +574,13 @@ class DPBlindPostProcessor(PrivateEstimator, CloneLineageMixin, MetaEstimatorMix
                 coef = fit_membership_models(rows_with_label, data.group_index, n_groups, each, noise)
                 probabilities = membership_at_prediction(Z, statistics.scores, coef)  # what predict will see
             if n_groups == 2:
-                membership_edges = _inner_edges(probabilities[:, 1], data.n_membership_cells, public)
+                membership_edges = inner_edges(probabilities[:, 1], data.n_membership_cells, public)
             elif public:
                 prior = probabilities.mean(axis=0)  # the released model on public rows
             cells = membership_cells(probabilities, data.n_membership_cells, membership_edges, prior)
         else:
             cells = np.zeros(data.n_rows, dtype=np.int64)
-        score_edges = _inner_edges(statistics.scores, data.n_score_bins, public)
+        score_edges = inner_edges(statistics.scores, data.n_score_bins, public)
         score_bin = np.searchsorted(score_edges, statistics.scores, side="right").astype(np.int64)
         q_hat = blind_joint_frequencies(score_bin, cells, data.group_index, data.labels, data.n_score_bins,
                                         data.n_membership_cells, n_groups)
@@ -656,8 +633,10 @@ class DPBlindPostProcessor(PrivateEstimator, CloneLineageMixin, MetaEstimatorMix
             reason = "fewer than two declared groups are measured by the noisy table"
         # public totals: the table projected onto them (shrinking it towards the membership model biased the rates);
         # the rule is averaged over the program's solutions on redrawn copies of the release (post-processing)
+        gamma = options.gamma  # whole rows by default: from the released table's noise (post-processing)
+        gamma = records_gamma(noisy.q_tilde, m, epsilon_table, families) if gamma is None else gamma
         solved = None if reason else fit_blind_rule(noisy.q_tilde, noisy.error_table, noisy.error_is_exact, m,
-                                                    epsilon_table, options.gamma, families, active,
+                                                    epsilon_table, gamma, families, active,
                                                     data.n_membership_cells, SAMPLING_MARGIN)
         if solved is None and reason is None:
             reason = "HiGHS found no optimum of the linear program"
@@ -686,7 +665,7 @@ class DPBlindPostProcessor(PrivateEstimator, CloneLineageMixin, MetaEstimatorMix
             if math.isfinite(epsilon_table) and n_groups > 1 and worst > _SLACK_WARNING_NOISE:
                 warnings.warn(
                     f"a measured group's rates carry noise of about {worst:.2g} (one standard deviation) in the private "
-                    f"table: the held-out violation will likely exceed gamma={options.gamma:g} by that much; the "
+                    f"table: the held-out violation will likely exceed gamma={gamma:g} by that much; the "
                     f"guaranteed training violation is {guarantee:.3g} (guaranteed_violation_). Use a larger epsilon, "
                     "more rows or fewer score_bins.", FairnessSlackWarning, stacklevel=find_stack_level())
         estimator = noisy.estimator
@@ -699,7 +678,8 @@ class DPBlindPostProcessor(PrivateEstimator, CloneLineageMixin, MetaEstimatorMix
             "probabilities_": p.reshape(data.n_score_bins, data.n_membership_cells),
             "score_bins_": data.n_score_bins, "membership_bins_": data.n_membership_cells,
             "measured_groups_": measured, "objective_": float(objective), "constant_error_": float(constant_error),
-            "fallback_": fallback, "guaranteed_violation_": float(guarantee), "noise_slack_": float(noise_slack),
+            "fallback_": fallback, "gamma_": float(gamma), "guaranteed_violation_": float(guarantee),
+            "noise_slack_": float(noise_slack),
             "_predict_seed_": noisy.predict_seed, "n_features_in_": data.features.shape[1],
         }
         names = getattr(data.X, "columns", None)

@@ -71,13 +71,13 @@ BLIND_CONSTRAINTS: dict[str, tuple[tuple[int, ...], ...]] = {
 #: (3 or 4 of 10 at most).
 ATTRIBUTE_GAMMA = 0.045
 
-#: Its ``gamma`` with a private base fitted here (whole rows private).  The base score is a private model and the
-#: table gets about 0.35 of epsilon at the suite's half-and-half split, so the held-out violation exceeds ``gamma``
-#: by more.  On the fairness suite at ``epsilon = 1`` (a ``DPLogisticRegression`` base at half of epsilon; 5 splits
-#: x 10 seeded draws; tasks with at least 4,000 training rows), 0.045 against 0.03: Law School 0.459 / 0.107 (2 of
-#: 10 draws meeting the thresholds) against 0.470 / 0.074 (7 of 10), Adult by race 0.209 / 0.119 (4 of 10) against
-#: 0.221 / 0.083 (7 of 10), Adult and ACS by sex met in 4 of 4 draws either way; ACS by race misses its utility
-#: share either way (0.25 against 0.16, 0.3 needed).  (``DPFairClassifier``'s figures: its ``RECORDS_BLIND_GAMMA``.)
+#: Its former ``gamma`` with a private base fitted here, on the table clipped at 0 (now the default is chosen from
+#: the released table: :func:`~dpfair.classification._blind_records.records_gamma`).  The base score is private and
+#: the held-out violation exceeded ``gamma`` by more.  On the fairness suite at ``epsilon = 1`` (a ``DPLogisticRegression``
+#: base at half of epsilon; 5 splits x 10 seeded draws; tasks with at least 4,000 training rows), 0.045 against 0.03:
+#: Law School 0.459 / 0.107 (2 of 10 draws meeting the thresholds) against 0.470 / 0.074 (7 of 10), Adult by race
+#: 0.209 / 0.119 (4 of 10) against 0.221 / 0.083 (7 of 10), Adult and ACS by sex met in 4 of 4 draws either way; ACS
+#: by race missed its utility share either way (0.25 against 0.16, 0.3 needed).
 WHOLE_ROW_GAMMA = 0.03
 
 #: The most cells (score bins x membership cells) ``plan_cells`` gives a finite-epsilon release.
