@@ -232,6 +232,9 @@ def _join(machines: _Machines, commands: list[str], link_port: int, home: Path, 
 @pytest.mark.slow
 @pytest.mark.processes
 @pytest.mark.serial
+# make test's serial call runs this on a worker of its own beside the other serial tests (tests/conftest.py's
+# scheduler): stock Flower waits in 3 s polls for most of this test's minute, at about half a CPU, and every limit here
+# follows the measured pace
 def test_the_deployment_pages_commands_run_as_written_with_stock_flower(tmp_path):
     commands, toml = doc_blocks()
     if shutil.which("ssh-keygen") is None:

@@ -1,6 +1,8 @@
 """Processes die with their owner, the fast path turns itself off visibly, and a run that runs out of time fails
 in one line with its partial result saved.  (An idle federation does not poll a CPU away: test_deployment.py, on
-the federation its round-trip test shares.)"""
+the federation its round-trip test shares.)  ``make test`` runs this file's serial tests on a worker of their own
+beside the first of the other serial tests (tests/conftest.py): their checks are this file's own processes and
+limits (a killed owner's processes gone within 15 s, a run that cannot finish in 6 s), not the machine's pace."""
 
 from __future__ import annotations
 
