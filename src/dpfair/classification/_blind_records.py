@@ -42,8 +42,8 @@ __all__ = ["RECORDS_LOOSE_GAMMA", "RECORDS_NOISE_SPLIT", "RECORDS_TIGHT_GAMMA", 
            "records_gamma"]
 
 #: The tolerance under whole-row privacy when at most one group's rates are noisy (:func:`records_gamma`).  On the
-#: fairness suite at ``epsilon = 1`` (``DPFairClassifier``, whole records, blind; the table read through
-#: :func:`project_to_group_masses`; 5 splits x 10 seeded draws, the share of draws whose 5-split medians meet u >=
+#: fairness suite at ``epsilon = 1`` (``DPFairClassifier``, whole records, blind, membership share 0.15; the table read
+#: through :func:`project_to_group_masses`; 5 splits x 10 seeded draws, the share of draws whose 5-split medians meet u >=
 #: 0.3 and EO <= max(0.10, ExponentiatedGradient's + 0.03), median error / held-out violation over the draws), a fixed
 #: ``gamma`` of 0.04 / 0.05 / 0.06 / 0.07 / 0.08: ACS by race 1 / 6 / 9 / 8 / 3 of 10 (0.355 / 0.055, 0.349 / 0.073,
 #: 0.344 / 0.088, 0.340 / 0.103, 0.336 / 0.118); Law School by race 9 / 10 / 10 / 8 / 7; Adult by race 9 / 6 / 3 / 1
