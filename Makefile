@@ -56,7 +56,8 @@ lint: $(STAMP)
 # tests/federated (tests/conftest.py refuses a serial test elsewhere; collecting the whole suite again cost ~10 s),
 # one at a time, but for the deployment page's replay (stock Flower, waiting in 3 s polls) and the process-hygiene
 # tests, on a second worker beside the first few (tests/conftest.py's scheduler for -m serial).
-# `make test TEST_WORKERS=0` runs both calls in one process. Each call prints its 25 slowest tests
+# `make test TEST_WORKERS=0` runs both calls in one process (any other value: the serial call on its 2 workers);
+# both calls give each worker one BLAS and one OpenMP thread. Each call prints its 25 slowest tests
 # (`--durations=25`), so the log shows where the suite's minutes go.
 TEST_WORKERS ?= 2
 PYTEST := $(BIN)/python -m pytest -q -p no:cacheprovider
@@ -65,7 +66,7 @@ PARALLEL := OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(PYTEST) -n $(TEST_WORKERS
 
 test: lint data-home
 	$(PARALLEL) $(DURATIONS) -m "not serial"
-	$(PYTEST) $(DURATIONS) -n $(if $(filter 0,$(TEST_WORKERS)),0,2) -m serial tests/federated
+	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(PYTEST) $(DURATIONS) -n $(if $(filter 0,$(TEST_WORKERS)),0,2) -m serial tests/federated
 
 # A contributor's quick run: every test but those marked slow (real processes, statistical audits, long
 # reproductions; every `serial` test is also `slow`, tests/conftest.py checks it), on the same workers;

@@ -66,6 +66,21 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | 
         def _split_scope(self, nodeid: str) -> str:
             return "beside" if nodeid.startswith(_BESIDE_THE_SERIAL_ONES) else "serial"
 
+        def remove_node(self, node: object) -> str | None:
+            """pytest-xdist's, but the test that crashed its worker is not queued again (xdist reports it failed).
+
+            The parent requeues the crashed unit whole, so the crashing test (a SIGKILL or Ray test) would crash
+            each replacement worker in turn until the restart limit, and the rest of the unit would never run."""
+            workload = self.assigned_work.pop(node)
+            if not self._pending_of(workload):
+                return None
+            crashed = next(nodeid for unit in workload.values() for nodeid, done in unit.items() if not done)
+            workload[self._split_scope(crashed)][crashed] = True  # marked done before anyone can take the unit
+            self.workqueue.update((scope, unit) for scope, unit in workload.items() if not all(unit.values()))
+            for other in self.assigned_work:
+                self._reschedule(other)
+            return crashed
+
     return SerialScheduling(config, log)
 
 
