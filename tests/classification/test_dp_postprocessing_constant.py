@@ -16,7 +16,13 @@ import pytest
 from dpfair.classification import DPEqualizedOddsPostProcessor
 from dpfair.classification import _postprocessing_constant as constant_module
 from dpfair.classification import postprocessing as pp_module
-from dpfair.classification._postprocessing_constant import COUNT_MAX_SHARE, constant_fallback, count_epsilon, whole_row_split
+from dpfair.classification._postprocessing_constant import (
+    COUNT_MAX_SHARE,
+    constant_fallback,
+    count_epsilon,
+    epsilon_for_table,
+    whole_row_split,
+)
 from dpfair.classification._postprocessing_lp import best_constant_classifier
 from dpfair.classification.blind_table import released_constant_rule
 from dpfair.classification.reductions import SmallBudgetWarning
@@ -275,3 +281,10 @@ def test_a_rule_chosen_on_the_noise_is_charged_for_it(monkeypatch):
     before = _kept_share_of_rules_fitted_to_noise()
     assert before > 0.05  # two standard deviations of a fixed rule's noise do not cover a rule chosen on it
     assert after < before / 2.5  # 0.026 against 0.099
+
+
+@pytest.mark.parametrize(("table_epsilon", "m"), [(0.05, 667), (1.0, 667), (0.01, 30_000), (2.0, 30_000)])
+def test_the_warnings_epsilon_gives_the_table_exactly_what_it_asked(table_epsilon, m):
+    epsilon = epsilon_for_table(table_epsilon, m)
+    assert epsilon - count_epsilon(m, epsilon) == pytest.approx(table_epsilon, rel=1e-12)
+    assert (epsilon * 0.99) - count_epsilon(m, epsilon * 0.99) < table_epsilon  # and no less epsilon does

@@ -138,7 +138,7 @@ def constant_fallback(p: np.ndarray, objective: float, q_valid: np.ndarray, q_ti
     """The LP's rule, or the released constant when the table does not show it beats the constant.
 
     The constant ``p0`` is :func:`~dpfair.classification.blind_table.released_constant_rule` on the table's cells
-    (every (bin, group) pair a cell).  The LP's error gain ``err~(p0) - err~(p) = sum_ka (p - p0)_ka (q~_ka0 - q~_ka1)``
+    (every (bin, group) pair a cell).  The LP's error gain ``err~(p0) - err~(p) = sum_ka (p - p0)_ka (q~_ka1 - q~_ka0)``
     reads two Laplace cells of variance ``2 b^2`` (``b = 2 / (m eps_t)``) per ``(k, a)``, so its noise has standard
     deviation ``2 b sqrt(sum (p - p0)^2)``; the fit keeps ``p`` only when the gain (read off the table the LP read)
     exceeds :data:`GAIN_MARGIN_SD` of them plus ``OPTIMISM_FACTOR b sum |p - p0|`` (:data:`OPTIMISM_FACTOR`: the LP
@@ -184,14 +184,37 @@ def constant_fallback(p: np.ndarray, objective: float, q_valid: np.ndarray, q_ti
     noise_sd = 2.0 * scale * math.sqrt(float(((p - p0) ** 2).sum()))
     optimism = OPTIMISM_FACTOR * scale * float(np.abs(p - p0).sum())  # the LP chose p on this very noise
     gain = error - objective
-    threshold = GAIN_MARGIN_SD * noise_sd + optimism  # both scale as 1 / epsilon: the factor below is exact
+    threshold = GAIN_MARGIN_SD * noise_sd + optimism  # both scale as 1 / epsilon_table: the factor is on it
     if gain <= threshold:
         factor = threshold / gain if gain > 0 else None
         return p0, error, "the rule's error gain over the constant is within the noise of the released table", factor
     return p, objective, None, None
 
 
-def warn_fallback(reason: str, factor: float | None, epsilon: float) -> None:
+def epsilon_for_table(table_epsilon: float, n_rows: int) -> float:
+    """The smallest post-processor epsilon whose table share (after :func:`count_epsilon`) is ``table_epsilon``.
+
+    The table gets ``epsilon - count_epsilon(m, epsilon) = max((1 - COUNT_MAX_SHARE) epsilon, epsilon - c)`` with
+    ``c = sqrt(2) / (COUNT_TARGET_SD m)``, increasing in ``epsilon``; so the answer is
+    ``min(table_epsilon / (1 - COUNT_MAX_SHARE), table_epsilon + c)``.  Public quantities only.
+
+    Parameters
+    ----------
+    table_epsilon : float
+        The table's epsilon wanted (> 0).
+    n_rows : int
+        ``m`` (public).
+
+    Returns
+    -------
+    float
+        The post-processor's epsilon.
+    """
+    count_cap = math.sqrt(2.0) / (COUNT_TARGET_SD * max(n_rows, 1))
+    return float(min(table_epsilon / (1.0 - COUNT_MAX_SHARE), table_epsilon + count_cap))
+
+
+def warn_fallback(reason: str, factor: float | None, epsilon_table: float, n_rows: int) -> None:
     """The ``SmallBudgetWarning`` of a fit that fell back to the released constant (no private value printed).
 
     Parameters
@@ -199,13 +222,16 @@ def warn_fallback(reason: str, factor: float | None, epsilon: float) -> None:
     reason : str
         Why (:func:`constant_fallback`).
     factor : float or None
-        The factor on ``epsilon`` at which the observed gain would clear the margin (``None``: unknown).
-    epsilon : float
-        The post-processor's epsilon (public).
+        The factor on the table's epsilon at which the observed gain would clear the margin (``None``: unknown).
+    epsilon_table : float
+        The table's epsilon (public); the hint names the post-processor's epsilon that gives the table ``factor``
+        times it (:func:`epsilon_for_table`).
+    n_rows : int
+        ``m`` (public).
     """
     hint = "A larger epsilon for the post-processor"
-    if factor is not None and math.isfinite(epsilon) and math.isfinite(factor):
-        hint = f"An epsilon of about {epsilon * factor:.2g} for the post-processor"
+    if factor is not None and math.isfinite(epsilon_table) and math.isfinite(factor):
+        hint = f"An epsilon of about {epsilon_for_table(epsilon_table * factor, n_rows):.2g} for the post-processor"
     warnings.warn(
         f"{reason}: the released table says this budget buys no fair signal over the constant, so the fitted rule is "
         f"the constant classifier the released label count picks (equal rates in every group). {hint}, more rows, or "

@@ -288,7 +288,8 @@ class DPEqualizedOddsPostProcessor(
     follows; at ``epsilon = 1`` 10 % / 7 % became 0 %, the median error .391 / .405 the constant's .441.  The fit is
     the constant the released count and the table's unclipped totals together say is the majority
     (:func:`~dpfair.classification.blind_table.released_constant_rule`) when the LP's rule is constant or its noisy
-    error gain over that constant is within two standard deviations of the gain's noise, with a
+    error gain over that constant is within two standard deviations of the gain's noise plus a share of what that
+    noise can add to a rule chosen on it (``OPTIMISM_FACTOR`` in ``dpfair.classification._postprocessing_constant``), with a
     :class:`~dpfair.classification.reductions.SmallBudgetWarning`; ``fallback_`` says so.  Post-processing of the
     releases; under the attribute relation (labels public), with ``score_bins=None`` or at ``epsilon = inf``
     nothing is released or changed.
@@ -689,7 +690,7 @@ default "equalized_odds"
                                                              count[1])
             fallback = reason is not None
             if fallback:
-                warn_fallback(reason, factor, self.epsilon)
+                warn_fallback(reason, factor, epsilon, n_rows)
         guarantee, noise_slack = (0.0, 0.0) if fallback else guaranteed_violation(  # a constant: equal rates, exactly
             q_valid, p, n_rows, epsilon, options.beta, _CONSTRAINED_LABELS[constraints])
         gamma = options.gamma
