@@ -136,7 +136,7 @@ def test_only_whole_row_privacy_releases_the_count_at_its_planned_epsilon(monkey
     assert calls == [(150, pytest.approx(table_module.label_count_epsilon(150, 0.5 * 0.7)))]  # the table's share
 
 
-def test_the_blind_post_processor_aims_its_count_at_the_lower_target_and_the_aware_one_at_its_own():
+def test_the_blind_post_processor_aims_its_count_at_its_target_and_the_function_defaults_to_the_former_one():
     # closed forms from public m and epsilon: min(0.7 epsilon, sqrt(2) / (target_sd m))
     assert table_module.label_count_epsilon(667, 0.35, table_module.BLIND_LABEL_COUNT_TARGET_SD) == pytest.approx(0.245)
     assert table_module.label_count_epsilon(667, 0.35) == pytest.approx(math.sqrt(2) / (0.0125 * 667))

@@ -254,7 +254,7 @@ class DPBlindPostProcessor(PrivateEstimator, CloneLineageMixin, MetaEstimatorMix
 
     **Robust constraints.**  With a finite epsilon the LP charges a rule for the error its rates carry in each
     group: ``|R_a(p) - t| + sum_c w[c, a] |p_c - t| / q~_a <= gamma / 2``, ``w`` the table's Laplace scale plus half
-    a cell's sampling standard deviation (twice it below :data:`SMALL_SAMPLE_ROWS` rows)
+    a cell's sampling standard deviation (two of them, 4 times the term, below :data:`SMALL_SAMPLE_ROWS` rows)
     (:func:`~dpfair.classification.blind_table.rate_margin_weights`, from
     released and public quantities only).  A rule that varies over cells where a group's evidence is thin pays for
     it, so the fit moves towards the constant as the evidence weakens instead of fitting the noise: without it, the
