@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from sklearn.linear_model import LogisticRegression
@@ -74,3 +76,28 @@ def test_the_attribute_aware_mechanism_keeps_its_own_default_under_records():
     aware = _fit(protects="records", attribute_at_prediction=True)
     assert aware.mechanism_ == "DPEqualizedOddsPostProcessor"
     assert aware.estimator_.gamma == type(aware.estimator_)().gamma
+
+
+@pytest.mark.parametrize("attribute_at_prediction", [False, True])
+def test_whole_records_on_the_defaults_draw_secure_noise_afresh_and_spend_exactly_the_request(attribute_at_prediction):
+    # the way users run it: no random_state (secure noise), the default gamma, count and fallback of each path
+    from dpfair.privacy import SeededNoiseWarning
+
+    X, y, g = _data()
+    norm = float(np.linalg.norm(X, axis=1).max()) * 1.01
+    fits = []
+    for _ in range(2):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            model = DPFairClassifier(epsilon=1.0, groups=[0, 1], data_norm=norm, protects="records",
+                                     attribute_at_prediction=attribute_at_prediction).fit(X, y, sensitive_features=g)
+        assert not [w for w in caught if issubclass(w.category, SeededNoiseWarning)]
+        assert model.privacy_spent_["epsilon"] == pytest.approx(1.0)
+        assert model.privacy_spent_["neighbouring"].startswith("replace one training row")
+        if not attribute_at_prediction:
+            assert model.estimator_.gamma_ in (RECORDS_LOOSE_GAMMA, RECORDS_TIGHT_GAMMA)
+        kwargs = {"sensitive_features": g} if attribute_at_prediction else {}
+        positive = model.predict_proba(X, **kwargs)[:, 1]
+        assert np.all((positive >= 0.0) & (positive <= 1.0))
+        fits.append(model.estimator_.estimator_.coef_)  # the private base: noisy whatever the rule falls back to
+    assert not np.array_equal(fits[0], fits[1])  # a fresh draw each fit
