@@ -16,6 +16,7 @@ from dpfair.classification import (
     DPFairClassifier,
     SmallBudgetWarning,
 )
+from dpfair.classification._postprocessing_mix import SMALL_SAMPLE_CONSTANT_MIX
 from dpfair.classification.recommended import (
     BASE_MODEL_SHARE,
     RECORDS_AWARE_BASE_SHARE,
@@ -83,7 +84,8 @@ def test_epsilon_inf_is_the_chosen_mechanism_without_noise():
             X, y, sensitive_features=g)
     with pytest.warns(PrivacyLeakWarning):
         direct = DPEqualizedOddsPostProcessor(LogisticRegression(max_iter=1000), prefit=False, epsilon=math.inf,
-                                              groups=[0, 1]).fit(X, y, sensitive_features=g)
+                                              groups=[0, 1], constant_mix=SMALL_SAMPLE_CONSTANT_MIX).fit(
+            X, y, sensitive_features=g)  # (1,500 rows: below SMALL_SAMPLE_ROWS, the constant mixed in)
     np.testing.assert_allclose(aware.predict_proba(X, sensitive_features=g), direct.predict_proba(X, sensitive_features=g))
     assert aware.estimator_.score_bins_ == 8  # the post-processor's own bins when only the attribute is private
 

@@ -30,6 +30,8 @@ class EqualizedOddsOptions(ValidatedOptions):
         Whether the base classifier is used as given.
     score_bins : int or None
         The base model's score bins (``None``: its 0/1 predictions).
+    constant_mix : float, default 0.0
+        The share of the best constant classifier mixed into the fitted rule (``_postprocessing_mix``).
     """
 
     gamma: float
@@ -37,6 +39,7 @@ class EqualizedOddsOptions(ValidatedOptions):
     constraints: str
     prefit: bool
     score_bins: int | None
+    constant_mix: float = 0.0
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)

@@ -67,6 +67,7 @@ from dpfair.classification._postprocessing_lp import (
     noisy_frequencies,
     solve_lp,
 )
+from dpfair.classification._postprocessing_mix import check_constant_mix, mixed_with_constant
 from dpfair.classification._postprocessing_score_lp import pooled_for_empty, resolution_tolerance, solve_score_lp
 from dpfair.classification._postprocessing_stages import (
     EqualizedOddsData,
@@ -395,6 +396,11 @@ default "equalized_odds"
         An integer ``K`` in [2, 1000]: the score-bin variant above (the base needs ``predict_proba`` or
         ``decision_function``).  ``"auto"``: ``K = 8`` when the base has either method (``hasattr`` on the
         estimator as given, before any fit), else ``None``; ``score_bins_`` holds the choice.
+    constant_mix : float, default 0.0
+        A share ``lambda`` in ``[0, 1)``: the fitted rule becomes ``(1 - lambda) p + lambda c``, ``c`` the best
+        constant classifier on the released table; every rate difference between groups, on any rows, and the
+        advantage over the constant are multiplied by ``1 - lambda`` (post-processing, not in the paper; 0 leaves
+        the fit unchanged; ``DPFairClassifier`` sets 0.12 below 2,000 rows, see ``_postprocessing_mix``).
 
     Attributes
     ----------
@@ -445,7 +451,7 @@ default "equalized_odds"
     def __init__(
         self, estimator: Any = None, *, epsilon: float = 1.0, gamma: float = 0.0, beta: float = 0.05,
         constraints: str = "equalized_odds", groups: Any = None, prefit: bool = True, budget: Any = None,
-        random_state: Any = None, score_bins: int | str | None = "auto",
+        random_state: Any = None, score_bins: int | str | None = "auto", constant_mix: float = 0.0,
     ) -> None:
         self.estimator = estimator
         self.epsilon = epsilon
@@ -457,6 +463,7 @@ default "equalized_odds"
         self.prefit = prefit
         self.budget = budget
         self.random_state = random_state
+        self.constant_mix = constant_mix
 
     def __sklearn_tags__(self):  # scikit-learn's tags, with the wrapped estimator's input support
         tags = _wrapped_tags(self, super().__sklearn_tags__())
@@ -529,6 +536,7 @@ default "equalized_odds"
             constraints=_check_constraints(self.constraints),
             prefit=_check_bool(self.prefit, "prefit"),
             score_bins=resolve_score_bins(self.score_bins, self.estimator),  # "auto": the estimator's API, no data
+            constant_mix=check_constant_mix(self.constant_mix),
         )
 
     def _validate_data(
@@ -691,6 +699,9 @@ default "equalized_odds"
             fallback = reason is not None
             if fallback:
                 warn_fallback(reason, factor, epsilon, n_rows)
+        if not fallback:  # every rate difference times 1 - constant_mix (_postprocessing_mix); 0: unchanged
+            p, mixed_objective = mixed_with_constant(p, q_valid, options.constant_mix)
+            objective = objective if mixed_objective is None else mixed_objective
         guarantee, noise_slack = (0.0, 0.0) if fallback else guaranteed_violation(  # a constant: equal rates, exactly
             q_valid, p, n_rows, epsilon, options.beta, _CONSTRAINED_LABELS[constraints])
         gamma = options.gamma

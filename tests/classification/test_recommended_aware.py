@@ -1,0 +1,126 @@
+"""The attribute-aware rule mixed with the constant: the closed form, the parameter, DPFairClassifier's rule."""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.linear_model import LogisticRegression
+
+from dpfair.classification import DPEqualizedOddsPostProcessor, DPFairClassifier
+from dpfair.classification._postprocessing_mix import (
+    SMALL_SAMPLE_CONSTANT_MIX,
+    SMALL_SAMPLE_ROWS,
+    check_constant_mix,
+    mixed_with_constant,
+)
+
+
+def _rates(q: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """``R[a, y] = sum_k p[k, a] q[k, a, y] / q_ay``."""
+    return np.einsum("ka,kay->ay", p, q) / q.sum(axis=0)
+
+
+def _data(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    group = rng.integers(0, 2, n)
+    X = rng.normal(size=(n, 3)) + 0.5 * group[:, None]
+    y = (X[:, 0] + 0.5 * X[:, 1] + rng.normal(scale=1.0, size=n) > 0.3).astype(int)
+    return X, y, group
+
+
+@pytest.mark.parametrize("positives_majority", [False, True])
+def test_mix_scales_every_rate_difference_and_the_advantage_by_one_minus_the_share(positives_majority):
+    rng = np.random.default_rng(3)
+    q = rng.uniform(0.01, 0.1, size=(5, 3, 2))
+    q[:, :, int(positives_majority)] *= 3.0  # the majority label decides the constant
+    q /= q.sum()
+    p = np.sort(rng.uniform(size=(5, 3)), axis=0)
+    share = 0.12
+    mixed, objective = mixed_with_constant(p, q, share)
+    c = 1.0 if positives_majority else 0.0
+    np.testing.assert_allclose(mixed, (1 - share) * p + share * c)
+    before, after = _rates(q, p), _rates(q, mixed)
+    for a in range(3):
+        for b in range(3):  # every pairwise difference of every rate, times 1 - share
+            np.testing.assert_allclose(after[a] - after[b], (1 - share) * (before[a] - before[b]), atol=1e-12)
+    error = float((q[:, :, 0] * p + q[:, :, 1] * (1 - p)).sum())
+    error_constant = float(q[:, :, 1].sum() if c == 0 else q[:, :, 0].sum())
+    assert objective == pytest.approx((1 - share) * error + share * error_constant)
+    assert np.all(np.diff(mixed, axis=0) >= 0)  # still a randomized threshold per group
+    same, none = mixed_with_constant(p, q, 0.0)
+    assert same is p and none is None
+
+
+@pytest.mark.parametrize("bad", [1.0, 1.5, -0.1, math.nan, math.inf])
+def test_constant_mix_refuses_a_share_outside_zero_one(bad):
+    with pytest.raises(ValueError, match="constant_mix"):
+        check_constant_mix(bad)
+    X, y, group = _data(60)
+    model = DPEqualizedOddsPostProcessor(LogisticRegression(), groups=[0, 1], prefit=False, random_state=0,
+                                         constant_mix=bad)
+    with pytest.raises(ValueError, match="constant_mix"):
+        model.fit(X, y, sensitive_features=group)
+    with pytest.raises(TypeError, match="constant_mix"):
+        check_constant_mix("0.1")
+
+
+@pytest.mark.parametrize("score_bins", [8, None])
+def test_post_processor_mixes_the_same_release(score_bins):
+    """The same noise (seed): the same released table; the rule is the unmixed one times 1 - share, plus share c."""
+    X, y, group = _data(400)
+    fits = {}
+    for share in (0.0, 0.25):
+        model = DPEqualizedOddsPostProcessor(LogisticRegression(), epsilon=1.0, groups=[0, 1], prefit=False,
+                                             random_state=5, score_bins=score_bins, constant_mix=share)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fits[share] = model.fit(X, y, sensitive_features=group)
+    plain, mixed = fits[0.0], fits[0.25]
+    np.testing.assert_array_equal(plain.noisy_frequencies_, mixed.noisy_frequencies_)
+    q = np.clip(plain.noisy_frequencies_, 0, None)
+    c = float(q[:, :, 1].sum() > q[:, :, 0].sum())
+    np.testing.assert_allclose(mixed.probabilities_, 0.75 * plain.probabilities_ + 0.25 * c)
+    rows = _data(200, seed=9)
+    held = [m.predict_proba(rows[0], sensitive_features=rows[2])[:, 1] for m in (plain, mixed)]
+    for label in (0, 1):  # a held-out rate difference, exactly 0.75 of the unmixed one
+        diff = [h[(rows[2] == 1) & (rows[1] == label)].mean() - h[(rows[2] == 0) & (rows[1] == label)].mean()
+                for h in held]
+        assert diff[1] == pytest.approx(0.75 * diff[0], abs=1e-12)
+    default = DPEqualizedOddsPostProcessor(LogisticRegression(), epsilon=1.0, groups=[0, 1], prefit=False,
+                                           random_state=5, score_bins=score_bins)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        default.fit(X, y, sensitive_features=group)
+    np.testing.assert_array_equal(default.probabilities_, plain.probabilities_)  # the default: unchanged bit for bit
+    assert default.objective_ == plain.objective_
+
+
+@pytest.mark.parametrize(("n", "protects", "expected"), [
+    (SMALL_SAMPLE_ROWS - 1, "attribute", SMALL_SAMPLE_CONSTANT_MIX),
+    (SMALL_SAMPLE_ROWS, "attribute", 0.0),
+    (300, "records", 0.0),
+])
+def test_recommended_mixes_below_the_public_row_count_only(n, protects, expected):
+    X, y, group = _data(n)
+    extra = {"data_norm": 10.0} if protects == "records" else {}
+    model = DPFairClassifier(epsilon=1.0, groups=[0, 1], protects=protects, attribute_at_prediction=True,
+                             random_state=0, **extra)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.fit(X, y, sensitive_features=group)
+    assert model.mechanism_ == "DPEqualizedOddsPostProcessor"
+    assert model.estimator_.constant_mix == expected
+
+
+def test_recommended_mix_reads_the_row_count_not_the_attribute():
+    """Scrambled groups and labels on the same number of rows: the same share (a public fact decides it)."""
+    X, y, group = _data(500)
+    shares = []
+    for g, labels in ((group, y), (np.random.default_rng(1).permutation(group), 1 - y)):
+        model = DPFairClassifier(epsilon=1.0, groups=[0, 1], attribute_at_prediction=True, random_state=2)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model.fit(X, labels, sensitive_features=g)
+        shares.append(model.estimator_.constant_mix)
+    assert shares == [SMALL_SAMPLE_CONSTANT_MIX, SMALL_SAMPLE_CONSTANT_MIX]
