@@ -40,7 +40,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.metrics import accuracy_score, r2_score
 from sklearn.utils.validation import _num_samples, check_is_fitted, column_or_1d
 
-from dpfair._estimator import combined_privacy_spent, fit_charges, private_base, warn_leak_once
+from dpfair._estimator import check_feature_values, combined_privacy_spent, fit_charges, private_base, warn_leak_once
 from dpfair._validation import as_finite_array, check_epsilon
 from dpfair.privacy.budget import PrivacyBudget, check_budget, check_budgets_cover
 from dpfair.privacy.relations import REPLACE
@@ -88,6 +88,22 @@ class WrappedEstimator:
 
 def _refitted_message(exc: Exception) -> str:
     return f"X, y: fitting clone(estimator) on (X, y) failed ({exc}); pass valid features and targets."
+
+
+def _refused(exc: Exception, X: Any, owner: str) -> Exception:
+    """The error to raise when the wrapped estimator refused ``X``: dpfair's for strings and missing values.
+
+    scikit-learn's own message for a string column prints one row's value ("could not convert string to float:
+    '<the value>'"), and for NaN advises an imputer (which reads private statistics) or a model that takes NaN.
+    :func:`~dpfair._estimator.check_feature_values` names the column and the declared-parameter transformer
+    instead, never a value; anything else keeps the estimator's message, naming ``X, y``.  ``X`` is checked only
+    after the estimator refused it: a pipeline that encodes declared categories takes strings.
+    """
+    try:
+        check_feature_values(X, owner=f"{owner}'s estimator")
+    except ValueError as refused:
+        return refused
+    return type(exc)(_refitted_message(exc))
 
 
 def _checked_target(
@@ -159,7 +175,7 @@ def check_wrapped_estimator(spec: WrappedEstimator, estimator: Any, X: Any, y: A
         try:
             clone(estimator).check_release(X, target)
         except (TypeError, ValueError) as exc:
-            raise type(exc)(_refitted_message(exc)) from None
+            raise _refused(exc, X, owner) from None
 
 
 def fit_wrapped_estimator(
@@ -209,7 +225,7 @@ def fit_wrapped_estimator(
     try:
         fitted = clone(estimator).fit(X, target)
     except (TypeError, ValueError) as exc:
-        raise type(exc)(_refitted_message(exc)) from None
+        raise _refused(exc, X, owner) from None
     if spec.clone_leak is not None and not private_base(fitted):
         warn_leak_once(caller, spec.clone_leak.format(owner=owner))
     return fitted
@@ -249,7 +265,7 @@ def rehearse_wrapped_fit(post_processor: Any, X: Any, y: Any) -> None:
     try:
         clone(estimator).fit(X, column_or_1d(y, warn=False))
     except (TypeError, ValueError) as exc:
-        raise type(exc)(_refitted_message(exc)) from None
+        raise _refused(exc, X, type(post_processor).__name__) from None
 
 
 def _charges_privacy(estimator: Any) -> bool:

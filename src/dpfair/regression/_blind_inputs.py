@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
+from dpfair._estimator import check_feature_values
 from dpfair._validation import as_finite_array
 from dpfair._wrapped_fit import wrapped_feature_attributes
 from dpfair.regression._wrapped import _predict_outputs
@@ -72,8 +73,13 @@ def _membership_probabilities(membership_estimator: Any, X: Any, groups: np.ndar
             "membership_estimator.classes_ holds a class outside the declared groups; declare every class the "
             "membership model predicts in groups=."
         )
-    proba = as_finite_array(membership_estimator.predict_proba(X), "membership_estimator.predict_proba(X)",
-                            mode="dtype", allow_bool=True, allow_empty=True)
+    try:
+        raw = membership_estimator.predict_proba(X)
+    except (TypeError, ValueError):  # strings or NaN: dpfair's message (the column and the fix, never a value)
+        check_feature_values(X, owner="BlindFairRegressionPostProcessor's membership_estimator")
+        raise
+    proba = as_finite_array(raw, "membership_estimator.predict_proba(X)", mode="dtype", allow_bool=True,
+                            allow_empty=True)
     if proba.ndim != 2 or proba.shape[1] != len(classes):
         raise ValueError("membership_estimator.predict_proba(X) must return one column per class of classes_.")
     out = np.zeros((proba.shape[0], len(declared)))

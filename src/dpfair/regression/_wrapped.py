@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from dpfair._estimator import check_feature_values
 from dpfair._validation import as_finite_array, one_value_per_row
 from dpfair._wrapped_fit import WrappedEstimator, fit_wrapped_estimator
 
@@ -22,11 +23,19 @@ def _as_outputs(values: Any, name: str) -> np.ndarray:
     return one_value_per_row(arr, name, what="one regressor output per row")
 
 
-def _predict_outputs(estimator: Any, X: Any) -> np.ndarray:
-    """The wrapped regressor's outputs on ``X`` (``X`` itself when there is no regressor)."""
+def _predict_outputs(estimator: Any, X: Any, owner: str = "the post-processor") -> np.ndarray:
+    """The wrapped regressor's outputs on ``X`` (``X`` itself when there is no regressor).
+
+    A regressor that refuses ``X`` for strings or missing values gets dpfair's message (the column and the
+    transformer to use, never a value: :func:`~dpfair._estimator.check_feature_values`) instead of its own.
+    """
     if estimator is None:
         return _as_outputs(X, "X")
-    pred = estimator.predict(X)
+    try:
+        pred = estimator.predict(X)
+    except (TypeError, ValueError):
+        check_feature_values(X, owner=f"{owner}'s estimator")
+        raise
     try:
         return _as_outputs(pred, "the estimator's predictions")
     except (TypeError, ValueError) as exc:
@@ -57,4 +66,4 @@ def fit_regressor_outputs(post_processor: Any, X: Any, y: Any, *, prefit: bool) 
         WRAPPED_REGRESSOR, post_processor.estimator, X, y, prefit=prefit, owner=type(post_processor).__name__,
         caller=post_processor,
     )
-    return estimator, _predict_outputs(estimator, X)
+    return estimator, _predict_outputs(estimator, X, type(post_processor).__name__)

@@ -499,7 +499,7 @@ class BlindFairRegressionPostProcessor(
             membership = _membership_probabilities(self.membership_estimator, X, groups)
         else:
             membership = np.ones((n_rows, 1))
-        outputs = _predict_outputs(self.estimator, X) if options.prefit else None
+        outputs = _predict_outputs(self.estimator, X, type(self).__name__) if options.prefit else None
         return _BlindData(n_rows=n_rows, sensitive_features=sensitive_features, groups=rows.groups,
                           group_index=rows.group_index, X=X, y=y, outputs=outputs, membership=membership)
 
@@ -694,7 +694,7 @@ class BlindFairRegressionPostProcessor(
         if self.estimator_ is None:
             outputs, membership = _outputs_and_membership_in(X, n_groups)
         else:
-            outputs = _predict_outputs(self.estimator_, X)
+            outputs = _predict_outputs(self.estimator_, X, type(self).__name__)
             membership = (_membership_probabilities(self.membership_estimator_, X, self.groups_) if n_groups > 1
                           else np.ones((outputs.size, 1)))
         return self._cells_of(outputs, membership, self.bounds_, self.grid_.size, self._membership_bins_)

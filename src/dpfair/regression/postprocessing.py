@@ -624,7 +624,7 @@ class FairRegressionPostProcessor(
         rows = _rows_and_groups(self, params, X, sensitive_features)
         check_shared_budgets(self, prefit, kind="regressor")
         check_wrapped_estimator(WRAPPED_REGRESSOR, self.estimator, X, y, prefit=prefit, owner=type(self).__name__)
-        outputs = _predict_outputs(self.estimator, X) if prefit or self.estimator is None else None
+        outputs = _predict_outputs(self.estimator, X, type(self).__name__) if prefit or self.estimator is None else None
         return _RegressionData(n_rows=rows.n_rows if outputs is None else outputs.size, sensitive_features=sensitive_features,
                                groups=rows.groups, group_index=rows.group_index, X=X, y=y, outputs=outputs)
 
@@ -780,7 +780,7 @@ class FairRegressionPostProcessor(
             On invalid input or a group outside ``groups_`` (the message names the argument).
         """
         check_is_fitted(self, "sparse_transport_")
-        outputs = _predict_outputs(self.estimator_, X)
+        outputs = _predict_outputs(self.estimator_, X, type(self).__name__)
         index = rows_of_fitted_groups(self.groups_, sensitive_features, outputs.size)
         noise = prediction_noise(random_state, self._predict_seed_)
         lo, hi = self.bounds_

@@ -191,7 +191,7 @@ class WassersteinBarycenterPostProcessor(
             On invalid input, a group outside ``groups_``, or a group that had no rows in ``fit``.
         """
         check_is_fitted(self, "sorted_outputs_")
-        outputs = _predict_outputs(self.estimator_, X)
+        outputs = _predict_outputs(self.estimator_, X, type(self).__name__)
         index = rows_of_fitted_groups(self.groups_, sensitive_features, outputs.size)
         sizes = np.array([s.size for s in self.sorted_outputs_])
         unseen = sizes[index] == 0
