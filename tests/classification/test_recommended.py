@@ -84,7 +84,8 @@ def test_epsilon_inf_is_the_chosen_mechanism_without_noise():
             X, y, sensitive_features=g)
     with pytest.warns(PrivacyLeakWarning):
         direct = DPEqualizedOddsPostProcessor(LogisticRegression(max_iter=1000), prefit=False, epsilon=math.inf,
-                                              groups=[0, 1], constant_mix=SMALL_SAMPLE_CONSTANT_MIX).fit(
+                                              groups=[0, 1], constant_mix=SMALL_SAMPLE_CONSTANT_MIX,
+                                              public_totals=True).fit(
             X, y, sensitive_features=g)  # (1,500 rows: below SMALL_SAMPLE_ROWS, the constant mixed in)
     np.testing.assert_allclose(aware.predict_proba(X, sensitive_features=g), direct.predict_proba(X, sensitive_features=g))
     assert aware.estimator_.score_bins_ == 8  # the post-processor's own bins when only the attribute is private

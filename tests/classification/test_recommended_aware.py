@@ -1,4 +1,4 @@
-"""The attribute-aware rule mixed with the constant: the closed form, the parameter, DPFairClassifier's rule."""
+"""The attribute-aware fit below 2,000 rows: the constant mixed in, the table projected onto its public totals."""
 
 import math
 import warnings
@@ -7,13 +7,18 @@ import numpy as np
 import pytest
 from sklearn.linear_model import LogisticRegression
 
+import dpfair.classification.postprocessing as pp
 from dpfair.classification import DPEqualizedOddsPostProcessor, DPFairClassifier
+from dpfair.classification._postprocessing_guarantee import base_scores, score_bins_of
 from dpfair.classification._postprocessing_mix import (
     SMALL_SAMPLE_CONSTANT_MIX,
     SMALL_SAMPLE_ROWS,
     check_constant_mix,
     mixed_with_constant,
 )
+from dpfair.classification._postprocessing_table import projected_to_totals
+from dpfair.linear_model import DPLogisticRegression
+from dpfair.privacy import PrivacyBudget
 
 
 def _rates(q: np.ndarray, p: np.ndarray) -> np.ndarray:
@@ -101,7 +106,7 @@ def test_post_processor_mixes_the_same_release(score_bins):
     (SMALL_SAMPLE_ROWS, "attribute", 0.0),
     (300, "records", 0.0),
 ])
-def test_recommended_mixes_below_the_public_row_count_only(n, protects, expected):
+def test_recommended_mixes_and_projects_below_the_public_row_count_only(n, protects, expected):
     X, y, group = _data(n)
     extra = {"data_norm": 10.0} if protects == "records" else {}
     model = DPFairClassifier(epsilon=1.0, groups=[0, 1], protects=protects, attribute_at_prediction=True,
@@ -111,6 +116,7 @@ def test_recommended_mixes_below_the_public_row_count_only(n, protects, expected
         model.fit(X, y, sensitive_features=group)
     assert model.mechanism_ == "DPEqualizedOddsPostProcessor"
     assert model.estimator_.constant_mix == expected
+    assert model.estimator_.public_totals is (expected > 0)
 
 
 def test_recommended_mix_reads_the_row_count_not_the_attribute():
@@ -124,3 +130,49 @@ def test_recommended_mix_reads_the_row_count_not_the_attribute():
             model.fit(X, labels, sensitive_features=g)
         shares.append(model.estimator_.constant_mix)
     assert shares == [SMALL_SAMPLE_CONSTANT_MIX, SMALL_SAMPLE_CONSTANT_MIX]
+
+
+def test_projection_onto_the_totals_removes_the_noise_common_to_the_groups():
+    """Least squares onto sum_a q[k, a, y] = t[k, y]: the error left is W - mean_a W, cell by cell (closed form)."""
+    rng = np.random.default_rng(4)
+    q_hat = rng.dirichlet(np.ones(24)).reshape(4, 3, 2)
+    noise = rng.laplace(scale=0.01, size=q_hat.shape)
+    totals = q_hat.sum(axis=1)
+    projected = projected_to_totals(q_hat + noise, totals)
+    np.testing.assert_allclose(projected.sum(axis=1), totals, atol=1e-15)
+    np.testing.assert_allclose(projected - q_hat, noise - noise.mean(axis=1, keepdims=True), atol=1e-15)
+    np.testing.assert_allclose(projected_to_totals(q_hat, totals), q_hat, atol=1e-15)  # consistent: unchanged
+    table = q_hat + noise
+    assert projected_to_totals(table, None) is table
+
+
+def test_projection_reads_the_totals_of_x_and_y_only(monkeypatch):
+    """The totals the table is projected onto: the (bin, label) frequencies of (X, y), the same under scrambled groups."""
+    X, y, group = _data(500)
+    seen = []
+    original = pp.projected_to_totals
+    monkeypatch.setattr(pp, "projected_to_totals", lambda q, t: seen.append(t) or original(q, t))
+    for g in (group, np.random.default_rng(7).permutation(group)):
+        model = DPEqualizedOddsPostProcessor(LogisticRegression(), epsilon=1.0, groups=[0, 1], prefit=False,
+                                             random_state=3, public_totals=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model.fit(X, y, sensitive_features=g)
+    bins = score_bins_of(base_scores(model.estimator_, X, model.classes_), 8)
+    expected = np.array([[np.mean((bins == k) & (y == label)) for label in (0, 1)] for k in range(8)])
+    np.testing.assert_array_equal(seen[0], seen[1])
+    np.testing.assert_allclose(seen[0], expected, atol=1e-15)
+
+
+def test_projection_is_refused_where_the_labels_are_private():
+    X, y, group = _data(200)
+    budget = PrivacyBudget(5.0)
+    model = DPEqualizedOddsPostProcessor(DPLogisticRegression(epsilon=1.0, data_norm=10.0), epsilon=1.0,
+                                         groups=[0, 1], prefit=False, budget=budget, random_state=0,
+                                         public_totals=True)
+    with pytest.raises(ValueError, match="public_totals=True reads the exact"):
+        model.fit(X, y, sensitive_features=group)
+    assert budget.spent()[0] == 0
+    with pytest.raises(TypeError, match="public_totals"):
+        DPEqualizedOddsPostProcessor(LogisticRegression(), groups=[0, 1], prefit=False,
+                                     public_totals="yes").fit(X, y, sensitive_features=group)

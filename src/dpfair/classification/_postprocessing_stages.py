@@ -32,6 +32,8 @@ class EqualizedOddsOptions(ValidatedOptions):
         The base model's score bins (``None``: its 0/1 predictions).
     constant_mix : float, default 0.0
         The share of the best constant classifier mixed into the fitted rule (``_postprocessing_mix``).
+    public_totals : bool, default False
+        Whether the released table is projected onto its public totals over the groups (``_postprocessing_table``).
     """
 
     gamma: float
@@ -40,6 +42,7 @@ class EqualizedOddsOptions(ValidatedOptions):
     prefit: bool
     score_bins: int | None
     constant_mix: float = 0.0
+    public_totals: bool = False
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
@@ -78,12 +81,16 @@ class FrequencyTable:
         The number of rows ``m`` (public).
     n_positive : float, default 0.0
         The exact number of positive labels (released with noise only under whole-row privacy with score bins).
+    public_totals : ndarray or None, default None
+        The (bin, label) frequencies of all rows, counted without the groups (a function of the public ``(X, y)``
+        only, bit for bit), with ``public_totals=True``.
     """
 
     estimator: Any
     q_hat: np.ndarray
     n_rows: int
     n_positive: float = 0.0
+    public_totals: np.ndarray | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -106,6 +113,8 @@ class ReleasedTable:
         The released positive-label count (whole-row privacy with score bins only, else ``None``).
     epsilon_count : float, default 0.0
         The count's share of the epsilon.
+    public_totals : ndarray or None, default None
+        The public totals over the groups the table is projected onto (``None``: no projection).
     """
 
     estimator: Any
@@ -115,3 +124,4 @@ class ReleasedTable:
     epsilon_table: float | None = None
     positive_count: float | None = None
     epsilon_count: float = 0.0
+    public_totals: np.ndarray | None = None

@@ -68,12 +68,18 @@ from dpfair.classification._postprocessing_lp import (
     solve_lp,
 )
 from dpfair.classification._postprocessing_mix import check_constant_mix, mixed_with_constant
-from dpfair.classification._postprocessing_score_lp import pooled_for_empty, resolution_tolerance, solve_score_lp
+from dpfair.classification._postprocessing_score_lp import pooled_for_empty, solve_score_lp
 from dpfair.classification._postprocessing_stages import (
     EqualizedOddsData,
     EqualizedOddsOptions,
     FrequencyTable,
     ReleasedTable,
+)
+from dpfair.classification._postprocessing_table import (
+    _anchor_order,
+    _score_bin_slack,
+    check_public_totals,
+    projected_to_totals,
 )
 from dpfair.classification.blind_table import released_positive_count
 from dpfair.privacy.noise import NoiseSource
@@ -101,35 +107,6 @@ _NEIGHBOURING_END_TO_END = "replace one training row (X, y, A) (the number of ro
 
 
 # ---------------------------------------------------------------------------- helpers
-def _score_bin_slack(q: np.ndarray, m: int, epsilon: float) -> tuple[np.ndarray, np.ndarray]:
-    """The score-bin LP's slack (0, or 1e20 for a rate without evidence) and its widening, both ``(n_groups, 2)``.
-
-    The widening is :func:`~dpfair.classification._postprocessing_score_lp.resolution_tolerance` (0 for column 0,
-    the anchor: :func:`_anchor_order` put the group of largest released mass there).
-    """
-    mass = q.sum(axis=0)
-    slack = np.where(np.minimum(mass, mass[:1]) > 0, 0.0, _HIGHS_INF)
-    slack[0] = 0.0
-    return slack, np.where(slack > 0, 0.0, resolution_tolerance(q, m, epsilon))
-
-
-def _anchor_order(q_tilde: np.ndarray) -> np.ndarray | None:
-    """The groups' order with the anchor first: the group of largest released mass, then the others as declared.
-
-    Jagielski et al. write every constraint against group 0 and call "the choice of group 0 as an anchor
-    [...] arbitrary and without loss of generality" (Section 2.1); LP~ (1)'s slack is set by ``min{q~_ay, q~_0y}``
-    and the robust snap charges every group but the anchor the noise of its cells, so the least noisy anchor is the
-    largest group.  A function of the released
-    table ``q_tilde`` only (post-processing: the privacy is unchanged).  ``None`` when the first declared group is
-    already the largest (ties keep it): the identity, so those fits keep their numbers bit for bit.
-    """
-    mass = q_tilde.sum(axis=(0, 2))
-    anchor = int(np.argmax(mass)) if mass.size > 1 else 0
-    if anchor == 0:
-        return None
-    return np.array([anchor] + [a for a in range(mass.size) if a != anchor], dtype=np.int64)
-
-
 def _check_constraints(constraints: Any) -> str:
     if not isinstance(constraints, str) or constraints not in CONSTRAINTS:
         raise ValueError(f"constraints must be one of {list(CONSTRAINTS)}, got {constraints!r}.")
@@ -401,6 +378,11 @@ default "equalized_odds"
         constant classifier on the released table; every rate difference between groups, on any rows, and the
         advantage over the constant are multiplied by ``1 - lambda`` (post-processing, not in the paper; 0 leaves
         the fit unchanged; ``DPFairClassifier`` sets 0.12 below 2,000 rows, see ``_postprocessing_mix``).
+    public_totals : bool, default False
+        ``True``: the released table is projected onto its exact totals over the groups per (bin, label), a
+        function of the public ``(X, y)`` (least squares: ``1 / n_groups`` of every cell's noise variance goes);
+        post-processing, not in the paper; refused with a private base fitted here (whole-row privacy, labels
+        private).  ``noisy_frequencies_`` keeps the release; ``_postprocessing_table`` has the figures.
 
     Attributes
     ----------
@@ -452,6 +434,7 @@ default "equalized_odds"
         self, estimator: Any = None, *, epsilon: float = 1.0, gamma: float = 0.0, beta: float = 0.05,
         constraints: str = "equalized_odds", groups: Any = None, prefit: bool = True, budget: Any = None,
         random_state: Any = None, score_bins: int | str | None = "auto", constant_mix: float = 0.0,
+        public_totals: bool = False,
     ) -> None:
         self.estimator = estimator
         self.epsilon = epsilon
@@ -464,6 +447,7 @@ default "equalized_odds"
         self.budget = budget
         self.random_state = random_state
         self.constant_mix = constant_mix
+        self.public_totals = public_totals
 
     def __sklearn_tags__(self):  # scikit-learn's tags, with the wrapped estimator's input support
         tags = _wrapped_tags(self, super().__sklearn_tags__())
@@ -537,6 +521,7 @@ default "equalized_odds"
             prefit=_check_bool(self.prefit, "prefit"),
             score_bins=resolve_score_bins(self.score_bins, self.estimator),  # "auto": the estimator's API, no data
             constant_mix=check_constant_mix(self.constant_mix),
+            public_totals=check_public_totals(self.public_totals, _relation_of(self) == REPLACE),  # y public only
         )
 
     def _validate_data(
@@ -594,7 +579,11 @@ default "equalized_odds"
             raise ValueError(f"the estimator returned {y_pred.shape[0]} predictions for {m} rows of X.")
         q_hat = joint_frequencies(y_pred, data.group_index, data.labels, data.groups.size,
                                   2 if n_bins is None else n_bins)  # line 2 (score bins: the same table, K rows)
-        return FrequencyTable(estimator=estimator, q_hat=q_hat, n_rows=m, n_positive=float(data.labels.sum()))
+        # the totals over the groups, from (X, y) alone (one group: not q_hat's sum, whose rounding would read A)
+        totals = joint_frequencies(y_pred, np.zeros(m, dtype=np.int64), data.labels, 1, q_hat.shape[0])[:, 0, :] \
+            if params.options.public_totals else None
+        return FrequencyTable(estimator=estimator, q_hat=q_hat, n_rows=m, n_positive=float(data.labels.sum()),
+                              public_totals=totals)
 
     def _draw_noise(self, params: PrivacyParameters, statistics: FrequencyTable, noise: NoiseSource) -> ReleasedTable:
         """Algorithm 1, lines 3-4 at ``eps_t``; under whole-row privacy with score bins, then the label count at ``eps_c``."""
@@ -605,7 +594,8 @@ default "equalized_odds"
         count = released_positive_count(np.array([statistics.n_positive]), epsilon_count, noise) if epsilon_count > 0 \
             else None
         return ReleasedTable(estimator=statistics.estimator, q_tilde=q_tilde, n_rows=m, predict_seed=_predict_seed(noise),
-                             epsilon_table=epsilon, positive_count=count, epsilon_count=epsilon_count)
+                             epsilon_table=epsilon, positive_count=count, epsilon_count=epsilon_count,
+                             public_totals=statistics.public_totals)
 
     def _solve(self, params: PrivacyParameters, noisy: ReleasedTable, data: EqualizedOddsData) -> dict[str, Any]:
         """Post-processing of the released table; it cannot fail once the budget was charged.
@@ -614,7 +604,8 @@ default "equalized_odds"
         anchor is the group of largest released mass (:func:`_anchor_order`), and the solution is permuted back:
         every fitted attribute keeps the declared order.
         """
-        options, q_tilde, groups = params.options, noisy.q_tilde, data.groups
+        options, groups = params.options, data.groups
+        q_tilde = projected_to_totals(noisy.q_tilde, noisy.public_totals)  # public_totals=True: onto (X, y)'s totals
         # Jagielski et al., Section 2.1: the anchor is arbitrary.  LP~ (1) with two groups is symmetric in it (its
         # slack reads min{q~_1y, q~_0y}): the declared order is kept there, so those fits stay bit for bit
         symmetric = options.score_bins is None and groups.size == 2
