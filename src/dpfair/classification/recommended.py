@@ -298,7 +298,9 @@ class DPFairClassifier(PrivateEstimator, CloneLineageMixin, ClassifierMixin, Bas
       its epsilon, and its tolerance is its own whole-row default (0.06, or 0.04 when its released table shows two
       or more noisy groups).
     * ``attribute_at_prediction=False`` (default): :class:`DPBlindPostProcessor`; ``predict(X)`` needs no group.
-      ``True``: :class:`DPEqualizedOddsPostProcessor`; ``predict(X, sensitive_features=...)`` needs it.
+      ``True``: :class:`DPEqualizedOddsPostProcessor`; ``predict(X, sensitive_features=...)`` needs it.  With
+      ``protects="attribute"`` and fewer than 2,000 training rows its table is projected onto its public (score bin,
+      label) totals and 0.12 of the best constant is mixed into its rule (every rate difference times 0.88).
 
     Parameters
     ----------
