@@ -14,8 +14,9 @@ from sklearn.compose import ColumnTransformer
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 
-from dpfair.classification import DPEqualizedOddsPostProcessor, DPExponentiatedGradient
+from dpfair.classification import DPEqualizedOddsPostProcessor, DPExponentiatedGradient, DPFairClassifier
 from dpfair.preprocessing import DeclaredOneHotEncoder
+from dpfair.privacy import PrivacyBudget
 
 #: The fits here are tiny (their noise warnings are beside the point): only the refusals are checked.
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
@@ -124,3 +125,27 @@ def test_postprocessor_passes_strings_to_a_base_that_encodes_declared_categories
     post = DPEqualizedOddsPostProcessor(base, epsilon=2.0, groups=[0, 1], prefit=False, random_state=0)
     fitted = post.fit(table, y, sensitive_features=g)
     assert fitted.predict(table, sensitive_features=g).shape == (len(table),)
+
+
+@pytest.mark.parametrize("at_prediction", [False, True])
+def test_recommended_classifier_names_the_encoder_and_the_imputer_never_the_value(at_prediction):
+    # its base models (a logistic regression, boosted trees, a private logistic regression) take numbers only, so
+    # DPFairClassifier refuses strings and NaN itself, in fit (before any charge) and in predict
+    X, y, g = _table()
+    budget = PrivacyBudget(10.0, neighbouring="change_attribute")
+    model = DPFairClassifier(epsilon=2.0, groups=[0, 1], attribute_at_prediction=at_prediction, budget=budget,
+                             random_state=0)
+    with pytest.raises(ValueError) as exc_info:
+        model.fit(_with_string_column(X), y, sensitive_features=g)
+    _assert_dpfair_message(exc_info, "workclass", "DeclaredOneHotEncoder", "DPFairClassifier")
+    with pytest.raises(ValueError) as exc_info:
+        model.fit(_with_missing(X).to_numpy(), y, sensitive_features=g)
+    _assert_dpfair_message(exc_info, "DeclaredImputer", "DPFairClassifier")
+    assert budget.spent()[0] == 0.0  # refused before the charge
+    fitted = model.fit(X, y, sensitive_features=g)
+    with pytest.raises(ValueError) as exc_info:
+        fitted.predict(_with_string_column(X)[["age", "workclass"]], sensitive_features=g)
+    _assert_dpfair_message(exc_info, "workclass", "DeclaredOneHotEncoder")
+    with pytest.raises(ValueError) as exc_info:
+        fitted.predict_proba(_with_missing(X), sensitive_features=g)
+    _assert_dpfair_message(exc_info, "DeclaredImputer")

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+from sklearn.base import clone
 from sklearn.linear_model import LogisticRegression
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
@@ -124,3 +125,23 @@ def test_seeded_fits_are_reproducible_and_secure_is_the_default():
     np.testing.assert_array_equal(fits[0].predict_proba(X), fits[1].predict_proba(X))
     assert fits[0].privacy_spent_["noise"] == "seeded"
     assert DPFairClassifier().get_params()["random_state"] is None
+
+
+def test_score_takes_the_groups_when_the_attribute_is_used_at_prediction_and_routes_them_in_a_search():
+    import sklearn
+    from sklearn.model_selection import cross_val_score
+
+    X, y, g = make_classification(1500, random_state=5)
+    aware = DPFairClassifier(epsilon=1.0, groups=[0, 1], attribute_at_prediction=True, random_state=0)
+    fitted = aware.fit(X, y, sensitive_features=g)
+    expected = np.mean(np.where(y == fitted.classes_[1], fitted.predict_proba(X, sensitive_features=g)[:, 1],
+                                fitted.predict_proba(X, sensitive_features=g)[:, 0]))
+    assert fitted.score(X, y, sensitive_features=g) == pytest.approx(expected, abs=0.04)  # a randomized draw
+    with pytest.raises(ValueError, match="sensitive_features is required"):
+        fitted.score(X, y)
+    blind = DPFairClassifier(epsilon=1.0, groups=[0, 1], random_state=0).fit(X, y, sensitive_features=g)
+    assert 0.5 < blind.score(X, y) <= 1.0  # blind: no groups at prediction
+    with sklearn.config_context(enable_metadata_routing=True):
+        routed = clone(aware).set_fit_request(sensitive_features=True).set_score_request(sensitive_features=True)
+        scores = cross_val_score(routed, X, y, cv=3, params={"sensitive_features": g})
+    assert scores.shape == (3,) and np.all((scores > 0.5) & (scores <= 1.0))

@@ -20,9 +20,9 @@ from sklearn.metrics import log_loss
 from sklearn.model_selection import train_test_split
 from sklearn.utils.validation import _num_samples, check_is_fitted
 
-from dpfair._estimator import CloneLineageMixin, warn_non_private
+from dpfair._estimator import CloneLineageMixin, check_feature_values, warn_non_private
 from dpfair._validation import check_nonnegative_finite, check_positive_finite
-from dpfair._wrapped_fit import wrapped_feature_attributes
+from dpfair._wrapped_fit import SensitiveScoreMixin, wrapped_feature_attributes
 from dpfair.base import PrivacyParameters, PrivateEstimator, ValidatedData, ValidatedOptions
 from dpfair.classification._postprocessing_mix import SMALL_SAMPLE_CONSTANT_MIX, SMALL_SAMPLE_ROWS
 from dpfair.classification.blind_postprocessing import DPBlindPostProcessor
@@ -279,7 +279,7 @@ class _RecommendedData(ValidatedData):
     inner: Any
 
 
-class DPFairClassifier(PrivateEstimator, CloneLineageMixin, ClassifierMixin, BaseEstimator):
+class DPFairClassifier(PrivateEstimator, SensitiveScoreMixin, CloneLineageMixin, ClassifierMixin, BaseEstimator):
     """The recommended private fair classifier: it picks the mechanism from what you declare.
 
     Declare what must be protected, whether the group will be known at prediction, the groups and epsilon;
@@ -343,6 +343,7 @@ class DPFairClassifier(PrivateEstimator, CloneLineageMixin, ClassifierMixin, Bas
     }
     _results_hold_feature_attributes: ClassVar[bool] = True
     _privacy_relation = CHANGE_ATTRIBUTE
+    _score_metric = "accuracy"  # SensitiveScoreMixin.score: score(X, y, sensitive_features=...) like predict
 
     def __init__(
         self, *, epsilon: float = 1.0, groups: Any = None, protects: str = "attribute",
@@ -467,6 +468,9 @@ class DPFairClassifier(PrivateEstimator, CloneLineageMixin, ClassifierMixin, Bas
 
     def _validate_data(self, params: PrivacyParameters, X: Any, y: Any, *,
                        sensitive_features: Any = None) -> _RecommendedData:
+        # Every base model this class fits takes numbers only: strings and NaN get dpfair's message (the column and
+        # the declared-parameter transformer, never a value; scikit-learn's printed one row's string) before anything
+        check_feature_values(X, owner=type(self).__name__)
         try:  # the public number of rows (bad X is refused below, with the inner mechanism's message)
             n_rows = _num_samples(X)
         except (TypeError, ValueError):
@@ -523,6 +527,7 @@ class DPFairClassifier(PrivateEstimator, CloneLineageMixin, ClassifierMixin, Bas
             The probabilities of the negative and the positive class under the chosen mechanism's rule.
         """
         check_is_fitted(self, "estimator_")
+        check_feature_values(X, owner=type(self).__name__)
         if self.mechanism_ == "DPEqualizedOddsPostProcessor":
             return self.estimator_.predict_proba(X, sensitive_features=sensitive_features)
         return self.estimator_.predict_proba(X)
@@ -543,6 +548,7 @@ class DPFairClassifier(PrivateEstimator, CloneLineageMixin, ClassifierMixin, Bas
             The predicted labels (a randomized rule's draw where the chosen mechanism randomizes).
         """
         check_is_fitted(self, "estimator_")
+        check_feature_values(X, owner=type(self).__name__)
         if self.mechanism_ == "DPEqualizedOddsPostProcessor":
             return self.estimator_.predict(X, sensitive_features=sensitive_features)
         return self.estimator_.predict(X)
