@@ -176,3 +176,33 @@ def test_projection_is_refused_where_the_labels_are_private():
     with pytest.raises(TypeError, match="public_totals"):
         DPEqualizedOddsPostProcessor(LogisticRegression(), groups=[0, 1], prefit=False,
                                      public_totals="yes").fit(X, y, sensitive_features=group)
+
+
+def test_projection_changes_the_rule_not_the_release_and_the_guarantee_reads_the_release():
+    """Same seed: the release is the same with or without the projection, the rule is not; with three groups the
+    guarantee is computed on the release itself (its proof bounds each released cell's Laplace noise, which the
+    projection mixes across the groups)."""
+    from dpfair.classification._frequency_table import valid_frequencies
+    from dpfair.classification._postprocessing_guarantee import guaranteed_violation
+
+    rng = np.random.default_rng(11)
+    n = 900
+    group = rng.integers(0, 3, n)
+    X = rng.normal(size=(n, 3)) + 0.4 * group[:, None]
+    y = (X[:, 0] + rng.normal(size=n) > 0.4).astype(int)
+    fits = {}
+    for projected in (False, True):
+        model = DPEqualizedOddsPostProcessor(LogisticRegression(), epsilon=1.0, groups=[0, 1, 2], prefit=False,
+                                             random_state=5, public_totals=projected)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fits[projected] = model.fit(X, y, sensitive_features=group)
+    np.testing.assert_array_equal(fits[False].noisy_frequencies_, fits[True].noisy_frequencies_)
+    assert not np.allclose(fits[False].probabilities_, fits[True].probabilities_)
+    fit = fits[True]
+    mass = fit.noisy_frequencies_.sum(axis=(0, 2))  # the projection moves every group's mass alike: same anchor
+    anchor = int(np.argmax(mass))
+    order = np.array([anchor] + [a for a in range(3) if a != anchor])
+    expected, _ = guaranteed_violation(valid_frequencies(fit.noisy_frequencies_[:, order, :]),
+                                       fit.probabilities_[:, order], n, 1.0, 0.05, pp._CONSTRAINED_LABELS["equalized_odds"])
+    assert fit.guaranteed_violation_ == pytest.approx(expected, rel=1e-12)

@@ -606,16 +606,18 @@ default "equalized_odds"
         """
         options, groups = params.options, data.groups
         q_tilde = projected_to_totals(noisy.q_tilde, noisy.public_totals)  # public_totals=True: onto (X, y)'s totals
+        q_released = None if q_tilde is noisy.q_tilde else noisy.q_tilde  # the guarantee's table (its proof)
         # Jagielski et al., Section 2.1: the anchor is arbitrary.  LP~ (1) with two groups is symmetric in it (its
         # slack reads min{q~_1y, q~_0y}): the declared order is kept there, so those fits stay bit for bit
         symmetric = options.score_bins is None and groups.size == 2
         order = None if symmetric else _anchor_order(q_tilde)
         if order is not None:  # post-processing of the release: the anchor is read off the released table only
             q_tilde, groups = q_tilde[:, order, :], groups[order]
+            q_released = None if q_released is None else q_released[:, order, :]
         epsilon = params.epsilon if noisy.epsilon_table is None else noisy.epsilon_table  # the table's share
         count = None if noisy.positive_count is None else (noisy.positive_count, noisy.epsilon_count)
         p, objective, slack_fp, slack_tp, widening, guarantee, noise_slack, fallback = self._solve_anchored(
-            options, q_tilde, noisy.n_rows, epsilon, groups, count)
+            options, q_tilde, noisy.n_rows, epsilon, groups, count, q_released)
         if order is not None:
             back = np.argsort(order)  # declared group a sits at column back[a] of the permuted solution
             p, slack_fp, slack_tp, widening = p[:, back], slack_fp[back], slack_tp[back], widening[back]
@@ -629,11 +631,14 @@ default "equalized_odds"
         }
 
     def _solve_anchored(self, options: EqualizedOddsOptions, q_tilde: np.ndarray, n_rows: int, epsilon: float,
-                        groups: np.ndarray, count: tuple[float, float] | None = None) -> tuple[Any, ...]:
+                        groups: np.ndarray, count: tuple[float, float] | None = None,
+                        q_released: np.ndarray | None = None) -> tuple[Any, ...]:
         """The LP and the guarantee on the released table, with column 0 (``groups[0]``) as the anchor.
 
         ``epsilon`` is the table's; ``count`` the released positive-label count and its epsilon (whole-row privacy
-        with score bins), which pick the constant the fit falls back to (:func:`constant_fallback`).
+        with score bins), which pick the constant the fit falls back to (:func:`constant_fallback`).  ``q_released``:
+        the release itself when ``q_tilde`` is its projection onto public totals; the guarantee reads it, as its proof
+        bounds each cell's Laplace noise (a projected cell's noise, ``W_a`` less the groups' mean, is not so bounded).
 
         A declared group absent from the data (or drowned by the noise) is handled here: the table is clipped to
         valid frequencies, a rate without evidence gets the vacuous slack (:func:`lp_slack`), and a failed LP falls
@@ -694,7 +699,8 @@ default "equalized_odds"
             p, mixed_objective = mixed_with_constant(p, q_valid, options.constant_mix)
             objective = objective if mixed_objective is None else mixed_objective
         guarantee, noise_slack = (0.0, 0.0) if fallback else guaranteed_violation(  # a constant: equal rates, exactly
-            q_valid, p, n_rows, epsilon, options.beta, _CONSTRAINED_LABELS[constraints])
+            q_valid if q_released is None else valid_frequencies(q_released), p, n_rows, epsilon, options.beta,
+            _CONSTRAINED_LABELS[constraints])
         gamma = options.gamma
         # only when the noise's slack exceeds gamma and the sampling resolution of a rate difference (slack_matters)
         if noise_slack > 0 and slack_matters(q_valid, n_rows, epsilon, options.beta,
