@@ -51,6 +51,7 @@ __all__ = [
     "prediction_noise",
     "privacy_spent",
     "private_base",
+    "refuse_raw_values",
     "resolve_groups",
     "rows_of_fitted_groups",
     "single_group_rows",
@@ -538,6 +539,39 @@ def _holds_strings(values: np.ndarray) -> bool:
     if values.dtype.kind != "O":
         return False
     return any(isinstance(item, str | bytes) for item in values.ravel())
+
+
+#: Words of the refusals of strings and missing values by numpy, pandas and scikit-learn ("could not convert string
+#: to float: '<the value>'", "Input X contains NaN", ...): only these are replaced by dpfair's message.
+_RAW_VALUE_REFUSALS = ("could not convert", "contains nan", "unable to convert", "nonetype", "natype",
+                       "value of na is ambiguous", "float() argument")
+
+
+def refuse_raw_values(exc: BaseException, X: Any, *, owner: str) -> None:
+    """After a wrapped model refused ``X`` with ``exc``: dpfair's message if it refused strings or missing values.
+
+    scikit-learn's message for a string column prints one row's value and, for NaN, advises an imputer that reads
+    private statistics; :func:`check_feature_values` names the column and the declared-parameter transformer
+    instead.  Any other refusal (an undeclared level in a pipeline that encodes declared categories, an invalid
+    parameter of the model) keeps the model's own message: this function returns and the caller re-raises.
+
+    Parameters
+    ----------
+    exc : BaseException
+        The wrapped model's refusal.
+    X : array-like
+        The rows it refused.
+    owner : str
+        Who refused them, for messages (e.g. ``"FairRegressionPostProcessor's estimator"``).
+
+    Raises
+    ------
+    ValueError
+        dpfair's message, when ``exc`` refused strings or missing values and ``X`` holds them.
+    """
+    text = str(exc).lower()
+    if any(words in text for words in _RAW_VALUE_REFUSALS):
+        check_feature_values(X, owner=owner)
 
 
 def check_feature_values(X: Any, name: str = "X", *, owner: str) -> None:

@@ -40,7 +40,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.metrics import accuracy_score, r2_score
 from sklearn.utils.validation import _num_samples, check_is_fitted, column_or_1d
 
-from dpfair._estimator import check_feature_values, combined_privacy_spent, fit_charges, private_base, warn_leak_once
+from dpfair._estimator import combined_privacy_spent, fit_charges, private_base, refuse_raw_values, warn_leak_once
 from dpfair._validation import as_finite_array, check_epsilon
 from dpfair.privacy.budget import PrivacyBudget, check_budget, check_budgets_cover
 from dpfair.privacy.relations import REPLACE
@@ -95,12 +95,13 @@ def _refused(exc: Exception, X: Any, owner: str) -> Exception:
 
     scikit-learn's own message for a string column prints one row's value ("could not convert string to float:
     '<the value>'"), and for NaN advises an imputer (which reads private statistics) or a model that takes NaN.
-    :func:`~dpfair._estimator.check_feature_values` names the column and the declared-parameter transformer
-    instead, never a value; anything else keeps the estimator's message, naming ``X, y``.  ``X`` is checked only
-    after the estimator refused it: a pipeline that encodes declared categories takes strings.
+    :func:`~dpfair._estimator.refuse_raw_values` names the column and the declared-parameter transformer
+    instead, never a value; anything else (an undeclared level in a pipeline that encodes declared categories, an
+    invalid parameter) keeps the estimator's message, naming ``X, y``.  ``X`` is checked only after the estimator
+    refused it: a pipeline that encodes declared categories takes strings.
     """
     try:
-        check_feature_values(X, owner=f"{owner}'s estimator")
+        refuse_raw_values(exc, X, owner=f"{owner}'s estimator")
     except ValueError as refused:
         return refused
     return type(exc)(_refitted_message(exc))

@@ -98,3 +98,19 @@ def test_a_regressor_that_encodes_declared_categories_takes_the_strings():
                                remainder="passthrough")
     post = _aware(make_pipeline(encode, Ridge()), False).fit(strings, y, sensitive_features=g)
     assert np.all(np.isfinite(post.predict(strings, sensitive_features=g)))
+
+
+def test_other_refusals_keep_the_models_own_message():
+    # an undeclared level in a pipeline that encodes declared categories: the encoder's own (value-free) message,
+    # not "takes numbers only", which would be wrong advice for a pipeline that already encodes
+    X, y, g = _table()
+    strings = _with_string_column(X)
+    encode = ColumnTransformer([("workclass", DeclaredOneHotEncoder(categories=[["Private"]]), ["workclass"])],
+                               remainder="passthrough")
+    with pytest.raises(ValueError) as exc_info:
+        _aware(make_pipeline(encode, Ridge()), False).fit(strings, y, sensitive_features=g)
+    message = str(exc_info.value)
+    assert "declared categories" in message and "takes numbers only" not in message and SECRET not in message
+    with pytest.raises(ValueError) as exc_info:  # an invalid parameter of the regressor, with NaN in X beside it
+        _aware(Ridge(alpha=-1.0), False).fit(_with_missing(X), y, sensitive_features=g)
+    assert "alpha" in str(exc_info.value) and "DeclaredImputer" not in str(exc_info.value)

@@ -23,7 +23,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin
 from sklearn.utils.validation import _num_samples, check_is_fitted, column_or_1d
 
-from dpfair._estimator import CloneLineageMixin, check_feature_values, fit_charges, warn_non_private
+from dpfair._estimator import CloneLineageMixin, fit_charges, refuse_raw_values, warn_non_private
 from dpfair._estimator import check_bool as _check_bool
 from dpfair._estimator import predict_seed as _predict_seed
 from dpfair._estimator import prediction_noise as _prediction_noise
@@ -125,7 +125,7 @@ _BASE_CLASSIFIER = WrappedEstimator(
 )
 
 
-def _refuse_raw_features(X: Any, owner: str) -> None:
+def _refuse_raw_features(exc: BaseException, X: Any, owner: str) -> None:
     """After the base classifier refused ``X``: strings and NaN get dpfair's message (the column and the fix).
 
     The post-processor passes ``X`` to its base classifier as it is (a pipeline with
@@ -133,7 +133,7 @@ def _refuse_raw_features(X: Any, owner: str) -> None:
     has refused it: scikit-learn's message ("could not convert string to float: '<the value>'") prints a private
     value and advises an imputer that reads private statistics.
     """
-    check_feature_values(X, owner=f"{owner}'s estimator")
+    refuse_raw_values(exc, X, owner=f"{owner}'s estimator")
 
 
 def _base_predictions(estimator: Any, X: Any, classes: np.ndarray) -> np.ndarray:
@@ -156,8 +156,8 @@ def _base_cells(estimator: Any, X: Any, classes: np.ndarray, n_bins: int | None)
         if n_bins is None:
             return _base_predictions(estimator, X, classes)
         return score_bins_of(base_scores(estimator, X, classes), n_bins)
-    except (TypeError, ValueError):
-        _refuse_raw_features(X, "DPEqualizedOddsPostProcessor")  # strings, NaN: dpfair's message, no private value
+    except (TypeError, ValueError) as exc:
+        _refuse_raw_features(exc, X, "DPEqualizedOddsPostProcessor")  # strings, NaN: dpfair's message, no private value
         raise
 
 
@@ -554,8 +554,8 @@ default "equalized_odds"
         try:
             check_wrapped_estimator(_BASE_CLASSIFIER, self.estimator, X, _base_target(y_array, classes, labels),
                                     prefit=options.prefit, owner=type(self).__name__)
-        except (TypeError, ValueError):
-            _refuse_raw_features(X, type(self).__name__)  # strings, NaN: dpfair's message, no private value
+        except (TypeError, ValueError) as exc:
+            _refuse_raw_features(exc, X, type(self).__name__)  # strings, NaN: dpfair's message, no private value
             raise
         return EqualizedOddsData(n_rows=m, sensitive_features=sensitive_features, groups=rows.groups,
                                  group_index=rows.group_index, X=X, y=y_array, classes=classes, labels=labels)
@@ -571,8 +571,8 @@ default "equalized_odds"
             estimator = fit_wrapped_estimator(_BASE_CLASSIFIER, self.estimator, data.X,
                                               _base_target(data.y, classes, data.labels),
                                               prefit=params.options.prefit, owner=type(self).__name__, caller=self)
-        except (TypeError, ValueError):
-            _refuse_raw_features(data.X, type(self).__name__)  # strings, NaN: dpfair's message, no private value
+        except (TypeError, ValueError) as exc:
+            _refuse_raw_features(exc, data.X, type(self).__name__)  # strings, NaN: dpfair's message, no private value
             raise
         y_pred = _base_cells(estimator, data.X, classes, n_bins)
         if y_pred.shape[0] != m:

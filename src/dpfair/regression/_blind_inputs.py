@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from dpfair._estimator import check_feature_values
+from dpfair._estimator import refuse_raw_values
 from dpfair._validation import as_finite_array
 from dpfair._wrapped_fit import wrapped_feature_attributes
 from dpfair.regression._wrapped import _predict_outputs
@@ -75,8 +75,8 @@ def _membership_probabilities(membership_estimator: Any, X: Any, groups: np.ndar
         )
     try:
         raw = membership_estimator.predict_proba(X)
-    except (TypeError, ValueError):  # strings or NaN: dpfair's message (the column and the fix, never a value)
-        check_feature_values(X, owner="BlindFairRegressionPostProcessor's membership_estimator")
+    except (TypeError, ValueError) as exc:  # strings or NaN: dpfair's message (the column and the fix, never a value)
+        refuse_raw_values(exc, X, owner="BlindFairRegressionPostProcessor's membership_estimator")
         raise
     proba = as_finite_array(raw, "membership_estimator.predict_proba(X)", mode="dtype", allow_bool=True,
                             allow_empty=True)

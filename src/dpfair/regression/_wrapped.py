@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from dpfair._estimator import check_feature_values
+from dpfair._estimator import refuse_raw_values
 from dpfair._validation import as_finite_array, one_value_per_row
 from dpfair._wrapped_fit import WrappedEstimator, fit_wrapped_estimator
 
@@ -27,14 +27,14 @@ def _predict_outputs(estimator: Any, X: Any, owner: str = "the post-processor") 
     """The wrapped regressor's outputs on ``X`` (``X`` itself when there is no regressor).
 
     A regressor that refuses ``X`` for strings or missing values gets dpfair's message (the column and the
-    transformer to use, never a value: :func:`~dpfair._estimator.check_feature_values`) instead of its own.
+    transformer to use, never a value: :func:`~dpfair._estimator.refuse_raw_values`) instead of its own.
     """
     if estimator is None:
         return _as_outputs(X, "X")
     try:
         pred = estimator.predict(X)
-    except (TypeError, ValueError):
-        check_feature_values(X, owner=f"{owner}'s estimator")
+    except (TypeError, ValueError) as exc:
+        refuse_raw_values(exc, X, owner=f"{owner}'s estimator")
         raise
     try:
         return _as_outputs(pred, "the estimator's predictions")
