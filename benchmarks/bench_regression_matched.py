@@ -7,8 +7,9 @@ the blind post-processor against the aware one *at the same held-out KS*: the aw
 from its one private table (``refit_alpha``, free) at every ``alpha'`` in 0, 0.01, ..., 0.3, its median (held-out
 KS, excess MSE) over the draws traced as a front, and its excess MSE read off that front (linear interpolation) at
 the blind post-processor's median held-out KS for ``alpha`` = 0.05, 0.1, 0.2.  Where the blind KS lies below every
-point of the aware front, the aware post-processor cannot be as fair on the held-out rows at any ``alpha'``, and
-the row says so.
+point of the aware front, the aware post-processor cannot be as fair on the held-out rows at any ``alpha'``
+(``least aware KS`` says where the front ends); beyond its other end (above every aware KS) there is nothing to
+read either: both rows give NaN.
 
 The setup is the ``regression-blind`` experiment's (``dpfair.experiments.regression_blind``: ridge on 35% of the rows,
 both post-processors on another 35%, the held-out 30%; the same bins, membership model, margin and budget split),
@@ -99,11 +100,12 @@ def matched_rows(draws: pd.DataFrame) -> pd.DataFrame:
     for _, blind in medians[medians.method == "blind"].iterrows():
         same = aware[np.isclose(aware.alpha, blind.alpha)].iloc[0]
         below_front = blind.ks < aware.ks.min()
-        matched = np.nan if below_front else float(np.interp(blind.ks, aware.ks, aware.excess))
+        off_front = below_front or blind.ks > aware.ks.max()  # np.interp would return the front's end point
+        matched = np.nan if off_front else float(np.interp(blind.ks, aware.ks, aware.excess))
         out.append({"alpha": blind.alpha, "KS blind": blind.ks, "excess blind": blind.excess,
                     "KS aware (same alpha)": same.ks, "ratio (same alpha)": blind.excess / same.excess,
                     "aware excess at the blind's KS": matched,
-                    "ratio (same KS)": blind.excess / matched if not below_front else np.nan,
+                    "ratio (same KS)": blind.excess / matched if not off_front else np.nan,
                     "least aware KS": aware.ks.min()})
     return pd.DataFrame(out)
 

@@ -52,7 +52,8 @@ def test_utility_share_and_verdicts_follow_the_thresholds(suite):
     assert suite.utility_share(0.25, 0.30, 0.20) == pytest.approx(0.5)
     assert math.isnan(suite.utility_share(0.25, 0.30, 0.31))  # a reference no better than the constant: no scale
     assert math.isnan(suite.utility_share(0.049, 0.049, 0.0488))  # better by less than the constant rule's margin
-    assert suite.utility_share(0.30, 0.30, 0.295) == 0.0  # by exactly the margin: judged
+    assert math.isnan(suite.utility_share(0.30, 0.30, 0.296))
+    assert suite.utility_share(0.30, 0.30, 0.294) == 0.0  # by more than the margin: judged
     common = {"epsilon": 1.0, "err_const": 0.30, "ref_eo": 0.02, "n_train": 10_000}
     assert suite.verdict("blind", err=0.25, eo=0.10, u=0.5, **common) == "ok"  # EO floor 0.10
     assert suite.verdict("blind", err=0.25, eo=0.11, u=0.5, **common) == "MISS EO"

@@ -300,7 +300,8 @@ class DPFairClassifier(PrivateEstimator, SensitiveScoreMixin, CloneLineageMixin,
     * ``attribute_at_prediction=False`` (default): :class:`DPBlindPostProcessor`; ``predict(X)`` needs no group.
       ``True``: :class:`DPEqualizedOddsPostProcessor`; ``predict(X, sensitive_features=...)`` needs it.  With
       ``protects="attribute"`` and fewer than 2,000 training rows its table is projected onto its public (score bin,
-      label) totals and 0.12 of the best constant is mixed into its rule (every rate difference times 0.88).
+      label) totals and 0.12 of the best constant is mixed into its rule (every rate difference times 0.88), at
+      ``epsilon = inf`` too (the exact table, then the same mix: the non-private fit of this rule).
 
     Parameters
     ----------
