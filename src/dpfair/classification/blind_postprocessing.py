@@ -42,6 +42,7 @@ from dpfair.base import PrivacyParameters, PrivateEstimator, ValidatedData, Vali
 from dpfair.classification._blind_averaging import fit_blind_rule
 from dpfair.classification._blind_checks import check_bins, check_constraints, check_share, inner_edges
 from dpfair.classification._blind_records import records_gamma
+from dpfair.classification._blind_small_sample import small_sample_cells
 from dpfair.classification._postprocessing_guarantee import FairnessSlackWarning, base_scores, has_score
 from dpfair.classification.blind_membership import (
     assign_clusters,
@@ -96,11 +97,13 @@ SAMPLING_MARGIN = 0.5
 #: With fewer than ``SMALL_SAMPLE_ROWS`` training rows (public) the sampling term is ``SMALL_SAMPLE_FACTOR`` times
 #: larger: there the held-out violation is the sampling's (the exact post-processor's median is 0.114 on the fairness
 #: suite's 1,000-row task, 667 training rows).  ``DPFairClassifier`` blind, attribute private, ``epsilon = 1``, 5 splits x
-#: 60 seeded draws, draws meeting u >= .5 and EO <= .10 (median error / held-out violation): factor 1 14 of 60 (0.357 /
-#: 0.126), 3 35 (0.375 / 0.096), 4 39 (0.384 / 0.082), 5 28 (0.392 / 0.073); ``gamma`` 0.035 instead: 24 of 60, and 35
-#: together with factor 2.  The other eight tasks have 1,329 training rows or more (unchanged).
+#: 60 seeded draws, draws meeting u >= .5 and EO <= .10 (median error / held-out violation), on the plan's 5 x 3 table:
+#: factor 1 14 of 60 (0.357 / 0.126), 3 35 (0.375 / 0.096), 4 39 (0.384 / 0.082), 5 28 (0.392 / 0.073); ``gamma`` 0.035
+#: instead: 24 of 60, and 35 together with factor 2.  Factor 5 with the finer table below ``SMALL_SAMPLE_ROWS``
+#: (:data:`~dpfair.classification._blind_small_sample.SMALL_SAMPLE_CELLS`, figures there): 49 of 60 against 39 (95 of 120
+#: against 83 with 60 fresh draws).  The other eight tasks have 1,329 training rows or more (unchanged).
 SMALL_SAMPLE_ROWS = 1000
-SMALL_SAMPLE_FACTOR = 4.0
+SMALL_SAMPLE_FACTOR = 5.0
 
 #: A measured group's typical rate noise above which a FairnessSlackWarning says the held-out violation will
 #: likely exceed ``gamma`` by more than 0.05.
@@ -254,7 +257,8 @@ class DPBlindPostProcessor(PrivateEstimator, CloneLineageMixin, MetaEstimatorMix
 
     **Robust constraints.**  With a finite epsilon the LP charges a rule for the error its rates carry in each
     group: ``|R_a(p) - t| + sum_c w[c, a] |p_c - t| / q~_a <= gamma / 2``, ``w`` the table's Laplace scale plus half
-    a cell's sampling standard deviation (two of them, 4 times the term, below :data:`SMALL_SAMPLE_ROWS` rows)
+    a cell's sampling standard deviation (5 times the term, on a table of at least 9 x 4 cells with two groups, below
+    :data:`SMALL_SAMPLE_ROWS` rows)
     (:func:`~dpfair.classification.blind_table.rate_margin_weights`, from
     released and public quantities only).  A rule that varies over cells where a group's evidence is thin pays for
     it, so the fit moves towards the constant as the evidence weakens instead of fitting the noise: without it, the
@@ -320,7 +324,9 @@ class DPBlindPostProcessor(PrivateEstimator, CloneLineageMixin, MetaEstimatorMix
         whole-row privacy (a private base fitted here) with a finite ``epsilon``.
     score_bins : "auto" or int, default "auto"
         Bins of the base classifier's probability (2-64).  ``"auto"``: :func:`~dpfair.classification.blind_table.plan_cells`
-        from the public ``m``, the table's epsilon and the number of groups.
+        from the public ``m``, the table's epsilon and the number of groups; with two groups, the attribute private and
+        fewer than :data:`SMALL_SAMPLE_ROWS` rows at least 9 x 4 cells
+        (:func:`~dpfair.classification._blind_small_sample.small_sample_cells`).
     membership_bins : "auto" or int, default "auto"
         Membership cells: bins of ``P(A = 1 | x)`` with two groups (1-16); with more groups 1 (none) or the number
         of groups (the group of largest relative membership).  ``"auto"``: as ``score_bins``.
@@ -529,8 +535,10 @@ class DPBlindPostProcessor(PrivateEstimator, CloneLineageMixin, MetaEstimatorMix
             if 2.0 / (m * epsilon_table) > _MAX_NOISE_SCALE or (n_groups >= 2 and not each > 1e-90):
                 raise ValueError(f"epsilon={epsilon!r} is too small for the number of rows: the noise would overflow; "
                                  "use a larger epsilon.")
-        planned_scores, planned_membership = plan_cells(m, table_noise_epsilon(epsilon_table, n_groups, not whole_rows),
-                                                        n_groups)
+        planned = plan_cells(m, table_noise_epsilon(epsilon_table, n_groups, not whole_rows), n_groups)
+        if not whole_rows and n_groups == 2 and m < SMALL_SAMPLE_ROWS:  # the sampling's shape (public m)
+            planned = small_sample_cells(planned)
+        planned_scores, planned_membership = planned
         n_score_bins = planned_scores if options.score_bins == "auto" else int(options.score_bins)
         n_membership = planned_membership if options.membership_bins == "auto" else int(options.membership_bins)
         if n_groups < 2:
