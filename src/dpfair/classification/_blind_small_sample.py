@@ -18,8 +18,9 @@ __all__ = ["SMALL_SAMPLE_CELLS", "small_sample_cells"]
 #: plan has fewer cells.  On the fairness suite's 1,000-row task (``DPFairClassifier`` blind, attribute private,
 #: ``epsilon = 1``; 5 splits x 60 seeded draws, paired; draws whose 5-split medians meet u >= .5 and EO <= .10,
 #: and the median over draws of the median error / held-out violation), with ``SMALL_SAMPLE_FACTOR`` 5: 9 x 4
-#: 49 of 60 (0.379 / 0.083) and 46 of 60 on 60 fresh draws, against the plan's 5 x 3 with factor 4, 39 and 44 of
-#: 60 (0.384 / 0.082).  Tried, not kept: 8 x 4 46 of 60 (0.382 / 0.077), 10 x 4 35 (0.374 / 0.090), 12 x 4 40
+#: 49 of 60 (0.379 / 0.083), 46 and 49 of 60 on 120 fresh draws, against the plan's 5 x 3 with factor 4, 39, 44
+#: and 36 of 60 (0.384 / 0.082): 144 of 180 against 119 (u misses 42 to 10, violation misses 21 to 26; medians
+#: 0.383 / 0.078 to 0.376 / 0.083).  Tried, not kept: 8 x 4 46 of 60 (0.382 / 0.077), 10 x 4 35 (0.374 / 0.090), 12 x 4 40
 #: (0.369 / 0.093), 9 x 4 with factor 6 48 (0.384 / 0.075); the shape alone, factor 4: 5 x 4 38 (0.380 / 0.079),
 #: 7 x 3 42, 9 x 3 38, 6 x 3 29, 4 x 3 13; 2 membership cells 8 (0.404 / 0.047), 1 0 (0.419 / 0.039).  Giving
 #: the table more of epsilon (``membership_share`` 0.1 with 9 x 4 and factor 5: 50 and 52 of 60) did about as
