@@ -12,6 +12,7 @@ from dpfair.classification import blind_postprocessing as blind_module
 from dpfair.classification import blind_table as table_module
 from dpfair.datasets import make_classification
 from dpfair.linear_model import DPLogisticRegression
+from dpfair.privacy import PrivacyLeakWarning
 
 pytestmark = pytest.mark.filterwarnings("ignore::dpfair.privacy.SeededNoiseWarning",
                                         "ignore::dpfair.classification.FairnessSlackWarning",
@@ -52,7 +53,8 @@ def test_below_the_public_row_count_two_groups_get_the_sampling_shape_and_at_it_
     assert _shape(blind_module.SMALL_SAMPLE_ROWS - 1, epsilon=0.5) == small_module.SMALL_SAMPLE_CELLS
     assert _shape(blind_module.SMALL_SAMPLE_ROWS - 1) == _plan(blind_module.SMALL_SAMPLE_ROWS - 1, 1.0) == (12, 3)
     assert _shape(n_small, epsilon=5.0) == _plan(n_small, 5.0) == (16, 3)  # a finer plan is kept
-    assert _shape(n_small, epsilon=float("inf")) == (16, 4)  # the exact fit's own plan
+    with pytest.warns(PrivacyLeakWarning):
+        assert _shape(n_small, epsilon=float("inf")) == (16, 4)  # the exact fit's own plan
 
 
 def test_the_sampling_shape_leaves_explicit_bins_more_groups_and_whole_rows_alone():
