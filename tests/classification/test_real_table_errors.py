@@ -149,3 +149,23 @@ def test_recommended_classifier_names_the_encoder_and_the_imputer_never_the_valu
     with pytest.raises(ValueError) as exc_info:
         fitted.predict_proba(_with_missing(X), sensitive_features=g)
     _assert_dpfair_message(exc_info, "DeclaredImputer")
+
+
+@pytest.mark.parametrize("prefit", [True, False])
+def test_blind_postprocessor_names_the_encoder_and_the_imputer_never_the_value(prefit):
+    # its membership model reads X as numbers, whatever the base: strings and NaN are refused with dpfair's message
+    from dpfair.classification import DPBlindPostProcessor
+
+    X, y, g = _table()
+    base = LogisticRegression().fit(X.to_numpy(), y) if prefit else LogisticRegression()
+    post = DPBlindPostProcessor(base, epsilon=2.0, groups=[0, 1], prefit=prefit, random_state=0)
+    with pytest.raises(ValueError) as exc_info:
+        post.fit(_with_string_column(X)[["age", "workclass"]], y, sensitive_features=g)
+    _assert_dpfair_message(exc_info, "workclass", "DeclaredOneHotEncoder", "DPBlindPostProcessor")
+    with pytest.raises(ValueError) as exc_info:
+        post.fit(_with_missing(X), y, sensitive_features=g)
+    _assert_dpfair_message(exc_info, "DeclaredImputer")
+    fitted = post.fit(X.to_numpy(), y, sensitive_features=g)
+    with pytest.raises(ValueError) as exc_info:
+        fitted.predict(_with_string_column(X)[["age", "workclass"]].to_numpy(dtype=object))
+    _assert_dpfair_message(exc_info, "DeclaredOneHotEncoder")

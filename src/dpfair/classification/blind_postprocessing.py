@@ -24,7 +24,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin
 from sklearn.utils import check_array
 from sklearn.utils.validation import check_is_fitted
 
-from dpfair._estimator import CloneLineageMixin, warn_non_private
+from dpfair._estimator import CloneLineageMixin, check_feature_values, warn_non_private
 from dpfair._estimator import check_bool as _check_bool
 from dpfair._estimator import predict_seed as _predict_seed
 from dpfair._estimator import wrapped_tags as _wrapped_tags
@@ -503,6 +503,8 @@ class DPBlindPostProcessor(PrivateEstimator, CloneLineageMixin, MetaEstimatorMix
         options: BlindOptions = params.options
         if y is None:
             raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None: pass two labels.")
+        # the membership model reads X as numbers: strings and NaN get dpfair's message, never a row's value
+        check_feature_values(X, owner=type(self).__name__)
         features = check_array(X, dtype=np.float64, ensure_min_samples=1, input_name="X")
         y_array, classes, labels, m = _two_labels(X, y)
         epsilon = params.epsilon
@@ -725,6 +727,7 @@ class DPBlindPostProcessor(PrivateEstimator, CloneLineageMixin, MetaEstimatorMix
     # ------------------------------------------------------------------ prediction (no sensitive attribute)
     def _cells(self, X: Any) -> np.ndarray:
         check_is_fitted(self, "probabilities_")
+        check_feature_values(X, owner=type(self).__name__)
         features = check_array(X, dtype=np.float64, input_name="X")
         if features.shape[1] != self.n_features_in_:
             raise ValueError(f"X has {features.shape[1]} features, but {type(self).__name__} is expecting "
