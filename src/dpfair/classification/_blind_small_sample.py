@@ -1,18 +1,30 @@
 """The attribute-blind table's shape below :data:`~dpfair.classification.blind_postprocessing.SMALL_SAMPLE_ROWS` rows.
 
 With two groups, the attribute private and fewer than ``SMALL_SAMPLE_ROWS`` (public) training rows, the held-out
-violation is the sampling's, not the noise's (the exact fit's held-out violation is 0.153 on the fairness suite's
-1,000-row task, 667 training rows, at a training violation of 0.045), and the robust margins' sampling term
+violation is the sampling's, not the noise's (the exact, epsilon = inf, fit's held-out violation is 0.153 on
+the fairness suite's 1,000-row task, 667 training rows, on its own plan's 16 x 4 table, at a training violation of
+0.045), and the robust margins' sampling term
 (``SMALL_SAMPLE_FACTOR`` times the usual) is what keeps it down.  The noise plan
 (:func:`~dpfair.classification.blind_table.plan_cells`) then asks for a coarser table than the sampling term needs:
 5 score bins x 3 membership cells at ``epsilon = 1``.  Where it plans fewer than :data:`SMALL_SAMPLE_CELLS` cells the
-table is :data:`SMALL_SAMPLE_CELLS` instead (at a larger epsilon the plan is finer and is kept).  Only public sizes
+table has at least :data:`SMALL_SAMPLE_CELLS`'s 4 membership cells and 9 score bins (at a larger epsilon the plan's
+number of cells, if larger, is kept, over 4 membership cells or more).  Only public sizes
 are read: privacy is unchanged (the release's noise scale does not depend on the number of cells).
 """
 
 from __future__ import annotations
 
-__all__ = ["SMALL_SAMPLE_CELLS", "small_sample_cells"]
+from typing import Any
+
+from dpfair.privacy.relations import REPLACE
+
+__all__ = ["OTHER_SMALL_SAMPLE_FACTOR", "SMALL_SAMPLE_CELLS", "small_sample_cells", "small_sample_shape_applies"]
+
+#: The sampling term's multiple below ``SMALL_SAMPLE_ROWS`` rows where :data:`SMALL_SAMPLE_CELLS` is not the table
+#: (three groups or more, whole rows private, or score bins or membership cells given by the caller): the factor
+#: measured on the noise plan's 5 x 3 table (39 of 60 draws, against 28 for 5; ``SMALL_SAMPLE_FACTOR`` is 5 where
+#: :data:`SMALL_SAMPLE_CELLS` is used, which was measured with it).
+OTHER_SMALL_SAMPLE_FACTOR = 4.0
 
 #: The table ``(score bins, membership cells)`` below ``SMALL_SAMPLE_ROWS`` rows with two groups, where the noise plan
 #: has fewer cells.  On the fairness suite's 1,000-row task (``DPFairClassifier`` blind, attribute private, ``epsilon
@@ -45,9 +57,36 @@ def small_sample_cells(planned: tuple[int, int]) -> tuple[int, int]:
     Returns
     -------
     tuple of int
-        ``planned`` when it has at least as many cells as :data:`SMALL_SAMPLE_CELLS`, else :data:`SMALL_SAMPLE_CELLS`.
+        At least :data:`SMALL_SAMPLE_CELLS`'s 4 membership cells, and at least 9 score bins or as many as keep
+        ``planned``'s number of cells (a finer plan, at a larger epsilon, stays as fine).
     """
     scores, membership = planned
-    if scores * membership >= SMALL_SAMPLE_CELLS[0] * SMALL_SAMPLE_CELLS[1]:
-        return int(scores), int(membership)
-    return SMALL_SAMPLE_CELLS
+    membership = max(int(membership), SMALL_SAMPLE_CELLS[1])  # membership cells matter most (2 cells: 8 of 60)
+    return max(int(scores) * int(planned[1]) // membership, SMALL_SAMPLE_CELLS[0]), membership
+
+
+def small_sample_shape_applies(options: Any, n_rows: int, n_groups: int, small_rows: int) -> bool:
+    """Whether the table is :func:`small_sample_cells`'s: attribute private, two groups, below ``small_rows`` rows.
+
+    There the robust margins' sampling term is ``SMALL_SAMPLE_FACTOR`` (5) times the usual, the factor it was measured
+    with; on any other table below ``small_rows`` rows :data:`OTHER_SMALL_SAMPLE_FACTOR` (4).  Reads public facts
+    only: the relation, the caller's ``score_bins`` / ``membership_bins`` (given: the plan and the caller's choice
+    are kept), the number of declared groups and of training rows.
+
+    Parameters
+    ----------
+    options : BlindOptions
+        The post-processor's validated parameters.
+    n_rows : int
+        Training rows (public).
+    n_groups : int
+        Declared groups.
+    small_rows : int
+        ``SMALL_SAMPLE_ROWS``.
+
+    Returns
+    -------
+    bool
+    """
+    shape_given = options.score_bins != "auto" or options.membership_bins != "auto"
+    return options.relation != REPLACE and not shape_given and n_groups == 2 and n_rows < small_rows
