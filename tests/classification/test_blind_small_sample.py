@@ -46,4 +46,4 @@ def test_the_larger_sampling_term_gives_a_steadier_rule_on_small_data(monkeypatc
                                        random_state=seed).fit(X, y, sensitive_features=g)
             values.append(np.abs(est.probabilities_ - est.probabilities_.mean()).mean())
         spread[factor] = np.mean(values)
-    assert spread[blind_module.SMALL_SAMPLE_FACTOR] < spread[1.0] - 0.03  # measured 0.25 against 0.37 (9 x 4 table)
+    assert spread[blind_module.SMALL_SAMPLE_FACTOR] < spread[1.0] - 0.03  # measured 0.24 against 0.32
