@@ -206,3 +206,22 @@ def test_projection_changes_the_rule_not_the_release_and_the_guarantee_reads_the
     expected, _ = guaranteed_violation(valid_frequencies(fit.noisy_frequencies_[:, order, :]),
                                        fit.probabilities_[:, order], n, 1.0, 0.05, pp._CONSTRAINED_LABELS["equalized_odds"])
     assert fit.guaranteed_violation_ == pytest.approx(expected, rel=1e-12)
+
+
+def test_on_its_defaults_with_secure_noise_the_small_sample_rule_is_mixed_and_charged_once():
+    """As users run it: no seed (secure noise), default arguments, 800 rows; the rule is the mixed one."""
+    X, y, group = _data(800, seed=2)
+    budget = PrivacyBudget(1.0, neighbouring="change_attribute")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = DPFairClassifier(epsilon=1.0, groups=[0, 1], attribute_at_prediction=True, budget=budget)
+        model.fit(X, y, sensitive_features=group)
+    inner = model.estimator_
+    assert model.privacy_spent_["noise"] == "secure" and model.privacy_spent_["epsilon"] == 1.0
+    assert budget.spent()[0] == pytest.approx(1.0)
+    assert inner.constant_mix == SMALL_SAMPLE_CONSTANT_MIX and inner.public_totals is True
+    p = inner.probabilities_  # (1 - lambda) p_LP + lambda c with c in {0, 1}: within [lambda, 1] or [0, 1 - lambda]
+    lam = SMALL_SAMPLE_CONSTANT_MIX
+    assert np.all(p >= lam - 1e-12) or np.all(p <= 1 - lam + 1e-12)
+    proba = model.predict_proba(X, sensitive_features=group)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
