@@ -222,7 +222,8 @@ class DPBlindPostProcessor(PrivateEstimator, CloneLineageMixin, MetaEstimatorMix
        ``epsilon_m``-DP (with two groups only group 1's counts, ``Lap(1 / epsilon_m)``, sensitivity 1; the public
        ``(c, y)`` totals give the rest: :func:`~dpfair.classification.blind_membership.released_cluster_counts`).  A multinomial
        logistic model fitted to the released counts at the public centres
-       (:func:`~dpfair.classification.blind_membership.fit_pooled_membership`) is post-processing.  Under whole-row
+       (:func:`~dpfair.classification.blind_membership.fit_pooled_membership`, its ridge from the public ``k`` and
+       the number of features) is post-processing.  Under whole-row
        replacement (the clusters of private rows would leak): one-vs-rest logistic regressions of the group on the
        features and the label, each by objective perturbation (:class:`~dpfair.linear_model.DPLogisticRegression`,
        ``data_norm=1`` on the rows divided by ``data_norm``); every model sees the change and each gets ``1/K`` of
