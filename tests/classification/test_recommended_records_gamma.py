@@ -9,12 +9,14 @@ import pytest
 from sklearn.linear_model import LogisticRegression
 
 from dpfair.classification import DPBlindPostProcessor, DPFairClassifier
-from dpfair.classification._blind_records import RECORDS_LOOSE_GAMMA, RECORDS_TIGHT_GAMMA
+from dpfair.classification._blind_records import RECORDS_LOOSE_GAMMA, RECORDS_QUIET_GAMMA, RECORDS_TIGHT_GAMMA
 from dpfair.classification.blind_postprocessing import DEFAULT_MEMBERSHIP_SHARE
 from dpfair.classification.blind_table import ATTRIBUTE_GAMMA
 from dpfair.classification.recommended import RECORDS_BLIND_MEMBERSHIP_SHARE
 from dpfair.datasets import make_classification
 from dpfair.linear_model import DPLogisticRegression
+
+RECORDS_LEVELS = (RECORDS_QUIET_GAMMA, RECORDS_LOOSE_GAMMA, RECORDS_TIGHT_GAMMA)  # records_gamma's tolerances
 
 pytestmark = pytest.mark.filterwarnings("ignore::dpfair.privacy.SeededNoiseWarning",
                                         "ignore::dpfair.classification.FairnessSlackWarning",
@@ -39,7 +41,7 @@ def test_records_blind_leaves_gamma_to_the_released_table_and_gives_the_table_mo
     records = _fit(protects="records")
     inner = records.estimator_
     assert records.mechanism_ == "DPBlindPostProcessor" and inner.gamma is None
-    assert inner.gamma_ in (RECORDS_LOOSE_GAMMA, RECORDS_TIGHT_GAMMA)
+    assert inner.gamma_ in RECORDS_LEVELS
     assert inner.membership_share == RECORDS_BLIND_MEMBERSHIP_SHARE
     attribute = _fit(protects="attribute")
     assert attribute.estimator_.gamma is DPBlindPostProcessor().gamma is None  # resolved by the relation
@@ -62,7 +64,7 @@ def test_the_post_processors_default_gamma_is_chosen_by_the_relation(private_bas
                                     **extra).fit(X, y, sensitive_features=g)
 
     default = fit(None)
-    assert default.gamma_ in ((RECORDS_LOOSE_GAMMA, RECORDS_TIGHT_GAMMA) if private_base else (ATTRIBUTE_GAMMA,))
+    assert default.gamma_ in (RECORDS_LEVELS if private_base else (ATTRIBUTE_GAMMA,))
     np.testing.assert_array_equal(fit(default.gamma_).probabilities_, default.probabilities_)
     assert not np.array_equal(fit(0.005).probabilities_, default.probabilities_)
 
@@ -95,7 +97,7 @@ def test_whole_records_on_the_defaults_draw_secure_noise_afresh_and_spend_exactl
         assert model.privacy_spent_["epsilon"] == pytest.approx(1.0)
         assert model.privacy_spent_["neighbouring"].startswith("replace one training row")
         if not attribute_at_prediction:
-            assert model.estimator_.gamma_ in (RECORDS_LOOSE_GAMMA, RECORDS_TIGHT_GAMMA)
+            assert model.estimator_.gamma_ in RECORDS_LEVELS
         kwargs = {"sensitive_features": g} if attribute_at_prediction else {}
         positive = model.predict_proba(X, **kwargs)[:, 1]
         assert np.all((positive >= 0.0) & (positive <= 1.0))

@@ -87,7 +87,16 @@ RECORDS_AWARE_SCORE_BINS = 5
 #: or 2, before or after (10 draws each).  Tried and not adopted (ACS by race, 20 draws): the rule averaged over 16
 #: redrawn copies of the release 15 of 20 (17 times the linear programs); 24 score bins 16 of 20; a tight tolerance of
 #: 0.035 lost Adult by race (14 of 20).  The tolerance itself was a fixed 0.03 here before (ACS by race missed its
-#: utility share in every draw at 0.025-0.045).
+#: utility share in every draw at 0.025-0.045).  Where the error and the violation come from (paired, 5 splits x 20
+#: seeds, at HEAD before the quiet tolerance of :mod:`~dpfair.classification._blind_records`; draws met, median error /
+#: violation): the membership models exact (the table's epsilon unchanged) ACS by race 16 -> 11 of 20 (0.347 / 0.079
+#: -> 0.349 / 0.078), Adult by race 16 -> 17 (0.220 / 0.093 -> 0.220 / 0.082); the base model near exact (epsilon 1,000,
+#: the post-processor 0.5) 16 -> 17 and 16 -> 14 (0.346 / 0.077, 0.220 / 0.072); the table exact (its margins kept)
+#: 16 -> 0 and 16 -> 5 (0.358 / 0.058, 0.231 / 0.057: the rule turns more cautious, not better).  So under whole-row
+#: privacy neither the base's nor the membership model's noise sets the error: a better membership model (a histogram
+#: on a public partition, as under the attribute relation) was not built; the tolerance is what moves the row.  On
+#: Adult by race two groups (American Indian, Other; 11-21 held-out positives each) are unmeasured in every fit, and
+#: the held-out violation of a split is mostly their held-out true-positive rates (sampling of 11-21 rows).
 RECORDS_BLIND_MEMBERSHIP_SHARE = 0.15
 
 #: The fewest public training rows at which :class:`PublicBaseClassifier` considers gradient-boosted trees.
@@ -295,8 +304,8 @@ class DPFairClassifier(PrivateEstimator, SensitiveScoreMixin, CloneLineageMixin,
       :class:`~dpfair.linear_model.DPLogisticRegression` with half of ``epsilon`` (blind) or 0.4 of it (attribute at
       prediction, :data:`RECORDS_AWARE_BASE_SHARE`); ``data_norm`` (a bound on every row's L2 norm, declared) is
       required.  Blind, the post-processor's membership model gets :data:`RECORDS_BLIND_MEMBERSHIP_SHARE` (0.15) of
-      its epsilon, and its tolerance is its own whole-row default (0.06, or 0.04 when its released table shows two
-      or more noisy groups).
+      its epsilon, and its tolerance is its own whole-row default (0.07 when its released table shows every group
+      but one well measured, 0.06 when one more is a little noisy, 0.04 when two or more groups are noisy).
     * ``attribute_at_prediction=False`` (default): :class:`DPBlindPostProcessor`; ``predict(X)`` needs no group.
       ``True``: :class:`DPEqualizedOddsPostProcessor`; ``predict(X, sensitive_features=...)`` needs it.  With
       ``protects="attribute"`` and fewer than 2,000 training rows its table is projected onto its public (score bin,
@@ -317,7 +326,7 @@ class DPFairClassifier(PrivateEstimator, SensitiveScoreMixin, CloneLineageMixin,
         A declared bound on every row's L2 norm; required with ``protects="records"``.
     gamma : float or None, default None
         The fairness tolerance; ``None``: the chosen mechanism's default (0.045 blind, 0 attribute-aware; blind with
-        ``protects="records"``, chosen from the released table's noise, 0.06 or 0.04).
+        ``protects="records"``, chosen from the released table's noise, 0.07, 0.06 or 0.04).
     budget : PrivacyBudget or None, default None
         Charged once per ``fit``.
     random_state : None, int, numpy Generator, default None
