@@ -307,7 +307,7 @@ class DPBlindPostProcessor(PrivateEstimator, CloneLineageMixin, MetaEstimatorMix
         The largest difference allowed between two groups' constrained rates in the released table (>= 0), on top
         of the robust margins (below).  ``None``: :data:`~dpfair.classification.blind_table.ATTRIBUTE_GAMMA` (0.045);
         with a private base fitted here (whole rows private), chosen from the released table's noise:
-        0.06, or 0.04 when two or more groups' rates are noisy
+        0.07 when every group but one is well measured, 0.06, or 0.04 when two or more groups' rates are noisy
         (:func:`~dpfair.classification._blind_records.records_gamma`, post-processing; ``gamma_`` says which).
     constraints : str, default "equalized_odds"
         ``"equalized_odds"``, ``"demographic_parity"``, ``"equalized_odds_and_demographic_parity"`` or
