@@ -30,6 +30,11 @@ def test_the_ridge_is_a_closed_form_of_the_public_shape(n_clusters, n_features, 
     assert 0.0 < value <= 1.0
 
 
+def test_no_clusters_is_refused_by_name():
+    with pytest.raises(ValueError, match="n_clusters"):
+        membership_module.pooled_membership_regularization(0, 5)
+
+
 def _reference(centres, counts, regularization):
     """The multinomial model fitted directly to the weighted pseudo-rows, two groups."""
     k = centres.shape[0]
