@@ -26,6 +26,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from dpfair.classification._blind_pooling import pool_unmeasured_groups
 from dpfair.classification._blind_records import project_to_group_masses
 from dpfair.classification.blind_table import project_to_totals, rate_margin_weights, solve_blind_lp
 
@@ -145,7 +146,9 @@ def fit_blind_rule(
     mean of the program's rules on the released table and on :data:`REDRAWS` redrawn copies
     (:func:`averaged_blind_rule`).  Under whole-row privacy it is the program's rule on the released table: the
     redrawn copies, twice as noisy and clipped, raised the held-out violation there (measured at :data:`REDRAWS`).
-    Either way the returned error is the rule's on ``error_table`` (the one the best constant is compared on).
+    Either way the returned error is the rule's on ``error_table`` (the one the best constant is compared on).  With
+    two or more unmeasured groups their pool is constrained as one more group where the release measures it
+    (:func:`~dpfair.classification._blind_pooling.pool_unmeasured_groups`).
 
     Parameters
     ----------
@@ -185,7 +188,10 @@ def fit_blind_rule(
             q_lp = project_to_group_masses(copy) if finite else np.maximum(copy, 0.0)
         errors = error_table if error_is_exact else q_lp.sum(axis=1)
         margins = rate_margin_weights(q_lp, n_rows, epsilon, families, sampling) if finite else None
-        return solve_blind_lp(q_lp, errors, gamma, families, active, n_membership_cells, margins)
+        # the groups too small to constrain one by one, constrained as one pool where it is measured (_blind_pooling)
+        q_lp, pooled_active, margins = pool_unmeasured_groups(q_lp, active, margins, n_rows, epsilon, families,
+                                                              sampling)
+        return solve_blind_lp(q_lp, errors, gamma, families, pooled_active, n_membership_cells, margins)
 
     solved = solve(q_tilde)
     if solved is None or not finite:

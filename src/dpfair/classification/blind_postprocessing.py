@@ -673,8 +673,9 @@ class DPBlindPostProcessor(PrivateEstimator, CloneLineageMixin, MetaEstimatorMix
                 unmeasured = ", ".join(repr(g) for g in data.groups[~measured].tolist())
                 warnings.warn(
                     f"the declared group(s) {unmeasured} are too small for the noise of the private table: their rates "
-                    "are not constrained (the fit is valid and private). Use a larger epsilon, more rows, or merge small "
-                    "groups.", VacuousConstraintWarning, stacklevel=find_stack_level())
+                    "are not constrained one by one (two or more are, as one pool, where the table measures it; the fit "
+                    "is valid and private). Use a larger epsilon, more rows, or merge small groups.",
+                    VacuousConstraintWarning, stacklevel=find_stack_level())
         if fallback or np.ptp(p) == 0:
             guarantee, noise_slack = 0.0, 0.0  # a constant rule has equal rates in every group, exactly
         else:
