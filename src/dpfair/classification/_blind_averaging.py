@@ -26,7 +26,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from dpfair.classification._blind_pooling import pool_unmeasured_groups
+from dpfair.classification._blind_pooling import append_pool, pooled_groups
 from dpfair.classification._blind_records import project_to_group_masses
 from dpfair.classification.blind_table import project_to_totals, rate_margin_weights, solve_blind_lp
 
@@ -181,17 +181,25 @@ def fit_blind_rule(
     finite = math.isfinite(epsilon)
     two_group_public = error_is_exact and q_tilde.shape[1] == 2
 
-    def solve(copy: np.ndarray) -> tuple[np.ndarray, float] | None:
+    def project(copy: np.ndarray) -> np.ndarray:
         if error_is_exact:
-            q_lp = project_to_totals(copy, error_table)
-        else:  # whole rows: each group's cells on its released mass (clipping added the empty cells' noise)
-            q_lp = project_to_group_masses(copy) if finite else np.maximum(copy, 0.0)
+            return project_to_totals(copy, error_table)
+        # whole rows: each group's cells on its released mass (clipping added the empty cells' noise)
+        return project_to_group_masses(copy) if finite else np.maximum(copy, 0.0)
+
+    # the groups too small to constrain one by one, constrained as one pool where the release measures it
+    # (_blind_pooling); decided once, from the release, for it and its redrawn copies alike
+    pool = pooled_groups(project(q_tilde), q_tilde, active, n_rows, epsilon, families)
+
+    def solve(copy: np.ndarray) -> tuple[np.ndarray, float] | None:
+        q_lp = project(copy)
         errors = error_table if error_is_exact else q_lp.sum(axis=1)
         margins = rate_margin_weights(q_lp, n_rows, epsilon, families, sampling) if finite else None
-        # the groups too small to constrain one by one, constrained as one pool where it is measured (_blind_pooling)
-        q_lp, pooled_active, margins = pool_unmeasured_groups(q_lp, active, margins, n_rows, epsilon, families,
-                                                              sampling)
-        return solve_blind_lp(q_lp, errors, gamma, families, pooled_active, n_membership_cells, margins)
+        program_active = active
+        if pool is not None:
+            q_lp, program_active, margins = append_pool(q_lp, active, margins, pool, n_rows, epsilon, families,
+                                                        sampling)
+        return solve_blind_lp(q_lp, errors, gamma, families, program_active, n_membership_cells, margins)
 
     solved = solve(q_tilde)
     if solved is None or not finite:

@@ -280,8 +280,9 @@ class DPBlindPostProcessor(PrivateEstimator, CloneLineageMixin, MetaEstimatorMix
     ``>= 1 - beta`` over the table's noise, from released quantities only (proof in
     :func:`~dpfair.classification.blind_table.blind_guaranteed_violation`).  A group whose typical rate noise
     (:func:`~dpfair.classification.blind_table.rate_noise`) exceeds 0.5, or whose released (unclipped) mass is
-    below one standard deviation of its noise, is *unmeasured*: its constraint binds nothing (a
-    :class:`VacuousConstraintWarning` names it).  A :class:`FairnessSlackWarning` says when a measured group's
+    below one standard deviation of its noise, is *unmeasured*: not constrained on its own (a
+    :class:`VacuousConstraintWarning` names it); two or more are constrained as one pool where the table measures
+    the pool (``dpfair.classification._blind_pooling``).  A :class:`FairnessSlackWarning` says when a measured group's
     typical rate noise exceeds 0.05 (the held-out violation will likely exceed ``gamma`` by that much).
 
     **Never worse than the constant.** The constant rule is always feasible, so the LP's (exact, under the
@@ -369,7 +370,8 @@ class DPBlindPostProcessor(PrivateEstimator, CloneLineageMixin, MetaEstimatorMix
     membership_bins_ : int
         The number of membership cells (the table's second dimension).
     measured_groups_ : ndarray of bool
-        Whether each declared group's rates were measured (constrained).
+        Whether each declared group's rates were measured (constrained on its own; the unmeasured ones may be
+        constrained as one pool).
     objective_ : float
         The training error of the rule (exact under the attribute relation, else read off the released table).
     constant_error_ : float
@@ -462,7 +464,7 @@ class DPBlindPostProcessor(PrivateEstimator, CloneLineageMixin, MetaEstimatorMix
         SmallBudgetWarning
             When the fit falls back to the best constant classifier.
         VacuousConstraintWarning
-            When a declared group is unmeasured (its constraint binds nothing).
+            When a declared group is unmeasured (not constrained on its own).
         FairnessSlackWarning
             When a measured group's typical rate noise exceeds 0.05.
         """
