@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from dpfair.classification import _blind_averaging as averaging
-from dpfair.classification._blind_pooling import pool_unmeasured_groups
+from dpfair.classification._blind_pooling import append_pool, pooled_groups
 from dpfair.classification._blind_records import project_to_group_masses
 from dpfair.classification.blind_table import (
     BLIND_CONSTRAINTS,
@@ -22,6 +22,14 @@ from dpfair.classification.blind_table import (
 
 EO = BLIND_CONSTRAINTS["equalized_odds"]
 N_ROWS, EPSILON, SAMPLING = 20_000, 1.0, 0.5
+
+
+def pool_unmeasured_groups(q_lp, active, margins, n_rows, epsilon, families, sampling, q_released):
+    """The two steps fit_blind_rule takes on one table: decide the pool from the release, then append it."""
+    pool = pooled_groups(q_lp, q_released, active, n_rows, epsilon, families)
+    if pool is None:
+        return q_lp, active, margins
+    return append_pool(q_lp, active, margins, pool, n_rows, epsilon, families, sampling)
 
 
 def _table(seed: int = 0, n_cells: int = 12, small: float = 0.0007) -> np.ndarray:

@@ -148,7 +148,7 @@ def fit_blind_rule(
     redrawn copies, twice as noisy and clipped, raised the held-out violation there (measured at :data:`REDRAWS`).
     Either way the returned error is the rule's on ``error_table`` (the one the best constant is compared on).  With
     two or more unmeasured groups their pool is constrained as one more group where the release measures it
-    (:func:`~dpfair.classification._blind_pooling.pool_unmeasured_groups`).
+    (:func:`~dpfair.classification._blind_pooling.pooled_groups`).
 
     Parameters
     ----------

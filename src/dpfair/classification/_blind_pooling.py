@@ -5,8 +5,9 @@ A declared group whose rates the released table cannot measure (its typical rate
 constraining it would fit the noise.  With several such groups (the fairness suite's nine groups: 110, 50 and 20
 training rows) nothing holds their rates, and the held-out equalized-odds difference, a maximum over every group
 with a held-out row, is set by them.  Their *pool* -- each cell's released masses summed over those groups -- is
-often measured where no one of them is: :func:`pool_unmeasured_groups` adds it to the program as one more group,
-constrained like the others when its own rate noise is below the same limit.  A rule whose rate on the pool is
+often measured where no one of them is: :func:`pooled_groups` decides it from the release and :func:`append_pool`
+adds it to the program as one more group, constrained like the others when its own rate noise is below the same
+limit.  A rule whose rate on the pool is
 near the others' cannot give every small group a rate far off in the same direction, which is where the held-out
 violation came from (a single score threshold moves all of them together).
 
@@ -46,7 +47,7 @@ import numpy as np
 
 from dpfair.classification.blind_table import RATE_NOISE_LIMIT, constrained_rates, rate_margin_weights, rate_noise
 
-__all__ = ["MIN_POOLED_GROUPS", "append_pool", "pool_unmeasured_groups", "pooled_groups"]
+__all__ = ["MIN_POOLED_GROUPS", "append_pool", "pooled_groups"]
 
 #: The fewest unmeasured groups that are pooled (one alone is its own pool: unmeasured by definition).
 MIN_POOLED_GROUPS = 2
@@ -136,40 +137,3 @@ def append_pool(q_lp: np.ndarray, active: np.ndarray, margins: np.ndarray | None
         margins = np.concatenate(
             [margins, rate_margin_weights(pooled, n_rows, pooled_epsilon, families, sampling)], axis=1)
     return q, active, margins
-
-
-def pool_unmeasured_groups(
-    q_lp: np.ndarray, active: np.ndarray, margins: np.ndarray | None, n_rows: int, epsilon: float,
-    families: tuple[tuple[int, ...], ...], sampling: float, q_released: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-    """:func:`pooled_groups` then :func:`append_pool` on one table (unchanged, the same objects, without a pool).
-
-    Parameters
-    ----------
-    q_lp : ndarray of shape (n_cells, n_groups, 2)
-        The table the program reads (projected, non-negative).
-    active : ndarray of bool, shape (n_groups, n_families)
-        Which (group, family) rates are constrained.
-    margins : ndarray of shape (n_cells, n_groups, n_families) or None
-        The robust constraints' weights (``None``: the plain program, ``epsilon = inf``).
-    n_rows : int
-        The number of rows ``m`` (public).
-    epsilon : float
-        The epsilon of the table's noise scale.
-    families : tuple of tuple of int
-        The constrained label sets.
-    sampling : float
-        The multiple of the cells' sampling standard deviation in the margins.
-    q_released : ndarray of shape (n_cells, n_groups, 2)
-        The table as released, before any clipping or projection.
-
-    Returns
-    -------
-    q : ndarray of shape (n_cells, n_groups or n_groups + 1, 2)
-    active : ndarray of bool, shape (n_groups or n_groups + 1, n_families)
-    margins : ndarray or None
-    """
-    pool = pooled_groups(q_lp, q_released, active, n_rows, epsilon, families)
-    if pool is None:
-        return q_lp, active, margins
-    return append_pool(q_lp, active, margins, pool, n_rows, epsilon, families, sampling)
