@@ -253,6 +253,8 @@ def _init_worker(parent_pid: int) -> None:
 def _terminate_pool(pool: ProcessPoolExecutor) -> None:
     """Cancel pending tasks and end the workers now (a task in progress is abandoned, never half-stored)."""
     processes = list((getattr(pool, "_processes", None) or {}).values())
+    # read the manager thread before shutdown: shutdown(wait=False) sets the pool's reference to it to None
+    manager = getattr(pool, "_executor_manager_thread", None)
     pool.shutdown(wait=False, cancel_futures=True)
     for process in processes:
         if process.is_alive():
@@ -265,8 +267,7 @@ def _terminate_pool(pool: ProcessPoolExecutor) -> None:
             process.join(timeout=1.0)
     # the pool's manager thread closes its wake-up pipe once it sees the workers gone; wait for that, or the
     # interpreter's exit hook (concurrent.futures' _python_exit) can write to the pipe as it closes and print an
-    # OSError traceback after the interrupt message (seen under load with two workers)
-    manager = getattr(pool, "_executor_manager_thread", None)
+    # OSError traceback ("Bad file descriptor") after the interrupt message (seen under load with two workers)
     if manager is not None:
         manager.join(timeout=5.0)
 
