@@ -61,7 +61,7 @@ def test_the_choice_is_recorded_and_the_whole_fit_is_one_charge(protects, at_pre
     assert proba.shape == (X.shape[0], 2)
     if not at_prediction:  # blind: the group is not needed (and not read) at prediction
         np.testing.assert_array_equal(est.predict_proba(X), proba)
-    assert choose_mechanism(protects, at_prediction, 10, 2, 1.0) == mechanism
+    assert choose_mechanism(protects, at_prediction, X.shape[0], 2, 1.0) == mechanism
 
 
 def test_records_need_a_declared_data_norm_and_nothing_is_charged_without_it():

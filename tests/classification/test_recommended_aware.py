@@ -104,7 +104,7 @@ def test_post_processor_mixes_the_same_release(score_bins):
 @pytest.mark.parametrize(("n", "protects", "expected"), [
     (SMALL_SAMPLE_ROWS - 1, "attribute", SMALL_SAMPLE_CONSTANT_MIX),
     (SMALL_SAMPLE_ROWS, "attribute", 0.0),
-    (300, "records", 0.0),
+    (600, "records", 0.0),  # (m epsilon = 600: a table; below 500 the count alone)
 ])
 def test_recommended_mixes_and_projects_below_the_public_row_count_only(n, protects, expected):
     X, y, group = _data(n)

@@ -25,6 +25,7 @@ from dpfair._validation import check_nonnegative_finite, check_positive_finite
 from dpfair._wrapped_fit import SensitiveScoreMixin, wrapped_feature_attributes
 from dpfair.base import PrivacyParameters, PrivateEstimator, ValidatedData, ValidatedOptions
 from dpfair.classification._postprocessing_mix import SMALL_SAMPLE_CONSTANT_MIX, SMALL_SAMPLE_ROWS
+from dpfair.classification._records_constant import RECORDS_TABLE_MIN_ROWS_EPSILON, DPMajorityClassifier
 from dpfair.classification.blind_postprocessing import DPBlindPostProcessor
 from dpfair.classification.postprocessing import DPEqualizedOddsPostProcessor, _two_labels
 from dpfair.linear_model import DPLogisticRegression
@@ -249,7 +250,11 @@ def choose_mechanism(protects: str, attribute_at_prediction: bool, n_rows: int, 
     * otherwise: ``"DPBlindPostProcessor"`` (attribute-blind post-processing on a private membership model).  The
       private reductions (``DPExponentiatedGradient``) are not chosen at any ``(n, groups, epsilon)``: on every task
       measured (ACS race, 4 groups; Communities; Adult by sex; ``epsilon`` 0.5-2) the blind post-processor erred less
-      at a comparable held-out violation.
+      at a comparable held-out violation;
+    * but with ``protects="records"`` and ``n_rows * epsilon`` below
+      :data:`~dpfair.classification._records_constant.RECORDS_TABLE_MIN_ROWS_EPSILON` (500), either way:
+      ``"DPMajorityClassifier"`` (the majority label of a positive count released with the whole epsilon), where no
+      table of either post-processor was measured to beat the best constant classifier.
 
     ``protects`` decides the base model (a non-private model of the public ``(X, y)``: :class:`PublicBaseClassifier`
     blind, a logistic regression attribute-aware; or a private logistic regression with :data:`BASE_MODEL_SHARE` of
@@ -275,7 +280,9 @@ def choose_mechanism(protects: str, attribute_at_prediction: bool, n_rows: int, 
     str
         The class name of the mechanism.
     """
-    del protects, n_rows, n_groups, epsilon  # (public facts that size the mechanism, not choose it; see above)
+    del n_groups  # (a public fact that sizes the mechanism, not chooses it; see above)
+    if protects == "records" and 0 < n_rows and n_rows * epsilon < RECORDS_TABLE_MIN_ROWS_EPSILON:
+        return "DPMajorityClassifier"
     return "DPEqualizedOddsPostProcessor" if attribute_at_prediction else "DPBlindPostProcessor"
 
 
@@ -312,7 +319,10 @@ class DPFairClassifier(PrivateEstimator, SensitiveScoreMixin, CloneLineageMixin,
       prediction, :data:`RECORDS_AWARE_BASE_SHARE`); ``data_norm`` (a bound on every row's L2 norm, declared) is
       required.  Blind, the post-processor's membership model gets :data:`RECORDS_BLIND_MEMBERSHIP_SHARE` (0.15) of
       its epsilon, and its tolerance is its own whole-row default (0.07 when its released table shows every group
-      but one well measured, 0.06 when one more is a little noisy, 0.04 when two or more groups are noisy).
+      but one well measured, 0.06 when one more is a little noisy, 0.04 when two or more groups are noisy).  Below
+      ``m * epsilon = 500`` (public) neither post-processor runs: the whole epsilon releases one positive-label count
+      and the fit is its majority label (``DPMajorityClassifier``, :mod:`~dpfair.classification._records_constant`),
+      where no table measured beat the best constant classifier.
     * ``attribute_at_prediction=False`` (default): :class:`DPBlindPostProcessor`; ``predict(X)`` needs no group.
       ``True``: :class:`DPEqualizedOddsPostProcessor`; ``predict(X, sensitive_features=...)`` needs it.  With
       ``protects="attribute"`` and fewer than 2,000 training rows its table is projected onto its public (score bin,
@@ -342,7 +352,7 @@ class DPFairClassifier(PrivateEstimator, SensitiveScoreMixin, CloneLineageMixin,
     Attributes
     ----------
     mechanism_ : str
-        The class name of the mechanism that was run.
+        The class name of the mechanism that was run (``"DPMajorityClassifier"``: the private majority label).
     estimator_ : estimator
         The fitted mechanism.
     classes_ : ndarray of shape (2,)
@@ -410,9 +420,13 @@ class DPFairClassifier(PrivateEstimator, SensitiveScoreMixin, CloneLineageMixin,
         return self._set_fitted(self._release(X, y, sensitive_features=sensitive_features))
 
     # ------------------------------------------------------------------ the template's steps
+    def _plan_release(self, params: PrivacyParameters, data: _RecommendedData) -> str:
+        return data.mechanism  # (chosen from public facts: the ledger's label names it)
+
     def _charge_label(self, params: PrivacyParameters) -> str:
         options: _RecommendedOptions = params.options
-        return f"{type(self).__name__}.fit ({self._mechanism(options)}, protects {options.protects})"
+        mechanism = params.plan if params.plan is not None else self._mechanism(options)
+        return f"{type(self).__name__}.fit ({mechanism}, protects {options.protects})"
 
     def _declared_relation(self) -> str:
         return REPLACE if self.protects == "records" else CHANGE_ATTRIBUTE
@@ -446,6 +460,10 @@ class DPFairClassifier(PrivateEstimator, SensitiveScoreMixin, CloneLineageMixin,
                 "data_norm is required with protects='records': declare a bound on every row's L2 norm (a public "
                 "constant, e.g. from the data's schema; scale features by their declared ranges first)."
             )
+        if choose_mechanism(options.protects, options.attribute_at_prediction, n_rows, len(params.groups or ()),
+                            epsilon) == "DPMajorityClassifier":
+            # whole records and m epsilon < 500: no table measured there beat the constant (_records_constant)
+            return DPMajorityClassifier(epsilon=epsilon, groups=params.groups, data_norm=options.data_norm)
         if records:
             base_epsilon = epsilon * (RECORDS_AWARE_BASE_SHARE if options.attribute_at_prediction else BASE_MODEL_SHARE)
             base = DPLogisticRegression(epsilon=base_epsilon, data_norm=options.data_norm)
@@ -517,7 +535,7 @@ class DPFairClassifier(PrivateEstimator, SensitiveScoreMixin, CloneLineageMixin,
         if not noise.secure:  # a seeded release: the inner mechanism's noise is derived from it
             seed = int(noise.uniform(1)[0] * 2**32)
             inner.set_params(random_state=seed)
-            if isinstance(inner.estimator, DPLogisticRegression):
+            if isinstance(getattr(inner, "estimator", None), DPLogisticRegression):
                 inner.set_params(estimator__random_state=seed + 1)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", PrivacyLeakWarning)  # (this release warned once, for the whole fit)
