@@ -343,7 +343,8 @@ class DPFairClassifier(PrivateEstimator, SensitiveScoreMixin, CloneLineageMixin,
         A declared bound on every row's L2 norm; required with ``protects="records"``.
     gamma : float or None, default None
         The fairness tolerance; ``None``: the chosen mechanism's default (0.045 blind, 0 attribute-aware; blind with
-        ``protects="records"``, chosen from the released table's noise, 0.07, 0.06 or 0.04).
+        ``protects="records"``, chosen from the released table's noise, 0.07, 0.06 or 0.04).  Not used by the
+        majority label (its rates are equal in every group).
     budget : PrivacyBudget or None, default None
         Charged once per ``fit``.
     random_state : None, int, numpy Generator, default None
@@ -425,7 +426,13 @@ class DPFairClassifier(PrivateEstimator, SensitiveScoreMixin, CloneLineageMixin,
 
     def _charge_label(self, params: PrivacyParameters) -> str:
         options: _RecommendedOptions = params.options
-        mechanism = params.plan if params.plan is not None else self._mechanism(options)
+        if params.plan is not None:
+            mechanism = params.plan
+        elif options.protects == "records":  # (planned without data: m decides)
+            line = f"{RECORDS_TABLE_MIN_ROWS_EPSILON:g}"
+            mechanism = f"DPMajorityClassifier below m * epsilon = {line}, else {self._mechanism(options)}"
+        else:
+            mechanism = self._mechanism(options)
         return f"{type(self).__name__}.fit ({mechanism}, protects {options.protects})"
 
     def _declared_relation(self) -> str:
@@ -460,14 +467,15 @@ class DPFairClassifier(PrivateEstimator, SensitiveScoreMixin, CloneLineageMixin,
                 "data_norm is required with protects='records': declare a bound on every row's L2 norm (a public "
                 "constant, e.g. from the data's schema; scale features by their declared ranges first)."
             )
-        if choose_mechanism(options.protects, options.attribute_at_prediction, n_rows, len(params.groups or ()),
+        n_groups = 0 if params.groups is None else len(params.groups)  # (a list, an array or an Index)
+        if choose_mechanism(options.protects, options.attribute_at_prediction, n_rows, n_groups,
                             epsilon) == "DPMajorityClassifier":
             # whole records and m epsilon < 500: no table measured there beat the constant (_records_constant)
             return DPMajorityClassifier(epsilon=epsilon, groups=params.groups, data_norm=options.data_norm)
         if records:
             base_epsilon = epsilon * (RECORDS_AWARE_BASE_SHARE if options.attribute_at_prediction else BASE_MODEL_SHARE)
             base = DPLogisticRegression(epsilon=base_epsilon, data_norm=options.data_norm)
-            own_epsilon = epsilon - base_epsilon
+            own_epsilon = epsilon if math.isinf(epsilon) else epsilon - base_epsilon  # (inf - inf is NaN)
         elif options.attribute_at_prediction:
             base, own_epsilon = LogisticRegression(max_iter=1000), epsilon
         else:  # (X, y) public: the blind rule's score may be any non-private learner on them (PublicBaseClassifier)
@@ -517,8 +525,9 @@ class DPFairClassifier(PrivateEstimator, SensitiveScoreMixin, CloneLineageMixin,
         inner = self._inner(params, n_rows)
         inner.check_release(X, y, sensitive_features=sensitive_features)  # every refusal before the charge
         # the inner mechanism fits its base model (a logistic regression) after this release's charge: it needs
-        # rows of both classes, so that is refused now, before the charge
-        if np.unique(_two_labels(X, y)[2]).size < 2:
+        # rows of both classes, so that is refused now, before the charge (the majority label fits no model: a
+        # refusal there would answer, without noise, whether every private label is the same)
+        if not isinstance(inner, DPMajorityClassifier) and np.unique(_two_labels(X, y)[2]).size < 2:
             raise ValueError("y must hold rows of both classes: the base model (a logistic regression) cannot be "
                              "fitted on one class; pass training rows of each label.")
         return _RecommendedData(n_rows=_num_samples(X), sensitive_features=sensitive_features, X=X, y=y,
