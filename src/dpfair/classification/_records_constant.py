@@ -43,7 +43,6 @@ from dpfair.base import PrivacyParameters, PrivateEstimator, ValidatedData, Vali
 from dpfair.classification._budget_warnings import SmallBudgetWarning
 from dpfair.classification.blind_table import released_positive_count
 from dpfair.classification.postprocessing import _two_labels
-from dpfair.linear_model._common import check_row_norms, feature_attributes
 from dpfair.privacy.relations import REPLACE
 
 __all__ = ["RECORDS_TABLE_MIN_ROWS_EPSILON", "DPMajorityClassifier"]
@@ -156,7 +155,13 @@ class DPMajorityClassifier(PrivateEstimator, ClassifierMixin, BaseEstimator):
             raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None: pass two labels.")
         check_feature_values(X, owner=type(self).__name__)
         features = check_array(X, dtype=np.float64, input_name="X")
-        check_row_norms(features, params.options.data_norm)
+        data_norm = params.options.data_norm
+        if data_norm is not None and not (np.sqrt(np.einsum("ij,ij->i", features, features)) <= data_norm * (1 + 1e-9)).all():
+            raise ValueError(  # (the same check and words as the post-processors' under whole-row privacy)
+                f"X has row(s) whose L2 norm exceeds the declared data_norm={data_norm:g}: the guarantee of the "
+                "mechanisms DPFairClassifier chooses rests on that bound. Scale the features by public constants or "
+                "declare a larger data_norm."
+            )
         _, classes, labels, m = _two_labels(X, y)
         return _MajorityData(n_rows=m, sensitive_features=sensitive_features, n_features=features.shape[1],
                              feature_names=_get_feature_names(X), classes=classes, labels=labels)
@@ -184,7 +189,8 @@ class DPMajorityClassifier(PrivateEstimator, ClassifierMixin, BaseEstimator):
                 f"is tried from epsilon = {RECORDS_TABLE_MIN_ROWS_EPSILON / max(data.n_rows, 1):.3g} on (or with more "
                 "rows).", SmallBudgetWarning, stacklevel=find_stack_level())
         return {"classes_": data.classes, "groups_": np.asarray(data.groups), "positive_count_": float(noisy),
-                "constant_": constant, "fallback_": True, **feature_attributes(data.n_features, data.feature_names)}
+                "constant_": constant, "fallback_": True, "n_features_in_": data.n_features,
+                **({} if data.feature_names is None else {"feature_names_in_": data.feature_names})}
 
     def predict_proba(self, X: Any, *, sensitive_features: Any = None) -> np.ndarray:
         """The constant's probabilities: 1 for its label on every row.
