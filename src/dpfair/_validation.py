@@ -29,6 +29,7 @@ __all__ = [
     "check_positive_finite",
     "check_positive_normal",
     "check_rho",
+    "check_row_norms",
     "check_sensitivity",
     "check_squares_fit",
     "check_within_bounds",
@@ -764,3 +765,18 @@ def _is_missing(value: Any) -> bool:
         return bool(pd.isna(value))
     except (TypeError, ValueError):
         return False
+
+
+def check_row_norms(X: np.ndarray, data_norm: float | None) -> None:
+    """Refuse rows whose L2 norm exceeds the declared ``data_norm`` (the message names no private value)."""
+    if data_norm is None or X.size == 0:
+        return
+    norms = np.sqrt(np.einsum("ij,ij->i", X, X))
+    if not (norms <= data_norm * (1.0 + BOUND_TOL)).all():
+        raise ValueError(
+            f"X has row(s) whose L2 norm exceeds the declared data_norm={data_norm:g}: the privacy guarantee "
+            "rests on that bound. Scale every feature by public constants (dpfair.preprocessing.DeclaredRangeScaler "
+            "maps each column's declared range onto [0, 1], and dpfair.preprocessing.row_norm_bound gives the "
+            "data_norm of the result), normalise rows (sklearn.preprocessing.Normalizer, a per-row map that reads "
+            "nothing off other rows), or declare a larger data_norm."
+        )

@@ -37,7 +37,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import _check_feature_names, _get_feature_names, check_array, check_is_fitted
 
 from dpfair._estimator import check_feature_values, warn_non_private
-from dpfair._validation import check_positive_finite
+from dpfair._validation import check_positive_finite, check_row_norms
 from dpfair._warnings import find_stack_level
 from dpfair.base import PrivacyParameters, PrivateEstimator, ValidatedData, ValidatedOptions
 from dpfair.classification._budget_warnings import SmallBudgetWarning
@@ -155,13 +155,7 @@ class DPMajorityClassifier(PrivateEstimator, ClassifierMixin, BaseEstimator):
             raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None: pass two labels.")
         check_feature_values(X, owner=type(self).__name__)
         features = check_array(X, dtype=np.float64, input_name="X")
-        data_norm = params.options.data_norm
-        if data_norm is not None and not (np.sqrt(np.einsum("ij,ij->i", features, features)) <= data_norm * (1 + 1e-9)).all():
-            raise ValueError(  # (the same check and words as the post-processors' under whole-row privacy)
-                f"X has row(s) whose L2 norm exceeds the declared data_norm={data_norm:g}: the guarantee of the "
-                "mechanisms DPFairClassifier chooses rests on that bound. Scale the features by public constants or "
-                "declare a larger data_norm."
-            )
+        check_row_norms(features, params.options.data_norm)  # (the linear models' check and words)
         _, classes, labels, m = _two_labels(X, y)
         return _MajorityData(n_rows=m, sensitive_features=sensitive_features, n_features=features.shape[1],
                              feature_names=_get_feature_names(X), classes=classes, labels=labels)

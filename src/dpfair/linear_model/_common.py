@@ -91,21 +91,6 @@ def validated_features(estimator: Any, X: Any) -> np.ndarray:
     return validate_data(estimator, X, reset=False, dtype=np.float64)
 
 
-def check_row_norms(X: np.ndarray, data_norm: float | None) -> None:
-    """Refuse rows whose L2 norm exceeds the declared ``data_norm`` (the message names no private value)."""
-    if data_norm is None or X.size == 0:
-        return
-    norms = np.sqrt(np.einsum("ij,ij->i", X, X))
-    if not (norms <= data_norm * (1.0 + BOUND_TOL)).all():
-        raise ValueError(
-            f"X has row(s) whose L2 norm exceeds the declared data_norm={data_norm:g}: the privacy guarantee "
-            "rests on that bound. Scale every feature by public constants (dpfair.preprocessing.DeclaredRangeScaler "
-            "maps each column's declared range onto [0, 1], and dpfair.preprocessing.row_norm_bound gives the "
-            "data_norm of the result), normalise rows (sklearn.preprocessing.Normalizer, a per-row map that reads "
-            "nothing off other rows), or declare a larger data_norm."
-        )
-
-
 def feature_attributes(n_features: int, names: Any) -> dict[str, Any]:
     """``n_features_in_`` and, when ``X`` had column names, ``feature_names_in_`` (fitted attributes, by name)."""
     return {"n_features_in_": n_features} if names is None else {"n_features_in_": n_features, "feature_names_in_": names}

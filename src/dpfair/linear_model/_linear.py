@@ -32,14 +32,13 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from dpfair._estimator import CloneLineageMixin
-from dpfair._validation import check_bool, check_nonnegative_finite
+from dpfair._validation import check_bool, check_nonnegative_finite, check_row_norms
 from dpfair._warnings import find_stack_level
 from dpfair.base import PrivacyParameters, ValidatedData, ValidatedOptions
 from dpfair.linear_model._common import (
     BOUND_TOL,
     PrivateLinearModel,
     check_declared_bound,
-    check_row_norms,
     declared_feature_ranges,
     declared_target_range,
     feature_attributes,

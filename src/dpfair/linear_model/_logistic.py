@@ -23,13 +23,12 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from dpfair._estimator import CloneLineageMixin
-from dpfair._validation import check_bool, check_int, check_positive_finite
+from dpfair._validation import check_bool, check_int, check_positive_finite, check_row_norms
 from dpfair._warnings import find_stack_level
 from dpfair.base import PrivacyParameters, ValidatedData, ValidatedOptions
 from dpfair.linear_model._common import (
     PrivateLinearModel,
     check_declared_bound,
-    check_row_norms,
     feature_attributes,
     squared_bound,
     validated_features,
