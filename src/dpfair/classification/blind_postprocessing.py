@@ -39,6 +39,7 @@ from dpfair._wrapped_fit import (
     wrapped_privacy_spent,
 )
 from dpfair.base import PrivacyParameters, PrivateEstimator, ValidatedData, ValidatedOptions
+from dpfair.classification._blind_attribute import attribute_gamma
 from dpfair.classification._blind_averaging import fit_blind_rule
 from dpfair.classification._blind_checks import check_bins, check_constraints, check_share, inner_edges
 from dpfair.classification._blind_records import records_gamma
@@ -57,7 +58,6 @@ from dpfair.classification.blind_membership import (
     with_label,
 )
 from dpfair.classification.blind_table import (
-    ATTRIBUTE_GAMMA,
     BLIND_CONSTRAINTS,
     BLIND_LABEL_COUNT_TARGET_SD,
     RATE_NOISE_LIMIT,
@@ -138,7 +138,7 @@ _BASE_CLASSIFIER = WrappedEstimator(
 class BlindOptions(ValidatedOptions):
     """The validated parameters that are not privacy parameters (see :class:`DPBlindPostProcessor`)."""
 
-    gamma: float | None  # None: from the released table (whole rows, _blind_records.records_gamma)
+    gamma: float | None  # None: from the released table (_blind_records.records_gamma or _blind_attribute.attribute_gamma)
     beta: float
     constraints: str
     membership_share: float
@@ -306,7 +306,9 @@ class DPBlindPostProcessor(PrivateEstimator, CloneLineageMixin, MetaEstimatorMix
         The whole fit's privacy parameter (> 0; ``inf``: the exact non-private LP).
     gamma : float or None, default None
         The largest difference allowed between two groups' constrained rates in the released table (>= 0), on top
-        of the robust margins (below).  ``None``: :data:`~dpfair.classification.blind_table.ATTRIBUTE_GAMMA` (0.045);
+        of the robust margins (below).  ``None``: :data:`~dpfair.classification.blind_table.ATTRIBUTE_GAMMA` (0.045),
+        or 0.0375 with four or more groups of which the released table measures all but one well
+        (:func:`~dpfair.classification._blind_attribute.attribute_gamma`, post-processing; ``gamma_`` says which);
         with a private base fitted here (whole rows private), chosen from the released table's noise:
         0.07 when every group but one is well measured, 0.06, or 0.04 when two or more groups' rates are noisy
         (:func:`~dpfair.classification._blind_records.records_gamma`, post-processing; ``gamma_`` says which).
@@ -490,8 +492,6 @@ class DPBlindPostProcessor(PrivateEstimator, CloneLineageMixin, MetaEstimatorMix
                             f"{type(self.estimator).__name__}; e.g. sklearn.linear_model.LogisticRegression().")
         if not has_score(self.estimator):
             raise ValueError("estimator must have predict_proba or decision_function: the rule bins its score.")
-        if gamma is None and self._declared_relation() != REPLACE:
-            gamma = ATTRIBUTE_GAMMA
         return BlindOptions(
             gamma=None if gamma is None else float(gamma), beta=check_open_unit(self.beta, "beta"),
             constraints=check_constraints(self.constraints), membership_share=check_share(self.membership_share),
@@ -652,8 +652,11 @@ class DPBlindPostProcessor(PrivateEstimator, CloneLineageMixin, MetaEstimatorMix
             reason = "fewer than two declared groups are measured by the noisy table"
         # public totals: the table projected onto them (shrinking it towards the membership model biased the rates);
         # the rule is averaged over the program's solutions on redrawn copies of the release (post-processing)
-        gamma = options.gamma  # whole rows by default: from the released table's noise (post-processing)
-        gamma = records_gamma(noisy.q_tilde, m, epsilon_table, families) if gamma is None else gamma
+        gamma = options.gamma  # by default from the released table's noise (post-processing), by the relation
+        if gamma is None and options.relation == REPLACE:
+            gamma = records_gamma(noisy.q_tilde, m, epsilon_table, families)
+        elif gamma is None:
+            gamma = attribute_gamma(noisy.q_tilde, noisy.error_table, noisy.error_is_exact, m, epsilon_table, families)
         solved = None if reason else fit_blind_rule(noisy.q_tilde, noisy.error_table, noisy.error_is_exact, m,
                                                     epsilon_table, gamma, families, active,
                                                     data.n_membership_cells,

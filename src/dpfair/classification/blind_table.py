@@ -68,8 +68,8 @@ BLIND_CONSTRAINTS: dict[str, tuple[tuple[int, ...], ...]] = {
 #: (10 draws of 5 splits, 4 membership bins), 0.035 / 0.04 / 0.045 / 0.05 / 0.055 gave Communities 0.244 / 0.082,
 #: 0.235 / 0.092, 0.228 / 0.094, 0.220 / 0.101, 0.214 / 0.106 (0, 0, 6, 4, 5 of 10 draws meeting both thresholds),
 #: the nine groups' violation 0.094, 0.112, 0.130, 0.160, 0.180 and 1,000 rows' 0.091, 0.097, 0.104, 0.110, 0.117
-#: (3 or 4 of 10 at most).  Not kept for 4+ groups (draws meeting both, 0.045 / 0.04 / 0.035): ACS by race 17 / 22 / 23
-#: of 24, Adult by race 11 of 11 / 5 of 6 / 4 of 7 (u .51-.85 at 0.045, .38-.55 at 0.035; DPFairClassifier, 5 splits).
+#: (3 or 4 of 10 at most).  With 4+ groups the default is 0.0375 where the table measures all but one group well, else
+#: this (:func:`~dpfair.classification._blind_attribute.attribute_gamma`: ACS by race against Adult by race).
 ATTRIBUTE_GAMMA = 0.045
 
 #: Its former ``gamma`` with a private base fitted here, on the table clipped at 0 (now the default is chosen from
