@@ -115,7 +115,8 @@ def attribute_gamma(q_tilde: np.ndarray, error_table: np.ndarray, error_is_exact
     float
         :data:`ATTRIBUTE_QUIET_GAMMA` with at least :data:`ATTRIBUTE_QUIET_MIN_GROUPS` declared groups whose second
         largest typical rate noise is at most :data:`ATTRIBUTE_QUIET_SPLIT` (at ``epsilon = inf``, the limit of no
-        noise, whenever there are that many groups), else :data:`~dpfair.classification.blind_table.ATTRIBUTE_GAMMA`.
+        noise, whenever there are that many groups unless two or more declared groups have no rows), else
+        :data:`~dpfair.classification.blind_table.ATTRIBUTE_GAMMA`.
     """
     if np.shape(q_tilde)[1] < ATTRIBUTE_QUIET_MIN_GROUPS:
         return ATTRIBUTE_GAMMA

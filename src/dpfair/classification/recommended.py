@@ -342,10 +342,10 @@ class DPFairClassifier(PrivateEstimator, SensitiveScoreMixin, CloneLineageMixin,
     data_norm : float or None, default None
         A declared bound on every row's L2 norm; required with ``protects="records"``.
     gamma : float or None, default None
-        The fairness tolerance; ``None``: the chosen mechanism's default (0.045 blind, or 0.0375 with four or more
-        groups of which the released table measures all but one well; 0 attribute-aware; blind with
-        ``protects="records"``, chosen from the released table's noise, 0.07, 0.06 or 0.04).  Not used by the
-        majority label (its rates are equal in every group).
+        The fairness tolerance; ``None``: the chosen mechanism's default (0.045 blind, or with the attribute private
+        0.0375 for four or more declared groups of which the released table measures all but one well; 0
+        attribute-aware; blind with ``protects="records"``, chosen from the released table's noise, 0.07, 0.06 or
+        0.04).  Not used by the majority label (its rates are equal in every group).
     budget : PrivacyBudget or None, default None
         Charged once per ``fit``.
     random_state : None, int, numpy Generator, default None
