@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from sklearn.linear_model import LogisticRegression
 
-from dpfair.classification import DPBlindPostProcessor, blind_postprocessing
+from dpfair.classification import DPBlindPostProcessor, DPFairClassifier, blind_postprocessing
 from dpfair.classification._blind_attribute import (
     ATTRIBUTE_QUIET_GAMMA,
     ATTRIBUTE_QUIET_MIN_GROUPS,
@@ -160,3 +160,15 @@ def test_two_small_groups_resolve_to_the_attribute_tolerance():
     X, y, g = _four_groups(6_000, (0.55, 0.41, 0.02, 0.02))
     noisy = _blind(X, y, g, epsilon=1.0)
     assert noisy.gamma_ == ATTRIBUTE_GAMMA
+
+
+def test_the_recommended_classifier_on_its_defaults_with_secure_noise_takes_the_quiet_tolerance():
+    """What users run: DPFairClassifier, attribute private and blind, secure noise, every default."""
+    X, y, g = _four_groups(5_000, (0.4, 0.3, 0.2, 0.1), seed=1)
+    model = DPFairClassifier(epsilon=2.0, groups=[0, 1, 2, 3]).fit(X, y, sensitive_features=g)
+    assert model.mechanism_ == "DPBlindPostProcessor" and model.estimator_.gamma is None
+    assert model.estimator_.gamma_ == ATTRIBUTE_QUIET_GAMMA
+    assert model.predict_proba(X).shape == (5_000, 2)
+    X, y, g = _four_groups(6_000, (0.55, 0.41, 0.02, 0.02), seed=1)
+    assert DPFairClassifier(epsilon=1.0, groups=[0, 1, 2, 3]).fit(
+        X, y, sensitive_features=g).estimator_.gamma_ == ATTRIBUTE_GAMMA
