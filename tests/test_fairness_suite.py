@@ -162,3 +162,74 @@ def test_a_task_from_a_users_function_by_module_path(suite, tmp_path):
     assert task.name == "make" and task.X.shape == (50, 2) and task.groups == ["a", "b"]
     with pytest.raises(ValueError, match="module:function"):
         suite.task_from_function("no_colon")
+
+
+def _summary(suite, task, runs):
+    """A summarize()-shaped table: the three references and one private blind row per run (error, eo)."""
+    rows = [{"task": task, "method": suite.CONSTANT, "kind": "reference", "epsilon": math.inf, "error": 0.30,
+             "eo": 0.0, "reference": "", "u": 0.0, "verdict": "", "n_train": 10_000},
+            {"task": task, "method": suite.EG_REF, "kind": "reference", "epsilon": math.inf, "error": 0.20,
+             "eo": 0.05, "reference": "", "u": 1.0, "verdict": "", "n_train": 10_000},
+            {"task": task, "method": suite.TO_REF, "kind": "reference", "epsilon": math.inf, "error": 0.18,
+             "eo": 0.02, "reference": "", "u": 1.0, "verdict": "", "n_train": 10_000}]
+    out = []
+    for error, eo in runs:
+        u = suite.utility_share(error, 0.30, 0.20)
+        mark = suite.verdict("blind", epsilon=1.0, err=error, eo=eo, u=u, err_const=0.30, ref_eo=0.05, n_train=10_000)
+        out.append(pd.DataFrame(rows + [{"task": task, "method": "DPFairClassifier (A private, blind)", "kind": "blind",
+                                         "epsilon": 1.0, "error": error, "eo": eo, "reference": "EG", "u": u,
+                                         "verdict": mark, "n_train": 10_000}]))
+    return out
+
+
+def test_across_runs_counts_each_runs_verdict_and_judges_the_medians(suite, tmp_path):
+    # three runs of one blind row (limit: EO <= max(0.10, 0.05 + 0.03) = 0.10, u >= 0.5 i.e. error <= 0.25):
+    # the second run misses its EO, the third its utility share; the medians (0.24, 0.09) meet both
+    summaries = _summary(suite, "t", [(0.24, 0.09), (0.23, 0.12), (0.26, 0.05)])
+    assert [s["verdict"].iloc[-1] for s in summaries] == ["ok", "MISS EO", "MISS u"]
+    table = suite.across_runs(summaries)
+    assert len(table) == 1
+    row = table.iloc[0]
+    assert row["verdicts"] == "ok | MISS EO | MISS u"
+    assert (row["runs_met"], row["runs"]) == (1, 3)
+    assert (row["error"], row["eo"]) == (pytest.approx(0.24), pytest.approx(0.09))
+    assert row["u"] == pytest.approx(0.6)  # (0.30 - 0.24) / (0.30 - 0.20), from the median error
+    assert row["verdict"] == "ok"
+    # medians that miss: two runs of three over the EO limit
+    missed = suite.across_runs(_summary(suite, "t", [(0.24, 0.11), (0.23, 0.12), (0.22, 0.05)])).iloc[0]
+    assert (missed["runs_met"], missed["verdict"]) == (1, "MISS EO")
+    paths = suite.write_across_runs(summaries, tmp_path, "cmd")
+    text = paths["across_markdown"].read_text()
+    assert "run 1: 1 of 1; run 2: 0 of 1; run 3: 0 of 1" in text
+    assert "Runs in which every judged row of DPFairClassifier met: 1 of 3" in text
+    assert "whose medians over the runs meet: 1 of 1" in text
+    assert pd.read_csv(paths["across_csv"])["runs_met"].tolist() == [1]
+    with pytest.raises(ValueError, match="summaries is empty"):
+        suite.across_runs([])
+
+
+def test_the_command_repeats_the_private_methods_with_runs(suite, tmp_path):
+    source = tmp_path / "runs_task.py"
+    source.write_text(
+        "import numpy as np\n"
+        "def make():\n"
+        "    rng = np.random.default_rng(1)\n"
+        "    X = rng.uniform(size=(240, 2))\n"
+        "    y = (X[:, 0] + 0.3 * rng.normal(size=240) > 0.5).astype(int)\n"
+        "    return X, y, np.where(X[:, 1] > 0.5, 'a', 'b'), ['a', 'b'], 2 ** 0.5\n"
+    )
+    out = tmp_path / "out"
+    assert suite.main(["--task-function", f"{source}:make", "--epsilons", "1", "--splits", "1", "--runs", "2",
+                       "--out", str(out)]) == 0
+    first = pd.read_csv(out / "run1" / "results.csv")
+    second = pd.read_csv(out / "run2" / "results.csv")
+    references = first["kind"] == "reference"
+    pd.testing.assert_frame_equal(first.loc[references, ["method", "error", "eo"]],
+                                  second.loc[references, ["method", "error", "eo"]])  # cached, identical
+    private = first["kind"].isin(list(suite.THRESHOLDS))
+    assert not np.allclose(first.loc[private, "error"], second.loc[private, "error"])  # fresh secure noise
+    table = pd.read_csv(out / "across_runs.csv")
+    assert (table["runs"] == 2).all() and set(table["kind"]) <= set(suite.THRESHOLDS) | {"glue"}
+    assert "2 runs." in (out / "across_runs.md").read_text()
+    with pytest.raises(SystemExit, match="--runs must be at least 1"):
+        suite.main(["--task-function", f"{source}:make", "--runs", "0", "--out", str(out)])
