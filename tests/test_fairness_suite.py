@@ -176,9 +176,9 @@ def _summary(suite, task, runs):
     for error, eo in runs:
         u = suite.utility_share(error, 0.30, 0.20)
         mark = suite.verdict("blind", epsilon=1.0, err=error, eo=eo, u=u, err_const=0.30, ref_eo=0.05, n_train=10_000)
-        out.append(pd.DataFrame(rows + [{"task": task, "method": "DPFairClassifier (A private, blind)", "kind": "blind",
-                                         "epsilon": 1.0, "error": error, "eo": eo, "reference": "EG", "u": u,
-                                         "verdict": mark, "n_train": 10_000}]))
+        private = {"task": task, "method": "DPFairClassifier (A private, blind)", "kind": "blind", "epsilon": 1.0,
+                   "error": error, "eo": eo, "reference": "EG", "u": u, "verdict": mark, "n_train": 10_000}
+        out.append(pd.DataFrame([*rows, private]))
     return out
 
 
