@@ -52,8 +52,14 @@ __all__ = ["RECORDS_LOOSE_GAMMA", "RECORDS_NOISE_SPLIT", "RECORDS_QUIET_GAMMA", 
 #: 0.3 and EO <= max(0.10, ExponentiatedGradient's + 0.03), median error / held-out violation over the draws), a fixed
 #: ``gamma`` of 0.04 / 0.05 / 0.06 / 0.07 / 0.08: ACS by race 1 / 6 / 9 / 8 / 3 of 10 (0.355 / 0.055, 0.349 / 0.073,
 #: 0.344 / 0.088, 0.340 / 0.103, 0.336 / 0.118); Law School by race 9 / 10 / 10 / 8 / 7; Adult by race 9 / 6 / 3 / 1
-#: / 1 (0.222 / 0.087, 0.215 / 0.111, 0.209 / 0.139); Adult and ACS by sex 10 of 10 at every value.
-RECORDS_LOOSE_GAMMA = 0.06
+#: / 1 (0.222 / 0.087, 0.215 / 0.111, 0.209 / 0.139); Adult and ACS by sex 10 of 10 at every value.  It was 0.06 until
+#: more draws showed the violation binding on the one task of the suite that takes this level (Law School by race,
+#: 7.5 % of its fits tight, the rest here), 0.06 against 0.05: 67 against 70 of 72 paired seeded draws met (median EO
+#: 0.076 / 0.062, u 1.07 / 0.88, each with one utility-share miss), with secure noise 9 of 16 against 15 of 16
+#: (unpaired); two held-out synthetic tasks that take this level (4 groups of 9,000 / 2,500 / 1,000 / 500 rows, 3 of
+#: 8,000 / 1,200 / 800; 8 paired draws) 8 and 7 of 8 either way (EO 0.074 -> 0.060 and 0.066 -> 0.062, u 0.78 -> 0.71
+#: on the second); ACS by race (a fit now and then at this level) unchanged on 12 draws.
+RECORDS_LOOSE_GAMMA = 0.05
 
 #: The tolerance when two or more groups are noisy (Adult by race: 9 of 10 draws at 0.04, 5 of 10 at 0.03, where the
 #: error leaves the utility share at 0.31).

@@ -310,7 +310,7 @@ class DPBlindPostProcessor(PrivateEstimator, CloneLineageMixin, MetaEstimatorMix
         or 0.0375 with four or more groups of which the released table measures all but one well
         (:func:`~dpfair.classification._blind_attribute.attribute_gamma`, post-processing; ``gamma_`` says which);
         with a private base fitted here (whole rows private), chosen from the released table's noise:
-        0.07 when every group but one is well measured, 0.06, or 0.04 when two or more groups' rates are noisy
+        0.07 when every group but one is well measured, 0.05, or 0.04 when two or more groups' rates are noisy
         (:func:`~dpfair.classification._blind_records.records_gamma`, post-processing; ``gamma_`` says which).
     constraints : str, default "equalized_odds"
         ``"equalized_odds"``, ``"demographic_parity"``, ``"equalized_odds_and_demographic_parity"`` or

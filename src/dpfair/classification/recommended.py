@@ -319,7 +319,7 @@ class DPFairClassifier(PrivateEstimator, SensitiveScoreMixin, CloneLineageMixin,
       prediction, :data:`RECORDS_AWARE_BASE_SHARE`); ``data_norm`` (a bound on every row's L2 norm, declared) is
       required.  Blind, the post-processor's membership model gets :data:`RECORDS_BLIND_MEMBERSHIP_SHARE` (0.15) of
       its epsilon, and its tolerance is its own whole-row default (0.07 when its released table shows every group
-      but one well measured, 0.06 when one more is a little noisy, 0.04 when two or more groups are noisy).  Below
+      but one well measured, 0.05 when one more is a little noisy, 0.04 when two or more groups are noisy).  Below
       ``m * epsilon = 500`` (public) neither post-processor runs: the whole epsilon releases one positive-label count
       and the fit is its majority label (``DPMajorityClassifier``, :mod:`~dpfair.classification._records_constant`),
       where no table measured beat the best constant classifier.
@@ -344,7 +344,7 @@ class DPFairClassifier(PrivateEstimator, SensitiveScoreMixin, CloneLineageMixin,
     gamma : float or None, default None
         The fairness tolerance; ``None``: the chosen mechanism's default (0.045 blind, or with the attribute private
         0.0375 for four or more declared groups of which the released table measures all but one well; 0
-        attribute-aware; blind with ``protects="records"``, chosen from the released table's noise, 0.07, 0.06 or
+        attribute-aware; blind with ``protects="records"``, chosen from the released table's noise, 0.07, 0.05 or
         0.04).  Not used by the majority label (its rates are equal in every group).
     budget : PrivacyBudget or None, default None
         Charged once per ``fit``.
