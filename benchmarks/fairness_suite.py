@@ -49,6 +49,7 @@ import json
 import math
 import os
 import sys
+import tempfile
 import time
 import warnings
 from collections.abc import Callable, Sequence
@@ -1014,16 +1015,24 @@ def summarize(results: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+def _judged(kind: str, n_train: int) -> bool:
+    """Whether :func:`verdict` judges a row of this kind beyond the constant rule (glue is judged as "attribute")."""
+    rule = THRESHOLDS.get("attribute" if kind == "glue" else kind)
+    return rule is not None and n_train >= rule.get("min_train_rows", 0)
+
+
 def across_runs(summaries: Sequence[pd.DataFrame]) -> pd.DataFrame:
-    """Every judged private row over repeated runs of the suite: how often it met, and its medians over the runs.
+    """Every private row over repeated runs of the suite: how often it met, and its medians over the runs.
 
     Under secure noise two runs of the same command differ by their noise only (the splits are seeded and the
     references cached), so one run's verdicts are one draw of each row's chance of meeting.  This table gives, for
-    each private row, the verdict of every run, the number of runs whose verdict is ``"ok"`` (or ``"n/a (const
-    ok)"`` where only the constant rule judges it), and the verdict of the medians over the runs of its error and
-    equalized-odds difference, its utility share recomputed on the same scale (the references are the same in
-    every run).  The issue's criterion is a single run; the medians over runs are the reading of a rule judged on
-    its typical run rather than on one draw, offered beside it, not in its place.
+    each private row, the verdict of every run (``verdict_1``, ``verdict_2``, ...; ``"missing"`` where a run has no
+    such row), the number of runs whose verdict is ``"ok"`` (or ``"n/a (const ok)"`` where only the constant rule
+    judges it), and the verdict of the medians over the runs of its error and equalized-odds difference, its utility
+    share recomputed from the median error on the same scale (the references are the first run's; cached, they are
+    the same in every run).  A row that failed in any run is marked ``"FAILED in k run(s)"`` whatever its medians.
+    The suite's criterion is a single run; the medians over runs read a row on its typical run rather than on one
+    draw, beside it, not in its place.
 
     Parameters
     ----------
@@ -1033,8 +1042,9 @@ def across_runs(summaries: Sequence[pd.DataFrame]) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        One row per private (task, method, epsilon): ``verdicts`` (joined by `` | ``), ``runs_met``, ``runs``,
-        ``error, eo, u`` (medians over the runs; ``u`` from the median error) and ``verdict`` (of the medians).
+        One row per private (task, method, epsilon): ``judged`` (beyond the constant rule, as :func:`verdict`
+        decides it), ``verdict_1 ... verdict_<runs>``, ``runs_met``, ``runs`` (runs holding the row), ``error, eo, u``
+        (medians over the runs; ``u`` from the median error) and ``verdict`` (of the medians).
     """
     if not summaries:
         raise ValueError("summaries is empty: pass the summarize() table of at least one run.")
@@ -1045,52 +1055,83 @@ def across_runs(summaries: Sequence[pd.DataFrame]) -> pd.DataFrame:
     out = []
     for (task, method, epsilon), rows in private.groupby(["task", "method", "epsilon"], sort=False):
         head = rows.iloc[0]
-        uses_attribute = head["reference"] == "TO"
         err_const = references.loc[(task, CONSTANT), "error"] if (task, CONSTANT) in references.index else math.nan
-        ref_name = TO_REF if uses_attribute else EG_REF
+        ref_name = TO_REF if head["reference"] == "TO" else EG_REF
         ref = references.loc[(task, ref_name)] if (task, ref_name) in references.index else None
         err_ref, ref_eo = (math.nan, math.nan) if ref is None else (ref["error"], ref["eo"])
         error, eo = float(rows["error"].median()), float(rows["eo"].median())
         u = utility_share(error, err_const, err_ref)
-        verdicts = [str(v) for v in rows["verdict"]]
-        mark = verdict(head["kind"] if head["kind"] != "glue" else "attribute", epsilon=epsilon, err=error, eo=eo,
-                       u=u, err_const=err_const, ref_eo=ref_eo, n_train=int(head["n_train"]))
+        by_run = rows.set_index("run")["verdict"].astype(str)
+        verdicts = {f"verdict_{i + 1}": by_run.get(i, "missing") for i in range(len(summaries))}
+        failed = sum(v.startswith("FAILED") for v in by_run)
+        mark = f"FAILED in {failed} run(s)" if failed else verdict(
+            head["kind"] if head["kind"] != "glue" else "attribute", epsilon=epsilon, err=error, eo=eo, u=u,
+            err_const=err_const, ref_eo=ref_eo, n_train=int(head["n_train"]))
         out.append({"task": task, "method": method, "kind": head["kind"], "epsilon": epsilon,
-                    "verdicts": " | ".join(verdicts), "runs_met": sum(v == "ok" or v.startswith("n/a") for v in verdicts),
-                    "runs": len(verdicts), "error": error, "eo": eo, "reference": head["reference"], "u": u,
-                    "verdict": mark})
+                    "judged": _judged(head["kind"], int(head["n_train"])), **verdicts,
+                    "runs_met": sum(v == "ok" or v.startswith("n/a") for v in by_run), "runs": len(by_run),
+                    "error": error, "eo": eo, "reference": head["reference"], "u": u, "verdict": mark})
     return pd.DataFrame(out)
+
+
+def across_runs_header(table: pd.DataFrame, focus: str = "DPFairClassifier") -> list[str]:
+    """The opening lines of ``across_runs.md``: the judged rows of ``focus`` that met, run by run and on the medians.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        :func:`across_runs`.
+    focus : str, default "DPFairClassifier"
+        The prefix of the methods counted (the recommended entry point).
+
+    Returns
+    -------
+    list of str
+        Three lines: the rows met in each run, the runs in which every one met, the rows whose medians meet.
+    """
+    n_runs = sum(column.startswith("verdict_") for column in table.columns)
+    judged = table[table["method"].str.startswith(focus) & table["judged"].astype(bool)]
+    met = [judged[f"verdict_{i + 1}"] == "ok" for i in range(n_runs)]
+    per_run = "; ".join(f"run {i + 1}: {int(m.sum())} of {len(judged)}" for i, m in enumerate(met))
+    return [f"{n_runs} runs. Judged rows of {focus} meeting their thresholds: {per_run}.",
+            f"Runs in which every judged row of {focus} met: {sum(bool(m.all()) for m in met)} of {n_runs}.",
+            f"Judged rows of {focus} whose medians over the runs meet: {int((judged['verdict'] == 'ok').sum())} of "
+            f"{len(judged)}."]
 
 
 def write_across_runs(summaries: Sequence[pd.DataFrame], out: Path, command: str,
                       focus: str = "DPFairClassifier") -> dict[str, Path]:
     """Write ``across_runs.csv`` and ``across_runs.md`` (:func:`across_runs`) under ``out``.
 
-    The Markdown file opens with, per run, the judged rows of ``focus`` (the recommended entry point) that met, and
-    the runs in which every judged row of ``focus`` met; then a table of every private row.
+    Parameters
+    ----------
+    summaries : sequence of pandas.DataFrame
+        :func:`summarize` of each run.
+    out : Path
+        The folder.
+    command : str
+        The command line, written at the top of the Markdown file.
+    focus : str, default "DPFairClassifier"
+        The methods the opening lines count (:func:`across_runs_header`).
+
+    Returns
+    -------
+    dict
+        ``"across_csv"`` and ``"across_markdown"`` -> their paths.
     """
     table = across_runs(summaries)
     out.mkdir(parents=True, exist_ok=True)
     paths = {"across_csv": out / "across_runs.csv", "across_markdown": out / "across_runs.md"}
     table.to_csv(paths["across_csv"], index=False)
-    judged = table[table["method"].str.startswith(focus) & ~table["verdicts"].str.startswith("n/a")]
-    per_run = []
-    for i in range(len(summaries)):
-        marks = judged["verdicts"].str.split(" | ", regex=False).str[i]
-        per_run.append(f"run {i + 1}: {int((marks == 'ok').sum())} of {len(judged)}")
-    all_met = sum(int((judged["verdicts"].str.split(" | ", regex=False).str[i] == "ok").all())
-                  for i in range(len(summaries)))
-    medians_met = int((judged["verdict"] == "ok").sum())
-    lines = [f"Command: `{command}`\n",
-             f"{len(summaries)} runs. Judged rows of {focus} meeting their thresholds: " + "; ".join(per_run) + ".",
-             f"Runs in which every judged row of {focus} met: {all_met} of {len(summaries)}.",
-             f"Judged rows of {focus} whose medians over the runs meet: {medians_met} of {len(judged)}.\n",
+    runs = [column for column in table.columns if column.startswith("verdict_")]
+    lines = [f"Command: `{command}`", "", *across_runs_header(table, focus), "",
              "| task | method | epsilon | verdict per run | runs met | error | EO | ref | u | verdict of the medians |",
              "|---|---|---|---|---|---|---|---|---|---|"]
-    for row in table.itertuples():
-        lines.append(f"| {row.task} | {row.method} | {row.epsilon:g} | {row.verdicts.replace('|', '/')} | "
-                     f"{row.runs_met} of {row.runs} | {_fmt(row.error)} | {_fmt(row.eo)} | {row.reference} | "
-                     f"{_fmt(row.u, 2)} | {row.verdict} |")
+    for _, row in table.iterrows():
+        per_run = " / ".join(str(row[column]) for column in runs)
+        lines.append(f"| {row['task']} | {row['method']} | {row['epsilon']:g} | {per_run} | {row['runs_met']} of "
+                     f"{row['runs']} | {_fmt(row['error'])} | {_fmt(row['eo'])} | {row['reference']} | "
+                     f"{_fmt(row['u'], 2)} | {row['verdict']} |")
     paths["across_markdown"].write_text("\n".join(lines) + "\n")
     return paths
 
@@ -1351,6 +1392,17 @@ def _parse_ranges(items: Sequence[str]) -> dict[str, tuple[float, float]]:
     return ranges
 
 
+def _at_least_one(text: str) -> int:
+    """``--runs``: an integer of at least 1 (refused at parsing, before any data set is read)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The command line of the suite."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -1361,8 +1413,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--splits", type=int, help="number of seeded 2/3 - 1/3 splits (default 5)")
     parser.add_argument("--out", type=Path, default=Path("results/fairness_suite"),
                         help="output folder (default results/fairness_suite, ignored by git)")
-    parser.add_argument("--runs", type=int, default=1,
-                        help="repeat the private methods this many times (fresh secure noise each run, references "
+    parser.add_argument("--runs", type=_at_least_one, default=1,
+                        help="repeat the private methods of the table this many times (fresh secure noise each run, references "
                              "computed once): OUT/run1, OUT/run2, ... and OUT/across_runs.md, how often each row met")
     parser.add_argument("--no-cache", action="store_true", help="recompute the non-private references")
     parser.add_argument("--cache", type=Path, help="folder of the cached references (default OUT/cache)")
@@ -1441,23 +1493,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     def progress(line: str) -> None:
         print(f"{time.time() - start:7.1f} s  {line}", file=sys.stderr, flush=True)
 
-    if args.runs < 1:
-        raise SystemExit(f"--runs must be at least 1, got {args.runs}.")
     command = ("python benchmarks/fairness_suite.py " + " ".join(sys.argv[1:] if argv is None else argv)).strip()
-    cache = None if args.no_cache else (args.cache or args.out / "cache")
-    summaries = []
-    for run in range(1, args.runs + 1):
-        if args.runs > 1:
-            progress(f"run {run} of {args.runs}")
-        results = run_suite(tasks, epsilons=epsilons, n_splits=n_splits, methods=methods, cache=cache,
-                            progress=progress)
-        summary = summarize(results)
-        summaries.append(summary)
-        paths = write_outputs(results, summary, args.out if args.runs == 1 else args.out / f"run{run}", methods,
-                              epsilons, command)
+    with tempfile.TemporaryDirectory() as scratch:
+        # --no-cache with several runs: the references are computed afresh once, in a cache of this command alone
+        cache = (Path(scratch) if args.runs > 1 else None) if args.no_cache else (args.cache or args.out / "cache")
+        summaries, paths = [], {}
+        for run in range(1, args.runs + 1):
+            if args.runs > 1:
+                progress(f"run {run} of {args.runs}")
+            results = run_suite(tasks, epsilons=epsilons, n_splits=n_splits, methods=methods, cache=cache,
+                                progress=progress)
+            summary = summarize(results)
+            summaries.append(summary)
+            written = write_outputs(results, summary, args.out if args.runs == 1 else args.out / f"run{run}", methods,
+                                    epsilons, command)
+            paths.update(written if args.runs == 1 else {f"run{run} {name}": path for name, path in written.items()})
     if args.runs > 1:
-        paths = {**paths, **write_across_runs(summaries, args.out, command)}
-        print(paths["across_markdown"].read_text().split("\n\n")[1])
+        paths.update(write_across_runs(summaries, args.out, command))
+        print("\n".join(across_runs_header(across_runs(summaries))))
+        print(f"The medians of the last run (run {args.runs} of {args.runs}):")
     with pd.option_context("display.width", 220, "display.max_colwidth", 70, "display.max_rows", 500):
         shown = summary[(summary["epsilon"] == 1.0) | (summary["kind"] == "reference")] if 1.0 in epsilons else summary
         print(shown[["task", "method", "epsilon", "error", "eo", "reference", "u", "verdict", "warnings"]]

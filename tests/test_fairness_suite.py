@@ -164,48 +164,92 @@ def test_a_task_from_a_users_function_by_module_path(suite, tmp_path):
         suite.task_from_function("no_colon")
 
 
-def _summary(suite, task, runs):
-    """A summarize()-shaped table: the three references and one private blind row per run (error, eo)."""
-    rows = [{"task": task, "method": suite.CONSTANT, "kind": "reference", "epsilon": math.inf, "error": 0.30,
-             "eo": 0.0, "reference": "", "u": 0.0, "verdict": "", "n_train": 10_000},
-            {"task": task, "method": suite.EG_REF, "kind": "reference", "epsilon": math.inf, "error": 0.20,
-             "eo": 0.05, "reference": "", "u": 1.0, "verdict": "", "n_train": 10_000},
-            {"task": task, "method": suite.TO_REF, "kind": "reference", "epsilon": math.inf, "error": 0.18,
-             "eo": 0.02, "reference": "", "u": 1.0, "verdict": "", "n_train": 10_000}]
+BLIND_ROW = "DPFairClassifier (A private, blind)"
+
+
+def _summary(suite, runs, extra=()):
+    """summarize()-shaped tables, one per run: the three references, a blind row of ``(error, eo)`` per run, and
+    ``extra`` rows ``(method, kind, reference, n_train, [(error, eo, verdict) per run])`` (verdict None: computed)."""
+    references = [(suite.CONSTANT, 0.30, 0.0), (suite.EG_REF, 0.20, 0.05), (suite.TO_REF, 0.10, 0.02)]
+    rows = [{"task": "t", "method": name, "kind": "reference", "epsilon": math.inf, "error": error, "eo": eo,
+             "reference": "", "u": math.nan, "verdict": "", "n_train": 10_000} for name, error, eo in references]
+    specs = [(BLIND_ROW, "blind", "EG", 10_000, [(e, o, None) for e, o in runs]), *extra]
     out = []
-    for error, eo in runs:
-        u = suite.utility_share(error, 0.30, 0.20)
-        mark = suite.verdict("blind", epsilon=1.0, err=error, eo=eo, u=u, err_const=0.30, ref_eo=0.05, n_train=10_000)
-        private = {"task": task, "method": "DPFairClassifier (A private, blind)", "kind": "blind", "epsilon": 1.0,
-                   "error": error, "eo": eo, "reference": "EG", "u": u, "verdict": mark, "n_train": 10_000}
-        out.append(pd.DataFrame([*rows, private]))
+    for i in range(len(runs)):
+        private = []
+        for method, kind, reference, n_train, per_run in specs:
+            if per_run[i] is None:  # the row is missing from this run
+                continue
+            error, eo, mark = per_run[i]
+            err_ref, ref_eo = (0.10, 0.02) if reference == "TO" else (0.20, 0.05)
+            u = suite.utility_share(error, 0.30, err_ref)
+            if mark is None:
+                mark = suite.verdict("attribute" if kind == "glue" else kind, epsilon=1.0, err=error, eo=eo, u=u,
+                                     err_const=0.30, ref_eo=ref_eo, n_train=n_train)
+            private.append({"task": "t", "method": method, "kind": kind, "epsilon": 1.0, "error": error, "eo": eo,
+                            "reference": reference, "u": u, "verdict": mark, "n_train": n_train})
+        out.append(pd.DataFrame([*rows, *private]))
     return out
 
 
 def test_across_runs_counts_each_runs_verdict_and_judges_the_medians(suite, tmp_path):
-    # three runs of one blind row (limit: EO <= max(0.10, 0.05 + 0.03) = 0.10, u >= 0.5 i.e. error <= 0.25):
-    # the second run misses its EO, the third its utility share; the medians (0.24, 0.09) meet both
-    summaries = _summary(suite, "t", [(0.24, 0.09), (0.23, 0.12), (0.26, 0.05)])
-    assert [s["verdict"].iloc[-1] for s in summaries] == ["ok", "MISS EO", "MISS u"]
-    table = suite.across_runs(summaries)
-    assert len(table) == 1
-    row = table.iloc[0]
-    assert row["verdicts"] == "ok | MISS EO | MISS u"
-    assert (row["runs_met"], row["runs"]) == (1, 3)
-    assert (row["error"], row["eo"]) == (pytest.approx(0.24), pytest.approx(0.09))
-    assert row["u"] == pytest.approx(0.6)  # (0.30 - 0.24) / (0.30 - 0.20), from the median error
-    assert row["verdict"] == "ok"
-    # medians that miss: two runs of three over the EO limit
-    missed = suite.across_runs(_summary(suite, "t", [(0.24, 0.11), (0.23, 0.12), (0.22, 0.05)])).iloc[0]
-    assert (missed["runs_met"], missed["verdict"]) == (1, "MISS EO")
+    # a blind row (EO <= max(0.10, 0.05 + 0.03) = 0.10, u >= 0.5: error <= 0.25): run 1 misses its EO, run 3 its
+    # utility share; the medians (0.24, 0.09) meet both, so the verdict is not any one run's
+    runs = [(0.23, 0.12), (0.24, 0.09), (0.26, 0.05)]
+    extra = [
+        # attribute-aware against ThresholdOptimizer (error 0.10, EO 0.02: u >= 0.8 is error <= 0.14, EO <= 0.05)
+        ("DPFairClassifier (A private, used at prediction)", "attribute", "TO", 10_000,
+         [(0.12, 0.04, None), (0.15, 0.03, None), (0.11, 0.06, None)]),
+        # the hand glue is judged as attribute-aware
+        ("hand glue", "glue", "TO", 10_000, [(0.13, 0.07, None), (0.12, 0.06, None), (0.14, 0.05, None)]),
+        # whole records under 4,000 training rows: only the constant rule, missed in run 2
+        ("DPFairClassifier (whole records, blind)", "records", "EG", 1_000,
+         [(0.29, 0.3, None), (0.31, 0.3, None), (0.28, 0.3, None)]),
+        # failed in one run: whatever its medians, not "ok"
+        ("DPFairClassifier (whole records, A used at prediction)", "records", "TO", 10_000,
+         [(0.20, 0.03, None), (math.nan, math.nan, "FAILED 5 split(s)"), (0.21, 0.03, None)]),
+    ]
+    summaries = _summary(suite, runs, extra)
+    table = suite.across_runs(summaries).set_index("method")
+    blind = table.loc[BLIND_ROW]
+    assert [blind[f"verdict_{i}"] for i in (1, 2, 3)] == ["MISS EO", "ok", "MISS u"]
+    assert (blind["runs_met"], blind["runs"], bool(blind["judged"])) == (1, 3, True)
+    assert (blind["error"], blind["eo"]) == (pytest.approx(0.24), pytest.approx(0.09))
+    assert blind["u"] == pytest.approx(0.6)  # (0.30 - 0.24) / (0.30 - 0.20), from the median error
+    assert blind["verdict"] == "ok"
+    aware = table.loc["DPFairClassifier (A private, used at prediction)"]
+    assert aware["u"] == pytest.approx(0.9)  # median error 0.12 on ThresholdOptimizer's scale
+    assert [aware[f"verdict_{i}"] for i in (1, 2, 3)] == ["ok", "MISS u", "MISS EO"]
+    assert (aware["runs_met"], aware["verdict"]) == (1, "ok")  # medians 0.12 / 0.04 meet both
+    glue = table.loc["hand glue"]
+    assert (glue["u"], glue["verdict"]) == (pytest.approx(0.85), "MISS EO")  # median EO 0.06 > 0.02 + 0.03
+    small = table.loc["DPFairClassifier (whole records, blind)"]
+    assert [small[f"verdict_{i}"] for i in (1, 2, 3)] == ["n/a (const ok)", "MISS const", "n/a (const ok)"]
+    assert (small["runs_met"], bool(small["judged"]), small["verdict"]) == (2, False, "n/a (const ok)")
+    failed = table.loc["DPFairClassifier (whole records, A used at prediction)"]
+    assert (failed["runs_met"], failed["verdict"]) == (2, "FAILED in 1 run(s)")
+    # the opening lines count the judged rows of DPFairClassifier only (blind, aware and the failed one)
+    assert suite.across_runs_header(suite.across_runs(summaries)) == [
+        "3 runs. Judged rows of DPFairClassifier meeting their thresholds: run 1: 2 of 3; run 2: 1 of 3; run 3: 1 of 3.",
+        "Runs in which every judged row of DPFairClassifier met: 0 of 3.",
+        "Judged rows of DPFairClassifier whose medians over the runs meet: 2 of 3."]
     paths = suite.write_across_runs(summaries, tmp_path, "cmd")
     text = paths["across_markdown"].read_text()
-    assert "run 1: 1 of 1; run 2: 0 of 1; run 3: 0 of 1" in text
-    assert "Runs in which every judged row of DPFairClassifier met: 1 of 3" in text
-    assert "whose medians over the runs meet: 1 of 1" in text
-    assert pd.read_csv(paths["across_csv"])["runs_met"].tolist() == [1]
+    assert "run 1: 2 of 3; run 2: 1 of 3; run 3: 1 of 3" in text
+    assert "| MISS EO / ok / MISS u | 1 of 3 |" in text
+    assert pd.read_csv(paths["across_csv"]).set_index("method").loc[BLIND_ROW, "runs_met"] == 1
     with pytest.raises(ValueError, match="summaries is empty"):
         suite.across_runs([])
+
+
+def test_across_runs_keeps_each_verdict_in_its_own_run_when_a_row_is_missing(suite):
+    extra = [("DPFairClassifier (A private, used at prediction)", "attribute", "TO", 10_000,
+              [None, (0.20, 0.03, None), (0.12, 0.03, None)])]  # absent from run 1; misses u in run 2
+    table = suite.across_runs(_summary(suite, [(0.24, 0.09)] * 3, extra)).set_index("method")
+    aware = table.loc["DPFairClassifier (A private, used at prediction)"]
+    assert [aware[f"verdict_{i}"] for i in (1, 2, 3)] == ["missing", "MISS u", "ok"]
+    assert (aware["runs_met"], aware["runs"]) == (1, 2)
+    assert suite.across_runs_header(table.reset_index())[0].endswith("run 1: 1 of 2; run 2: 1 of 2; run 3: 2 of 2.")
 
 
 def test_the_command_repeats_the_private_methods_with_runs(suite, tmp_path):
@@ -231,5 +275,8 @@ def test_the_command_repeats_the_private_methods_with_runs(suite, tmp_path):
     table = pd.read_csv(out / "across_runs.csv")
     assert (table["runs"] == 2).all() and set(table["kind"]) <= set(suite.THRESHOLDS) | {"glue"}
     assert "2 runs." in (out / "across_runs.md").read_text()
-    with pytest.raises(SystemExit, match="--runs must be at least 1"):
-        suite.main(["--task-function", f"{source}:make", "--runs", "0", "--out", str(out)])
+
+def test_runs_below_one_are_refused_before_any_data_is_read(suite, tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        suite.main(["--task-function", "no_such_module:make", "--runs", "0", "--out", str(tmp_path)])
+    assert "--runs: must be at least 1, got 0" in capsys.readouterr().err
