@@ -1099,14 +1099,14 @@ def across_runs_header(table: pd.DataFrame, focus: str = "DPFairClassifier") -> 
             f"{len(judged)}."]
 
 
-def write_across_runs(summaries: Sequence[pd.DataFrame], out: Path, command: str,
+def write_across_runs(table: pd.DataFrame, out: Path, command: str,
                       focus: str = "DPFairClassifier") -> dict[str, Path]:
     """Write ``across_runs.csv`` and ``across_runs.md`` (:func:`across_runs`) under ``out``.
 
     Parameters
     ----------
-    summaries : sequence of pandas.DataFrame
-        :func:`summarize` of each run.
+    table : pandas.DataFrame
+        :func:`across_runs` of the runs.
     out : Path
         The folder.
     command : str
@@ -1119,7 +1119,6 @@ def write_across_runs(summaries: Sequence[pd.DataFrame], out: Path, command: str
     dict
         ``"across_csv"`` and ``"across_markdown"`` -> their paths.
     """
-    table = across_runs(summaries)
     out.mkdir(parents=True, exist_ok=True)
     paths = {"across_csv": out / "across_runs.csv", "across_markdown": out / "across_runs.md"}
     table.to_csv(paths["across_csv"], index=False)
@@ -1509,8 +1508,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                                     epsilons, command)
             paths.update(written if args.runs == 1 else {f"run{run} {name}": path for name, path in written.items()})
     if args.runs > 1:
-        paths.update(write_across_runs(summaries, args.out, command))
-        print("\n".join(across_runs_header(across_runs(summaries))))
+        table = across_runs(summaries)
+        paths.update(write_across_runs(table, args.out, command))
+        print("\n".join(across_runs_header(table)))
         print(f"The medians of the last run (run {args.runs} of {args.runs}):")
     with pd.option_context("display.width", 220, "display.max_colwidth", 70, "display.max_rows", 500):
         shown = summary[(summary["epsilon"] == 1.0) | (summary["kind"] == "reference")] if 1.0 in epsilons else summary

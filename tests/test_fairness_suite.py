@@ -233,7 +233,7 @@ def test_across_runs_counts_each_runs_verdict_and_judges_the_medians(suite, tmp_
         "3 runs. Judged rows of DPFairClassifier meeting their thresholds: run 1: 2 of 3; run 2: 1 of 3; run 3: 1 of 3.",
         "Runs in which every judged row of DPFairClassifier met: 0 of 3.",
         "Judged rows of DPFairClassifier whose medians over the runs meet: 2 of 3."]
-    paths = suite.write_across_runs(summaries, tmp_path, "cmd")
+    paths = suite.write_across_runs(suite.across_runs(summaries), tmp_path, "cmd")
     text = paths["across_markdown"].read_text()
     assert "run 1: 2 of 3; run 2: 1 of 3; run 3: 1 of 3" in text
     assert "| MISS EO / ok / MISS u | 1 of 3 |" in text
